@@ -1,0 +1,44 @@
+"""Helpers shared by the benchmark scripts: fixture paths and throwaway indexes."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from gno_trio.dirs import Dirs  # noqa: E402
+from gno_trio.engine.api import Engine  # noqa: E402
+
+FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
+
+
+def temp_engine(root: Path) -> Engine:
+    """An engine whose config and data live in a fresh temporary folder."""
+    base = Path(tempfile.mkdtemp(prefix="gno-bench-"))
+    dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+    del root
+    return Engine.open(dirs=dirs)
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * pct / 100
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def describe_ms(label: str, samples_s: Sequence[float]) -> str:
+    ms = [s * 1000 for s in samples_s]
+    return (
+        f"{label}: n={len(ms)} p50={percentile(ms, 50):.3f} ms p95={percentile(ms, 95):.3f} ms "
+        f"p99={percentile(ms, 99):.3f} ms mean={statistics.fmean(ms):.3f} ms"
+    )

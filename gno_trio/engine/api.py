@@ -1,0 +1,335 @@
+"""The knowledge engine's public API: one object per opened index.
+
+Everything a surface (CLI, MCP tools, HTTP gateway) does goes through
+``Engine``. Methods are synchronous and self-contained; the async layers run
+them in worker threads. Each method accepts an optional ``conn`` so an async
+caller can hold the connection itself and interrupt its statement when the
+request is cancelled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config, save_config
+from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
+from gno_trio.engine import journal, reads
+from gno_trio.engine import status as status_mod
+from gno_trio.engine.collections import normalize_name, validate_root
+from gno_trio.engine.search import ContextRule, SearchRequest, search
+from gno_trio.engine.store import ConnectionPool, connect, migrate
+from gno_trio.engine.sync import (
+    CollectionSpec,
+    ProgressFn,
+    SyncReport,
+    inactivate,
+    now_iso,
+    sync_collection,
+    upsert_collection,
+)
+from gno_trio.errors import GnoError
+
+
+def spec_for(collection: Collection) -> CollectionSpec:
+    return CollectionSpec(
+        name=collection.name,
+        path=Path(collection.path),
+        pattern=collection.pattern,
+        include=tuple(collection.include),
+        exclude=tuple(collection.exclude),
+        language_hint=collection.language_hint,
+        egress_policy=collection.egress_policy or "local_only",
+        memory_managed=bool(collection.memory_managed),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLocation:
+    dirs: Dirs
+    index_name: str
+    config_path: Path
+
+    @property
+    def db_path(self) -> Path:
+        return self.dirs.database(self.index_name)
+
+
+def locate(
+    *,
+    index_name: str = DEFAULT_INDEX_NAME,
+    config_path: Path | None = None,
+    dirs: Dirs | None = None,
+) -> IndexLocation:
+    dirs = dirs or resolve_dirs()
+    return IndexLocation(
+        dirs=dirs,
+        index_name=validate_index_name(index_name),
+        config_path=config_path or dirs.config_file,
+    )
+
+
+class Engine:
+    """An opened index: its configuration, its SQLite file and a connection pool."""
+
+    def __init__(self, location: IndexLocation, config: Config) -> None:
+        self.location = location
+        self.config = config
+        self.pool = ConnectionPool(location.db_path)
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        index_name: str = DEFAULT_INDEX_NAME,
+        config_path: Path | None = None,
+        dirs: Dirs | None = None,
+        create: bool = True,
+    ) -> Engine:
+        """Open (and with ``create`` initialise) an index and apply migrations."""
+        location = locate(index_name=index_name, config_path=config_path, dirs=dirs)
+        config = load_config(location.config_path)
+        db_path = location.db_path
+        if not db_path.exists() and not create:
+            raise GnoError("NOT_FOUND", f"Index not found: {location.index_name}")
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = connect(db_path)
+        try:
+            migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
+            for collection in config.collections:
+                _ensure_collection_row(conn, collection)
+        finally:
+            conn.close()
+        return cls(location, config)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _conn(self, conn: sqlite3.Connection | None) -> Iterator[sqlite3.Connection]:
+        if conn is not None:
+            yield conn
+        else:
+            with self.pool.connection() as owned:
+                yield owned
+
+    # -- configuration -----------------------------------------------------
+
+    def save_config(self, config: Config) -> None:
+        save_config(self.location.config_path, config)
+        self.config = config
+
+    def collection(self, name: str) -> Collection:
+        found = self.config.collection(name.strip().lower())
+        if found is None:
+            raise GnoError("NOT_FOUND", f"Collection not found: {name}")
+        return found
+
+    def add_collection(
+        self,
+        path: str,
+        *,
+        name: str | None = None,
+        pattern: str | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] | None = None,
+        language_hint: str | None = None,
+        memory_managed: bool = False,
+    ) -> Collection:
+        """Validate and register a folder; nothing is written when a check fails."""
+        root = validate_root(path)
+        chosen = normalize_name(name if name is not None else root.name)
+        if self.config.collection(chosen) is not None:
+            raise GnoError("DUPLICATE", f"Collection already exists: {chosen}")
+        for existing in self.config.collections:
+            if Path(existing.path) == root:
+                raise GnoError(
+                    "DUPLICATE", f"{root} is already indexed as collection {existing.name}"
+                )
+        fields: dict[str, Any] = {"name": chosen, "path": root}
+        if pattern:
+            fields["pattern"] = pattern
+        if include:
+            fields["include"] = tuple(include)
+        if exclude is not None:
+            fields["exclude"] = tuple(exclude)
+        if language_hint:
+            fields["language_hint"] = language_hint
+        if memory_managed:
+            fields["memory_managed"] = True
+        try:
+            collection = Collection(**fields)
+        except (TypeError, ValueError) as exc:
+            raise GnoError("INVALID_INPUT", str(exc)) from exc
+        self.save_config(self.config.with_collection(collection))
+        with self.pool.connection() as conn:
+            _ensure_collection_row(conn, collection)
+        return collection
+
+    def remove_collection(self, name: str) -> dict[str, Any]:
+        """Drop a collection from the config; its documents leave search results."""
+        collection = self.collection(name)
+        self.save_config(self.config.without_collection(collection.name))
+        with self.pool.connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = conn.execute(
+                    "SELECT * FROM documents WHERE collection = ? AND active = 1",
+                    (collection.name,),
+                ).fetchall()
+                observed = now_iso()
+                for row in rows:
+                    inactivate(conn, row, observed)
+                conn.execute("DELETE FROM collections WHERE name = ?", (collection.name,))
+                conn.execute("DELETE FROM ingest_errors WHERE collection = ?", (collection.name,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return {"removed": True, "collection": collection.name, "documents": len(rows)}
+
+    # -- indexing ----------------------------------------------------------
+
+    def sync(
+        self,
+        names: Sequence[str] | None = None,
+        *,
+        progress: ProgressFn | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> list[SyncReport]:
+        targets = [self.collection(n) for n in names] if names else list(self.config.collections)
+        reports = []
+        with self._conn(conn) as c:
+            for collection in targets:
+                try:
+                    validate_root(collection.path)
+                except GnoError as error:
+                    report = SyncReport(collection=collection.name)
+                    report.errors.append(
+                        {"relPath": ".", "code": error.code, "message": error.message}
+                    )
+                    reports.append(report)
+                    continue
+                reports.append(sync_collection(c, spec_for(collection), progress=progress))
+            with contextlib.suppress(sqlite3.Error):
+                c.execute("BEGIN IMMEDIATE")
+                journal.prune(c)
+                c.execute("COMMIT")
+        return reports
+
+    def sync_paths(
+        self, name: str, rel_paths: Sequence[str], *, conn: sqlite3.Connection | None = None
+    ) -> SyncReport:
+        """Index just these files of one collection (after a write through gno-trio)."""
+        collection = self.collection(name)
+        with self._conn(conn) as c:
+            return sync_collection(c, spec_for(collection), only=set(rel_paths))
+
+    # -- reads -------------------------------------------------------------
+
+    def context_rules(self) -> tuple[ContextRule, ...]:
+        return tuple(
+            ContextRule(scope_type=c.scope_type, scope_key=c.scope_key, text=c.text)
+            for c in self.config.contexts
+        )
+
+    def search(
+        self, request: SearchRequest, *, conn: sqlite3.Connection | None = None
+    ) -> dict[str, Any]:
+        if not request.contexts and self.config.contexts:
+            request = _with_contexts(request, self.context_rules())
+        with self._conn(conn) as c:
+            return search(c, request)
+
+    def get(
+        self,
+        ref: str,
+        *,
+        from_line: int | None = None,
+        line_count: int | None = None,
+        line_numbers: bool = True,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self._conn(conn) as c:
+            return reads.get(
+                c, ref, from_line=from_line, line_count=line_count, line_numbers=line_numbers
+            )
+
+    def multi_get(
+        self,
+        *,
+        refs: Sequence[str] | None = None,
+        pattern: str | None = None,
+        max_bytes: int = reads.DEFAULT_MAX_BYTES,
+        line_numbers: bool = True,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self._conn(conn) as c:
+            return reads.multi_get(
+                c, refs=refs, pattern=pattern, max_bytes=max_bytes, line_numbers=line_numbers
+            )
+
+    def ls(
+        self,
+        *,
+        collection: str | None = None,
+        prefix: str | None = None,
+        limit: int = 1000,
+        offset: int = 0,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self._conn(conn) as c:
+            return reads.ls(c, collection=collection, prefix=prefix, limit=limit, offset=offset)
+
+    def list_tags(
+        self,
+        *,
+        collection: str | None = None,
+        prefix: str | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self._conn(conn) as c:
+            return reads.list_tags(c, collection=collection, prefix=prefix)
+
+    def changes(
+        self,
+        *,
+        since: str | None = None,
+        collection: str | None = None,
+        limit: int = 100,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self._conn(conn) as c:
+            return journal.feed(c, since=since, collection=collection, limit=limit)
+
+    def status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        with self._conn(conn) as c:
+            return status_mod.status(
+                c,
+                index_name=self.location.index_name,
+                db_path=str(self.location.db_path),
+                config_path=str(self.location.config_path),
+            )
+
+    def peek(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        with self._conn(conn) as c:
+            return status_mod.peek(c, index_name=self.location.index_name)
+
+
+def _with_contexts(request: SearchRequest, rules: tuple[ContextRule, ...]) -> SearchRequest:
+    return dataclasses.replace(request, contexts=rules)
+
+
+def _ensure_collection_row(conn: sqlite3.Connection, collection: Collection) -> None:
+    upsert_collection(conn, spec_for(collection))

@@ -1,0 +1,419 @@
+"""BM25 search over the document-level FTS index.
+
+Documents are ranked first (cheap: p99 well under a millisecond on the
+fixture corpora), then only the returned documents get a snippet, taken
+from their best-matching chunk, which also gives the line anchor. Running
+``snippet()`` over whole documents instead costs seconds on large pages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gno_trio.engine.querygrammar import LexicalQuery, parse_query, wants_recency
+from gno_trio.engine.timefilter import parse_time_bound
+from gno_trio.errors import GnoError
+
+# bm25() column weights: filepath, title, body.
+FIELD_WEIGHTS = (1.5, 4.0, 1.0)
+_SNIPPET_TOKENS = 32
+_FALLBACK_SNIPPET_CHARS = 240
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRule:
+    """User guidance attached to results by scope (never treated as evidence)."""
+
+    scope_type: str  # global | collection | prefix
+    scope_key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str
+    limit: int = 5
+    collection: str | None = None
+    min_score: float | None = None
+    lang: str | None = None
+    intent: str | None = None
+    exclude: Sequence[str] = ()
+    since: str | None = None
+    until: str | None = None
+    categories: Sequence[str] = ()
+    author: str | None = None
+    tags_all: Sequence[str] = ()
+    tags_any: Sequence[str] = ()
+    uri_prefix: str | None = None
+    contexts: Sequence[ContextRule] = field(default_factory=tuple)
+    now: datetime | None = None
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _normalise_tags(tags: Sequence[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for tag in tags:
+        cleaned = tag.strip().lstrip("#").lower()
+        if cleaned:
+            seen[cleaned] = None
+    return list(seen)
+
+
+def _exclude_match(terms: Sequence[str]) -> str | None:
+    words = [t.strip() for t in terms if t.strip()]
+    if not words:
+        return None
+    return " OR ".join(_quote(w) for w in words)
+
+
+def validate_request(request: SearchRequest) -> None:
+    if not 1 <= request.limit <= 100:
+        raise GnoError("INVALID_INPUT", "limit must be between 1 and 100")
+    if request.min_score is not None and not 0 <= request.min_score <= 1:
+        raise GnoError("INVALID_INPUT", "minScore must be between 0 and 1")
+
+
+def _filters(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str], list[Any]]:
+    clauses = ["d.active = 1"]
+    params: list[Any] = []
+    if request.collection:
+        name = request.collection.strip().lower()
+        if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
+            raise GnoError("NOT_FOUND", f"Collection not found: {request.collection}")
+        clauses.append("d.collection = ?")
+        params.append(name)
+    if request.uri_prefix:
+        clauses.append("substr(d.uri, 1, ?) = ?")
+        params.extend([len(request.uri_prefix), request.uri_prefix])
+    now = request.now or datetime.now(UTC)
+    if request.since:
+        bound = parse_time_bound(request.since, now=now)
+        clauses.append("COALESCE(d.frontmatter_date, d.source_mtime) >= ?")
+        params.append(_iso(bound))
+    if request.until:
+        bound = parse_time_bound(request.until, now=now, end_of_range=True)
+        clauses.append("COALESCE(d.frontmatter_date, d.source_mtime) <= ?")
+        params.append(_iso(bound))
+    tags_all = _normalise_tags(request.tags_all)
+    if tags_all:
+        marks = ", ".join("?" for _ in tags_all)
+        clauses.append(
+            f"(SELECT COUNT(DISTINCT t.tag) FROM doc_tags t WHERE t.doc_id = d.id "
+            f"AND t.tag IN ({marks})) = ?"
+        )
+        params.extend([*tags_all, len(tags_all)])
+    tags_any = _normalise_tags(request.tags_any)
+    if tags_any:
+        marks = ", ".join("?" for _ in tags_any)
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({marks}))"
+        )
+        params.extend(tags_any)
+    categories = [c.strip().lower() for c in request.categories if c.strip()]
+    if categories:
+        marks = ", ".join("?" for _ in categories)
+        clauses.append(
+            f"(lower(COALESCE(d.content_type, '')) IN ({marks}) OR EXISTS (SELECT 1 FROM "
+            f"json_each(d.categories_json) j WHERE lower(j.value) IN ({marks})))"
+        )
+        params.extend([*categories, *categories])
+    if request.author and request.author.strip():
+        clauses.append("instr(lower(COALESCE(d.author, '')), ?) > 0")
+        params.append(request.author.strip().lower())
+    if request.lang and request.lang.strip():
+        lang = request.lang.strip().lower()
+        clauses.append(
+            "(d.language_hint IS NULL OR lower(d.language_hint) = ? "
+            "OR lower(d.language_hint) LIKE ? || '-%')"
+        )
+        params.extend([lang, lang])
+    exclude = _exclude_match(request.exclude)
+    if exclude:
+        clauses.append("d.id NOT IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)")
+        params.append(exclude)
+    return clauses, params
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def relaxed_match(parsed: LexicalQuery) -> str | None:
+    """Any-term form of a multi-term query (negations kept), or None."""
+    if len(parsed.positive_terms) + len(parsed.phrases) < 2:
+        return None
+    if not parsed.negative_terms:
+        return parsed.any_match
+    negatives = " OR ".join(
+        _quote(t) if " " in t else _quote(t) + "*" for t in parsed.negative_terms
+    )
+    return f"({parsed.any_match}) NOT ({negatives})"
+
+
+def _rank(
+    conn: sqlite3.Connection, parsed: LexicalQuery, request: SearchRequest, fetch: int
+) -> list[tuple[sqlite3.Row, float]]:
+    """Documents matching every term, topped up with any-term matches.
+
+    A query whose terms never all co-occur would otherwise return nothing;
+    documents matching only some terms follow every full match, their raw
+    scores scaled below the weakest full match so the order stays honest.
+    """
+    clauses, params = _filters(conn, request)
+    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+    sql = (
+        f"SELECT d.*, bm25(documents_fts, {weights}) AS rank "
+        f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
+        f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} "
+        f"ORDER BY rank LIMIT ?"
+    )
+    strict = [
+        (row, -float(row["rank"])) for row in conn.execute(sql, (parsed.match, *params, fetch))
+    ]
+    relaxed = relaxed_match(parsed)
+    if len(strict) >= fetch or relaxed is None:
+        return strict
+    seen = {int(row["id"]) for row, _ in strict}
+    extra = [
+        (row, -float(row["rank"]))
+        for row in conn.execute(sql, (relaxed, *params, fetch + len(seen)))
+        if int(row["id"]) not in seen
+    ][: fetch - len(strict)]
+    if strict and extra:
+        floor = min(score for _, score in strict)
+        top = max(score for _, score in extra)
+        if top > 0 and floor > 0:
+            factor = 0.5 * floor / top
+            extra = [(row, score * factor) for row, score in extra]
+    return strict + extra
+
+
+@dataclass(frozen=True, slots=True)
+class _Anchor:
+    snippet: str
+    start_line: int
+    end_line: int
+    language: str | None
+
+
+def _snippet_row(
+    conn: sqlite3.Connection, match: str, first_id: int, last_id: int
+) -> sqlite3.Row | None:
+    try:
+        best = conn.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT 1",
+            (match, first_id, last_id),
+        ).fetchone()
+        if best is None:
+            return None
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT snippet(chunks_fts, 0, '<mark>', '</mark>', '...', ?) AS snip, "
+            "c.start_line, c.end_line, c.language "
+            "FROM chunks_fts JOIN content_chunks c ON c.id = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ? AND chunks_fts.rowid = ?",
+            (_SNIPPET_TOKENS, match, best[0]),
+        ).fetchone()
+        return row
+    except sqlite3.OperationalError:
+        return None
+
+
+def best_chunk(conn: sqlite3.Connection, mirror_hash: str, match: str | None) -> _Anchor | None:
+    """The chunk of one mirror that best matches ``match`` (else its first chunk)."""
+    if match:
+        span = conn.execute(
+            "SELECT MIN(id), MAX(id) FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,)
+        ).fetchone()
+        row = None
+        if span is not None and span[0] is not None:
+            # A mirror's chunks are inserted together, so their ids are one
+            # contiguous range; FTS5 seeks a rowid range instead of scanning
+            # every chunk that matches the query. Exact (stemmed) terms are
+            # tried before prefix terms: prefix expansion costs several times
+            # more and the stemmer already covers most word variants.
+            exact = match.replace('"*', '"')
+            for candidate in dict.fromkeys((exact, match)):
+                row = _snippet_row(conn, candidate, span[0], span[1])
+                if row is not None:
+                    break
+        if row is not None:
+            return _Anchor(row["snip"], row["start_line"], row["end_line"], row["language"])
+    row = conn.execute(
+        "SELECT text, start_line, end_line, language FROM content_chunks "
+        "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
+        (mirror_hash,),
+    ).fetchone()
+    if row is None:
+        return None
+    text = " ".join(row["text"][: _FALLBACK_SNIPPET_CHARS * 2].split())
+    if len(text) > _FALLBACK_SNIPPET_CHARS:
+        text = text[:_FALLBACK_SNIPPET_CHARS].rsplit(" ", 1)[0] + "..."
+    return _Anchor(text, row["start_line"], row["end_line"], row["language"])
+
+
+def normalise_scores(raw: Sequence[float]) -> list[float]:
+    """Min-max over the returned set: best 1, worst 0, all equal -> 1."""
+    if not raw:
+        return []
+    high, low = max(raw), min(raw)
+    if math.isclose(high, low):
+        return [1.0 for _ in raw]
+    return [(value - low) / (high - low) for value in raw]
+
+
+def contexts_for(uri: str, collection: str, rules: Sequence[ContextRule]) -> str | None:
+    texts = []
+    for rule in rules:
+        key = rule.scope_key
+        if (
+            rule.scope_type == "global"
+            or (rule.scope_type == "collection" and key.rstrip(":").lower() == collection)
+            or (rule.scope_type == "prefix" and uri.startswith(key))
+        ):
+            texts.append(rule.text)
+    return "\n".join(texts) if texts else None
+
+
+def tags_by_doc(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
+    if not doc_ids:
+        return {}
+    marks = ", ".join("?" for _ in doc_ids)
+    found: dict[int, list[str]] = {}
+    for doc_id, tag in conn.execute(
+        f"SELECT doc_id, tag FROM doc_tags WHERE doc_id IN ({marks}) ORDER BY tag", tuple(doc_ids)
+    ):
+        found.setdefault(doc_id, []).append(tag)
+    return found
+
+
+def source_block(row: sqlite3.Row, root: str | None) -> dict[str, Any]:
+    source: dict[str, Any] = {
+        "relPath": row["rel_path"],
+        "mime": row["source_mime"],
+        "ext": row["source_ext"],
+        "modifiedAt": row["source_mtime"],
+        "sizeBytes": row["source_size"],
+        "sourceHash": row["source_hash"],
+    }
+    if root:
+        source["absPath"] = f"{root.rstrip('/')}/{row['rel_path']}"
+    if row["frontmatter_date"]:
+        source["documentDate"] = row["frontmatter_date"]
+    return source
+
+
+def collection_roots(conn: sqlite3.Connection) -> dict[str, str]:
+    return {r[0]: r[1] for r in conn.execute("SELECT name, path FROM collections")}
+
+
+def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
+    """Run a BM25 search; returns a ``search-results@1.0`` object."""
+    validate_request(request)
+    parsed = parse_query(request.query)
+    recency = wants_recency(request.query)
+    fetch = request.limit * 3 if recency else request.limit
+    ranked = _rank(conn, parsed, request, fetch)
+    if recency:
+        ranked = sorted(
+            ranked,
+            key=lambda pair: pair[0]["frontmatter_date"] or pair[0]["source_mtime"] or "",
+            reverse=True,
+        )[: request.limit]
+    rows = [row for row, _ in ranked]
+    scores = normalise_scores([score for _, score in ranked])
+    snippet_match = parsed.any_match
+    if request.intent and request.intent.strip():
+        with contextlib.suppress(GnoError):  # an intent with no words steers nothing
+            snippet_match = f"({parsed.any_match}) OR ({parse_query(request.intent).any_match})"
+    roots = collection_roots(conn)
+    tags = tags_by_doc(conn, [int(r["id"]) for r in rows])
+    results: list[dict[str, Any]] = []
+    for row, score in zip(rows, scores, strict=True):
+        if request.min_score is not None and score < request.min_score:
+            continue
+        results.append(_result(conn, row, score, snippet_match, roots, tags, request))
+    meta: dict[str, Any] = {
+        "query": request.query,
+        "mode": "bm25",
+        "totalResults": len(results),
+    }
+    _echo_filters(meta, request)
+    return {"results": results, "meta": meta}
+
+
+def _result(
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    score: float,
+    snippet_match: str,
+    roots: dict[str, str],
+    tags: dict[int, list[str]],
+    request: SearchRequest,
+) -> dict[str, Any]:
+    anchor = best_chunk(conn, row["mirror_hash"], snippet_match) if row["mirror_hash"] else None
+    result: dict[str, Any] = {
+        "docid": row["docid"],
+        "score": round(score, 6),
+        "uri": row["uri"],
+        "snippet": anchor.snippet if anchor else "",
+        "source": source_block(row, roots.get(row["collection"])),
+        "title": row["title"],
+        "conversion": {
+            "converterId": row["converter_id"],
+            "converterVersion": row["converter_version"],
+            "mirrorHash": row["mirror_hash"],
+        },
+    }
+    if anchor is not None:
+        result["line"] = anchor.start_line
+        result["snippetRange"] = {"startLine": anchor.start_line, "endLine": anchor.end_line}
+        if anchor.language:
+            result["snippetLanguage"] = anchor.language
+    if row["content_type"]:
+        result["contentType"] = row["content_type"]
+    categories = json.loads(row["categories_json"] or "[]")
+    if categories:
+        result["categories"] = categories
+    doc_tags = tags.get(int(row["id"]))
+    if doc_tags:
+        result["tags"] = doc_tags
+    context = contexts_for(row["uri"], row["collection"], request.contexts)
+    if context:
+        result["context"] = context
+    return result
+
+
+def _echo_filters(meta: dict[str, Any], request: SearchRequest) -> None:
+    if request.collection:
+        meta["collection"] = request.collection.strip().lower()
+    if request.lang:
+        meta["queryLanguage"] = request.lang
+    if request.intent:
+        meta["intent"] = request.intent
+    if request.exclude:
+        meta["exclude"] = list(request.exclude)
+    if request.since:
+        meta["since"] = request.since
+    if request.until:
+        meta["until"] = request.until
+    if request.categories:
+        meta["categories"] = list(request.categories)
+    if request.author:
+        meta["author"] = request.author
+    if request.tags_all:
+        meta["tagsAll"] = _normalise_tags(request.tags_all)
+    if request.tags_any:
+        meta["tagsAny"] = _normalise_tags(request.tags_any)
+    if request.min_score is not None:
+        meta["minScore"] = request.min_score

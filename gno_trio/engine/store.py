@@ -1,0 +1,193 @@
+"""The SQLite file behind an index: opening, pragmas, numbered migrations.
+
+One database file holds every collection of an index. Connections are
+opened in WAL mode so readers (search, MCP tools) never wait for the writer
+(sync), and ``busy_timeout`` absorbs short writer overlaps between processes.
+Connections are handed out by a small pool because a connection may be used
+by one thread at a time, while trio hands engine work to whichever worker
+thread is free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+from gno_trio.errors import GnoError
+
+DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
+_BUSY_TIMEOUT_MS = 5000
+
+
+def _migration_scripts() -> list[tuple[int, str]]:
+    """Numbered ``NNN_name.sql`` files shipped inside the package, in order."""
+    folder = resources.files("gno_trio.engine") / "migrations"
+    scripts: list[tuple[int, str]] = []
+    for entry in folder.iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:3].isdigit():
+            scripts.append((int(name[:3]), entry.read_text(encoding="utf-8")))
+    scripts.sort()
+    return scripts
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -32000")
+    conn.execute("PRAGMA mmap_size = 268435456")
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open one configured connection (autocommit; callers open transactions)."""
+    try:
+        if readonly:
+            uri = f"file:{path}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise GnoError("RUNTIME", f"Cannot open index database {path}: {exc}") from exc
+    conn.row_factory = sqlite3.Row
+    _configure(conn)
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_meta'"
+    ).fetchone()
+    if row is None:
+        return 0
+    value = conn.execute("SELECT value FROM schema_meta WHERE key='version'").fetchone()
+    return int(value[0]) if value else 0
+
+
+def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> int:
+    """Bring the schema to the newest version; returns the version reached.
+
+    Each migration runs in its own ``BEGIN IMMEDIATE`` transaction, so two
+    processes opening a fresh index at once cannot apply one twice.
+    """
+    conn.execute("PRAGMA journal_mode = WAL")
+    current = schema_version(conn)
+    scripts = _migration_scripts()
+    latest = scripts[-1][0] if scripts else 0
+    if current > latest:
+        raise GnoError(
+            "RUNTIME",
+            f"Index schema version {current} is newer than this gno-trio supports ({latest})",
+        )
+    for number, script in scripts:
+        if number <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if schema_version(conn) >= number:  # another process got there first
+                conn.execute("COMMIT")
+                continue
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            for statement in _split_statements(script.replace("{tokenize}", tokenize)):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_meta(key, value) VALUES ('version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (str(number),),
+            )
+            if number == 2:
+                conn.execute(
+                    "INSERT OR REPLACE INTO schema_meta(key, value) VALUES ('fts_tokenizer', ?)",
+                    (tokenize,),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return max(current, latest)
+
+
+def _split_statements(script: str) -> Iterator[str]:
+    """Split a migration script into complete statements (comments dropped)."""
+    buffer: list[str] = []
+    for line in script.splitlines():
+        stripped = line.strip()
+        if not buffer and (not stripped or stripped.startswith("--")):
+            continue
+        buffer.append(line)
+        candidate = "\n".join(buffer)
+        if stripped.endswith(";") and sqlite3.complete_statement(candidate):
+            yield candidate
+            buffer = []
+    if buffer and "\n".join(buffer).strip():
+        yield "\n".join(buffer)
+
+
+class ConnectionPool:
+    """A bounded set of reusable connections to one database file.
+
+    ``acquire`` never blocks: when every pooled connection is busy a fresh one
+    is opened, and surplus connections are closed on release. Connections
+    are created with ``check_same_thread=False`` because a connection is taken
+    on the event loop thread and used inside a worker thread; the pool makes
+    sure only one user holds it at a time.
+    """
+
+    def __init__(self, path: Path, *, keep: int = 8) -> None:
+        self.path = path
+        self._keep = keep
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def acquire(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._closed:
+                raise GnoError("RUNTIME", "The index is closed")
+            if self._idle:
+                return self._idle.pop()
+        return connect(self.path)
+
+    def release(self, conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        with self._lock:
+            if not self._closed and len(self._idle) < self._keep:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        conn = self.acquire()
+        try:
+            yield conn
+        finally:
+            self.release(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -1,0 +1,131 @@
+"""Document identity: docids, ``gno://`` URIs and the references users type.
+
+A docid is ``#`` plus the first 8 hex digits of sha256 over the source bytes,
+so byte-identical files share one. A URI is ``gno://<collection>/<relPath>``
+with every path segment percent-encoded the way JavaScript's
+``encodeURIComponent`` does it (slashes kept), so URIs match the ones GNO
+clients already hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qs, quote, unquote
+
+from gno_trio.errors import GnoError
+
+SCHEME = "gno://"
+# encodeURIComponent leaves these unescaped besides ASCII letters and digits.
+_SEGMENT_SAFE = "-_.!~*'()"
+_DOCID_RE = re.compile(r"^#([0-9a-fA-F]{6,64})$")
+_LINE_SUFFIX_RE = re.compile(r":(\d+)$")
+
+
+def docid_for(source: bytes) -> str:
+    return "#" + hashlib.sha256(source).hexdigest()[:8]
+
+
+def sha256_hex(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def encode_path(rel_path: str) -> str:
+    return "/".join(quote(segment, safe=_SEGMENT_SAFE) for segment in rel_path.split("/"))
+
+
+def make_uri(collection: str, rel_path: str) -> str:
+    return f"{SCHEME}{collection}/{encode_path(rel_path)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A parsed document reference: exactly one of docid or (collection, rel_path)."""
+
+    raw: str
+    docid: str | None = None
+    collection: str | None = None
+    rel_path: str | None = None
+    index: str | None = None
+    line: int | None = None
+
+    @property
+    def uri(self) -> str | None:
+        if self.collection is None or self.rel_path is None:
+            return None
+        return make_uri(self.collection, self.rel_path)
+
+
+def _decode_segments(path: str, raw: str) -> str:
+    segments = []
+    for segment in path.split("/"):
+        try:
+            decoded = unquote(segment, errors="strict")
+        except UnicodeDecodeError as exc:
+            raise GnoError("INVALID_INPUT", f"Invalid URI encoding in reference: {raw}") from exc
+        if decoded in ("", ".", "..") or "\x00" in decoded or "/" in decoded:
+            raise GnoError("INVALID_INPUT", f"Invalid path in reference: {raw}")
+        segments.append(decoded)
+    return "/".join(segments)
+
+
+def parse_uri(uri: str) -> tuple[str, str, str | None]:
+    """``gno://coll/a%20b.md?index=x`` -> (collection, rel_path, index)."""
+    if not uri.startswith(SCHEME):
+        raise GnoError("INVALID_INPUT", f"Not a gno:// URI: {uri}")
+    rest = uri[len(SCHEME) :]
+    index: str | None = None
+    if "?" in rest:
+        rest, query = rest.split("?", 1)
+        values = parse_qs(query).get("index")
+        index = values[0] if values else None
+    if "#" in rest:
+        raise GnoError("INVALID_INPUT", f"Invalid URI (unencoded '#'): {uri}")
+    collection, sep, path = rest.partition("/")
+    if not collection or not sep or not path:
+        raise GnoError("INVALID_INPUT", f"URI must be gno://<collection>/<path>: {uri}")
+    return collection.lower(), _decode_segments(path, uri), index
+
+
+def parse_ref(raw: str) -> Ref:
+    """Parse what a user or agent passes as ``ref``.
+
+    Accepted: ``gno://collection/path[?index=name]``, ``collection/path``,
+    ``#docid`` (6 or more hex digits). A ``:N`` line suffix on a path form is
+    parsed into ``line``.
+    """
+    ref = raw.strip()
+    if not ref:
+        raise GnoError("INVALID_INPUT", "Reference is empty")
+    if "\x00" in ref:
+        raise GnoError("INVALID_INPUT", "Reference contains a NUL byte")
+    if ref.startswith("#"):
+        match = _DOCID_RE.match(ref)
+        if not match:
+            raise GnoError(
+                "INVALID_INPUT", f"Invalid docid reference (expected # and 6+ hex digits): {raw}"
+            )
+        return Ref(raw=raw, docid="#" + match.group(1).lower())
+    line: int | None = None
+    line_match = _LINE_SUFFIX_RE.search(ref)
+    if line_match:
+        line = int(line_match.group(1))
+        ref = ref[: line_match.start()]
+    if ref.startswith(SCHEME):
+        collection, rel_path, index = parse_uri(ref)
+        return Ref(raw=raw, collection=collection, rel_path=rel_path, index=index, line=line)
+    if "://" in ref:
+        raise GnoError("INVALID_INPUT", f"Unsupported reference scheme: {raw}")
+    collection, sep, path = ref.partition("/")
+    if not sep or not collection or not path:
+        raise GnoError(
+            "INVALID_INPUT",
+            f"Invalid reference: {raw} (expected gno://collection/path, collection/path or #docid)",
+        )
+    segments = path.split("/")
+    if any(s in ("", ".", "..") for s in segments):
+        raise GnoError("INVALID_INPUT", f"Invalid path in reference: {raw}")
+    return Ref(raw=raw, collection=collection.lower(), rel_path=path, line=line)

@@ -1,0 +1,45 @@
+"""Reusable structured-concurrency pieces for trio servers (no product knowledge).
+
+* :class:`AdmissionGate` -- N active requests, M queued, the rest refused.
+* :class:`FixedWindowRateLimiter` -- per-key request budget with bounded memory.
+* :func:`open_supervisor` / :class:`Supervisor` -- long-lived tasks whose crashes
+  are contained, with per-task handles and periodic jobs.
+* :class:`GracefulDrain` / :func:`drain_and_shutdown` -- stop on SIGINT/SIGTERM.
+"""
+
+from nurseries.admission import (
+    AdmissionGate,
+    AdmissionRefused,
+    AdmissionStats,
+    Draining,
+    Overloaded,
+)
+from nurseries.ratelimit import FixedWindowRateLimiter, RateDecision
+from nurseries.supervisor import (
+    CrashPolicy,
+    DrainOutcome,
+    GracefulDrain,
+    Supervisor,
+    SupportsDrain,
+    TaskHandle,
+    drain_and_shutdown,
+    open_supervisor,
+)
+
+__all__ = [
+    "AdmissionGate",
+    "AdmissionRefused",
+    "AdmissionStats",
+    "CrashPolicy",
+    "DrainOutcome",
+    "Draining",
+    "FixedWindowRateLimiter",
+    "GracefulDrain",
+    "Overloaded",
+    "RateDecision",
+    "Supervisor",
+    "SupportsDrain",
+    "TaskHandle",
+    "drain_and_shutdown",
+    "open_supervisor",
+]
