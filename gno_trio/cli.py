@@ -291,6 +291,29 @@ def cmd_changes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@command("mcp")
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve MCP over stdio: stdout carries JSON-RPC only, logs go to stderr."""
+    import os
+
+    import trio
+
+    from gno_trio.runtime import Runtime
+    from gno_trio.server.app import build_app
+    from gno_trio.server.registry import parse_profile
+    from gno_trio.transports.stdio import serve_stdio
+
+    profile = parse_profile(args.tool_profile)
+    write_enabled = args.enable_write or os.environ.get("GNO_MCP_ENABLE_WRITE") == "1"
+    engine = open_engine(args)
+    try:
+        runtime = Runtime(engine=engine, write_enabled=write_enabled, tool_profile=profile)
+        app = build_app(runtime)
+        return trio.run(serve_stdio, app)
+    finally:
+        engine.close()
+
+
 # -- parser ----------------------------------------------------------------
 
 
@@ -379,6 +402,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=1000)
 
     sub.add_parser("status", parents=[common], help="index health")
+
+    p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio (for IDEs)")
+    p.add_argument("--tool-profile", default="full", help="core or full (default full)")
+    p.add_argument("--enable-write", action="store_true", help="register write tools")
 
     p = sub.add_parser("changes", parents=[common], help="metadata-only change feed")
     p.add_argument("--since")

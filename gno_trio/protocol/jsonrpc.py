@@ -1,0 +1,186 @@
+"""JSON-RPC 2.0 messages for MCP: decoding one untrusted line, encoding replies.
+
+Decoding never raises: every input yields either a message or a
+:class:`DecodeFailure` that already carries the JSON-RPC error code to answer with
+(and the request id when it could be read), so a transport can reply and keep
+serving whatever arrives.
+
+Encoded messages end with ``\\n`` and contain no other newline (JSON escapes
+newlines inside strings), which is exactly the stdio framing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+
+from gno_trio.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+
+RequestId = int | str
+ProgressToken = int | str
+
+JSONRPC_VERSION: Final = "2.0"
+
+
+class Request(msgspec.Struct, frozen=True, gc=False):
+    """A call that expects exactly one response carrying the same ``id``."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None = None
+
+
+class Notification(msgspec.Struct, frozen=True, gc=False):
+    """A one-way message; it never gets a reply."""
+
+    method: str
+    params: dict[str, Any] | None = None
+
+
+class Response(msgspec.Struct, frozen=True, gc=False):
+    """A client's reply to a server request (this server sends none, so these are dropped)."""
+
+    id: RequestId | None
+    result: Any = None
+    error: Any = None
+
+
+class DecodeFailure(msgspec.Struct, frozen=True, gc=False):
+    """A line that is not a usable message, with the error reply it deserves."""
+
+    code: int
+    message: str
+    id: RequestId | None = None
+
+
+Incoming = Request | Notification | Response
+
+
+def _readable_id(value: object) -> RequestId | None:
+    """The id to echo in an error reply: only a string or a (non-boolean) integer qualifies."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    return None
+
+
+def _params_or_failure(
+    raw: dict[str, Any], echo_id: RequestId | None
+) -> dict[str, Any] | DecodeFailure | None:
+    params = raw.get("params")
+    if params is None or isinstance(params, dict):
+        return params
+    if isinstance(params, list):
+        # Positional params are valid JSON-RPC, but every MCP method takes named ones.
+        return DecodeFailure(INVALID_PARAMS, "params must be an object", echo_id)
+    return DecodeFailure(INVALID_REQUEST, "params must be an object", echo_id)
+
+
+def _classify_object(raw: dict[str, Any]) -> Incoming | DecodeFailure:
+    has_id = "id" in raw
+    raw_id = raw.get("id")
+    echo_id = _readable_id(raw_id)
+    if raw.get("jsonrpc") != JSONRPC_VERSION:
+        return DecodeFailure(INVALID_REQUEST, 'jsonrpc must be "2.0"', echo_id)
+
+    method = raw.get("method")
+    if method is None:
+        if "result" in raw or "error" in raw:
+            if "result" in raw and "error" in raw:
+                return DecodeFailure(
+                    INVALID_REQUEST, "a response has result or error, not both", echo_id
+                )
+            if echo_id is None and raw_id is not None:
+                return DecodeFailure(INVALID_REQUEST, "id must be a string or an integer")
+            return Response(id=echo_id, result=raw.get("result"), error=raw.get("error"))
+        return DecodeFailure(INVALID_REQUEST, "missing method", echo_id)
+    if not isinstance(method, str):
+        return DecodeFailure(INVALID_REQUEST, "method must be a string", echo_id)
+    if "result" in raw or "error" in raw:
+        return DecodeFailure(INVALID_REQUEST, "a request carries no result or error", echo_id)
+
+    params = _params_or_failure(raw, echo_id)
+    if isinstance(params, DecodeFailure):
+        return params
+    if not has_id:
+        return Notification(method=method, params=params)
+    if echo_id is None:
+        return DecodeFailure(INVALID_REQUEST, "id must be a string or an integer")
+    return Request(id=echo_id, method=method, params=params)
+
+
+def decode_line(line: bytes) -> Incoming | DecodeFailure:
+    """Decode one newline-delimited message (surrounding whitespace is ignored).
+
+    Malformed JSON (including invalid UTF-8) is ``-32700``; JSON that is not a
+    single JSON-RPC object is ``-32600``, with the request id echoed when it is
+    readable; a top-level array is refused because batches left MCP in 2025-06-18.
+    """
+    try:
+        raw = msgspec.json.decode(line)
+    except msgspec.DecodeError as exc:  # also covers out-of-range numbers
+        return DecodeFailure(PARSE_ERROR, f"Parse error: {exc}")
+    if isinstance(raw, dict):
+        return _classify_object(raw)
+    if isinstance(raw, list):
+        return DecodeFailure(INVALID_REQUEST, "batches are not supported")
+    return DecodeFailure(INVALID_REQUEST, "a message must be a JSON object")
+
+
+# -- encoding ---------------------------------------------------------------------------
+
+
+class _ResultMessage(msgspec.Struct, kw_only=True, gc=False):
+    jsonrpc: str = JSONRPC_VERSION
+    id: RequestId
+    result: Any
+
+
+class _ErrorMessage(msgspec.Struct, kw_only=True, gc=False):
+    jsonrpc: str = JSONRPC_VERSION
+    id: RequestId | None
+    error: dict[str, Any]
+
+
+class _NotificationMessage(msgspec.Struct, kw_only=True, gc=False):
+    jsonrpc: str = JSONRPC_VERSION
+    method: str
+    params: Any = msgspec.UNSET  # UNSET fields are left out of the JSON
+
+
+def _encode_other(value: Any) -> Any:
+    # Read-only mappings (e.g. MappingProxyType schemas) are JSON objects too.
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+_encoder = msgspec.json.Encoder(enc_hook=_encode_other)
+_NEWLINE: Final = b"\n"
+
+
+def _framed(message: msgspec.Struct) -> bytes:
+    buffer = bytearray()
+    _encoder.encode_into(message, buffer)
+    buffer += _NEWLINE
+    return bytes(buffer)
+
+
+def encode_result(request_id: RequestId, result: Any) -> bytes:
+    """A success response line.
+
+    Raises ``TypeError``/``UnicodeEncodeError`` when ``result`` is not JSON
+    (e.g. a string holding a lone surrogate); callers answer ``-32603`` instead.
+    """
+    return _framed(_ResultMessage(id=request_id, result=result))
+
+
+def encode_error(request_id: RequestId | None, error: dict[str, Any]) -> bytes:
+    """An error response line; ``request_id`` is ``None`` (JSON ``null``) when unknown."""
+    return _framed(_ErrorMessage(id=request_id, error=error))
+
+
+def encode_notification(method: str, params: Any = msgspec.UNSET) -> bytes:
+    """A notification line (no id, never answered); ``params`` is left out when not given."""
+    return _framed(_NotificationMessage(method=method, params=params))

@@ -1,0 +1,616 @@
+"""Typed tool arguments: one msgspec Struct per MCP tool.
+
+Each Struct is both the decoder for ``tools/call`` arguments
+(``msgspec.convert(arguments, SearchInput)``) and the source of the tool's
+advertised ``inputSchema`` (see :mod:`gno_trio.server.schemas`), so the bounds a
+client reads are exactly the bounds the server enforces.
+
+Field names are the camelCase wire names, so handlers read ``args.fromLine``
+and nothing has to translate between two spellings. An optional field that the
+caller omitted holds ``msgspec.UNSET``; an explicit JSON ``null`` is rejected,
+because every optional field is advertised as a plain typed property.
+
+Unknown argument keys are ignored (open objects), matching how GNO's tools
+accept and drop extra keys. Rules that span fields (``refs`` xor ``pattern``,
+at most one ``hyde`` query mode) and the memory contract's own checks (empty
+query, trimmed scopes, text size in bytes) belong to the handlers and the
+engine, which report them with their stable error codes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal, TypeAlias
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+# JSON numbers beyond 2**53 - 1 lose precision in JavaScript clients and
+# overflow SQLite's 64-bit integers; GNO caps open-ended integers here too.
+MAX_SAFE_INTEGER: Final = 9_007_199_254_740_991
+
+MULTI_GET_DEFAULT_MAX_BYTES: Final = 10_240
+CAPTURE_MAX_CONTENT_CHARS: Final = 1_048_576
+RECALL_DEFAULT_MAX_FACTS: Final = 8
+RECALL_DEFAULT_MAX_TOKENS: Final = 512
+MEMORY_MAX_SCOPES: Final = 8
+
+# ---------------------------------------------------------------------------
+# Shared field shapes
+# ---------------------------------------------------------------------------
+
+NonEmptyText: TypeAlias = Annotated[str, Meta(min_length=1)]
+ProjectHints: TypeAlias = Annotated[
+    list[str],
+    Meta(
+        max_length=16,
+        description=(
+            "Opaque project hints from the caller, kept for cross-surface parity; "
+            "they leave ranking unchanged and the server treats them as plain labels"
+        ),
+    ),
+]
+CollectionFilter: TypeAlias = Annotated[
+    str, Meta(description="Restrict results to this one collection")
+]
+ResultLimit: TypeAlias = Annotated[
+    int, Meta(ge=1, le=100, description="Maximum number of results to return (1-100)")
+]
+MinScore: TypeAlias = Annotated[
+    float,
+    Meta(
+        ge=0,
+        le=1,
+        description="Drop results scoring below this value (0-1, applied after normalisation)",
+    ),
+]
+LangHint: TypeAlias = Annotated[
+    str, Meta(description="BCP-47 language code of the query, such as 'en' or 'de'")
+]
+ExcludeTerms: TypeAlias = Annotated[
+    list[str], Meta(description="Remove documents whose title, path or body contains any term")
+]
+SinceBound: TypeAlias = Annotated[
+    str,
+    Meta(
+        description=(
+            "Lower bound on the document date: ISO date or date-time (2026-03-01, "
+            "2026-03-01T09:00:00) or a relative token"
+        )
+    ),
+]
+UntilBound: TypeAlias = Annotated[
+    str,
+    Meta(description="Upper bound on the document date, in the same formats as since"),
+]
+Categories: TypeAlias = Annotated[
+    list[str], Meta(description="Keep documents whose category or content type matches any value")
+]
+AuthorFilter: TypeAlias = Annotated[
+    str, Meta(description="Keep documents whose author contains this text (case-insensitive)")
+]
+TagsAll: TypeAlias = Annotated[list[str], Meta(description="Keep documents carrying every tag")]
+TagsAny: TypeAlias = Annotated[
+    list[str], Meta(description="Keep documents carrying at least one tag")
+]
+LineNumbers: TypeAlias = Annotated[
+    bool, Meta(description="Prefix every returned line with its 1-based line number")
+]
+MemoryScopes: TypeAlias = Annotated[
+    list[str],
+    Meta(
+        min_length=1,
+        max_length=MEMORY_MAX_SCOPES,
+        description=(
+            "Explicit scopes such as 'project:gno' (1-8); a fact is visible when it shares "
+            "any scope with this list, and there is no implicit global scope"
+        ),
+    ),
+]
+
+QueryModeKind: TypeAlias = Literal["term", "intent", "hyde"]
+CollisionPolicy: TypeAlias = Literal["error", "open_existing", "create_with_suffix"]
+NotePreset: TypeAlias = Literal[
+    "blank",
+    "project-note",
+    "research-note",
+    "decision-note",
+    "prompt-pattern",
+    "source-summary",
+    "idea-original",
+    "person",
+    "company-project",
+    "meeting",
+]
+CaptureSourceKind: TypeAlias = Literal[
+    "direct", "web", "email", "meeting", "chat", "file", "api", "unknown"
+]
+MemoryDecision: TypeAlias = Literal["add", "supersede"]
+
+
+class ToolInput(msgspec.Struct, kw_only=True):
+    """Base of every tool argument Struct; keyword-only so field order is free."""
+
+
+# ---------------------------------------------------------------------------
+# Retrieval
+# ---------------------------------------------------------------------------
+
+
+class SearchInput(ToolInput):
+    """Arguments of ``gno_search`` (BM25 keyword search)."""
+
+    query: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Exact words to match: identifier, name, filename, error text or phrase",
+        ),
+    ]
+    projectHints: ProjectHints | UnsetType = UNSET
+    collection: CollectionFilter | UnsetType = UNSET
+    limit: ResultLimit = 5
+    minScore: MinScore | UnsetType = UNSET
+    lang: LangHint | UnsetType = UNSET
+    intent: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Background that disambiguates the query (for 'python': 'programming "
+                    "language'); it picks the snippet and is itself left out of the match"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    exclude: ExcludeTerms | UnsetType = UNSET
+    since: SinceBound | UnsetType = UNSET
+    until: UntilBound | UnsetType = UNSET
+    categories: Categories | UnsetType = UNSET
+    author: AuthorFilter | UnsetType = UNSET
+    tagsAll: TagsAll | UnsetType = UNSET
+    tagsAny: TagsAny | UnsetType = UNSET
+
+
+class QueryMode(ToolInput):
+    """One caller-typed retrieval entry of ``gno_query``."""
+
+    mode: Annotated[
+        QueryModeKind,
+        Meta(
+            description=(
+                "term: a lexical anchor; intent: disambiguating context; hyde: one "
+                "hypothetical answer passage"
+            )
+        ),
+    ]
+    text: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Text for this entry; short for term, answer-shaped for hyde",
+        ),
+    ]
+
+
+class QueryInput(ToolInput):
+    """Arguments of ``gno_query`` (the general retrieval entry point)."""
+
+    query: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="The question or topic; add intent or queryModes when it is ambiguous",
+        ),
+    ]
+    projectHints: ProjectHints | UnsetType = UNSET
+    collection: CollectionFilter | UnsetType = UNSET
+    limit: ResultLimit = 5
+    minScore: MinScore | UnsetType = UNSET
+    lang: LangHint | UnsetType = UNSET
+    intent: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Background that disambiguates the query; it steers expansion, reranking "
+                    "and snippet choice and is itself left out of the match"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    candidateLimit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=100,
+                description="How many candidates reach the rerank stage (1-100; default 20)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    exclude: ExcludeTerms | UnsetType = UNSET
+    since: SinceBound | UnsetType = UNSET
+    until: UntilBound | UnsetType = UNSET
+    categories: Categories | UnsetType = UNSET
+    author: AuthorFilter | UnsetType = UNSET
+    queryModes: (
+        Annotated[
+            list[QueryMode],
+            Meta(
+                description=(
+                    "Typed retrieval entries used in place of generated expansion: term anchors, "
+                    "intent context, and a single hyde passage at most"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    fast: Annotated[
+        bool, Meta(description="Shallow pass: skip expansion, graph expansion and reranking")
+    ] = False
+    thorough: Annotated[
+        bool,
+        Meta(description="Deep pass: query expansion plus reranking over 40 candidates"),
+    ] = False
+    expand: Annotated[bool, Meta(description="Force query expansion on or off")] | UnsetType = UNSET
+    rerank: Annotated[bool, Meta(description="Force reranking on or off")] | UnsetType = UNSET
+    noGraph: Annotated[bool, Meta(description="Turn off one-hop graph expansion")] | UnsetType = (
+        UNSET
+    )
+    graph: (
+        Annotated[bool, Meta(description="One-hop graph expansion over links (on by default)")]
+        | UnsetType
+    ) = UNSET
+    explain: (
+        Annotated[bool, Meta(description="Add per-stage and per-result scoring details to meta")]
+        | UnsetType
+    ) = UNSET
+    tagsAll: TagsAll | UnsetType = UNSET
+    tagsAny: TagsAny | UnsetType = UNSET
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+
+class GetInput(ToolInput):
+    """Arguments of ``gno_get`` (read one document or a line range of it)."""
+
+    ref: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Document reference: gno://collection/path, #docid or collection/path",
+        ),
+    ]
+    fromLine: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="First line to return (1-based); pass the line anchor of a search hit",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    lineCount: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="How many lines to read starting at fromLine; a small window first",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    lineNumbers: LineNumbers = True
+    traceId: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=128,
+                description="Retrieval trace to continue, as returned by a search or query",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class MultiGetInput(ToolInput):
+    """Arguments of ``gno_multi_get``; exactly one of ``refs`` / ``pattern`` is expected."""
+
+    refs: (
+        Annotated[
+            list[str],
+            Meta(
+                min_length=1,
+                description="Document references from search hits (gno:// URIs or #docids)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    pattern: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Glob over document URIs and collection paths (* and ?), used in place of refs"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    maxBytes: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=MAX_SAFE_INTEGER,
+            description="UTF-8 byte cap per document; longer content is truncated",
+        ),
+    ] = MULTI_GET_DEFAULT_MAX_BYTES
+    lineNumbers: LineNumbers = True
+
+
+# ---------------------------------------------------------------------------
+# Index state
+# ---------------------------------------------------------------------------
+
+
+class StatusInput(ToolInput):
+    """Arguments of ``gno_status``: none."""
+
+
+class PeekInput(ToolInput):
+    """Arguments of ``gno_peek``: none."""
+
+
+class ListTagsInput(ToolInput):
+    """Arguments of ``gno_list_tags``."""
+
+    collection: (
+        Annotated[str, Meta(description="Count tags within this collection only")] | UnsetType
+    ) = UNSET
+    prefix: (
+        Annotated[str, Meta(description="Keep tags starting with this prefix, such as 'project/'")]
+        | UnsetType
+    ) = UNSET
+
+
+class ChangesInput(ToolInput):
+    """Arguments of ``gno_changes`` (metadata-only change journal)."""
+
+    since: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=512,
+                description="ISO-8601 instant or a cursor returned by an earlier page",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    collection: (
+        Annotated[
+            str,
+            Meta(min_length=1, max_length=256, description="Limit the feed to one collection"),
+        ]
+        | UnsetType
+    ) = UNSET
+    limit: Annotated[
+        int, Meta(ge=1, le=1000, description="Maximum change records per page (1-1000)")
+    ] = 100
+
+
+# ---------------------------------------------------------------------------
+# Memory
+# ---------------------------------------------------------------------------
+
+
+class RecallInput(ToolInput):
+    """Arguments of ``gno_recall``; identity comes from the session, never from here."""
+
+    query: Annotated[str, Meta(description="The question, worded like the stored fact would read")]
+    collection: Annotated[
+        str, Meta(description="Collection with memoryManaged enabled that holds the facts")
+    ]
+    scopes: MemoryScopes
+    maxFacts: Annotated[
+        int, Meta(ge=1, le=64, description="Most facts to return (1-64, default 8)")
+    ] = RECALL_DEFAULT_MAX_FACTS
+    maxTokens: Annotated[
+        int,
+        Meta(
+            ge=1, le=8192, description="Token budget for the returned facts (1-8192, default 512)"
+        ),
+    ] = RECALL_DEFAULT_MAX_TOKENS
+
+
+class MemoryReceipt(ToolInput):
+    """The receipt a ``gno_recall`` answer carried, handed back to ``gno_remember``.
+
+    Every part is optional on input: the fence only needs ``spanHashes``, and a
+    partial receipt simply fences fewer spans.
+    """
+
+    caller: str | UnsetType = UNSET
+    session: str | UnsetType = UNSET
+    issuedAt: str | UnsetType = UNSET
+    memoryIds: list[str] = msgspec.field(default_factory=list)
+    spanHashes: list[str] = msgspec.field(default_factory=list)
+    digest: str | UnsetType = UNSET
+
+
+class RememberInput(ToolInput):
+    """Arguments of ``gno_remember``; identity comes from the session, never from here."""
+
+    text: Annotated[
+        str,
+        Meta(description="One fact stated in full, as a single statement rather than a document"),
+    ]
+    collection: Annotated[
+        str, Meta(description="Collection with memoryManaged enabled that receives the fact")
+    ]
+    scopes: MemoryScopes
+    decision: (
+        Annotated[
+            MemoryDecision,
+            Meta(
+                description=(
+                    "add writes a new fact; supersede replaces predecessorUri; omit it to get "
+                    "candidate matches and write nothing"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    predecessorUri: (
+        Annotated[str, Meta(description="With supersede: the gno:// URI of the earlier fact")]
+        | UnsetType
+    ) = UNSET
+    predecessorHash: (
+        Annotated[
+            str,
+            Meta(
+                description="With supersede: the earlier fact's contentHash as gno_recall gave it"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    receipt: (
+        Annotated[
+            MemoryReceipt,
+            Meta(description="Receipt from the gno_recall answer this fact was derived from"),
+        ]
+        | UnsetType
+    ) = UNSET
+    derivedFrom: (
+        Annotated[
+            list[str],
+            Meta(description="Declared origins of the fact; a gno:// origin is rejected"),
+        ]
+        | UnsetType
+    ) = UNSET
+    source: (
+        Annotated[str, Meta(description="Free-text evidence: where the fact came from")] | UnsetType
+    ) = UNSET
+
+
+# ---------------------------------------------------------------------------
+# Capture
+# ---------------------------------------------------------------------------
+
+
+class CaptureSource(ToolInput):
+    """Provenance written under the ``source:`` frontmatter of a captured note."""
+
+    kind: (
+        Annotated[CaptureSourceKind, Meta(description="Where the captured text came from")]
+        | UnsetType
+    ) = UNSET
+    title: Annotated[str, Meta(description="Title of the source")] | UnsetType = UNSET
+    url: Annotated[str, Meta(description="URL of the source")] | UnsetType = UNSET
+    uri: Annotated[str, Meta(description="URI of the source")] | UnsetType = UNSET
+    docid: Annotated[str, Meta(description="GNO docid of the source")] | UnsetType = UNSET
+    mime: Annotated[str, Meta(description="MIME type of the source")] | UnsetType = UNSET
+    ext: Annotated[str, Meta(description="File extension of the source")] | UnsetType = UNSET
+    author: Annotated[str, Meta(description="Author of the source")] | UnsetType = UNSET
+    observedAt: (
+        Annotated[str, Meta(description="When the source was seen (ISO 8601)")] | UnsetType
+    ) = UNSET
+    capturedAt: (
+        Annotated[str, Meta(description="Capture time to record in place of now (ISO 8601)")]
+        | UnsetType
+    ) = UNSET
+    externalId: (
+        Annotated[str, Meta(description="Identifier of the source in its own system")] | UnsetType
+    ) = UNSET
+
+
+class CaptureInput(ToolInput):
+    """Arguments of ``gno_capture`` (create one new document)."""
+
+    collection: Annotated[
+        str, Meta(min_length=1, description="Existing collection that receives the document")
+    ]
+    content: (
+        Annotated[
+            str,
+            Meta(
+                max_length=CAPTURE_MAX_CONTENT_CHARS,
+                description="Markdown or plain text body; optional when presetId supplies one",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    title: (
+        Annotated[str, Meta(description="Document title; derived from the content when omitted")]
+        | UnsetType
+    ) = UNSET
+    path: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Path inside the collection, such as 'notes/meeting.md'; generated when omitted"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    folderPath: (
+        Annotated[str, Meta(description="Folder inside the collection for a generated name")]
+        | UnsetType
+    ) = UNSET
+    collisionPolicy: (
+        Annotated[
+            CollisionPolicy, Meta(description="What to do when the target path already exists")
+        ]
+        | UnsetType
+    ) = UNSET
+    presetId: Annotated[NotePreset, Meta(description="Note scaffold to start from")] | UnsetType = (
+        UNSET
+    )
+    overwrite: Annotated[
+        bool, Meta(description="Replace a file that already exists at path (legacy switch)")
+    ] = False
+    tags: Annotated[list[str], Meta(description="Tags for the new document")] | UnsetType = UNSET
+    source: (
+        Annotated[
+            CaptureSource,
+            Meta(description="Provenance recorded under the note's source frontmatter"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+__all__ = [
+    "CAPTURE_MAX_CONTENT_CHARS",
+    "MAX_SAFE_INTEGER",
+    "MEMORY_MAX_SCOPES",
+    "MULTI_GET_DEFAULT_MAX_BYTES",
+    "RECALL_DEFAULT_MAX_FACTS",
+    "RECALL_DEFAULT_MAX_TOKENS",
+    "CaptureInput",
+    "CaptureSource",
+    "ChangesInput",
+    "GetInput",
+    "ListTagsInput",
+    "MemoryReceipt",
+    "MultiGetInput",
+    "PeekInput",
+    "QueryInput",
+    "QueryMode",
+    "RecallInput",
+    "RememberInput",
+    "SearchInput",
+    "StatusInput",
+    "ToolInput",
+]

@@ -1,0 +1,375 @@
+"""MCP over stdio: newline-delimited JSON-RPC on stdin/stdout, served with trio.
+
+One reader task frames and decodes lines, admits requests through the sans-IO
+:class:`~gno_trio.protocol.connection.StdioConnection`, and starts one task per
+request in the connection's nursery. One writer task owns stdout, so lines are
+never interleaved; request tasks queue complete lines to it. A request is cancelled
+by cancelling its own scope, and because a response is queued from inside that
+scope, a cancelled request can never produce a response line.
+
+Shutdown: stdin EOF or SIGTERM/SIGINT stops reading; in-flight requests get
+``drain_timeout`` seconds to finish (a second signal cuts that short); queued
+lines are flushed; the function returns 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Final
+
+import trio
+
+from gno_trio.protocol.connection import INITIALIZE, StdioConnection
+from gno_trio.protocol.errors import INVALID_REQUEST, ProtocolError, internal_error
+from gno_trio.protocol.jsonrpc import (
+    DecodeFailure,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    decode_line,
+    encode_error,
+    encode_notification,
+    encode_result,
+)
+from gno_trio.server.context import RequestContext
+from gno_trio.server.dispatch import McpApp
+
+logger = logging.getLogger("gno_trio.transports.stdio")
+
+DEFAULT_MAX_LINE_BYTES: Final = 4 * 1024 * 1024
+DEFAULT_DRAIN_TIMEOUT: Final = 10.0
+CANCELLED_NOTIFICATION: Final = "notifications/cancelled"
+_READ_CHUNK: Final = 64 * 1024
+_OUTBOX_SIZE: Final = 256
+_NEWLINE: Final = b"\n"
+
+
+class _InFlight:
+    """A running request: the scope a client cancellation cancels, and its context."""
+
+    __slots__ = ("cancellable", "context", "scope")
+
+    def __init__(self, *, cancellable: bool) -> None:
+        self.scope = trio.CancelScope()
+        self.cancellable = cancellable
+        self.context: RequestContext | None = None
+
+
+def _cancel_target(params: Mapping[str, Any] | None) -> RequestId | None:
+    request_id = params.get("requestId") if params is not None else None
+    if isinstance(request_id, str) or (
+        isinstance(request_id, int) and not isinstance(request_id, bool)
+    ):
+        return request_id
+    return None
+
+
+def _error_line(request_id: RequestId | None, code: int, message: str) -> bytes:
+    return encode_error(request_id, {"code": code, "message": message})
+
+
+class _StdioServer:
+    """One connection's tasks: a reader, a writer, one task per request, a signal watcher."""
+
+    def __init__(
+        self,
+        app: McpApp,
+        stdin: trio.abc.ReceiveStream,
+        stdout: trio.abc.SendStream,
+        *,
+        max_line_bytes: int,
+        session_id: str,
+        drain_timeout: float,
+    ) -> None:
+        self._app = app
+        self._stdin = stdin
+        self._stdout = stdout
+        self._max_line_bytes = max_line_bytes
+        self._session_id = session_id
+        self._drain_timeout = drain_timeout
+        self._connection = StdioConnection()
+        self._in_flight: dict[RequestId, _InFlight] = {}
+        self._outbox, self._outbox_reader = trio.open_memory_channel[bytes](_OUTBOX_SIZE)
+        self._requests: trio.Nursery | None = None
+        self._everything = trio.CancelScope()
+        self._writer_done = trio.Event()
+
+    async def run(self, *, handle_signals: bool) -> None:
+        with self._everything:
+            async with trio.open_nursery() as services:
+                services.start_soon(self._write_loop)
+                reading = trio.CancelScope()
+                if handle_signals:
+                    await services.start(self._watch_signals, reading)
+                async with self._outbox, trio.open_nursery() as requests:
+                    self._requests = requests
+                    with reading:
+                        await self._read_loop()
+                    # Input is over; in-flight requests get a grace period to finish.
+                    requests.cancel_scope.deadline = trio.current_time() + self._drain_timeout
+                # The outbox is closed: the writer flushes what is queued, then ends.
+                with trio.move_on_after(self._drain_timeout):
+                    await self._writer_done.wait()
+                services.cancel_scope.cancel()
+
+    # -- reading -----------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        buffer = bytearray()
+        scanned = 0
+        discarding = False
+        while True:
+            try:
+                chunk = await self._stdin.receive_some(_READ_CHUNK)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                chunk = b""
+            if not chunk:
+                break
+            if discarding:
+                newline = chunk.find(_NEWLINE)
+                if newline < 0:
+                    continue
+                discarding = False
+                chunk = chunk[newline + 1 :]
+            buffer += chunk
+            while True:
+                newline = buffer.find(_NEWLINE, scanned)
+                if newline < 0:
+                    scanned = len(buffer)
+                    break
+                line = bytes(buffer[:newline])
+                del buffer[: newline + 1]
+                scanned = 0
+                await self._handle_line(line)
+            if len(buffer) > self._max_line_bytes:
+                buffer.clear()
+                scanned = 0
+                discarding = True
+                await self._reject_oversized()
+        if buffer and not discarding:
+            await self._handle_line(bytes(buffer))
+
+    async def _reject_oversized(self) -> None:
+        logger.warning("dropped an input line longer than %d bytes", self._max_line_bytes)
+        await self._emit(
+            _error_line(
+                None, INVALID_REQUEST, f"Message exceeds the {self._max_line_bytes}-byte line limit"
+            )
+        )
+
+    async def _handle_line(self, line: bytes) -> None:
+        if len(line) > self._max_line_bytes:
+            await self._reject_oversized()
+            return
+        if not line.strip():
+            return
+        message = decode_line(line)
+        if isinstance(message, Request):
+            await self._start_request(message)
+        elif isinstance(message, Notification):
+            self._on_notification(message)
+        elif isinstance(message, DecodeFailure):
+            await self._emit(_error_line(message.id, message.code, message.message))
+        elif isinstance(message, Response):
+            logger.debug("dropped a response to id %r: this server sends no requests", message.id)
+
+    async def _emit(self, line: bytes) -> None:
+        await self._outbox.send(line)
+
+    # -- requests ----------------------------------------------------------------------
+
+    async def _start_request(self, request: Request) -> None:
+        if request.id in self._in_flight:
+            await self._emit(
+                _error_line(request.id, INVALID_REQUEST, "Request id is already in use")
+            )
+            return
+        try:
+            admission = self._connection.admit(request.method, request.params)
+        except ProtocolError as exc:
+            await self._emit(encode_error(request.id, exc.to_error_object()))
+            return
+        # The spec forbids cancelling initialize; its answer is always sent.
+        entry = _InFlight(cancellable=request.method != INITIALIZE)
+        self._in_flight[request.id] = entry
+        context = RequestContext.from_admission(
+            admission,
+            session_id=self._session_id,
+            request_id=request.id,
+            send_notification=self._send_notification,
+        )
+        entry.context = context
+        assert self._requests is not None
+        self._requests.start_soon(self._serve_request, request, entry, context)
+
+    async def _serve_request(
+        self, request: Request, entry: _InFlight, context: RequestContext
+    ) -> None:
+        try:
+            with entry.scope:
+                line = await self._answer(request, context)
+                # Queued from inside the request's scope: once the client has
+                # cancelled, this raises instead of committing a response.
+                await self._outbox.send(line)
+        finally:
+            context.finish()
+            del self._in_flight[request.id]
+
+    async def _answer(self, request: Request, context: RequestContext) -> bytes:
+        try:
+            result = await self._app.handle_request(request.method, request.params, context)
+        except ProtocolError as exc:
+            return encode_error(request.id, exc.to_error_object())
+        except Exception:
+            logger.exception("request %s failed", request.method)
+            return encode_error(request.id, internal_error().to_error_object())
+        try:
+            return encode_result(request.id, result)
+        except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+            logger.error("result of %s is not encodable as JSON: %s", request.method, exc)
+            return encode_error(
+                request.id, internal_error("Result could not be encoded").to_error_object()
+            )
+
+    async def _send_notification(self, method: str, params: Mapping[str, Any]) -> None:
+        await self._outbox.send(encode_notification(method, params))
+
+    # -- notifications -----------------------------------------------------------------
+
+    def _on_notification(self, notification: Notification) -> None:
+        if notification.method == CANCELLED_NOTIFICATION:
+            self._cancel(_cancel_target(notification.params))
+            return
+        self._connection.on_notification(notification.method)
+        self._app.handle_notification(notification.method, notification.params)
+
+    def _cancel(self, request_id: RequestId | None) -> None:
+        # Unknown, finished or malformed targets are ignored silently, as the spec asks.
+        entry = self._in_flight.get(request_id) if request_id is not None else None
+        if entry is None or not entry.cancellable:
+            return
+        entry.scope.cancel()
+        if entry.context is not None:
+            entry.context.cancellation.cancel()
+
+    # -- writing and signals -----------------------------------------------------------
+
+    async def _write_loop(self) -> None:
+        async with self._outbox_reader:
+            async for line in self._outbox_reader:
+                lines = [line]
+                while True:
+                    try:
+                        lines.append(self._outbox_reader.receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                try:
+                    await self._stdout.send_all(b"".join(lines))
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    logger.info("stdout closed by the client; stopping")
+                    self._everything.cancel()
+                    return
+        self._writer_done.set()
+
+    async def _watch_signals(
+        self,
+        reading: trio.CancelScope,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """First signal: stop reading and drain. Second: cancel in-flight requests too."""
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
+            async for signum in signals:
+                logger.info("received %s; shutting down", signal.Signals(signum).name)
+                if reading.cancel_called and self._requests is not None:
+                    self._requests.cancel_scope.cancel()
+                reading.cancel()
+
+
+@contextlib.contextmanager
+def _stdout_reserved_for_protocol() -> Iterator[int]:
+    """Hand out a private copy of fd 1 and point fd 1 (and ``print``) at stderr meanwhile.
+
+    Stray writes from any library then land in the log instead of corrupting the
+    JSON-RPC stream.
+    """
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    saved_fd = os.dup(1)
+    saved_stdout = sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield protocol_fd
+    finally:
+        sys.stdout = saved_stdout
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+
+
+@contextlib.asynccontextmanager
+async def _default_streams(
+    stdin: trio.abc.ReceiveStream | None, stdout: trio.abc.SendStream | None
+) -> AsyncIterator[tuple[trio.abc.ReceiveStream, trio.abc.SendStream]]:
+    with contextlib.ExitStack() as fds:
+        if stdout is None:
+            stdout = trio.lowlevel.FdStream(fds.enter_context(_stdout_reserved_for_protocol()))
+            owned_out: trio.abc.SendStream | None = stdout
+        else:
+            owned_out = None
+        owned_in: trio.abc.ReceiveStream | None = None
+        if stdin is None:
+            stdin = owned_in = trio.lowlevel.FdStream(os.dup(0))
+        try:
+            yield stdin, stdout
+        finally:
+            for stream in (owned_in, owned_out):
+                if stream is not None:
+                    with trio.CancelScope(shield=True):
+                        await stream.aclose()
+
+
+async def serve_stdio(
+    app: McpApp,
+    *,
+    stdin: trio.abc.ReceiveStream | None = None,
+    stdout: trio.abc.SendStream | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    session_id: str | None = None,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    handle_signals: bool | None = None,
+) -> int:
+    """Serve ``app`` over stdio until stdin ends or SIGTERM arrives; returns the exit status.
+
+    ``stdin``/``stdout`` default to the process's own (stdout is then reserved for
+    JSON-RPC: anything else printed goes to stderr). ``session_id`` is the memory
+    session identity, by default the app's instance id. Signals are handled by
+    default when running in the main thread.
+    """
+    if handle_signals is None:
+        handle_signals = threading.current_thread() is threading.main_thread()
+    try:
+        async with _default_streams(stdin, stdout) as (input_stream, output_stream):
+            server = _StdioServer(
+                app,
+                input_stream,
+                output_stream,
+                max_line_bytes=max_line_bytes,
+                session_id=session_id if session_id is not None else app.instance_id,
+                drain_timeout=drain_timeout,
+            )
+            await server.run(handle_signals=handle_signals)
+    except Exception:
+        logger.exception("stdio transport failed")
+        return 1
+    return 0
+
+
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "serve_stdio"]
