@@ -10,13 +10,17 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from gno_trio import __version__
-from gno_trio.engine.api import Engine
+from gno_trio.config import Collection
+from gno_trio.engine import capture as capture_mod
+from gno_trio.engine.api import Engine, locate
+from gno_trio.engine.collections import normalize_name, validate_root
 from gno_trio.engine.search import SearchRequest
 from gno_trio.errors import GnoError
 from gno_trio.progress import ProgressBar
@@ -41,9 +45,23 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def open_engine(args: argparse.Namespace) -> Engine:
+def open_engine(args: argparse.Namespace, *, create: bool = True) -> Engine:
+    """Open the selected index; read-only commands pass ``create=False``.
+
+    A command that only reads must not leave an empty database behind when
+    pointed at an index that was never initialised (a typo in ``--index``
+    would otherwise create one); it fails with ``NOT_INITIALIZED`` (exit 2).
+    """
     config = Path(args.config).expanduser() if args.config else None
-    return Engine.open(index_name=args.index, config_path=config)
+    if not create:
+        location = locate(index_name=args.index, config_path=config)
+        if not location.db_path.exists():
+            raise GnoError(
+                "NOT_INITIALIZED",
+                f"Index {location.index_name} is not initialized ({location.db_path} does not "
+                "exist); run `gno-trio init` first",
+            )
+    return Engine.open(index_name=args.index, config_path=config, create=create)
 
 
 # -- commands --------------------------------------------------------------
@@ -53,7 +71,10 @@ def open_engine(args: argparse.Namespace) -> Engine:
 def cmd_init(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
         added = None
-        if args.path:
+        existing = _already_added(engine, args.path, args.name) if args.path else None
+        if existing is not None:
+            added = existing
+        elif args.path:
             added = engine.add_collection(
                 args.path,
                 name=args.name,
@@ -67,15 +88,33 @@ def cmd_init(args: argparse.Namespace) -> int:
             "configPath": str(engine.location.config_path),
             "dbPath": str(engine.location.db_path),
             "collection": added.name if added else None,
+            "alreadyAdded": existing is not None,
         }
         if args.json:
             emit_json(result)
         else:
             print(f"Index {result['indexName']} ready at {result['dbPath']}")
-            if added:
+            if existing is not None:
+                print(f"Collection {existing.name} -> {existing.path} is already configured")
+            elif added:
                 print(f"Added collection {added.name} -> {added.path}")
                 print("Run `gno-trio update` to index it.")
     return EXIT_OK
+
+
+def _already_added(engine: Engine, path: str, name: str | None) -> Collection | None:
+    """The collection ``init`` would add, if it is already configured as asked.
+
+    ``init`` is safe to repeat: the same folder under the same name (or no
+    name) is success, while a clash with a different name or folder is still
+    refused by ``add_collection`` with ``DUPLICATE``.
+    """
+    root = validate_root(path)
+    wanted = normalize_name(name) if name is not None else None
+    for collection in engine.config.collections:
+        if Path(collection.path) == root and wanted in (None, collection.name):
+            return collection
+    return None
 
 
 def _split_list(values: Sequence[str] | None) -> list[str]:
@@ -161,6 +200,8 @@ def cmd_update(args: argparse.Namespace) -> int:
                     print(f"  ! {error['relPath']}: {error['code']}: {error['message']}")
                 if len(r.errors) > 20:
                     print(f"  ! ... {len(r.errors) - 20} more (see gno-trio status)")
+                for warning in r.warnings[:20]:
+                    print(f"  ? {warning['relPath']}: {warning['code']}: {warning['message']}")
     return EXIT_OK
 
 
@@ -182,7 +223,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         tags_all=_split_list(args.tags_all),
         tags_any=_split_list(args.tags_any),
     )
-    with open_engine(args) as engine:
+    with open_engine(args, create=False) as engine:
         result = engine.search(request)
     if args.json:
         emit_json(result)
@@ -205,7 +246,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 @command("get")
 def cmd_get(args: argparse.Namespace) -> int:
-    with open_engine(args) as engine:
+    with open_engine(args, create=False) as engine:
         result = engine.get(
             args.ref,
             from_line=args.from_line,
@@ -215,7 +256,10 @@ def cmd_get(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
     else:
-        sys.stdout.write(result["content"] + "\n")
+        # The text as stored: `gno-trio get ref > file` reproduces a whole
+        # document byte for byte, so no newline is added after a final one.
+        content = result["content"]
+        sys.stdout.write(content if not content or content.endswith("\n") else content + "\n")
     return EXIT_OK
 
 
@@ -225,7 +269,7 @@ def cmd_multi_get(args: argparse.Namespace) -> int:
     pattern = None
     if len(refs) == 1 and any(ch in refs[0] for ch in "*?") and not refs[0].startswith("#"):
         pattern, refs = refs[0], []
-    with open_engine(args) as engine:
+    with open_engine(args, create=False) as engine:
         result = engine.multi_get(
             refs=refs or None,
             pattern=pattern,
@@ -246,7 +290,7 @@ def cmd_multi_get(args: argparse.Namespace) -> int:
 
 @command("ls")
 def cmd_ls(args: argparse.Namespace) -> int:
-    with open_engine(args) as engine:
+    with open_engine(args, create=False) as engine:
         result = engine.ls(collection=args.collection, prefix=args.prefix, limit=args.limit)
     if args.json:
         emit_json(result)
@@ -258,7 +302,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 @command("status")
 def cmd_status(args: argparse.Namespace) -> int:
-    with open_engine(args) as engine:
+    with open_engine(args, create=False) as engine:
         result = engine.status()
     if args.json:
         emit_json(result)
@@ -273,12 +317,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
         for error in c["errors"][:10]:
             print(f"    ! {error['relPath']}: {error['code']}: {error['message']}")
+        for warning in c["warnings"][:10]:
+            print(f"    ? {warning['relPath']}: {warning['code']}: {warning['message']}")
     return EXIT_OK
 
 
 @command("changes")
 def cmd_changes(args: argparse.Namespace) -> int:
-    with open_engine(args) as engine:
+    with open_engine(args, create=False) as engine:
         result = engine.changes(since=args.since, collection=args.collection, limit=args.limit)
     if args.json:
         emit_json(result)
@@ -314,6 +360,214 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         engine.close()
 
 
+@command("serve")
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Resident Streamable HTTP MCP gateway on loopback; stops gracefully on SIGINT/SIGTERM."""
+    from gno_trio.transports.http.command import run_gateway_command
+
+    return run_gateway_command(args, mode="serve", open_engine=open_engine)
+
+
+@command("daemon")
+def cmd_daemon(args: argparse.Namespace) -> int:
+    """Headless resident gateway; may listen off loopback behind token + Host/Origin lists."""
+    from gno_trio.transports.http.command import run_gateway_command
+
+    return run_gateway_command(args, mode="daemon", open_engine=open_engine)
+
+
+def _memory_identity(args: argparse.Namespace) -> Any:
+    import getpass
+    import os
+
+    from gno_trio.engine.memory.identity import Identity
+
+    caller = args.caller or os.environ.get("GNO_MEMORY_CALLER") or f"cli:{getpass.getuser()}"
+    session = args.session or os.environ.get("GNO_MEMORY_SESSION") or f"ppid:{os.getppid()}"
+    return Identity(caller=caller, session=session)
+
+
+def _memory_collection(engine: Engine, chosen: str | None) -> str | None:
+    """The collection named, or the only memory-managed one when none is named."""
+    if chosen:
+        return chosen
+    managed = [c.name for c in engine.config.collections if c.memory_managed]
+    return managed[0] if len(managed) == 1 else None
+
+
+@command("recall")
+def cmd_recall(args: argparse.Namespace) -> int:
+    from gno_trio.engine.memory.service import MemoryService
+
+    with open_engine(args) as engine:
+        result = MemoryService(engine).recall(
+            query=args.query,
+            collection=_memory_collection(engine, args.collection),
+            scopes=args.scope,
+            identity=_memory_identity(args),
+            max_facts=args.max_facts,
+            max_tokens=args.max_tokens,
+        )
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    if not result["facts"]:
+        print(result.get("hint", "No facts in scope"))
+    for fact in result["facts"]:
+        print(f"- {fact['text']}\n  {fact['uri']}  hash {fact['contentHash']}")
+    return EXIT_OK
+
+
+@command("remember")
+def cmd_remember(args: argparse.Namespace) -> int:
+    from gno_trio.engine.memory.service import MemoryService
+
+    decision = _remember_decision(args)
+    receipt = _read_receipt(args.receipt) if args.receipt else None
+    text = args.text if args.text != "-" else sys.stdin.read()
+    with open_engine(args) as engine:
+        result = MemoryService(engine).remember(
+            text=text,
+            collection=_memory_collection(engine, args.collection),
+            scopes=args.scope,
+            identity=_memory_identity(args),
+            decision=decision,
+            predecessor_uri=args.supersede or args.predecessor,
+            predecessor_hash=args.predecessor_hash,
+            receipt=receipt,
+            derived_from=args.derived_from or [],
+            source=args.source,
+        )
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    outcome = result["outcome"]
+    if outcome == "candidates":
+        if not result["candidates"]:
+            print("No similar facts in scope. Store it with --add.")
+        for c in result["candidates"]:
+            print(f"[{c['match']} {c['similarity']:.2f}] {c['text']}")
+            print(f"  {c['uri']}  hash {c['contentHash']}")
+    else:
+        print(f"{outcome}: {result['record']['uri']}")
+    return EXIT_OK
+
+
+def _read_capture_bytes(data: bytes, origin: str) -> str:
+    limit = capture_mod.CAPTURE_MAX_TEXT_BYTES
+    if len(data) > limit:
+        raise GnoError("INVALID_INPUT", f"{origin} holds more than {limit} bytes (the 1 MiB limit)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GnoError("INVALID_INPUT", f"{origin} is not UTF-8 text") from exc
+
+
+def _capture_content(args: argparse.Namespace) -> str | None:
+    """The note text from exactly one of: words on the command line, --stdin, --file."""
+    given = [bool(args.content), args.stdin, args.file is not None]
+    if sum(given) > 1:
+        raise GnoError("INVALID_INPUT", "give the text as arguments, --stdin or --file: one only")
+    if args.stdin:
+        limit = capture_mod.CAPTURE_MAX_TEXT_BYTES
+        return _read_capture_bytes(sys.stdin.buffer.read(limit + 1), "standard input")
+    if args.file is not None:
+        try:
+            with open(Path(args.file).expanduser(), "rb") as handle:
+                data = handle.read(capture_mod.CAPTURE_MAX_TEXT_BYTES + 1)
+        except OSError as exc:
+            raise GnoError(
+                "PATH_NOT_FOUND", f"Cannot read {args.file}: {exc.strerror or exc}"
+            ) from exc
+        return _read_capture_bytes(data, args.file)
+    return " ".join(args.content) if args.content else None
+
+
+def _capture_collection(engine: Engine, chosen: str | None) -> str:
+    """``--collection``, or the only configured collection when there is just one."""
+    if chosen is not None:
+        return chosen
+    names = [c.name for c in engine.config.collections]
+    if len(names) == 1:
+        return names[0]
+    raise GnoError(
+        "INVALID_INPUT",
+        "choose a collection with --collection"
+        + (f" (one of: {', '.join(names)})" if names else " (none configured yet)"),
+    )
+
+
+_CAPTURE_VERBS = {
+    "created": "Created",
+    "created_with_suffix": "Created (with suffix)",
+    "opened_existing": "Opened existing",
+    "overwritten": "Overwrote",
+}
+
+
+@command("capture")
+def cmd_capture(args: argparse.Namespace) -> int:
+    """Create a note and index it; a failed index sync is reported, not an error exit."""
+    content = _capture_content(args)
+    source = {
+        "kind": args.source_kind,
+        "url": args.source_url,
+        "title": args.source_title,
+        "author": args.source_author,
+        "observedAt": args.source_date,
+        "externalId": args.source_id,
+    }
+    with open_engine(args, create=False) as engine:
+        request = capture_mod.CaptureRequest(
+            collection=_capture_collection(engine, args.collection),
+            content=content,
+            title=args.title,
+            path=args.path,
+            folder_path=args.folder,
+            collision_policy=args.collision_policy,
+            preset_id=args.preset,
+            overwrite=args.overwrite,
+            tags=_split_list(args.tags),
+            source={k: v for k, v in source.items() if v is not None},
+        )
+        receipt = capture_mod.capture(engine, request)
+    if args.json:
+        emit_json(receipt)
+        return EXIT_OK
+    verb = _CAPTURE_VERBS[receipt["collisionPolicyResult"]]
+    print(f"{verb} {receipt['uri']} {receipt['docid']}")
+    print(f"  {receipt['absPath']}")
+    if receipt["sync"]["status"] != "completed":
+        print(f"warning: not indexed: {receipt['sync'].get('error', '')}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _remember_decision(args: argparse.Namespace) -> str | None:
+    """``--add`` / ``--supersede URI`` / ``--decision``; contradicting flags are refused."""
+    chosen = {args.decision} if args.decision is not None else set()
+    if args.add:
+        chosen.add("add")
+    if args.supersede:
+        chosen.add("supersede")
+    if len(chosen) > 1:
+        raise GnoError(
+            "MEMORY_DECISION_INVALID",
+            f"Conflicting decisions: {', '.join(sorted(chosen))} (pick one)",
+        )
+    return chosen.pop() if chosen else None
+
+
+def _read_receipt(path: str) -> Any:
+    """A receipt file: the receipt object itself, or a whole ``recall --json`` answer."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise GnoError("INVALID_INPUT", f"Cannot read receipt {path}: {exc}") from exc
+    if isinstance(data, dict) and isinstance(data.get("receipt"), dict) and "facts" in data:
+        return data["receipt"]
+    return data
+
+
 # -- parser ----------------------------------------------------------------
 
 
@@ -326,17 +580,37 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_VALIDATION)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = _Parser(add_help=False)
-    common.add_argument("--index", default="default", help="index name (default: default)")
-    common.add_argument("--config", help="path to index.yml")
-    common.add_argument("--json", action="store_true", help="print JSON")
-    common.add_argument("--verbose", action="store_true", help="log to stderr")
+def _common_options(*, with_defaults: bool) -> _Parser:
+    """The options every level accepts (``--index``, ``--config``, ``--json``, ``--verbose``).
 
+    Only the top level carries defaults. argparse copies everything a
+    subparser's namespace holds over what an outer level already parsed, so a
+    sub-level default would silently undo ``collection --json list``; with
+    ``SUPPRESS`` a sub-level sets an option only when it is actually typed
+    there. Each level gets its own action objects because ``set_defaults`` and
+    parents share (and mutate) them.
+    """
+
+    def default(value: Any) -> Any:
+        return value if with_defaults else argparse.SUPPRESS
+
+    common = _Parser(add_help=False)
+    common.add_argument("--index", default=default("default"), help="index name (default: default)")
+    common.add_argument("--config", default=default(None), help="path to index.yml")
+    common.add_argument("--json", action="store_true", default=default(False), help="print JSON")
+    common.add_argument(
+        "--verbose", action="store_true", default=default(False), help="log to stderr"
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_options(with_defaults=False)
     parser = _Parser(
         prog="gno-trio",
         description="Index notes, code and documents into SQLite and search them; "
         "serve them to AI agents over MCP.",
+        parents=[_common_options(with_defaults=True)],
     )
     parser.add_argument("--version", action="version", version=f"gno-trio {__version__}")
     sub = parser.add_subparsers(
@@ -403,22 +677,94 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("status", parents=[common], help="index health")
 
+    memory_identity = _Parser(add_help=False)
+    memory_identity.add_argument("-c", "--collection", help="memory-managed collection")
+    memory_identity.add_argument("--scope", action="append", default=[], help="scope (repeat)")
+    memory_identity.add_argument("--caller", help="caller identity (default cli:<user>)")
+    memory_identity.add_argument("--session", help="session identity (default ppid:<pid>)")
+
+    p = sub.add_parser("recall", parents=[common, memory_identity], help="recall facts")
+    p.add_argument("query")
+    p.add_argument("--max-facts", type=int, default=8)
+    p.add_argument("--max-tokens", type=int, default=512)
+
+    p = sub.add_parser("remember", parents=[common, memory_identity], help="store one fact")
+    p.add_argument("text", help="the fact, or - to read it from stdin")
+    p.add_argument("--add", action="store_true", help="store it (decision add)")
+    p.add_argument("--supersede", metavar="URI", help="replace the fact at URI")
+    p.add_argument("--predecessor-hash", help="contentHash of the fact being replaced")
+    p.add_argument("--decision", help="add or supersede")
+    p.add_argument("--predecessor", metavar="URI", help="same as --supersede URI")
+    p.add_argument("--receipt", metavar="FILE", help="recall receipt JSON (fences replays)")
+    p.add_argument("--derived-from", action="append", help="declared origin (repeat)")
+    p.add_argument("--source", help="free-text evidence for the fact")
+
     p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio (for IDEs)")
     p.add_argument("--tool-profile", default="full", help="core or full (default full)")
     p.add_argument("--enable-write", action="store_true", help="register write tools")
+
+    from gno_trio.transports.http.flags import add_gateway_arguments
+
+    p = sub.add_parser("serve", parents=[common], help="resident HTTP MCP gateway (loopback)")
+    add_gateway_arguments(p, daemon=False)
+    p = sub.add_parser("daemon", parents=[common], help="headless resident HTTP MCP gateway")
+    add_gateway_arguments(p, daemon=True)
 
     p = sub.add_parser("changes", parents=[common], help="metadata-only change feed")
     p.add_argument("--since")
     p.add_argument("-c", "--collection")
     p.add_argument("--limit", type=int, default=100)
 
+    p = sub.add_parser("capture", parents=[common], help="create a note in a collection")
+    p.add_argument("content", nargs="*", help="note text (or use --stdin or --file)")
+    p.add_argument("--stdin", action="store_true", help="read the note text from standard input")
+    p.add_argument("--file", help="read the note text from this UTF-8 file")
+    p.add_argument("-c", "--collection", help="target collection (default: the only one)")
+    p.add_argument("--title", help="note title; also names the file")
+    p.add_argument("--path", help="file path inside the collection (.md added if no extension)")
+    p.add_argument("--folder", help="folder inside the collection for a generated name")
+    p.add_argument("--preset", choices=sorted(capture_mod.PRESETS), help="note scaffold")
+    p.add_argument(
+        "--tag",
+        "--tags",
+        dest="tags",
+        action="append",
+        metavar="TAG",
+        help="tag (repeatable, comma separated)",
+    )
+    p.add_argument(
+        "--collision-policy",
+        choices=capture_mod.COLLISION_POLICIES,
+        help="when the name is taken (default: open_existing for generated inbox names, "
+        "else error)",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace an existing file at --path")
+    p.add_argument("--source-kind", choices=capture_mod.SOURCE_KINDS, help="provenance kind")
+    p.add_argument("--source-url", help="where the text came from")
+    p.add_argument("--source-title", help="title of the source")
+    p.add_argument("--source-author", help="author of the source")
+    p.add_argument("--source-date", help="when the source was seen (ISO date or date-time)")
+    p.add_argument("--source-id", help="the source's own identifier")
+
     return parser
+
+
+EXIT_BUSY = 4
+_BUSY_CODES = frozenset({"LOCKED", "MEMORY_WRITE_LEASE_BUSY", "MEMORY_SUPERSEDE_CONFLICT"})
+# Memory codes that report a failure of the index or disk, not of the input.
+_RUNTIME_MEMORY_CODES = frozenset(
+    {"MEMORY_SYNC_FAILED", "MEMORY_QUERY_FAILED", "MEMORY_SUPERSEDE_PROJECTION_FAILED"}
+)
 
 
 def report_error(error: GnoError, *, as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps({"error": error.code, "message": error.message}) + "\n")
     print(f"Error: {error.code}: {error.message}", file=sys.stderr)
+    if error.code in _BUSY_CODES:
+        return EXIT_BUSY
+    if error.code in _RUNTIME_MEMORY_CODES:
+        return EXIT_RUNTIME
     return EXIT_VALIDATION if error.is_validation else EXIT_RUNTIME
 
 
@@ -431,12 +777,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     handler = _COMMANDS[args.command]
+    as_json = bool(getattr(args, "json", False))
     try:
         return handler(args)
     except GnoError as error:
-        return report_error(error, as_json=getattr(args, "json", False))
+        return report_error(error, as_json=as_json)
     except KeyboardInterrupt:
         print("Interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except (sqlite3.Error, OSError) as exc:
+        # Not a bad input: the disk, the database or the OS failed (exit 2).
+        return report_error(GnoError("RUNTIME", str(exc) or type(exc).__name__), as_json=as_json)
+    except Exception as exc:
+        if args.verbose:
+            logging.getLogger("gno_trio").exception("unexpected failure")
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        return report_error(GnoError("RUNTIME", message), as_json=as_json)

@@ -9,7 +9,9 @@ instead of letting it run to completion.
 
 from __future__ import annotations
 
+import enum
 import sqlite3
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,12 +20,74 @@ from typing import TypeVar
 import trio
 
 from gno_trio.engine.api import Engine
+from gno_trio.engine.store import ConnectionPool
 
 T = TypeVar("T")
 
 
 class _Abandoned(Exception):
     """The request was cancelled before its thread started: skip the work."""
+
+
+class _Phase(enum.Enum):
+    PENDING = "pending"  # the worker thread has not started the work yet
+    RUNNING = "running"  # the work holds the connection
+    DONE = "done"  # the connection is (being) handed back by whoever owned it last
+
+
+class _Lease:
+    """The pooled connection of one engine call, and who must give it back.
+
+    The connection is taken by the worker thread itself, so only calls that
+    hold a thread slot hold a connection: a burst of queued requests waits
+    for the limiter without opening one connection each. The thread and a
+    cancelling request then race for that connection: the thread may not have
+    started, may be mid-statement, or may just have finished and released it.
+    The lock makes each of those a single decision, so the connection is
+    returned exactly once and ``interrupt()`` only ever hits the statement it
+    was meant for, never a later user's.
+    """
+
+    __slots__ = ("_conn", "_lock", "_phase", "_pool")
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._phase = _Phase.PENDING
+
+    def start(self) -> sqlite3.Connection:
+        """Worker thread, before the work: take a connection unless already abandoned."""
+        with self._lock:
+            if self._phase is not _Phase.PENDING:
+                raise _Abandoned
+            conn = self._pool.acquire()
+            self._conn = conn
+            self._phase = _Phase.RUNNING
+        return conn
+
+    def finish(self) -> None:
+        """Worker thread, after the work whatever its outcome: give the connection back."""
+        with self._lock:
+            self._phase = _Phase.DONE
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            self._pool.release(conn)
+
+    def abandon(self) -> None:
+        """The awaiting request was cancelled.
+
+        Not started: the thread, if it ever runs, sees this and does nothing.
+        Running: the statement is interrupted, and the thread releases the
+        connection once it has unwound. Done: nothing is left to do.
+        """
+        with self._lock:
+            if self._phase is _Phase.PENDING:
+                self._phase = _Phase.DONE
+            elif self._phase is _Phase.RUNNING and self._conn is not None:
+                # Under the lock, so the thread cannot hand the connection to a
+                # new user between this check and the interrupt.
+                self._conn.interrupt()
 
 
 @dataclass(eq=False)
@@ -37,27 +101,29 @@ class Runtime:
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(conn)`` in a worker thread; cancellation interrupts SQLite.
 
-        On cancellation the thread is abandoned after ``interrupt()``; it gives
-        its connection back to the pool itself once the interrupted statement
-        has unwound, so a connection is never shared by two threads.
+        The connection is taken from the pool inside the thread, so at most
+        ``limiter`` connections are in use however many calls are queued. On
+        cancellation the call returns at once: the thread is abandoned after
+        its statement is interrupted and gives its connection back to the pool
+        itself once the statement has unwound, so a connection is never shared
+        by two threads. A call cancelled before its thread started never takes
+        a connection.
         """
-        pool = self.engine.pool
-        conn = pool.acquire()
-        abandoned = False
+        lease = _Lease(self.engine.pool)
 
         def in_thread() -> T:
+            conn = lease.start()
             try:
-                if abandoned:
-                    raise _Abandoned
                 return work(conn)
             finally:
-                pool.release(conn)
+                lease.finish()
 
         try:
             return await trio.to_thread.run_sync(
                 in_thread, abandon_on_cancel=True, limiter=self.limiter
             )
-        except trio.Cancelled:
-            abandoned = True
-            conn.interrupt()
+        except BaseException:
+            # Cancelled, or failed before the thread could run: no statement may
+            # keep running for a caller that is gone.
+            lease.abandon()
             raise

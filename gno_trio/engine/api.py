@@ -23,11 +23,12 @@ from gno_trio.engine import journal, reads
 from gno_trio.engine import status as status_mod
 from gno_trio.engine.collections import normalize_name, validate_root
 from gno_trio.engine.search import ContextRule, SearchRequest, search
-from gno_trio.engine.store import ConnectionPool, connect, migrate
+from gno_trio.engine.store import ConnectionPool, connect, migrate, write_transaction
 from gno_trio.engine.sync import (
     CollectionSpec,
     ProgressFn,
     SyncReport,
+    collection_row_matches,
     inactivate,
     now_iso,
     sync_collection,
@@ -97,12 +98,18 @@ class Engine:
         db_path = location.db_path
         if not db_path.exists() and not create:
             raise GnoError("NOT_FOUND", f"Index not found: {location.index_name}")
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise GnoError(
+                "RUNTIME", f"Cannot create data directory {db_path.parent}: {exc.strerror or exc}"
+            ) from exc
         conn = connect(db_path)
         try:
             migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
-            for collection in config.collections:
-                _ensure_collection_row(conn, collection)
+            _reconcile_collections(conn, config)
+        except sqlite3.DatabaseError as exc:
+            raise GnoError("RUNTIME", f"Cannot open index database {db_path}: {exc}") from exc
         finally:
             conn.close()
         return cls(location, config)
@@ -115,6 +122,12 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @contextlib.contextmanager
+    def connection(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
+        """``conn`` itself when given, else a pooled connection for the block."""
+        with self._conn(conn) as c:
+            yield c
 
     @contextlib.contextmanager
     def _conn(self, conn: sqlite3.Connection | None) -> Iterator[sqlite3.Connection]:
@@ -180,24 +193,12 @@ class Engine:
     def remove_collection(self, name: str) -> dict[str, Any]:
         """Drop a collection from the config; its documents leave search results."""
         collection = self.collection(name)
+        # The config is the source of truth and is written first; if the
+        # database step fails, the next open reconciles it.
         self.save_config(self.config.without_collection(collection.name))
-        with self.pool.connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = conn.execute(
-                    "SELECT * FROM documents WHERE collection = ? AND active = 1",
-                    (collection.name,),
-                ).fetchall()
-                observed = now_iso()
-                for row in rows:
-                    inactivate(conn, row, observed)
-                conn.execute("DELETE FROM collections WHERE name = ?", (collection.name,))
-                conn.execute("DELETE FROM ingest_errors WHERE collection = ?", (collection.name,))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        return {"removed": True, "collection": collection.name, "documents": len(rows)}
+        with self.pool.connection() as conn, write_transaction(conn):
+            dropped = _drop_collection_rows(conn, collection.name)
+        return {"removed": True, "collection": collection.name, "documents": dropped}
 
     # -- indexing ----------------------------------------------------------
 
@@ -333,3 +334,45 @@ def _with_contexts(request: SearchRequest, rules: tuple[ContextRule, ...]) -> Se
 
 def _ensure_collection_row(conn: sqlite3.Connection, collection: Collection) -> None:
     upsert_collection(conn, spec_for(collection))
+
+
+def _drop_collection_rows(conn: sqlite3.Connection, name: str) -> int:
+    """Soft-delete a collection's documents (journaled) and forget the collection.
+
+    Runs inside the caller's transaction; returns how many documents left.
+    """
+    rows = conn.execute(
+        "SELECT * FROM documents WHERE collection = ? AND active = 1", (name,)
+    ).fetchall()
+    observed = now_iso()
+    for row in rows:
+        inactivate(conn, row, observed)
+    conn.execute("DELETE FROM collections WHERE name = ?", (name,))
+    conn.execute("DELETE FROM ingest_errors WHERE collection = ?", (name,))
+    return len(rows)
+
+
+def _reconcile_collections(conn: sqlite3.Connection, config: Config) -> None:
+    """Make the database's collections those of the config file.
+
+    ``index.yml`` is the source of truth and people edit it by hand: a
+    collection deleted there (or left behind by an interrupted removal) must
+    not keep serving search results from the database. Nothing is written
+    when they already agree, so opening an index (every read command does)
+    never waits for the write lock a running sync holds.
+    """
+    rows = {row["name"]: row for row in conn.execute("SELECT * FROM collections")}
+    changed = [
+        c
+        for c in config.collections
+        if c.name not in rows or not collection_row_matches(rows[c.name], spec_for(c))
+    ]
+    configured = {c.name for c in config.collections}
+    stale = [name for name in rows if name not in configured]
+    if not changed and not stale:
+        return
+    with write_transaction(conn):
+        for collection in changed:
+            _ensure_collection_row(conn, collection)
+        for name in stale:
+            _drop_collection_rows(conn, name)

@@ -93,7 +93,10 @@ def structure_delta(old: Structure | None, new: Structure) -> dict[str, Any]:
     delta: dict[str, Any] = {}
     truncated = False
     for key in ("headings", "links", "typedEdges"):
-        before, after = old.get(key, []), new.get(key, [])
+        # Deltas are sets (a document can repeat a heading); order of first
+        # appearance is kept so the output is stable.
+        before = list(dict.fromkeys(old.get(key, [])))
+        after = list(dict.fromkeys(new.get(key, [])))
         added, t1 = _clip([x for x in after if x not in set(before)])
         removed, t2 = _clip([x for x in before if x not in set(after)])
         truncated = truncated or t1 or t2
@@ -103,10 +106,9 @@ def structure_delta(old: Structure | None, new: Structure) -> dict[str, Any]:
     delta["dates"] = {
         "added": [new_date] if new_date and not old_date else [],
         "removed": [old_date] if old_date and not new_date else [],
+        # Items are strings in changes@1.0, so a moved date reads "old -> new".
         "changed": (
-            [{"from": old_date, "to": new_date}]
-            if old_date and new_date and old_date != new_date
-            else []
+            [f"{old_date} -> {new_date}"] if old_date and new_date and old_date != new_date else []
         ),
     }
     delta["truncated"] = truncated
@@ -155,13 +157,22 @@ def encode_cursor(sequence: int) -> str:
 
 
 def decode_cursor(cursor: str) -> int:
-    body = cursor[len(CURSOR_PREFIX) :]
-    try:
-        text = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("ascii")
-        value = int(text)
-    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise GnoError("VALIDATION", f"Invalid changes cursor: {cursor}") from exc
-    if value < 0:
+    """The sequence inside a cursor this module issued; anything else is ``VALIDATION``.
+
+    Only the exact text ``encode_cursor`` produces is accepted: base64 decoding
+    skips stray characters and ``int`` takes signs, spaces and underscores, so
+    without the round-trip check many different strings would name one
+    position and a mistyped cursor could silently resume somewhere else.
+    """
+    body = cursor[len(CURSOR_PREFIX) :] if cursor.startswith(CURSOR_PREFIX) else None
+    value = -1
+    if body and len(body) <= 32:
+        try:
+            text = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("ascii")
+            value = int(text) if text.isdigit() else -1
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            value = -1
+    if value < 0 or encode_cursor(value) != cursor:
         raise GnoError("VALIDATION", f"Invalid changes cursor: {cursor}")
     return value
 
@@ -179,6 +190,21 @@ def _parse_instant(value: str) -> str:
     return parsed.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _bounds(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(first retained id, last id ever issued) of the journal.
+
+    The last id comes from ``sqlite_sequence`` (the table is AUTOINCREMENT),
+    so it survives retention: a cursor issued before everything was pruned
+    is then recognised as expired, not as "ahead of this index". With an
+    empty journal the first retained id is the next one to be issued.
+    """
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'document_changes'").fetchone()
+    latest = int(row[0]) if row is not None and row[0] is not None else 0
+    first = conn.execute("SELECT MIN(id) FROM document_changes").fetchone()[0]
+    earliest = int(first) if first is not None else latest + 1
+    return earliest, latest
+
+
 def feed(
     conn: sqlite3.Connection,
     *,
@@ -189,9 +215,7 @@ def feed(
     """The ``changes@1.0`` page after ``since`` (a cursor or an ISO time)."""
     if not 1 <= limit <= 1000:
         raise GnoError("VALIDATION", "limit must be between 1 and 1000")
-    bounds = conn.execute("SELECT MIN(id), MAX(id) FROM document_changes").fetchone()
-    earliest_id = int(bounds[0]) if bounds[0] is not None else None
-    latest_id = int(bounds[1]) if bounds[1] is not None else 0
+    earliest_id, latest_id = _bounds(conn)
     warnings: list[str] = []
     cursor_expired = False
     after_id = 0
@@ -203,7 +227,7 @@ def feed(
             after_id = decode_cursor(since)
             if after_id > latest_id:
                 raise GnoError("VALIDATION", f"Changes cursor is ahead of this index: {since}")
-            if earliest_id is not None and after_id + 1 < earliest_id:
+            if after_id + 1 < earliest_id:
                 cursor_expired = True
                 warnings.append("The cursor predates retained history; some changes were pruned.")
         else:
@@ -216,10 +240,17 @@ def feed(
     if collection:
         clauses.append("collection = ?")
         params.append(collection.lower())
-    rows = conn.execute(
-        f"SELECT * FROM document_changes WHERE {' AND '.join(clauses)} ORDER BY id LIMIT ?",
-        (*params, limit + 1),
-    ).fetchall()
+    # An expired cursor returns no entries: some changes after it are gone,
+    # and handing out the rest would let a client believe it caught up. It
+    # must start over from earliestCursor (changes@1.0 requires this shape).
+    rows = (
+        []
+        if cursor_expired
+        else conn.execute(
+            f"SELECT * FROM document_changes WHERE {' AND '.join(clauses)} ORDER BY id LIMIT ?",
+            (*params, limit + 1),
+        ).fetchall()
+    )
     truncated = len(rows) > limit
     rows = rows[:limit]
     changes = [
@@ -235,17 +266,16 @@ def feed(
         for row in rows
     ]
     last_id = int(rows[-1]["id"]) if rows else after_id
-    retention_truncated = earliest_id is not None and earliest_id > 1
     return {
         "schemaVersion": "1.0",
         "changes": changes,
         "page": {
             "nextCursor": encode_cursor(last_id) if truncated else None,
-            "latestCursor": encode_cursor(max(latest_id, after_id)),
-            "earliestCursor": encode_cursor(max((earliest_id or 1) - 1, 0)),
+            "latestCursor": encode_cursor(latest_id),
+            "earliestCursor": encode_cursor(earliest_id - 1),
             "cursorExpired": cursor_expired,
             "truncated": truncated,
-            "retentionTruncated": retention_truncated,
+            "retentionTruncated": earliest_id > 1,
         },
         "warnings": warnings,
     }

@@ -222,6 +222,10 @@ def ls(
     offset: int = 0,
 ) -> dict[str, Any]:
     """Active documents, optionally of one collection and under a path prefix."""
+    if limit < 1:
+        raise GnoError("INVALID_INPUT", "limit must be at least 1")
+    if offset < 0:
+        raise GnoError("INVALID_INPUT", "offset must not be negative")
     clauses = ["active = 1"]
     params: list[Any] = []
     if collection:

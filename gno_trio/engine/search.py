@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import sqlite3
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +26,12 @@ from gno_trio.errors import GnoError
 FIELD_WEIGHTS = (1.5, 4.0, 1.0)
 _SNIPPET_TOKENS = 32
 _FALLBACK_SNIPPET_CHARS = 240
+# The date a document is "about": its frontmatter date, else its file time.
+_DOC_DATE = "COALESCE(d.frontmatter_date, d.source_mtime)"
+# Private-use characters bracketing highlighted terms when locating the line
+# of the first match inside a chunk (never shown to anyone).
+_HIT_OPEN = "\ue000"
+_HIT_CLOSE = "\ue001"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +77,18 @@ def _normalise_tags(tags: Sequence[str]) -> list[str]:
 
 
 def _exclude_match(terms: Sequence[str]) -> str | None:
-    words = [t.strip() for t in terms if t.strip()]
-    if not words:
-        return None
-    return " OR ".join(_quote(w) for w in words)
+    """One FTS5 expression matching any exclude term as an exact phrase.
+
+    Control characters become spaces (FTS5 ends a string at NUL and reports
+    "unterminated string"), and a term with no letter or digit is dropped:
+    it cannot match a token, and an empty phrase is a syntax error.
+    """
+    phrases = []
+    for term in terms:
+        cleaned = "".join(" " if unicodedata.category(c) == "Cc" else c for c in term).strip()
+        if any(unicodedata.category(c)[0] in "LN" for c in cleaned):
+            phrases.append(_quote(cleaned))
+    return " OR ".join(phrases) if phrases else None
 
 
 def validate_request(request: SearchRequest) -> None:
@@ -96,13 +111,17 @@ def _filters(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str
         clauses.append("substr(d.uri, 1, ?) = ?")
         params.extend([len(request.uri_prefix), request.uri_prefix])
     now = request.now or datetime.now(UTC)
+    # Stored dates mix shapes ("2024-03-01", "...T10:00:00Z", naive times), so
+    # they are compared as instants: as text, "2024-03-01" sorts before
+    # "2024-03-01T00:00:00.000Z" and a note dated that day would fall out of
+    # since=2024-03-01.
     if request.since:
         bound = parse_time_bound(request.since, now=now)
-        clauses.append("COALESCE(d.frontmatter_date, d.source_mtime) >= ?")
+        clauses.append(f"julianday({_DOC_DATE}) >= julianday(?)")
         params.append(_iso(bound))
     if request.until:
         bound = parse_time_bound(request.until, now=now, end_of_range=True)
-        clauses.append("COALESCE(d.frontmatter_date, d.source_mtime) <= ?")
+        clauses.append(f"julianday({_DOC_DATE}) <= julianday(?)")
         params.append(_iso(bound))
     tags_all = _normalise_tags(request.tags_all)
     if tags_all:
@@ -146,6 +165,22 @@ def _filters(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def document_instant(row: sqlite3.Row) -> datetime:
+    """When a document is dated (frontmatter date, else mtime), as an aware instant.
+
+    Undated or unparseable values sort as the oldest possible moment.
+    """
+    for value in (row["frontmatter_date"], row["source_mtime"]):
+        if not value:
+            continue
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return datetime.min.replace(tzinfo=UTC)
 
 
 def relaxed_match(parsed: LexicalQuery) -> str | None:
@@ -200,10 +235,13 @@ def _rank(
 
 @dataclass(frozen=True, slots=True)
 class _Anchor:
+    """Where a hit points: a snippet, its chunk's line range, and the match line."""
+
     snippet: str
     start_line: int
     end_line: int
     language: str | None
+    line: int
 
 
 def _snippet_row(
@@ -219,10 +257,11 @@ def _snippet_row(
             return None
         row: sqlite3.Row | None = conn.execute(
             "SELECT snippet(chunks_fts, 0, '<mark>', '</mark>', '...', ?) AS snip, "
+            "highlight(chunks_fts, 0, ?, ?) AS marked, "
             "c.start_line, c.end_line, c.language "
             "FROM chunks_fts JOIN content_chunks c ON c.id = chunks_fts.rowid "
             "WHERE chunks_fts MATCH ? AND chunks_fts.rowid = ?",
-            (_SNIPPET_TOKENS, match, best[0]),
+            (_SNIPPET_TOKENS, _HIT_OPEN, _HIT_CLOSE, match, best[0]),
         ).fetchone()
         return row
     except sqlite3.OperationalError:
@@ -248,7 +287,13 @@ def best_chunk(conn: sqlite3.Connection, mirror_hash: str, match: str | None) ->
                 if row is not None:
                     break
         if row is not None:
-            return _Anchor(row["snip"], row["start_line"], row["end_line"], row["language"])
+            return _Anchor(
+                row["snip"],
+                row["start_line"],
+                row["end_line"],
+                row["language"],
+                _first_hit_line(row["marked"], row["start_line"]),
+            )
     row = conn.execute(
         "SELECT text, start_line, end_line, language FROM content_chunks "
         "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
@@ -259,7 +304,21 @@ def best_chunk(conn: sqlite3.Connection, mirror_hash: str, match: str | None) ->
     text = " ".join(row["text"][: _FALLBACK_SNIPPET_CHARS * 2].split())
     if len(text) > _FALLBACK_SNIPPET_CHARS:
         text = text[:_FALLBACK_SNIPPET_CHARS].rsplit(" ", 1)[0] + "..."
-    return _Anchor(text, row["start_line"], row["end_line"], row["language"])
+    return _Anchor(text, row["start_line"], row["end_line"], row["language"], row["start_line"])
+
+
+def _first_hit_line(marked: str | None, start_line: int) -> int:
+    """The line of the first highlighted term in a chunk (``highlight()`` output).
+
+    A chunk spans up to ~80 lines; pointing at its first line would send an
+    agent reading ``get(ref, fromLine=line, lineCount=10)`` past the match.
+    """
+    if not marked:
+        return start_line
+    offset = marked.find(_HIT_OPEN)
+    if offset < 0:
+        return start_line
+    return start_line + marked.count("\n", 0, offset)
 
 
 def normalise_scores(raw: Sequence[float]) -> list[float]:
@@ -325,11 +384,9 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
     fetch = request.limit * 3 if recency else request.limit
     ranked = _rank(conn, parsed, request, fetch)
     if recency:
-        ranked = sorted(
-            ranked,
-            key=lambda pair: pair[0]["frontmatter_date"] or pair[0]["source_mtime"] or "",
-            reverse=True,
-        )[: request.limit]
+        ranked = sorted(ranked, key=lambda pair: document_instant(pair[0]), reverse=True)[
+            : request.limit
+        ]
     rows = [row for row, _ in ranked]
     scores = normalise_scores([score for _, score in ranked])
     snippet_match = parsed.any_match
@@ -376,7 +433,7 @@ def _result(
         },
     }
     if anchor is not None:
-        result["line"] = anchor.start_line
+        result["line"] = anchor.line
         result["snippetRange"] = {"startLine": anchor.start_line, "endLine": anchor.end_line}
         if anchor.language:
             result["snippetLanguage"] = anchor.language

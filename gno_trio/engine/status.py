@@ -15,7 +15,12 @@ def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) ->
 def status(
     conn: sqlite3.Connection, *, index_name: str, db_path: str, config_path: str | None
 ) -> dict[str, Any]:
-    """Per-collection counts, last sync, and recorded ingest errors."""
+    """Per-collection counts, last sync, ingest errors and frontmatter warnings.
+
+    Warnings are derived from the stored documents rather than kept in their
+    own table, so they can never outlive the problem: fixing the file and
+    syncing clears them.
+    """
     collections = []
     for row in conn.execute("SELECT * FROM collections ORDER BY name"):
         name = row["name"]
@@ -35,6 +40,14 @@ def status(
                 (name,),
             )
         ]
+        warnings = [
+            {"relPath": w["rel_path"], "code": "FRONTMATTER_INVALID", "message": w["msg"]}
+            for w in conn.execute(
+                "SELECT rel_path, frontmatter_error AS msg FROM documents WHERE collection = ? "
+                "AND active = 1 AND frontmatter_error IS NOT NULL ORDER BY rel_path LIMIT 50",
+                (name,),
+            )
+        ]
         collections.append(
             {
                 "name": name,
@@ -46,6 +59,7 @@ def status(
                     conn, "SELECT COUNT(*) FROM ingest_errors WHERE collection = ?", (name,)
                 ),
                 "errors": errors,
+                "warnings": warnings,
                 "lastSyncedAt": row["last_synced_at"],
                 "memoryManaged": bool(row["memory_managed"]),
                 "egressPolicy": row["egress_policy"],
@@ -70,7 +84,7 @@ def status(
         "totalChunks": total_chunks,
         "embeddingBacklog": 0,
         "recentErrors": recent_errors,
-        "lastUpdatedAt": last_sync,
+        "lastUpdated": last_sync,
         "healthy": recent_errors == 0,
         "capabilities": {"bm25": True, "vector": False, "hybrid": False, "answer": False},
     }

@@ -55,7 +55,13 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise GnoError("RUNTIME", f"Cannot open index database {path}: {exc}") from exc
     conn.row_factory = sqlite3.Row
-    _configure(conn)
+    try:
+        _configure(conn)
+    except sqlite3.Error as exc:
+        # sqlite3.connect is lazy: a file that is not a database (or is
+        # locked or unreadable) only fails at the first statement.
+        conn.close()
+        raise GnoError("RUNTIME", f"Cannot open index database {path}: {exc}") from exc
     return conn
 
 

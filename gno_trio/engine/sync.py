@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,16 +23,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gno_trio.engine import convert as converters
 from gno_trio.engine import journal
 from gno_trio.engine.chunker import chunk_text
-from gno_trio.engine.convert import MAX_SOURCE_BYTES, Converted, convert, converter_for
+from gno_trio.engine.convert import Converted, convert, converter_for
 from gno_trio.engine.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.memory.projection import project as project_memory
 from gno_trio.engine.uris import docid_for, make_uri, sha256_hex
-from gno_trio.engine.walker import DEFAULT_EXCLUDES, FoundFile, walk
+from gno_trio.engine.walker import DEFAULT_EXCLUDES, FoundFile, admits, walk
 from gno_trio.errors import GnoError
 
 ProgressFn = Callable[[int, int, str], None]
 _BATCH = 200
+FRONTMATTER_INVALID = "FRONTMATTER_INVALID"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,9 @@ class SyncReport:
     removed: int = 0
     reactivated: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
+    # Indexed anyway, but something in the file deserves the user's attention
+    # (today: frontmatter that could not be parsed).
+    warnings: list[dict[str, str]] = field(default_factory=list)
     duration_ms: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -72,6 +79,7 @@ class SyncReport:
             "removed": self.removed,
             "reactivated": self.reactivated,
             "errors": list(self.errors),
+            "warnings": list(self.warnings),
             "durationMs": round(self.duration_ms, 1),
         }
 
@@ -97,26 +105,43 @@ class _Prepared:
     mirror_hash: str
 
 
+_COLLECTION_COLUMNS = (
+    "path",
+    "pattern",
+    "include_json",
+    "exclude_json",
+    "language_hint",
+    "egress_policy",
+    "memory_managed",
+)
+
+
+def collection_columns(spec: CollectionSpec) -> dict[str, Any]:
+    """The ``collections`` row a spec should have (besides name and timestamps)."""
+    return {
+        "path": os.fspath(spec.path),
+        "pattern": spec.pattern,
+        "include_json": json.dumps(list(spec.include)),
+        "exclude_json": json.dumps(list(spec.exclude)),
+        "language_hint": spec.language_hint,
+        "egress_policy": spec.egress_policy,
+        "memory_managed": int(spec.memory_managed),
+    }
+
+
+def collection_row_matches(row: sqlite3.Row, spec: CollectionSpec) -> bool:
+    return all(row[k] == v for k, v in collection_columns(spec).items())
+
+
 def upsert_collection(conn: sqlite3.Connection, spec: CollectionSpec) -> None:
+    values = collection_columns(spec)
+    columns = ", ".join(_COLLECTION_COLUMNS)
+    updates = ", ".join(f"{c}=excluded.{c}" for c in _COLLECTION_COLUMNS)
     conn.execute(
-        """INSERT INTO collections(name, path, pattern, include_json, exclude_json,
-               language_hint, egress_policy, memory_managed, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(name) DO UPDATE SET path=excluded.path, pattern=excluded.pattern,
-               include_json=excluded.include_json, exclude_json=excluded.exclude_json,
-               language_hint=excluded.language_hint, egress_policy=excluded.egress_policy,
-               memory_managed=excluded.memory_managed""",
-        (
-            spec.name,
-            os.fspath(spec.path),
-            spec.pattern,
-            json.dumps(list(spec.include)),
-            json.dumps(list(spec.exclude)),
-            spec.language_hint,
-            spec.egress_policy,
-            int(spec.memory_managed),
-            now_iso(),
-        ),
+        f"INSERT INTO collections(name, {columns}, created_at) "
+        f"VALUES (?, {', '.join('?' for _ in _COLLECTION_COLUMNS)}, ?) "
+        f"ON CONFLICT(name) DO UPDATE SET {updates}",
+        (spec.name, *(values[c] for c in _COLLECTION_COLUMNS), now_iso()),
     )
 
 
@@ -134,14 +159,17 @@ def _prepare(found: FoundFile, data: bytes) -> _Prepared:
 
 
 def _read(found: FoundFile) -> bytes:
-    if found.size > MAX_SOURCE_BYTES:
+    # Read the limit at call time: the converter module owns it, and one
+    # number must decide both "too large to read" and "too large to convert".
+    limit = converters.MAX_SOURCE_BYTES
+    if found.size > limit:
         raise GnoError(
             "FILE_TOO_LARGE",
-            f"{found.rel_path} is {found.size} bytes (limit {MAX_SOURCE_BYTES})",
+            f"{found.rel_path} is {found.size} bytes (limit {limit})",
         )
     try:
         with open(found.abs_path, "rb") as handle:
-            return handle.read(MAX_SOURCE_BYTES + 1)
+            return handle.read(limit + 1)
     except OSError as exc:
         raise GnoError(
             "READ_ERROR", f"Cannot read {found.rel_path}: {exc.strerror or exc}"
@@ -270,6 +298,7 @@ def write_document(
         conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
     _fts_upsert(conn, doc_id, prepared.found.rel_path, prepared.meta)
     _write_structure(conn, doc_id, prepared.meta)
+    project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
     current = journal.snapshot_values(values)
     delta = journal.structure_delta(old_structure, journal.structure_of(prepared.meta))
     journal.record(conn, kind, spec.name, observed_at, previous, current, delta)
@@ -302,6 +331,28 @@ def _record_error(
             (error.code, error.message, at, existing["id"]),
         )
     report.errors.append({"relPath": rel_path, "code": error.code, "message": error.message})
+
+
+def _note_warnings(report: SyncReport, prepared: _Prepared) -> None:
+    if prepared.meta.frontmatter_error:
+        report.warnings.append(
+            {
+                "relPath": prepared.found.rel_path,
+                "code": FRONTMATTER_INVALID,
+                "message": prepared.meta.frontmatter_error,
+            }
+        )
+
+
+def _shielded(rel_path: str, unlisted: set[str]) -> bool:
+    """Whether a path lies in (or is) an entry the walk could not list.
+
+    Such files were not *seen*, but that does not mean they are gone: a
+    permission glitch on one folder must not soft-delete everything in it.
+    """
+    if "." in unlisted:
+        return True
+    return any(rel_path == p or rel_path.startswith(p + "/") for p in unlisted)
 
 
 def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> None:
@@ -343,10 +394,25 @@ def sync_collection(
     else:
         files = []
         for rel in sorted(only):
+            # The same rules as the walk: no escaping the root, no symlinks
+            # (a link's target may lie outside it), nothing the collection's
+            # pattern, include or exclude would leave out.
+            if not admits(
+                rel,
+                pattern=spec.pattern,
+                include=spec.include,
+                exclude=spec.exclude,
+                supported=lambda r: converter_for(r) is not None,
+            ):
+                continue
             abs_path = spec.path / rel
             try:
                 st = abs_path.lstat()
+                if any(p.is_symlink() for p in abs_path.parents if spec.path in p.parents):
+                    continue
             except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
                 continue
             files.append(FoundFile(rel, os.fspath(abs_path), st.st_size, st.st_mtime_ns))
     existing = {
@@ -415,6 +481,7 @@ def sync_collection(
                 continue
             kind = "update" if row["active"] else "reactivate"
             write_document(conn, spec, prepared, row, kind=kind, observed_at=observed_at)
+            _note_warnings(report, prepared)
             if kind == "update":
                 report.updated += 1
             else:
@@ -422,16 +489,22 @@ def sync_collection(
             if index % _BATCH == 0:
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
+        unlisted = {rel for rel, _ in walk_errors}
         vanished = (
             []
             if only is not None
-            else [row for rel, row in existing.items() if rel not in seen and row["active"]]
+            else [
+                row
+                for rel, row in existing.items()
+                if rel not in seen and row["active"] and not _shielded(rel, unlisted)
+            ]
         )
         by_hash: dict[str, list[sqlite3.Row]] = {}
         for row in vanished:
             by_hash.setdefault(row["source_hash"], []).append(row)
         renamed_ids: set[int] = set()
         for prepared in fresh:
+            _note_warnings(report, prepared)
             candidates = by_hash.get(prepared.source_hash)
             if candidates:
                 old = candidates.pop(0)
@@ -487,6 +560,7 @@ def _rename(
     _store_content(conn, prepared)
     _fts_upsert(conn, int(old["id"]), prepared.found.rel_path, prepared.meta)
     _write_structure(conn, int(old["id"]), prepared.meta)
+    project_memory(conn, int(old["id"]), prepared.meta, managed=spec.memory_managed)
     journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})
 
 

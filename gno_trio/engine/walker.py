@@ -97,6 +97,34 @@ def _exclusion_matcher(exclude: Sequence[str]) -> Callable[[str, str], bool]:
     return excluded
 
 
+def admits(
+    rel_path: str,
+    *,
+    pattern: str = "**/*",
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = DEFAULT_EXCLUDES,
+    supported: Callable[[str], bool] = lambda _rel: True,
+) -> bool:
+    """Whether ``walk`` would yield this relative path (ignoring the filesystem).
+
+    Lets a caller that indexes named files (after a write through gno-trio)
+    apply exactly the collection's rules, so the next full sync agrees.
+    """
+    segments = rel_path.split("/")
+    if not rel_path or any(s in ("", ".", "..") for s in segments) or "\x00" in rel_path:
+        return False
+    excluded = _exclusion_matcher(exclude)
+    for depth, name in enumerate(segments, 1):
+        if excluded(name, "/".join(segments[:depth])):
+            return False
+    if rel_path.startswith(_RESERVED_PREFIX):
+        return False
+    exts = _normalise_exts(include)
+    if exts and os.path.splitext(segments[-1])[1].lower() not in exts:
+        return False
+    return bool(glob_regex(pattern or "**/*").match(rel_path)) and supported(rel_path)
+
+
 def walk(
     root: Path,
     *,

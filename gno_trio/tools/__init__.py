@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from gno_trio.runtime import Runtime
 from gno_trio.server.tooltypes import ToolHandler
-from gno_trio.tools import index_state, reading, retrieval
+from gno_trio.tools import capture, index_state, memory, reading, retrieval
 
 HandlerFactory = Callable[[Runtime], ToolHandler]
 
@@ -20,6 +20,9 @@ HANDLERS: dict[str, HandlerFactory] = {
     "gno_peek": index_state.make_peek,
     "gno_list_tags": index_state.make_list_tags,
     "gno_changes": index_state.make_changes,
+    "gno_recall": memory.make_recall,
+    "gno_remember": memory.make_remember,
+    "gno_capture": capture.make_capture,
 }
 
 

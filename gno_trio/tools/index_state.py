@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
+from gno_trio import __version__
+from gno_trio.engine.uris import parse_uri
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import ChangesInput, ListTagsInput, PeekInput, StatusInput
@@ -24,11 +27,61 @@ def status_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+PEEK_SCHEMA_VERSION = "peek@1.0"
+
+
+def _recent_entry(doc: dict[str, Any]) -> dict[str, Any]:
+    collection = doc.get("collection") or parse_uri(doc["uri"])[0]
+    return {
+        "docid": doc["docid"],
+        "uri": doc["uri"],
+        "title": doc.get("title"),
+        "collection": collection,
+        # The engine's snapshot may only know when a document was indexed;
+        # that is the closest honest stand-in for its modification time.
+        "modifiedAt": doc.get("modifiedAt") or doc.get("indexedAt") or "",
+    }
+
+
+def peek_result(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The engine's index snapshot in the advertised ``peek@1.0`` shape.
+
+    The engine reports raw counts; the tool contract adds who answered and
+    when, folds errors and the embedding backlog into ``backlog``, and nulls
+    the counters of an index with no collection, as the output schema asks.
+    A stdio process runs no resident HTTP server, so ``serve`` says so.
+    """
+    initialized = bool(snapshot["initialized"])
+    counts = snapshot.get("counts") or {}
+    recent = [_recent_entry(doc) for doc in snapshot.get("recentDocuments", [])]
+    return {
+        "schemaVersion": PEEK_SCHEMA_VERSION,
+        "gnoVersion": __version__,
+        "generatedAt": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "initialized": initialized,
+        "indexName": snapshot["indexName"],
+        "counts": (
+            {"documents": counts.get("documents", 0), "collections": counts.get("collections", 0)}
+            if initialized
+            else None
+        ),
+        "backlog": (
+            {"pending": snapshot.get("embeddingBacklog", 0), "failed": counts.get("errors", 0)}
+            if initialized
+            else None
+        ),
+        "lastIndexedAt": snapshot.get("lastIndexedAt") if initialized else None,
+        "recent": recent[:10] if initialized else [],
+        "serve": {"running": False, "url": None},
+    }
+
+
 def peek_text(result: dict[str, Any]) -> str:
     counts = result["counts"]
-    state = "initialized" if result["initialized"] else "empty (no collections)"
+    if counts is None:
+        return f"Index {result['indexName']} is empty: no collections yet"
     return (
-        f"Index {result['indexName']} {state}: {counts['collections']} collections, "
+        f"Index {result['indexName']} initialized: {counts['collections']} collections, "
         f"{counts['documents']} documents; last indexed {result.get('lastIndexedAt') or 'never'}"
     )
 
@@ -65,7 +118,8 @@ def make_status(runtime: Runtime) -> Any:
 def make_peek(runtime: Runtime) -> Any:
     async def gno_peek(args: PeekInput, ctx: ToolCallContext) -> ToolResult:
         async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(lambda conn: runtime.engine.peek(conn=conn))
+            snapshot = await runtime.run(lambda conn: runtime.engine.peek(conn=conn))
+            result = peek_result(snapshot)
             return peek_text(result), result
 
         return await guarded(produce)

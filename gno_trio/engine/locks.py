@@ -1,0 +1,73 @@
+"""The write lease: one OS advisory lock file shared by every gno-trio writer.
+
+MCP write tools, the memory service and CLI writers of the same data
+directory serialise on ``<data>/.mcp-write.lock``. The lock is an ``flock``
+on an open file description, so it is released by the kernel if the holder
+dies, and two holders in one process (two threads) contend like two
+processes do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import math
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from gno_trio.errors import GnoError
+
+DEFAULT_WAIT_SECONDS = 5.0
+MEMORY_WAIT_SECONDS = 120.0
+_POLL_SECONDS = 0.02
+LOCKED_MESSAGE = "Another GNO write operation is running. Try again later."
+
+
+def wait_from_env(default: float) -> float:
+    """The lease wait in seconds: ``GNO_WRITE_LOCK_WAIT_MS`` when set, else ``default``.
+
+    Tests and impatient users shorten waits with it; a value that is not a
+    finite, non-negative number of milliseconds is ignored.
+    """
+    raw = os.environ.get("GNO_WRITE_LOCK_WAIT_MS")
+    if raw is None:
+        return default
+    try:
+        millis = float(raw)
+    except ValueError:
+        return default
+    if not math.isfinite(millis) or millis < 0:
+        return default
+    return millis / 1000
+
+
+@contextlib.contextmanager
+def write_lease(
+    path: Path,
+    *,
+    wait_seconds: float | None = None,
+    busy_code: str = "LOCKED",
+    busy_message: str = LOCKED_MESSAGE,
+) -> Iterator[None]:
+    """Hold the exclusive lease for the ``with`` block, waiting up to ``wait_seconds``."""
+    wait = wait_from_env(DEFAULT_WAIT_SECONDS) if wait_seconds is None else wait_seconds
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise GnoError(busy_code, busy_message) from None
+                time.sleep(_POLL_SECONDS)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

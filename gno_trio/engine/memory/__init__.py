@@ -1,0 +1,1 @@
+"""Durable, scoped, cited facts kept as Markdown files in memory-managed collections."""

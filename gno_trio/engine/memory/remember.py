@@ -1,0 +1,158 @@
+"""Remember: store one fact, or say which stored facts it resembles.
+
+Without a ``decision`` nothing is written: the caller gets the candidates
+it may want to supersede. ``add`` writes a new fact unless the exact text
+is already current in scope; ``supersede`` replaces one current fact,
+checked by URI and content hash, and a fact can have only one successor.
+Every write happens under the shared write lease and returns only once the
+fact file is indexed (lexically searchable).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence, Set
+from typing import Any
+
+from gno_trio.engine.memory.queries import (
+    FACT_COLUMNS,
+    StoredFact,
+    current_facts_clause,
+    fact_from_row,
+)
+from gno_trio.errors import GnoError
+
+CANDIDATE_LIMIT = 16
+LEXICAL_THRESHOLD = 0.5
+MAX_MATCH_TOKENS = 64
+SEMANTIC_UNAVAILABLE = "no embedding model available"
+_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def tokens(text: str) -> set[str]:
+    return set(_TOKEN_RE.findall(text.lower()))
+
+
+def jaccard(left: set[str], right: set[str]) -> float:
+    if not left and not right:
+        return 1.0
+    return len(left & right) / len(left | right)
+
+
+def matching_block() -> dict[str, Any]:
+    return {
+        "mode": "lexical",
+        "threshold": LEXICAL_THRESHOLD,
+        "semanticUnavailable": SEMANTIC_UNAVAILABLE,
+    }
+
+
+def find_exact(
+    conn: sqlite3.Connection, collection: str, scopes: Sequence[str], hash_hex: str
+) -> StoredFact | None:
+    row = conn.execute(
+        f"SELECT {FACT_COLUMNS} FROM memory_records m JOIN documents d ON d.id = m.document_id "
+        f"WHERE m.content_hash = ? AND {current_facts_clause(scopes)} "
+        f"ORDER BY m.created_at LIMIT 1",
+        (hash_hex, collection, *scopes),
+    ).fetchone()
+    return fact_from_row(row) if row is not None else None
+
+
+def candidates(
+    conn: sqlite3.Connection, collection: str, scopes: Sequence[str], text: str, hash_hex: str
+) -> list[dict[str, Any]]:
+    """Current in-scope facts sharing words with ``text``, most similar first."""
+    words = sorted(tokens(text))[:MAX_MATCH_TOKENS]
+    found: dict[str, tuple[StoredFact, float]] = {}
+    if words:
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        rows = conn.execute(
+            f"SELECT {FACT_COLUMNS} FROM documents_fts JOIN documents d ON "
+            f"d.id = documents_fts.rowid JOIN memory_records m ON m.document_id = d.id "
+            f"WHERE documents_fts MATCH ? AND {current_facts_clause(scopes)} "
+            f"ORDER BY bm25(documents_fts) LIMIT ?",
+            (match, collection, *scopes, CANDIDATE_LIMIT),
+        ).fetchall()
+        mine = tokens(text)
+        for row in rows:
+            fact = fact_from_row(row)
+            similarity = (
+                1.0
+                if fact.record.content_hash == hash_hex
+                else jaccard(mine, tokens(fact.record.text))
+            )
+            found[fact.uri] = (fact, similarity)
+    exact = find_exact(conn, collection, scopes, hash_hex)
+    if exact is not None:
+        found[exact.uri] = (exact, 1.0)
+    ordered = sorted(found.values(), key=lambda pair: (-pair[1], pair[0].record.record_id))
+    out = []
+    for fact, similarity in ordered:
+        entry = fact.as_dict()
+        entry["similarity"] = round(similarity, 6)
+        entry["match"] = (
+            "exact"
+            if similarity >= 1.0
+            else "likely"
+            if similarity >= LEXICAL_THRESHOLD
+            else "weak"
+        )
+        out.append(entry)
+    return out
+
+
+def successor_of(conn: sqlite3.Connection, uri: str, collection: str) -> str | None:
+    row = conn.execute(
+        "SELECT sd.uri FROM doc_edges e JOIN documents sd ON sd.id = e.src_doc_id "
+        "JOIN memory_records sm ON sm.document_id = sd.id "
+        "WHERE e.edge_type = 'supersedes' AND e.target = ? AND sd.active = 1 "
+        "AND sd.collection = ? AND sm.valid = 1 LIMIT 1",
+        (uri, collection),
+    ).fetchone()
+    return str(row[0]) if row is not None else None
+
+
+def predecessor(
+    conn: sqlite3.Connection, collection: str, uri: str, expected_hash: str
+) -> StoredFact:
+    """The fact a supersede replaces, checked: current, same collection, same hash."""
+    row = conn.execute(
+        f"SELECT {FACT_COLUMNS}, m.valid FROM documents d "
+        f"LEFT JOIN memory_records m ON m.document_id = d.id "
+        f"WHERE d.uri = ? AND d.collection = ? AND d.active = 1",
+        (uri, collection),
+    ).fetchone()
+    if row is None or not row["valid"]:
+        raise GnoError(
+            "MEMORY_PREDECESSOR_NOT_FOUND",
+            f"No current fact at {uri} in collection {collection}",
+        )
+    fact = fact_from_row(row)
+    if fact.record.content_hash != expected_hash.strip().lower():
+        raise GnoError(
+            "MEMORY_PREDECESSOR_HASH_MISMATCH",
+            f"{uri} has contentHash {fact.record.content_hash}, not {expected_hash}",
+        )
+    successor = successor_of(conn, uri, collection)
+    if successor is not None:
+        raise GnoError("MEMORY_SUPERSEDE_CONFLICT", f"{uri} was already superseded by {successor}")
+    return fact
+
+
+def check_fences(hash_hex: str, fenced_spans: Set[str], derived_from: Sequence[str]) -> None:
+    """Refuse recalled text replayed as a new fact, and facts derived from gno:// documents."""
+    if hash_hex in fenced_spans:
+        raise GnoError(
+            "MEMORY_FENCED_REPLAY",
+            "This text is a span returned by recall (it is in the receipt's spanHashes); "
+            "store new facts, not recalled ones",
+        )
+    for origin in derived_from:
+        # URI schemes are case-insensitive: GNO://notes/x names the same documents.
+        if str(origin).strip().lower().startswith("gno://"):
+            raise GnoError(
+                "MEMORY_FENCED_DERIVED",
+                f"Facts derived from indexed documents are rejected (derivedFrom {origin})",
+            )

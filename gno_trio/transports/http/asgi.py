@@ -1,0 +1,251 @@
+"""The gateway as one ASGI application: boundary, admission, shared guards, era split.
+
+Per request, in order:
+
+1. the boundary (peer, Host/Origin, rate, bearer, declared length) before any
+   body byte is read;
+2. routing by path and HTTP method (405 with ``Allow`` for other methods);
+3. for a POST: ``Accept`` (406) and ``Content-Type`` (415), then the body under
+   the size and time limits (413/408), then one msgspec decode (400 ``-32700``
+   for bad JSON, ``-32600`` for batches and non-messages);
+4. a request nursery holding a transport capacity slot and a runtime
+   admission slot, both given back on every exit path; a watcher task in the
+   same nursery cancels the work when the client disconnects;
+5. the shared guards: write gate, egress against the actual peer zone (with
+   its authorization epoch), identity;
+6. the era split: a message claiming 2026-07-28 (envelope key or
+   ``MCP-Protocol-Version: 2026-07-28``) goes to :mod:`.modern`, everything
+   else to :mod:`.legacy`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+import msgspec
+import trio
+
+from gno_trio.protocol.envelope import claims_modern
+from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Request, decode_line
+from gno_trio.protocol.versions import MODERN_VERSIONS
+from gno_trio.transports.http import legacy, modern
+from gno_trio.transports.http.boundary import Boundary, ClientGone, read_body
+from gno_trio.transports.http.guards import EgressTicket, egress_guard, write_gate
+from gno_trio.transports.http.settings import MCP_PATH, METRICS_PATH, STATUS_PATH
+from gno_trio.transports.http.state import Exchange, GatewayState
+from gno_trio.transports.http.status import resident_status, transport_metrics
+from gno_trio.transports.http.tokens import TokenFileState
+from gno_trio.transports.http.wire import (
+    ALLOW_HEADER,
+    Message,
+    Receive,
+    Refused,
+    Reply,
+    RequestHeaders,
+    Scope,
+    Send,
+    accepts,
+    boundary_reply,
+    invalid_request_reply,
+    is_json_content_type,
+    jsonrpc_reply,
+    send_reply,
+)
+from nurseries import AdmissionRefused
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+_json_encoder = msgspec.json.Encoder()
+_PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
+_NO_STORE: Final = ((b"cache-control", b"no-store"),)
+
+
+def claims_modern_http(headers: RequestHeaders, message: Incoming) -> bool:
+    """Whether a POST belongs to the sessionless 2026-07-28 leg."""
+    version = headers.get(_PROTOCOL_VERSION_HEADER)
+    if version is not None and version.strip() in MODERN_VERSIONS:
+        return True
+    if isinstance(message, Request | Notification):
+        return claims_modern(message.params)
+    return False
+
+
+async def _watch_disconnect(receive: Receive, on_gone: Callable[[], None]) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            on_gone()
+            return
+
+
+class GatewayApp:
+    """The ASGI callable hypercorn serves."""
+
+    def __init__(self, state: GatewayState, *, token_state: TokenFileState | None) -> None:
+        self.state = state
+        self.boundary = Boundary(
+            state.listener,
+            token_state=token_state,
+            on_credentials_changed=self._credentials_changed,
+        )
+
+    def _credentials_changed(self) -> None:
+        closed = self.state.sessions.close_where(lambda s: s.authenticated, "credentials")
+        self.state.metrics.refusals["credentials_changed"] += 1
+        if closed:
+            logger.warning("token file changed: closed %d authenticated session(s)", closed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _reply(self, send: Send, reply: Reply) -> None:
+        if reply.status >= 400:
+            self.state.metrics.refusals[reply.reason or str(reply.status)] += 1
+        await send_reply(send, reply)
+
+    async def _http(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
+        statuses = self.state.metrics.statuses
+
+        async def send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                statuses[message["status"]] += 1
+            await raw_send(message)
+
+        headers = RequestHeaders(scope["headers"])
+        verdict = self.boundary.check(scope, headers)
+        if isinstance(verdict, Reply):
+            await self._reply(send, verdict)
+            return
+        exchange = Exchange(receive, send, headers, verdict)
+        path: str = scope["path"]
+        method: str = scope["method"]
+        try:
+            if path == MCP_PATH:
+                if method == "POST":
+                    await self._post(exchange)
+                elif method == "GET":
+                    self.state.metrics.requests["legacy_get"] += 1
+                    await legacy.get(self.state, exchange)
+                elif method == "DELETE":
+                    self.state.metrics.requests["legacy_delete"] += 1
+                    await self._admitted(lambda: legacy.delete(self.state, exchange), send)
+                else:
+                    raise Refused(
+                        invalid_request_reply(
+                            405, "Method not allowed", reason="method", headers=(ALLOW_HEADER,)
+                        )
+                    )
+            elif path in (STATUS_PATH, METRICS_PATH):
+                if method != "GET":
+                    raise Refused(
+                        invalid_request_reply(
+                            405,
+                            "Method not allowed",
+                            reason="method",
+                            headers=((b"allow", b"GET"),),
+                        )
+                    )
+                self.state.metrics.requests["status"] += 1
+                document = (
+                    resident_status(self.state)
+                    if path == STATUS_PATH
+                    else transport_metrics(self.state)
+                )
+                await self._reply(
+                    send, Reply(status=200, body=_json_encoder.encode(document), headers=_NO_STORE)
+                )
+            else:
+                raise Refused(invalid_request_reply(404, "Not found", reason="path"))
+        except Refused as refused:
+            await self._reply(send, refused.reply)
+
+    async def _admitted(self, work: Callable[[], Awaitable[None]], send: Send) -> None:
+        """Run ``work`` holding a capacity slot and a runtime admission slot."""
+        try:
+            async with self.state.capacity.slot(), self.state.readers.slot():
+                await work()
+        except AdmissionRefused as refused:
+            await self._reply(send, boundary_reply(refused.http_status, refused.reason))
+
+    async def _post(self, exchange: Exchange) -> None:
+        headers = exchange.headers
+        if not accepts(headers.get("accept"), "application/json", "text/event-stream"):
+            raise Refused(
+                invalid_request_reply(
+                    406,
+                    "Accept must include application/json and text/event-stream",
+                    reason="accept",
+                )
+            )
+        if not is_json_content_type(headers.get("content-type")):
+            raise Refused(
+                invalid_request_reply(
+                    415, "Content-Type must be application/json", reason="content-type"
+                )
+            )
+        settings = self.state.settings
+        try:
+            body = await read_body(
+                exchange.receive,
+                max_bytes=settings.limits.max_body_bytes,
+                timeout=settings.body_timeout,
+            )
+        except ClientGone:
+            return
+        if isinstance(body, Reply):
+            raise Refused(body)
+        message = decode_line(body)
+        if isinstance(message, DecodeFailure):
+            raise Refused(
+                jsonrpc_reply(
+                    400,
+                    message.id,
+                    {"code": message.code, "message": message.message},
+                    reason=f"decode-{message.code}",
+                )
+            )
+        is_modern = claims_modern_http(headers, message)
+        self.state.metrics.requests["modern" if is_modern else "legacy"] += 1
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch_disconnect, exchange.receive, nursery.cancel_scope.cancel)
+            try:
+                await self._admitted(
+                    lambda: self._guarded(exchange, message, is_modern), exchange.send
+                )
+            except Refused as refused:
+                await self._reply(exchange.send, refused.reply)
+            finally:
+                nursery.cancel_scope.cancel()
+
+    async def _guarded(self, exchange: Exchange, message: Incoming, is_modern: bool) -> None:
+        ticket: EgressTicket | None = None
+        if isinstance(message, Request):
+            refusal = write_gate(message, write_enabled=self.state.settings.enable_write)
+            if refusal is not None:
+                raise Refused(refusal)
+            verdict = egress_guard(message, exchange.caller, self.state.policies)
+            if isinstance(verdict, Reply):
+                raise Refused(verdict)
+            ticket = verdict
+        if is_modern:
+            await modern.post(self.state, exchange, message, ticket)
+        else:
+            await legacy.post(self.state, exchange, message, ticket)
+
+
+__all__ = ["GatewayApp", "claims_modern_http"]

@@ -1,0 +1,203 @@
+"""The external boundary: every HTTP request passes here before a byte of JSON is parsed.
+
+Checks, in order, each answering the closed ``mcp-http-error`` body:
+
+1. peer: the socket address hypercorn reports (``scope["client"]``), never a
+   ``Forwarded``/``X-Forwarded-*`` header; a loopback listener serves loopback
+   peers only (403);
+2. ``Host`` exactly in the allow-list, ``Origin`` (when sent) exactly in its
+   allow-list (403);
+3. the per-peer rate limit (429, with ``Retry-After``);
+4. the bearer token, when required: the token file is re-read now; a file that
+   changed since the last request revokes authenticated sessions, a file that
+   is unusable refuses everyone (503), a missing or wrong token is 401;
+5. the declared body length (413). The streamed length and the time to deliver
+   the body are enforced by :func:`read_body`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import trio
+
+from gno_trio.egress import Zone, classify_peer
+from gno_trio.transports.http.settings import Listener
+from gno_trio.transports.http.tokens import (
+    MAX_TOKEN_CHARS,
+    TokenFileState,
+    digests_match,
+    read_token_file,
+    token_digest,
+)
+from gno_trio.transports.http.wire import (
+    Receive,
+    Reply,
+    RequestHeaders,
+    Scope,
+    boundary_reply,
+    jsonrpc_reply,
+)
+from nurseries import FixedWindowRateLimiter
+
+LOOPBACK_IDENTITY: Final = "loopback"
+RATE_WINDOW_SECONDS: Final = 60.0
+MAX_RATE_KEYS: Final = 4096
+_MAX_ZONE_CACHE: Final = 4096
+_WWW_AUTHENTICATE: Final = ((b"www-authenticate", b"Bearer"),)
+_BEARER_PREFIX: Final = "bearer "
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is on the other end of one request, as far as the boundary can tell."""
+
+    peer: str | None
+    zone: Zone
+    identity: str
+    """``"loopback"`` for unauthenticated loopback callers, else ``"bearer:<sha256 hex>"``."""
+    authenticated: bool
+
+
+class Boundary:
+    """Stateful checks (rate windows, the last token revision) for one listener."""
+
+    def __init__(
+        self,
+        listener: Listener,
+        *,
+        token_state: TokenFileState | None,
+        on_credentials_changed: Callable[[], None],
+    ) -> None:
+        settings = listener.settings
+        self._listener = listener
+        self._loopback_only = settings.loopback_bind
+        self._auth_required = settings.auth_required
+        self._token_file = settings.token_file
+        self._max_body = settings.limits.max_body_bytes
+        self._rate = FixedWindowRateLimiter(
+            settings.limits.max_requests_per_minute, RATE_WINDOW_SECONDS, MAX_RATE_KEYS
+        )
+        self._last_revision = token_state.revision if token_state is not None else None
+        self._on_credentials_changed = on_credentials_changed
+        self._zones: dict[str | None, Zone] = {}
+
+    def _zone(self, peer: str | None) -> Zone:
+        zone = self._zones.get(peer)
+        if zone is None:
+            if len(self._zones) >= _MAX_ZONE_CACHE:
+                self._zones.clear()
+            zone = self._zones[peer] = classify_peer(peer)
+        return zone
+
+    def check(self, scope: Scope, headers: RequestHeaders) -> Caller | Reply:
+        """Run checks 1-5; a :class:`Reply` means the request is refused."""
+        client = scope.get("client")
+        peer: str | None = client[0] if client else None
+        zone = self._zone(peer)
+        if self._loopback_only and zone != "loopback":
+            return boundary_reply(403, "peer")
+        host = headers.get("host")
+        if host is None or headers.repeated("host"):
+            return boundary_reply(403, "host")
+        if host.strip().lower() not in self._listener.allowed_hosts:
+            return boundary_reply(403, "host")
+        origin = headers.get("origin")
+        if origin is not None and (
+            headers.repeated("origin")
+            or origin.strip().lower() not in self._listener.allowed_origins
+        ):
+            return boundary_reply(403, "origin")
+        decision = self._rate.check(peer)
+        if not decision.allowed:
+            retry = str(max(1, math.ceil(decision.retry_after))).encode("ascii")
+            return boundary_reply(429, "rate", headers=((b"retry-after", retry),))
+        if self._auth_required:
+            identity_or_refusal = self._authenticate(headers)
+            if isinstance(identity_or_refusal, Reply):
+                return identity_or_refusal
+            caller = Caller(peer, zone, identity_or_refusal, authenticated=True)
+        else:
+            caller = Caller(peer, zone, LOOPBACK_IDENTITY, authenticated=False)
+        declared = headers.get("content-length")
+        if declared is not None:
+            try:
+                too_large = int(declared) > self._max_body
+            except ValueError:
+                return jsonrpc_reply(
+                    400,
+                    None,
+                    {"code": -32600, "message": "Invalid Content-Length"},
+                    reason="content-length",
+                    close=True,
+                )
+            if too_large:
+                return boundary_reply(413, "body-declared", close=True)
+        return caller
+
+    def _authenticate(self, headers: RequestHeaders) -> str | Reply:
+        assert self._token_file is not None
+        state = read_token_file(self._token_file)
+        if state.revision != self._last_revision:
+            self._last_revision = state.revision
+            self._on_credentials_changed()
+        if state.digest is None:
+            return boundary_reply(503, "credentials-unavailable")
+        presented = _bearer_digest(headers)
+        if presented is None or not digests_match(presented, state.digest):
+            return boundary_reply(401, "auth", headers=_WWW_AUTHENTICATE)
+        return "bearer:" + state.digest.hex()
+
+
+def _bearer_digest(headers: RequestHeaders) -> bytes | None:
+    if headers.repeated("authorization"):
+        return None
+    value = headers.get("authorization")
+    if value is None or value[: len(_BEARER_PREFIX)].lower() != _BEARER_PREFIX:
+        return None
+    token = value[len(_BEARER_PREFIX) :].strip()
+    if not token or len(token) > MAX_TOKEN_CHARS:
+        return None
+    if not all(0x21 <= ord(ch) <= 0x7E for ch in token):
+        return None
+    return token_digest(token)
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request body arrived."""
+
+
+async def read_body(receive: Receive, *, max_bytes: int, timeout: float) -> bytes | Reply:
+    """The whole request body, or a refusal: 413 past ``max_bytes``, 408 past ``timeout``.
+
+    Both refusals close the connection, since the rest of the body is never read.
+    Raises :class:`ClientGone` when the client hangs up first.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    with trio.move_on_after(timeout):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientGone
+            chunk: bytes = message.get("body", b"")
+            if chunk:
+                size += len(chunk)
+                if size > max_bytes:
+                    return boundary_reply(413, "body-streamed", close=True)
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return jsonrpc_reply(
+        408,
+        None,
+        {"code": -32000, "message": "Request body timeout"},
+        reason="body-timeout",
+        close=True,
+    )
+
+
+__all__ = ["LOOPBACK_IDENTITY", "Boundary", "Caller", "ClientGone", "read_body"]

@@ -1,0 +1,80 @@
+"""The ``serve`` and ``daemon`` commands: flags, the engine, the gateway.
+
+Both start the same gateway. ``serve`` stays on loopback; ``daemon`` may listen
+elsewhere behind a token file and exact Host/Origin lists, requires at least
+one collection, and syncs its collections once the listener is up (skip with
+``--no-sync-on-start``). Flags beat ``gateway.*`` config keys, which beat the
+defaults; the tool profile and the write switch are read once at start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+
+from gno_trio.engine.api import Engine
+from gno_trio.errors import GnoError
+from gno_trio.runtime import Runtime
+from gno_trio.server.app import build_app
+from gno_trio.transports.http.guards import PolicyBook
+from gno_trio.transports.http.server import BackgroundTask, run_resident
+from gno_trio.transports.http.settings import Mode, check_bind, settings_from_config
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+
+def _initial_sync(runtime: Runtime) -> BackgroundTask:
+    async def initial_sync() -> None:
+        try:
+            reports = await runtime.run(lambda conn: runtime.engine.sync(conn=conn))
+        except GnoError as exc:
+            logger.warning("initial sync failed: %s: %s", exc.code, exc.message)
+            return
+        logger.info("initial sync done: %d collection(s)", len(reports))
+
+    return initial_sync
+
+
+def run_gateway_command(
+    args: argparse.Namespace, *, mode: Mode, open_engine: Callable[[argparse.Namespace], Engine]
+) -> int:
+    """Start the gateway for ``gno-trio serve`` / ``gno-trio daemon``; blocks until drained."""
+    engine = open_engine(args)
+    try:
+        settings = settings_from_config(
+            engine.config.gateway,
+            mode=mode,
+            host=args.host,
+            port=args.port,
+            token_file=args.mcp_token_file,
+            allowed_hosts=args.mcp_allowed_host,
+            allowed_origins=args.mcp_allowed_origin,
+            enable_write=args.mcp_enable_write,
+            tool_profile=args.mcp_tool_profile,
+        )
+        check_bind(settings)
+        if mode == "daemon" and not engine.config.collections:
+            raise GnoError(
+                "VALIDATION",
+                "daemon needs at least one collection; add one with: "
+                "gno-trio collection add <path>",
+            )
+        runtime = Runtime(
+            engine=engine, write_enabled=settings.enable_write, tool_profile=settings.tool_profile
+        )
+        background: list[BackgroundTask] = []
+        if mode == "daemon" and not getattr(args, "no_sync_on_start", False):
+            background.append(_initial_sync(runtime))
+        return run_resident(
+            build_app(runtime),
+            settings,
+            policies=PolicyBook(engine.location.config_path, engine.config.collections),
+            background=background,
+            as_json=bool(getattr(args, "json", False)),
+        )
+    finally:
+        engine.close()
+
+
+__all__ = ["run_gateway_command"]

@@ -1,0 +1,128 @@
+"""Answering one JSON-RPC request over HTTP: a JSON body, or SSE when notifications come first.
+
+A request's answer starts out as a plain ``application/json`` reply. Only when
+the handler emits a notification that belongs to the request (progress) does
+the :class:`Responder` switch to ``text/event-stream``: it sends the SSE
+headers, then each notification as an event, then the response as the last
+event, and ends the stream. Clients must accept both forms, and most requests
+never pay for a stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gno_trio.protocol.errors import ProtocolError, internal_error
+from gno_trio.protocol.jsonrpc import Request, encode_error, encode_notification, encode_result
+from gno_trio.server.context import RequestContext
+from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.http.wire import SSE_HEADERS, Header, Reply, Send, send_reply, sse_event
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+StatusForCode = Callable[[int], int]
+"""Maps a JSON-RPC error code to the HTTP status of a plain JSON error reply."""
+
+FinalCheck = Callable[[], Reply | None]
+"""Run after the handler and before the answer is committed; a Reply replaces the answer."""
+
+
+class Responder:
+    """The one way a request's answer reaches the client."""
+
+    __slots__ = ("_headers", "_send", "committed", "streaming")
+
+    def __init__(self, send: Send, headers: tuple[Header, ...] = ()) -> None:
+        self._send = send
+        self._headers = headers
+        self.streaming = False
+        self.committed = False
+
+    async def _open_stream(self) -> None:
+        self.streaming = True
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [*SSE_HEADERS, *self._headers],
+            }
+        )
+
+    async def notify(self, method: str, params: Mapping[str, Any]) -> None:
+        """Send a request-scoped notification, switching to SSE on the first one."""
+        if self.committed:
+            return
+        if not self.streaming:
+            await self._open_stream()
+        line = encode_notification(method, params)
+        await self._send({"type": "http.response.body", "body": sse_event(line), "more_body": True})
+
+    async def answer(self, status: int, line: bytes) -> None:
+        """Send the final message (result or error) and end the exchange."""
+        self.committed = True
+        if self.streaming:
+            await self._send(
+                {"type": "http.response.body", "body": sse_event(line), "more_body": False}
+            )
+        else:
+            await send_reply(self._send, Reply(status=status, body=line, headers=self._headers))
+
+    async def refuse(self, reply: Reply) -> None:
+        """Replace the answer with a refusal (as a last SSE event once streaming)."""
+        if self.streaming:
+            await self.answer(reply.status, reply.body)
+        else:
+            self.committed = True
+            await send_reply(self._send, reply)
+
+    async def end_without_answer(self) -> None:
+        """Close the exchange sending no JSON-RPC response (the request was cancelled)."""
+        if self.committed:
+            return
+        self.committed = True
+        if not self.streaming:
+            await self._open_stream()
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def dispatch(
+    app: McpApp,
+    request: Request,
+    context: RequestContext,
+    responder: Responder,
+    *,
+    status_for: StatusForCode,
+    final_check: FinalCheck,
+) -> None:
+    """Run ``request`` through ``app`` and answer it; protocol errors become error replies."""
+    try:
+        result = await app.handle_request(request.method, request.params, context)
+    except ProtocolError as exc:
+        line = encode_error(request.id, exc.to_error_object())
+        status = status_for(exc.code)
+    except Exception:
+        logger.exception("request %s failed", request.method)
+        error = internal_error()
+        line = encode_error(request.id, error.to_error_object())
+        status = status_for(error.code)
+    else:
+        try:
+            line = encode_result(request.id, result)
+            status = 200
+        except (TypeError, ValueError) as exc:
+            logger.error("result of %s is not encodable as JSON: %s", request.method, exc)
+            error = internal_error("Result could not be encoded")
+            line = encode_error(request.id, error.to_error_object())
+            status = status_for(error.code)
+    finally:
+        context.finish()
+    refusal = final_check()
+    if refusal is not None:
+        await responder.refuse(refusal)
+        return
+    await responder.answer(status, line)
+
+
+__all__ = ["FinalCheck", "Responder", "StatusForCode", "dispatch"]

@@ -1,0 +1,259 @@
+"""Running the gateway: bind, serve with hypercorn's trio worker, drain on SIGINT/SIGTERM.
+
+:func:`serve_gateway` is the library entry (tests start it in a nursery);
+:func:`run_resident` is what ``gno-trio serve`` / ``gno-trio daemon`` call.
+
+Shutdown order: stop admitting (new requests get 503) and let in-flight ones
+finish for ``drain_timeout`` seconds, then stop supervised tasks (GET streams,
+the reaper, background sync), then let hypercorn close its listener and idle
+connections.
+
+One process, one hypercorn worker: 2025-era sessions live in this process's
+memory, so several workers sharing a port would each know only their own
+sessions. The sessionless 2026-07-28 leg has no such limit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final
+
+import hypercorn.config
+import hypercorn.trio
+import trio
+
+from gno_trio.errors import GnoError
+from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.http.asgi import GatewayApp
+from gno_trio.transports.http.guards import CallerLabels, PolicyBook, TransportMetrics
+from gno_trio.transports.http.sessions import SessionStore
+from gno_trio.transports.http.settings import (
+    STATUS_PATH,
+    GatewaySettings,
+    bind_address,
+    bind_listener,
+    check_bind,
+)
+from gno_trio.transports.http.state import GatewayState
+from gno_trio.transports.http.tokens import ensure_token_file
+from nurseries import (
+    AdmissionGate,
+    GracefulDrain,
+    Supervisor,
+    drain_and_shutdown,
+    open_supervisor,
+)
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+SERVER_KEY: Final = "gno"
+_BACKLOG: Final = 128
+_TASK_GRACE: Final = 2.0
+_HYPERCORN_GRACE: Final = 2.0
+
+BackgroundTask = Callable[[], Awaitable[object]]
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayEndpoint:
+    """Where a started gateway can be reached."""
+
+    url: str
+    mcp_url: str
+    status_url: str
+    port: int
+
+
+def open_listening_socket(host: str, port: int) -> socket.socket:
+    """A bound, listening TCP socket (``port`` 0 picks a free port)."""
+    address, version = bind_address(host)
+    family = socket.AF_INET6 if version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6 and address == "::":
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind((address, port))
+        sock.listen(_BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise GnoError(
+            "RUNTIME", f"Cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from None
+    return sock
+
+
+def _hypercorn_config(sock: socket.socket) -> hypercorn.config.Config:
+    config = hypercorn.config.Config()
+    config.bind = [f"fd://{sock.detach()}"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.include_server_header = False
+    config.graceful_timeout = _HYPERCORN_GRACE
+    return config
+
+
+def build_state(
+    app: McpApp,
+    settings: GatewaySettings,
+    port: int,
+    supervisor: Supervisor,
+    policies: PolicyBook,
+) -> GatewayState:
+    """The shared state of a gateway listening on ``port``."""
+    limits = settings.limits
+    metrics = TransportMetrics()
+    return GatewayState(
+        app=app,
+        listener=bind_listener(settings, port),
+        supervisor=supervisor,
+        policies=policies,
+        metrics=metrics,
+        sessions=SessionStore(
+            max_sessions=limits.max_sessions,
+            idle_timeout=limits.session_idle_timeout_ms / 1000.0,
+            metrics=metrics,
+        ),
+        capacity=AdmissionGate(limits.max_concurrent_requests, limits.max_queued_requests),
+        readers=AdmissionGate(limits.max_concurrent_requests, 0),
+        labels=CallerLabels(app.instance_id),
+    )
+
+
+async def serve_gateway(
+    app: McpApp,
+    settings: GatewaySettings,
+    *,
+    policies: PolicyBook,
+    sock: socket.socket | None = None,
+    drain: GracefulDrain | None = None,
+    handle_signals: bool | None = None,
+    background: Sequence[BackgroundTask] = (),
+    task_status: trio.TaskStatus[GatewayEndpoint] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` until ``drain`` is triggered (by SIGINT/SIGTERM or by the caller).
+
+    Refuses unsafe binds and unusable token files before opening a socket
+    (``GnoError``). ``sock`` may be a socket the caller already bound. Reports
+    the reachable endpoint through ``task_status`` once requests are accepted.
+    """
+    check_bind(settings)
+    token_state = ensure_token_file(settings.token_file) if settings.token_file else None
+    if sock is None:
+        sock = open_listening_socket(settings.host, settings.port)
+    port: int = sock.getsockname()[1]
+    drain = drain if drain is not None else GracefulDrain()
+    if handle_signals is None:
+        handle_signals = threading.current_thread() is threading.main_thread()
+    async with open_supervisor() as supervisor:
+        state = build_state(app, settings, port, supervisor, policies)
+        gateway = GatewayApp(state, token_state=token_state)
+        reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
+        supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
+        config = _hypercorn_config(sock)
+        stop_listening = trio.Event()
+        async with trio.open_nursery() as signals:
+            if handle_signals:
+                await signals.start(drain.watch_signals)
+            async with trio.open_nursery() as server:
+                # hypercorn types ASGI messages as TypedDicts; the app speaks plain dicts.
+                asgi_app: Any = gateway
+                await server.start(
+                    partial(
+                        hypercorn.trio.serve, asgi_app, config, shutdown_trigger=stop_listening.wait
+                    )
+                )
+                listener = state.listener
+                task_status.started(
+                    GatewayEndpoint(
+                        url=listener.url,
+                        mcp_url=listener.mcp_url,
+                        status_url=listener.url + STATUS_PATH,
+                        port=port,
+                    )
+                )
+                for task in background:
+                    supervisor.start_soon(task, name=getattr(task, "__name__", "background"))
+                await drain.wait()
+                logger.info("shutting down: draining in-flight requests")
+                state.shutdown_state = "graceful"
+                outcome = await drain_and_shutdown(
+                    state.capacity,
+                    supervisor,
+                    drain_timeout=settings.drain_timeout,
+                    grace=_TASK_GRACE,
+                )
+                await state.readers.drain(_TASK_GRACE)
+                if not outcome.requests_drained:
+                    state.shutdown_state = "deadline"
+                stop_listening.set()
+            signals.cancel_scope.cancel()
+
+
+def client_configuration(endpoint: GatewayEndpoint, settings: GatewaySettings) -> dict[str, Any]:
+    """A ready-to-paste MCP client entry (the token itself is never included)."""
+    entry: dict[str, Any] = {"type": "http", "url": endpoint.mcp_url}
+    if settings.token_file is not None:
+        entry["headers"] = {"Authorization": f"Bearer <contents of {settings.token_file}>"}
+    return {"mcpServers": {SERVER_KEY: entry}}
+
+
+def announce(endpoint: GatewayEndpoint, settings: GatewaySettings, *, as_json: bool) -> None:
+    """Print where the gateway listens, and a client configuration, to stdout."""
+    config = client_configuration(endpoint, settings)
+    if as_json:
+        document = {
+            "mode": settings.mode,
+            "url": endpoint.mcp_url,
+            "port": endpoint.port,
+            "statusUrl": endpoint.status_url,
+            "clientConfig": config,
+        }
+        sys.stdout.write(json.dumps(document) + "\n")
+    else:
+        sys.stdout.write(
+            f"gno-trio {settings.mode}: MCP endpoint {endpoint.mcp_url}\n"
+            f"Status: {endpoint.status_url}\n"
+            "Client configuration:\n"
+            f"{json.dumps(config, indent=2)}\n"
+        )
+    sys.stdout.flush()
+
+
+def run_resident(
+    app: McpApp,
+    settings: GatewaySettings,
+    *,
+    policies: PolicyBook,
+    background: Sequence[BackgroundTask] = (),
+    as_json: bool = False,
+) -> int:
+    """Blocking entry for the CLI: serve until SIGINT/SIGTERM, then drain; returns 0."""
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            endpoint = await nursery.start(
+                partial(serve_gateway, app, settings, policies=policies, background=background)
+            )
+            announce(endpoint, settings, as_json=as_json)
+
+    check_bind(settings)
+    trio.run(main)
+    return 0
+
+
+__all__ = [
+    "GatewayEndpoint",
+    "announce",
+    "client_configuration",
+    "open_listening_socket",
+    "run_resident",
+    "serve_gateway",
+]

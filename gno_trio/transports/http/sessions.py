@@ -1,0 +1,223 @@
+"""2025-11-25 sessions: the store, the idle reaper, and the GET stream of a session.
+
+A session is born from a successful ``initialize`` POST that names no session;
+its id (visible ASCII, 256 random bits) comes back in ``Mcp-Session-Id`` and must
+accompany every later request. A session is bound to the security identity
+that created it: another identity presenting the id gets 403, and the session
+is closed (an id that leaked is dead). Unknown or closed ids get 404, so a
+client knows to start over. Resumption is not offered (``Last-Event-ID`` is 400).
+
+At most one GET stream per session (409 for a second). It runs as a
+supervised task, so DELETE, the idle reaper, credential rotation and shutdown
+can end it from outside; it carries only server-initiated messages and
+keep-alive comments.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Final
+
+import trio
+
+from gno_trio.protocol.connection import LegacySession
+from gno_trio.protocol.jsonrpc import RequestId
+from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.transports.http.wire import (
+    SSE_HEADERS,
+    SSE_KEEPALIVE,
+    Header,
+    Receive,
+    Send,
+    sse_event,
+)
+from nurseries import Supervisor, TaskHandle
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+SESSION_HEADER: Final = "mcp-session-id"
+SESSION_NOT_FOUND_CODE: Final = -32001
+_OUTBOX_SIZE: Final = 64
+
+
+def new_session_id() -> str:
+    """256 random bits as URL-safe base64: 43 visible ASCII characters."""
+    return secrets.token_urlsafe(32)
+
+
+class HttpSession:
+    """One 2025-era conversation over HTTP."""
+
+    __slots__ = (
+        "_outbox",
+        "closed",
+        "id",
+        "identity",
+        "in_flight",
+        "inbox",
+        "last_seen",
+        "protocol",
+        "stream",
+    )
+
+    def __init__(self, session_id: str, identity: str, now: float) -> None:
+        self.id = session_id
+        self.identity = identity
+        self.protocol = LegacySession()
+        self.last_seen = now
+        self.in_flight: dict[RequestId, trio.CancelScope] = {}
+        self.stream: TaskHandle | None = None
+        self.closed = False
+        self._outbox, self.inbox = trio.open_memory_channel[bytes](_OUTBOX_SIZE)
+
+    @property
+    def authenticated(self) -> bool:
+        return self.identity.startswith("bearer:")
+
+    def push(self, line: bytes) -> bool:
+        """Queue a server-initiated message for the GET stream; False when none can take it."""
+        if self.stream is None or self.closed:
+            return False
+        try:
+            self._outbox.send_nowait(line)
+        except trio.WouldBlock:
+            return False
+        return True
+
+    def cancel_request(self, request_id: object) -> None:
+        """``notifications/cancelled``: stop that request (unknown ids are ignored)."""
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            return
+        scope = self.in_flight.get(request_id)
+        if scope is not None:
+            scope.cancel()
+
+
+class SessionStore:
+    """Live sessions by id, bounded, with idle reaping."""
+
+    def __init__(
+        self,
+        *,
+        max_sessions: int,
+        idle_timeout: float,
+        metrics: TransportMetrics,
+        clock: Callable[[], float] = trio.current_time,
+    ) -> None:
+        self._sessions: dict[str, HttpSession] = {}
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self._metrics = metrics
+        self._clock = clock
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def open(self, identity: str) -> HttpSession | None:
+        """Reserve a new session for an ``initialize`` in progress; None when full."""
+        if len(self._sessions) >= self.max_sessions:
+            return None
+        session = HttpSession(new_session_id(), identity, self._clock())
+        self._sessions[session.id] = session
+        self._metrics.sessions["opened"] += 1
+        return session
+
+    def get(self, session_id: str) -> HttpSession | None:
+        return self._sessions.get(session_id)
+
+    def touch(self, session: HttpSession) -> None:
+        session.last_seen = self._clock()
+
+    def close(self, session: HttpSession, reason: str) -> None:
+        """Forget the session and end its GET stream (its id answers 404 from now on)."""
+        if self._sessions.pop(session.id, None) is None:
+            return
+        session.closed = True
+        if session.stream is not None:
+            session.stream.cancel()
+        self._metrics.sessions[f"closed_{reason}"] += 1
+
+    def close_where(self, predicate: Callable[[HttpSession], bool], reason: str) -> int:
+        doomed = [s for s in self._sessions.values() if predicate(s)]
+        for session in doomed:
+            self.close(session, reason)
+        return len(doomed)
+
+    def reap(self) -> int:
+        """Close sessions idle for longer than the timeout.
+
+        A session with requests in flight or an open GET stream is in use,
+        not idle; its clock restarts when the last of them ends.
+        """
+        deadline = self._clock() - self.idle_timeout
+        return self.close_where(
+            lambda s: s.last_seen < deadline and not s.in_flight and s.stream is None, "idle"
+        )
+
+
+async def _stream_events(
+    session: HttpSession, send: Send, keepalive: float, metrics: TransportMetrics
+) -> None:
+    """The supervised body of a GET stream: queued messages, else a keep-alive comment."""
+    metrics.streams["opened"] += 1
+    try:
+        while True:
+            chunk = SSE_KEEPALIVE
+            with trio.move_on_after(keepalive):
+                chunk = sse_event(await session.inbox.receive())
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    finally:
+        metrics.streams["closed"] += 1
+
+
+async def _cancel_on_disconnect(receive: Receive, handle: TaskHandle) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            handle.cancel()
+            return
+
+
+async def run_get_stream(
+    session: HttpSession,
+    receive: Receive,
+    send: Send,
+    *,
+    supervisor: Supervisor,
+    keepalive: float,
+    metrics: TransportMetrics,
+    store: SessionStore,
+) -> None:
+    """Serve one GET stream until the client leaves or the session/server ends it."""
+    headers: list[Header] = [*SSE_HEADERS, (SESSION_HEADER.encode(), session.id.encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    handle = supervisor.start_soon(
+        _stream_events, session, send, keepalive, metrics, name="legacy-get-stream"
+    )
+    session.stream = handle
+    try:
+        async with trio.open_nursery() as watcher:
+            watcher.start_soon(_cancel_on_disconnect, receive, handle)
+            await handle.wait()
+            watcher.cancel_scope.cancel()
+    finally:
+        handle.cancel()
+        if session.stream is handle:
+            session.stream = None
+        store.touch(session)
+    try:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except Exception:  # the client is already gone
+        logger.debug("GET stream for a session ended after its client left")
+
+
+__all__ = [
+    "SESSION_HEADER",
+    "SESSION_NOT_FOUND_CODE",
+    "HttpSession",
+    "SessionStore",
+    "new_session_id",
+    "run_get_stream",
+]

@@ -1,0 +1,50 @@
+"""Everything one gateway shares between requests, built once when it starts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.http.boundary import Caller
+from gno_trio.transports.http.guards import CallerLabels, PolicyBook, TransportMetrics
+from gno_trio.transports.http.sessions import SessionStore
+from gno_trio.transports.http.settings import GatewaySettings, Listener
+from gno_trio.transports.http.wire import Receive, RequestHeaders, Send
+from nurseries import AdmissionGate, Supervisor
+
+
+@dataclass(eq=False)
+class GatewayState:
+    """Shared gateway state; no global variables anywhere else."""
+
+    app: McpApp
+    listener: Listener
+    supervisor: Supervisor
+    policies: PolicyBook
+    metrics: TransportMetrics
+    sessions: SessionStore
+    capacity: AdmissionGate
+    """Transport capacity: active requests plus a short queue (429 past both)."""
+    readers: AdmissionGate
+    """Runtime admission: a handle on the resident runtime for each dispatch (503 once closing)."""
+    labels: CallerLabels
+    started_at: float = field(default_factory=time.monotonic)
+    shutdown_state: str = "none"
+
+    @property
+    def settings(self) -> GatewaySettings:
+        return self.listener.settings
+
+
+@dataclass(eq=False, slots=True)
+class Exchange:
+    """One HTTP request that passed the boundary."""
+
+    receive: Receive
+    send: Send
+    headers: RequestHeaders
+    caller: Caller
+
+
+__all__ = ["Exchange", "GatewayState"]

@@ -1,0 +1,83 @@
+"""The redacted lifecycle snapshot (``resident-status@1.0``) and the transport metrics.
+
+Both are counts only: no paths, tokens, queries, content or caller identity.
+The model, job and generation sections exist for schema parity with GNO; this
+gateway loads no models and runs no jobs, so they report zeros.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gno_trio.transports.http.state import GatewayState
+
+
+def _admission_state(state: GatewayState) -> str:
+    if state.shutdown_state == "none" and not state.capacity.draining:
+        return "accepting"
+    if state.capacity.stats().active:
+        return "draining"
+    return "closed"
+
+
+def resident_status(state: GatewayState) -> dict[str, Any]:
+    """The snapshot served at ``/api/resident/status``."""
+    capacity = state.capacity.stats()
+    readers = state.readers.stats()
+    limits = state.settings.limits
+    return {
+        "schemaVersion": "1.0",
+        "mode": state.settings.mode,
+        "resident": True,
+        "uptimeSeconds": int(time.monotonic() - state.started_at),
+        "listenerPort": state.listener.port,
+        "admission": {"state": _admission_state(state), "activeRequests": capacity.active},
+        "shutdown": {"state": state.shutdown_state},
+        "transport": {
+            "activeRequests": capacity.active,
+            "activeSessions": len(state.sessions),
+            "queuedRequests": capacity.queued,
+            "maxConcurrentRequests": limits.max_concurrent_requests,
+            "maxQueuedRequests": limits.max_queued_requests,
+            "maxSessions": limits.max_sessions,
+        },
+        "readers": {
+            "active": readers.active,
+            "queued": readers.queued,
+            "limit": state.readers.max_active,
+            "maxQueued": state.readers.max_queued,
+        },
+        "models": {
+            "activeLeases": 0,
+            "leaseAcquisitions": 0,
+            "leaseReleases": 0,
+            "loadedModels": 0,
+            "loadAttempts": 0,
+            "loadSuccesses": 0,
+            "loadFailures": 0,
+            "inflightLoads": 0,
+        },
+        "jobs": {"active": 0, "recent": 0, "failed": 0},
+        "generations": {"content": 0, "index": 0},
+    }
+
+
+def transport_metrics(state: GatewayState) -> dict[str, Any]:
+    """Counters served at ``/api/resident/metrics``."""
+    capacity = state.capacity.stats()
+    snapshot = state.metrics.snapshot()
+    snapshot["admission"] = {
+        "active": capacity.active,
+        "queued": capacity.queued,
+        "admittedTotal": capacity.admitted_total,
+        "refusedOverloaded": capacity.refused_overloaded,
+        "refusedDraining": capacity.refused_draining,
+        "peakActive": capacity.peak_active,
+        "cancelledWhileQueued": capacity.cancelled_while_queued,
+    }
+    snapshot["activeSessions"] = len(state.sessions)
+    return snapshot
+
+
+__all__ = ["resident_status", "transport_metrics"]

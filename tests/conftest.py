@@ -1,0 +1,166 @@
+"""Shared fixtures for the engine and CLI behaviour tests.
+
+Every test gets its own directories and SQLite file under ``tmp_path``; the
+small generated corpus is written fresh each time so tests may edit, rename
+or delete files freely. Reference data (the GNO output schemas, the shared
+fixture corpora) is located relative to this file, never by absolute path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+from gno_trio.dirs import Dirs
+from gno_trio.engine.api import Engine
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+FIXTURES = SHARED / "fixtures"
+SCHEMAS = SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas"
+
+# A small corpus whose every file exercises something: frontmatter fields,
+# the title rule, inline tags, code, plain text, awkward file names and the
+# default excludes.
+CORPUS: dict[str, str] = {
+    "alpha.md": (
+        "---\n"
+        "title: Alpha Planning\n"
+        "tags: [project, Planning]\n"
+        "author: Jane Doe\n"
+        "categories: [meeting]\n"
+        "date: 2024-03-01\n"
+        "relations:\n"
+        "  depends_on: beta\n"
+        "---\n"
+        "# A heading that is not the title\n"
+        "\n"
+        "The kubernetes rollout needs a plan.\n"
+        "\n"
+        "Inline #roadmap tag here.\n"
+        "\n"
+        "Later lines mention giraffes once.\n"
+    ),
+    "beta.md": (
+        "# Beta Notes On Caching\n"
+        "\n"
+        "Body about real-time processing and banana split desserts.\n"
+        "See [[alpha]] for context.\n"
+    ),
+    "gamma.md": (
+        "---\n"
+        "author: John Smith\n"
+        "date: 2025-06-15\n"
+        "tags: roadmap\n"
+        "type: decision\n"
+        "---\n"
+        "# Notes\n"
+        "\n"
+        "## Gamma Decision Record\n"
+        "\n"
+        "We chose real databases; time will tell. Also split the banana.\n"
+    ),
+    "code/hello.py": 'def hello():\n    """Greets in kubernetes land."""\n    return "hello"\n',
+    "plain.txt": "plain text mentioning zebra crossings\n",
+    "sub dir/my note #1?%.md": "# Awkward Name\n\nquokka content lives here\n",
+    "unicode/café ünï.md": "# Unicode Name\n\nnarwhal content lives here\n",
+    ".git/ignored.md": "# Git internals\n\nquokka inside git\n",
+    "node_modules/pkg/readme.md": "# Dependency\n\nquokka inside node_modules\n",
+    "image.png": "not really an image\n",
+}
+
+
+def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
+    """Write ``files`` (default: ``CORPUS``) under ``root`` and return ``root``."""
+    for rel, text in (CORPUS if files is None else files).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def db_snapshot(db_path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every ordinary table, for "nothing changed" assertions."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%fts%' ORDER BY name"
+            )
+        ]
+        return {
+            t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr) for t in tables
+        }
+    finally:
+        conn.close()
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((SCHEMAS / f"{name}.schema.json").read_text("utf-8"))
+    return schema
+
+
+def validate(name: str, instance: Any) -> None:
+    """Validate against GNO's published output schema (draft-07)."""
+    schema = load_schema(name)
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator_cls.check_schema(schema)
+    validator_cls(schema).validate(instance)
+
+
+@pytest.fixture
+def schema_check() -> Callable[[str, Any], None]:
+    if not SCHEMAS.is_dir():
+        pytest.skip("GNO output schemas are not available next to the repository")
+    return validate
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> Dirs:
+    return Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
+
+
+@pytest.fixture
+def engine(dirs: Dirs) -> Iterator[Engine]:
+    opened = Engine.open(dirs=dirs)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path / "corpus")
+
+
+@pytest.fixture
+def indexed(engine: Engine, corpus: Path) -> Engine:
+    """The engine with ``corpus`` registered as collection ``notes`` and synced."""
+    engine.add_collection(str(corpus), name="notes")
+    engine.sync()
+    return engine
+
+
+@pytest.fixture
+def gno_evals() -> Path:
+    path = FIXTURES / "gno-evals" / "corpus"
+    if not path.is_dir():
+        pytest.skip("shared gno-evals fixture corpus is not available")
+    return path
+
+
+def bump_mtime(path: Path, seconds: float = 5.0) -> None:
+    """Move a file's mtime forward so a re-sync cannot mistake it for unchanged."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + int(seconds * 1e9)))
