@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from gno_trio.errors import GnoError
-from gno_trio.server.tooltypes import ToolResult, tool_error
+from gno_trio.server.context import ToolCallContext
+from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
+
+if TYPE_CHECKING:
+    from gno_trio.runtime import Runtime
 
 T = TypeVar("T")
 
@@ -31,3 +36,25 @@ async def guarded(
     except GnoError as error:
         return tool_error(error.code, error.message)
     return ToolResult(text=text, structured=structured)
+
+
+def engine_tool(
+    runtime: Runtime,
+    call: Callable[[Any, sqlite3.Connection], dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+) -> ToolHandler:
+    """A handler that runs ``call(args, conn)`` off the event loop and renders its text.
+
+    Most tools are exactly this: one engine call in a worker thread (where a
+    cancelled request interrupts its SQLite statement), a human summary for
+    ``content[0].text``, and the engine's object as ``structuredContent``.
+    """
+
+    async def handler(args: Any, ctx: ToolCallContext) -> ToolResult:
+        async def produce() -> tuple[str, Mapping[str, Any]]:
+            result = await runtime.run(lambda conn: call(args, conn))
+            return render(result), result
+
+        return await guarded(produce)
+
+    return handler

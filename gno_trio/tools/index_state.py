@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio import __version__
 from gno_trio.engine.uris import parse_uri
 from gno_trio.runtime import Runtime
-from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import ChangesInput, ListTagsInput, PeekInput, StatusInput
-from gno_trio.server.tooltypes import ToolResult
-from gno_trio.tools.common import guarded, opt
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt
 
 
 def status_text(result: dict[str, Any]) -> str:
@@ -104,57 +104,33 @@ def changes_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def make_status(runtime: Runtime) -> Any:
-    async def gno_status(args: StatusInput, ctx: ToolCallContext) -> ToolResult:
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(lambda conn: runtime.engine.status(conn=conn))
-            return status_text(result), result
+def make_status(runtime: Runtime) -> ToolHandler:
+    def call(args: StatusInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        return runtime.engine.status(conn=conn)
 
-        return await guarded(produce)
-
-    return gno_status
+    return engine_tool(runtime, call, status_text)
 
 
-def make_peek(runtime: Runtime) -> Any:
-    async def gno_peek(args: PeekInput, ctx: ToolCallContext) -> ToolResult:
-        async def produce() -> tuple[str, dict[str, Any]]:
-            snapshot = await runtime.run(lambda conn: runtime.engine.peek(conn=conn))
-            result = peek_result(snapshot)
-            return peek_text(result), result
+def make_peek(runtime: Runtime) -> ToolHandler:
+    def call(args: PeekInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        return peek_result(runtime.engine.peek(conn=conn))
 
-        return await guarded(produce)
-
-    return gno_peek
+    return engine_tool(runtime, call, peek_text)
 
 
-def make_list_tags(runtime: Runtime) -> Any:
-    async def gno_list_tags(args: ListTagsInput, ctx: ToolCallContext) -> ToolResult:
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(
-                lambda conn: runtime.engine.list_tags(
-                    collection=opt(args.collection), prefix=opt(args.prefix), conn=conn
-                )
-            )
-            return tags_text(result), result
+def make_list_tags(runtime: Runtime) -> ToolHandler:
+    def call(args: ListTagsInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        return runtime.engine.list_tags(
+            collection=opt(args.collection), prefix=opt(args.prefix), conn=conn
+        )
 
-        return await guarded(produce)
-
-    return gno_list_tags
+    return engine_tool(runtime, call, tags_text)
 
 
-def make_changes(runtime: Runtime) -> Any:
-    async def gno_changes(args: ChangesInput, ctx: ToolCallContext) -> ToolResult:
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(
-                lambda conn: runtime.engine.changes(
-                    since=opt(args.since),
-                    collection=opt(args.collection),
-                    limit=args.limit,
-                    conn=conn,
-                )
-            )
-            return changes_text(result), result
+def make_changes(runtime: Runtime) -> ToolHandler:
+    def call(args: ChangesInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        return runtime.engine.changes(
+            since=opt(args.since), collection=opt(args.collection), limit=args.limit, conn=conn
+        )
 
-        return await guarded(produce)
-
-    return gno_changes
+    return engine_tool(runtime, call, changes_text)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from gno_trio.runtime import Runtime
-from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import GetInput, MultiGetInput
-from gno_trio.server.tooltypes import ToolResult
-from gno_trio.tools.common import guarded, opt
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt
 
 
 def get_text(result: dict[str, Any]) -> str:
@@ -44,39 +44,27 @@ def multi_get_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def make_get(runtime: Runtime) -> Any:
-    async def gno_get(args: GetInput, ctx: ToolCallContext) -> ToolResult:
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(
-                lambda conn: runtime.engine.get(
-                    args.ref,
-                    from_line=opt(args.fromLine),
-                    line_count=opt(args.lineCount),
-                    line_numbers=args.lineNumbers,
-                    conn=conn,
-                )
-            )
-            return get_text(result), result
+def make_get(runtime: Runtime) -> ToolHandler:
+    def call(args: GetInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        return runtime.engine.get(
+            args.ref,
+            from_line=opt(args.fromLine),
+            line_count=opt(args.lineCount),
+            line_numbers=args.lineNumbers,
+            conn=conn,
+        )
 
-        return await guarded(produce)
-
-    return gno_get
+    return engine_tool(runtime, call, get_text)
 
 
-def make_multi_get(runtime: Runtime) -> Any:
-    async def gno_multi_get(args: MultiGetInput, ctx: ToolCallContext) -> ToolResult:
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(
-                lambda conn: runtime.engine.multi_get(
-                    refs=opt(args.refs),
-                    pattern=opt(args.pattern),
-                    max_bytes=args.maxBytes,
-                    line_numbers=args.lineNumbers,
-                    conn=conn,
-                )
-            )
-            return multi_get_text(result), result
+def make_multi_get(runtime: Runtime) -> ToolHandler:
+    def call(args: MultiGetInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        return runtime.engine.multi_get(
+            refs=opt(args.refs),
+            pattern=opt(args.pattern),
+            max_bytes=args.maxBytes,
+            line_numbers=args.lineNumbers,
+            conn=conn,
+        )
 
-        return await guarded(produce)
-
-    return gno_multi_get
+    return engine_tool(runtime, call, multi_get_text)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from typing import Any
 
 from gno_trio.engine.hybrid import QueryOptions, query
 from gno_trio.engine.search import SearchRequest
 from gno_trio.runtime import Runtime
-from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import QueryInput, SearchInput
-from gno_trio.server.tooltypes import ToolResult
-from gno_trio.tools.common import guarded, opt, seq
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt, seq
 
 _PREVIEW_CHARS = 200
 
@@ -62,36 +62,23 @@ def query_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def make_search(runtime: Runtime) -> Any:
-    async def gno_search(args: SearchInput, ctx: ToolCallContext) -> ToolResult:
-        request = search_request(args)
+def make_search(runtime: Runtime) -> ToolHandler:
+    def call(args: SearchInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        return runtime.engine.search(search_request(args), conn=conn)
 
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(lambda conn: runtime.engine.search(request, conn=conn))
-            return search_text(result), result
-
-        return await guarded(produce)
-
-    return gno_search
+    return engine_tool(runtime, call, search_text)
 
 
-def make_query(runtime: Runtime) -> Any:
-    async def gno_query(args: QueryInput, ctx: ToolCallContext) -> ToolResult:
-        request = search_request(args)
-        modes = [(m.mode, m.text) for m in opt(args.queryModes) or ()]
+def make_query(runtime: Runtime) -> ToolHandler:
+    def call(args: QueryInput, conn: sqlite3.Connection) -> dict[str, Any]:
+        request = dataclasses.replace(search_request(args), contexts=runtime.engine.context_rules())
         options = QueryOptions(
-            query_modes=modes,
+            query_modes=[(m.mode, m.text) for m in opt(args.queryModes) or ()],
             candidate_limit=opt(args.candidateLimit),
             fast=args.fast,
             thorough=args.thorough,
             explain=bool(opt(args.explain)),
         )
-        request = dataclasses.replace(request, contexts=runtime.engine.context_rules())
+        return query(conn, request, options)
 
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(lambda conn: query(conn, request, options))
-            return query_text(result), result
-
-        return await guarded(produce)
-
-    return gno_query
+    return engine_tool(runtime, call, query_text)
