@@ -30,8 +30,9 @@ _FALLBACK_SNIPPET_CHARS = 240
 _DOC_DATE = "COALESCE(d.frontmatter_date, d.source_mtime)"
 # Private-use characters bracketing highlighted terms when locating the line
 # of the first match inside a chunk (never shown to anyone).
-_HIT_OPEN = "\ue000"
-_HIT_CLOSE = "\ue001"
+_MARK_OPEN = "<mark>"
+_MARK_CLOSE = "</mark>"
+_ELLIPSIS = "..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +245,9 @@ class _Anchor:
     line: int
 
 
+Span = tuple[int, int]
+
+
 def _snippet_row(
     conn: sqlite3.Connection, match: str, first_id: int, last_id: int
 ) -> sqlite3.Row | None:
@@ -256,24 +260,43 @@ def _snippet_row(
         if best is None:
             return None
         row: sqlite3.Row | None = conn.execute(
-            "SELECT snippet(chunks_fts, 0, '<mark>', '</mark>', '...', ?) AS snip, "
-            "highlight(chunks_fts, 0, ?, ?) AS marked, "
-            "c.start_line, c.end_line, c.language "
+            "SELECT snippet(chunks_fts, 0, ?, ?, ?, ?) AS snip, "
+            "c.text, c.start_line, c.end_line, c.language "
             "FROM chunks_fts JOIN content_chunks c ON c.id = chunks_fts.rowid "
             "WHERE chunks_fts MATCH ? AND chunks_fts.rowid = ?",
-            (_SNIPPET_TOKENS, _HIT_OPEN, _HIT_CLOSE, match, best[0]),
+            (_MARK_OPEN, _MARK_CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, match, best[0]),
         ).fetchone()
         return row
     except sqlite3.OperationalError:
         return None
 
 
-def best_chunk(conn: sqlite3.Connection, mirror_hash: str, match: str | None) -> _Anchor | None:
+def chunk_spans(conn: sqlite3.Connection, mirror_hashes: Sequence[str]) -> dict[str, Span]:
+    """First and last chunk id of each mirror, in one statement for all results."""
+    if not mirror_hashes:
+        return {}
+    marks = ", ".join("?" for _ in mirror_hashes)
+    return {
+        row[0]: (int(row[1]), int(row[2]))
+        for row in conn.execute(
+            f"SELECT mirror_hash, MIN(id), MAX(id) FROM content_chunks "
+            f"WHERE mirror_hash IN ({marks}) GROUP BY mirror_hash",
+            tuple(mirror_hashes),
+        )
+    }
+
+
+def best_chunk(
+    conn: sqlite3.Connection,
+    mirror_hash: str,
+    match: str | None,
+    *,
+    span: Span | None = None,
+) -> _Anchor | None:
     """The chunk of one mirror that best matches ``match`` (else its first chunk)."""
     if match:
-        span = conn.execute(
-            "SELECT MIN(id), MAX(id) FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,)
-        ).fetchone()
+        if span is None:
+            span = chunk_spans(conn, [mirror_hash]).get(mirror_hash)
         row = None
         if span is not None and span[0] is not None:
             # A mirror's chunks are inserted together, so their ids are one
@@ -292,7 +315,7 @@ def best_chunk(conn: sqlite3.Connection, mirror_hash: str, match: str | None) ->
                 row["start_line"],
                 row["end_line"],
                 row["language"],
-                _first_hit_line(row["marked"], row["start_line"]),
+                _first_hit_line(row["snip"], row["text"], row["start_line"]),
             )
     row = conn.execute(
         "SELECT text, start_line, end_line, language FROM content_chunks "
@@ -307,18 +330,30 @@ def best_chunk(conn: sqlite3.Connection, mirror_hash: str, match: str | None) ->
     return _Anchor(text, row["start_line"], row["end_line"], row["language"], row["start_line"])
 
 
-def _first_hit_line(marked: str | None, start_line: int) -> int:
-    """The line of the first highlighted term in a chunk (``highlight()`` output).
+def _first_hit_line(snippet: str, text: str, start_line: int) -> int:
+    """The line of the first highlighted term of a chunk's snippet.
 
     A chunk spans up to ~80 lines; pointing at its first line would send an
     agent reading ``get(ref, fromLine=line, lineCount=10)`` past the match.
+    ``snippet()`` returns a verbatim slice of the chunk with markers added,
+    so the text before the first marker locates it exactly.
     """
-    if not marked:
+    opened = snippet.find(_MARK_OPEN)
+    closed = snippet.find(_MARK_CLOSE, opened + 1)
+    if opened < 0 or closed < 0:
         return start_line
-    offset = marked.find(_HIT_OPEN)
-    if offset < 0:
+    before = snippet[:opened].replace(_MARK_CLOSE, "")
+    if before.startswith(_ELLIPSIS):
+        before = before[len(_ELLIPSIS) :]
+    word = snippet[opened + len(_MARK_OPEN) : closed]
+    position = text.find(before + word)
+    if position >= 0:
+        position += len(before)
+    else:
+        position = text.find(word)
+    if position < 0:
         return start_line
-    return start_line + marked.count("\n", 0, offset)
+    return start_line + text.count("\n", 0, position)
 
 
 def normalise_scores(raw: Sequence[float]) -> list[float]:
@@ -395,11 +430,12 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
             snippet_match = f"({parsed.any_match}) OR ({parse_query(request.intent).any_match})"
     roots = collection_roots(conn)
     tags = tags_by_doc(conn, [int(r["id"]) for r in rows])
+    spans = chunk_spans(conn, [r["mirror_hash"] for r in rows if r["mirror_hash"]])
     results: list[dict[str, Any]] = []
     for row, score in zip(rows, scores, strict=True):
         if request.min_score is not None and score < request.min_score:
             continue
-        results.append(_result(conn, row, score, snippet_match, roots, tags, request))
+        results.append(_result(conn, row, score, snippet_match, roots, tags, spans, request))
     meta: dict[str, Any] = {
         "query": request.query,
         "mode": "bm25",
@@ -416,9 +452,11 @@ def _result(
     snippet_match: str,
     roots: dict[str, str],
     tags: dict[int, list[str]],
+    spans: dict[str, Span],
     request: SearchRequest,
 ) -> dict[str, Any]:
-    anchor = best_chunk(conn, row["mirror_hash"], snippet_match) if row["mirror_hash"] else None
+    mirror = row["mirror_hash"]
+    anchor = best_chunk(conn, mirror, snippet_match, span=spans.get(mirror)) if mirror else None
     result: dict[str, Any] = {
         "docid": row["docid"],
         "score": round(score, 6),
