@@ -382,7 +382,11 @@ def _memory_identity(args: argparse.Namespace) -> Any:
 
     from gno_trio.engine.memory.identity import Identity
 
-    caller = args.caller or os.environ.get("GNO_MEMORY_CALLER") or f"cli:{getpass.getuser()}"
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no USER/LOGNAME (some containers)
+        user = str(os.getuid()) if hasattr(os, "getuid") else "user"
+    caller = args.caller or os.environ.get("GNO_MEMORY_CALLER") or f"cli:{user}"
     session = args.session or os.environ.get("GNO_MEMORY_SESSION") or f"ppid:{os.getppid()}"
     return Identity(caller=caller, session=session)
 

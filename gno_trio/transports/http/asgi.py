@@ -177,8 +177,9 @@ class GatewayApp:
     async def _admitted(self, work: Callable[[], Awaitable[None]], send: Send) -> None:
         """Run ``work`` holding a capacity slot and a runtime admission slot."""
         try:
-            async with self.state.capacity.slot(), self.state.readers.slot():
-                await work()
+            async with self.state.capacity.slot():
+                with self.state.readers:
+                    await work()
         except AdmissionRefused as refused:
             await self._reply(send, boundary_reply(refused.http_status, refused.reason))
 

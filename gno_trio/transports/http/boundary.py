@@ -39,6 +39,7 @@ from gno_trio.transports.http.wire import (
     RequestHeaders,
     Scope,
     boundary_reply,
+    is_visible_ascii,
     jsonrpc_reply,
 )
 from nurseries import FixedWindowRateLimiter
@@ -161,7 +162,7 @@ def _bearer_digest(headers: RequestHeaders) -> bytes | None:
     token = value[len(_BEARER_PREFIX) :].strip()
     if not token or len(token) > MAX_TOKEN_CHARS:
         return None
-    if not all(0x21 <= ord(ch) <= 0x7E for ch in token):
+    if not is_visible_ascii(token):
         return None
     return token_digest(token)
 

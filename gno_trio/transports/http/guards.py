@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import trio
+
 from gno_trio.config import Collection, load_config
 from gno_trio.egress import (
     EGRESS_DENIED_MESSAGE,
@@ -36,6 +38,7 @@ from gno_trio.protocol.jsonrpc import Request
 from gno_trio.server.registry import WRITE_TOOL_NAMES
 from gno_trio.transports.http.boundary import Caller
 from gno_trio.transports.http.wire import Reply, boundary_reply, jsonrpc_reply
+from nurseries import Draining
 
 logger = logging.getLogger("gno_trio.transports.http")
 
@@ -175,6 +178,48 @@ def epoch_guard(request: Request, ticket: EgressTicket | None, book: PolicyBook)
     )
 
 
+# -- runtime admission ------------------------------------------------------------------
+
+
+class RuntimeAdmission:
+    """Handles on the resident runtime: one per dispatch, none once it is closing.
+
+    The transport capacity gate already bounds and queues requests; this is
+    the runtime's own count of who is using it, so shutdown can refuse new
+    work (503) and wait for the last handle before the engine closes. Taking
+    a handle is synchronous (a counter), so it costs no scheduler round trip.
+    """
+
+    __slots__ = ("_idle", "active", "closing", "limit", "refused")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.active = 0
+        self.refused = 0
+        self.closing = False
+        self._idle: trio.Event | None = None
+
+    def __enter__(self) -> None:
+        if self.closing or self.active >= self.limit:
+            self.refused += 1
+            raise Draining("the resident runtime is closing")
+        self.active += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.active -= 1
+        if self.active == 0 and self._idle is not None:
+            self._idle.set()
+
+    async def drain(self, timeout: float) -> bool:
+        """Refuse new handles; wait up to ``timeout`` seconds for the last one to go."""
+        self.closing = True
+        if self.active:
+            self._idle = trio.Event()
+            with trio.move_on_after(timeout):
+                await self._idle.wait()
+        return self.active == 0
+
+
 # -- identity -----------------------------------------------------------------------------
 
 
@@ -192,6 +237,7 @@ class CallerLabels:
         self._labels: dict[str, str] = {}
 
     def label(self, identity: str) -> str:
+        """The memory session label of ``identity`` (cached; the cache is bounded)."""
         label = self._labels.get(identity)
         if label is None:
             digest = hashlib.sha256(f"{self._instance_id}\x00{identity}".encode()).hexdigest()
@@ -233,6 +279,7 @@ __all__ = [
     "CallerLabels",
     "EgressTicket",
     "PolicyBook",
+    "RuntimeAdmission",
     "TransportMetrics",
     "egress_guard",
     "epoch_guard",

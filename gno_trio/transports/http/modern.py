@@ -51,6 +51,7 @@ from gno_trio.transports.http.wire import (
     RequestHeaders,
     empty_reply,
     invalid_request_reply,
+    is_header_text,
     jsonrpc_reply,
     send_reply,
 )
@@ -112,9 +113,7 @@ def decode_header_value(raw: str) -> str | None:
             return base64.b64decode(encoded.encode("ascii"), validate=True).decode("utf-8")
         except (binascii.Error, UnicodeError, ValueError):
             return None
-    if any(not (0x20 <= ord(ch) <= 0x7E) for ch in value):
-        return None
-    return value
+    return value if is_header_text(value) else None
 
 
 def _mismatch(header: str, problem: str) -> ProtocolError:
@@ -196,6 +195,7 @@ def session_header_refusal(headers: RequestHeaders, request_id: Any) -> Reply | 
 
 
 def error_reply(request: Request, exc: ProtocolError) -> Reply:
+    """The JSON-RPC error reply for a refused modern request, at the status its code maps to."""
     return jsonrpc_reply(
         status_for(exc.code), request.id, exc.to_error_object(), reason=f"modern-{exc.code}"
     )

@@ -32,7 +32,12 @@ import trio
 from gno_trio.errors import GnoError
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
-from gno_trio.transports.http.guards import CallerLabels, PolicyBook, TransportMetrics
+from gno_trio.transports.http.guards import (
+    CallerLabels,
+    PolicyBook,
+    RuntimeAdmission,
+    TransportMetrics,
+)
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import (
     STATUS_PATH,
@@ -122,7 +127,7 @@ def build_state(
             metrics=metrics,
         ),
         capacity=AdmissionGate(limits.max_concurrent_requests, limits.max_queued_requests),
-        readers=AdmissionGate(limits.max_concurrent_requests, 0),
+        readers=RuntimeAdmission(limits.max_concurrent_requests),
         labels=CallerLabels(app.instance_id),
     )
 

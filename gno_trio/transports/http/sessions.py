@@ -140,6 +140,7 @@ class SessionStore:
         self._metrics.sessions[f"closed_{reason}"] += 1
 
     def close_where(self, predicate: Callable[[HttpSession], bool], reason: str) -> int:
+        """Close every session ``predicate`` selects; returns how many were closed."""
         doomed = [s for s in self._sessions.values() if predicate(s)]
         for session in doomed:
             self.close(session, reason)
@@ -193,9 +194,13 @@ async def run_get_stream(
     """Serve one GET stream until the client leaves or the session/server ends it."""
     headers: list[Header] = [*SSE_HEADERS, (SESSION_HEADER.encode(), session.id.encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
-    handle = supervisor.start_soon(
-        _stream_events, session, send, keepalive, metrics, name="legacy-get-stream"
-    )
+    try:
+        handle = supervisor.start_soon(
+            _stream_events, session, send, keepalive, metrics, name="legacy-get-stream"
+        )
+    except RuntimeError:  # the server began shutting down while the headers went out
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
     session.stream = handle
     try:
         async with trio.open_nursery() as watcher:

@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.boundary import Caller
-from gno_trio.transports.http.guards import CallerLabels, PolicyBook, TransportMetrics
+from gno_trio.transports.http.guards import (
+    CallerLabels,
+    PolicyBook,
+    RuntimeAdmission,
+    TransportMetrics,
+)
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import GatewaySettings, Listener
 from gno_trio.transports.http.wire import Receive, RequestHeaders, Send
@@ -26,7 +31,7 @@ class GatewayState:
     sessions: SessionStore
     capacity: AdmissionGate
     """Transport capacity: active requests plus a short queue (429 past both)."""
-    readers: AdmissionGate
+    readers: RuntimeAdmission
     """Runtime admission: a handle on the resident runtime for each dispatch (503 once closing)."""
     labels: CallerLabels
     started_at: float = field(default_factory=time.monotonic)

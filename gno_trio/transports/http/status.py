@@ -24,7 +24,7 @@ def _admission_state(state: GatewayState) -> str:
 def resident_status(state: GatewayState) -> dict[str, Any]:
     """The snapshot served at ``/api/resident/status``."""
     capacity = state.capacity.stats()
-    readers = state.readers.stats()
+    readers = state.readers
     limits = state.settings.limits
     return {
         "schemaVersion": "1.0",
@@ -42,12 +42,7 @@ def resident_status(state: GatewayState) -> dict[str, Any]:
             "maxQueuedRequests": limits.max_queued_requests,
             "maxSessions": limits.max_sessions,
         },
-        "readers": {
-            "active": readers.active,
-            "queued": readers.queued,
-            "limit": state.readers.max_active,
-            "maxQueued": state.readers.max_queued,
-        },
+        "readers": {"active": readers.active, "queued": 0, "limit": readers.limit, "maxQueued": 0},
         "models": {
             "activeLeases": 0,
             "leaseAcquisitions": 0,

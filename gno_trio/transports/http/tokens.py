@@ -51,10 +51,11 @@ class TokenFileState:
 
 
 def _visible_ascii(text: str) -> bool:
-    return all(0x21 <= ord(ch) <= 0x7E for ch in text)
+    return text.isascii() and text.isprintable() and " " not in text
 
 
 def token_digest(token: str) -> bytes:
+    """SHA-256 of a token: compared in constant time, and the basis of the caller identity."""
     return hashlib.sha256(token.encode("ascii", "surrogateescape")).digest()
 
 

@@ -8,7 +8,7 @@ for plain replies.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -45,34 +45,50 @@ ALLOW_HEADER: Final[Header] = (b"allow", b"GET, POST, DELETE")
 class RequestHeaders:
     """Request headers by lower-cased name, remembering names that were sent twice.
 
-    Values are decoded as Latin-1 (the HTTP default) so no byte is lost; callers
-    that need ASCII check for it themselves.
+    Values are decoded lazily, as Latin-1 (the HTTP default) so no byte is lost;
+    callers that need ASCII check for it themselves. Most requests carry each
+    name once, so the repeated-name scan only runs when the counts disagree.
     """
 
     __slots__ = ("_repeated", "_values")
 
-    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        values: dict[str, str] = {}
-        repeated: set[str] | None = None
-        for name_bytes, value_bytes in raw:
-            name = name_bytes.decode("latin-1").lower()
-            if name in values:
-                if repeated is None:
-                    repeated = set()
-                repeated.add(name)
-            values[name] = value_bytes.decode("latin-1")
+    def __init__(self, raw: Sequence[tuple[bytes, bytes]]) -> None:
+        values = {name.lower(): value for name, value in raw}
         self._values = values
-        self._repeated: frozenset[str] = frozenset(repeated) if repeated else frozenset()
+        self._repeated: frozenset[bytes] = (
+            _repeated_names(raw) if len(values) != len(raw) else frozenset()
+        )
 
     def get(self, name: str) -> str | None:
         """The value of ``name`` (lower-case); the last one if it was repeated."""
-        return self._values.get(name)
+        value = self._values.get(name.encode("latin-1"))
+        return value.decode("latin-1") if value is not None else None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._values
+        return isinstance(name, str) and name.encode("latin-1") in self._values
 
     def repeated(self, name: str) -> bool:
-        return name in self._repeated
+        """Whether ``name`` was sent more than once (routing and auth headers must not be)."""
+        return name.encode("latin-1") in self._repeated
+
+
+def _repeated_names(raw: Sequence[tuple[bytes, bytes]]) -> frozenset[bytes]:
+    seen: set[bytes] = set()
+    repeated: set[bytes] = set()
+    for name, _ in raw:
+        lowered = name.lower()
+        (repeated if lowered in seen else seen).add(lowered)
+    return frozenset(repeated)
+
+
+def is_visible_ascii(text: str) -> bool:
+    """Only characters 0x21-0x7E (no space, no control, nothing beyond ASCII)."""
+    return text.isascii() and text.isprintable() and " " not in text
+
+
+def is_header_text(text: str) -> bool:
+    """Only characters 0x20-0x7E: what a plain (non-encoded) header value may hold."""
+    return text.isascii() and text.isprintable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +159,7 @@ def invalid_request_reply(
 
 
 def empty_reply(status: int, *, reason: str, headers: tuple[Header, ...] = ()) -> Reply:
+    """A reply without a body (202 for notifications, 204 for DELETE)."""
     return Reply(status=status, headers=headers, content_type=None, reason=reason)
 
 
@@ -167,10 +184,15 @@ def sse_event(line: bytes) -> bytes:
 SSE_KEEPALIVE: Final = b": keep-alive\n\n"
 
 
+_COMMON_ACCEPT: Final = "application/json, text/event-stream"
+
+
 def accepts(header: str | None, *types: str) -> bool:
     """Whether an ``Accept`` header lists every media type in ``types`` (``*/*`` lists all)."""
     if header is None:
         return False
+    if header == _COMMON_ACCEPT:
+        return all(t in ("application/json", "text/event-stream") for t in types)
     listed = set()
     for part in header.split(","):
         media = part.split(";", 1)[0].strip().lower()
@@ -182,6 +204,7 @@ def accepts(header: str | None, *types: str) -> bool:
 
 
 def is_json_content_type(header: str | None) -> bool:
+    """Whether ``Content-Type`` names ``application/json`` (parameters such as charset allowed)."""
     if header is None:
         return False
     return header.split(";", 1)[0].strip().lower() == "application/json"
@@ -206,7 +229,9 @@ __all__ = [
     "boundary_reply",
     "empty_reply",
     "invalid_request_reply",
+    "is_header_text",
     "is_json_content_type",
+    "is_visible_ascii",
     "jsonrpc_reply",
     "send_reply",
     "sse_event",
