@@ -14,7 +14,7 @@ import fcntl
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gno_trio.errors import GnoError
@@ -50,8 +50,14 @@ def write_lease(
     wait_seconds: float | None = None,
     busy_code: str = "LOCKED",
     busy_message: str = LOCKED_MESSAGE,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Iterator[None]:
-    """Hold the exclusive lease for the ``with`` block, waiting up to ``wait_seconds``."""
+    """Hold the exclusive lease for the ``with`` block, waiting up to ``wait_seconds``.
+
+    ``should_stop`` is polled while waiting: a request cancelled by its client
+    stops queueing for the lease (``busy_code``) instead of writing later for
+    nobody.
+    """
     wait = wait_from_env(DEFAULT_WAIT_SECONDS) if wait_seconds is None else wait_seconds
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -62,6 +68,10 @@ def write_lease(
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if should_stop is not None and should_stop():
+                    raise GnoError(
+                        busy_code, "Stopped waiting for the write lease: the call was cancelled"
+                    ) from None
                 if time.monotonic() >= deadline:
                     raise GnoError(busy_code, busy_message) from None
                 time.sleep(_POLL_SECONDS)

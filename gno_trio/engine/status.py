@@ -6,6 +6,8 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from gno_trio.engine.memory.projection import problems as memory_problems
+
 
 def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
     row = conn.execute(sql, params).fetchone()
@@ -48,6 +50,9 @@ def status(
                 (name,),
             )
         ]
+        if row["memory_managed"]:
+            # Fact files the memory validator rejected (recall skips them).
+            warnings += memory_problems(conn, name)
         collections.append(
             {
                 "name": name,

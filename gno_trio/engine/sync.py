@@ -415,10 +415,15 @@ def sync_collection(
             if not stat.S_ISREG(st.st_mode):
                 continue
             files.append(FoundFile(rel, os.fspath(abs_path), st.st_size, st.st_mtime_ns))
-    existing = {
-        row["rel_path"]: row
-        for row in conn.execute("SELECT * FROM documents WHERE collection = ?", (spec.name,))
-    }
+    if only is None:
+        rows = conn.execute("SELECT * FROM documents WHERE collection = ?", (spec.name,))
+    else:  # a one-file sync (capture, remember) reads just its own rows
+        rows = conn.execute(
+            "SELECT * FROM documents WHERE collection = ? AND rel_path IN "
+            "(SELECT value FROM json_each(?))",
+            (spec.name, json.dumps(sorted(only))),
+        )
+    existing = {row["rel_path"]: row for row in rows}
     observed_at = now_iso()
     total = len(files)
     seen: set[str] = set()

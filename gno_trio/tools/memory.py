@@ -130,6 +130,7 @@ def make_remember(runtime: Runtime) -> Any:
                     derived_from=derived,
                     source=opt(args.source),
                     conn=conn,
+                    cancelled=lambda: ctx.cancellation.is_cancelled,
                 )
             )
             return remember_text(result), result

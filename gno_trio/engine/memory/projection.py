@@ -3,7 +3,9 @@
 Called by sync for every document written in a memory-managed collection:
 a valid fact gets its record row and scope rows (so recall can filter by
 scope inside SQL), a malformed one gets a row naming the problem, which
-``status`` reports.
+``status`` reports. :func:`backfill` covers documents indexed before their
+collection became memory-managed (sync skips unchanged files, so it would
+never project them).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from gno_trio.engine.frontmatter import DocumentMeta
+from gno_trio.engine.frontmatter import DocumentMeta, extract_meta
 from gno_trio.engine.memory.records import RecordProblem, parse_record
 
 
@@ -63,3 +65,34 @@ def problems(conn: sqlite3.Connection, collection: str, limit: int = 50) -> list
             (collection, limit),
         )
     ]
+
+
+_UNPROJECTED_SQL = """
+    SELECT d.id, d.rel_path, c.markdown FROM documents d
+    JOIN content c ON c.mirror_hash = d.mirror_hash
+    WHERE d.collection = ? AND d.active = 1
+      AND NOT EXISTS (SELECT 1 FROM memory_records m WHERE m.document_id = d.id)
+"""
+
+
+def backfill(conn: sqlite3.Connection, collection: str) -> int:
+    """Project every active document of a memory-managed collection that has no row yet.
+
+    Returns how many were projected. Cheap when there is nothing to do (one
+    anti-join); otherwise one write transaction over the stored mirrors.
+    """
+    if conn.execute(_UNPROJECTED_SQL + " LIMIT 1", (collection,)).fetchone() is None:
+        return 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = conn.execute(_UNPROJECTED_SQL, (collection,)).fetchall()
+        for row in rows:
+            project(
+                conn, int(row["id"]), extract_meta(row["markdown"], row["rel_path"]), managed=True
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return len(rows)

@@ -127,6 +127,8 @@ def fenced_spans(receipt: PresentedReceipt | None, identity: Identity) -> frozen
     """
     if receipt is None:
         return frozenset()
+    if max(len(receipt.span_hashes), len(receipt.memory_ids)) > MAX_RECEIPT_ENTRIES:
+        raise _invalid(f"a receipt lists at most {MAX_RECEIPT_ENTRIES} memories")
     for span in receipt.span_hashes:
         if not _SHA256_RE.match(span):
             raise _invalid(f"receipt.spanHashes holds a value that is not a sha256 hex: {span!r}")

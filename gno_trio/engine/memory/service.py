@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from gno_trio.config import Collection
 from gno_trio.engine.api import Engine
+from gno_trio.engine.convert import converter_for
 from gno_trio.engine.locks import MEMORY_WAIT_SECONDS, wait_from_env, write_lease
+from gno_trio.engine.memory import projection
 from gno_trio.engine.memory import recall as recall_mod
 from gno_trio.engine.memory import remember as remember_mod
 from gno_trio.engine.memory.identity import Identity
@@ -35,12 +38,12 @@ from gno_trio.engine.memory.records import (
     validate_text,
     write_new_file,
 )
+from gno_trio.engine.walker import admits
 from gno_trio.errors import GnoError
 
 DECISIONS = ("add", "supersede")
 MAX_FACTS_LIMIT = 64
 MAX_TOKENS_LIMIT = 8192
-MAX_DERIVED_FROM = 32
 T = TypeVar("T")
 LEASE_BUSY_MESSAGE = "Another gno-trio writer holds the write lease; try again shortly."
 
@@ -59,6 +62,8 @@ class MemoryService:
 
     def __init__(self, engine: Engine, *, lease_wait_seconds: float | None = None) -> None:
         self.engine = engine
+        self._projected: set[str] = set()
+        self._projected_lock = threading.Lock()
         self.lease_wait = (
             lease_wait_seconds
             if lease_wait_seconds is not None
@@ -79,6 +84,19 @@ class MemoryService:
                 f"Collection {found.name} is not memory-managed (set memoryManaged: true)",
             )
         return found
+
+    def ensure_projected(self, conn: sqlite3.Connection, collection: str) -> None:
+        """Project facts indexed before the collection became memory-managed (once per run).
+
+        The memoryManaged flag is read when the engine opens, so one check per
+        collection and service is enough.
+        """
+        with self._projected_lock:
+            if collection in self._projected:
+                return
+        _query(lambda: projection.backfill(conn, collection))
+        with self._projected_lock:
+            self._projected.add(collection)
 
     @staticmethod
     def policy(collection: Collection) -> CollectionPolicy:
@@ -116,6 +134,7 @@ class MemoryService:
         managed = self.managed_collection(collection)
         clean_scopes = normalize_scopes(scopes)
         with self.engine.connection(conn) as c:
+            self.ensure_projected(c, managed.name)
             return recall_mod.recall(
                 c,
                 query=query,
@@ -142,11 +161,14 @@ class MemoryService:
         derived_from: Sequence[str] = (),
         source: str | None = None,
         conn: sqlite3.Connection | None = None,
+        cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Propose, add or supersede one fact (``memory-remember@1.0``).
 
         ``receipt`` is the receipt of the recall the fact came from (as
         returned, or as parsed JSON); it fences replays of recalled spans.
+        ``cancelled`` tells whether the caller gave up: it is checked while
+        waiting for the write lease and once more before the file is written.
         """
         who = identity.checked()
         normalized = validate_text(text)
@@ -162,10 +184,6 @@ class MemoryService:
         if receipt is not None and presented is None:
             presented = parse_presented(receipt)
         origins = [derived_from] if isinstance(derived_from, str) else list(derived_from)
-        if len(origins) > MAX_DERIVED_FROM:
-            raise GnoError(
-                "MEMORY_FENCED_DERIVED", f"derivedFrom lists more than {MAX_DERIVED_FROM} origins"
-            )
         remember_mod.check_fences(hash_hex, fenced_spans(presented, who), origins)
         wanted_uri = (predecessor_uri or "").strip() if isinstance(predecessor_uri, str) else ""
         wanted_hash = (predecessor_hash or "").strip() if isinstance(predecessor_hash, str) else ""
@@ -176,6 +194,7 @@ class MemoryService:
             )
         matching = remember_mod.matching_block()
         with self.engine.connection(conn) as c:
+            self.ensure_projected(c, managed.name)
             if decision != "supersede":
                 existing = _query(
                     lambda: remember_mod.find_exact(c, managed.name, clean_scopes, hash_hex)
@@ -198,7 +217,10 @@ class MemoryService:
                 wait_seconds=self.lease_wait,
                 busy_code="MEMORY_WRITE_LEASE_BUSY",
                 busy_message=LEASE_BUSY_MESSAGE,
+                should_stop=cancelled,
             ):
+                if cancelled is not None and cancelled():
+                    raise GnoError("MEMORY_WRITE_LEASE_BUSY", "The call was cancelled")
                 draft = FactRecord(
                     record_id="",
                     text=normalized,
@@ -253,6 +275,19 @@ class MemoryService:
         )
         rel_path = rel_path_for(record)
         abs_path = Path(managed.path) / rel_path
+        if not admits(
+            rel_path,
+            pattern=managed.pattern,
+            include=tuple(managed.include),
+            exclude=tuple(managed.exclude),
+            supported=lambda rel: converter_for(rel) is not None,
+        ):
+            # Indexing it now would only last until the next full sync drops it.
+            raise GnoError(
+                "MEMORY_SYNC_FAILED",
+                f"Collection {managed.name} does not index {rel_path} (its pattern, include or "
+                "exclude leave out facts/**/*.md); nothing was written",
+            )
         try:
             write_new_file(abs_path, render(record))
         except OSError as exc:
