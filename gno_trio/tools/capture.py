@@ -9,6 +9,7 @@ the handler checks again so a mis-wired registry cannot write by accident.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import msgspec
@@ -17,12 +18,8 @@ from gno_trio.engine.capture import CaptureRequest, capture
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import CaptureInput
-from gno_trio.server.tooltypes import ToolResult, tool_error
-from gno_trio.tools.common import guarded, opt, seq
-
-WRITE_DISABLED_MESSAGE = (
-    "Write tools are disabled; start the server with --enable-write or GNO_MCP_ENABLE_WRITE=1"
-)
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt, seq
 
 _RESULT_VERBS = {
     "created": "Created",
@@ -72,23 +69,13 @@ def capture_text(receipt: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def make_capture(runtime: Runtime) -> Any:
-    async def gno_capture(args: CaptureInput, ctx: ToolCallContext) -> ToolResult:
-        if not runtime.write_enabled:
-            return tool_error("WRITE_DISABLED", WRITE_DISABLED_MESSAGE)
-        request = request_from(args)
+def make_capture(runtime: Runtime) -> ToolHandler:
+    def call(args: CaptureInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+        return capture(
+            runtime.engine,
+            request_from(args),
+            server_instance_id=runtime.instance_id,
+            conn=conn,
+        )
 
-        async def produce() -> tuple[str, dict[str, Any]]:
-            receipt = await runtime.run(
-                lambda conn: capture(
-                    runtime.engine,
-                    request,
-                    server_instance_id=runtime.instance_id,
-                    conn=conn,
-                )
-            )
-            return capture_text(receipt), receipt
-
-        return await guarded(produce)
-
-    return gno_capture
+    return engine_tool(runtime, call, capture_text, write=True)

@@ -38,21 +38,33 @@ async def guarded(
     return ToolResult(text=text, structured=structured)
 
 
+WRITE_DISABLED_MESSAGE = (
+    "Write tools are disabled; start the server with --enable-write or GNO_MCP_ENABLE_WRITE=1"
+)
+
+
 def engine_tool(
     runtime: Runtime,
-    call: Callable[[Any, sqlite3.Connection], dict[str, Any]],
-    render: Callable[[dict[str, Any]], str],
+    call: Callable[[Any, ToolCallContext, sqlite3.Connection], Mapping[str, Any]],
+    render: Callable[[Any], str],
+    *,
+    write: bool = False,
 ) -> ToolHandler:
-    """A handler that runs ``call(args, conn)`` off the event loop and renders its text.
+    """A handler that runs ``call(args, ctx, conn)`` off the event loop and renders its text.
 
-    Most tools are exactly this: one engine call in a worker thread (where a
+    Every tool is this shape: one engine call in a worker thread (where a
     cancelled request interrupts its SQLite statement), a human summary for
     ``content[0].text``, and the engine's object as ``structuredContent``.
+    Write tools re-check the write gate here, so a mis-wired registry
+    answers ``WRITE_DISABLED`` instead of writing.
     """
 
     async def handler(args: Any, ctx: ToolCallContext) -> ToolResult:
+        if write and not runtime.write_enabled:
+            return tool_error("WRITE_DISABLED", WRITE_DISABLED_MESSAGE)
+
         async def produce() -> tuple[str, Mapping[str, Any]]:
-            result = await runtime.run(lambda conn: call(args, conn))
+            result = await runtime.run(lambda conn: call(args, ctx, conn))
             return render(result), result
 
         return await guarded(produce)

@@ -9,6 +9,7 @@ from typing import Any
 from gno_trio import __version__
 from gno_trio.engine.uris import parse_uri
 from gno_trio.runtime import Runtime
+from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import ChangesInput, ListTagsInput, PeekInput, StatusInput
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
@@ -105,21 +106,21 @@ def changes_text(result: dict[str, Any]) -> str:
 
 
 def make_status(runtime: Runtime) -> ToolHandler:
-    def call(args: StatusInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: StatusInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.status(conn=conn)
 
     return engine_tool(runtime, call, status_text)
 
 
 def make_peek(runtime: Runtime) -> ToolHandler:
-    def call(args: PeekInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: PeekInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return peek_result(runtime.engine.peek(conn=conn))
 
     return engine_tool(runtime, call, peek_text)
 
 
 def make_list_tags(runtime: Runtime) -> ToolHandler:
-    def call(args: ListTagsInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: ListTagsInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.list_tags(
             collection=opt(args.collection), prefix=opt(args.prefix), conn=conn
         )
@@ -128,7 +129,7 @@ def make_list_tags(runtime: Runtime) -> ToolHandler:
 
 
 def make_changes(runtime: Runtime) -> ToolHandler:
-    def call(args: ChangesInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: ChangesInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.changes(
             since=opt(args.since), collection=opt(args.collection), limit=args.limit, conn=conn
         )

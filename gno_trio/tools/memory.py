@@ -11,6 +11,7 @@ mis-wired registry answers ``WRITE_DISABLED`` instead of writing.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import msgspec
@@ -21,13 +22,8 @@ from gno_trio.engine.memory.service import MemoryService
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import DEFAULT_CLIENT_NAME, ToolCallContext
 from gno_trio.server.inputs import MemoryReceipt, RecallInput, RememberInput
-from gno_trio.server.tooltypes import ToolResult, tool_error
-from gno_trio.tools.common import guarded, opt
-
-WRITE_DISABLED_MESSAGE = (
-    "gno_remember writes a fact file; start the server with --enable-write "
-    "(or GNO_MCP_ENABLE_WRITE=1) to allow it"
-)
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt
 
 
 def identity_of(ctx: ToolCallContext) -> Identity:
@@ -81,60 +77,40 @@ def remember_text(result: dict[str, Any]) -> str:
     return f"{outcome.capitalize()}: {record['uri']} (indexed, searchable now)"
 
 
-def make_recall(runtime: Runtime) -> Any:
+def make_recall(runtime: Runtime) -> ToolHandler:
     service = MemoryService(runtime.engine)
 
-    async def gno_recall(args: RecallInput, ctx: ToolCallContext) -> ToolResult:
-        identity = identity_of(ctx)
+    def call(args: RecallInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+        return service.recall(
+            query=args.query,
+            collection=args.collection,
+            scopes=args.scopes,
+            identity=identity_of(ctx),
+            max_facts=args.maxFacts,
+            max_tokens=args.maxTokens,
+            conn=conn,
+        )
 
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(
-                lambda conn: service.recall(
-                    query=args.query,
-                    collection=args.collection,
-                    scopes=args.scopes,
-                    identity=identity,
-                    max_facts=args.maxFacts,
-                    max_tokens=args.maxTokens,
-                    conn=conn,
-                )
-            )
-            return recall_text(result), result
-
-        return await guarded(produce)
-
-    return gno_recall
+    return engine_tool(runtime, call, recall_text)
 
 
-def make_remember(runtime: Runtime) -> Any:
+def make_remember(runtime: Runtime) -> ToolHandler:
     service = MemoryService(runtime.engine)
 
-    async def gno_remember(args: RememberInput, ctx: ToolCallContext) -> ToolResult:
-        if not runtime.write_enabled:
-            return tool_error("WRITE_DISABLED", WRITE_DISABLED_MESSAGE)
-        identity = identity_of(ctx)
-        receipt = presented_receipt(opt(args.receipt))
-        derived = [] if args.derivedFrom is msgspec.UNSET else list(args.derivedFrom)
+    def call(args: RememberInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+        return service.remember(
+            text=args.text,
+            collection=args.collection,
+            scopes=args.scopes,
+            identity=identity_of(ctx),
+            decision=opt(args.decision),
+            predecessor_uri=opt(args.predecessorUri),
+            predecessor_hash=opt(args.predecessorHash),
+            receipt=presented_receipt(opt(args.receipt)),
+            derived_from=[] if args.derivedFrom is msgspec.UNSET else list(args.derivedFrom),
+            source=opt(args.source),
+            conn=conn,
+            cancelled=lambda: ctx.cancellation.is_cancelled,
+        )
 
-        async def produce() -> tuple[str, dict[str, Any]]:
-            result = await runtime.run(
-                lambda conn: service.remember(
-                    text=args.text,
-                    collection=args.collection,
-                    scopes=args.scopes,
-                    identity=identity,
-                    decision=opt(args.decision),
-                    predecessor_uri=opt(args.predecessorUri),
-                    predecessor_hash=opt(args.predecessorHash),
-                    receipt=receipt,
-                    derived_from=derived,
-                    source=opt(args.source),
-                    conn=conn,
-                    cancelled=lambda: ctx.cancellation.is_cancelled,
-                )
-            )
-            return remember_text(result), result
-
-        return await guarded(produce)
-
-    return gno_remember
+    return engine_tool(runtime, call, remember_text, write=True)

@@ -6,6 +6,7 @@ import sqlite3
 from typing import Any
 
 from gno_trio.runtime import Runtime
+from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import GetInput, MultiGetInput
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
@@ -45,7 +46,7 @@ def multi_get_text(result: dict[str, Any]) -> str:
 
 
 def make_get(runtime: Runtime) -> ToolHandler:
-    def call(args: GetInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: GetInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.get(
             args.ref,
             from_line=opt(args.fromLine),
@@ -58,7 +59,7 @@ def make_get(runtime: Runtime) -> ToolHandler:
 
 
 def make_multi_get(runtime: Runtime) -> ToolHandler:
-    def call(args: MultiGetInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: MultiGetInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.multi_get(
             refs=opt(args.refs),
             pattern=opt(args.pattern),

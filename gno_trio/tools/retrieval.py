@@ -9,6 +9,7 @@ from typing import Any
 from gno_trio.engine.hybrid import QueryOptions, query
 from gno_trio.engine.search import SearchRequest
 from gno_trio.runtime import Runtime
+from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import QueryInput, SearchInput
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt, seq
@@ -63,14 +64,14 @@ def query_text(result: dict[str, Any]) -> str:
 
 
 def make_search(runtime: Runtime) -> ToolHandler:
-    def call(args: SearchInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: SearchInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.search(search_request(args), conn=conn)
 
     return engine_tool(runtime, call, search_text)
 
 
 def make_query(runtime: Runtime) -> ToolHandler:
-    def call(args: QueryInput, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: QueryInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         request = dataclasses.replace(search_request(args), contexts=runtime.engine.context_rules())
         options = QueryOptions(
             query_modes=[(m.mode, m.text) for m in opt(args.queryModes) or ()],
