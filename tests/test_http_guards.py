@@ -159,9 +159,10 @@ async def test_capacity_refuses_past_active_plus_queued(era: Era) -> None:
             await trio.sleep(0.05)
             nursery.start_soon(call)  # queued
             await trio.sleep(0.05)
-            status, _, body = await leg.call("tools/call", slow, {}, "slow")
+            status, headers, body = await leg.call("tools/call", slow, {}, "slow")
             assert status == 429
             assert body["error"]["message"] == "Too many requests"
+            assert headers["retry-after"] == "1"
         assert results == [200, 200]
         await wait_until_idle(client, running)
         metrics = (await client.get(running.base + "/api/resident/metrics")).json()

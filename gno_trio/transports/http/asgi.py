@@ -181,7 +181,14 @@ class GatewayApp:
                 with self.state.readers:
                     await work()
         except AdmissionRefused as refused:
-            await self._reply(send, boundary_reply(refused.http_status, refused.reason))
+            # A shed client that honours Retry-After backs off instead of
+            # re-queueing at once, which is what keeps admitted latency low.
+            await self._reply(
+                send,
+                boundary_reply(
+                    refused.http_status, refused.reason, headers=((b"retry-after", b"1"),)
+                ),
+            )
 
     async def _post(self, exchange: Exchange) -> None:
         headers = exchange.headers

@@ -1,0 +1,246 @@
+"""The servers ``bench_http.py`` measures, one per process.
+
+    python bench/_http_servers.py bare     [--port N] [--reuseport]
+    python bench/_http_servers.py sdk      [--port N]
+    python bench/_http_servers.py gateway  [--port N] [--reuseport]
+
+Each binds 127.0.0.1 itself, prints one JSON line ``{"port": N, "pid": P}`` once
+the socket listens, and serves until SIGTERM/SIGINT.
+
+* ``bare``: the floor for our stack. A plain ASGI callable on hypercorn's trio
+  worker (``hypercorn.trio.serve`` in this process, configured as the gateway
+  configures it) that reads the body, decodes it with ``json`` and answers a
+  JSON-RPC result shaped and sized like the gateway's echo answer.
+* ``sdk``: the peer. The official SDK's ``MCPServer`` with an ``echo`` tool,
+  served as its ``run_streamable_http_async`` would (uvicorn with default loop
+  and HTTP parser, log level WARNING), stateless with JSON responses.
+* ``gateway``: our gateway (:func:`serve_gateway`) over a two-tool app:
+  ``echo`` (the same work as the peer's tool) and ``sleep`` (waits, then
+  echoes), with the rate limit lifted and the admission limits from flags.
+
+``--reuseport`` sets ``SO_REUSEPORT`` so several processes can share a port:
+the kernel spreads new connections over them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gno_trio.config import GatewayLimits
+from gno_trio.server.context import ToolCallContext
+from gno_trio.server.dispatch import McpApp
+from gno_trio.server.tooltypes import BoundTool, ToolResult, ToolSpec
+from gno_trio.transports.http.guards import PolicyBook
+from gno_trio.transports.http.server import GatewayEndpoint, serve_gateway
+from gno_trio.transports.http.settings import GatewaySettings
+
+SERVER_NAME = "bench-echo"
+_JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def listening_socket(port: int, *, reuseport: bool) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuseport:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(1024)
+    return sock
+
+
+def announce(port: int) -> None:
+    sys.stdout.write(json.dumps({"port": port, "pid": os.getpid()}) + "\n")
+    sys.stdout.flush()
+
+
+# -- bare ASGI on hypercorn's trio worker -----------------------------------------------
+
+
+async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Read, decode, answer: the JSON work of an echo call without any MCP layer."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["type"] != "http":
+        return
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    request = json.loads(b"".join(chunks))
+    text = request.get("params", {}).get("arguments", {}).get("text", "")
+    result = {
+        "jsonrpc": "2.0",
+        "id": request.get("id"),
+        "result": {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"result": text},
+            "isError": False,
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME, "version": "1"}},
+        },
+    }
+    body = json.dumps(result, separators=(",", ":")).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def run_bare(port: int, reuseport: bool) -> None:
+    import hypercorn.config
+    import hypercorn.trio
+
+    sock = listening_socket(port, reuseport=reuseport)
+    bound = sock.getsockname()[1]
+    config = hypercorn.config.Config()
+    config.bind = [f"fd://{sock.detach()}"]
+    config.accesslog = None
+    config.include_server_header = False
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            app: Any = bare_app
+            await nursery.start(partial(hypercorn.trio.serve, app, config))
+            announce(bound)
+
+    trio.run(main)
+
+
+# -- the official SDK ---------------------------------------------------------------------
+
+
+def run_sdk(port: int) -> None:
+    import uvicorn
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer(SERVER_NAME, log_level="WARNING")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    app = server.streamable_http_app(stateless_http=True, json_response=True)
+    sock = listening_socket(port, reuseport=False)
+    bound = sock.getsockname()[1]
+    announce(bound)
+    config = uvicorn.Config(app, host="127.0.0.1", port=bound, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+# -- our gateway ----------------------------------------------------------------------------
+
+
+class EchoInput(msgspec.Struct, forbid_unknown_fields=True):
+    text: str
+
+
+class SleepInput(msgspec.Struct, forbid_unknown_fields=True):
+    text: str = ""
+    ms: float = 5.0
+
+
+def _schema(struct_type: type[msgspec.Struct]) -> dict[str, Any]:
+    generated = msgspec.json.schema(struct_type)
+    name = generated["$ref"].rsplit("/", 1)[-1]
+    return {"$schema": _JSON_SCHEMA_DIALECT, **generated["$defs"][name]}
+
+
+def _spec(name: str, description: str, input_type: type[msgspec.Struct]) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=description,
+        input_type=input_type,
+        input_schema=_schema(input_type),
+        output_schema=None,
+        annotations={"readOnlyHint": True},
+    )
+
+
+async def echo_tool(args: EchoInput, ctx: ToolCallContext) -> ToolResult:
+    return ToolResult(text=args.text, structured={"result": args.text})
+
+
+async def sleep_tool(args: SleepInput, ctx: ToolCallContext) -> ToolResult:
+    await trio.sleep(args.ms / 1000.0)
+    return ToolResult(text=args.text, structured={"result": args.text})
+
+
+def bench_app() -> McpApp:
+    return McpApp(
+        name=SERVER_NAME,
+        version="1",
+        tools=[
+            BoundTool(_spec("echo", "Echo the text back.", EchoInput), echo_tool),
+            BoundTool(_spec("sleep", "Wait ms milliseconds, then echo.", SleepInput), sleep_tool),
+        ],
+    )
+
+
+def run_gateway(port: int, reuseport: bool, max_active: int, max_queued: int) -> None:
+    sock = listening_socket(port, reuseport=reuseport)
+    limits = GatewayLimits(
+        max_requests_per_minute=1_000_000_000,
+        max_concurrent_requests=max_active,
+        max_queued_requests=max_queued,
+    )
+    settings = GatewaySettings(port=sock.getsockname()[1], limits=limits)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            endpoint: GatewayEndpoint = await nursery.start(
+                partial(serve_gateway, bench_app(), settings, policies=PolicyBook(None), sock=sock)
+            )
+            announce(endpoint.port)
+
+    trio.run(main)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("kind", choices=("bare", "sdk", "gateway"))
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--reuseport", action="store_true")
+    parser.add_argument("--max-active", type=int, default=64)
+    parser.add_argument("--max-queued", type=int, default=16)
+    options = parser.parse_args(argv)
+    if options.kind == "bare":
+        run_bare(options.port, options.reuseport)
+    elif options.kind == "sdk":
+        run_sdk(options.port)
+    else:
+        run_gateway(options.port, options.reuseport, options.max_active, options.max_queued)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,749 @@
+"""Streamable HTTP gateway: throughput against a floor and a peer, overload, cancellation storm.
+
+Prints numbers; never asserts on time. Everything listens on 127.0.0.1, every
+load loop is bounded by time or count, and every server started here is
+stopped here (by PID).
+
+    python bench/bench_http.py [--duration 4] [--rounds 3] [--connections 32]
+                               [--storm 10000] [--parts 1,2,3] ...
+
+1. Throughput of modern (2026-07-28) ``tools/call`` requests, closed loop over
+   ``--connections`` keep-alive connections, with all servers up at once and
+   the cases interleaved in rotated rounds (ratios are taken within a round,
+   then the median across rounds, to keep machine noise out of them):
+
+   * ``bare``: an ASGI callable on hypercorn's trio worker doing the same JSON
+     work (read, ``json`` decode, same-shaped JSON answer): the stack's floor;
+   * ``sdk``: the official ``mcp`` SDK (``MCPServer`` + ``echo`` tool,
+     stateless, JSON responses, its default uvicorn stack): the peer;
+   * ``gateway``: our gateway (``serve_gateway``, the code behind
+     ``gno-trio serve``) with an identical ``echo`` tool;
+   * ``search``: ``gno-trio serve`` itself, the real ``gno_search`` over the
+     small gno-evals fixture index;
+   * ``gateway-x2``: two gateway processes sharing one port through
+     ``SO_REUSEPORT``. ``serve`` has no worker option: 2025-era sessions
+     live in one process's memory, so only the sessionless modern leg can be
+     spread over processes like this.
+
+2. Overload against the default limits (64 active + 16 queued): how many
+   requests were shed with 429, and the admitted requests' p99 against the
+   same tool's unloaded p99 (client-side, from send to answer).
+
+   * 2a, as the issue puts it: a ``sleep`` tool of ``--tool-ms``, unloaded on
+     one connection, then ``--overload-connections`` connections in a closed
+     loop that retries a 429 at once. The CPU saturates long before the gate
+     does, so this mostly measures the HTTP layer's queue.
+   * 2b, the gate's own overload: a ``sleep`` tool of ``--gate-tool-ms``, so
+     the gate can serve ``64 / tool time`` requests a second; open-loop
+     arrivals at 0.3x that (unloaded), then at 10x, a rate the HTTP layer
+     can still parse.
+
+3. Cancellation storm against a fresh gateway: ``--storm`` requests for a
+   tool that would sleep a minute, each connection closed ``--storm-hold-ms``
+   after sending; then the admission counters from ``/api/resident/metrics``
+   and ``/api/resident/status`` (zero slots held) and the server's RSS before
+   and after.
+
+The load client is ``bench/_http_load.py`` in its own process; it reports its
+own CPU, the servers' CPU (``/proc``) and what the rest of the machine used
+during each run ("others", in cores), so a noisy neighbour shows up in the
+output instead of silently skewing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import platform
+import selectors
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
+FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
+SEARCH_CORPUS = FIXTURES / "gno-evals" / "corpus"
+
+MODERN = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench-http", "version": "1"},
+}
+ECHO_TEXT = "hello"
+SEARCH_QUERY = "rate limiting requests per minute"
+STORM_TOOL_MS = 60_000.0
+_START_TIMEOUT = 60.0
+_STOP_TIMEOUT = 5.0
+
+
+def tool_call(tool: str, arguments: dict[str, Any], request_id: int = 1) -> str:
+    """A modern ``tools/call`` body."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": ENVELOPE},
+    }
+    return json.dumps(message, separators=(",", ":"))
+
+
+def modern_headers(tool: str) -> dict[str, str]:
+    return {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+    }
+
+
+# -- processes ------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """One measured case: its processes, port and the request it is loaded with."""
+
+    name: str
+    processes: list[subprocess.Popen[bytes]]
+    port: int
+    tool: str = "echo"
+    arguments: dict[str, Any] = field(default_factory=lambda: {"text": ECHO_TEXT})
+    expect: str = ECHO_TEXT
+
+    @property
+    def pids(self) -> list[int]:
+        return [process.pid for process in self.processes]
+
+    def job(self, **settings: Any) -> dict[str, Any]:
+        """A load-client job for this server (``tool``/``arguments`` may be overridden)."""
+        tool = settings.pop("tool", self.tool)
+        arguments = settings.pop("arguments", self.arguments)
+        return {
+            "port": self.port,
+            "server_pids": self.pids,
+            "body": tool_call(tool, arguments),
+            "headers": modern_headers(tool),
+            **settings,
+        }
+
+
+class Fleet:
+    """Every process this benchmark starts, so all of them are stopped on the way out."""
+
+    def __init__(self, logs: Path) -> None:
+        self._logs = logs
+        self._processes: list[subprocess.Popen[bytes]] = []
+
+    def start(
+        self, label: str, argv: Sequence[str], env: dict[str, str] | None = None
+    ) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+        """Start ``argv`` and wait for the JSON line it prints once it listens."""
+        log: IO[bytes] = open(self._logs / f"{label}.log", "wb")  # noqa: SIM115
+        process = subprocess.Popen(
+            list(argv),
+            cwd=REPO,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=log,
+            start_new_session=True,
+        )
+        log.close()
+        self._processes.append(process)
+        assert process.stdout is not None
+        line = _read_line(process.stdout, _START_TIMEOUT)
+        if not line:
+            raise RuntimeError(f"{label} did not start; see {self._logs / (label + '.log')}")
+        info: dict[str, Any] = json.loads(line)
+        return process, info
+
+    def stop_all(self) -> None:
+        for process in self._processes:
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + _STOP_TIMEOUT
+        for process in self._processes:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        self._processes.clear()
+
+
+def _read_line(stream: IO[bytes], timeout: float) -> bytes:
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            return b""
+    return stream.readline()
+
+
+def start_bench_server(
+    fleet: Fleet, name: str, kind: str, *extra: str, port: int | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
+    argv = [sys.executable, str(BENCH / "_http_servers.py"), kind, *extra]
+    if port is not None:
+        argv += ["--port", str(port)]
+    process, info = fleet.start(name, argv)
+    return process, int(info["port"])
+
+
+def gno_env(root: Path) -> dict[str, str]:
+    return {
+        "GNO_CONFIG_DIR": str(root / "config"),
+        "GNO_DATA_DIR": str(root / "data"),
+        "GNO_CACHE_DIR": str(root / "cache"),
+    }
+
+
+def start_search_server(fleet: Fleet, root: Path) -> Server:
+    """``gno-trio serve`` over a fresh index of the gno-evals corpus, rate limit lifted."""
+    env = gno_env(root)
+    cli = [sys.executable, "-m", "gno_trio"]
+    for step in (["init", str(SEARCH_CORPUS), "--name", "evals"], ["update"]):
+        subprocess.run(
+            cli + step,
+            cwd=REPO,
+            env={**os.environ, **env},
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+    with open(root / "config" / "index.yml", "a", encoding="utf-8") as config:
+        config.write("gateway:\n  limits:\n    maxRequestsPerMinute: 1000000000\n")
+    process, info = fleet.start("search", [*cli, "serve", "--port", "0", "--json"], env)
+    return Server(
+        "search",
+        [process],
+        int(info["port"]),
+        tool="gno_search",
+        arguments={"query": SEARCH_QUERY, "limit": 5},
+        expect="structuredContent",
+    )
+
+
+# -- talking to servers -------------------------------------------------------------------
+
+
+def probe(server: Server) -> int:
+    """One real request: HTTP 200, a JSON-RPC result, the expected text. Returns the body size."""
+    job = server.job()
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        connection.request("POST", "/mcp", body=job["body"], headers=job["headers"])
+        response = connection.getresponse()
+        body = response.read()
+    finally:
+        connection.close()
+    document = json.loads(body)
+    if response.status != 200 or "result" not in document or server.expect not in body.decode():
+        raise RuntimeError(f"{server.name}: unexpected answer {response.status} {body[:300]!r}")
+    return len(body)
+
+
+def get_json(port: int, path: str) -> dict[str, Any]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        document: dict[str, Any] = json.loads(response.read())
+    finally:
+        connection.close()
+    return document
+
+
+def run_load(job: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run the load client on ``job`` in its own process; its JSON result."""
+    completed = subprocess.run(
+        [sys.executable, str(BENCH / "_http_load.py"), json.dumps(job)],
+        cwd=REPO,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"load client failed: {completed.stderr.decode()[-2000:]}")
+    result: dict[str, Any] = json.loads(completed.stdout)
+    return result
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+# -- reporting ------------------------------------------------------------------------------
+
+
+def spread(values: Sequence[float], digits: int = 0) -> str:
+    """``median (min-max)``."""
+    if not values:
+        return "-"
+    median = statistics.median(values)
+    if len(values) == 1:
+        return f"{median:,.{digits}f}"
+    return f"{median:,.{digits}f} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
+
+
+def verdict(value: float, target: float) -> str:
+    return f"target >= {target:.2f}: {'met' if value >= target else 'NOT met'}"
+
+
+def failures(result: dict[str, Any]) -> int:
+    """Non-2xx answers plus socket errors of one run."""
+    bad = sum(stats["n"] for code, stats in result["by_status"].items() if int(code) >= 300)
+    return int(bad) + int(result["errors"])
+
+
+def cores(result: dict[str, Any], key: str) -> float:
+    elapsed: float = result["elapsed_s"]
+    return float(result[key]) / elapsed if elapsed else 0.0
+
+
+# -- part 1: throughput -------------------------------------------------------------------
+
+
+def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path) -> Server:
+    print(
+        f"\n== 1. Throughput: modern tools/call, closed loop, c={options.connections}, "
+        f"{options.rounds} rounds x {options.duration:g} s, rotated order"
+    )
+    cases = [name.strip() for name in options.cases.split(",") if name.strip()]
+    servers: dict[str, Server] = {}
+    for name in cases:
+        if name == "bare":
+            process, port = start_bench_server(fleet, name, "bare")
+            servers[name] = Server(name, [process], port)
+        elif name == "sdk":
+            process, port = start_bench_server(fleet, name, "sdk")
+            servers[name] = Server(name, [process], port)
+        elif name == "gateway":
+            process, port = start_bench_server(fleet, name, "gateway")
+            servers[name] = Server(name, [process], port)
+        elif name == "search":
+            servers[name] = start_search_server(fleet, search_root)
+        elif name == "gateway-x2":
+            first, port = start_bench_server(fleet, "gateway-x2a", "gateway", "--reuseport")
+            second, _ = start_bench_server(
+                fleet, "gateway-x2b", "gateway", "--reuseport", port=port
+            )
+            servers[name] = Server(name, [first, second], port)
+        else:
+            raise SystemExit(f"unknown case {name!r}")
+    if "gateway" not in servers:
+        process, port = start_bench_server(fleet, "gateway", "gateway")
+        servers["gateway"] = Server("gateway", [process], port)
+    for server in servers.values():
+        size = probe(server)
+        print(f"  {server.name:<11} port {server.port:<5} pids {server.pids} answer {size} B")
+    timeout = options.duration + 120
+    for name in cases:
+        run_load(
+            servers[name].job(
+                mode="closed", connections=options.connections, duration=options.warmup
+            ),
+            timeout,
+        )
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in cases}
+    for round_index in range(options.rounds):
+        shift = round_index % len(cases)
+        for name in cases[shift:] + cases[:shift]:
+            job = servers[name].job(
+                mode="closed", connections=options.connections, duration=options.duration
+            )
+            results[name].append(run_load(job, timeout))
+    print(
+        f"\n  {'case':<11} {'req/s median (min-max)':<26} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'srv CPU us/req':>15} {'cli CPU us/req':>15} {'cli cores':>9} {'others':>7} "
+        f"{'failed':>6}"
+    )
+    for name in cases:
+        runs = results[name]
+        print(
+            f"  {name:<11} {spread([r['rps'] for r in runs]):<26} "
+            f"{statistics.median(r['latency_ms']['p50'] for r in runs):>8.1f} "
+            f"{statistics.median(r['latency_ms']['p99'] for r in runs):>8.1f} "
+            f"{spread([r['server_cpu_us_per_req'] for r in runs]):>15} "
+            f"{spread([r['client_cpu_us_per_req'] for r in runs]):>15} "
+            f"{statistics.median(cores(r, 'client_cpu_s') for r in runs):>9.2f} "
+            f"{statistics.median(cores(r, 'others_cpu_s') for r in runs):>7.2f} "
+            f"{sum(failures(r) for r in runs):>6}"
+        )
+    print(
+        "  (p50/p99: closed-loop latency incl. queueing; 'cli cores'/'others': CPU cores used"
+        " by the load client / by other processes on the machine during the run; 'failed':"
+        " non-2xx answers plus socket errors)"
+    )
+    _print_ratios(results, cases)
+    if "gateway-x2" in cases:
+        print(
+            "  gateway-x2: `gno-trio serve` has no worker count. One process serves, because"
+            " 2025-era sessions live in that process's memory; two processes sharing the port"
+            " (SO_REUSEPORT) are only valid for the sessionless 2026-07-28 leg, since a legacy"
+            " client whose next connection lands on the other process would find no session."
+        )
+    return servers["gateway"]
+
+
+def _ratio(
+    results: dict[str, list[dict[str, Any]]], top: str, bottom: str, key: str, invert: bool = False
+) -> list[float]:
+    ratios = []
+    for upper, lower in zip(results[top], results[bottom], strict=True):
+        a, b = float(upper[key]), float(lower[key])
+        if a and b:
+            ratios.append(b / a if invert else a / b)
+    return ratios
+
+
+def _print_ratios(results: dict[str, list[dict[str, Any]]], cases: Sequence[str]) -> None:
+    print("\n  same-round ratios, median (min-max):")
+    rows: list[tuple[str, str, str, float | None]] = [
+        ("gateway", "bare", "ours / (a) bare hypercorn-trio", 0.80),
+        ("gateway", "sdk", "ours / (b) official SDK on uvicorn", 1.50),
+        ("search", "bare", "gno_search / (a)", None),
+        ("search", "sdk", "gno_search / (b) echo", None),
+        ("gateway-x2", "gateway", "two gateway processes / one", None),
+        ("gateway-x2", "bare", "two gateway processes / (a)", None),
+    ]
+    for top, bottom, label, target in rows:
+        if top not in cases or bottom not in cases:
+            continue
+        rps = _ratio(results, top, bottom, "rps")
+        cpu = _ratio(results, top, bottom, "server_cpu_us_per_req", invert=True)
+        line = f"    {label:<36} req/s {spread(rps, 2):<20} CPU/req efficiency {spread(cpu, 2):<18}"
+        if target is not None and rps:
+            line += verdict(statistics.median(rps), target)
+        print(line)
+    print("    (CPU/req efficiency = other's server CPU per request / ours; > 1 means we use less)")
+
+
+# -- part 2: overload -----------------------------------------------------------------------
+
+
+def _status_lines(by_status: dict[str, dict[str, Any]]) -> None:
+    for code in sorted(by_status):
+        stats = by_status[code]
+        print(
+            f"    HTTP {code}: {stats['n']:>7}  p50 {stats['p50']:>9.2f} ms  "
+            f"p90 {stats['p90']:>9.2f} ms  p99 {stats['p99']:>9.2f} ms  max {stats['max']:>9.2f} ms"
+        )
+
+
+def _admitted_verdict(loaded: dict[str, Any], unloaded_p99: float) -> None:
+    admitted = loaded["by_status"].get("200")
+    if not admitted or not unloaded_p99:
+        print("  no admitted request to compare")
+        return
+    ratio = admitted["p99"] / unloaded_p99
+    print(
+        f"  admitted p99 / unloaded p99 = {admitted['p99']:.2f} / {unloaded_p99:.2f} ms = "
+        f"{ratio:.2f}x (target < 3x: {'met' if ratio < 3.0 else 'NOT met'})"
+    )
+
+
+def _shed_line(loaded: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    shed = loaded["by_status"].get("429", {}).get("n", 0)
+    print(
+        f"  429s: {shed:,} ({shed / max(1, loaded['completed']):.0%} of answers); gate: "
+        f"refusedOverloaded +{after['refusedOverloaded'] - before['refusedOverloaded']:,}, "
+        f"admitted +{after['admittedTotal'] - before['admittedTotal']:,}, "
+        f"peakActive {after['peakActive']}; server CPU "
+        f"{loaded['server_cpu_s'] / max(1, loaded['completed']) * 1e6:,.0f} us/answer, "
+        f"client {cores(loaded, 'client_cpu_s'):.2f} cores, "
+        f"others {cores(loaded, 'others_cpu_s'):.2f}"
+    )
+
+
+def _admission(gateway: Server) -> dict[str, Any]:
+    admission: dict[str, Any] = get_json(gateway.port, "/api/resident/metrics")["admission"]
+    return admission
+
+
+def part_overload(gateway: Server, options: argparse.Namespace) -> None:
+    transport = get_json(gateway.port, "/api/resident/status")["transport"]
+    active, queued = transport["maxConcurrentRequests"], transport["maxQueuedRequests"]
+    print(f"\n== 2. Overload against {active} active + {queued} queued")
+    timeout = options.overload_duration + 120
+
+    # 2a: the closed loop the issue describes, a few-ms tool, immediate retries.
+    arguments = {"text": ECHO_TEXT, "ms": options.tool_ms}
+    print(
+        f"  2a. sleep tool {options.tool_ms:g} ms; {options.overload_connections} connections "
+        "in a closed loop (a 429 is retried at once)"
+    )
+    unloaded = run_load(
+        gateway.job(
+            mode="closed",
+            connections=1,
+            duration=options.unloaded_duration,
+            tool="sleep",
+            arguments=arguments,
+        ),
+        timeout,
+    )
+    base = unloaded["latency_ms"]
+    print(
+        f"  unloaded (1 connection, {unloaded['elapsed_s']:.1f} s): n={base['n']} "
+        f"p50 {base['p50']:.2f} ms, p99 {base['p99']:.2f} ms"
+    )
+    before = _admission(gateway)
+    loaded = run_load(
+        gateway.job(
+            mode="closed",
+            connections=options.overload_connections,
+            duration=options.overload_duration,
+            tool="sleep",
+            arguments=arguments,
+        ),
+        timeout,
+    )
+    after = _admission(gateway)
+    print(
+        f"  overloaded ({loaded['elapsed_s']:.1f} s): {loaded['completed']:,} answers, "
+        f"{loaded['rps']:,.0f}/s, socket errors {loaded['errors']}"
+    )
+    _status_lines(loaded["by_status"])
+    _shed_line(loaded, before, after)
+    _admitted_verdict(loaded, base["p99"])
+    print(
+        "  (client-side latency. The CPU, not the gate, is the limit here: a 429 costs the HTTP"
+        " layer about as much as an answer, so every request, admitted or not, first waits its"
+        " turn in the event loop; by Little's law the mean wait is connections / answers per"
+        " second.)"
+    )
+
+    # 2b: 10x the gate's own capacity, at an arrival rate the HTTP layer can parse.
+    tool_s = options.gate_tool_ms / 1000.0
+    capacity = active / tool_s
+    arguments = {"text": ECHO_TEXT, "ms": options.gate_tool_ms}
+    print(
+        f"\n  2b. sleep tool {options.gate_tool_ms:g} ms, so the gate serves at most "
+        f"{capacity:,.0f} req/s; open loop at 0.3x that (unloaded), then at 10x"
+    )
+    unloaded = run_load(
+        gateway.job(
+            mode="open",
+            connections=32,
+            rate=0.3 * capacity,
+            duration=options.unloaded_duration + 1,
+            tool="sleep",
+            arguments=arguments,
+        ),
+        timeout,
+    )
+    base = unloaded["latency_ms"]
+    print(
+        f"  unloaded ({unloaded['rate']:,.0f} req/s): n={base['n']} p50 {base['p50']:.2f} ms, "
+        f"p99 {base['p99']:.2f} ms, statuses {sorted(unloaded['by_status'])}"
+    )
+    before = _admission(gateway)
+    loaded = run_load(
+        gateway.job(
+            mode="open",
+            connections=min(options.overload_connections, 256),
+            rate=10 * capacity,
+            duration=options.overload_duration,
+            tool="sleep",
+            arguments=arguments,
+        ),
+        timeout,
+    )
+    after = _admission(gateway)
+    print(
+        f"  overloaded ({loaded['rate']:,.0f} req/s offered for {options.overload_duration:g} s): "
+        f"{loaded['completed']:,} answers, socket errors {loaded['errors']}, "
+        f"connections opened on demand {loaded['extra_connections']}"
+    )
+    _status_lines(loaded["by_status"])
+    _shed_line(loaded, before, after)
+    _admitted_verdict(loaded, base["p99"])
+
+
+# -- part 3: cancellation storm -------------------------------------------------------------
+
+
+def _wait_idle(port: int, timeout: float) -> tuple[dict[str, Any], float]:
+    started = time.monotonic()
+    while True:
+        status = get_json(port, "/api/resident/status")
+        held = (
+            status["transport"]["activeRequests"]
+            + status["transport"]["queuedRequests"]
+            + status["readers"]["active"]
+        )
+        waited = time.monotonic() - started
+        if held == 0 or waited > timeout:
+            return status, waited
+        time.sleep(0.05)
+
+
+def part_storm(fleet: Fleet, options: argparse.Namespace) -> None:
+    low, high = (float(value) for value in options.storm_hold_ms.split(","))
+    print(
+        f"\n== 3. Cancellation storm: {options.storm:,} requests for a {STORM_TOOL_MS / 1000:g} s "
+        f"sleep tool, {options.storm_concurrency} at a time, each connection closed "
+        f"{low:g}-{high:g} ms after sending"
+    )
+    process, port = start_bench_server(fleet, "storm", "gateway")
+    server = Server("storm", [process], port)
+    arguments = {"text": ECHO_TEXT, "ms": STORM_TOOL_MS}
+    storm_settings = {
+        "mode": "storm",
+        "concurrency": options.storm_concurrency,
+        "hold_ms": [low, high],
+        "tool": "sleep",
+        "arguments": arguments,
+    }
+    run_load(server.job(mode="closed", connections=options.connections, duration=1.0), 120)
+    run_load(server.job(count=min(500, options.storm), seed=7, **storm_settings), 300)
+    _wait_idle(port, 10)
+    rss_before = rss_kib(process.pid)
+    before = get_json(port, "/api/resident/metrics")
+    result = run_load(server.job(count=options.storm, seed=1, **storm_settings), 600)
+    status, waited = _wait_idle(port, 15)
+    rss_after = rss_kib(process.pid)
+    time.sleep(1.0)
+    rss_settled = rss_kib(process.pid)
+    after = get_json(port, "/api/resident/metrics")
+
+    def delta(section: str, key: str) -> int:
+        return int(after[section].get(key, 0)) - int(before[section].get(key, 0))
+
+    answered = (
+        sum(delta("statuses", code) for code in after["statuses"] if not code.startswith("2"))
+        + delta("statuses", "200")
+        - delta("requests", "status")
+    )
+    print(
+        f"  sent {result['sent']:,} in {result['elapsed_s']:.1f} s "
+        f"({result['sent'] / result['elapsed_s']:,.0f}/s), client errors {result['errors']}, "
+        f"server CPU {result['server_cpu_s']:.1f} s "
+        f"({result['server_cpu_s'] / max(1, result['sent']) * 1e6:,.0f} us/request)"
+    )
+    print(
+        f"  gate during the storm: admitted +{delta('admission', 'admittedTotal')}, "
+        f"refusedOverloaded +{delta('admission', 'refusedOverloaded')}, "
+        f"cancelledWhileQueued +{delta('admission', 'cancelledWhileQueued')}, "
+        f"peakActive {after['admission']['peakActive']} (whole run); "
+        f"storm requests answered before their client left: {answered}"
+    )
+    transport = status["transport"]
+    held = transport["activeRequests"] + transport["queuedRequests"] + status["readers"]["active"]
+    print(
+        f"  after the storm ({waited:.2f} s to settle): "
+        f"activeRequests {transport['activeRequests']}, "
+        f"queuedRequests {transport['queuedRequests']}, "
+        f"readers.active {status['readers']['active']} "
+        f"-> {'zero slots held' if held == 0 else f'{held} SLOTS STILL HELD'}"
+    )
+    print(
+        f"  server RSS: before {rss_before / 1024:.1f} MiB, right after "
+        f"{rss_after / 1024:.1f} MiB, 1 s later {rss_settled / 1024:.1f} MiB "
+        f"(delta {(rss_settled - rss_before) / 1024:+.1f} MiB)"
+    )
+
+
+# -- main -----------------------------------------------------------------------------------
+
+
+def describe_machine() -> None:
+    versions = []
+    for package in ("trio", "hypercorn", "h11", "msgspec", "mcp", "uvicorn", "starlette"):
+        try:
+            versions.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{package} -")
+    print(
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f}; " + ", ".join(versions)
+    )
+
+
+@contextlib.contextmanager
+def terminated_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into SystemExit so the servers are still stopped."""
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--parts", default="1,2,3", help="which parts to run (default 1,2,3)")
+    parser.add_argument("--cases", default="bare,sdk,gateway,search,gateway-x2")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--duration", type=float, default=4.0, help="seconds per measured run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=float, default=1.5, help="seconds of warm-up per case")
+    parser.add_argument("--tool-ms", type=float, default=5.0, help="sleep tool time in part 2")
+    parser.add_argument("--unloaded-duration", type=float, default=2.0)
+    parser.add_argument("--overload-connections", type=int, default=640)
+    parser.add_argument("--overload-duration", type=float, default=5.0)
+    parser.add_argument(
+        "--gate-tool-ms", type=float, default=1000.0, help="sleep tool time in part 2b"
+    )
+    parser.add_argument("--storm", type=int, default=10_000)
+    parser.add_argument("--storm-concurrency", type=int, default=48)
+    parser.add_argument("--storm-hold-ms", default="5,30", help="range LOW,HIGH in ms")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parse_args(argv)
+    parts = {part.strip() for part in options.parts.split(",")}
+    describe_machine()
+    scratch = Path(tempfile.mkdtemp(prefix="gno-bench-http-"))
+    fleet = Fleet(scratch)
+    started = time.monotonic()
+    try:
+        with terminated_on_sigterm():
+            gateway: Server | None = None
+            if "1" in parts:
+                gateway = part_throughput(fleet, options, scratch / "search-index")
+            if "2" in parts:
+                if gateway is None:
+                    process, port = start_bench_server(fleet, "gateway", "gateway")
+                    gateway = Server("gateway", [process], port)
+                part_overload(gateway, options)
+            if "3" in parts:
+                part_storm(fleet, options)
+    finally:
+        fleet.stop_all()
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"\ntotal {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
