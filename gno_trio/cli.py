@@ -352,11 +352,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     profile = parse_profile(args.tool_profile)
     write_enabled = args.enable_write or os.environ.get("GNO_MCP_ENABLE_WRITE") == "1"
     engine = open_engine(args)
+    runtime = Runtime(engine=engine, write_enabled=write_enabled, tool_profile=profile)
     try:
-        runtime = Runtime(engine=engine, write_enabled=write_enabled, tool_profile=profile)
         app = build_app(runtime)
         return trio.run(serve_stdio, app)
     finally:
+        runtime.jobs.close()  # background jobs stop before their engine closes
         engine.close()
 
 

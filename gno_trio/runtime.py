@@ -21,6 +21,7 @@ import trio
 
 from gno_trio.engine.api import Engine
 from gno_trio.engine.store import ConnectionPool
+from gno_trio.jobs import JobManager
 
 T = TypeVar("T")
 
@@ -97,6 +98,8 @@ class Runtime:
     tool_profile: str = "full"
     instance_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     limiter: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(8))
+    # Background jobs (gno_add_collection, gno_sync); close() it before the engine.
+    jobs: JobManager = field(default_factory=JobManager)
 
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(conn)`` in a worker thread; cancellation interrupts SQLite.

@@ -59,7 +59,7 @@ ENVELOPE = {
 NOTES = {
     "alpha.md": (
         "---\ntitle: Alpha note\ntags: [project/alpha, urgent]\nauthor: Ada\n---\n"
-        "# Alpha\n\nDeploy the zebra service before Friday.\n"
+        "# Alpha\n\nDeploy the zebra service before Friday. See [[Beta]].\n"
     ),
     "beta.md": "---\ntags: [project/beta]\n---\n# Beta\n\nZebra crossing sketches.\n",
 }
@@ -79,7 +79,14 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_changes": {"collection": "notes"},
     "gno_list_tags": {"collection": "notes"},
     "gno_recall": {"query": "release day", "collection": "facts", "scopes": [SCOPE]},
+    "gno_context": {"goal": "refresh an expired token", "budgetTokens": 12000},
+    "gno_links": {"ref": "gno://notes/alpha.md"},
+    "gno_backlinks": {"ref": "gno://notes/beta.md"},
+    "gno_job_status": {"jobId": "no-such-job"},
+    "gno_list_jobs": {},
 }
+# Calls whose right answer, on this read-only server, is a tool error.
+ERROR_ANSWERS = {"gno_job_status": "NOT_FOUND"}
 
 
 def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
@@ -113,6 +120,14 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
     elif name == "gno_recall":
         assert structured["facts"] == []
         assert structured["receipt"]["caller"] == "mcp"  # the SDK's default client name
+    elif name == "gno_context":
+        assert TROUBLESHOOTING in {e["uri"] for e in structured["evidence"]}
+    elif name == "gno_links":
+        assert [link.get("resolvedUri") for link in structured["links"]] == ["gno://notes/beta.md"]
+    elif name == "gno_backlinks":
+        assert [b["sourceUri"] for b in structured["backlinks"]] == ["gno://notes/alpha.md"]
+    elif name == "gno_list_jobs":
+        assert structured["active"] == [] and structured["recent"] == []
     else:  # a new tool must be given an expectation here
         raise AssertionError(f"no expectation for {name}")
 
@@ -179,6 +194,11 @@ async def test_official_client_lists_calls_every_tool_and_reads(
 
             for tool in listed:
                 result = await client.call_tool(tool.name, TOOL_CALLS[tool.name])
+                if tool.name in ERROR_ANSWERS:
+                    assert result.is_error, tool.name
+                    error = result.structured_content or {}
+                    assert error.get("error") == ERROR_ANSWERS[tool.name], error
+                    continue
                 assert not result.is_error, (tool.name, result.content)
                 structured = result.structured_content
                 assert isinstance(structured, dict), tool.name
@@ -238,7 +258,9 @@ def write_env(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 FACT = "Releases ship on Fridays after the smoke tests pass."
-WRITE_FLOWS = frozenset({"gno_remember", "gno_capture"})
+WRITE_FLOWS = frozenset(
+    {"gno_remember", "gno_capture", "gno_add_collection", "gno_sync", "gno_remove_collection"}
+)
 
 
 @pytest.mark.parametrize("mode", ["legacy", MODERN, "auto"])
@@ -297,6 +319,36 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                 assert receipt["uri"].startswith("gno://drafts/")
                 found = await call("gno_search", {"query": "quokka"})
                 assert [hit["uri"] for hit in found["results"]] == [receipt["uri"]]
+
+            if "gno_add_collection" in listed:
+                extra = Path(write_env["GNO_DATA_DIR"]).parent / f"extra-{mode}"
+                extra.mkdir()
+                (extra / "wombat.md").write_text("# Wombat\n\nBurrow notes.\n", encoding="utf-8")
+                name = f"extra-{mode}".replace("2026-07-28", "modern")
+                started = await call("gno_add_collection", {"path": str(extra), "name": name})
+                job = await wait_for_job(call, started["jobId"])
+                assert job["status"] == "completed", job
+                found = await call("gno_search", {"query": "wombat"})
+                assert [hit["uri"] for hit in found["results"]] == [f"gno://{name}/wombat.md"]
+                (extra / "numbat.md").write_text("# Numbat\n\nTermite diet.\n", encoding="utf-8")
+                synced = await call("gno_sync", {"collection": name})
+                assert (await wait_for_job(call, synced["jobId"]))["status"] == "completed"
+                found = await call("gno_search", {"query": "numbat"})
+                assert [hit["uri"] for hit in found["results"]] == [f"gno://{name}/numbat.md"]
+                removed = await call("gno_remove_collection", {"collection": name})
+                assert removed["removed"] is True and removed["indexedDataRetained"] is True
+                gone = await client.call_tool("gno_search", {"query": "numbat"})
+                assert gone.structured_content["results"] == []  # type: ignore[index]
+
+
+async def wait_for_job(call: Any, job_id: str) -> dict[str, Any]:
+    """Poll gno_job_status until the job leaves ``running`` (bounded)."""
+    with trio.fail_after(15):
+        while True:
+            job: dict[str, Any] = await call("gno_job_status", {"jobId": job_id})
+            if job["status"] != "running":
+                return job
+            await trio.sleep(0.05)
 
 
 # ---------------------------------------------------------------------------

@@ -114,8 +114,16 @@ def test_core_sets_are_exact() -> None:
     assert "gno_job_status" not in set(CORE_READ) | set(CORE_WRITE)
 
 
-def test_definitions_cover_the_eleven_implemented_tools_in_catalogue_order() -> None:
+def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
     assert set(IMPLEMENTED) == {
+        "gno_context",
+        "gno_links",
+        "gno_backlinks",
+        "gno_job_status",
+        "gno_list_jobs",
+        "gno_add_collection",
+        "gno_sync",
+        "gno_remove_collection",
         "gno_search",
         "gno_query",
         "gno_get",
@@ -178,6 +186,7 @@ def test_full_without_writes_is_every_read_tool_in_order() -> None:
 
 def test_selection_over_the_implemented_tools_for_all_four_combinations() -> None:
     assert select_tool_names("full", False, IMPLEMENTED) == [
+        "gno_context",
         "gno_search",
         "gno_query",
         "gno_get",
@@ -186,14 +195,22 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_status",
         "gno_changes",
         "gno_list_tags",
+        "gno_links",
+        "gno_backlinks",
         "gno_recall",
+        "gno_job_status",
+        "gno_list_jobs",
     ]
     assert select_tool_names("full", True, IMPLEMENTED) == [
         *select_tool_names("full", False, IMPLEMENTED),
         "gno_capture",
         "gno_remember",
+        "gno_add_collection",
+        "gno_sync",
+        "gno_remove_collection",
     ]
     assert select_tool_names("core", False, IMPLEMENTED) == [
+        "gno_context",
         "gno_search",
         "gno_query",
         "gno_get",
@@ -242,8 +259,8 @@ def test_profile_only_ever_narrows_the_write_gate(
 def test_missing_tools_lists_unimplemented_targets_in_order() -> None:
     assert missing_tools(TARGET_TOOL_ORDER) == []
     missing = missing_tools(IMPLEMENTED)
-    assert len(missing) == 53 - 11
-    assert missing[0] == "gno_context"
+    assert len(missing) == 53 - len(IMPLEMENTED)
+    assert missing[0] == "gno_context_verify"
     assert "gno_search" not in missing
     assert missing == [name for name in TARGET_TOOL_ORDER if name in missing]
     assert missing_tools([]) == list(TARGET_TOOL_ORDER)
@@ -404,8 +421,13 @@ def test_input_schema_is_a_flat_stamped_2020_12_object(name: str) -> None:
 
 
 def test_input_schemas_are_open_objects_like_gno() -> None:
-    for definition in definitions().values():
-        assert "additionalProperties" not in definition.spec("full").input_schema
+    # gno_context is the one closed input: unknown fields are an error there.
+    for name, definition in definitions().items():
+        schema = definition.spec("full").input_schema
+        if name == "gno_context":
+            assert schema["additionalProperties"] is False
+        else:
+            assert "additionalProperties" not in schema
 
 
 def test_required_fields_match_the_spec() -> None:

@@ -368,8 +368,8 @@ CATALOGUE: Final[tuple[ToolText, ...]] = (
     ),
     _write(
         "gno_sync",
-        "Re-read files from disk into the keyword index as a background job, optionally after "
-        "git pull or the collection's update command. Embedding is left to gno_embed.",
+        "Re-read files from disk into the keyword index as a background job (one collection or "
+        "all); returns the job ID to poll with gno_job_status.",
     ),
     _write(
         "gno_embed",

@@ -273,6 +273,163 @@ class QueryInput(ToolInput):
 
 
 # ---------------------------------------------------------------------------
+# Context Capsules
+# ---------------------------------------------------------------------------
+
+CONTEXT_MAX_FILTER_VALUES: Final = 128
+ContextFilterValues: TypeAlias = Annotated[
+    list[Annotated[str, Meta(max_length=256)]], Meta(max_length=CONTEXT_MAX_FILTER_VALUES)
+]
+
+
+class ContextQueryMode(ToolInput, forbid_unknown_fields=True):
+    """One caller-typed retrieval entry of ``gno_context`` (closed: no other keys)."""
+
+    mode: Annotated[
+        QueryModeKind,
+        Meta(
+            description="term: an extra lexical search; intent: disambiguating context; hyde: "
+            "a hypothetical answer passage (kept for the record; no vector search runs)"
+        ),
+    ]
+    text: Annotated[str, Meta(min_length=1, max_length=4096, description="Text of this entry")]
+
+
+class ContextInput(ToolInput, forbid_unknown_fields=True):
+    """Arguments of ``gno_context``; the object is closed, so an unknown key is an error."""
+
+    goal: Annotated[
+        str,
+        Meta(
+            description=(
+                "What the evidence is for, in plain words (required, non-empty, at most "
+                "16,384 characters); it is also the search query unless query is given"
+            )
+        ),
+    ]
+    budgetTokens: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=MAX_SAFE_INTEGER,
+            description=(
+                "Token ceiling for the whole Capsule JSON; without a tokenizer each UTF-8 "
+                "byte counts as one token"
+            ),
+        ),
+    ]
+    query: (
+        Annotated[str, Meta(description="Search text to use instead of the goal")] | UnsetType
+    ) = UNSET
+    collections: (
+        Annotated[
+            list[str],
+            Meta(
+                max_length=CONTEXT_MAX_FILTER_VALUES,
+                description="Draw evidence only from these collections (each must exist)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    uriPrefix: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Keep documents whose URI starts with this canonical gno://<collection>/ prefix"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    queryModes: (
+        Annotated[
+            list[ContextQueryMode],
+            Meta(
+                max_length=CONTEXT_MAX_FILTER_VALUES,
+                description="Typed retrieval entries: term anchors, intent context, one hyde",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    tagsAll: ContextFilterValues | UnsetType = UNSET
+    tagsAny: ContextFilterValues | UnsetType = UNSET
+    categories: ContextFilterValues | UnsetType = UNSET
+    author: AuthorFilter | UnsetType = UNSET
+    lang: LangHint | UnsetType = UNSET
+    intent: (
+        Annotated[str, Meta(description="Background that disambiguates the goal; not searched")]
+        | UnsetType
+    ) = UNSET
+    exclude: ContextFilterValues | UnsetType = UNSET
+    minScore: MinScore | UnsetType = UNSET
+    since: SinceBound | UnsetType = UNSET
+    until: UntilBound | UnsetType = UNSET
+    graph: (
+        Annotated[
+            bool,
+            Meta(description="Ask for link-graph expansion (on by default; off under fast)"),
+        ]
+        | UnsetType
+    ) = UNSET
+    noRerank: Annotated[bool, Meta(description="Do not ask for reranking")] = False
+    limit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="Documents admitted across all collections (default 20)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    candidateLimit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="Passages considered for packing (default 40; 80 under thorough)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    budgetBytes: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="Byte ceiling for the Capsule JSON (default 4 x budgetTokens)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    safetyMarginTokens: (
+        Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="Tokens kept unused")]
+        | UnsetType
+    ) = UNSET
+    safetyMarginBytes: (
+        Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="Bytes kept unused")] | UnsetType
+    ) = UNSET
+    depthPolicy: Annotated[
+        Literal["fast", "balanced", "thorough"],
+        Meta(
+            description=(
+                "How many passages to consider: fast takes one per document, balanced two, "
+                "thorough three and a larger candidate pool"
+            )
+        ),
+    ] = "balanced"
+    format: Annotated[
+        Literal["json", "md"],
+        Meta(description="Accepted for compatibility; the text is always the agent projection"),
+    ] = "json"
+    projectHints: ProjectHints | UnsetType = UNSET
+
+
+# ---------------------------------------------------------------------------
 # Reading
 # ---------------------------------------------------------------------------
 
@@ -591,17 +748,168 @@ class CaptureInput(ToolInput):
     ) = UNSET
 
 
+# ---------------------------------------------------------------------------
+# Links, collections and jobs
+# ---------------------------------------------------------------------------
+
+DocumentRef: TypeAlias = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        description="Document reference: gno://collection/path, #docid or collection/path",
+    ),
+]
+JOBS_DEFAULT_LIMIT: Final = 10
+GitPullSwitch: TypeAlias = Annotated[
+    bool,
+    Meta(
+        description=(
+            "Run git pull first; this server does not run git, so only false is accepted "
+            "(pull yourself, then sync)"
+        )
+    ),
+]
+
+
+class LinksInput(ToolInput):
+    """Arguments of ``gno_links`` (outgoing links of one document)."""
+
+    ref: DocumentRef
+    type: (
+        Annotated[
+            Literal["wiki", "markdown"],
+            Meta(description="Keep only wiki links ([[...]]) or only Markdown links"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class BacklinksInput(ToolInput):
+    """Arguments of ``gno_backlinks`` (documents whose links point at one document)."""
+
+    ref: DocumentRef
+    collection: (
+        Annotated[str, Meta(min_length=1, description="Keep only links written in this collection")]
+        | UnsetType
+    ) = UNSET
+
+
+class JobStatusInput(ToolInput):
+    """Arguments of ``gno_job_status``."""
+
+    jobId: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=128,
+            description="Job ID returned by gno_add_collection or gno_sync",
+        ),
+    ]
+
+
+class ListJobsInput(ToolInput):
+    """Arguments of ``gno_list_jobs``."""
+
+    limit: Annotated[
+        int, Meta(ge=1, le=100, description="Maximum number of finished jobs to list (1-100)")
+    ] = JOBS_DEFAULT_LIMIT
+
+
+class AddCollectionInput(ToolInput):
+    """Arguments of ``gno_add_collection`` (register a folder, then index it as a job)."""
+
+    path: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Folder to index: an absolute path or one starting with ~",
+        ),
+    ]
+    name: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                description=(
+                    "Collection name (1-64 of a-z, 0-9, _ and -; case-insensitive); "
+                    "defaults to the folder name"
+                ),
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    pattern: (
+        Annotated[str, Meta(min_length=1, description="Glob of files to index, such as '**/*.md'")]
+        | UnsetType
+    ) = UNSET
+    include: (
+        Annotated[
+            list[str],
+            Meta(description="File extensions to index, such as '.md'; empty means all supported"),
+        ]
+        | UnsetType
+    ) = UNSET
+    exclude: (
+        Annotated[
+            list[str],
+            Meta(
+                description="Names or globs of folders and files to skip; replaces the default list"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    gitPull: GitPullSwitch = False
+
+
+class SyncInput(ToolInput):
+    """Arguments of ``gno_sync`` (re-read collections from disk as a job)."""
+
+    collection: (
+        Annotated[
+            str,
+            Meta(min_length=1, description="Collection to sync; every collection when omitted"),
+        ]
+        | UnsetType
+    ) = UNSET
+    gitPull: GitPullSwitch = False
+    runUpdateCmd: Annotated[
+        bool,
+        Meta(
+            description=(
+                "Run the collection's updateCmd first; this server does not run commands, "
+                "so only false is accepted"
+            )
+        ),
+    ] = False
+
+
+class RemoveCollectionInput(ToolInput):
+    """Arguments of ``gno_remove_collection``."""
+
+    collection: Annotated[
+        str, Meta(min_length=1, description="Name of the collection to remove (any letter case)")
+    ]
+
+
 __all__ = [
     "CAPTURE_MAX_CONTENT_CHARS",
+    "JOBS_DEFAULT_LIMIT",
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
     "RECALL_DEFAULT_MAX_FACTS",
     "RECALL_DEFAULT_MAX_TOKENS",
+    "AddCollectionInput",
+    "BacklinksInput",
     "CaptureInput",
     "CaptureSource",
     "ChangesInput",
+    "ContextInput",
+    "ContextQueryMode",
     "GetInput",
+    "JobStatusInput",
+    "LinksInput",
+    "ListJobsInput",
     "ListTagsInput",
     "MemoryReceipt",
     "MultiGetInput",
@@ -610,7 +918,9 @@ __all__ = [
     "QueryMode",
     "RecallInput",
     "RememberInput",
+    "RemoveCollectionInput",
     "SearchInput",
     "StatusInput",
+    "SyncInput",
     "ToolInput",
 ]

@@ -74,6 +74,15 @@ _APPEND_ONLY_WRITE_HINTS: Final = MappingProxyType(
         "openWorldHint": False,
     }
 )
+# A re-sync mirrors the files on disk: repeating it changes nothing more.
+_IDEMPOTENT_WRITE_HINTS: Final = MappingProxyType(
+    {
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+)
 _NO_HINTS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
@@ -127,6 +136,7 @@ def _define(
 def _definitions() -> Mapping[str, ToolDefinition]:
     rows = (
         _define("gno_search", inputs.SearchInput, "search-results", _READ_ONLY_HINTS),
+        _define("gno_context", inputs.ContextInput, "context-capsule", _READ_ONLY_HINTS),
         _define("gno_query", inputs.QueryInput, "search-results", _READ_ONLY_HINTS),
         _define("gno_get", inputs.GetInput, "get", _READ_ONLY_HINTS),
         _define("gno_multi_get", inputs.MultiGetInput, "multi-get", _READ_ONLY_HINTS),
@@ -137,6 +147,18 @@ def _definitions() -> Mapping[str, ToolDefinition]:
         _define("gno_recall", inputs.RecallInput, "memory-recall", _READ_ONLY_HINTS),
         _define("gno_capture", inputs.CaptureInput, "mcp-capture-result", _APPEND_ONLY_WRITE_HINTS),
         _define("gno_remember", inputs.RememberInput, "memory-remember", _APPEND_ONLY_WRITE_HINTS),
+        _define("gno_links", inputs.LinksInput, "links-list", _READ_ONLY_HINTS),
+        _define("gno_backlinks", inputs.BacklinksInput, "backlinks", _READ_ONLY_HINTS),
+        _define("gno_job_status", inputs.JobStatusInput, "mcp-job-status", _READ_ONLY_HINTS),
+        _define("gno_list_jobs", inputs.ListJobsInput, "mcp-job-list", _READ_ONLY_HINTS),
+        _define(
+            "gno_add_collection",
+            inputs.AddCollectionInput,
+            "mcp-add-collection-result",
+            _APPEND_ONLY_WRITE_HINTS,
+        ),
+        _define("gno_sync", inputs.SyncInput, "mcp-sync-result", _IDEMPOTENT_WRITE_HINTS),
+        _define("gno_remove_collection", inputs.RemoveCollectionInput, "mcp-remove-result"),
     )
     by_name = {row.name: row for row in rows}
     return MappingProxyType({name: by_name[name] for name in TARGET_TOOL_ORDER if name in by_name})

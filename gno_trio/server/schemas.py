@@ -34,6 +34,14 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "memory-recall",
     "memory-remember",
     "mcp-capture-result",
+    "context-capsule",
+    "links-list",
+    "backlinks",
+    "mcp-job-status",
+    "mcp-job-list",
+    "mcp-add-collection-result",
+    "mcp-sync-result",
+    "mcp-remove-result",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

@@ -7,6 +7,10 @@ from collections.abc import Callable
 from gno_trio.runtime import Runtime
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools import capture, index_state, memory, reading, retrieval
+from gno_trio.tools import collections as collection_tools
+from gno_trio.tools import context as context_tools
+from gno_trio.tools import jobs as job_tools
+from gno_trio.tools import links as link_tools
 
 HandlerFactory = Callable[[Runtime], ToolHandler]
 
@@ -23,6 +27,14 @@ HANDLERS: dict[str, HandlerFactory] = {
     "gno_recall": memory.make_recall,
     "gno_remember": memory.make_remember,
     "gno_capture": capture.make_capture,
+    "gno_context": context_tools.make_context,
+    "gno_links": link_tools.make_links,
+    "gno_backlinks": link_tools.make_backlinks,
+    "gno_job_status": job_tools.make_job_status,
+    "gno_list_jobs": job_tools.make_list_jobs,
+    "gno_add_collection": collection_tools.make_add_collection,
+    "gno_sync": collection_tools.make_sync,
+    "gno_remove_collection": collection_tools.make_remove_collection,
 }
 
 

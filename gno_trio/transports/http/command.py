@@ -13,10 +13,13 @@ import argparse
 import logging
 from collections.abc import Callable
 
+import trio
+
 from gno_trio.engine.api import Engine
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.app import build_app
+from gno_trio.tools.collections import start_sync_job
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.server import BackgroundTask, run_resident
 from gno_trio.transports.http.settings import Mode, check_bind, settings_from_config
@@ -25,13 +28,15 @@ logger = logging.getLogger("gno_trio.transports.http")
 
 
 def _initial_sync(runtime: Runtime) -> BackgroundTask:
+    """The daemon's start-up sync, as an ordinary sync job (slot and write lease)."""
+
     async def initial_sync() -> None:
         try:
-            reports = await runtime.run(lambda conn: runtime.engine.sync(conn=conn))
+            ticket = await trio.to_thread.run_sync(lambda: start_sync_job(runtime, None))
         except GnoError as exc:
-            logger.warning("initial sync failed: %s: %s", exc.code, exc.message)
+            logger.warning("initial sync not started: %s: %s", exc.code, exc.message)
             return
-        logger.info("initial sync done: %d collection(s)", len(reports))
+        logger.info("initial sync running as job %s", ticket.job_id)
 
     return initial_sync
 
@@ -41,6 +46,7 @@ def run_gateway_command(
 ) -> int:
     """Start the gateway for ``gno-trio serve`` / ``gno-trio daemon``; blocks until drained."""
     engine = open_engine(args)
+    runtime: Runtime | None = None
     try:
         settings = settings_from_config(
             engine.config.gateway,
@@ -74,6 +80,8 @@ def run_gateway_command(
             as_json=bool(getattr(args, "json", False)),
         )
     finally:
+        if runtime is not None:
+            runtime.jobs.close()  # background jobs stop before their engine closes
         engine.close()
 
 

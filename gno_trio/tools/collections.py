@@ -1,0 +1,248 @@
+"""``gno_add_collection``, ``gno_sync`` and ``gno_remove_collection``.
+
+Adding and syncing index files, which can take minutes, so both return a job
+ID at once and the sync continues as a background job of the runtime's
+:class:`~gno_trio.jobs.JobManager`. Before answering, the call reserves the
+single job slot (``JOB_CONFLICT`` while another job runs), takes the write
+lease (``LOCKED`` after the usual wait) and, for an add, registers the
+collection; the job then holds the lease until its sync ends, as GNO
+requires of asynchronous write jobs. Removing is quick and runs under the
+lease inside the call.
+
+This server runs neither ``git pull`` nor a collection's ``updateCmd``:
+asking for either is refused with ``INVALID_INPUT`` rather than silently
+ignored, and the sync result reports both options as ``false``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from gno_trio.engine.api import Engine
+from gno_trio.engine.collections import normalize_name, validate_root
+from gno_trio.engine.locks import write_lease
+from gno_trio.engine.sync import SyncReport
+from gno_trio.errors import GnoError
+from gno_trio.jobs import JobControl, JobPlan, JobTicket, Work
+from gno_trio.runtime import Runtime
+from gno_trio.server.context import ToolCallContext
+from gno_trio.server.inputs import AddCollectionInput, RemoveCollectionInput, SyncInput
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt, seq
+
+REMOVE_NOTE: Final = (
+    "The collection is gone from the configuration and its source files are untouched. "
+    "Its documents stay in the index database but are inactive: they no longer appear in "
+    "search, reads or links. Adding the same folder again restores unchanged files "
+    "without converting them again."
+)
+
+
+def _refuse_external_steps(*, git_pull: bool, run_update_cmd: bool = False) -> None:
+    if git_pull:
+        raise GnoError(
+            "INVALID_INPUT",
+            "gitPull is not supported by this server: run git pull in the folder yourself, "
+            "then sync",
+        )
+    if run_update_cmd:
+        raise GnoError(
+            "INVALID_INPUT",
+            "runUpdateCmd is not supported by this server: run the update command yourself, "
+            "then sync",
+        )
+
+
+def _collection_result(report: SyncReport) -> dict[str, Any]:
+    return {
+        "collection": report.collection,
+        "filesProcessed": report.scanned,
+        "filesAdded": report.added,
+        "filesUpdated": report.updated + report.renamed + report.reactivated,
+        "filesUnchanged": report.unchanged,
+        "filesErrored": len(report.errors),
+        "filesSkipped": 0,
+        "filesMarkedInactive": report.removed,
+        "filesRenamed": report.renamed,
+        "filesReactivated": report.reactivated,
+        "durationMs": round(report.duration_ms),
+        "errors": [dict(error) for error in report.errors],
+    }
+
+
+def sync_result(reports: Sequence[SyncReport]) -> dict[str, Any]:
+    """The engine's per-collection reports in the job result shape, with totals."""
+    collections = [_collection_result(report) for report in reports]
+
+    def total(key: str) -> int:
+        return sum(int(entry[key]) for entry in collections)
+
+    return {
+        "collections": collections,
+        "totalDurationMs": total("durationMs"),
+        "totalFilesProcessed": total("filesProcessed"),
+        "totalFilesAdded": total("filesAdded"),
+        "totalFilesUpdated": total("filesUpdated"),
+        "totalFilesErrored": total("filesErrored"),
+        "totalFilesSkipped": total("filesSkipped"),
+    }
+
+
+def sync_work(engine: Engine, names: Sequence[str]) -> Work:
+    """Sync ``names`` one after the other, reporting progress file by file."""
+
+    def work(control: JobControl) -> Mapping[str, Any]:
+        reports: list[SyncReport] = []
+        for name in names:
+
+            def progress(done: int, total: int, _path: str, name: str = name) -> None:
+                control.report({"collection": name, "processed": done, "total": total})
+
+            control.report({"collection": name, "processed": 0, "total": 0})
+            reports.extend(engine.sync([name], progress=progress))
+        value = sync_result(reports)
+        return {"result": value, "typedResult": {"kind": "sync", "value": value}}
+
+    return work
+
+
+def _lease(runtime: Runtime, ctx: ToolCallContext) -> contextlib.AbstractContextManager[None]:
+    return write_lease(
+        runtime.engine.location.dirs.write_lock,
+        should_stop=lambda: ctx.cancellation.is_cancelled,
+    )
+
+
+def add_text(result: dict[str, Any]) -> str:
+    return (
+        f"Added collection {result['collection']}; indexing runs as job {result['jobId']}. "
+        "Poll it with gno_job_status."
+    )
+
+
+def sync_text(result: dict[str, Any]) -> str:
+    return (
+        f"Syncing {', '.join(result['collections'])} as job {result['jobId']}. "
+        "Poll it with gno_job_status."
+    )
+
+
+def remove_text(result: dict[str, Any]) -> str:
+    return (
+        f"Removed collection {result['collection']} from the configuration "
+        f"({result['documentsDeactivated']} documents now inactive). {result['note']}"
+    )
+
+
+def make_add_collection(runtime: Runtime) -> ToolHandler:
+    engine = runtime.engine
+
+    def call(
+        args: AddCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
+    ) -> dict[str, Any]:
+        _refuse_external_steps(git_pull=args.gitPull)
+        # The cheap checks first, so a bad folder or name is reported as such even
+        # while a job runs; add_collection repeats them under the lease.
+        validate_root(args.path)
+        name = opt(args.name)
+        if name is not None:
+            normalize_name(name)
+        exclude = opt(args.exclude)
+
+        def begin(hold: contextlib.ExitStack) -> JobPlan:
+            hold.enter_context(_lease(runtime, ctx))
+            added = engine.add_collection(
+                args.path,
+                name=name,
+                pattern=opt(args.pattern),
+                include=seq(args.include),
+                exclude=None if exclude is None else tuple(exclude),
+            )
+            return JobPlan(work=sync_work(engine, [added.name]), collections=(added.name,))
+
+        ticket = runtime.jobs.start("add", begin)
+        return {"jobId": ticket.job_id, "collection": ticket.collections[0], "status": "started"}
+
+    return engine_tool(runtime, call, add_text, write=True)
+
+
+def _sync_targets(engine: Engine, collection: str | None) -> tuple[str, ...]:
+    if collection is not None:
+        return (engine.collection(collection).name,)
+    names = tuple(c.name for c in engine.config.collections)
+    if not names:
+        raise GnoError("NOT_FOUND", "No collections to sync: add one with gno_add_collection")
+    return names
+
+
+def start_sync_job(
+    runtime: Runtime, collection: str | None, *, should_stop: Callable[[], bool] = lambda: False
+) -> JobTicket:
+    """Start a sync job of one collection (or all) holding the write lease throughout.
+
+    Shared by ``gno_sync`` and the daemon's start-up sync, so the two can
+    never overlap: both need the single job slot and the lease.
+    """
+    engine = runtime.engine
+    _sync_targets(engine, collection)
+
+    def begin(hold: contextlib.ExitStack) -> JobPlan:
+        hold.enter_context(write_lease(engine.location.dirs.write_lock, should_stop=should_stop))
+        # Again under the lease: the configuration may have changed meanwhile.
+        names = _sync_targets(engine, collection)
+        return JobPlan(work=sync_work(engine, names), collections=names)
+
+    return runtime.jobs.start("sync", begin)
+
+
+def make_sync(runtime: Runtime) -> ToolHandler:
+    def call(args: SyncInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+        _refuse_external_steps(git_pull=args.gitPull, run_update_cmd=args.runUpdateCmd)
+        ticket = start_sync_job(
+            runtime, opt(args.collection), should_stop=lambda: ctx.cancellation.is_cancelled
+        )
+        return {
+            "jobId": ticket.job_id,
+            "collections": list(ticket.collections),
+            "status": "started",
+            "options": {"gitPull": False, "runUpdateCmd": False},
+        }
+
+    return engine_tool(runtime, call, sync_text, write=True)
+
+
+def _refuse_if_referenced(engine: Engine, name: str) -> None:
+    scopes = [
+        c.scope_key for c in engine.config.contexts if (c.collection_name or "").lower() == name
+    ]
+    if scopes:
+        raise GnoError(
+            "HAS_REFERENCES",
+            f"Collection {name} is referenced by contexts ({', '.join(scopes)}); "
+            "remove those contexts from the configuration first",
+        )
+
+
+def make_remove_collection(runtime: Runtime) -> ToolHandler:
+    engine = runtime.engine
+
+    def call(
+        args: RemoveCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
+    ) -> dict[str, Any]:
+        with _lease(runtime, ctx):
+            name = engine.collection(args.collection).name
+            _refuse_if_referenced(engine, name)
+            removed = engine.remove_collection(name)
+        return {
+            "removed": True,
+            "collection": removed["collection"],
+            "configUpdated": True,
+            "indexedDataRetained": True,
+            "documentsDeactivated": removed["documents"],
+            "note": REMOVE_NOTE,
+        }
+
+    return engine_tool(runtime, call, remove_text, write=True)

@@ -1,0 +1,63 @@
+"""``gno_links`` and ``gno_backlinks``: the link graph around one document."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from gno_trio.engine import links
+from gno_trio.runtime import Runtime
+from gno_trio.server.context import ToolCallContext
+from gno_trio.server.inputs import BacklinksInput, LinksInput
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def links_text(result: dict[str, Any]) -> str:
+    """One line per link: kind, target, position, and the document it leads to, if any."""
+    meta = result["meta"]
+    kind = f"{meta['typeFilter']} " if "typeFilter" in meta else ""
+    header = (
+        f"{_plural(meta['totalLinks'], kind + 'link')} in {meta['uri']}, "
+        f"{meta['resolvedCount']} resolved"
+    )
+    lines = [header]
+    for link in result["links"]:
+        target = link["targetRef"]
+        if "targetCollection" in link:
+            target = f"{link['targetCollection']}:{target}"
+        if "targetAnchor" in link:
+            target = f"{target}#{link['targetAnchor']}"
+        leads = link["resolvedUri"] if link["resolved"] else "unresolved"
+        lines.append(f"  [{link['linkType']}] {target} (line {link['startLine']}) -> {leads}")
+    return "\n".join(lines)
+
+
+def backlinks_text(result: dict[str, Any]) -> str:
+    meta = result["meta"]
+    scope = f" from collection {meta['collection']}" if "collection" in meta else ""
+    lines = [f"{_plural(meta['totalBacklinks'], 'backlink')} to {meta['uri']}{scope}"]
+    for link in result["backlinks"]:
+        title = f' "{link["sourceTitle"]}"' if "sourceTitle" in link else ""
+        lines.append(f"  {link['sourceUri']}{title} (line {link['startLine']})")
+    return "\n".join(lines)
+
+
+def make_links(runtime: Runtime) -> ToolHandler:
+    def call(args: LinksInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+        return links.outgoing(conn, args.ref, link_type=opt(args.type))
+
+    return engine_tool(runtime, call, links_text)
+
+
+def make_backlinks(runtime: Runtime) -> ToolHandler:
+    def call(
+        args: BacklinksInput, ctx: ToolCallContext, conn: sqlite3.Connection
+    ) -> dict[str, Any]:
+        return links.backlinks(conn, args.ref, collection=opt(args.collection))
+
+    return engine_tool(runtime, call, backlinks_text)
