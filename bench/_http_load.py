@@ -27,6 +27,7 @@ server per request.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import random
@@ -114,11 +115,12 @@ class ServerClosed(Exception):
 class Connection:
     """One keep-alive connection and its unread bytes."""
 
-    __slots__ = ("buffer", "stream")
+    __slots__ = ("buffer", "retry_after", "stream")
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
         self.buffer = bytearray()
+        self.retry_after = 0.0  # the last response's Retry-After in seconds (0 when absent)
 
     async def _fill(self) -> None:
         chunk = await self.stream.receive_some(65536)
@@ -134,6 +136,11 @@ class Connection:
             await self._fill()
         head = bytes(buffer[:end]).lower()
         status = int(head[9:12])
+        self.retry_after = 0.0
+        if (marker := head.find(b"\r\nretry-after:")) >= 0:
+            stop = head.find(b"\r\n", marker + 2)
+            with contextlib.suppress(ValueError):
+                self.retry_after = float(head[marker + 14 : stop if stop >= 0 else len(head)])
         start = end + 4
         position = head.find(b"\r\ncontent-length:")
         if position >= 0:
@@ -229,6 +236,7 @@ async def run_closed(job: dict[str, Any]) -> dict[str, Any]:
             nursery.start_soon(open_one)
 
     deadline = 0.0
+    honour_retry_after = bool(job.get("honour_retry_after"))
 
     async def worker(connection: Connection) -> None:
         latencies = tallies.latencies
@@ -246,6 +254,9 @@ async def run_closed(job: dict[str, Any]) -> dict[str, Any]:
                 if bucket is None:
                     bucket = latencies[status] = []
                 bucket.append(elapsed)
+                if honour_retry_after and status == 429 and connection.retry_after:
+                    # a polite client: back off as told, but never past the run's end
+                    await trio.sleep(min(connection.retry_after, max(0.0, deadline - clock())))
             if not usable:
                 await connection.close()
                 tallies.reconnects += 1

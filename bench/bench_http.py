@@ -535,6 +535,29 @@ def part_overload(gateway: Server, options: argparse.Namespace) -> None:
         " second.)"
     )
 
+    # 2a': the same load, but the clients honour the Retry-After of their 429s.
+    before = _admission(gateway)
+    polite = run_load(
+        gateway.job(
+            mode="closed",
+            connections=options.overload_connections,
+            duration=options.overload_duration,
+            tool="sleep",
+            arguments=arguments,
+            honour_retry_after=True,
+        ),
+        timeout,
+    )
+    after = _admission(gateway)
+    print(
+        f"\n  2a'. the same {options.overload_connections} connections, honouring Retry-After "
+        f"({polite['elapsed_s']:.1f} s): {polite['completed']:,} answers, "
+        f"{polite['rps']:,.0f}/s, socket errors {polite['errors']}"
+    )
+    _status_lines(polite["by_status"])
+    _shed_line(polite, before, after)
+    _admitted_verdict(polite, base["p99"])
+
     # 2b: 10x the gate's own capacity, at an arrival rate the HTTP layer can parse.
     tool_s = options.gate_tool_ms / 1000.0
     capacity = active / tool_s
