@@ -84,6 +84,15 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_backlinks": {"ref": "gno://notes/beta.md"},
     "gno_job_status": {"jobId": "no-such-job"},
     "gno_list_jobs": {},
+    "gno_egress_policy_get": {"collection": "notes"},
+    "gno_egress_check": {
+        "collections": ["notes"],
+        "destinationZone": "remote",
+        "caller": {"authenticated": True},
+        "contentClass": "source",
+    },
+    "gno_graph_neighbors": {"ref": "gno://notes/beta.md"},
+    "gno_graph_path": {"from": "gno://notes/beta.md", "to": "gno://notes/alpha.md"},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
 ERROR_ANSWERS = {"gno_job_status": "NOT_FOUND"}
@@ -128,6 +137,25 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
         assert [b["sourceUri"] for b in structured["backlinks"]] == ["gno://notes/alpha.md"]
     elif name == "gno_list_jobs":
         assert structured["active"] == [] and structured["recent"] == []
+    elif name == "gno_egress_policy_get":
+        assert (structured["configuredPolicy"], structured["effectivePolicy"]) == (
+            None,
+            "local_only",
+        )
+        assert structured["source"] == "config_default"
+    elif name == "gno_egress_check":
+        assert structured["mode"] == "denied"
+        assert structured["decision"]["reason"] == "POLICY_LOCAL_ONLY"
+    elif name == "gno_graph_neighbors":
+        assert [(n["uri"], n["direction"]) for n in structured["neighbors"]] == [
+            ("gno://notes/alpha.md", "in")
+        ]
+    elif name == "gno_graph_path":
+        assert [n["uri"] for n in structured["nodes"]] == [
+            "gno://notes/beta.md",
+            "gno://notes/alpha.md",
+        ]
+        assert structured["steps"][0]["direction"] == "backward"
     else:  # a new tool must be given an expectation here
         raise AssertionError(f"no expectation for {name}")
 
@@ -259,7 +287,15 @@ def write_env(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 FACT = "Releases ship on Fridays after the smoke tests pass."
 WRITE_FLOWS = frozenset(
-    {"gno_remember", "gno_capture", "gno_add_collection", "gno_sync", "gno_remove_collection"}
+    {
+        "gno_remember",
+        "gno_capture",
+        "gno_add_collection",
+        "gno_sync",
+        "gno_remove_collection",
+        "gno_create_folder",
+        "gno_duplicate_note",
+    }
 )
 
 
@@ -319,6 +355,18 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                 assert receipt["uri"].startswith("gno://drafts/")
                 found = await call("gno_search", {"query": "quokka"})
                 assert [hit["uri"] for hit in found["results"]] == [receipt["uri"]]
+
+            if "gno_capture" in listed and "gno_create_folder" in listed:
+                made = await call("gno_create_folder", {"collection": "drafts", "name": "kept"})
+                assert made["folderPath"] == "kept"
+                copy = await call(
+                    "gno_duplicate_note",
+                    {"ref": receipt["uri"], "folderPath": "kept", "name": "checklist-copy"},
+                )
+                assert copy["uri"] == "gno://drafts/kept/checklist-copy.md"
+                assert copy["sync"]["status"] == "completed"
+                found = await call("gno_search", {"query": "quokka"})
+                assert {hit["uri"] for hit in found["results"]} == {receipt["uri"], copy["uri"]}
 
             if "gno_add_collection" in listed:
                 extra = Path(write_env["GNO_DATA_DIR"]).parent / f"extra-{mode}"

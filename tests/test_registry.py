@@ -135,6 +135,12 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_recall",
         "gno_remember",
         "gno_capture",
+        "gno_egress_policy_get",
+        "gno_egress_check",
+        "gno_graph_neighbors",
+        "gno_graph_path",
+        "gno_create_folder",
+        "gno_duplicate_note",
     }
     positions = [TARGET_TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)
@@ -193,10 +199,14 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_multi_get",
         "gno_peek",
         "gno_status",
+        "gno_egress_policy_get",
+        "gno_egress_check",
         "gno_changes",
         "gno_list_tags",
         "gno_links",
         "gno_backlinks",
+        "gno_graph_neighbors",
+        "gno_graph_path",
         "gno_recall",
         "gno_job_status",
         "gno_list_jobs",
@@ -208,6 +218,8 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_add_collection",
         "gno_sync",
         "gno_remove_collection",
+        "gno_create_folder",
+        "gno_duplicate_note",
     ]
     assert select_tool_names("core", False, IMPLEMENTED) == [
         "gno_context",
@@ -421,10 +433,12 @@ def test_input_schema_is_a_flat_stamped_2020_12_object(name: str) -> None:
 
 
 def test_input_schemas_are_open_objects_like_gno() -> None:
-    # gno_context is the one closed input: unknown fields are an error there.
+    # gno_context and the collection-policy tools are closed inputs: unknown fields
+    # are an error there (GNO closes every policy and audit input).
+    closed = {"gno_context", "gno_egress_policy_get", "gno_egress_check"}
     for name, definition in definitions().items():
         schema = definition.spec("full").input_schema
-        if name == "gno_context":
+        if name in closed:
             assert schema["additionalProperties"] is False
         else:
             assert "additionalProperties" not in schema

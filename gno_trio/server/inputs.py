@@ -891,8 +891,144 @@ class RemoveCollectionInput(ToolInput):
     ]
 
 
+# ---------------------------------------------------------------------------
+# Egress policy (closed objects: an unknown key is an error, not ignored)
+# ---------------------------------------------------------------------------
+
+EGRESS_CHECK_MAX_COLLECTIONS: Final = 64
+
+
+class EgressPolicyGetInput(ToolInput, forbid_unknown_fields=True):
+    """Arguments of ``gno_egress_policy_get``."""
+
+    collection: Annotated[
+        str, Meta(min_length=1, description="Name of the collection (any letter case)")
+    ]
+
+
+class EgressCaller(ToolInput, forbid_unknown_fields=True):
+    """Who the dry-run caller is, as far as the egress rules care."""
+
+    authenticated: Annotated[
+        bool, Meta(description="Whether the caller presented valid transport credentials")
+    ] = False
+
+
+class EgressCheckInput(ToolInput, kw_only=True, forbid_unknown_fields=True):
+    """Arguments of ``gno_egress_check``."""
+
+    collections: (
+        Annotated[
+            list[Annotated[str, Meta(min_length=1)]],
+            Meta(
+                min_length=1,
+                max_length=EGRESS_CHECK_MAX_COLLECTIONS,
+                description=(
+                    "Collections in scope, each named once (1-64); omit for every configured "
+                    "collection"
+                ),
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    action: Annotated[
+        Literal["serve"], Meta(description="What would happen to the content (only serve)")
+    ] = "serve"
+    destinationZone: Annotated[
+        Literal["loopback", "lan", "remote"],
+        Meta(description="Network zone of the peer the content would go to"),
+    ]
+    caller: Annotated[EgressCaller, Meta(description="The caller's credentials")] | UnsetType = (
+        UNSET
+    )
+    contentClass: Annotated[
+        Literal["source", "snippet", "capsule", "metadata", "audit_log", "retrieval_trace"],
+        Meta(description="Kind of content that would be served"),
+    ] = "metadata"
+    partial: Annotated[
+        bool,
+        Meta(description="Judge each collection alone and serve the allowed ones (partial result)"),
+    ] = False
+
+
+# ---------------------------------------------------------------------------
+# Link graph
+# ---------------------------------------------------------------------------
+
+
+class GraphNeighborsInput(ToolInput):
+    """Arguments of ``gno_graph_neighbors``."""
+
+    ref: DocumentRef
+    direction: Annotated[
+        Literal["both", "out", "in"],
+        Meta(description="out: documents it links to; in: documents linking to it; both"),
+    ] = "both"
+    limit: Annotated[
+        int, Meta(ge=1, le=1000, description="Maximum number of neighbours to return (1-1000)")
+    ] = 50
+
+
+class GraphPathInput(ToolInput, kw_only=True):
+    """Arguments of ``gno_graph_path``; ``from`` is spelled ``from_`` in Python."""
+
+    from_: DocumentRef = msgspec.field(name="from")
+    to: DocumentRef
+    maxDepth: Annotated[
+        int, Meta(ge=1, le=12, description="Maximum number of link hops to search (1-12)")
+    ] = 6
+
+
+# ---------------------------------------------------------------------------
+# Folders and copies
+# ---------------------------------------------------------------------------
+
+
+class CreateFolderInput(ToolInput):
+    """Arguments of ``gno_create_folder``."""
+
+    collection: Annotated[str, Meta(min_length=1, description="Collection to create it in")]
+    name: Annotated[str, Meta(min_length=1, description="Name of the new folder (one segment)")]
+    parentPath: (
+        Annotated[
+            str,
+            Meta(description="Existing folder to create it in, relative to the collection root"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class DuplicateNoteInput(ToolInput):
+    """Arguments of ``gno_duplicate_note``."""
+
+    ref: DocumentRef
+    folderPath: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Existing folder for the copy, relative to the collection root "
+                    "(default: the note's own folder)"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    name: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                description="File name of the copy (default: the note's name plus -copy)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
 __all__ = [
     "CAPTURE_MAX_CONTENT_CHARS",
+    "EGRESS_CHECK_MAX_COLLECTIONS",
     "JOBS_DEFAULT_LIMIT",
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
@@ -906,7 +1042,14 @@ __all__ = [
     "ChangesInput",
     "ContextInput",
     "ContextQueryMode",
+    "CreateFolderInput",
+    "DuplicateNoteInput",
+    "EgressCaller",
+    "EgressCheckInput",
+    "EgressPolicyGetInput",
     "GetInput",
+    "GraphNeighborsInput",
+    "GraphPathInput",
     "JobStatusInput",
     "LinksInput",
     "ListJobsInput",

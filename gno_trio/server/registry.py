@@ -159,6 +159,31 @@ def _definitions() -> Mapping[str, ToolDefinition]:
         ),
         _define("gno_sync", inputs.SyncInput, "mcp-sync-result", _IDEMPOTENT_WRITE_HINTS),
         _define("gno_remove_collection", inputs.RemoveCollectionInput, "mcp-remove-result"),
+        _define(
+            "gno_egress_policy_get",
+            inputs.EgressPolicyGetInput,
+            "collection-egress-policy",
+            _READ_ONLY_HINTS,
+        ),
+        _define(
+            "gno_egress_check", inputs.EgressCheckInput, "collection-egress-check", _READ_ONLY_HINTS
+        ),
+        _define(
+            "gno_graph_neighbors", inputs.GraphNeighborsInput, "graph-neighbors", _READ_ONLY_HINTS
+        ),
+        _define("gno_graph_path", inputs.GraphPathInput, "graph-path", _READ_ONLY_HINTS),
+        _define(
+            "gno_create_folder",
+            inputs.CreateFolderInput,
+            "mcp-create-folder-result",
+            _APPEND_ONLY_WRITE_HINTS,
+        ),
+        _define(
+            "gno_duplicate_note",
+            inputs.DuplicateNoteInput,
+            "mcp-duplicate-note-result",
+            _APPEND_ONLY_WRITE_HINTS,
+        ),
     )
     by_name = {row.name: row for row in rows}
     return MappingProxyType({name: by_name[name] for name in TARGET_TOOL_ORDER if name in by_name})

@@ -42,6 +42,12 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "mcp-add-collection-result",
     "mcp-sync-result",
     "mcp-remove-result",
+    "collection-egress-policy",
+    "collection-egress-check",
+    "graph-neighbors",
+    "graph-path",
+    "mcp-create-folder-result",
+    "mcp-duplicate-note-result",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

@@ -9,6 +9,9 @@ from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools import capture, index_state, memory, reading, retrieval
 from gno_trio.tools import collections as collection_tools
 from gno_trio.tools import context as context_tools
+from gno_trio.tools import egress as egress_tools
+from gno_trio.tools import files as file_tools
+from gno_trio.tools import graph as graph_tools
 from gno_trio.tools import jobs as job_tools
 from gno_trio.tools import links as link_tools
 
@@ -35,6 +38,12 @@ HANDLERS: dict[str, HandlerFactory] = {
     "gno_add_collection": collection_tools.make_add_collection,
     "gno_sync": collection_tools.make_sync,
     "gno_remove_collection": collection_tools.make_remove_collection,
+    "gno_egress_policy_get": egress_tools.make_egress_policy_get,
+    "gno_egress_check": egress_tools.make_egress_check,
+    "gno_graph_neighbors": graph_tools.make_graph_neighbors,
+    "gno_graph_path": graph_tools.make_graph_path,
+    "gno_create_folder": file_tools.make_create_folder,
+    "gno_duplicate_note": file_tools.make_duplicate_note,
 }
 
 
