@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Final, Literal
 
-from gno_trio.engine.links import DocSummary, Resolver
+from gno_trio.engine.links import DocSummary, Resolver, summary
 from gno_trio.engine.reads import resolve
 from gno_trio.engine.uris import parse_ref
 
@@ -29,17 +29,6 @@ NEIGHBORS_DEFAULT_LIMIT: Final = 50
 NEIGHBORS_MAX_LIMIT: Final = 1000
 PATH_DEFAULT_MAX_DEPTH: Final = 6
 PATH_MAX_DEPTH: Final = 12
-
-
-def _summary(row: sqlite3.Row) -> DocSummary:
-    return DocSummary(
-        id=int(row["id"]),
-        docid=str(row["docid"]),
-        uri=str(row["uri"]),
-        title=row["title"],
-        collection=str(row["collection"]),
-        rel_path=str(row["rel_path"]),
-    )
 
 
 @dataclass(slots=True)
@@ -64,7 +53,7 @@ class LinkGraph:
         ).fetchall()
         resolver = Resolver(conn)
         for row in rows:
-            source = _summary(row)
+            source = summary(row)
             target = resolver.resolve(row["kind"], row["target"], row["link_collection"], source)
             if target is None or target.id == source.id:
                 continue
@@ -98,7 +87,7 @@ def node(doc: DocSummary) -> dict[str, Any]:
 
 
 def _document(conn: sqlite3.Connection, ref: str) -> DocSummary:
-    return _summary(resolve(conn, parse_ref(ref)))
+    return summary(resolve(conn, parse_ref(ref)))
 
 
 def neighbors(

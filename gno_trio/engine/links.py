@@ -48,7 +48,8 @@ class DocSummary:
     rel_path: str
 
 
-def _summary(row: sqlite3.Row) -> DocSummary:
+def summary(row: sqlite3.Row) -> DocSummary:
+    """A document row as the small summary the link and graph tools report."""
     return DocSummary(
         id=int(row["id"]),
         docid=str(row["docid"]),
@@ -120,7 +121,7 @@ class Resolver:
                 "WHERE collection = ? AND active = 1",
                 (collection,),
             ):
-                found.add(_summary(row))
+                found.add(summary(row))
             self._collections[collection] = found
         return found
 
@@ -187,7 +188,7 @@ def _link_text(kind: str, target: str, display: str | None) -> str | None:
 
 
 def _document(conn: sqlite3.Connection, ref: str) -> DocSummary:
-    return _summary(resolve(conn, parse_ref(ref)))
+    return summary(resolve(conn, parse_ref(ref)))
 
 
 def _meta_identity(doc: DocSummary) -> dict[str, Any]:
@@ -300,7 +301,7 @@ def backlinks(
     for row in conn.execute(query, params).fetchall():
         if row["kind"] == "wiki" and _fold(row["target"]) not in names:
             continue
-        source = _summary(row)
+        source = summary(row)
         resolved = resolver.resolve(row["kind"], row["target"], row["link_collection"], source)
         if resolved is None or resolved.id != target.id:
             continue

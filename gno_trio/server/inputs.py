@@ -136,7 +136,24 @@ class ToolInput(msgspec.Struct, kw_only=True):
 # ---------------------------------------------------------------------------
 
 
-class SearchInput(ToolInput):
+class RetrievalFilters(ToolInput, kw_only=True):
+    """Scope and filter arguments every retrieval tool shares (gno_search, gno_query)."""
+
+    projectHints: ProjectHints | UnsetType = UNSET
+    collection: CollectionFilter | UnsetType = UNSET
+    limit: ResultLimit = 5
+    minScore: MinScore | UnsetType = UNSET
+    lang: LangHint | UnsetType = UNSET
+    exclude: ExcludeTerms | UnsetType = UNSET
+    since: SinceBound | UnsetType = UNSET
+    until: UntilBound | UnsetType = UNSET
+    categories: Categories | UnsetType = UNSET
+    author: AuthorFilter | UnsetType = UNSET
+    tagsAll: TagsAll | UnsetType = UNSET
+    tagsAny: TagsAny | UnsetType = UNSET
+
+
+class SearchInput(RetrievalFilters, kw_only=True):
     """Arguments of ``gno_search`` (BM25 keyword search)."""
 
     query: Annotated[
@@ -146,11 +163,6 @@ class SearchInput(ToolInput):
             description="Exact words to match: identifier, name, filename, error text or phrase",
         ),
     ]
-    projectHints: ProjectHints | UnsetType = UNSET
-    collection: CollectionFilter | UnsetType = UNSET
-    limit: ResultLimit = 5
-    minScore: MinScore | UnsetType = UNSET
-    lang: LangHint | UnsetType = UNSET
     intent: (
         Annotated[
             str,
@@ -163,13 +175,6 @@ class SearchInput(ToolInput):
         ]
         | UnsetType
     ) = UNSET
-    exclude: ExcludeTerms | UnsetType = UNSET
-    since: SinceBound | UnsetType = UNSET
-    until: UntilBound | UnsetType = UNSET
-    categories: Categories | UnsetType = UNSET
-    author: AuthorFilter | UnsetType = UNSET
-    tagsAll: TagsAll | UnsetType = UNSET
-    tagsAny: TagsAny | UnsetType = UNSET
 
 
 class QueryMode(ToolInput):
@@ -193,7 +198,7 @@ class QueryMode(ToolInput):
     ]
 
 
-class QueryInput(ToolInput):
+class QueryInput(RetrievalFilters, kw_only=True):
     """Arguments of ``gno_query`` (the general retrieval entry point)."""
 
     query: Annotated[
@@ -203,11 +208,6 @@ class QueryInput(ToolInput):
             description="The question or topic; add intent or queryModes when it is ambiguous",
         ),
     ]
-    projectHints: ProjectHints | UnsetType = UNSET
-    collection: CollectionFilter | UnsetType = UNSET
-    limit: ResultLimit = 5
-    minScore: MinScore | UnsetType = UNSET
-    lang: LangHint | UnsetType = UNSET
     intent: (
         Annotated[
             str,
@@ -231,11 +231,6 @@ class QueryInput(ToolInput):
         ]
         | UnsetType
     ) = UNSET
-    exclude: ExcludeTerms | UnsetType = UNSET
-    since: SinceBound | UnsetType = UNSET
-    until: UntilBound | UnsetType = UNSET
-    categories: Categories | UnsetType = UNSET
-    author: AuthorFilter | UnsetType = UNSET
     queryModes: (
         Annotated[
             list[QueryMode],
@@ -268,8 +263,6 @@ class QueryInput(ToolInput):
         Annotated[bool, Meta(description="Add per-stage and per-result scoring details to meta")]
         | UnsetType
     ) = UNSET
-    tagsAll: TagsAll | UnsetType = UNSET
-    tagsAny: TagsAny | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------------------

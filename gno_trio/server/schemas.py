@@ -67,12 +67,17 @@ def input_schema_for(struct_type: type[msgspec.Struct]) -> dict[str, Any]:
     generated = msgspec.json.schema(struct_type)
     definitions: Mapping[str, Any] = generated.get("$defs", {})
     root = _inline(generated, definitions, seen=())
+    required = root.get("required", [])
+    properties: dict[str, Any] = root.get("properties", {})
+    # Required arguments first: a caller (or a model) reading the schema
+    # meets what it must send before the optional filters shared by a family.
+    ordered = {name: properties[name] for name in required if name in properties}
+    ordered.update((name, value) for name, value in properties.items() if name not in ordered)
     schema: dict[str, Any] = {
         "type": "object",
         "$schema": JSON_SCHEMA_DIALECT,
-        "properties": root.get("properties", {}),
+        "properties": ordered,
     }
-    required = root.get("required", [])
     if required:
         schema["required"] = list(required)
     if "additionalProperties" in root:
