@@ -24,6 +24,7 @@ from gno_trio.errors import GnoError
 
 # bm25() column weights: filepath, title, body.
 FIELD_WEIGHTS = (1.5, 4.0, 1.0)
+_ACTIVE = "d.active = 1"
 _SNIPPET_TOKENS = 32
 _FALLBACK_SNIPPET_CHARS = 240
 # The date a document is "about": its frontmatter date, else its file time.
@@ -100,7 +101,7 @@ def validate_request(request: SearchRequest) -> None:
 
 
 def _filters(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str], list[Any]]:
-    clauses = ["d.active = 1"]
+    clauses = [_ACTIVE]
     params: list[Any] = []
     if request.collection:
         name = request.collection.strip().lower()
@@ -207,22 +208,37 @@ def _rank(
     """
     clauses, params = _filters(conn, request)
     weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-    sql = (
-        f"SELECT d.*, bm25(documents_fts, {weights}) AS rank "
-        f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
-        f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} "
-        f"ORDER BY rank LIMIT ?"
-    )
-    strict = [
-        (row, -float(row["rank"])) for row in conn.execute(sql, (parsed.match, *params, fetch))
-    ]
+    if clauses == [_ACTIVE]:
+        # Inactive documents are not in the FTS index, so with no other
+        # filter the ranking can finish (and cut to the limit) before any
+        # document row is read.
+        sql = (
+            f"WITH top AS (SELECT rowid AS id, bm25(documents_fts, {weights}) AS rank "
+            f"FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?) "
+            f"SELECT d.*, top.rank FROM top JOIN documents d ON d.id = top.id "
+            f"WHERE {_ACTIVE} ORDER BY top.rank"
+        )
+        query_params: tuple[Any, ...] = ()
+    else:
+        sql = (
+            f"SELECT d.*, bm25(documents_fts, {weights}) AS rank "
+            f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
+            f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} "
+            f"ORDER BY rank LIMIT ?"
+        )
+        query_params = tuple(params)
+
+    def run(match: str, limit: int) -> list[sqlite3.Row]:
+        return conn.execute(sql, (match, *query_params, limit)).fetchall()
+
+    strict = [(row, -float(row["rank"])) for row in run(parsed.match, fetch)]
     relaxed = relaxed_match(parsed)
     if len(strict) >= fetch or relaxed is None:
         return strict
     seen = {int(row["id"]) for row, _ in strict}
     extra = [
         (row, -float(row["rank"]))
-        for row in conn.execute(sql, (relaxed, *params, fetch + len(seen)))
+        for row in run(relaxed, fetch + len(seen))
         if int(row["id"]) not in seen
     ][: fetch - len(strict)]
     if strict and extra:
