@@ -92,7 +92,7 @@ class GatewayApp:
         )
 
     def _credentials_changed(self) -> None:
-        closed = self.state.sessions.close_where(lambda s: s.authenticated, "credentials")
+        closed = self.state.sessions.revoke_authenticated()
         self.state.metrics.refusals["credentials_changed"] += 1
         if closed:
             logger.warning("token file changed: closed %d authenticated session(s)", closed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -23,6 +24,9 @@ from gno_trio.tools.collections import start_sync_job
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.server import BackgroundTask, run_resident
 from gno_trio.transports.http.settings import Mode, check_bind, settings_from_config
+
+if TYPE_CHECKING:
+    from gno_trio.transports.http.workers import WorkerLaunch
 
 logger = logging.getLogger("gno_trio.transports.http")
 
@@ -42,9 +46,20 @@ def _initial_sync(runtime: Runtime) -> BackgroundTask:
 
 
 def run_gateway_command(
-    args: argparse.Namespace, *, mode: Mode, open_engine: Callable[[argparse.Namespace], Engine]
+    args: argparse.Namespace,
+    *,
+    mode: Mode,
+    open_engine: Callable[[argparse.Namespace], Engine],
+    worker: WorkerLaunch | None = None,
 ) -> int:
-    """Start the gateway for ``gno-trio serve`` / ``gno-trio daemon``; blocks until drained."""
+    """Start the gateway for ``gno-trio serve`` / ``gno-trio daemon``; blocks until drained.
+
+    ``--workers N`` above 1 makes this process the parent of N gateway
+    processes (:mod:`.workers`); ``worker`` is set in each of those children.
+    """
+    workers = getattr(args, "workers", 1)
+    if workers is None or workers < 1:
+        raise GnoError("VALIDATION", "--workers must be a positive integer")
     engine = open_engine(args)
     runtime: Runtime | None = None
     try:
@@ -66,11 +81,24 @@ def run_gateway_command(
                 "daemon needs at least one collection; add one with: "
                 "gno-trio collection add <path>",
             )
+        if worker is None and workers > 1:
+            from gno_trio.transports.http.workers import run_workers
+
+            return run_workers(
+                args,
+                mode=mode,
+                open_engine=open_engine,
+                settings=settings,
+                data_dir=engine.location.dirs.data,
+                workers=workers,
+                as_json=bool(getattr(args, "json", False)),
+            )
         runtime = Runtime(
             engine=engine, write_enabled=settings.enable_write, tool_profile=settings.tool_profile
         )
         background: list[BackgroundTask] = []
-        if mode == "daemon" and not getattr(args, "no_sync_on_start", False):
+        first_worker = worker is None or worker.seat.index == 0
+        if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(_initial_sync(runtime))
         return run_resident(
             build_app(runtime),
@@ -78,6 +106,9 @@ def run_gateway_command(
             policies=PolicyBook(engine.location.config_path, engine.config.collections),
             background=background,
             as_json=bool(getattr(args, "json", False)),
+            sock=worker.sock if worker is not None else None,
+            worker=worker.seat if worker is not None else None,
+            on_ready=worker.on_ready if worker is not None else None,
         )
     finally:
         if runtime is not None:

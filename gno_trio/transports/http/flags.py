@@ -26,6 +26,12 @@ def add_gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> N
         "--mcp-enable-write", action="store_true", help="allow MCP write tools over HTTP"
     )
     parser.add_argument("--mcp-tool-profile", help="core or full (default full)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes sharing the port (default 1; 2025-era sessions are shared)",
+    )
     if daemon:
         parser.add_argument(
             "--no-sync-on-start", action="store_true", help="skip the initial collection sync"

@@ -145,6 +145,7 @@ async def _initialize(state: GatewayState, exchange: Exchange, request: Request)
         raise Refused(
             jsonrpc_reply(400, request.id, exc.to_error_object(), reason="initialize-invalid")
         ) from None
+    state.sessions.record(session)
     responder = Responder(exchange.send, ((SESSION_HEADER.encode(), session.id.encode()),))
     context = RequestContext.from_admission(
         admission,

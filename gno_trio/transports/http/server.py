@@ -8,9 +8,10 @@ finish for ``drain_timeout`` seconds, then stop supervised tasks (GET streams,
 the reaper, background sync), then let hypercorn close its listener and idle
 connections.
 
-One process, one hypercorn worker: 2025-era sessions live in this process's
-memory, so several workers sharing a port would each know only their own
-sessions. The sessionless 2026-07-28 leg has no such limit.
+By default one process, one hypercorn worker, and 2025-era sessions live in
+this process's memory. With ``--workers N`` (:mod:`.workers`) each worker
+process runs this same gateway given a :class:`WorkerSeat`, and its sessions
+go through the shared store of :mod:`.shared_sessions` instead.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ from gno_trio.transports.http.settings import (
     bind_listener,
     check_bind,
 )
-from gno_trio.transports.http.state import GatewayState
+from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
+from gno_trio.transports.http.state import GatewayState, WorkerSeat
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import (
     AdmissionGate,
@@ -111,24 +113,34 @@ def build_state(
     port: int,
     supervisor: Supervisor,
     policies: PolicyBook,
+    worker: WorkerSeat | None = None,
 ) -> GatewayState:
     """The shared state of a gateway listening on ``port``."""
     limits = settings.limits
     metrics = TransportMetrics()
+    idle_timeout = limits.session_idle_timeout_ms / 1000.0
+    sessions = (
+        SessionStore(max_sessions=limits.max_sessions, idle_timeout=idle_timeout, metrics=metrics)
+        if worker is None
+        else SharedSessionStore(
+            SessionRegistry(worker.registry_path),
+            max_sessions=limits.max_sessions,
+            idle_timeout=idle_timeout,
+            metrics=metrics,
+            token_file=settings.token_file,
+        )
+    )
     return GatewayState(
         app=app,
         listener=bind_listener(settings, port),
         supervisor=supervisor,
         policies=policies,
         metrics=metrics,
-        sessions=SessionStore(
-            max_sessions=limits.max_sessions,
-            idle_timeout=limits.session_idle_timeout_ms / 1000.0,
-            metrics=metrics,
-        ),
+        sessions=sessions,
         capacity=AdmissionGate(limits.max_concurrent_requests, limits.max_queued_requests),
         readers=RuntimeAdmission(limits.max_concurrent_requests),
         labels=CallerLabels(app.instance_id),
+        worker=worker,
     )
 
 
@@ -141,6 +153,7 @@ async def serve_gateway(
     drain: GracefulDrain | None = None,
     handle_signals: bool | None = None,
     background: Sequence[BackgroundTask] = (),
+    worker: WorkerSeat | None = None,
     task_status: trio.TaskStatus[GatewayEndpoint] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` until ``drain`` is triggered (by SIGINT/SIGTERM or by the caller).
@@ -148,6 +161,7 @@ async def serve_gateway(
     Refuses unsafe binds and unusable token files before opening a socket
     (``GnoError``). ``sock`` may be a socket the caller already bound. Reports
     the reachable endpoint through ``task_status`` once requests are accepted.
+    ``worker`` makes this process one of several sharing the port.
     """
     check_bind(settings)
     token_state = ensure_token_file(settings.token_file) if settings.token_file else None
@@ -158,7 +172,7 @@ async def serve_gateway(
     if handle_signals is None:
         handle_signals = threading.current_thread() is threading.main_thread()
     async with open_supervisor() as supervisor:
-        state = build_state(app, settings, port, supervisor, policies)
+        state = build_state(app, settings, port, supervisor, policies, worker)
         gateway = GatewayApp(state, token_state=token_state)
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
@@ -239,15 +253,32 @@ def run_resident(
     policies: PolicyBook,
     background: Sequence[BackgroundTask] = (),
     as_json: bool = False,
+    sock: socket.socket | None = None,
+    worker: WorkerSeat | None = None,
+    on_ready: Callable[[GatewayEndpoint], None] | None = None,
 ) -> int:
-    """Blocking entry for the CLI: serve until SIGINT/SIGTERM, then drain; returns 0."""
+    """Blocking entry for the CLI: serve until SIGINT/SIGTERM, then drain; returns 0.
+
+    ``on_ready`` replaces the announcement (a worker reports to its parent instead).
+    """
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             endpoint = await nursery.start(
-                partial(serve_gateway, app, settings, policies=policies, background=background)
+                partial(
+                    serve_gateway,
+                    app,
+                    settings,
+                    policies=policies,
+                    sock=sock,
+                    background=background,
+                    worker=worker,
+                )
             )
-            announce(endpoint, settings, as_json=as_json)
+            if on_ready is not None:
+                on_ready(endpoint)
+            else:
+                announce(endpoint, settings, as_json=as_json)
 
     check_bind(settings)
     trio.run(main)

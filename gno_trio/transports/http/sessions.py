@@ -130,6 +130,13 @@ class SessionStore:
     def touch(self, session: HttpSession) -> None:
         session.last_seen = self._clock()
 
+    def record(self, session: HttpSession) -> None:
+        """Hook: the handshake of ``session`` is settled (a shared store persists it)."""
+
+    def revoke_authenticated(self) -> int:
+        """The token file changed: close every authenticated session."""
+        return self.close_where(lambda s: s.authenticated, "credentials")
+
     def close(self, session: HttpSession, reason: str) -> None:
         """Forget the session and end its GET stream (its id answers 404 from now on)."""
         if self._sessions.pop(session.id, None) is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.boundary import Caller
@@ -17,6 +18,15 @@ from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import GatewaySettings, Listener
 from gno_trio.transports.http.wire import Receive, RequestHeaders, Send
 from nurseries import AdmissionGate, Supervisor
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSeat:
+    """This process is worker ``index`` of several serving one port (``--workers N``)."""
+
+    index: int
+    registry_path: Path
+    """The SQLite file holding the 2025-era sessions every worker shares."""
 
 
 @dataclass(eq=False)
@@ -36,6 +46,7 @@ class GatewayState:
     labels: CallerLabels
     started_at: float = field(default_factory=time.monotonic)
     shutdown_state: str = "none"
+    worker: WorkerSeat | None = None
 
     @property
     def settings(self) -> GatewaySettings:
@@ -52,4 +63,4 @@ class Exchange:
     caller: Caller
 
 
-__all__ = ["Exchange", "GatewayState"]
+__all__ = ["Exchange", "GatewayState", "WorkerSeat"]

@@ -7,6 +7,7 @@ gateway loads no models and runs no jobs, so they report zeros.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -72,6 +73,8 @@ def transport_metrics(state: GatewayState) -> dict[str, Any]:
         "cancelledWhileQueued": capacity.cancelled_while_queued,
     }
     snapshot["activeSessions"] = len(state.sessions)
+    if state.worker is not None:
+        snapshot["worker"] = {"index": state.worker.index, "pid": os.getpid()}
     return snapshot
 
 

@@ -1,0 +1,248 @@
+"""2025-11-25 sessions shared by several worker processes serving one port.
+
+With ``--workers N`` the kernel hands each new connection to any worker, so a
+session created on one worker must be usable on every other. The record that
+matters across workers (who created the session, what ``initialize``
+negotiated, when it was last used) lives in one SQLite table in WAL mode;
+each worker keeps a local :class:`HttpSession` as a cache of it, holding what
+cannot cross a process (in-flight cancel scopes, the GET stream).
+
+Every lookup re-reads the row, so a DELETE, an identity mismatch, a
+credential rotation or the idle reaper on any worker ends the session
+everywhere on the next request. The session limit is counted in the table
+inside one write transaction. A GET stream stays with the worker that opened
+it; a session ended elsewhere stops that stream at the next reaper pass.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from gno_trio.protocol.envelope import Implementation
+from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.transports.http.sessions import HttpSession, SessionStore, new_session_id
+from gno_trio.transports.http.tokens import read_token_file
+
+_BUSY_TIMEOUT_MS: Final = 5000
+_TOUCH_EVERY: Final = 1.0
+"""At most this many seconds between writes of ``last_seen`` for a busy session.
+
+Never more than a tenth of the idle timeout, so a session in use stays far
+from the reaper's deadline; lookups still read the row on every request.
+"""
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    protocol TEXT,
+    last_seen REAL NOT NULL
+)
+"""
+
+
+class SessionRegistry:
+    """The shared table: one row per live session, the source of truth for every worker."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        self._db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute(_SCHEMA)
+
+    @classmethod
+    def create_fresh(cls, path: Path) -> SessionRegistry:
+        """Start a gateway run: no session from an earlier run survives."""
+        registry = cls(path)
+        registry._db.execute("DELETE FROM sessions")
+        return registry
+
+    def close(self) -> None:
+        self._db.close()
+
+    def reserve(self, session_id: str, identity: str, now: float, limit: int) -> bool:
+        """Insert a row unless ``limit`` sessions already exist (atomic across workers)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            (count,) = db.execute("SELECT count(*) FROM sessions").fetchone()
+            if count >= limit:
+                return False
+            db.execute(
+                "INSERT INTO sessions (id, identity, last_seen) VALUES (?, ?, ?)",
+                (session_id, identity, now),
+            )
+            return True
+        finally:
+            db.execute("COMMIT")
+
+    def lookup(self, session_id: str) -> tuple[str, str | None] | None:
+        """``(identity, protocol JSON)`` of a live session, or None."""
+        row = self._db.execute(
+            "SELECT identity, protocol FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def record_protocol(self, session_id: str, protocol: str) -> None:
+        self._db.execute("UPDATE sessions SET protocol = ? WHERE id = ?", (protocol, session_id))
+
+    def touch(self, session_ids: list[str], now: float) -> None:
+        self._db.executemany(
+            "UPDATE sessions SET last_seen = max(last_seen, ?) WHERE id = ?",
+            [(now, session_id) for session_id in session_ids],
+        )
+
+    def remove(self, session_id: str) -> None:
+        self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    def expire(self, deadline: float) -> list[str]:
+        """Delete rows idle since before ``deadline``; returns their ids."""
+        rows = self._db.execute(
+            "DELETE FROM sessions WHERE last_seen < ? RETURNING id", (deadline,)
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def revoke_bearer_except(self, keep_identity: str | None) -> list[str]:
+        """Delete authenticated sessions not created with the current token."""
+        rows = self._db.execute(
+            "DELETE FROM sessions WHERE identity LIKE 'bearer:%' AND identity IS NOT ? "
+            "RETURNING id",
+            (keep_identity,),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def live_ids(self) -> set[str]:
+        return {row[0] for row in self._db.execute("SELECT id FROM sessions")}
+
+    def count(self) -> int:
+        (count,) = self._db.execute("SELECT count(*) FROM sessions").fetchone()
+        return int(count)
+
+
+def _encode_protocol(session: HttpSession) -> str:
+    protocol = session.protocol
+    info = msgspec.to_builtins(protocol.client_info) if protocol.client_info is not None else None
+    return json.dumps(
+        {
+            "version": protocol.protocol_version,
+            "clientInfo": info,
+            "capabilities": protocol.client_capabilities,
+            "ready": protocol.client_ready,
+        }
+    )
+
+
+def _restore_protocol(session: HttpSession, encoded: str) -> None:
+    document: dict[str, Any] = json.loads(encoded)
+    protocol = session.protocol
+    protocol.protocol_version = document["version"]
+    info = document["clientInfo"]
+    protocol.client_info = msgspec.convert(info, Implementation) if info is not None else None
+    protocol.client_capabilities = document["capabilities"]
+    protocol.client_ready = bool(document["ready"])
+
+
+class SharedSessionStore(SessionStore):
+    """A :class:`SessionStore` whose truth is a :class:`SessionRegistry` shared by workers."""
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        *,
+        max_sessions: int,
+        idle_timeout: float,
+        metrics: TransportMetrics,
+        token_file: Path | None,
+        wall_clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(max_sessions=max_sessions, idle_timeout=idle_timeout, metrics=metrics)
+        self._registry = registry
+        self._token_file = token_file
+        self._wall_clock = wall_clock
+        self._touched: dict[str, float] = {}
+        self._touch_every = min(_TOUCH_EVERY, idle_timeout / 10)
+
+    def __len__(self) -> int:
+        return self._registry.count()
+
+    def open(self, identity: str) -> HttpSession | None:
+        session_id = new_session_id()
+        if not self._registry.reserve(session_id, identity, self._wall_clock(), self.max_sessions):
+            return None
+        session = HttpSession(session_id, identity, self._clock())
+        self._sessions[session_id] = session
+        self._metrics.sessions["opened"] += 1
+        return session
+
+    def record(self, session: HttpSession) -> None:
+        self._registry.record_protocol(session.id, _encode_protocol(session))
+
+    def get(self, session_id: str) -> HttpSession | None:
+        row = self._registry.lookup(session_id)
+        local = self._sessions.get(session_id)
+        if row is None:
+            if local is not None:
+                self._forget(local, "elsewhere")
+            return None
+        if local is None:
+            identity, protocol = row
+            local = HttpSession(session_id, identity, self._clock())
+            if protocol is not None:
+                _restore_protocol(local, protocol)
+            self._sessions[session_id] = local
+        return local
+
+    def touch(self, session: HttpSession) -> None:
+        super().touch(session)
+        now = self._wall_clock()
+        if now - self._touched.get(session.id, float("-inf")) >= self._touch_every:
+            self._touched[session.id] = now
+            self._registry.touch([session.id], now)
+
+    def close(self, session: HttpSession, reason: str) -> None:
+        self._registry.remove(session.id)
+        self._forget(session, reason)
+
+    def _forget(self, session: HttpSession, reason: str) -> None:
+        self._touched.pop(session.id, None)
+        super().close(session, reason)
+
+    def revoke_authenticated(self) -> int:
+        """Token rotation: end sessions of every identity but the current token's.
+
+        Each worker notices the rotation on its own next request; keeping the
+        current token's sessions means a late worker never ends a session
+        created after the rotation.
+        """
+        keep: str | None = None
+        if self._token_file is not None:
+            current = read_token_file(self._token_file)
+            if current.digest is not None:
+                keep = "bearer:" + current.digest.hex()
+        revoked = set(self._registry.revoke_bearer_except(keep))
+        local = self.close_where(lambda s: s.authenticated and s.identity != keep, "credentials")
+        return max(local, len(revoked))
+
+    def reap(self) -> int:
+        """Keep sessions in use here alive, expire idle rows, drop what ended elsewhere."""
+        now = self._wall_clock()
+        busy = [s.id for s in self._sessions.values() if s.in_flight or s.stream is not None]
+        if busy:
+            self._registry.touch(busy, now)
+        expired = self._registry.expire(now - self.idle_timeout)
+        live = self._registry.live_ids()
+        for session in [s for s in self._sessions.values() if s.id not in live]:
+            self._forget(session, "idle" if session.id in expired else "elsewhere")
+        return len(expired)
+
+
+__all__ = ["SessionRegistry", "SharedSessionStore"]

@@ -1,0 +1,212 @@
+"""``--workers N``: several gateway processes serving one port.
+
+The parent reserves the port (a bound, never-listening socket with
+``SO_REUSEPORT``), wipes the shared session table, and starts N children with
+``python -c``; each child receives the parsed command line on stdin, opens its
+own engine, binds its own ``SO_REUSEPORT`` listener on that port and runs the
+ordinary gateway with a :class:`WorkerSeat`. The kernel spreads new
+connections across the children's listeners. The parent announces the
+endpoint once every child listens, forwards SIGINT/SIGTERM to all of them and
+exits 0 when all of them drained and exited 0.
+
+Only worker 0 runs the daemon's start-up sync. Each worker keeps its own
+rate-limit windows, admission slots and metrics; 2025-era sessions are shared
+(:mod:`.shared_sessions`); GET streams are per worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import pickle
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO, Final
+
+from gno_trio.engine.api import Engine
+from gno_trio.errors import GnoError
+from gno_trio.transports.http.server import GatewayEndpoint, announce
+from gno_trio.transports.http.settings import GatewaySettings, Mode, bind_address
+from gno_trio.transports.http.shared_sessions import SessionRegistry
+from gno_trio.transports.http.state import WorkerSeat
+from gno_trio.transports.http.tokens import ensure_token_file
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+REGISTRY_NAME: Final = "gateway-sessions-{port}.sqlite"
+_BACKLOG: Final = 128
+_READY_TIMEOUT: Final = 60.0
+_STOP_GRACE: Final = 5.0
+_POLL: Final = 0.2
+_CHILD_CODE: Final = (
+    "from gno_trio.transports.http.workers import worker_main; raise SystemExit(worker_main())"
+)
+
+OpenEngine = Callable[[argparse.Namespace], Engine]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerLaunch:
+    """What a child needs beyond the command line: its seat, its listener, whom to tell."""
+
+    seat: WorkerSeat
+    sock: socket.socket
+    on_ready: Callable[[GatewayEndpoint], None]
+
+
+def _socket_for(host: str, port: int) -> socket.socket:
+    address, version = bind_address(host)
+    family = socket.AF_INET6 if version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if family == socket.AF_INET6 and address == "::":
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind((address, port))
+    except OSError as exc:
+        sock.close()
+        raise GnoError(
+            "RUNTIME", f"Cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from None
+    return sock
+
+
+def _start_child(payload: bytes) -> subprocess.Popen[bytes]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert child.stdin is not None
+    child.stdin.write(payload)
+    child.stdin.close()
+    return child
+
+
+def _await_ready(child: subprocess.Popen[bytes], deadline: float) -> GatewayEndpoint:
+    """The endpoint a child reports once it listens; ``GnoError`` if it dies or stalls."""
+    stdout: IO[bytes] | None = child.stdout
+    assert stdout is not None
+    readable, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
+    line = stdout.readline() if readable else b""
+    if not line:
+        if child.poll() is None:
+            raise GnoError("RUNTIME", "a gateway worker did not start listening in time")
+        raise GnoError("RUNTIME", f"gateway worker exited before listening (code {child.wait()})")
+    fields = json.loads(line)
+    return GatewayEndpoint(
+        url=fields["url"],
+        mcp_url=fields["mcp_url"],
+        status_url=fields["status_url"],
+        port=fields["port"],
+    )
+
+
+def _stop(children: list[subprocess.Popen[bytes]], grace: float) -> list[int]:
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    codes = []
+    for child in children:
+        try:
+            codes.append(child.wait(timeout=max(0.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            codes.append(child.wait())
+    return codes
+
+
+def run_workers(
+    args: argparse.Namespace,
+    *,
+    mode: Mode,
+    open_engine: OpenEngine,
+    settings: GatewaySettings,
+    data_dir: Path,
+    workers: int,
+    as_json: bool,
+) -> int:
+    """Parent of ``workers`` gateway processes; blocks until they all stopped."""
+    if not hasattr(socket, "SO_REUSEPORT"):
+        raise GnoError("VALIDATION", "--workers needs SO_REUSEPORT, which this system lacks")
+    if settings.token_file is not None:
+        ensure_token_file(settings.token_file)
+    reserved = _socket_for(settings.host, settings.port)
+    port: int = reserved.getsockname()[1]
+    data_dir.mkdir(parents=True, exist_ok=True)
+    registry_path = data_dir / REGISTRY_NAME.format(port=port)
+    SessionRegistry.create_fresh(registry_path).close()
+    stop_requested = False
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        for index in range(workers):
+            payload = pickle.dumps(
+                (args, mode, open_engine, WorkerSeat(index, registry_path), settings.host, port)
+            )
+            children.append(_start_child(payload))
+        deadline = time.monotonic() + _READY_TIMEOUT
+        endpoints = [_await_ready(child, deadline) for child in children]
+        announce(endpoints[0], settings, as_json=as_json)
+        while not stop_requested:
+            ended = [child for child in children if child.poll() is not None]
+            if ended:
+                logger.error("a gateway worker exited (code %s); stopping", ended[0].returncode)
+                _stop(children, settings.drain_timeout + _STOP_GRACE)
+                return 2
+            time.sleep(_POLL)
+        codes = _stop(children, settings.drain_timeout + _STOP_GRACE)
+        return 0 if all(code == 0 for code in codes) else 2
+    finally:
+        if any(child.poll() is None for child in children):
+            _stop(children, _STOP_GRACE)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        reserved.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{registry_path}{suffix}").unlink(missing_ok=True)
+
+
+def _report_ready(endpoint: GatewayEndpoint) -> None:
+    """Tell the parent this worker listens (one JSON line on the pipe it reads)."""
+    fields = {
+        "url": endpoint.url,
+        "mcp_url": endpoint.mcp_url,
+        "status_url": endpoint.status_url,
+        "port": endpoint.port,
+    }
+    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+def worker_main() -> int:
+    """Entry of one child: read the launch from stdin, serve until told to stop."""
+    from gno_trio.transports.http.command import run_gateway_command
+
+    logging.basicConfig(level=logging.WARNING)
+    args, mode, open_engine, seat, host, port = pickle.loads(sys.stdin.buffer.read())
+    sock = _socket_for(host, port)
+    sock.listen(_BACKLOG)
+    launch = WorkerLaunch(seat=seat, sock=sock, on_ready=_report_ready)
+    try:
+        return run_gateway_command(args, mode=mode, open_engine=open_engine, worker=launch)
+    except GnoError as exc:
+        sys.stderr.write(f"gateway worker {seat.index}: {exc.code}: {exc.message}\n")
+        return 2
+
+
+__all__ = ["REGISTRY_NAME", "WorkerLaunch", "run_workers", "worker_main"]

@@ -1,0 +1,256 @@
+"""``gno-trio serve --workers 2``: 2025-era sessions hold across worker processes sharing a port."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+import httpx2
+import trio
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.transports.http.sessions import HttpSession
+from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
+from gno_trio.transports.http.tokens import token_digest
+from tests.http_gateway_support import RELAXED, initialize_body, legacy_headers, rpc
+from tests.test_http_cli import gateway_process, make_index
+
+FRESH_CONNECTIONS = httpx.Limits(max_keepalive_connections=0)
+
+
+async def worker_pids(client: httpx.AsyncClient, base: str, probes: int) -> set[int]:
+    pids = set()
+    for _ in range(probes):
+        metrics = (await client.get(base + "/api/resident/metrics")).json()
+        pids.add(metrics["worker"]["pid"])
+    return pids
+
+
+async def test_a_legacy_session_lives_on_every_worker_until_deleted(tmp_path: Path) -> None:
+    make_index(tmp_path, sync=False, limits=RELAXED)
+    async with gateway_process(tmp_path, "serve", "--workers", "2") as announced:
+        url = announced["url"]
+        base = url.removesuffix("/mcp")
+        async with httpx.AsyncClient(limits=FRESH_CONNECTIONS) as client:
+            assert len(await worker_pids(client, base, 40)) == 2  # the kernel spreads connections
+
+            init = await client.post(url, headers=legacy_headers(), json=initialize_body())
+            assert init.status_code == 200
+            session = init.headers["mcp-session-id"]
+            seen = set()
+            for index in range(30):
+                called = await client.post(
+                    url,
+                    headers=legacy_headers(session),
+                    json=rpc("tools/call", {"name": "gno_status", "arguments": {}}, index + 2),
+                )
+                assert called.status_code == 200, called.text
+                assert "result" in called.json()
+                seen.add(
+                    (await client.get(base + "/api/resident/metrics")).json()["activeSessions"]
+                )
+            assert seen == {1}  # every worker counts the one shared session
+
+            deleted = await client.request("DELETE", url, headers=legacy_headers(session))
+            assert deleted.status_code == 204
+            for index in range(10):  # gone on every worker
+                after = await client.post(
+                    url, headers=legacy_headers(session), json=rpc("ping", None, index + 100)
+                )
+                assert after.status_code == 404
+                assert after.json()["error"]["code"] == -32001
+
+
+async def test_identity_binding_and_the_session_limit_hold_across_workers(
+    tmp_path: Path,
+) -> None:
+    token_file = tmp_path / "token"
+    make_index(tmp_path, sync=False, limits=RELAXED)
+    async with gateway_process(
+        tmp_path, "serve", "--workers", "2", "--mcp-token-file", str(token_file)
+    ) as announced:
+        url = announced["url"]
+        token = token_file.read_text().strip()
+        owner = {"authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(limits=FRESH_CONNECTIONS) as client:
+            sessions = []
+            for index in range(32):
+                opened = await client.post(
+                    url, headers=legacy_headers(**owner), json=initialize_body(index)
+                )
+                assert opened.status_code == 200
+                sessions.append(opened.headers["mcp-session-id"])
+            for _ in range(4):  # the limit is global, whichever worker answers
+                refused = await client.post(
+                    url, headers=legacy_headers(**owner), json=initialize_body(99)
+                )
+                assert refused.status_code == 429
+
+            # Rotating the token ends every session opened with the old one, on every worker.
+            token_file.write_text("r" * 40 + "\n")
+            token_file.chmod(0o600)
+            fresh = {"authorization": "Bearer " + "r" * 40}
+            for session in sessions[:6]:
+                gone = await client.post(
+                    url, headers=legacy_headers(session, **fresh), json=rpc("ping")
+                )
+                assert gone.status_code == 404
+            reopened = await client.post(
+                url, headers=legacy_headers(**fresh), json=initialize_body(1)
+            )
+            assert reopened.status_code == 200
+            session = reopened.headers["mcp-session-id"]
+            for index in range(8):  # later noticers on other workers keep the new session
+                kept = await client.post(
+                    url, headers=legacy_headers(session, **fresh), json=rpc("ping", None, index)
+                )
+                assert kept.status_code == 200
+
+
+async def test_official_client_in_legacy_mode_against_two_workers(tmp_path: Path) -> None:
+    make_index(tmp_path, sync=False, limits=RELAXED)
+    async with gateway_process(tmp_path, "serve", "--workers", "2") as announced:
+        http = httpx2.AsyncClient(limits=httpx2.Limits(max_keepalive_connections=0))
+        async with (
+            http,
+            Client(
+                streamable_http_client(announced["url"], http_client=http),
+                mode="legacy",
+                cache=None,
+            ) as client,
+        ):
+            assert client.protocol_version == "2025-11-25"
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            assert "gno_status" in names
+            for _ in range(4):
+                result = await client.call_tool("gno_status", {})
+                assert not result.is_error
+
+
+async def test_sigterm_stops_every_worker(tmp_path: Path) -> None:
+    make_index(tmp_path, sync=False)
+    async with gateway_process(tmp_path, "serve", "--workers", "2") as announced:
+        process = announced["process"]
+        process.send_signal(signal.SIGTERM)
+        with trio.fail_after(10):
+            assert await process.wait() == 0
+        async with httpx.AsyncClient() as client:
+            try:
+                await client.get(announced["statusUrl"])
+            except httpx.ConnectError:
+                pass
+            else:
+                raise AssertionError("a worker still listens after the parent exited")
+
+
+async def test_an_idle_session_is_reaped_on_every_worker(tmp_path: Path) -> None:
+    make_index(
+        tmp_path,
+        sync=False,
+        limits=attrs.evolve(RELAXED, session_idle_timeout_ms=1000),
+    )
+    async with gateway_process(tmp_path, "serve", "--workers", "2") as announced:
+        url = announced["url"]
+        async with httpx.AsyncClient(limits=FRESH_CONNECTIONS) as client:
+            session = (
+                await client.post(url, headers=legacy_headers(), json=initialize_body())
+            ).headers["mcp-session-id"]
+            for index in range(6):  # in use: kept alive across the timeout
+                await trio.sleep(0.3)
+                alive = await client.post(
+                    url, headers=legacy_headers(session), json=rpc("ping", None, index)
+                )
+                assert alive.status_code == 200
+            await trio.sleep(1.8)
+            for index in range(6):
+                reaped = await client.post(
+                    url, headers=legacy_headers(session), json=rpc("ping", None, index)
+                )
+                assert reaped.status_code == 404
+
+
+# -- the shared store itself: two stores over one file stand for two workers ------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def two_workers(tmp_path: Path, clock: Clock, **options: Any) -> list[SharedSessionStore]:
+    path = tmp_path / "sessions.sqlite"
+    SessionRegistry.create_fresh(path).close()
+    settings: dict[str, Any] = {"max_sessions": 32, "idle_timeout": 60.0, "token_file": None}
+    settings.update(options)
+    return [
+        SharedSessionStore(
+            SessionRegistry(path), metrics=TransportMetrics(), wall_clock=clock, **settings
+        )
+        for _ in range(2)
+    ]
+
+
+def initialized(store: SharedSessionStore, identity: str = "loopback") -> HttpSession:
+    session = store.open(identity)
+    assert session is not None
+    session.protocol.admit("initialize", initialize_body()["params"])
+    store.record(session)
+    return session
+
+
+async def test_a_session_opened_on_one_worker_is_served_by_the_other(tmp_path: Path) -> None:
+    first, second = two_workers(tmp_path, Clock())
+    created = initialized(first)
+    seen = second.get(created.id)
+    assert seen is not None and seen.identity == "loopback"
+    assert seen.protocol.protocol_version == "2025-11-25"
+    assert seen.protocol.client_info is not None and seen.protocol.client_info.name == "raw-legacy"
+    assert second.get("not-a-session") is None
+    second.close(seen, "deleted")
+    assert first.get(created.id) is None and created.closed
+    assert len(first) == len(second) == 0
+
+
+async def test_the_session_limit_counts_every_worker(tmp_path: Path) -> None:
+    first, second = two_workers(tmp_path, Clock(), max_sessions=3)
+    assert first.open("loopback") and second.open("loopback") and first.open("loopback")
+    assert second.open("loopback") is None and first.open("loopback") is None
+    assert len(first) == len(second) == 3
+
+
+async def test_reaping_spares_sessions_busy_on_another_worker(tmp_path: Path) -> None:
+    clock = Clock()
+    first, second = two_workers(tmp_path, clock, idle_timeout=10.0)
+    busy = initialized(first)
+    idle = initialized(first)
+    busy.in_flight[7] = trio.CancelScope()
+    clock.now += 6
+    first.reap()  # refreshes what is in use here
+    clock.now += 6
+    assert second.reap() == 1
+    assert second.get(busy.id) is not None and second.get(idle.id) is None
+    first.reap()
+    assert idle.closed and not busy.closed
+
+
+async def test_rotation_noticed_late_keeps_sessions_of_the_new_token(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("n" * 40)
+    token_file.chmod(0o600)
+    new_identity = "bearer:" + token_digest("n" * 40).hex()
+    first, second = two_workers(tmp_path, Clock(), token_file=token_file)
+    old = initialized(first, "bearer:" + "0" * 64)
+    anonymous = initialized(first)
+    assert first.revoke_authenticated() == 1
+    fresh = initialized(first, new_identity)
+    assert second.revoke_authenticated() == 0  # this worker noticed the rotation later
+    assert second.get(fresh.id) is not None and second.get(anonymous.id) is not None
+    assert second.get(old.id) is None and old.closed
