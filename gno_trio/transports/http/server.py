@@ -78,17 +78,27 @@ class GatewayEndpoint:
     port: int
 
 
-def open_listening_socket(host: str, port: int) -> socket.socket:
-    """A bound, listening TCP socket (``port`` 0 picks a free port)."""
+def open_listening_socket(
+    host: str, port: int, *, reuse_port: bool = False, listen: bool = True
+) -> socket.socket:
+    """A bound (by default listening) TCP socket; ``port`` 0 picks a free port.
+
+    ``reuse_port`` lets several worker processes bind the same port, so the
+    kernel spreads connections between them; a socket that only holds the
+    port for the workers is bound without ``listen``.
+    """
     address, version = bind_address(host)
     family = socket.AF_INET6 if version == 6 else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         if family == socket.AF_INET6 and address == "::":
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         sock.bind((address, port))
-        sock.listen(_BACKLOG)
+        if listen:
+            sock.listen(_BACKLOG)
     except OSError as exc:
         sock.close()
         raise GnoError(

@@ -34,8 +34,8 @@ from typing import IO, Final
 
 from gno_trio.engine.api import Engine
 from gno_trio.errors import GnoError
-from gno_trio.transports.http.server import GatewayEndpoint, announce
-from gno_trio.transports.http.settings import GatewaySettings, Mode, bind_address
+from gno_trio.transports.http.server import GatewayEndpoint, announce, open_listening_socket
+from gno_trio.transports.http.settings import GatewaySettings, Mode
 from gno_trio.transports.http.shared_sessions import SessionRegistry
 from gno_trio.transports.http.state import WorkerSeat
 from gno_trio.transports.http.tokens import ensure_token_file
@@ -43,7 +43,6 @@ from gno_trio.transports.http.tokens import ensure_token_file
 logger = logging.getLogger("gno_trio.transports.http")
 
 REGISTRY_NAME: Final = "gateway-sessions-{port}.sqlite"
-_BACKLOG: Final = 128
 _READY_TIMEOUT: Final = 60.0
 _STOP_GRACE: Final = 5.0
 _POLL: Final = 0.2
@@ -61,24 +60,6 @@ class WorkerLaunch:
     seat: WorkerSeat
     sock: socket.socket
     on_ready: Callable[[GatewayEndpoint], None]
-
-
-def _socket_for(host: str, port: int) -> socket.socket:
-    address, version = bind_address(host)
-    family = socket.AF_INET6 if version == 6 else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        if family == socket.AF_INET6 and address == "::":
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        sock.bind((address, port))
-    except OSError as exc:
-        sock.close()
-        raise GnoError(
-            "RUNTIME", f"Cannot listen on {host}:{port}: {exc.strerror or exc}"
-        ) from None
-    return sock
 
 
 def _start_child(payload: bytes) -> subprocess.Popen[bytes]:
@@ -140,7 +121,7 @@ def run_workers(
         raise GnoError("VALIDATION", "--workers needs SO_REUSEPORT, which this system lacks")
     if settings.token_file is not None:
         ensure_token_file(settings.token_file)
-    reserved = _socket_for(settings.host, settings.port)
+    reserved = open_listening_socket(settings.host, settings.port, reuse_port=True, listen=False)
     port: int = reserved.getsockname()[1]
     data_dir.mkdir(parents=True, exist_ok=True)
     registry_path = data_dir / REGISTRY_NAME.format(port=port)
@@ -199,8 +180,7 @@ def worker_main() -> int:
 
     logging.basicConfig(level=logging.WARNING)
     args, mode, open_engine, seat, host, port = pickle.loads(sys.stdin.buffer.read())
-    sock = _socket_for(host, port)
-    sock.listen(_BACKLOG)
+    sock = open_listening_socket(host, port, reuse_port=True)
     launch = WorkerLaunch(seat=seat, sock=sock, on_ready=_report_ready)
     try:
         return run_gateway_command(args, mode=mode, open_engine=open_engine, worker=launch)
