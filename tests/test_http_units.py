@@ -201,7 +201,7 @@ def test_mapped_ipv4_peers_get_their_ipv4_zone(ip: Any) -> None:
         assert classify_peer(f"::ffff:{ip}") == zone
 
 
-KNOWN = ("notes", "work")
+KNOWN = ("notes", "office")
 
 
 @pytest.mark.parametrize(
@@ -216,8 +216,8 @@ KNOWN = ("notes", "work")
         ),
         (
             "tools/call",
-            {"name": "gno_get", "arguments": {"ref": "gno://work/a.md"}},
-            ("work",),
+            {"name": "gno_get", "arguments": {"ref": "gno://office/a.md"}},
+            ("office",),
             "source",
         ),
         (
@@ -231,8 +231,8 @@ KNOWN = ("notes", "work")
         ("tools/call", {"name": "gno_get", "arguments": {"ref": "unknown/a.md"}}, None, "source"),
         (
             "tools/call",
-            {"name": "gno_multi_get", "arguments": {"refs": ["gno://notes/a", "gno://work/b"]}},
-            ("notes", "work"),
+            {"name": "gno_multi_get", "arguments": {"refs": ["gno://notes/a", "gno://office/b"]}},
+            ("notes", "office"),
             "source",
         ),
         (
@@ -282,10 +282,10 @@ def policies(**named: str) -> dict[str, CollectionPolicy]:
     [
         ("loopback", policies(notes="local_only"), None, False, "LOCAL_DESTINATION"),
         ("lan", policies(notes="local_only"), None, True, "POLICY_LOCAL_ONLY"),
-        ("lan", policies(notes="lan", work="local_only"), None, True, "POLICY_LOCAL_ONLY"),
+        ("lan", policies(notes="lan", office="local_only"), None, True, "POLICY_LOCAL_ONLY"),
         (
             "lan",
-            policies(notes="lan", work="local_only"),
+            policies(notes="lan", office="local_only"),
             ("notes",),
             True,
             "LAN_POLICY_AUTHENTICATED",

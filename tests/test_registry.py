@@ -1037,7 +1037,7 @@ def test_search_results_schema_accepts_both_tools_shapes() -> None:
     hit = {
         "docid": "#a1b2c3d4",
         "score": 0.85,
-        "uri": "gno://work/doc.md",
+        "uri": "gno://team/doc.md",
         "line": 12,
         "snippet": "...",
         "context": "Workspace guidance",
@@ -1073,7 +1073,7 @@ def test_search_results_schema_accepts_both_tools_shapes() -> None:
 def test_get_and_tags_schemas_accept_gno_examples() -> None:
     get = {
         "docid": "#a1b2c3d4",
-        "uri": "gno://work/doc.md",
+        "uri": "gno://team/doc.md",
         "title": "Document Title",
         "content": "1: # Document Title\n2: \n3: Content here...",
         "totalLines": 150,
