@@ -93,6 +93,9 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     },
     "gno_graph_neighbors": {"ref": "gno://notes/beta.md"},
     "gno_graph_path": {"from": "gno://notes/beta.md", "to": "gno://notes/alpha.md"},
+    "gno_graph": {"collection": "notes"},
+    "gno_graph_query": {"ref": "gno://notes/alpha.md"},
+    "gno_impact": {"ref": "gno://notes/beta.md"},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
 ERROR_ANSWERS = {"gno_job_status": "NOT_FOUND"}
@@ -156,6 +159,20 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
             "gno://notes/alpha.md",
         ]
         assert structured["steps"][0]["direction"] == "backward"
+    elif name == "gno_graph":
+        assert [(n["relPath"], n["degree"]) for n in structured["nodes"]] == [
+            ("alpha.md", 1),
+            ("beta.md", 1),
+        ]
+        assert [link["type"] for link in structured["links"]] == ["wiki"]
+        assert structured["meta"]["collection"] == "notes"
+    elif name == "gno_graph_query":
+        # The notes carry no frontmatter relations, so the walk stays at its root.
+        assert [n["uri"] for n in structured["nodes"]] == ["gno://notes/alpha.md"]
+        assert structured["edges"] == []
+    elif name == "gno_impact":
+        assert [e["document"]["uri"] for e in structured["impacted"]] == ["gno://notes/alpha.md"]
+        assert structured["impacted"][0]["evidencePath"][0]["edgeSource"] == "wikilink"
     else:  # a new tool must be given an expectation here
         raise AssertionError(f"no expectation for {name}")
 

@@ -972,6 +972,72 @@ class GraphPathInput(ToolInput, kw_only=True):
     ] = 6
 
 
+FrontierLimit: TypeAlias = Annotated[
+    int, Meta(ge=1, le=1000, description="Most documents expanded per hop (1-1000)")
+]
+VisitedLimit: TypeAlias = Annotated[
+    int, Meta(ge=1, le=5000, description="Most distinct documents the walk may touch (1-5000)")
+]
+TraversalNodes: TypeAlias = Annotated[
+    int, Meta(ge=1, le=1000, description="Most documents to return, the root included (1-1000)")
+]
+
+
+class GraphInput(ToolInput):
+    """Arguments of ``gno_graph`` (the whole link graph and its health report)."""
+
+    collection: (
+        Annotated[str, Meta(min_length=1, description="Only documents of this collection")]
+        | UnsetType
+    ) = UNSET
+    limit: Annotated[int, Meta(ge=1, le=5000, description="Maximum nodes (1-5000)")] = 2000
+    edgeLimit: Annotated[int, Meta(ge=1, le=50000, description="Maximum edges (1-50000)")] = 10000
+    includeSimilar: Annotated[
+        bool,
+        Meta(description="Ask for similarity edges (needs vectors; reported unavailable here)"),
+    ] = False
+    threshold: Annotated[
+        float, Meta(ge=0, le=1, description="Similarity threshold (0-1); used with includeSimilar")
+    ] = 0.7
+    linkedOnly: Annotated[bool, Meta(description="Leave out documents with no links")] = True
+    similarTopK: Annotated[
+        int, Meta(ge=1, le=20, description="Similar documents per node (1-20)")
+    ] = 5
+
+
+class GraphQueryInput(ToolInput):
+    """Arguments of ``gno_graph_query`` (bounded walk over typed frontmatter edges)."""
+
+    ref: DocumentRef
+    direction: Annotated[
+        Literal["both", "out", "in"],
+        Meta(description="out: edges the document holds; in: edges pointing at it; both"),
+    ] = "both"
+    edgeType: (
+        Annotated[str, Meta(min_length=1, description="Follow only this edge type (works_at)")]
+        | UnsetType
+    ) = UNSET
+    relation: (
+        Annotated[str, Meta(min_length=1, description="Alias of edgeType; both must agree")]
+        | UnsetType
+    ) = UNSET
+    maxDepth: Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6)")] = 2
+    maxNodes: TraversalNodes = 100
+    frontierLimit: FrontierLimit = 100
+    visitedLimit: VisitedLimit = 500
+
+
+class ImpactInput(ToolInput):
+    """Arguments of ``gno_impact`` (documents that depend on one document)."""
+
+    ref: DocumentRef
+    maxDepth: Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6)")] = 3
+    maxNodes: TraversalNodes = 100
+    maxEdges: Annotated[int, Meta(ge=1, le=5000, description="Most edges to walk (1-5000)")] = 500
+    frontierLimit: FrontierLimit = 100
+    visitedLimit: VisitedLimit = 500
+
+
 # ---------------------------------------------------------------------------
 # Folders and copies
 # ---------------------------------------------------------------------------
@@ -1041,8 +1107,11 @@ __all__ = [
     "EgressCheckInput",
     "EgressPolicyGetInput",
     "GetInput",
+    "GraphInput",
     "GraphNeighborsInput",
     "GraphPathInput",
+    "GraphQueryInput",
+    "ImpactInput",
     "JobStatusInput",
     "LinksInput",
     "ListJobsInput",

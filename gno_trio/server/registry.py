@@ -143,6 +143,7 @@ def _definitions() -> Mapping[str, ToolDefinition]:
         _define("gno_peek", inputs.PeekInput, "peek", _READ_ONLY_HINTS),
         _define("gno_status", inputs.StatusInput, "status", _READ_ONLY_HINTS),
         _define("gno_changes", inputs.ChangesInput, "changes", _READ_ONLY_HINTS),
+        _define("gno_impact", inputs.ImpactInput, "impact", _READ_ONLY_HINTS),
         _define("gno_list_tags", inputs.ListTagsInput, "tags-list", _READ_ONLY_HINTS),
         _define("gno_recall", inputs.RecallInput, "memory-recall", _READ_ONLY_HINTS),
         _define("gno_capture", inputs.CaptureInput, "mcp-capture-result", _APPEND_ONLY_WRITE_HINTS),
@@ -168,6 +169,8 @@ def _definitions() -> Mapping[str, ToolDefinition]:
         _define(
             "gno_egress_check", inputs.EgressCheckInput, "collection-egress-check", _READ_ONLY_HINTS
         ),
+        _define("gno_graph", inputs.GraphInput, "graph", _READ_ONLY_HINTS),
+        _define("gno_graph_query", inputs.GraphQueryInput, "graph-query", _READ_ONLY_HINTS),
         _define(
             "gno_graph_neighbors", inputs.GraphNeighborsInput, "graph-neighbors", _READ_ONLY_HINTS
         ),

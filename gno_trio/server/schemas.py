@@ -46,6 +46,9 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "collection-egress-check",
     "graph-neighbors",
     "graph-path",
+    "graph",
+    "graph-query",
+    "impact",
     "mcp-create-folder-result",
     "mcp-duplicate-note-result",
 )

@@ -42,6 +42,9 @@ HANDLERS: dict[str, HandlerFactory] = {
     "gno_egress_check": egress_tools.make_egress_check,
     "gno_graph_neighbors": graph_tools.make_graph_neighbors,
     "gno_graph_path": graph_tools.make_graph_path,
+    "gno_graph": graph_tools.make_graph,
+    "gno_graph_query": graph_tools.make_graph_query,
+    "gno_impact": graph_tools.make_impact,
     "gno_create_folder": file_tools.make_create_folder,
     "gno_duplicate_note": file_tools.make_duplicate_note,
 }
