@@ -72,6 +72,8 @@ SCOPE = "project:gno-trio"
 TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_search": {"query": "ECONNREFUSED"},
     "gno_query": {"query": "refresh an expired token"},
+    "gno_query_diagnose": {"query": "refresh an expired token", "target": TROUBLESHOOTING},
+    "gno_diff": {"ref": "gno://notes/alpha.md"},
     "gno_get": {"ref": API_REFERENCE, "fromLine": 1, "lineCount": 1},
     "gno_multi_get": {"pattern": "notes/*.md"},
     "gno_peek": {},
@@ -107,6 +109,14 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
         assert structured["results"][0]["uri"] == TROUBLESHOOTING
     elif name == "gno_query":
         assert TROUBLESHOOTING in {hit["uri"] for hit in structured["results"]}
+    elif name == "gno_query_diagnose":
+        assert structured["target"]["status"] == "diagnosed"
+        fusion = next(stage for stage in structured["stages"] if stage["id"] == "fusion")
+        assert fusion["survived"] is True and fusion["rank"] is not None
+    elif name == "gno_diff":
+        assert structured["status"] == "available"
+        assert structured["change"]["kind"] == "create"
+        assert structured["content"]["status"] == "not_retained"
     elif name == "gno_get":
         assert structured["uri"] == API_REFERENCE
         assert structured["returnedLines"] == {"start": 1, "end": 1}
@@ -312,6 +322,7 @@ WRITE_FLOWS = frozenset(
         "gno_remove_collection",
         "gno_create_folder",
         "gno_duplicate_note",
+        "gno_egress_policy_set",
     }
 )
 
@@ -372,6 +383,37 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                 assert receipt["uri"].startswith("gno://drafts/")
                 found = await call("gno_search", {"query": "quokka"})
                 assert [hit["uri"] for hit in found["results"]] == [receipt["uri"]]
+
+            if "gno_egress_policy_set" in listed:
+                read = await call("gno_egress_policy_get", {"collection": "drafts"})
+                confirmation = {
+                    "currentPolicy": read["effectivePolicy"],
+                    "currentRevision": read["revision"],
+                    "acknowledged": True,
+                }
+                unconfirmed = await client.call_tool(
+                    "gno_egress_policy_set", {"collection": "drafts", "targetPolicy": "lan"}
+                )
+                assert unconfirmed.is_error
+                relaxed = await call(
+                    "gno_egress_policy_set",
+                    {"collection": "drafts", "targetPolicy": "lan", "confirmation": confirmation},
+                )
+                assert relaxed["change"] == "relaxed"
+                assert relaxed["current"]["revision"] == read["revision"] + 1
+                replayed = await client.call_tool(
+                    "gno_egress_policy_set",
+                    {
+                        "collection": "drafts",
+                        "targetPolicy": "remote",
+                        "confirmation": confirmation,
+                    },
+                )
+                assert replayed.is_error
+                tightened = await call(
+                    "gno_egress_policy_set", {"collection": "drafts", "targetPolicy": "local_only"}
+                )
+                assert tightened["change"] == "tightened"
 
             if "gno_capture" in listed and "gno_create_folder" in listed:
                 made = await call("gno_create_folder", {"collection": "drafts", "name": "kept"})

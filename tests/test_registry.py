@@ -144,6 +144,9 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_impact",
         "gno_create_folder",
         "gno_duplicate_note",
+        "gno_query_diagnose",
+        "gno_diff",
+        "gno_egress_policy_set",
     }
     positions = [TARGET_TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)
@@ -198,6 +201,7 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_context",
         "gno_search",
         "gno_query",
+        "gno_query_diagnose",
         "gno_get",
         "gno_multi_get",
         "gno_peek",
@@ -205,6 +209,7 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_egress_policy_get",
         "gno_egress_check",
         "gno_changes",
+        "gno_diff",
         "gno_impact",
         "gno_list_tags",
         "gno_links",
@@ -219,6 +224,7 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
     ]
     assert select_tool_names("full", True, IMPLEMENTED) == [
         *select_tool_names("full", False, IMPLEMENTED),
+        "gno_egress_policy_set",
         "gno_capture",
         "gno_remember",
         "gno_add_collection",
@@ -441,7 +447,12 @@ def test_input_schema_is_a_flat_stamped_2020_12_object(name: str) -> None:
 def test_input_schemas_are_open_objects_like_gno() -> None:
     # gno_context and the collection-policy tools are closed inputs: unknown fields
     # are an error there (GNO closes every policy and audit input).
-    closed = {"gno_context", "gno_egress_policy_get", "gno_egress_check"}
+    closed = {
+        "gno_context",
+        "gno_egress_policy_get",
+        "gno_egress_check",
+        "gno_egress_policy_set",
+    }
     for name, definition in definitions().items():
         schema = definition.spec("full").input_schema
         if name in closed:
@@ -462,6 +473,9 @@ def test_required_fields_match_the_spec() -> None:
     assert required["gno_status"] == set()
     assert required["gno_peek"] == set()
     assert required["gno_changes"] == set()
+    assert required["gno_diff"] == {"ref"}
+    assert required["gno_query_diagnose"] == {"query", "target"}
+    assert required["gno_egress_policy_set"] == {"collection", "targetPolicy"}
     assert required["gno_recall"] == {"query", "collection", "scopes"}
     assert required["gno_remember"] == {"text", "collection", "scopes"}
     assert required["gno_capture"] == {"collection"}

@@ -100,7 +100,8 @@ def validate_request(request: SearchRequest) -> None:
         raise GnoError("INVALID_INPUT", "minScore must be between 0 and 1")
 
 
-def _filters(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str], list[Any]]:
+def filter_clauses(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str], list[Any]]:
+    """SQL conditions (on documents ``d``) and their parameters for a request's filters."""
     clauses = [_ACTIVE]
     params: list[Any] = []
     if request.collection:
@@ -206,7 +207,7 @@ def _rank(
     documents matching only some terms follow every full match, their raw
     scores scaled below the weakest full match so the order stays honest.
     """
-    clauses, params = _filters(conn, request)
+    clauses, params = filter_clauses(conn, request)
     weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
     if clauses == [_ACTIVE]:
         # Inactive documents are not in the FTS index, so with no other

@@ -265,6 +265,21 @@ class QueryInput(RetrievalFilters, kw_only=True):
     ) = UNSET
 
 
+class QueryDiagnoseInput(QueryInput, kw_only=True):
+    """Arguments of ``gno_query_diagnose``: a ``gno_query`` request plus the document to explain."""
+
+    target: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description=(
+                "The document expected in the results: gno://collection/path, #docid or "
+                "collection/path"
+            ),
+        ),
+    ]
+
+
 # ---------------------------------------------------------------------------
 # Context Capsules
 # ---------------------------------------------------------------------------
@@ -557,6 +572,29 @@ class ChangesInput(ToolInput):
     limit: Annotated[
         int, Meta(ge=1, le=1000, description="Maximum change records per page (1-1000)")
     ] = 100
+
+
+class DiffInput(ToolInput):
+    """Arguments of ``gno_diff`` (the retained structural diff of one document change)."""
+
+    ref: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Document reference: gno://collection/path, #docid or collection/path",
+        ),
+    ]
+    change: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=512,
+                description="Change id from gno_changes; omit for the latest retained change",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 # ---------------------------------------------------------------------------
@@ -944,6 +982,51 @@ class EgressCheckInput(ToolInput, kw_only=True, forbid_unknown_fields=True):
     ] = False
 
 
+class EgressConfirmation(ToolInput, forbid_unknown_fields=True):
+    """What the caller read with ``gno_egress_policy_get`` before relaxing a policy."""
+
+    currentPolicy: Annotated[
+        Literal["local_only", "lan", "remote"],
+        Meta(description="The effective policy the caller read"),
+    ]
+    currentRevision: Annotated[
+        int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="The revision the caller read")
+    ]
+    acknowledged: Annotated[
+        bool, Meta(description="Must be true: the caller accepts that content may travel further")
+    ]
+    collection: (
+        Annotated[str, Meta(min_length=1, description="When given, must be the same collection")]
+        | UnsetType
+    ) = UNSET
+    targetPolicy: (
+        Annotated[
+            Literal["local_only", "lan", "remote"],
+            Meta(description="When given, must be the same target policy"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class EgressPolicySetInput(ToolInput, forbid_unknown_fields=True):
+    """Arguments of ``gno_egress_policy_set``."""
+
+    collection: Annotated[
+        str, Meta(min_length=1, description="Name of the collection (any letter case)")
+    ]
+    targetPolicy: Annotated[
+        Literal["local_only", "lan", "remote"],
+        Meta(description="The policy to apply: local_only, lan or remote"),
+    ]
+    confirmation: (
+        Annotated[
+            EgressConfirmation,
+            Meta(description="Required to relax the policy; not needed to tighten it"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
 # ---------------------------------------------------------------------------
 # Link graph
 # ---------------------------------------------------------------------------
@@ -1102,10 +1185,13 @@ __all__ = [
     "ContextInput",
     "ContextQueryMode",
     "CreateFolderInput",
+    "DiffInput",
     "DuplicateNoteInput",
     "EgressCaller",
     "EgressCheckInput",
+    "EgressConfirmation",
     "EgressPolicyGetInput",
+    "EgressPolicySetInput",
     "GetInput",
     "GraphInput",
     "GraphNeighborsInput",
@@ -1119,6 +1205,7 @@ __all__ = [
     "MemoryReceipt",
     "MultiGetInput",
     "PeekInput",
+    "QueryDiagnoseInput",
     "QueryInput",
     "QueryMode",
     "RecallInput",

@@ -138,11 +138,15 @@ def _definitions() -> Mapping[str, ToolDefinition]:
         _define("gno_search", inputs.SearchInput, "search-results", _READ_ONLY_HINTS),
         _define("gno_context", inputs.ContextInput, "context-capsule", _READ_ONLY_HINTS),
         _define("gno_query", inputs.QueryInput, "search-results", _READ_ONLY_HINTS),
+        _define(
+            "gno_query_diagnose", inputs.QueryDiagnoseInput, "query-diagnose", _READ_ONLY_HINTS
+        ),
         _define("gno_get", inputs.GetInput, "get", _READ_ONLY_HINTS),
         _define("gno_multi_get", inputs.MultiGetInput, "multi-get", _READ_ONLY_HINTS),
         _define("gno_peek", inputs.PeekInput, "peek", _READ_ONLY_HINTS),
         _define("gno_status", inputs.StatusInput, "status", _READ_ONLY_HINTS),
         _define("gno_changes", inputs.ChangesInput, "changes", _READ_ONLY_HINTS),
+        _define("gno_diff", inputs.DiffInput, "document-diff", _READ_ONLY_HINTS),
         _define("gno_impact", inputs.ImpactInput, "impact", _READ_ONLY_HINTS),
         _define("gno_list_tags", inputs.ListTagsInput, "tags-list", _READ_ONLY_HINTS),
         _define("gno_recall", inputs.RecallInput, "memory-recall", _READ_ONLY_HINTS),
@@ -168,6 +172,9 @@ def _definitions() -> Mapping[str, ToolDefinition]:
         ),
         _define(
             "gno_egress_check", inputs.EgressCheckInput, "collection-egress-check", _READ_ONLY_HINTS
+        ),
+        _define(
+            "gno_egress_policy_set", inputs.EgressPolicySetInput, "collection-egress-policy-set"
         ),
         _define("gno_graph", inputs.GraphInput, "graph", _READ_ONLY_HINTS),
         _define("gno_graph_query", inputs.GraphQueryInput, "graph-query", _READ_ONLY_HINTS),

@@ -51,6 +51,9 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "impact",
     "mcp-create-folder-result",
     "mcp-duplicate-note-result",
+    "collection-egress-policy-set",
+    "document-diff",
+    "query-diagnose",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

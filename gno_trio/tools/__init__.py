@@ -9,7 +9,9 @@ from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools import capture, index_state, memory, reading, retrieval
 from gno_trio.tools import collections as collection_tools
 from gno_trio.tools import context as context_tools
+from gno_trio.tools import diagnostics as diagnostic_tools
 from gno_trio.tools import egress as egress_tools
+from gno_trio.tools import egress_write as egress_write_tools
 from gno_trio.tools import files as file_tools
 from gno_trio.tools import graph as graph_tools
 from gno_trio.tools import jobs as job_tools
@@ -21,12 +23,14 @@ HandlerFactory = Callable[[Runtime], ToolHandler]
 HANDLERS: dict[str, HandlerFactory] = {
     "gno_search": retrieval.make_search,
     "gno_query": retrieval.make_query,
+    "gno_query_diagnose": diagnostic_tools.make_query_diagnose,
     "gno_get": reading.make_get,
     "gno_multi_get": reading.make_multi_get,
     "gno_status": index_state.make_status,
     "gno_peek": index_state.make_peek,
     "gno_list_tags": index_state.make_list_tags,
     "gno_changes": index_state.make_changes,
+    "gno_diff": diagnostic_tools.make_diff,
     "gno_recall": memory.make_recall,
     "gno_remember": memory.make_remember,
     "gno_capture": capture.make_capture,
@@ -40,6 +44,7 @@ HANDLERS: dict[str, HandlerFactory] = {
     "gno_remove_collection": collection_tools.make_remove_collection,
     "gno_egress_policy_get": egress_tools.make_egress_policy_get,
     "gno_egress_check": egress_tools.make_egress_check,
+    "gno_egress_policy_set": egress_write_tools.make_egress_policy_set,
     "gno_graph_neighbors": graph_tools.make_graph_neighbors,
     "gno_graph_path": graph_tools.make_graph_path,
     "gno_graph": graph_tools.make_graph,
