@@ -40,29 +40,28 @@ _SKIPPED_STAGES: Final = (
 )
 
 
+# Wire name of each filter and the SearchRequest field that carries it.
+_FILTER_FIELDS = (
+    ("collection", "collection"),
+    ("since", "since"),
+    ("until", "until"),
+    ("tagsAll", "tags_all"),
+    ("tagsAny", "tags_any"),
+    ("categories", "categories"),
+    ("author", "author"),
+    ("lang", "lang"),
+    ("exclude", "exclude"),
+)
+
+
 def _single_filters(request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     """One request per filter the caller set, each carrying only that filter."""
     bare = SearchRequest(query=request.query, now=request.now)
-    checks: list[tuple[str, SearchRequest]] = []
-    if request.collection:
-        checks.append(("collection", dataclasses.replace(bare, collection=request.collection)))
-    if request.since:
-        checks.append(("since", dataclasses.replace(bare, since=request.since)))
-    if request.until:
-        checks.append(("until", dataclasses.replace(bare, until=request.until)))
-    if request.tags_all:
-        checks.append(("tagsAll", dataclasses.replace(bare, tags_all=request.tags_all)))
-    if request.tags_any:
-        checks.append(("tagsAny", dataclasses.replace(bare, tags_any=request.tags_any)))
-    if request.categories:
-        checks.append(("categories", dataclasses.replace(bare, categories=request.categories)))
-    if request.author:
-        checks.append(("author", dataclasses.replace(bare, author=request.author)))
-    if request.lang:
-        checks.append(("lang", dataclasses.replace(bare, lang=request.lang)))
-    if request.exclude:
-        checks.append(("exclude", dataclasses.replace(bare, exclude=request.exclude)))
-    return checks
+    return [
+        (name, dataclasses.replace(bare, **{field: getattr(request, field)}))
+        for name, field in _FILTER_FIELDS
+        if getattr(request, field)
+    ]
 
 
 def _passes(conn: sqlite3.Connection, request: SearchRequest, doc_id: int) -> bool:
