@@ -18,14 +18,13 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
-import trio
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,8 +53,8 @@ from gno_trio.server.inputs import CaptureInput, CaptureSource
 from gno_trio.server.schemas import output_schema as our_output_schema
 from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools.capture import make_capture
+from tests.stdio_session import StdioSession, open_mcp_server, server_environment
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 NOW = datetime(2026, 3, 14, 9, 26, 53, tzinfo=UTC)
 NOW_ISO = "2026-03-14T09:26:53.000Z"
 INSTANCE = "5f0c7a52-9a0e-4f43-a6f5-0c1d2e3f4a5b"
@@ -669,86 +668,11 @@ def server_env(tmp_path: Path, notes: Path) -> dict[str, str]:
     with Engine.open(dirs=dirs) as engine:
         engine.add_collection(str(notes), name="notes")
         engine.sync()
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GNO_")}
-    return {
-        **environ,
-        "GNO_CONFIG_DIR": str(dirs.config),
-        "GNO_DATA_DIR": str(dirs.data),
-        "GNO_CACHE_DIR": str(dirs.cache),
-    }
+    return server_environment(dirs)
 
 
-class Pipe:
-    """Newline-delimited JSON-RPC to one spawned ``gno_trio mcp`` process."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.buffer = bytearray()
-        self.next_id = 0
-
-    async def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(json.dumps(message).encode() + b"\n")
-
-    async def receive(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        with trio.fail_after(15):
-            while b"\n" not in self.buffer:
-                chunk = await self.process.stdout.receive_some(65536)
-                assert chunk, "server closed stdout"
-                self.buffer += chunk
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        message: dict[str, Any] = json.loads(line)
-        return message
-
-    async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.next_id += 1
-        request: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            request["params"] = params
-        await self.send(request)
-        answer = await self.receive()
-        assert answer["id"] == self.next_id, answer
-        return answer
-
-    async def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        answer = await self.call("tools/call", {"name": name, "arguments": arguments})
-        result: dict[str, Any] = answer["result"]
-        return result
-
-
-@asynccontextmanager
-async def mcp_server(env: dict[str, str], *flags: str) -> AsyncIterator[Pipe]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "gno_trio", "mcp", *flags],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=REPO_ROOT,
-        env=env,
-    )
-    pipe = Pipe(process)
-    try:
-        hello = await pipe.call(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "capture-test", "version": "1"},
-            },
-        )
-        assert "result" in hello, hello
-        await pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        yield pipe
-    finally:
-        if process.returncode is None:
-            process.kill()
-        with trio.CancelScope(shield=True):
-            await process.wait()
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    await stream.aclose()
+def mcp_server(env: dict[str, str], *flags: str) -> AbstractAsyncContextManager[StdioSession]:
+    return open_mcp_server(env, *flags, client_name="capture-test")
 
 
 async def test_mcp_capture_writes_indexes_and_returns_a_schema_valid_receipt(

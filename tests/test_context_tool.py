@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
@@ -22,7 +20,6 @@ from typing import Any
 
 import attrs
 import pytest
-import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema.validators import validator_for  # type: ignore[import-untyped]
@@ -39,8 +36,8 @@ from gno_trio.engine.context import (
 from gno_trio.engine.context.canonical import canonical_json
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from tests.stdio_session import StdioSession, open_mcp_server
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
 GNO_CAPSULE_SCHEMA = (
@@ -548,84 +545,28 @@ def server_env(index: tuple[Dirs, Engine]) -> dict[str, str]:
     }
 
 
-class Wire:
-    """One spawned stdio server, one JSON-RPC line at a time."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.buffer = bytearray()
-
-    async def call(self, request_id: int, method: str, params: Any = None) -> dict[str, Any]:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        assert self.process.stdin is not None and self.process.stdout is not None
-        await self.process.stdin.send_all(json.dumps(message).encode() + b"\n")
-        with trio.fail_after(20):
-            while b"\n" not in self.buffer:
-                chunk = await self.process.stdout.receive_some(1 << 16)
-                assert chunk, "server closed stdout"
-                self.buffer += chunk
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        answer: dict[str, Any] = json.loads(line)
-        assert answer.get("id") == request_id, answer
-        return answer
-
-    async def tool(self, request_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
-        answer = await self.call(
-            request_id, "tools/call", {"name": "gno_context", "arguments": arguments}
-        )
-        result: dict[str, Any] = answer["result"]
-        return result
-
-
 @asynccontextmanager
-async def spawn(env: Mapping[str, str], tmp_path: Path, *args: str) -> AsyncIterator[Wire]:
+async def spawn(env: Mapping[str, str], tmp_path: Path, *args: str) -> AsyncIterator[StdioSession]:
     stderr_path = tmp_path / f"stderr-{uuid.uuid4().hex}.log"
     with stderr_path.open("wb") as stderr:
-        process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "gno_trio", "mcp", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            cwd=REPO_ROOT,
-            env=dict(env),
-        )
-    wire = Wire(process)
-    try:
-        init = await wire.call(
-            0,
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "context-test", "version": "1"},
-            },
-        )
-        assert "result" in init, init
-        assert process.stdin is not None
-        await process.stdin.send_all(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        yield wire
-    finally:
-        if process.returncode is None:
-            process.kill()
-        with trio.CancelScope(shield=True):
-            await process.wait()
+        async with open_mcp_server(
+            env, *args, client_name="context-test", stderr=stderr, timeout=20
+        ) as session:
+            yield session
 
 
 async def test_mcp_serves_the_capsule_and_its_projection(
     server_env: dict[str, str], tmp_path: Path
 ) -> None:
     async with spawn(server_env, tmp_path) as wire:
-        tools = {
-            tool["name"]: tool for tool in (await wire.call(1, "tools/list"))["result"]["tools"]
-        }
+        tools = {tool["name"]: tool for tool in (await wire.call("tools/list"))["result"]["tools"]}
         listed = tools["gno_context"]
         assert listed["inputSchema"]["additionalProperties"] is False
         assert listed["inputSchema"]["required"] == ["goal", "budgetTokens"]
         assert listed["annotations"]["readOnlyHint"] is True
-        result = await wire.tool(2, {"goal": TOKEN_GOAL, "budgetTokens": 12_000, "format": "md"})
+        result = await wire.tool(
+            "gno_context", {"goal": TOKEN_GOAL, "budgetTokens": 12_000, "format": "md"}
+        )
         assert "isError" not in result
         capsule = result["structuredContent"]
         assert output_schema_errors(listed["outputSchema"], capsule) == []
@@ -633,13 +574,15 @@ async def test_mcp_serves_the_capsule_and_its_projection(
         text = result["content"][0]["text"]
         assert text == agent_projection_text(capsule)
         assert json.loads(text)["id"] == capsule["capsuleId"]
-        again = await wire.tool(3, {"goal": TOKEN_GOAL, "budgetTokens": 12_000})
+        again = await wire.tool("gno_context", {"goal": TOKEN_GOAL, "budgetTokens": 12_000})
         assert again["structuredContent"] == capsule
 
 
 async def test_mcp_errors_carry_context_codes(server_env: dict[str, str], tmp_path: Path) -> None:
     async with spawn(server_env, tmp_path) as wire:
-        unknown_field = await wire.tool(1, {"goal": "x", "budgetTokens": 9000, "colection": "a"})
+        unknown_field = await wire.tool(
+            "gno_context", {"goal": "x", "budgetTokens": 9000, "colection": "a"}
+        )
         assert unknown_field["isError"] is True
         assert unknown_field["structuredContent"]["error"] == "INVALID_INPUT"
         assert "colection" in unknown_field["content"][0]["text"]
@@ -652,8 +595,8 @@ async def test_mcp_errors_carry_context_codes(server_env: dict[str, str], tmp_pa
             ({"goal": "xyzzyplughfrobozz", "budgetTokens": 9000}, "no_evidence"),
             ({"goal": "zebra", "budgetTokens": 9000, "uriPrefix": "notes/"}, "invalid_uri"),
         ]
-        for request_id, (arguments, code) in enumerate(cases, 2):
-            result = await wire.tool(request_id, arguments)
+        for arguments, code in cases:
+            result = await wire.tool("gno_context", arguments)
             assert result["isError"] is True, arguments
             structured = result["structuredContent"]
             assert set(structured) == {"error", "message"}
@@ -663,7 +606,9 @@ async def test_mcp_errors_carry_context_codes(server_env: dict[str, str], tmp_pa
 
 async def test_core_profile_offers_gno_context(server_env: dict[str, str], tmp_path: Path) -> None:
     async with spawn(server_env, tmp_path, "--tool-profile", "core") as wire:
-        names = [tool["name"] for tool in (await wire.call(1, "tools/list"))["result"]["tools"]]
+        names = [tool["name"] for tool in (await wire.call("tools/list"))["result"]["tools"]]
         assert "gno_context" in names
-        result = await wire.tool(2, {"goal": "zebra", "budgetTokens": 9000, "depthPolicy": "fast"})
+        result = await wire.tool(
+            "gno_context", {"goal": "zebra", "budgetTokens": 9000, "depthPolicy": "fast"}
+        )
         assert result["structuredContent"]["retrieval"]["depthPolicy"] == "fast"

@@ -43,6 +43,7 @@ from gno_trio.server.dispatch import McpApp
 from gno_trio.server.registry import CORE_READ, WRITE_TOOL_NAMES, select_tool_names
 from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools import HANDLERS
+from tests.stdio_session import open_stdio_process
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVALS_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "gno-evals" / "corpus"
@@ -566,24 +567,10 @@ class Wire:
 async def spawn(server_env: Mapping[str, str], tmp_path: Path, *args: str) -> AsyncIterator[Wire]:
     stderr_path = tmp_path / f"stderr-{uuid.uuid4().hex}.log"
     with stderr_path.open("wb") as stderr:
-        process = await trio.lowlevel.open_process(
-            server_command(*args),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            cwd=REPO_ROOT,
-            env=full_environment(server_env),
-        )
-    try:
-        yield Wire(process, stderr_path)
-    finally:
-        if process.returncode is None:
-            process.kill()
-        with trio.CancelScope(shield=True):
-            await process.wait()
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    await stream.aclose()
+        command = server_command(*args)
+        environment = full_environment(server_env)
+        async with open_stdio_process(command, env=environment, stderr=stderr) as process:
+            yield Wire(process, stderr_path)
 
 
 def search_call(query: str, **arguments: Any) -> dict[str, Any]:

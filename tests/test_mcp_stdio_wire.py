@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -15,7 +14,8 @@ from typing import Any
 import pytest
 import trio
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.stdio_session import open_stdio_process
+
 MODERN = "2026-07-28"
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -126,23 +126,9 @@ class Wire:
 async def spawn(tmp_path: Path, *args: str) -> AsyncIterator[Wire]:
     stderr_path = tmp_path / f"stderr-{uuid.uuid4().hex}.log"
     with stderr_path.open("wb") as stderr:
-        process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "tests.mcp_echo_app", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            cwd=REPO_ROOT,
-        )
-    try:
-        yield Wire(process, stderr_path)
-    finally:
-        if process.returncode is None:
-            process.kill()
-        with trio.CancelScope(shield=True):
-            await process.wait()
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    await stream.aclose()
+        command = [sys.executable, "-m", "tests.mcp_echo_app", *args]
+        async with open_stdio_process(command, stderr=stderr) as process:
+            yield Wire(process, stderr_path)
 
 
 # -- legacy era ---------------------------------------------------------------------------

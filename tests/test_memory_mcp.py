@@ -12,7 +12,6 @@ against the schema the server advertises.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -36,6 +35,7 @@ from gno_trio.server.registry import CORE_READ, CORE_WRITE, select_tool_names
 from gno_trio.tools import HANDLERS
 from gno_trio.tools.memory import make_remember
 from gno_trio.transports.stdio import serve_stdio
+from tests.stdio_session import StdioSession, server_environment
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_RECALL_SCHEMA = (
@@ -91,47 +91,22 @@ def engine(dirs: Dirs) -> Iterator[Engine]:
         yield opened
 
 
-def env_for(dirs: Dirs) -> dict[str, str]:
-    return {
-        "GNO_CONFIG_DIR": str(dirs.config),
-        "GNO_DATA_DIR": str(dirs.data),
-        "GNO_CACHE_DIR": str(dirs.cache),
-    }
-
-
 class Conversation:
     """A client end of one in-process stdio connection, speaking raw JSON-RPC."""
 
     def __init__(self, send: trio.abc.SendStream, receive: trio.abc.ReceiveStream) -> None:
-        self._send = send
-        self._receive = receive
-        self._buffer = bytearray()
-        self._next_id = 0
+        self.wire = StdioSession(send, receive, timeout=20)
         self.era = LEGACY
         self.envelope: dict[str, Any] = {}
         self.schemas: dict[str, dict[str, Any]] = {}
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self._send.send_all(json.dumps(message).encode() + b"\n")
+        await self.wire.send(message)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self._next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
         if self.era == MODERN:
             params = {**(params or {}), "_meta": self.envelope}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-        with trio.fail_after(20):
-            while b"\n" not in self._buffer:
-                chunk = await self._receive.receive_some()
-                assert chunk, "server closed the connection"
-                self._buffer += chunk
-        index = self._buffer.index(b"\n")
-        answer: dict[str, Any] = json.loads(bytes(self._buffer[:index]))
-        del self._buffer[: index + 1]
-        assert answer.get("id") == self._next_id, answer
-        return answer
+        return await self.wire.call(method, params)
 
     async def open_legacy(self, client_info: dict[str, Any]) -> None:
         answer = await self.request(
@@ -139,7 +114,7 @@ class Conversation:
             {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": client_info},
         )
         assert answer["result"]["protocolVersion"] == LEGACY
-        await self._send.send_all(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        await self.wire.notify("notifications/initialized")
 
     async def open_modern(self, client_info: dict[str, Any] | None) -> None:
         self.era = MODERN
@@ -358,15 +333,11 @@ def recall_in_new_process(dirs: Dirs) -> list[dict[str, Any]]:
         text=True,
         timeout=30,
         cwd=REPO,
-        env={**_base_env(), **env_for(dirs)},
+        env=server_environment(dirs),
     )
     answers = [json.loads(line) for line in completed.stdout.splitlines()]
     by_id = {answer["id"]: answer for answer in answers}
     return [by_id[i]["result"]["structuredContent"]["receipt"] for i in (1, 2)]
-
-
-def _base_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("GNO_")}
 
 
 def test_stdio_session_is_one_per_process(dirs: Dirs) -> None:

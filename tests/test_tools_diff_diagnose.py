@@ -9,7 +9,6 @@ change is shown to reach the next HTTP request. The wire tests spawn
 
 from __future__ import annotations
 
-import os
 import string
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,6 +29,7 @@ from gno_trio.engine.search import SearchRequest
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.transports.http.guards import PolicyBook
+from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 
 VAULT: dict[str, dict[str, str]] = {
@@ -279,14 +279,7 @@ def server_env(vault: Engine) -> dict[str, str]:
     (notes_root(vault) / "river.md").write_text("# River\n\n## Floods\n", encoding="utf-8")
     vault.sync()
     dirs = vault.location.dirs
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GNO_")}
-    return {
-        **environ,
-        "GNO_CONFIG_DIR": str(dirs.config),
-        "GNO_DATA_DIR": str(dirs.data),
-        "GNO_CACHE_DIR": str(dirs.cache),
-        "GNO_WRITE_LOCK_WAIT_MS": "200",
-    }
+    return server_environment(dirs, GNO_WRITE_LOCK_WAIT_MS="200")
 
 
 async def test_mcp_serves_diff_and_diagnose_read_only(

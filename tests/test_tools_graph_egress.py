@@ -28,6 +28,7 @@ from gno_trio.engine.search import SearchRequest
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import WRITE_TOOL_NAMES
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 
 VAULT: dict[str, dict[str, str]] = {
@@ -483,14 +484,7 @@ def test_duplicate_refuses_a_symlinked_folder_and_unknown_notes(
 def server_env(vault: Engine) -> dict[str, str]:
     with_policies(vault, notes=("lan", 2))
     dirs = vault.location.dirs
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GNO_")}
-    return {
-        **environ,
-        "GNO_CONFIG_DIR": str(dirs.config),
-        "GNO_DATA_DIR": str(dirs.data),
-        "GNO_CACHE_DIR": str(dirs.cache),
-        "GNO_WRITE_LOCK_WAIT_MS": "200",
-    }
+    return server_environment(dirs, GNO_WRITE_LOCK_WAIT_MS="200")
 
 
 async def test_read_only_server_serves_graph_and_egress_views_and_no_file_writes(

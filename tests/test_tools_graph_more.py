@@ -8,7 +8,6 @@ and speak raw JSON-RPC to it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from gno_trio.engine.links import Resolver, summary
 from gno_trio.errors import GnoError
 from gno_trio.server.inputs import GraphInput, GraphQueryInput, ImpactInput
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 
 
@@ -317,13 +317,7 @@ def test_any_written_target_resolves_to_an_active_document_or_none(
 @pytest.fixture
 def server_env(vault: Engine) -> dict[str, str]:
     dirs = vault.location.dirs
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GNO_")}
-    return {
-        **environ,
-        "GNO_CONFIG_DIR": str(dirs.config),
-        "GNO_DATA_DIR": str(dirs.data),
-        "GNO_CACHE_DIR": str(dirs.cache),
-    }
+    return server_environment(dirs)
 
 
 async def test_server_answers_the_three_graph_tools_within_their_schemas(

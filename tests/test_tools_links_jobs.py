@@ -13,11 +13,7 @@ where GNO publishes one, against GNO's too.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -58,8 +54,8 @@ from gno_trio.server.tooltypes import ToolResult
 from gno_trio.tools import collections as collection_tools
 from gno_trio.tools import jobs as job_tools
 from gno_trio.tools import links as link_tools
+from tests.stdio_session import ProcessSession, open_mcp_server, server_environment
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 MCP_DOCS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mcp-docs" / "corpus"
 
 VAULT: dict[str, dict[str, str]] = {
@@ -781,54 +777,19 @@ async def test_write_handlers_refuse_when_writes_are_disabled(
 @pytest.fixture
 def server_env(vault: Engine) -> dict[str, str]:
     dirs = vault.location.dirs
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GNO_")}
-    return {
-        **environ,
-        "GNO_CONFIG_DIR": str(dirs.config),
-        "GNO_DATA_DIR": str(dirs.data),
-        "GNO_CACHE_DIR": str(dirs.cache),
-        "GNO_WRITE_LOCK_WAIT_MS": "200",
-    }
+    return server_environment(dirs, GNO_WRITE_LOCK_WAIT_MS="200")
 
 
 class Pipe:
-    """Newline-delimited JSON-RPC to one spawned server; checks every structuredContent."""
+    """A server session that checks every structuredContent against its tool's schema."""
 
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.buffer = bytearray()
-        self.next_id = 0
+    def __init__(self, session: ProcessSession) -> None:
+        self.session = session
+        self.process = session.process
         self.schemas: dict[str, dict[str, Any]] = {}
 
-    async def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(json.dumps(message).encode() + b"\n")
-
-    async def receive(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        with trio.fail_after(15):
-            while b"\n" not in self.buffer:
-                chunk = await self.process.stdout.receive_some(65536)
-                assert chunk, "server closed stdout"
-                self.buffer += chunk
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        message: dict[str, Any] = json.loads(line)
-        return message
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> int:
-        self.next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-        return self.next_id
-
     async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        sent = await self.request(method, params)
-        answer = await self.receive()
-        assert answer["id"] == sent, answer
-        return answer
+        return await self.session.call(method, params)
 
     async def list_tools(self) -> dict[str, dict[str, Any]]:
         listed = (await self.call("tools/list"))["result"]["tools"]
@@ -842,12 +803,12 @@ class Pipe:
         return structured
 
     async def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = (await self.call("tools/call", {"name": name, "arguments": arguments}))["result"]
+        result = await self.session.tool(name, arguments)
         assert not result.get("isError"), result
         return self.checked(name, result)
 
     async def tool_error(self, name: str, arguments: dict[str, Any]) -> str:
-        result = (await self.call("tools/call", {"name": name, "arguments": arguments}))["result"]
+        result = await self.session.tool(name, arguments)
         assert result["isError"] is True, result
         assert result["content"][0]["text"].startswith("Error: ")
         return str(result["structuredContent"]["error"])
@@ -863,36 +824,10 @@ class Pipe:
 
 @asynccontextmanager
 async def mcp_server(env: dict[str, str], *flags: str) -> AsyncIterator[Pipe]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "gno_trio", "mcp", *flags],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=REPO_ROOT,
-        env=env,
-    )
-    pipe = Pipe(process)
-    try:
-        hello = await pipe.call(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "links-jobs-test", "version": "1"},
-            },
-        )
-        assert "result" in hello, hello
-        await pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    async with open_mcp_server(env, *flags, client_name="links-jobs-test") as session:
+        pipe = Pipe(session)
         await pipe.list_tools()
         yield pipe
-    finally:
-        if process.returncode is None:
-            process.kill()
-        with trio.CancelScope(shield=True):
-            await process.wait()
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    await stream.aclose()
 
 
 NEW_READ_TOOLS = {"gno_links", "gno_backlinks", "gno_job_status", "gno_list_jobs"}
