@@ -14,7 +14,6 @@ import io
 import json
 import os
 import stat
-import subprocess
 import sys
 import time
 import uuid
@@ -53,6 +52,7 @@ from gno_trio.server.inputs import CaptureInput, CaptureSource
 from gno_trio.server.schemas import output_schema as our_output_schema
 from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools.capture import make_capture
+from tests.lease_holder import LeaseHolder, lease_held_elsewhere
 from tests.stdio_session import StdioSession, open_mcp_server, server_environment
 
 NOW = datetime(2026, 3, 14, 9, 26, 53, tzinfo=UTC)
@@ -524,36 +524,15 @@ def test_non_markdown_files_hold_only_the_text_and_tags_live_in_the_index(
 # Failure handling: lock, sync, disk
 # ---------------------------------------------------------------------------
 
-HOLD_LEASE = """
-import fcntl, os, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("held", flush=True)
-sys.stdin.read()
-"""
-
 
 @pytest.fixture
-def lease_holder(eng: Engine) -> Iterator[subprocess.Popen[str]]:
-    lock = eng.location.dirs.write_lock
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LEASE, str(lock)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-    try:
+def lease_holder(eng: Engine) -> Iterator[LeaseHolder]:
+    with lease_held_elsewhere(eng.location.dirs.write_lock) as holder:
         yield holder
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-        holder.wait()
 
 
 def test_capture_waits_for_the_lease_then_reports_locked(
-    eng: Engine, notes: Path, lease_holder: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
+    eng: Engine, notes: Path, lease_holder: LeaseHolder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "300")
     before = tree(notes)
@@ -563,9 +542,7 @@ def test_capture_waits_for_the_lease_then_reports_locked(
     assert time.monotonic() - started >= 0.3
     assert (caught.value.code, caught.value.message) == ("LOCKED", LOCKED_MESSAGE)
     assert tree(notes) == before
-    assert lease_holder.stdin is not None
-    lease_holder.stdin.close()  # the other writer finishes
-    lease_holder.wait(timeout=5)
+    lease_holder.release()  # the other writer finishes
     assert run(eng, content="blocked")["created"]
 
 

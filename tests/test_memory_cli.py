@@ -25,6 +25,7 @@ import yaml
 from gno_trio.cli import main
 from gno_trio.engine.api import Engine
 from gno_trio.server.schemas import output_schema
+from tests.lease_holder import LeaseHolder
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -295,41 +296,10 @@ def test_index_failure_exits_2(
 # Real processes: the lease and concurrent supersedes
 # ---------------------------------------------------------------------------
 
-HOLDER = (
-    "import sys\n"
-    "from pathlib import Path\n"
-    "from gno_trio.engine.locks import write_lease\n"
-    "with write_lease(Path(sys.argv[1]), wait_seconds=10):\n"
-    "    print('held', flush=True)\n"
-    "    sys.stdin.readline()\n"
-)
-
-
-class LeaseHolder:
-    """A separate process holding ``<data>/.mcp-write.lock`` until released."""
-
-    def __init__(self, data_dir: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(Path(data_dir) / ".mcp-write.lock")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-        )
-        assert self.process.stdout is not None
-        assert self.process.stdout.readline().strip() == "held"
-
-    def release(self) -> None:
-        if self.process.poll() is None:
-            assert self.process.stdin is not None
-            self.process.stdin.write("\n")
-            self.process.stdin.flush()
-            self.process.wait(timeout=10)
-
 
 @pytest.fixture
 def holder(home: dict[str, str]) -> Iterator[LeaseHolder]:
-    held = LeaseHolder(home["GNO_DATA_DIR"])
+    held = LeaseHolder(Path(home["GNO_DATA_DIR"]) / ".mcp-write.lock")
     try:
         yield held
     finally:
@@ -371,7 +341,7 @@ def test_concurrent_supersedes_of_one_fact_from_two_processes_one_wins(
     _, added, _ = run(capsys, "remember", FACT, "--scope", SCOPE, "--add", "--json")
     uri, digest = added["record"]["uri"], added["record"]["contentHash"]
     env = {**home, "GNO_WRITE_LOCK_WAIT_MS": "20000"}
-    held = LeaseHolder(home["GNO_DATA_DIR"])
+    held = LeaseHolder(Path(home["GNO_DATA_DIR"]) / ".mcp-write.lock")
     try:
         racers = [
             cli(

@@ -15,13 +15,10 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -55,6 +52,7 @@ from gno_trio.engine.memory.service import MemoryService
 from gno_trio.engine.search import SearchRequest
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema
+from tests.lease_holder import lease_held_elsewhere
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_RECALL_SCHEMA = (
@@ -156,37 +154,6 @@ def code_of(call: Callable[[], object]) -> str:
     with pytest.raises(GnoError) as caught:
         call()
     return caught.value.code
-
-
-HOLDER = (
-    "import sys\n"
-    "from pathlib import Path\n"
-    "from gno_trio.engine.locks import write_lease\n"
-    "with write_lease(Path(sys.argv[1]), wait_seconds=10):\n"
-    "    print('held', flush=True)\n"
-    "    sys.stdin.readline()\n"
-)
-
-
-@contextmanager
-def lease_held_elsewhere(lock_path: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holds the write lease until the block ends."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(lock_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        yield holder
-    finally:
-        if holder.poll() is None:
-            assert holder.stdin is not None
-            holder.stdin.write("\n")
-            holder.stdin.flush()
-            holder.wait(timeout=10)
 
 
 # ---------------------------------------------------------------------------
@@ -968,7 +935,6 @@ def test_lease_of_a_killed_holder_is_released_by_the_kernel(mem_engine: Engine) 
     lock_path = mem_engine.location.dirs.write_lock
     with lease_held_elsewhere(lock_path) as holder:
         holder.kill()
-        holder.wait(timeout=10)
         with locks.write_lease(lock_path, wait_seconds=1):
             pass
 

@@ -35,6 +35,7 @@ from gno_trio.server.registry import CORE_READ, CORE_WRITE, select_tool_names
 from gno_trio.tools import HANDLERS
 from gno_trio.tools.memory import make_remember
 from gno_trio.transports.stdio import serve_stdio
+from tests.lease_holder import lease_held_elsewhere
 from tests.stdio_session import StdioSession, server_environment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -514,30 +515,12 @@ async def test_replay_and_receipt_checks_over_mcp(engine: Engine) -> None:
         assert stale == "MEMORY_RECEIPT_INVALID"
 
 
-HOLDER = (
-    "import sys\n"
-    "from pathlib import Path\n"
-    "from gno_trio.engine.locks import write_lease\n"
-    "with write_lease(Path(sys.argv[1]), wait_seconds=10):\n"
-    "    print('held', flush=True)\n"
-    "    sys.stdin.readline()\n"
-)
-
-
 async def test_remember_waits_on_the_shared_lease_and_answers_busy(
     engine: Engine, dirs: Dirs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The adapter takes no lock; the service's lease contends with another process."""
     monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "150")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(dirs.write_lock)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with lease_held_elsewhere(dirs.write_lock) as holder:
         async with serving(engine) as (client, _):
             await client.open_legacy({"name": "agent", "version": "1"})
             busy = await client.error("gno_remember", remember_args(decision="add"))
@@ -545,31 +528,16 @@ async def test_remember_waits_on_the_shared_lease_and_answers_busy(
             # Reads and proposals need no lease.
             assert (await client.ok("gno_remember", remember_args()))["outcome"] == "candidates"
             assert (await client.ok("gno_recall", recall_args()))["facts"] == []
-            assert holder.stdin is not None
-            holder.stdin.write("\n")
-            holder.stdin.flush()
-            await trio.to_thread.run_sync(holder.wait)
+            await trio.to_thread.run_sync(holder.release)
             added = await client.ok("gno_remember", remember_args(decision="add"))
             assert added["outcome"] == "added"
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait()
 
 
 async def test_a_remember_cancelled_while_waiting_for_the_lease_never_writes(
     engine: Engine, dirs: Dirs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "30000")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(dirs.write_lock)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with lease_held_elsewhere(dirs.write_lock) as holder:
         async with serving(engine) as (client, _):
             await client.open_legacy({"name": "agent", "version": "1"})
             call = {"name": "gno_remember", "arguments": remember_args(decision="add")}
@@ -580,14 +548,7 @@ async def test_a_remember_cancelled_while_waiting_for_the_lease_never_writes(
                 {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
             )
             await trio.sleep(0.3)
-            assert holder.stdin is not None
-            holder.stdin.write("\n")
-            holder.stdin.flush()
-            await trio.to_thread.run_sync(holder.wait)
+            await trio.to_thread.run_sync(holder.release)
             await trio.sleep(0.5)  # time enough for a late write, were one coming
             assert (await client.ok("gno_recall", recall_args()))["facts"] == []
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait()
     assert not any((dirs.config.parent / "facts").rglob("*.md"))
