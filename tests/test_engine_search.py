@@ -31,6 +31,12 @@ EXTRA: dict[str, str] = {
     "reports/r2024.md": "---\ndate: 2024-01-01\n---\n# R24\n\nquarterly report figures report\n",
     # A match deep inside a long document, far from its first chunk.
     "long.md": f"{_LONG}\nthe hidden armadillo sits here\n{_LONG}\n",
+    # Several long documents found by one query: each is anchored in its own
+    # best chunk (one mention early, a dense passage later; a single late
+    # mention; a match on the file path only, no chunk mentioning the word).
+    "okapi/dense.md": f"# Zoo\n\nan okapi\n{_LONG}\nokapi okapi okapi herd\n{_LONG}\n",
+    "okapi/late.md": f"# Park\n\n{_LONG}\n{_LONG}\nlone okapi at the end\n",
+    "okapi/path.md": "# Elsewhere\n\nnothing here names the animal\n",
 }
 GERMAN = {"anleitung.md": "# Anleitung\n\nDie Bereitstellung braucht einen Plan für kubernetes.\n"}
 NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
@@ -203,6 +209,21 @@ def test_every_hit_has_a_line_anchor_pointing_at_the_match(engine: Engine) -> No
             assert hit["snippetRange"]["startLine"] <= line <= hit["snippetRange"]["endLine"]
             window = engine.get(hit["uri"], from_line=line, line_count=1, line_numbers=False)
             assert word in window["content"].lower(), (query, hit["uri"], line)
+
+
+def test_each_hit_of_one_search_is_anchored_in_its_own_best_chunk(engine: Engine) -> None:
+    hits = {hit["source"]["relPath"]: hit for hit in run(engine, "okapi")["results"]}
+    assert set(hits) == {"okapi/dense.md", "okapi/late.md", "okapi/path.md"}
+    dense, late, path = hits["okapi/dense.md"], hits["okapi/late.md"], hits["okapi/path.md"]
+    # The passage with three mentions beats the single early one.
+    assert dense["line"] == 303
+    assert dense["snippet"].count("<mark>okapi</mark>") == 3
+    assert late["line"] == 601
+    assert "<mark>okapi</mark>" in late["snippet"]
+    # No chunk mentions it: the document's opening text, unmarked.
+    assert path["line"] == 1
+    assert "<mark>" not in path["snippet"]
+    assert "nothing here names the animal" in path["snippet"]
 
 
 def test_deep_match_anchor_is_far_into_the_document(engine: Engine) -> None:

@@ -736,3 +736,36 @@ def test_unknown_collection_in_sync_is_not_found(indexed: Engine) -> None:
     with pytest.raises(GnoError) as info:
         indexed.sync(["nope"])
     assert info.value.code == "NOT_FOUND"
+
+
+def _segments(engine: Engine) -> tuple[int, int]:
+    conn = sqlite3.connect(engine.location.db_path)
+    try:
+        return tuple(  # type: ignore[return-value]
+            int(conn.execute(f"SELECT COUNT(DISTINCT segid) FROM {table}_idx").fetchone()[0])
+            for table in ("documents_fts", "chunks_fts")
+        )
+    finally:
+        conn.close()
+
+
+def test_a_bulk_sync_leaves_each_full_text_index_in_one_segment(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Search looks every term up once per segment; a large sync is merged afterwards."""
+    corpus = tmp_path / "bulk"
+    write_corpus(corpus, {f"a/n{i:03}.md": f"# Note {i}\n\nword{i} text\n" for i in range(60)})
+    engine.add_collection(str(corpus), name="bulk")
+    engine.sync()
+    # A second bulk import is written as new segments beside the first ones.
+    write_corpus(corpus, {f"b/n{i:03}.md": f"# Note {i}\n\nother{i} text\n" for i in range(60)})
+    (report,) = engine.sync()
+    assert report.added == 60
+    assert _segments(engine) == (1, 1)
+    # A small change is left to FTS5's own lazy merging: no full rewrite.
+    (corpus / "a/n007.md").write_text("# Note 7\n\nedited once\n", "utf-8")
+    bump_mtime(corpus / "a/n007.md")
+    (report,) = engine.sync()
+    assert report.updated == 1
+    assert min(_segments(engine)) > 1
+    assert hits(engine, "edited") == ["a/n007.md"]

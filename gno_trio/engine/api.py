@@ -29,6 +29,7 @@ from gno_trio.engine.sync import (
     ProgressFn,
     SyncReport,
     collection_row_matches,
+    compact_full_text,
     inactivate,
     now_iso,
     sync_collection,
@@ -227,6 +228,8 @@ class Engine:
                 c.execute("BEGIN IMMEDIATE")
                 journal.prune(c)
                 c.execute("COMMIT")
+            with contextlib.suppress(sqlite3.Error):  # an optimisation: never fails a sync
+                compact_full_text(c, sum(report.changed for report in reports))
         return reports
 
     def sync_paths(

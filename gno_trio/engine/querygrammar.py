@@ -23,11 +23,13 @@ unfindable. The Python-side word split only decides "term or phrase?",
 "anything searchable at all?", and the normalised words reported back.
 
 Everything here is a pure function of the input string, so it is cheap to
-fuzz against a real FTS5 table.
+fuzz against a real FTS5 table, and the parse of a recently seen query is
+kept (agents repeat queries; the parse is a fifth of a small search's Python).
 """
 
 from __future__ import annotations
 
+import functools
 import string
 import unicodedata
 from collections.abc import Iterator
@@ -198,6 +200,7 @@ def _grouped(expression: str, clause_count: int) -> str:
     return f"({expression})" if clause_count > 1 else expression
 
 
+@functools.lru_cache(maxsize=512)
 def parse_query(query: str) -> LexicalQuery:
     """Parse a one-line search query into FTS5 expressions.
 
@@ -234,6 +237,7 @@ def parse_query(query: str) -> LexicalQuery:
     )
 
 
+@functools.lru_cache(maxsize=512)
 def wants_recency(query: str) -> bool:
     """True when the query asks for the newest material (``latest notes``).
 

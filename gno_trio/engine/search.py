@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from gno_trio.engine.anchors import Anchor, anchors_for, quote
 from gno_trio.engine.querygrammar import LexicalQuery, parse_query, wants_recency
 from gno_trio.engine.timefilter import parse_time_bound
 from gno_trio.errors import GnoError
@@ -25,15 +26,40 @@ from gno_trio.errors import GnoError
 # bm25() column weights: filepath, title, body.
 FIELD_WEIGHTS = (1.5, 4.0, 1.0)
 _ACTIVE = "d.active = 1"
-_SNIPPET_TOKENS = 32
-_FALLBACK_SNIPPET_CHARS = 240
+# The document columns a search result is built from.
+_RESULT_COLUMNS = ", ".join(
+    f"d.{name}"
+    for name in (
+        "id",
+        "collection",
+        "rel_path",
+        "docid",
+        "uri",
+        "title",
+        "source_hash",
+        "source_mime",
+        "source_ext",
+        "source_size",
+        "source_mtime",
+        "mirror_hash",
+        "converter_id",
+        "converter_version",
+        "content_type",
+        "categories_json",
+        "frontmatter_date",
+    )
+)
+_WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)
+# With no filter but "active", ranking can finish (and cut to the limit) before
+# any document row is read: inactive documents are not in the FTS index.
+_UNFILTERED_RANK_SQL = (
+    f"WITH top AS (SELECT rowid AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
+    f"FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?) "
+    f"SELECT {_RESULT_COLUMNS}, top.rank FROM top JOIN documents d ON d.id = top.id "
+    f"WHERE d.active = 1 ORDER BY top.rank"
+)
 # The date a document is "about": its frontmatter date, else its file time.
 _DOC_DATE = "COALESCE(d.frontmatter_date, d.source_mtime)"
-# Private-use characters bracketing highlighted terms when locating the line
-# of the first match inside a chunk (never shown to anyone).
-_MARK_OPEN = "<mark>"
-_MARK_CLOSE = "</mark>"
-_ELLIPSIS = "..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +91,6 @@ class SearchRequest:
     now: datetime | None = None
 
 
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
 def _normalise_tags(tags: Sequence[str]) -> list[str]:
     seen: dict[str, None] = {}
     for tag in tags:
@@ -89,7 +111,7 @@ def _exclude_match(terms: Sequence[str]) -> str | None:
     for term in terms:
         cleaned = "".join(" " if unicodedata.category(c) == "Cc" else c for c in term).strip()
         if any(unicodedata.category(c)[0] in "LN" for c in cleaned):
-            phrases.append(_quote(cleaned))
+            phrases.append(quote(cleaned))
     return " OR ".join(phrases) if phrases else None
 
 
@@ -192,9 +214,7 @@ def relaxed_match(parsed: LexicalQuery) -> str | None:
         return None
     if not parsed.negative_terms:
         return parsed.any_match
-    negatives = " OR ".join(
-        _quote(t) if " " in t else _quote(t) + "*" for t in parsed.negative_terms
-    )
+    negatives = " OR ".join(quote(t) if " " in t else quote(t) + "*" for t in parsed.negative_terms)
     return f"({parsed.any_match}) NOT ({negatives})"
 
 
@@ -208,21 +228,12 @@ def _rank(
     scores scaled below the weakest full match so the order stays honest.
     """
     clauses, params = filter_clauses(conn, request)
-    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
     if clauses == [_ACTIVE]:
-        # Inactive documents are not in the FTS index, so with no other
-        # filter the ranking can finish (and cut to the limit) before any
-        # document row is read.
-        sql = (
-            f"WITH top AS (SELECT rowid AS id, bm25(documents_fts, {weights}) AS rank "
-            f"FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?) "
-            f"SELECT d.*, top.rank FROM top JOIN documents d ON d.id = top.id "
-            f"WHERE {_ACTIVE} ORDER BY top.rank"
-        )
+        sql = _UNFILTERED_RANK_SQL
         query_params: tuple[Any, ...] = ()
     else:
         sql = (
-            f"SELECT d.*, bm25(documents_fts, {weights}) AS rank "
+            f"SELECT {_RESULT_COLUMNS}, bm25(documents_fts, {_WEIGHTS}) AS rank "
             f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
             f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} "
             f"ORDER BY rank LIMIT ?"
@@ -249,128 +260,6 @@ def _rank(
             factor = 0.5 * floor / top
             extra = [(row, score * factor) for row, score in extra]
     return strict + extra
-
-
-@dataclass(frozen=True, slots=True)
-class _Anchor:
-    """Where a hit points: a snippet, its chunk's line range, and the match line."""
-
-    snippet: str
-    start_line: int
-    end_line: int
-    language: str | None
-    line: int
-
-
-Span = tuple[int, int]
-
-
-def _snippet_row(
-    conn: sqlite3.Connection, match: str, first_id: int, last_id: int
-) -> sqlite3.Row | None:
-    try:
-        best = conn.execute(
-            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT 1",
-            (match, first_id, last_id),
-        ).fetchone()
-        if best is None:
-            return None
-        row: sqlite3.Row | None = conn.execute(
-            "SELECT snippet(chunks_fts, 0, ?, ?, ?, ?) AS snip, "
-            "c.text, c.start_line, c.end_line, c.language "
-            "FROM chunks_fts JOIN content_chunks c ON c.id = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ? AND chunks_fts.rowid = ?",
-            (_MARK_OPEN, _MARK_CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, match, best[0]),
-        ).fetchone()
-        return row
-    except sqlite3.OperationalError:
-        return None
-
-
-def chunk_spans(conn: sqlite3.Connection, mirror_hashes: Sequence[str]) -> dict[str, Span]:
-    """First and last chunk id of each mirror, in one statement for all results."""
-    if not mirror_hashes:
-        return {}
-    marks = ", ".join("?" for _ in mirror_hashes)
-    return {
-        row[0]: (int(row[1]), int(row[2]))
-        for row in conn.execute(
-            f"SELECT mirror_hash, MIN(id), MAX(id) FROM content_chunks "
-            f"WHERE mirror_hash IN ({marks}) GROUP BY mirror_hash",
-            tuple(mirror_hashes),
-        )
-    }
-
-
-def best_chunk(
-    conn: sqlite3.Connection,
-    mirror_hash: str,
-    match: str | None,
-    *,
-    span: Span | None = None,
-) -> _Anchor | None:
-    """The chunk of one mirror that best matches ``match`` (else its first chunk)."""
-    if match:
-        if span is None:
-            span = chunk_spans(conn, [mirror_hash]).get(mirror_hash)
-        row = None
-        if span is not None and span[0] is not None:
-            # A mirror's chunks are inserted together, so their ids are one
-            # contiguous range; FTS5 seeks a rowid range instead of scanning
-            # every chunk that matches the query. Exact (stemmed) terms are
-            # tried before prefix terms: prefix expansion costs several times
-            # more and the stemmer already covers most word variants.
-            exact = match.replace('"*', '"')
-            for candidate in dict.fromkeys((exact, match)):
-                row = _snippet_row(conn, candidate, span[0], span[1])
-                if row is not None:
-                    break
-        if row is not None:
-            return _Anchor(
-                row["snip"],
-                row["start_line"],
-                row["end_line"],
-                row["language"],
-                _first_hit_line(row["snip"], row["text"], row["start_line"]),
-            )
-    row = conn.execute(
-        "SELECT text, start_line, end_line, language FROM content_chunks "
-        "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
-        (mirror_hash,),
-    ).fetchone()
-    if row is None:
-        return None
-    text = " ".join(row["text"][: _FALLBACK_SNIPPET_CHARS * 2].split())
-    if len(text) > _FALLBACK_SNIPPET_CHARS:
-        text = text[:_FALLBACK_SNIPPET_CHARS].rsplit(" ", 1)[0] + "..."
-    return _Anchor(text, row["start_line"], row["end_line"], row["language"], row["start_line"])
-
-
-def _first_hit_line(snippet: str, text: str, start_line: int) -> int:
-    """The line of the first highlighted term of a chunk's snippet.
-
-    A chunk spans up to ~80 lines; pointing at its first line would send an
-    agent reading ``get(ref, fromLine=line, lineCount=10)`` past the match.
-    ``snippet()`` returns a verbatim slice of the chunk with markers added,
-    so the text before the first marker locates it exactly.
-    """
-    opened = snippet.find(_MARK_OPEN)
-    closed = snippet.find(_MARK_CLOSE, opened + 1)
-    if opened < 0 or closed < 0:
-        return start_line
-    before = snippet[:opened].replace(_MARK_CLOSE, "")
-    if before.startswith(_ELLIPSIS):
-        before = before[len(_ELLIPSIS) :]
-    word = snippet[opened + len(_MARK_OPEN) : closed]
-    position = text.find(before + word)
-    if position >= 0:
-        position += len(before)
-    else:
-        position = text.find(word)
-    if position < 0:
-        return start_line
-    return start_line + text.count("\n", 0, position)
 
 
 def normalise_scores(raw: Sequence[float]) -> list[float]:
@@ -439,20 +328,25 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
         ranked = sorted(ranked, key=lambda pair: document_instant(pair[0]), reverse=True)[
             : request.limit
         ]
-    rows = [row for row, _ in ranked]
     scores = normalise_scores([score for _, score in ranked])
+    kept = [
+        (row, score)
+        for (row, _), score in zip(ranked, scores, strict=True)
+        if request.min_score is None or score >= request.min_score
+    ]
     snippet_match = parsed.any_match
     if request.intent and request.intent.strip():
         with contextlib.suppress(GnoError):  # an intent with no words steers nothing
             snippet_match = f"({parsed.any_match}) OR ({parse_query(request.intent).any_match})"
     roots = collection_roots(conn)
-    tags = tags_by_doc(conn, [int(r["id"]) for r in rows])
-    spans = chunk_spans(conn, [r["mirror_hash"] for r in rows if r["mirror_hash"]])
-    results: list[dict[str, Any]] = []
-    for row, score in zip(rows, scores, strict=True):
-        if request.min_score is not None and score < request.min_score:
-            continue
-        results.append(_result(conn, row, score, snippet_match, roots, tags, spans, request))
+    tags = tags_by_doc(conn, [int(row["id"]) for row, _ in kept])
+    anchors = anchors_for(
+        conn, [row["mirror_hash"] for row, _ in kept if row["mirror_hash"]], snippet_match
+    )
+    results = [
+        _result(row, score, anchors.get(row["mirror_hash"]), roots, tags, request)
+        for row, score in kept
+    ]
     meta: dict[str, Any] = {
         "query": request.query,
         "mode": "bm25",
@@ -463,17 +357,13 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
 
 
 def _result(
-    conn: sqlite3.Connection,
     row: sqlite3.Row,
     score: float,
-    snippet_match: str,
+    anchor: Anchor | None,
     roots: dict[str, str],
     tags: dict[int, list[str]],
-    spans: dict[str, Span],
     request: SearchRequest,
 ) -> dict[str, Any]:
-    mirror = row["mirror_hash"]
-    anchor = best_chunk(conn, mirror, snippet_match, span=spans.get(mirror)) if mirror else None
     result: dict[str, Any] = {
         "docid": row["docid"],
         "score": round(score, 6),
@@ -494,7 +384,8 @@ def _result(
             result["snippetLanguage"] = anchor.language
     if row["content_type"]:
         result["contentType"] = row["content_type"]
-    categories = json.loads(row["categories_json"] or "[]")
+    categories_json = row["categories_json"]
+    categories = json.loads(categories_json) if categories_json not in (None, "", "[]") else None
     if categories:
         result["categories"] = categories
     doc_tags = tags.get(int(row["id"]))

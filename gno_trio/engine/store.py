@@ -75,6 +75,14 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(value[0]) if value else 0
 
 
+def stored_tokenizer(conn: sqlite3.Connection) -> str | None:
+    """The FTS5 ``tokenize=`` clause this index was created with (None before that)."""
+    if schema_version(conn) == 0:
+        return None
+    row = conn.execute("SELECT value FROM schema_meta WHERE key='fts_tokenizer'").fetchone()
+    return str(row[0]) if row else None
+
+
 def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> int:
     """Bring the schema to the newest version; returns the version reached.
 
@@ -101,7 +109,11 @@ def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> in
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
-            for statement in _split_statements(script.replace("{tokenize}", tokenize)):
+            # Full-text tables rebuilt by a later migration keep the tokenizer
+            # the index was created with, whatever the configuration says now:
+            # its two FTS tables must tokenize alike.
+            chosen = stored_tokenizer(conn) or tokenize
+            for statement in _split_statements(script.replace("{tokenize}", chosen)):
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_meta(key, value) VALUES ('version', ?) "

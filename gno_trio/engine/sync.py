@@ -68,6 +68,11 @@ class SyncReport:
     warnings: list[dict[str, str]] = field(default_factory=list)
     duration_ms: float = 0.0
 
+    @property
+    def changed(self) -> int:
+        """Documents whose indexed content or presence this sync changed."""
+        return self.added + self.updated + self.renamed + self.removed + self.reactivated
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "collection": self.collection,
@@ -202,7 +207,8 @@ def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
             ),
         )
         conn.execute(
-            "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, chunk.text)
+            "INSERT INTO chunks_fts(rowid, text, mirror_hash) VALUES (?, ?, ?)",
+            (cur.lastrowid, chunk.text, prepared.mirror_hash),
         )
 
 
@@ -569,6 +575,36 @@ def _rename(
     journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})
 
 
+# A sync that changed at least this share of the active documents (an initial
+# index, a bulk import) merges the full-text indexes afterwards.
+_COMPACT_SHARE = 8
+
+
+def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
+    """Merge each full-text index into one segment after a large sync.
+
+    FTS5 appends a segment per batch of writes and merges them only lazily;
+    every query then looks each term up in every segment (measured here: 3
+    segments instead of 1 cost a search a fifth more in its chunk lookups).
+    Merging rewrites the whole index (0.1 s for 350 pages), so it is only
+    worth it when a large share of the documents changed at once.
+    """
+    if changed <= 0:
+        return False
+    active = int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+    if changed * _COMPACT_SHARE < active:
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table in ("documents_fts", "chunks_fts"):
+            conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return True
+
+
 def collect_garbage(conn: sqlite3.Connection) -> None:
     """Drop mirrors (and their chunks) that no document row refers to any more."""
     orphans = [
@@ -583,8 +619,9 @@ def collect_garbage(conn: sqlite3.Connection) -> None:
             "SELECT id, text FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,)
         ).fetchall():
             conn.execute(
-                "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)",
-                (chunk_id, text),
+                "INSERT INTO chunks_fts(chunks_fts, rowid, text, mirror_hash) "
+                "VALUES ('delete', ?, ?, ?)",
+                (chunk_id, text, mirror_hash),
             )
         conn.execute("DELETE FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,))
         conn.execute("DELETE FROM content WHERE mirror_hash = ?", (mirror_hash,))

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
+from gno_trio.engine.anchors import chunk_spans, text_match
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.canonical import PassageRef, sha256_text, utf8_size
 from gno_trio.engine.context.facets import FacetMatcher, facet_expression
 from gno_trio.engine.context.request import NormalizedRequest, iso_instant
 from gno_trio.engine.hybrid import QueryOptions, query
 from gno_trio.engine.querygrammar import parse_query
-from gno_trio.engine.search import SearchRequest, chunk_spans
+from gno_trio.engine.search import SearchRequest
 from gno_trio.errors import GnoError
 
 MAX_SEARCH_LIMIT: Final = 100
@@ -146,7 +147,7 @@ def _best_chunks(
             rows = conn.execute(
                 "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
                 "AND rowid BETWEEN ? AND ? ORDER BY rank, rowid LIMIT ?",
-                (expression, span[0], span[1], count),
+                (text_match(expression), span[0], span[1], count),
             ).fetchall()
         except sqlite3.OperationalError:
             continue
@@ -296,7 +297,7 @@ def _indexed_facets(
         try:
             rows = conn.execute(
                 "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
-                (expression, low, high),
+                (text_match(expression), low, high),
             ).fetchall()
         except sqlite3.OperationalError:
             continue

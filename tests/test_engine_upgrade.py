@@ -1,0 +1,89 @@
+"""An index written by an earlier schema version is upgraded in place on open."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from gno_trio.dirs import Dirs
+from gno_trio.engine.api import Engine
+from gno_trio.engine.search import SearchRequest
+from tests.conftest import write_corpus
+
+NOTES = {
+    "zoo.md": "# Zoo\n\nThe okapi grazes near the river.\n",
+    "farm.md": "# Farm\n\nCows and goats, no okapi here... wait, one okapi.\n",
+}
+
+
+def _as_schema_3(db_path: Path, tokenize: str) -> None:
+    """Put the chunk index back in its version-3 shape (one column, no mirror hash)."""
+    conn = sqlite3.connect(db_path)
+    try:
+        conn.executescript(
+            f"""
+            DROP TABLE chunks_fts;
+            CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+                text, content = 'content_chunks', content_rowid = 'id',
+                tokenize = '{tokenize}'
+            );
+            INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+            UPDATE schema_meta SET value = '3' WHERE key = 'version';
+            UPDATE schema_meta SET value = '{tokenize}' WHERE key = 'fts_tokenizer';
+            """
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _chunk_index_sql(db_path: Path) -> str:
+    conn = sqlite3.connect(db_path)
+    try:
+        return str(
+            conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def _snippets(engine: Engine, query: str) -> dict[str, str]:
+    found = engine.search(SearchRequest(query=query, limit=10))
+    return {hit["source"]["relPath"]: hit["snippet"] for hit in found["results"]}
+
+
+def test_a_version_3_index_gains_the_chunk_owner_column_and_keeps_its_snippets(
+    tmp_path: Path,
+) -> None:
+    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    corpus = write_corpus(tmp_path / "notes", NOTES)
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(corpus), name="notes")
+        engine.sync()
+        before = _snippets(engine, "okapi")
+        db_path = engine.location.db_path
+    tokenize = "porter unicode61 remove_diacritics 2"
+    _as_schema_3(db_path, tokenize)
+    assert "mirror_hash" not in _chunk_index_sql(db_path)
+
+    with Engine.open(dirs=dirs) as engine:
+        assert _snippets(engine, "okapi") == before
+        assert all("<mark>okapi</mark>" in snippet for snippet in before.values())
+    assert "mirror_hash" in _chunk_index_sql(db_path)
+
+
+def test_the_upgrade_keeps_the_tokenizer_the_index_was_built_with(tmp_path: Path) -> None:
+    """Both full-text tables must split words alike, whatever the config says now."""
+    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    corpus = write_corpus(tmp_path / "notes", NOTES)
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(corpus), name="notes")
+        engine.sync()
+        db_path = engine.location.db_path
+    _as_schema_3(db_path, "unicode61 remove_diacritics 2")
+
+    with Engine.open(dirs=dirs) as engine:
+        assert set(_snippets(engine, "okapi")) == {"zoo.md", "farm.md"}
+    sql = _chunk_index_sql(db_path)
+    assert "unicode61 remove_diacritics 2" in sql
+    assert "porter" not in sql
