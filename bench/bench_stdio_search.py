@@ -16,10 +16,13 @@ Two servers answer the same requests over the same index:
 Both are driven by the same blocking pipe client, so the client costs the
 same on both sides. The engine's own in-process time for the query is
 measured too, so the transport and protocol overhead can be read off. The
-script prints p50/p95/p99 per server and era and the SDK ÷ gno-trio ratio;
-it asserts nothing about time.
+three are timed in alternating blocks (``--block`` calls each, rotating
+order), so drift on a shared machine hits all of them alike. The script
+prints p50/p95/p99 per server and era and the SDK ÷ gno-trio ratio; it
+asserts nothing about time.
 
-    python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--query roots] [--limit 5]
+    python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--block 100]
+                                       [--query roots] [--limit 5]
 """
 
 from __future__ import annotations
@@ -34,8 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -99,92 +101,124 @@ def _exchange(stdin: IO[bytes], stdout: IO[bytes], line: bytes) -> bytes:
     return answer
 
 
-@dataclass(frozen=True)
-class Run:
-    server: str
-    era: str
-    samples_ms: list[float]
+class Peer:
+    """One spawned server with its era opened, timing ``tools/call gno_search`` on demand."""
 
-
-def run_server(
-    label: str,
-    command: Sequence[str],
-    env: Mapping[str, str],
-    era: str,
-    arguments: Mapping[str, Any],
-    calls: int,
-    warmup: int,
-) -> Run:
-    """Spawn ``command``, open the era, and time ``warmup + calls`` sequential searches."""
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(
+    def __init__(
+        self,
+        label: str,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        era: str,
+        arguments: Mapping[str, Any],
+    ) -> None:
+        self.label = label
+        self.era = era
+        self.samples_ms: list[float] = []
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        self._process = subprocess.Popen(
             list(command),
             cwd=REPO,
             env=dict(env),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=errors,
+            stderr=self._errors,
         )
+        self._params: dict[str, Any] = {"name": "gno_search", "arguments": dict(arguments)}
+        self._next_id = 1
+        self._guarded(self._open_era)
+
+    def _open_era(self) -> None:
+        if self.era == "legacy":
+            hello = {
+                "protocolVersion": LEGACY,
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            }
+            self._exchange(_line(0, "initialize", hello))
+            self._write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        else:
+            self._exchange(_line(0, "server/discover", {"_meta": ENVELOPE}))
+            self._params["_meta"] = ENVELOPE
+
+    def _write(self, line: bytes) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.write(line)
+        self._process.stdin.flush()
+
+    def _exchange(self, line: bytes) -> bytes:
+        assert self._process.stdout is not None
+        self._write(line)
+        answer = self._process.stdout.readline()
+        if not answer:
+            raise RuntimeError("server closed stdout")
+        return answer
+
+    def _guarded(self, action: Callable[[], None]) -> None:
         try:
-            return Run(label, era, _timed_searches(process, era, arguments, calls, warmup))
+            action()
         except (RuntimeError, OSError) as exc:
+            self._process.kill()
+            self._process.wait()
+            self._errors.seek(0)
+            tail = self._errors.read()[-2000:].decode(errors="replace")
+            raise RuntimeError(
+                f"{self.label} ({self.era}): {exc}\n--- server stderr ---\n{tail}"
+            ) from exc
+
+    def searches(self, count: int, *, timed: bool) -> None:
+        """Send ``count`` sequential searches, keeping their round trips when ``timed``."""
+        self._guarded(lambda: self._searches(count, timed))
+
+    def _searches(self, count: int, timed: bool) -> None:
+        for _ in range(count):
+            request_id = self._next_id
+            self._next_id += 1
+            line = _line(request_id, "tools/call", self._params)
+            started = time.perf_counter_ns()
+            raw = self._exchange(line)
+            elapsed = time.perf_counter_ns() - started
+            answer = json.loads(raw)
+            result = answer.get("result")
+            if answer.get("id") != request_id or not isinstance(result, dict):
+                raise RuntimeError(f"unexpected answer {raw[:300]!r}")
+            if result.get("isError") or not result["structuredContent"]["results"]:
+                raise RuntimeError(f"the search failed or found nothing: {raw[:300]!r}")
+            if timed:
+                self.samples_ms.append(elapsed / 1e6)
+
+    def close(self) -> None:
+        """Close stdin (the server's cue to exit) and reap it, killing it if it lingers."""
+        process = self._process
+        if process.stdin is not None and not process.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                process.stdin.close()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-            errors.seek(0)
-            tail = errors.read()[-2000:].decode(errors="replace")
-            raise RuntimeError(f"{label} ({era}): {exc}\n--- server stderr ---\n{tail}") from exc
-        finally:
-            _stop(process)
+        self._errors.close()
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Close stdin (the server's cue to exit) and reap it, killing it if it lingers."""
-    if process.stdin is not None and not process.stdin.closed:
-        with contextlib.suppress(BrokenPipeError):
-            process.stdin.close()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+def interleaved(peers: Sequence[Peer], calls: int, warmup: int, block: int) -> None:
+    """Time ``calls`` searches per peer in alternating blocks of ``block`` calls.
 
-
-def _timed_searches(
-    process: subprocess.Popen[bytes],
-    era: str,
-    arguments: Mapping[str, Any],
-    calls: int,
-    warmup: int,
-) -> list[float]:
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-    params: dict[str, Any] = {"name": "gno_search", "arguments": dict(arguments)}
-    if era == "legacy":
-        hello = {
-            "protocolVersion": LEGACY,
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"},
-        }
-        _exchange(stdin, stdout, _line(0, "initialize", hello))
-        stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    else:
-        _exchange(stdin, stdout, _line(0, "server/discover", {"_meta": ENVELOPE}))
-        params["_meta"] = ENVELOPE
-    samples: list[float] = []
-    for request_id in range(1, warmup + calls + 1):
-        line = _line(request_id, "tools/call", params)
-        started = time.perf_counter_ns()
-        raw = _exchange(stdin, stdout, line)
-        elapsed = time.perf_counter_ns() - started
-        answer = json.loads(raw)
-        result = answer.get("result")
-        if answer.get("id") != request_id or not isinstance(result, dict):
-            raise RuntimeError(f"unexpected answer {raw[:300]!r}")
-        if result.get("isError") or not result["structuredContent"]["results"]:
-            raise RuntimeError(f"the search failed or found nothing: {raw[:300]!r}")
-        if request_id > warmup:
-            samples.append(elapsed / 1e6)
-    return samples
+    This shared machine drifts (other tenants, CPU frequency); alternating
+    short blocks, in a rotating order, exposes every server to the same drift
+    so the ratio between them stays fair.
+    """
+    for peer in peers:
+        peer.searches(warmup, timed=False)
+    done = 0
+    turn = 0
+    while done < calls:
+        size = min(block, calls - done)
+        order = peers[turn % len(peers) :] + peers[: turn % len(peers)]
+        for peer in order:
+            peer.searches(size, timed=True)
+        done += size
+        turn += 1
 
 
 # -- reporting -----------------------------------------------------------------------------
@@ -198,15 +232,22 @@ def percentile(values: Sequence[float], pct: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-def engine_only_ms(engine: Engine, request: SearchRequest, rounds: int) -> list[float]:
-    for _ in range(min(rounds, 100)):
-        engine.search(request)
-    samples = []
-    for _ in range(rounds):
-        started = time.perf_counter_ns()
-        engine.search(request)
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-    return samples
+class InProcess:
+    """``Engine.search`` called directly in this process: the floor both servers share."""
+
+    label = "engine.search"
+
+    def __init__(self, engine: Engine, request: SearchRequest) -> None:
+        self._engine = engine
+        self._request = request
+        self.samples_ms: list[float] = []
+
+    def searches(self, count: int, *, timed: bool) -> None:
+        for _ in range(count):
+            started = time.perf_counter_ns()
+            self._engine.search(self._request)
+            if timed:
+                self.samples_ms.append((time.perf_counter_ns() - started) / 1e6)
 
 
 def row(label: str, samples: Sequence[float]) -> str:
@@ -233,6 +274,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=200, help="untimed calls first")
     parser.add_argument("--query", default="roots", help="the search query (default: roots)")
     parser.add_argument("--limit", type=int, default=5, help="hits per search (default 5)")
+    parser.add_argument(
+        "--block", type=int, default=100, help="calls per server before switching (default 100)"
+    )
     parser.add_argument("--serve-sdk", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.serve_sdk:
@@ -252,41 +296,46 @@ def main() -> int:
             "GNO_CACHE_DIR": str(dirs.cache),
         }
         arguments = {"query": options.query, "limit": options.limit}
-        with Engine.open(dirs=dirs, create=False) as engine:
-            request = SearchRequest(query=options.query, limit=options.limit)
-            hits = len(engine.search(request)["results"])
-            engine_ms = engine_only_ms(engine, request, options.calls)
-
         servers = {
             "gno-trio": [sys.executable, "-m", "gno_trio", "mcp"],
             "sdk": [sys.executable, str(Path(__file__).resolve()), "--serve-sdk"],
         }
-        runs: dict[tuple[str, str], Run] = {}
-        for era in ERAS:
-            for label, command in servers.items():
-                runs[label, era] = run_server(
-                    label, command, env, era, arguments, options.calls, options.warmup
-                )
+        results: dict[str, dict[str, list[float]]] = {}
+        with Engine.open(dirs=dirs, create=False) as engine:
+            request = SearchRequest(query=options.query, limit=options.limit)
+            hits = len(engine.search(request)["results"])
+            for era in ERAS:
+                floor = InProcess(engine, request)
+                peers = [
+                    Peer(label, command, env, era, arguments) for label, command in servers.items()
+                ]
+                try:
+                    interleaved([floor, *peers], options.calls, options.warmup, options.block)
+                finally:
+                    for peer in peers:
+                        peer.close()
+                results[era] = {floor.label: floor.samples_ms}
+                results[era].update({peer.label: peer.samples_ms for peer in peers})
 
         print(
             f"index: {documents} documents from {CORPUS.name}/; query {options.query!r} "
-            f"limit {options.limit} -> {hits} hits; {options.calls} timed calls after "
-            f"{options.warmup} warm-up, one in flight"
+            f"limit {options.limit} -> {hits} hits; {options.calls} timed calls per server "
+            f"and era after {options.warmup} warm-up, one in flight, in alternating blocks "
+            f"of {options.block}"
         )
         print(f"{'round trip (ms)':<24} {'calls':>6} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
-        print(row("engine.search in-process", engine_ms))
         for era in ERAS:
-            for label in servers:
-                print(row(f"{label} {era}", runs[label, era].samples_ms))
-        engine_p50 = percentile(engine_ms, 50)
+            for label, samples in results[era].items():
+                print(row(f"{label} {era}", samples))
         for era in ERAS:
-            ours = percentile(runs["gno-trio", era].samples_ms, 50)
-            theirs = percentile(runs["sdk", era].samples_ms, 50)
+            floor_p50 = percentile(results[era][InProcess.label], 50)
+            ours = percentile(results[era]["gno-trio"], 50)
+            theirs = percentile(results[era]["sdk"], 50)
             print(
                 f"{era}: sdk p50 / gno-trio p50 = {theirs / ours:.2f}x; "
-                f"overhead beyond the engine call: gno-trio {ours - engine_p50:.3f} ms, "
-                f"sdk {theirs - engine_p50:.3f} ms "
-                f"({(theirs - engine_p50) / max(ours - engine_p50, 1e-9):.2f}x)"
+                f"overhead beyond the engine call: gno-trio {ours - floor_p50:.3f} ms, "
+                f"sdk {theirs - floor_p50:.3f} ms "
+                f"({(theirs - floor_p50) / max(ours - floor_p50, 1e-9):.2f}x)"
             )
     finally:
         shutil.rmtree(base, ignore_errors=True)
