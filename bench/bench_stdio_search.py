@@ -2,7 +2,8 @@
 
 Indexes ``fixtures/mcp-docs/corpus`` into a throwaway index, then times
 sequential ``tools/call gno_search`` requests (one in flight at a time, the
-same query each time) from request line written to response line read, in
+same query each time, or with ``--varied N`` N distinct words in turn, so
+the figures are not those of one hot query) from request line written to response line read, in
 both protocol eras: legacy after ``initialize``, modern with the per-request
 ``_meta`` envelope after ``server/discover``.
 
@@ -22,15 +23,18 @@ prints p50/p95/p99 per server and era and the SDK ÷ gno-trio ratio; it
 asserts nothing about time.
 
     python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--block 100]
-                                       [--query roots] [--limit 5]
+                                       [--query roots | --varied 200] [--limit 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
+import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -110,7 +114,8 @@ class Peer:
         command: Sequence[str],
         env: Mapping[str, str],
         era: str,
-        arguments: Mapping[str, Any],
+        queries: Sequence[str],
+        limit: int,
     ) -> None:
         self.label = label
         self.era = era
@@ -124,7 +129,9 @@ class Peer:
             stdout=subprocess.PIPE,
             stderr=self._errors,
         )
-        self._params: dict[str, Any] = {"name": "gno_search", "arguments": dict(arguments)}
+        self._queries = itertools.cycle(queries)
+        self._limit = limit
+        self._meta: dict[str, Any] | None = None
         self._next_id = 1
         self._guarded(self._open_era)
 
@@ -139,7 +146,7 @@ class Peer:
             self._write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         else:
             self._exchange(_line(0, "server/discover", {"_meta": ENVELOPE}))
-            self._params["_meta"] = ENVELOPE
+            self._meta = ENVELOPE
 
     def _write(self, line: bytes) -> None:
         assert self._process.stdin is not None
@@ -174,7 +181,13 @@ class Peer:
         for _ in range(count):
             request_id = self._next_id
             self._next_id += 1
-            line = _line(request_id, "tools/call", self._params)
+            params: dict[str, Any] = {
+                "name": "gno_search",
+                "arguments": {"query": next(self._queries), "limit": self._limit},
+            }
+            if self._meta is not None:
+                params["_meta"] = self._meta
+            line = _line(request_id, "tools/call", params)
             started = time.perf_counter_ns()
             raw = self._exchange(line)
             elapsed = time.perf_counter_ns() - started
@@ -237,15 +250,16 @@ class InProcess:
 
     label = "engine.search"
 
-    def __init__(self, engine: Engine, request: SearchRequest) -> None:
+    def __init__(self, engine: Engine, queries: Sequence[str], limit: int) -> None:
         self._engine = engine
-        self._request = request
+        self._requests = itertools.cycle([SearchRequest(query=q, limit=limit) for q in queries])
         self.samples_ms: list[float] = []
 
     def searches(self, count: int, *, timed: bool) -> None:
         for _ in range(count):
+            request = next(self._requests)
             started = time.perf_counter_ns()
-            self._engine.search(self._request)
+            self._engine.search(request)
             if timed:
                 self.samples_ms.append((time.perf_counter_ns() - started) / 1e6)
 
@@ -256,6 +270,23 @@ def row(label: str, samples: Sequence[float]) -> str:
         f"{percentile(samples, 95):>8.3f} {percentile(samples, 99):>8.3f} "
         f"{statistics.fmean(samples):>8.3f}"
     )
+
+
+def varied_queries(engine: Engine, count: int, limit: int) -> list[str]:
+    """``count`` distinct heading words (seeded choice) that each find something."""
+    with engine.connection() as conn:
+        headings = " ".join(
+            str(row[0]) for row in conn.execute("SELECT headings_json FROM documents")
+        )
+    words = sorted({word.lower() for word in re.findall(r"[A-Za-z]{4,}", headings)})
+    random.Random(7).shuffle(words)
+    chosen: list[str] = []
+    for word in words:
+        if engine.search(SearchRequest(query=word, limit=limit))["results"]:
+            chosen.append(word)
+            if len(chosen) == count:
+                break
+    return chosen
 
 
 def build_index(base: Path) -> tuple[Dirs, int]:
@@ -273,6 +304,13 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=2000, help="timed calls per server and era")
     parser.add_argument("--warmup", type=int, default=200, help="untimed calls first")
     parser.add_argument("--query", default="roots", help="the search query (default: roots)")
+    parser.add_argument(
+        "--varied",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead of one query, cycle through N distinct words from the corpus headings",
+    )
     parser.add_argument("--limit", type=int, default=5, help="hits per search (default 5)")
     parser.add_argument(
         "--block", type=int, default=100, help="calls per server before switching (default 100)"
@@ -295,19 +333,28 @@ def main() -> int:
             "GNO_DATA_DIR": str(dirs.data),
             "GNO_CACHE_DIR": str(dirs.cache),
         }
-        arguments = {"query": options.query, "limit": options.limit}
         servers = {
             "gno-trio": [sys.executable, "-m", "gno_trio", "mcp"],
             "sdk": [sys.executable, str(Path(__file__).resolve()), "--serve-sdk"],
         }
         results: dict[str, dict[str, list[float]]] = {}
         with Engine.open(dirs=dirs, create=False) as engine:
-            request = SearchRequest(query=options.query, limit=options.limit)
-            hits = len(engine.search(request)["results"])
+            if options.varied:
+                queries = varied_queries(engine, options.varied, options.limit)
+                described = f"{len(queries)} varied one-word queries in turn"
+            else:
+                queries = [options.query]
+                hits = len(
+                    engine.search(SearchRequest(query=options.query, limit=options.limit))[
+                        "results"
+                    ]
+                )
+                described = f"query {options.query!r} -> {hits} hits"
             for era in ERAS:
-                floor = InProcess(engine, request)
+                floor = InProcess(engine, queries, options.limit)
                 peers = [
-                    Peer(label, command, env, era, arguments) for label, command in servers.items()
+                    Peer(label, command, env, era, queries, options.limit)
+                    for label, command in servers.items()
                 ]
                 try:
                     interleaved([floor, *peers], options.calls, options.warmup, options.block)
@@ -318,8 +365,8 @@ def main() -> int:
                 results[era].update({peer.label: peer.samples_ms for peer in peers})
 
         print(
-            f"index: {documents} documents from {CORPUS.name}/; query {options.query!r} "
-            f"limit {options.limit} -> {hits} hits; {options.calls} timed calls per server "
+            f"index: {documents} documents from {CORPUS.name}/; {described}, "
+            f"limit {options.limit}; {options.calls} timed calls per server "
             f"and era after {options.warmup} warm-up, one in flight, in alternating blocks "
             f"of {options.block}"
         )
