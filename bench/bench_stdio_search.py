@@ -1,10 +1,10 @@
 """``gno_search`` round trips over stdio: gno-trio against the official Python SDK.
 
 Indexes ``fixtures/mcp-docs/corpus`` into a throwaway index, then times
-sequential ``tools/call gno_search`` requests (one in flight at a time, the
+sequential ``tools/call gno_search`` requests (one in flight at a time; the
 same query each time, or with ``--varied N`` N distinct words in turn, so
-the figures are not those of one hot query) from request line written to response line read, in
-both protocol eras: legacy after ``initialize``, modern with the per-request
+the figures are not those of one hot query) from request line written to
+response line read, in both protocol eras: legacy after ``initialize``, modern with the per-request
 ``_meta`` envelope after ``server/discover``.
 
 Two servers answer the same requests over the same index:
