@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine.api import Engine
@@ -53,7 +56,7 @@ def _snippets(engine: Engine, query: str) -> dict[str, str]:
 
 
 def test_a_version_3_index_gains_the_chunk_owner_column_and_keeps_its_snippets(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     corpus = write_corpus(tmp_path / "notes", NOTES)
@@ -66,10 +69,12 @@ def test_a_version_3_index_gains_the_chunk_owner_column_and_keeps_its_snippets(
     _as_schema_3(db_path, tokenize)
     assert "mirror_hash" not in _chunk_index_sql(db_path)
 
-    with Engine.open(dirs=dirs) as engine:
+    with caplog.at_level(logging.WARNING, logger="gno_trio"), Engine.open(dirs=dirs) as engine:
         assert _snippets(engine, "okapi") == before
         assert all("<mark>okapi</mark>" in snippet for snippet in before.values())
     assert "mirror_hash" in _chunk_index_sql(db_path)
+    # The user is told why this open takes longer than usual.
+    assert any("upgrading the index schema from version 3" in r.message for r in caplog.records)
 
 
 def test_the_upgrade_keeps_the_tokenizer_the_index_was_built_with(tmp_path: Path) -> None:

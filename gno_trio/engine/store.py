@@ -11,6 +11,7 @@ thread is free.
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ from importlib import resources
 from pathlib import Path
 
 from gno_trio.errors import GnoError
+
+logger = logging.getLogger("gno_trio.engine.store")
 
 DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _BUSY_TIMEOUT_MS = 5000
@@ -97,6 +100,14 @@ def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> in
         raise GnoError(
             "RUNTIME",
             f"Index schema version {current} is newer than this gno-trio supports ({latest})",
+        )
+    if 0 < current < latest:
+        # A later migration may rebuild full-text data: on a large index that
+        # takes a while, and nobody should think the command hung.
+        logger.warning(
+            "upgrading the index schema from version %d to %d; a large index takes a while",
+            current,
+            latest,
         )
     for number, script in scripts:
         if number <= current:
