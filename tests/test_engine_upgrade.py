@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from gno_trio.dirs import Dirs
+from gno_trio.engine import store
 from gno_trio.engine.api import Engine
 from gno_trio.engine.search import SearchRequest
+from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
 
 NOTES = {
@@ -92,3 +96,67 @@ def test_the_upgrade_keeps_the_tokenizer_the_index_was_built_with(tmp_path: Path
     sql = _chunk_index_sql(db_path)
     assert "unicode61 remove_diacritics 2" in sql
     assert "porter" not in sql
+
+
+def _old_index(tmp_path: Path) -> tuple[Dirs, Path]:
+    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    corpus = write_corpus(tmp_path / "notes", NOTES)
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(corpus), name="notes")
+        engine.sync()
+        db_path = engine.location.db_path
+    _as_schema_3(db_path, "porter unicode61 remove_diacritics 2")
+    return dirs, db_path
+
+
+def _hold_write_lock(db_path: Path, seconds: float) -> threading.Thread:
+    """Another process's long write transaction (here: a thread with its own connection)."""
+    locked = threading.Event()
+
+    def hold() -> None:
+        conn = sqlite3.connect(db_path)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            locked.set()
+            time.sleep(seconds)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert locked.wait(5)
+    return holder
+
+
+def test_an_open_waits_for_another_process_upgrading_past_the_busy_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    dirs, db_path = _old_index(tmp_path)
+    monkeypatch.setattr(store, "_BUSY_TIMEOUT_MS", 100)
+    holder = _hold_write_lock(db_path, 0.8)
+    try:
+        with caplog.at_level(logging.WARNING, logger="gno_trio"), Engine.open(dirs=dirs) as engine:
+            assert set(_snippets(engine, "okapi")) == {"zoo.md", "farm.md"}
+    finally:
+        holder.join()
+    assert any("waiting for another process" in r.message for r in caplog.records)
+    assert "mirror_hash" in _chunk_index_sql(db_path)
+
+
+def test_an_open_that_waits_too_long_fails_clearly_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dirs, db_path = _old_index(tmp_path)
+    monkeypatch.setattr(store, "_BUSY_TIMEOUT_MS", 100)
+    monkeypatch.setattr(store, "MIGRATION_WAIT_S", 0.3)
+    holder = _hold_write_lock(db_path, 1.0)
+    try:
+        with pytest.raises(GnoError) as info:
+            Engine.open(dirs=dirs)
+    finally:
+        holder.join()
+    assert info.value.code == "LOCKED"
+    assert "mirror_hash" not in _chunk_index_sql(db_path)  # still the old shape, intact
+    with Engine.open(dirs=dirs) as engine:
+        assert set(_snippets(engine, "okapi")) == {"zoo.md", "farm.md"}

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -86,6 +87,38 @@ def stored_tokenizer(conn: sqlite3.Connection) -> str | None:
     return str(row[0]) if row else None
 
 
+# How long an open waits for another process that is upgrading the same index
+# (the rebuild of a large full-text index outlasts the usual busy timeout).
+MIGRATION_WAIT_S = 600.0
+
+
+def _begin_migration(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting as long as another process is upgrading the index.
+
+    Every process that opens an index migrates it; when several start at once
+    (gateway workers, a CLI command beside a running server) one applies the
+    migrations and the others wait for it, then find nothing left to do.
+    """
+    deadline = time.monotonic() + MIGRATION_WAIT_S
+    told = False
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise GnoError(
+                    "LOCKED",
+                    f"Another process has been upgrading the index for over "
+                    f"{MIGRATION_WAIT_S:.0f} s; try again when it is done",
+                ) from exc
+            if not told:
+                logger.warning("waiting for another process that is upgrading the index")
+                told = True
+
+
 def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> int:
     """Bring the schema to the newest version; returns the version reached.
 
@@ -112,7 +145,7 @@ def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> in
     for number, script in scripts:
         if number <= current:
             continue
-        conn.execute("BEGIN IMMEDIATE")
+        _begin_migration(conn)
         try:
             if schema_version(conn) >= number:  # another process got there first
                 conn.execute("COMMIT")
