@@ -133,15 +133,24 @@ def best_chunks(
 
 
 def anchors_for(
-    conn: sqlite3.Connection, mirror_hashes: Iterable[str], match: str | None
+    conn: sqlite3.Connection,
+    mirror_hashes: Iterable[str],
+    match: str | None,
+    *,
+    spans: Mapping[str, Span] | None = None,
 ) -> dict[str, Anchor]:
-    """The anchor of each mirror: its best chunk for ``match``, else its opening text."""
+    """The anchor of each mirror: its best chunk for ``match``, else its opening text.
+
+    ``spans`` (each mirror's chunk id range) saves a lookup when the caller
+    already read them.
+    """
     mirrors = list(dict.fromkeys(mirror_hashes))
     if not mirrors:
         return {}
     found: dict[str, Anchor] = {}
     if match:
-        waiting = best_chunks(conn, chunk_spans(conn, mirrors), match)
+        known = spans if spans is not None else chunk_spans(conn, mirrors)
+        waiting = best_chunks(conn, {m: known[m] for m in mirrors if m in known}, match)
         for form in exact_first(match):
             # A chunk found by one form is cut with that form; a single-chunk
             # mirror's chunk (form unknown) tries each form in turn.

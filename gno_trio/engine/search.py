@@ -26,38 +26,64 @@ from gno_trio.errors import GnoError
 # bm25() column weights: filepath, title, body.
 FIELD_WEIGHTS = (1.5, 4.0, 1.0)
 _ACTIVE = "d.active = 1"
-# The document columns a search result is built from.
+# Everything a search result is built from, read for the top rows only: the
+# document's columns, its collection's folder, its tags, and the id range of
+# its chunks (where its snippet comes from).
 _RESULT_COLUMNS = ", ".join(
-    f"d.{name}"
-    for name in (
-        "id",
-        "collection",
-        "rel_path",
-        "docid",
-        "uri",
-        "title",
-        "source_hash",
-        "source_mime",
-        "source_ext",
-        "source_size",
-        "source_mtime",
-        "mirror_hash",
-        "converter_id",
-        "converter_version",
-        "content_type",
-        "categories_json",
-        "frontmatter_date",
-    )
+    [
+        *(
+            f"d.{name}"
+            for name in (
+                "id",
+                "collection",
+                "rel_path",
+                "docid",
+                "uri",
+                "title",
+                "source_hash",
+                "source_mime",
+                "source_ext",
+                "source_size",
+                "source_mtime",
+                "mirror_hash",
+                "converter_id",
+                "converter_version",
+                "content_type",
+                "categories_json",
+                "frontmatter_date",
+            )
+        ),
+        "(SELECT path FROM collections WHERE name = d.collection) AS collection_root",
+        "(SELECT json_group_array(tag) FROM doc_tags WHERE doc_id = d.id) AS tags_json",
+        "(SELECT MIN(id) FROM content_chunks WHERE mirror_hash = d.mirror_hash) AS first_chunk",
+        "(SELECT MAX(id) FROM content_chunks WHERE mirror_hash = d.mirror_hash) AS last_chunk",
+    ]
 )
 _WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)
-# With no filter but "active", ranking can finish (and cut to the limit) before
-# any document row is read: inactive documents are not in the FTS index.
-_UNFILTERED_RANK_SQL = (
-    f"WITH top AS (SELECT rowid AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
-    f"FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?) "
-    f"SELECT {_RESULT_COLUMNS}, top.rank FROM top JOIN documents d ON d.id = top.id "
-    f"WHERE d.active = 1 ORDER BY top.rank"
-)
+
+
+def _rank_sql(filters: str) -> str:
+    """Rank first (cut to the limit), then read result columns for the top rows only."""
+    if filters:
+        ranked = (
+            f"SELECT d.id AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
+            f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
+            f"WHERE documents_fts MATCH ? AND {filters} ORDER BY rank LIMIT ?"
+        )
+    else:
+        # Inactive documents are not in the FTS index, so with no other
+        # filter no document row is read before the cut.
+        ranked = (
+            f"SELECT rowid AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
+            f"FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?"
+        )
+    return (
+        f"WITH top AS ({ranked}) SELECT {_RESULT_COLUMNS}, top.rank "
+        f"FROM top JOIN documents d ON d.id = top.id WHERE {_ACTIVE} ORDER BY top.rank"
+    )
+
+
+_UNFILTERED_RANK_SQL = _rank_sql("")
 # The date a document is "about": its frontmatter date, else its file time.
 _DOC_DATE = "COALESCE(d.frontmatter_date, d.source_mtime)"
 
@@ -232,12 +258,7 @@ def _rank(
         sql = _UNFILTERED_RANK_SQL
         query_params: tuple[Any, ...] = ()
     else:
-        sql = (
-            f"SELECT {_RESULT_COLUMNS}, bm25(documents_fts, {_WEIGHTS}) AS rank "
-            f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
-            f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} "
-            f"ORDER BY rank LIMIT ?"
-        )
+        sql = _rank_sql(" AND ".join(clauses))
         query_params = tuple(params)
 
     def run(match: str, limit: int) -> list[sqlite3.Row]:
@@ -338,15 +359,18 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
     if request.intent and request.intent.strip():
         with contextlib.suppress(GnoError):  # an intent with no words steers nothing
             snippet_match = f"({parsed.any_match}) OR ({parse_query(request.intent).any_match})"
-    roots = collection_roots(conn)
-    tags = tags_by_doc(conn, [int(row["id"]) for row, _ in kept])
+    spans = {
+        row["mirror_hash"]: (int(row["first_chunk"]), int(row["last_chunk"]))
+        for row, _ in kept
+        if row["mirror_hash"] and row["first_chunk"] is not None
+    }
     anchors = anchors_for(
-        conn, [row["mirror_hash"] for row, _ in kept if row["mirror_hash"]], snippet_match
+        conn,
+        [row["mirror_hash"] for row, _ in kept if row["mirror_hash"]],
+        snippet_match,
+        spans=spans,
     )
-    results = [
-        _result(row, score, anchors.get(row["mirror_hash"]), roots, tags, request)
-        for row, score in kept
-    ]
+    results = [_result(row, score, anchors.get(row["mirror_hash"]), request) for row, score in kept]
     meta: dict[str, Any] = {
         "query": request.query,
         "mode": "bm25",
@@ -360,8 +384,6 @@ def _result(
     row: sqlite3.Row,
     score: float,
     anchor: Anchor | None,
-    roots: dict[str, str],
-    tags: dict[int, list[str]],
     request: SearchRequest,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
@@ -369,7 +391,7 @@ def _result(
         "score": round(score, 6),
         "uri": row["uri"],
         "snippet": anchor.snippet if anchor else "",
-        "source": source_block(row, roots.get(row["collection"])),
+        "source": source_block(row, row["collection_root"]),
         "title": row["title"],
         "conversion": {
             "converterId": row["converter_id"],
@@ -388,9 +410,9 @@ def _result(
     categories = json.loads(categories_json) if categories_json not in (None, "", "[]") else None
     if categories:
         result["categories"] = categories
-    doc_tags = tags.get(int(row["id"]))
-    if doc_tags:
-        result["tags"] = doc_tags
+    tags_json = row["tags_json"]
+    if tags_json not in (None, "[]"):
+        result["tags"] = sorted(json.loads(tags_json))
     context = contexts_for(row["uri"], row["collection"], request.contexts)
     if context:
         result["context"] = context
