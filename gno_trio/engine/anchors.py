@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import bisect
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from gno_trio.engine.querygrammar import fts_quote
 
 Span = tuple[int, int]
 
@@ -36,11 +38,6 @@ class Anchor:
     end_line: int
     language: str | None
     line: int
-
-
-def quote(term: str) -> str:
-    """An FTS5 string literal."""
-    return '"' + term.replace('"', '""') + '"'
 
 
 def text_match(expression: str) -> str:
@@ -87,7 +84,7 @@ def ranked_chunks(
     """
     if not spans:
         return {}
-    owners = " OR ".join(quote(mirror) for mirror in spans)
+    owners = " OR ".join(fts_quote(mirror) for mirror in spans)
     try:
         rows = conn.execute(
             "SELECT rowid, bm25(chunks_fts, 1.0, 0.0) FROM chunks_fts WHERE chunks_fts MATCH ?",
@@ -133,24 +130,14 @@ def best_chunks(
 
 
 def anchors_for(
-    conn: sqlite3.Connection,
-    mirror_hashes: Iterable[str],
-    match: str | None,
-    *,
-    spans: Mapping[str, Span] | None = None,
+    conn: sqlite3.Connection, spans: Mapping[str, Span], match: str | None
 ) -> dict[str, Anchor]:
-    """The anchor of each mirror: its best chunk for ``match``, else its opening text.
-
-    ``spans`` (each mirror's chunk id range) saves a lookup when the caller
-    already read them.
+    """The anchor of each mirror (keyed by its chunk id range): its best chunk for
+    ``match``, else its opening text. A mirror without chunks has no anchor.
     """
-    mirrors = list(dict.fromkeys(mirror_hashes))
-    if not mirrors:
-        return {}
     found: dict[str, Anchor] = {}
     if match:
-        known = spans if spans is not None else chunk_spans(conn, mirrors)
-        waiting = best_chunks(conn, {m: known[m] for m in mirrors if m in known}, match)
+        waiting = best_chunks(conn, spans, match)
         for form in exact_first(match):
             # A chunk found by one form is cut with that form; a single-chunk
             # mirror's chunk (form unknown) tries each form in turn.
@@ -162,7 +149,7 @@ def anchors_for(
             for chunk_id, snippet in _snippet_anchors(conn, list(owners), form).items():
                 found[owners[chunk_id]] = snippet
                 del waiting[owners[chunk_id]]
-    for mirror in mirrors:
+    for mirror in spans:
         if mirror not in found:
             opening = _opening_anchor(conn, mirror)
             if opening is not None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from gno_trio.errors import GnoError
 
-__all__ = ["RECENCY_WORDS", "LexicalQuery", "parse_query", "wants_recency"]
+__all__ = ["RECENCY_WORDS", "LexicalQuery", "fts_quote", "parse_query", "wants_recency"]
 
 # Words that ask for newest-first ordering of the results.
 RECENCY_WORDS = frozenset({"latest", "newest", "recent"})
@@ -81,8 +81,13 @@ class _Clause:
     negated: bool
 
     def to_fts(self) -> str:
-        quoted = '"' + self.source.replace('"', '""') + '"'
+        quoted = fts_quote(self.source)
         return quoted if self.is_phrase else quoted + "*"
+
+
+def fts_quote(text: str) -> str:
+    """``text`` as an FTS5 string literal: one term or phrase, never an operator."""
+    return '"' + text.replace('"', '""') + '"'
 
 
 def _invalid(reason: str) -> GnoError:

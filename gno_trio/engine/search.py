@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gno_trio.engine.anchors import Anchor, anchors_for, quote
-from gno_trio.engine.querygrammar import LexicalQuery, parse_query, wants_recency
+from gno_trio.engine.anchors import Anchor, anchors_for
+from gno_trio.engine.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.timefilter import parse_time_bound
 from gno_trio.errors import GnoError
 
@@ -137,7 +137,7 @@ def _exclude_match(terms: Sequence[str]) -> str | None:
     for term in terms:
         cleaned = "".join(" " if unicodedata.category(c) == "Cc" else c for c in term).strip()
         if any(unicodedata.category(c)[0] in "LN" for c in cleaned):
-            phrases.append(quote(cleaned))
+            phrases.append(fts_quote(cleaned))
     return " OR ".join(phrases) if phrases else None
 
 
@@ -240,7 +240,9 @@ def relaxed_match(parsed: LexicalQuery) -> str | None:
         return None
     if not parsed.negative_terms:
         return parsed.any_match
-    negatives = " OR ".join(quote(t) if " " in t else quote(t) + "*" for t in parsed.negative_terms)
+    negatives = " OR ".join(
+        fts_quote(t) if " " in t else fts_quote(t) + "*" for t in parsed.negative_terms
+    )
     return f"({parsed.any_match}) NOT ({negatives})"
 
 
@@ -364,12 +366,7 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
         for row, _ in kept
         if row["mirror_hash"] and row["first_chunk"] is not None
     }
-    anchors = anchors_for(
-        conn,
-        [row["mirror_hash"] for row, _ in kept if row["mirror_hash"]],
-        snippet_match,
-        spans=spans,
-    )
+    anchors = anchors_for(conn, spans, snippet_match)
     results = [_result(row, score, anchors.get(row["mirror_hash"]), request) for row, score in kept]
     meta: dict[str, Any] = {
         "query": request.query,

@@ -29,6 +29,7 @@ from gno_trio.engine.chunker import chunk_text
 from gno_trio.engine.convert import Converted, convert, converter_for
 from gno_trio.engine.frontmatter import DocumentMeta, extract_meta
 from gno_trio.engine.memory.projection import project as project_memory
+from gno_trio.engine.store import write_transaction
 from gno_trio.engine.uris import docid_for, make_uri, sha256_hex
 from gno_trio.engine.walker import DEFAULT_EXCLUDES, FoundFile, admits, walk
 from gno_trio.errors import GnoError
@@ -594,14 +595,9 @@ def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
     active = int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
     if changed * _COMPACT_SHARE < active:
         return False
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(conn):
         for table in ("documents_fts", "chunks_fts"):
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return True
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from gno_trio.engine.anchors import chunk_spans, text_match
+from gno_trio.engine.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.canonical import PassageRef, sha256_text, utf8_size
 from gno_trio.engine.context.facets import FacetMatcher, facet_expression
@@ -123,24 +123,23 @@ def retrieve_documents(
     return admitted[: request.limit]
 
 
-def _chunk_match(request: NormalizedRequest) -> tuple[str, str]:
+def _chunk_match(request: NormalizedRequest) -> tuple[str, ...]:
     """FTS5 expressions ranking a document's chunks: exact words, then prefixes."""
     parts = [parse_query(text).any_match for text in (request.search_query, *request.term_texts)]
-    prefix = " OR ".join(f"({part})" for part in parts)
-    return prefix.replace('"*', '"'), prefix
+    return exact_first(" OR ".join(f"({part})" for part in parts))
 
 
 def _best_chunks(
     conn: sqlite3.Connection,
     span: tuple[int, int] | None,
-    matches: tuple[str, str],
+    matches: tuple[str, ...],
     count: int,
 ) -> list[int]:
     """Ids of a mirror's ``count`` best-matching chunks (exact terms first)."""
     if span is None:
         return []
     found: dict[int, None] = {}
-    for expression in dict.fromkeys(matches):
+    for expression in matches:
         if len(found) >= count:
             break
         try:
