@@ -21,6 +21,7 @@ import pytest
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine.api import Engine
+from gno_trio.errors import GnoError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
@@ -105,6 +106,13 @@ def db_snapshot(db_path: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 @cache
+def error_code(call: Callable[[], object]) -> str:
+    """The ``GnoError`` code ``call()`` fails with (the test fails if it succeeds)."""
+    with pytest.raises(GnoError) as caught:
+        call()
+    return caught.value.code
+
+
 def load_schema(name: str) -> dict[str, Any]:
     schema: dict[str, Any] = json.loads((SCHEMAS / f"{name}.schema.json").read_text("utf-8"))
     return schema

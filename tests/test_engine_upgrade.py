@@ -59,9 +59,11 @@ def _snippets(engine: Engine, query: str) -> dict[str, str]:
     return {hit["source"]["relPath"]: hit["snippet"] for hit in found["results"]}
 
 
-def test_a_version_3_index_gains_the_chunk_owner_column_and_keeps_its_snippets(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+PORTER = "porter unicode61 remove_diacritics 2"
+
+
+def _old_index(tmp_path: Path, tokenize: str = PORTER) -> tuple[Dirs, Path, dict[str, str]]:
+    """An indexed corpus put back in schema 3, and its "okapi" snippets before that."""
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     corpus = write_corpus(tmp_path / "notes", NOTES)
     with Engine.open(dirs=dirs) as engine:
@@ -69,8 +71,14 @@ def test_a_version_3_index_gains_the_chunk_owner_column_and_keeps_its_snippets(
         engine.sync()
         before = _snippets(engine, "okapi")
         db_path = engine.location.db_path
-    tokenize = "porter unicode61 remove_diacritics 2"
     _as_schema_3(db_path, tokenize)
+    return dirs, db_path, before
+
+
+def test_a_version_3_index_gains_the_chunk_owner_column_and_keeps_its_snippets(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    dirs, db_path, before = _old_index(tmp_path)
     assert "mirror_hash" not in _chunk_index_sql(db_path)
 
     with caplog.at_level(logging.WARNING, logger="gno_trio"), Engine.open(dirs=dirs) as engine:
@@ -83,30 +91,13 @@ def test_a_version_3_index_gains_the_chunk_owner_column_and_keeps_its_snippets(
 
 def test_the_upgrade_keeps_the_tokenizer_the_index_was_built_with(tmp_path: Path) -> None:
     """Both full-text tables must split words alike, whatever the config says now."""
-    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
-    corpus = write_corpus(tmp_path / "notes", NOTES)
-    with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(corpus), name="notes")
-        engine.sync()
-        db_path = engine.location.db_path
-    _as_schema_3(db_path, "unicode61 remove_diacritics 2")
+    dirs, db_path, _ = _old_index(tmp_path, "unicode61 remove_diacritics 2")
 
     with Engine.open(dirs=dirs) as engine:
         assert set(_snippets(engine, "okapi")) == {"zoo.md", "farm.md"}
     sql = _chunk_index_sql(db_path)
     assert "unicode61 remove_diacritics 2" in sql
     assert "porter" not in sql
-
-
-def _old_index(tmp_path: Path) -> tuple[Dirs, Path]:
-    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
-    corpus = write_corpus(tmp_path / "notes", NOTES)
-    with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(corpus), name="notes")
-        engine.sync()
-        db_path = engine.location.db_path
-    _as_schema_3(db_path, "porter unicode61 remove_diacritics 2")
-    return dirs, db_path
 
 
 def _hold_write_lock(db_path: Path, seconds: float) -> threading.Thread:
@@ -132,7 +123,7 @@ def _hold_write_lock(db_path: Path, seconds: float) -> threading.Thread:
 def test_an_open_waits_for_another_process_upgrading_past_the_busy_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    dirs, db_path = _old_index(tmp_path)
+    dirs, db_path, _ = _old_index(tmp_path)
     monkeypatch.setattr(store, "_BUSY_TIMEOUT_MS", 100)
     holder = _hold_write_lock(db_path, 0.8)
     try:
@@ -147,7 +138,7 @@ def test_an_open_waits_for_another_process_upgrading_past_the_busy_timeout(
 def test_an_open_that_waits_too_long_fails_clearly_and_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dirs, db_path = _old_index(tmp_path)
+    dirs, db_path, _ = _old_index(tmp_path)
     monkeypatch.setattr(store, "_BUSY_TIMEOUT_MS", 100)
     monkeypatch.setattr(store, "MIGRATION_WAIT_S", 0.3)
     holder = _hold_write_lock(db_path, 1.0)

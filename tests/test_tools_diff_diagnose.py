@@ -10,7 +10,7 @@ change is shown to reach the next HTTP request. The wire tests spawn
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from gno_trio.engine.search import SearchRequest
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.transports.http.guards import PolicyBook
+from tests.conftest import error_code
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 
@@ -50,12 +51,6 @@ SCHEMAS = {
 def valid(kind: str, result: Mapping[str, Any]) -> dict[str, Any]:
     assert output_schema_errors(SCHEMAS[kind], result) == [], result
     return dict(result)
-
-
-def error_code(call: Callable[[], object]) -> str:
-    with pytest.raises(GnoError) as caught:
-        call()
-    return caught.value.code
 
 
 @pytest.fixture

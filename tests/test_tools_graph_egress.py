@@ -9,7 +9,7 @@ checking every ``structuredContent`` against the advertised output schema.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,9 @@ from gno_trio.engine import filing, graph
 from gno_trio.engine.api import Engine
 from gno_trio.engine.locks import write_lease
 from gno_trio.engine.search import SearchRequest
-from gno_trio.errors import GnoError
 from gno_trio.server.registry import WRITE_TOOL_NAMES
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from tests.conftest import error_code
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 
@@ -62,12 +62,6 @@ SCHEMAS = {
 def valid(kind: str, result: Mapping[str, Any]) -> dict[str, Any]:
     assert output_schema_errors(SCHEMAS[kind], result) == [], result
     return dict(result)
-
-
-def error_code(call: Callable[[], object]) -> str:
-    with pytest.raises(GnoError) as caught:
-        call()
-    return caught.value.code
 
 
 def with_policies(engine: Engine, **policies: tuple[Policy, int]) -> None:

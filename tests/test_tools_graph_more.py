@@ -8,7 +8,6 @@ and speak raw JSON-RPC to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,9 @@ from hypothesis import strategies as st
 from gno_trio.engine import graph_overview, typed_graph
 from gno_trio.engine.api import Engine
 from gno_trio.engine.links import Resolver, summary
-from gno_trio.errors import GnoError
 from gno_trio.server.inputs import GraphInput, GraphQueryInput, ImpactInput
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from tests.conftest import error_code
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 
@@ -53,12 +52,6 @@ SCHEMAS = {name: output_schema(name) for name in ("graph", "graph-query", "impac
 def valid(name: str, result: dict[str, Any]) -> dict[str, Any]:
     assert output_schema_errors(SCHEMAS[name], result) == [], result
     return result
-
-
-def error_code(call: Callable[[], object]) -> str:
-    with pytest.raises(GnoError) as caught:
-        call()
-    return caught.value.code
 
 
 @pytest.fixture

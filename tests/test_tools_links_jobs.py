@@ -54,6 +54,7 @@ from gno_trio.server.tooltypes import ToolResult
 from gno_trio.tools import collections as collection_tools
 from gno_trio.tools import jobs as job_tools
 from gno_trio.tools import links as link_tools
+from tests.conftest import error_code
 from tests.stdio_session import ProcessSession, open_mcp_server, server_environment
 
 MCP_DOCS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mcp-docs" / "corpus"
@@ -121,12 +122,6 @@ def incoming(engine: Engine, ref: str, **options: Any) -> dict[str, Any]:
         result = links.backlinks(conn, ref, **options)
     assert output_schema_errors(output_schema("backlinks"), result) == []
     return result
-
-
-def error_code(call: Callable[[], object]) -> str:
-    with pytest.raises(GnoError) as caught:
-        call()
-    return caught.value.code
 
 
 # ---------------------------------------------------------------------------
