@@ -22,8 +22,12 @@ order), so drift on a shared machine hits all of them alike. The script
 prints p50/p95/p99 per server and era and the SDK ÷ gno-trio ratio; it
 asserts nothing about time.
 
+With ``--floors`` two bare trio line loops answer too (no validation, no
+envelope, the engine call inline or in ``trio.to_thread``): no server can
+beat them, so SDK ÷ bare is the highest ratio reachable for this engine call.
+
     python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--block 100]
-                                       [--query roots | --varied 200] [--limit 5]
+                                       [--query roots | --varied 200] [--limit 5] [--floors]
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -52,6 +56,7 @@ if str(REPO) not in sys.path:
 from gno_trio.dirs import Dirs, resolve_dirs  # noqa: E402
 from gno_trio.engine.api import Engine  # noqa: E402
 from gno_trio.engine.search import SearchRequest  # noqa: E402
+from gno_trio.tools.retrieval import search_text  # noqa: E402
 
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
 CORPUS = FIXTURES / "mcp-docs" / "corpus"
@@ -63,6 +68,7 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
 }
 ERAS = ("legacy", "modern")
+BARE_MODES = ("inline", "thread")
 
 
 # -- the SDK peer server (run in its own process with --serve-sdk) -----------------------
@@ -82,6 +88,57 @@ def serve_sdk() -> None:
 
     try:
         server.run("stdio")
+    finally:
+        engine.close()
+
+
+# -- bare reference loops (run in their own process with --serve-bare MODE) ----------------
+
+
+def serve_bare(mode: str) -> None:
+    """The least any Python server can do per call, to show what is reachable at all.
+
+    A bare trio line loop with no validation, no envelope, no registry: it
+    answers ``initialize``/``server/discover`` with a stub and every request
+    with an id with the same ``Engine.search`` result gno-trio returns. In
+    ``inline`` mode the engine call blocks the loop; in ``thread`` mode it
+    runs in ``trio.to_thread``, the cost gno-trio's worker-thread rule adds.
+    No server, ours or the SDK's, can beat these floors for this engine call.
+    """
+    import msgspec
+    import trio
+
+    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    decode = msgspec.json.Decoder().decode
+    encode = msgspec.json.Encoder().encode
+    stub = {"protocolVersion": LEGACY, "capabilities": {}, "serverInfo": {"name": "bare"}}
+
+    async def answer(message: dict[str, Any]) -> Any:
+        if message.get("method") != "tools/call":
+            return stub
+        arguments = message["params"]["arguments"]
+        request = SearchRequest(query=arguments["query"], limit=arguments.get("limit", 5))
+        if mode == "thread":
+            found = await trio.to_thread.run_sync(engine.search, request)
+        else:
+            found = engine.search(request)
+        text = search_text(found)  # the summary gno-trio sends, so the lines are alike
+        return {"content": [{"type": "text", "text": text}], "structuredContent": found}
+
+    async def loop() -> None:
+        stdin = trio.lowlevel.FdStream(os.dup(0))
+        stdout = trio.lowlevel.FdStream(os.dup(1))
+        pending = b""
+        while chunk := await stdin.receive_some(65536):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                message = decode(line)
+                if "id" in message:
+                    reply = {"jsonrpc": "2.0", "id": message["id"], "result": await answer(message)}
+                    await stdout.send_all(encode(reply) + b"\n")
+
+    try:
+        trio.run(loop)
     finally:
         engine.close()
 
@@ -214,7 +271,16 @@ class Peer:
         self._errors.close()
 
 
-def interleaved(peers: Sequence[Peer], calls: int, warmup: int, block: int) -> None:
+class Timed(Protocol):
+    """Something that answers searches and keeps their times: a server or the engine."""
+
+    label: str
+    samples_ms: list[float]
+
+    def searches(self, count: int, *, timed: bool) -> None: ...
+
+
+def interleaved(peers: Sequence[Timed], calls: int, warmup: int, block: int) -> None:
     """Time ``calls`` searches per peer in alternating blocks of ``block`` calls.
 
     This shared machine drifts (other tenants, CPU frequency); alternating
@@ -227,7 +293,7 @@ def interleaved(peers: Sequence[Peer], calls: int, warmup: int, block: int) -> N
     turn = 0
     while done < calls:
         size = min(block, calls - done)
-        order = peers[turn % len(peers) :] + peers[: turn % len(peers)]
+        order = [*peers[turn % len(peers) :], *peers[: turn % len(peers)]]
         for peer in order:
             peer.searches(size, timed=True)
         done += size
@@ -315,10 +381,20 @@ def main() -> int:
     parser.add_argument(
         "--block", type=int, default=100, help="calls per server before switching (default 100)"
     )
+    parser.add_argument(
+        "--floors",
+        action="store_true",
+        help="also time two bare trio loops (engine call inline / in a worker thread): "
+        "the best any server can do for this engine call",
+    )
     parser.add_argument("--serve-sdk", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-bare", choices=BARE_MODES, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.serve_sdk:
         serve_sdk()
+        return 0
+    if options.serve_bare:
+        serve_bare(options.serve_bare)
         return 0
     if not CORPUS.is_dir():
         print(f"fixture corpus not found: {CORPUS} (set GNO_FIXTURES)", file=sys.stderr)
@@ -337,6 +413,14 @@ def main() -> int:
             "gno-trio": [sys.executable, "-m", "gno_trio", "mcp"],
             "sdk": [sys.executable, str(Path(__file__).resolve()), "--serve-sdk"],
         }
+        if options.floors:
+            for mode in BARE_MODES:
+                servers[f"bare-{mode}"] = [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--serve-bare",
+                    mode,
+                ]
         results: dict[str, dict[str, list[float]]] = {}
         with Engine.open(dirs=dirs, create=False) as engine:
             if options.varied:
@@ -384,6 +468,12 @@ def main() -> int:
                 f"sdk {theirs - floor_p50:.3f} ms "
                 f"({(theirs - floor_p50) / max(ours - floor_p50, 1e-9):.2f}x)"
             )
+            for mode in BARE_MODES if options.floors else ():
+                bare = percentile(results[era][f"bare-{mode}"], 50)
+                print(
+                    f"{era}: sdk p50 / bare-{mode} p50 = {theirs / bare:.2f}x "
+                    f"(the highest ratio any server reaches with the engine call {mode})"
+                )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return 0
