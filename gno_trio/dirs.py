@@ -58,7 +58,7 @@ class Dirs:
         and ``work`` select the same database on every filesystem, not only on
         the case-insensitive ones.
         """
-        return self.data / f"{_DB_PREFIX}{canonical_index_name(index_name)}{_DB_SUFFIX}"
+        return self.data / database_file_name(index_name)
 
     @property
     def write_lock(self) -> Path:
@@ -121,6 +121,11 @@ def canonical_index_name(name: str) -> str:
     """
     validate_index_name(name)
     return _canonicalize(name)
+
+
+def database_file_name(index_name: str) -> str:
+    """``index-<canonical name>.sqlite``: the file name of an index's database."""
+    return f"{_DB_PREFIX}{canonical_index_name(index_name)}{_DB_SUFFIX}"
 
 
 def index_names_match(left: str, right: str) -> bool:

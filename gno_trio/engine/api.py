@@ -18,12 +18,24 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config, save_config
-from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
+from gno_trio.dirs import (
+    DEFAULT_INDEX_NAME,
+    Dirs,
+    canonical_index_name,
+    resolve_dirs,
+    validate_index_name,
+)
 from gno_trio.engine import journal, reads
 from gno_trio.engine import status as status_mod
 from gno_trio.engine.collections import normalize_name, validate_root
 from gno_trio.engine.search import ContextRule, SearchRequest, search
-from gno_trio.engine.store import ConnectionPool, connect, migrate, write_transaction
+from gno_trio.engine.store import (
+    ConnectionPool,
+    connect,
+    migrate,
+    schema_version,
+    write_transaction,
+)
 from gno_trio.engine.sync import (
     CollectionSpec,
     ProgressFn,
@@ -35,6 +47,7 @@ from gno_trio.engine.sync import (
     sync_collection,
     upsert_collection,
 )
+from gno_trio.engine.uris import parse_ref, with_index
 from gno_trio.errors import GnoError
 
 
@@ -265,10 +278,14 @@ class Engine:
         line_numbers: bool = True,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        with self._conn(conn) as c:
-            return reads.get(
+        named = self._named_index([ref])
+        with self._index_connection(named, conn) as c:
+            result = reads.get(
                 c, ref, from_line=from_line, line_count=line_count, line_numbers=line_numbers
             )
+        if named is not None:
+            result["uri"] = with_index(result["uri"], named)
+        return result
 
     def multi_get(
         self,
@@ -279,10 +296,65 @@ class Engine:
         line_numbers: bool = True,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        with self._conn(conn) as c:
-            return reads.multi_get(
+        named = self._named_index(refs or ())
+        with self._index_connection(named, conn) as c:
+            result = reads.multi_get(
                 c, refs=refs, pattern=pattern, max_bytes=max_bytes, line_numbers=line_numbers
             )
+        if named is not None:
+            for document in result["documents"]:
+                document["uri"] = with_index(document["uri"], named)
+        return result
+
+    def _named_index(self, refs: Sequence[str]) -> str | None:
+        """The other index a batch of refs names (``?index=<name>``, canonical), or None.
+
+        One request reads one index: refs naming two indexes, or naming
+        another index beside plain refs (which mean this one), are refused so
+        the caller splits the batch. Refs that do not parse are left to the
+        read, which reports them.
+        """
+        named: set[str] = set()
+        plain = False
+        for ref in refs:
+            try:
+                index = parse_ref(ref).index
+            except GnoError:
+                continue
+            if index is None:
+                plain = True
+            else:
+                named.add(canonical_index_name(index))
+        other = sorted(named - {canonical_index_name(self.location.index_name)})
+        if len(named) > 1 or (other and plain):
+            raise GnoError(
+                "INVALID_INPUT",
+                "All refs in one request must name one index; split the batch by index",
+            )
+        return other[0] if other else None
+
+    @contextlib.contextmanager
+    def _index_connection(
+        self, named: str | None, conn: sqlite3.Connection | None
+    ) -> Iterator[sqlite3.Connection]:
+        """This index's connection, or a read-only one to the named index.
+
+        A named index that does not exist is an error; it is never created.
+        """
+        if named is None:
+            with self._conn(conn) as c:
+                yield c
+            return
+        path = self.location.dirs.database(named)
+        if not path.is_file():
+            raise GnoError("NOT_FOUND", f"Index not found: {named}")
+        other = connect(path, readonly=True)
+        try:
+            if schema_version(other) < 1:
+                raise GnoError("RUNTIME", f"Not a gno index: {named}")
+            yield other
+        finally:
+            other.close()
 
     def ls(
         self,

@@ -11,8 +11,10 @@ import fnmatch
 import re
 import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from gno_trio.dirs import database_file_name
 from gno_trio.engine.search import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.uris import Ref, parse_ref
 from gno_trio.errors import GnoError
@@ -22,7 +24,14 @@ _EDITABLE_MIMES = frozenset({"text/markdown", "text/plain"})
 
 
 def resolve(conn: sqlite3.Connection, ref: Ref) -> sqlite3.Row:
-    """The active document a parsed reference names, or ``NOT_FOUND``."""
+    """The active document a parsed reference names, or ``NOT_FOUND``.
+
+    A URI naming another index (``?index=<name>``) is refused here: looking
+    it up in this database would answer with whatever document happens to
+    share its path. Reads that honour the name open that index first.
+    """
+    if ref.index is not None:
+        require_index(conn, ref)
     row: sqlite3.Row | None
     if ref.docid is not None:
         if len(ref.docid) >= 9:
@@ -44,6 +53,17 @@ def resolve(conn: sqlite3.Connection, ref: Ref) -> sqlite3.Row:
     if row is None:
         raise GnoError("NOT_FOUND", f"Document not found: {ref.raw}")
     return row
+
+
+def require_index(conn: sqlite3.Connection, ref: Ref) -> None:
+    """Fail unless ``conn`` is the database of the index ``ref`` names."""
+    assert ref.index is not None
+    opened = Path(conn.execute("PRAGMA database_list").fetchone()["file"]).name
+    if opened != database_file_name(ref.index):
+        raise GnoError(
+            "INVALID_INPUT",
+            f"{ref.raw} names index {ref.index!r}; this call reads only the index being served",
+        )
 
 
 def mirror_text(conn: sqlite3.Connection, row: sqlite3.Row, ref: str) -> str:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, unquote
 
+from gno_trio.dirs import validate_index_name
 from gno_trio.errors import GnoError
 
 SCHEME = "gno://"
@@ -81,13 +82,26 @@ def parse_uri(uri: str) -> tuple[str, str, str | None]:
     if "?" in rest:
         rest, query = rest.split("?", 1)
         values = parse_qs(query).get("index")
-        index = values[0] if values else None
+        index = _index_name(values[0], uri) if values else None
     if "#" in rest:
         raise GnoError("INVALID_INPUT", f"Invalid URI (unencoded '#'): {uri}")
     collection, sep, path = rest.partition("/")
     if not collection or not sep or not path:
         raise GnoError("INVALID_INPUT", f"URI must be gno://<collection>/<path>: {uri}")
     return collection.lower(), _decode_segments(path, uri), index
+
+
+def _index_name(name: str, uri: str) -> str:
+    """The ``?index=`` name of a URI, checked before it can reach the filesystem."""
+    try:
+        return validate_index_name(name)
+    except GnoError:
+        raise GnoError("INVALID_INPUT", f"Invalid index name in URI: {uri}") from None
+
+
+def with_index(uri: str, index_name: str) -> str:
+    """``uri`` naming the index it was read from (``?index=<name>``, encoded like a segment)."""
+    return f"{uri}?index={quote(index_name, safe=_SEGMENT_SAFE)}"
 
 
 def parse_ref(raw: str) -> Ref:
