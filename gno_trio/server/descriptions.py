@@ -124,8 +124,10 @@ CATALOGUE: Final[tuple[ToolText, ...]] = (
     ),
     _read(
         "gno_get",
-        "Read one document by gno:// URI, #docid or collection/path. When a search hit gave a "
-        "line, pass it as fromLine with a small lineCount to read just that region; "
+        "Read one document by gno:// URI, #docid or collection/path; a URI ending in "
+        "?index=<name> reads that named index instead of the served one (a missing index is an "
+        "error, never created). When a search hit gave a line, pass it as fromLine with a small "
+        "lineCount to read just that region; "
         "lineNumbers prefixes each line with its number. Returns the content with title, "
         "totalLines, the returned range, source metadata and edit capabilities.",
         core=(
@@ -149,7 +151,8 @@ CATALOGUE: Final[tuple[ToolText, ...]] = (
         "Read several documents at once, either from a refs list (URIs or docids taken from "
         "search hits) or from one glob pattern over URIs and paths. maxBytes caps each "
         "document and lineNumbers controls numbering; refs that cannot be read are listed "
-        "under skipped with a reason.",
+        "under skipped with a reason. All refs of one call must read one index (see ?index= "
+        "on gno_get); split a batch that spans indexes.",
         core=(
             "Call to read several documents in one round trip, once a search has named the ones "
             "worth reading together. Resolves either a refs list (URIs or #docids) or one glob "
