@@ -155,7 +155,7 @@ async def call(engine: Engine, tool: str, arguments: dict[str, Any]) -> dict[str
 
 
 async def test_tools_that_cannot_open_another_index_refuse_its_refs(engine: Engine) -> None:
-    for tool in ("gno_links", "gno_backlinks", "gno_impact"):
+    for tool in ("gno_links", "gno_backlinks", "gno_impact", "gno_diff"):
         answer = await call(engine, tool, {"ref": IN_RESEARCH})
         assert answer.get("isError"), tool
         assert answer["structuredContent"]["error"] == "INVALID_INPUT", tool

@@ -15,6 +15,7 @@ import sqlite3
 from typing import Any, Final
 
 from gno_trio.engine import journal
+from gno_trio.engine.reads import require_index
 from gno_trio.engine.uris import Ref, parse_ref
 from gno_trio.errors import GnoError
 
@@ -28,6 +29,8 @@ BODY_WARNING: Final = (
 
 def _document(conn: sqlite3.Connection, ref: Ref) -> sqlite3.Row:
     """The document ``ref`` names, active or not (an inactivated file has history too)."""
+    if ref.index is not None:
+        require_index(conn, ref)
     row: sqlite3.Row | None
     if ref.docid is not None:
         row = conn.execute(
