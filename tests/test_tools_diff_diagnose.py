@@ -9,6 +9,7 @@ change is shown to reach the next HTTP request. The wire tests spawn
 
 from __future__ import annotations
 
+import hashlib
 import string
 from collections.abc import Mapping
 from pathlib import Path
@@ -114,6 +115,9 @@ def test_diff_shows_the_structure_an_update_added_and_removed(vault: Engine) -> 
     # The earlier create entry stays addressable by its id.
     create = change_ids(vault, "notes")[("create", "river.md")]
     assert diff(vault, found["document"]["id"], create)["change"]["kind"] == "create"
+    # The whole source hash as a docid names it too, as it does for gno_get.
+    source_hash = hashlib.sha256((notes_root(vault) / "river.md").read_bytes()).hexdigest()
+    assert diff(vault, f"#{source_hash}")["change"]["id"] == update
 
 
 def test_diff_of_a_deleted_document_is_still_readable(vault: Engine) -> None:

@@ -640,7 +640,10 @@ def replace_file(path: Path, text: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _indexed(conn: sqlite3.Connection, collection: str, rel_path: str) -> sqlite3.Row | None:
+def indexed_document(
+    conn: sqlite3.Connection, collection: str, rel_path: str
+) -> sqlite3.Row | None:
+    """The id and docid of the active document at this path, if one is indexed."""
     row: sqlite3.Row | None = conn.execute(
         "SELECT id, docid FROM documents WHERE collection = ? AND rel_path = ? AND active = 1",
         (collection, rel_path),
@@ -649,7 +652,10 @@ def _indexed(conn: sqlite3.Connection, collection: str, rel_path: str) -> sqlite
 
 
 def _taken(conn: sqlite3.Connection, root: Path, collection: str, rel_path: str) -> bool:
-    return _node(root / rel_path) is not None or _indexed(conn, collection, rel_path) is not None
+    return (
+        _node(root / rel_path) is not None
+        or indexed_document(conn, collection, rel_path) is not None
+    )
 
 
 @dataclass(slots=True)
@@ -664,7 +670,7 @@ def _sync_one(
     """Index one file; a failure becomes the receipt's ``sync`` block, never an error."""
     try:
         report = engine.sync_paths(collection, [rel_path], conn=conn)
-        row = _indexed(conn, collection, rel_path)
+        row = indexed_document(conn, collection, rel_path)
     except GnoError as error:
         return SyncOutcome({"status": "failed", "error": f"{error.code}: {error.message}"})
     except (sqlite3.Error, OSError) as exc:

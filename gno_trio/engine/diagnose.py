@@ -70,6 +70,19 @@ def _passes(conn: sqlite3.Connection, request: SearchRequest, doc_id: int) -> bo
     return conn.execute(sql, (doc_id, *params)).fetchone() is not None
 
 
+def _skipped_stage(stage: str, reason: str) -> dict[str, Any]:
+    """A stage that did not run for this query, and why."""
+    return {
+        "id": stage,
+        "status": "skipped",
+        "matched": False,
+        "sourceCount": 0,
+        "rank": None,
+        "score": None,
+        "reason": reason,
+    }
+
+
 def _leg(
     conn: sqlite3.Connection,
     stage: str,
@@ -79,15 +92,9 @@ def _leg(
 ) -> dict[str, Any]:
     """The target's BM25 rank and raw score among filtered documents matching ``match``."""
     if match is None:
-        return {
-            "id": stage,
-            "status": "skipped",
-            "matched": False,
-            "sourceCount": 0,
-            "rank": None,
-            "score": None,
-            "reason": "skipped: the query has fewer than two terms, so there is no relaxed form",
-        }
+        return _skipped_stage(
+            stage, "skipped: the query has fewer than two terms, so there is no relaxed form"
+        )
     clauses, params = filter_clauses(conn, request)
     weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
     rows = conn.execute(
@@ -186,18 +193,7 @@ def diagnose(
         if error.code != "NOT_FOUND":
             raise
         row = None
-    skipped = [
-        {
-            "id": stage,
-            "status": "skipped",
-            "matched": False,
-            "sourceCount": 0,
-            "rank": None,
-            "score": None,
-            "reason": reason,
-        }
-        for stage, reason in _SKIPPED_STAGES
-    ]
+    skipped = [_skipped_stage(stage, reason) for stage, reason in _SKIPPED_STAGES]
     meta = {
         "mode": "bm25_only",
         "vectorsUsed": False,

@@ -15,8 +15,8 @@ import sqlite3
 from typing import Any, Final
 
 from gno_trio.engine import journal
-from gno_trio.engine.reads import require_index
-from gno_trio.engine.uris import Ref, parse_ref
+from gno_trio.engine.reads import resolve
+from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -25,28 +25,6 @@ BODY_WARNING: Final = (
     "The journal retains metadata only: snapshots, hashes and the structure delta. "
     "Read the current text with gno_get."
 )
-
-
-def _document(conn: sqlite3.Connection, ref: Ref) -> sqlite3.Row:
-    """The document ``ref`` names, active or not (an inactivated file has history too)."""
-    if ref.index is not None:
-        require_index(conn, ref)
-    row: sqlite3.Row | None
-    if ref.docid is not None:
-        row = conn.execute(
-            "SELECT * FROM documents WHERE substr(docid, 1, ?) = ? "
-            "ORDER BY active DESC, id LIMIT 1",
-            (len(ref.docid), ref.docid),
-        ).fetchone()
-    else:
-        row = conn.execute(
-            "SELECT * FROM documents WHERE collection = ? AND rel_path = ? "
-            "ORDER BY active DESC, id LIMIT 1",
-            (ref.collection, ref.rel_path),
-        ).fetchone()
-    if row is None:
-        raise GnoError("NOT_FOUND", f"Document not found: {ref.raw}")
-    return row
 
 
 def _concerns(entry: sqlite3.Row, document: sqlite3.Row) -> bool:
@@ -112,7 +90,7 @@ def document_diff(conn: sqlite3.Connection, ref: str, change: str | None = None)
     Without ``change`` the document's latest retained entry is used, and a
     document with none answers ``status: unavailable``.
     """
-    document = _document(conn, parse_ref(ref))
+    document = resolve(conn, parse_ref(ref), inactive=True)
     warnings = [BODY_WARNING]
     if change is None:
         entries = _entries_of(conn, document)

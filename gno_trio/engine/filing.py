@@ -25,7 +25,12 @@ from typing import Any
 
 from gno_trio.config import Collection
 from gno_trio.engine.api import Engine
-from gno_trio.engine.capture import create_new_file, path_segments, unindexable_reason
+from gno_trio.engine.capture import (
+    create_new_file,
+    indexed_document,
+    path_segments,
+    unindexable_reason,
+)
 from gno_trio.engine.locks import write_lease
 from gno_trio.engine.reads import resolve
 from gno_trio.engine.uris import docid_for, make_uri, parse_ref
@@ -139,21 +144,13 @@ def _editable_text(path: Path, rel_path: str) -> str:
         ) from exc
 
 
-def _indexed(conn: sqlite3.Connection, collection: str, rel_path: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT id, docid FROM documents WHERE collection = ? AND rel_path = ? AND active = 1",
-        (collection, rel_path),
-    ).fetchone()
-    return row
-
-
 def _index(
     engine: Engine, collection: str, rel_path: str, conn: sqlite3.Connection
 ) -> tuple[sqlite3.Row | None, dict[str, str]]:
     """Index the copy; return (row or None, the answer's ``sync`` block)."""
     try:
         report = engine.sync_paths(collection, [rel_path], conn=conn)
-        row = _indexed(conn, collection, rel_path)
+        row = indexed_document(conn, collection, rel_path)
     except GnoError as error:
         return None, {"status": "failed", "error": f"{error.code}: {error.message}"}
     except (sqlite3.Error, OSError) as exc:
@@ -200,7 +197,8 @@ def duplicate_note(
         text = _editable_text(root / source_rel, source_rel)
         target = folder / target_rel.rsplit("/", 1)[-1]
         taken = (
-            _lstat(target) is not None or _indexed(conn, collection.name, target_rel) is not None
+            _lstat(target) is not None
+            or indexed_document(conn, collection.name, target_rel) is not None
         )
         try:
             if taken or not create_new_file(target, text):

@@ -66,14 +66,7 @@ def _components(ids: list[int], adjacent: dict[int, set[int]]) -> int:
 
 
 def _node(doc: DocSummary, degree: int) -> dict[str, Any]:
-    return {
-        "id": doc.docid,
-        "uri": doc.uri,
-        "title": doc.title,
-        "collection": doc.collection,
-        "relPath": doc.rel_path,
-        "degree": degree,
-    }
+    return {**doc.identity(), "degree": degree}
 
 
 def overview(

@@ -47,6 +47,16 @@ class DocSummary:
     collection: str
     rel_path: str
 
+    def identity(self) -> dict[str, Any]:
+        """How the graph answers name a document: docid (as ``id``), uri, title, place."""
+        return {
+            "id": self.docid,
+            "uri": self.uri,
+            "title": self.title,
+            "collection": self.collection,
+            "relPath": self.rel_path,
+        }
+
 
 def summary(row: sqlite3.Row) -> DocSummary:
     """A document row as the small summary the link and graph tools report."""

@@ -23,33 +23,30 @@ DEFAULT_MAX_BYTES = 10_240
 _EDITABLE_MIMES = frozenset({"text/markdown", "text/plain"})
 
 
-def resolve(conn: sqlite3.Connection, ref: Ref) -> sqlite3.Row:
+def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> sqlite3.Row:
     """The active document a parsed reference names, or ``NOT_FOUND``.
 
-    A URI naming another index (``?index=<name>``) is refused here: looking
-    it up in this database would answer with whatever document happens to
-    share its path. Reads that honour the name open that index first.
+    With ``inactive`` an inactivated document is found too (its history is
+    still there), an active one with the same name first. A URI naming
+    another index (``?index=<name>``) is refused here: looking it up in this
+    database would answer with whatever document happens to share its path.
+    Reads that honour the name open that index first.
     """
     if ref.index is not None:
         require_index(conn, ref)
-    row: sqlite3.Row | None
-    if ref.docid is not None:
-        if len(ref.docid) >= 9:
-            row = conn.execute(
-                "SELECT * FROM documents WHERE docid = ? AND active = 1 ORDER BY id LIMIT 1",
-                (ref.docid[:9],),
-            ).fetchone()
-        else:
-            row = conn.execute(
-                "SELECT * FROM documents WHERE substr(docid, 1, ?) = ? AND active = 1 "
-                "ORDER BY id LIMIT 1",
-                (len(ref.docid), ref.docid),
-            ).fetchone()
+    where: str
+    params: tuple[Any, ...]
+    if ref.docid is None:
+        where, params = "collection = ? AND rel_path = ?", (ref.collection, ref.rel_path)
+    elif len(ref.docid) >= 9:  # a stored docid is "#" plus 8 hex digits
+        where, params = "docid = ?", (ref.docid[:9],)
     else:
-        row = conn.execute(
-            "SELECT * FROM documents WHERE collection = ? AND rel_path = ? AND active = 1",
-            (ref.collection, ref.rel_path),
-        ).fetchone()
+        where, params = "substr(docid, 1, ?) = ?", (len(ref.docid), ref.docid)
+    if not inactive:
+        where += " AND active = 1"
+    row: sqlite3.Row | None = conn.execute(
+        f"SELECT * FROM documents WHERE {where} ORDER BY active DESC, id LIMIT 1", params
+    ).fetchone()
     if row is None:
         raise GnoError("NOT_FOUND", f"Document not found: {ref.raw}")
     return row

@@ -143,16 +143,6 @@ def _root(conn: sqlite3.Connection, ref: str) -> DocSummary:
     return summary(resolve(conn, parse_ref(ref)))
 
 
-def _identity(doc: DocSummary) -> dict[str, Any]:
-    return {
-        "id": doc.docid,
-        "uri": doc.uri,
-        "title": doc.title,
-        "collection": doc.collection,
-        "relPath": doc.rel_path,
-    }
-
-
 def _edge_fields(edge: Edge) -> dict[str, Any]:
     return {
         "edgeType": edge.edge_type,
@@ -255,7 +245,7 @@ def graph_query(
         hints = ["root"] if doc_id == root.id else []
         if depth_of[doc_id] == max_depth and any(o not in depth_of for _, o in steps(doc_id)):
             hints.append("more-beyond-depth")
-        return {**_identity(edges.docs[doc_id]), "depth": depth_of[doc_id], "graphHints": hints}
+        return {**edges.docs[doc_id].identity(), "depth": depth_of[doc_id], "graphHints": hints}
 
     warnings = []
     if edges.unresolved:
@@ -338,10 +328,10 @@ def impact(
         warnings.append(f"{edges.unresolved} typed edge target(s) name no active document")
     return {
         "schemaVersion": SCHEMA_VERSION,
-        "root": _identity(root),
+        "root": root.identity(),
         "impacted": [
             {
-                "document": _identity(edges.docs[doc_id]),
+                "document": edges.docs[doc_id].identity(),
                 "depth": depth_of[doc_id],
                 "evidencePath": evidence(doc_id),
             }

@@ -24,6 +24,7 @@ from typing import Any, Final
 import msgspec
 
 from gno_trio.protocol.envelope import (
+    Envelope,
     Implementation,
     claims_modern,
     read_envelope,
@@ -96,6 +97,20 @@ class Admission:
     progress_token: ProgressToken | None = None
     custom_meta: Mapping[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def modern(cls, method: str, envelope: Envelope) -> Admission:
+        """A 2026-07-28 request, described by the reserved keys its envelope carried."""
+        return cls(
+            era=Era.MODERN,
+            method=method,
+            protocol_version=envelope.protocol_version,
+            client_name=envelope.client_info.name if envelope.client_info is not None else None,
+            client_capabilities=envelope.client_capabilities,
+            log_level=envelope.log_level,
+            progress_token=envelope.progress_token,
+            custom_meta=envelope.custom_meta,
+        )
+
 
 def admit_modern(
     method: str,
@@ -111,16 +126,7 @@ def admit_modern(
     envelope = read_envelope(params, supported)
     if method not in served:
         raise method_not_found(method)
-    return Admission(
-        era=Era.MODERN,
-        method=method,
-        protocol_version=envelope.protocol_version,
-        client_name=envelope.client_info.name if envelope.client_info is not None else None,
-        client_capabilities=envelope.client_capabilities,
-        log_level=envelope.log_level,
-        progress_token=envelope.progress_token,
-        custom_meta=envelope.custom_meta,
-    )
+    return Admission.modern(method, envelope)
 
 
 class LegacySession:

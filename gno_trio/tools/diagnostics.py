@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from typing import Any
 
 from gno_trio.engine.diagnose import diagnose
 from gno_trio.engine.diff import document_diff
-from gno_trio.engine.hybrid import QueryOptions
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import DiffInput, QueryDiagnoseInput
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
-from gno_trio.tools.retrieval import search_request
+from gno_trio.tools.retrieval import query_setup
 
 
 def _delta_lines(delta: dict[str, Any]) -> list[str]:
@@ -63,13 +61,7 @@ def make_query_diagnose(runtime: Runtime) -> ToolHandler:
     def call(
         args: QueryDiagnoseInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        request = dataclasses.replace(search_request(args), contexts=runtime.engine.context_rules())
-        options = QueryOptions(
-            query_modes=[(m.mode, m.text) for m in opt(args.queryModes) or ()],
-            candidate_limit=opt(args.candidateLimit),
-            fast=args.fast,
-            thorough=args.thorough,
-        )
+        request, options = query_setup(runtime, args)
         return diagnose(conn, request, args.target, options)
 
     return engine_tool(runtime, call, diagnose_text)

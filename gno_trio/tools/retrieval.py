@@ -63,6 +63,21 @@ def query_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def query_setup(
+    runtime: Runtime, args: QueryInput, *, explain: bool = False
+) -> tuple[SearchRequest, QueryOptions]:
+    """A query's search request (with the configured contexts) and its retrieval options."""
+    request = dataclasses.replace(search_request(args), contexts=runtime.engine.context_rules())
+    options = QueryOptions(
+        query_modes=[(m.mode, m.text) for m in opt(args.queryModes) or ()],
+        candidate_limit=opt(args.candidateLimit),
+        fast=args.fast,
+        thorough=args.thorough,
+        explain=explain,
+    )
+    return request, options
+
+
 def make_search(runtime: Runtime) -> ToolHandler:
     def call(args: SearchInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.search(search_request(args), conn=conn)
@@ -72,14 +87,7 @@ def make_search(runtime: Runtime) -> ToolHandler:
 
 def make_query(runtime: Runtime) -> ToolHandler:
     def call(args: QueryInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        request = dataclasses.replace(search_request(args), contexts=runtime.engine.context_rules())
-        options = QueryOptions(
-            query_modes=[(m.mode, m.text) for m in opt(args.queryModes) or ()],
-            candidate_limit=opt(args.candidateLimit),
-            fast=args.fast,
-            thorough=args.thorough,
-            explain=bool(opt(args.explain)),
-        )
+        request, options = query_setup(runtime, args, explain=bool(opt(args.explain)))
         return query(conn, request, options)
 
     return engine_tool(runtime, call, query_text)

@@ -40,7 +40,7 @@ from gno_trio.protocol.errors import (
     method_not_found,
 )
 from gno_trio.protocol.jsonrpc import Incoming, Notification, Request
-from gno_trio.protocol.versions import MODERN_VERSIONS, Era
+from gno_trio.protocol.versions import MODERN_VERSIONS
 from gno_trio.server.context import RequestContext
 from gno_trio.transports.http.guards import EgressTicket, epoch_guard
 from gno_trio.transports.http.responder import Responder, dispatch
@@ -166,16 +166,7 @@ def admit(request: Request, headers: RequestHeaders) -> Admission:
     require_supported_version(envelope, MODERN_VERSIONS)
     if request.method == SUBSCRIPTIONS_LISTEN or request.method not in MODERN_REQUEST_METHODS:
         raise method_not_found(request.method)
-    return Admission(
-        era=Era.MODERN,
-        method=request.method,
-        protocol_version=envelope.protocol_version,
-        client_name=envelope.client_info.name if envelope.client_info is not None else None,
-        client_capabilities=envelope.client_capabilities,
-        log_level=envelope.log_level,
-        progress_token=envelope.progress_token,
-        custom_meta=envelope.custom_meta,
-    )
+    return Admission.modern(request.method, envelope)
 
 
 def session_header_refusal(headers: RequestHeaders, request_id: Any) -> Reply | None:
