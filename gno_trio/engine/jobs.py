@@ -21,6 +21,11 @@ drops its write lease.
 Whatever must stay held for the whole job (the write lease) is entered by
 the caller's ``begin`` step on an :class:`~contextlib.ExitStack` and closed
 by the job thread when the work ends, however it ends.
+
+The manager lives in the engine, not beside the event loop: it uses plain
+threads and locks, never trio, and its work is engine work, so the CLI, the
+stdio server and every HTTP worker can run jobs without an async runtime
+around them. The :class:`~gno_trio.runtime.Runtime` of a server owns one.
 """
 
 from __future__ import annotations
