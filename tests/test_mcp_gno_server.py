@@ -13,6 +13,7 @@ call interrupts its SQLite statement and hands its connection back.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import sqlite3
@@ -518,7 +519,11 @@ async def test_initialize_negotiates_a_handshake_version(
         async with spawn(server_env, tmp_path) as wire:
             answer = await wire.call(1, "initialize", initialize_params(requested))
             negotiated[requested] = answer["result"]["protocolVersion"]
-            assert answer["result"]["serverInfo"]["name"] == "gno"
+            # The identity is the installed package's, as pyproject.toml declares it.
+            assert answer["result"]["serverInfo"] == {
+                "name": "gno",
+                "version": importlib.metadata.version("gno-trio"),
+            }
             assert set(answer["result"]["capabilities"]) == {"tools", "resources"}
 
     async with trio.open_nursery() as nursery:

@@ -84,11 +84,26 @@ def test_memory_and_peek_are_classified_like_gno() -> None:
     assert "gno_job_status" in CATALOGUE.read_names
 
 
-def test_catalogue_order_starts_with_context_and_ends_with_duplicate_note() -> None:
-    assert TOOL_ORDER[:4] == ("gno_context", "gno_context_verify", "gno_ask", "gno_search")
-    assert TOOL_ORDER[-1] == "gno_duplicate_note"
-    # Read tools come first, then the 19 write tools.
-    assert TOOL_ORDER[:34] == CATALOGUE.read_names
+OBSERVED_135 = SEED_DIR.parent / "gno-1.35" / "observed" / "gno-1.35.0-tools-enable-write.json"
+ADDED_IN_142 = {"gno_peek": "gno_status", "gno_recall": "gno_graph_path", "gno_remember": "gno_capture"}
+"""1.42's new tools and the tool each follows (peek precedes status; GNO-ENGINE.md 2.2)."""
+
+
+def test_catalogue_order_is_gno_135_order_with_the_142_tools_in_place() -> None:
+    if not OBSERVED_135.is_file():
+        pytest.skip("GNO 1.35's observed tools/list is not available next to the repository")
+    observed = [t["name"] for t in json.loads(OBSERVED_135.read_text("utf-8"))["result"]["tools"]]
+    assert len(observed) == 50
+    expected = list(observed)
+    for added, neighbour in ADDED_IN_142.items():
+        after = 0 if added == "gno_peek" else 1
+        expected.insert(expected.index(neighbour) + after, added)
+    assert list(TOOL_ORDER) == expected
+    # GNO lists the two job tools last, after every write tool.
+    assert TOOL_ORDER[-2:] == ("gno_job_status", "gno_list_jobs")
+    assert CATALOGUE.select("full", False)[-2:] == ["gno_job_status", "gno_list_jobs"]
+    assert CATALOGUE.select("full", False, among=TOOL_ORDER) == list(CATALOGUE.read_names)
+    assert CATALOGUE.select("full", True, among=TOOL_ORDER) == list(TOOL_ORDER)
 
 
 def test_every_tool_name_follows_the_gno_prefix_convention() -> None:
@@ -188,42 +203,13 @@ def test_full_without_writes_is_every_read_tool_in_order() -> None:
 
 
 def test_selection_over_the_implemented_tools_for_all_four_combinations() -> None:
-    assert CATALOGUE.select("full", False, among=IMPLEMENTED) == [
-        "gno_context",
-        "gno_search",
-        "gno_query",
-        "gno_query_diagnose",
-        "gno_get",
-        "gno_multi_get",
-        "gno_peek",
-        "gno_status",
-        "gno_egress_policy_get",
-        "gno_egress_check",
-        "gno_changes",
-        "gno_diff",
-        "gno_impact",
-        "gno_list_tags",
-        "gno_links",
-        "gno_backlinks",
-        "gno_graph",
-        "gno_graph_query",
-        "gno_graph_neighbors",
-        "gno_graph_path",
-        "gno_recall",
-        "gno_job_status",
-        "gno_list_jobs",
-    ]
-    assert CATALOGUE.select("full", True, among=IMPLEMENTED) == [
-        *CATALOGUE.select("full", False, among=IMPLEMENTED),
-        "gno_egress_policy_set",
-        "gno_capture",
-        "gno_remember",
-        "gno_add_collection",
-        "gno_sync",
-        "gno_remove_collection",
-        "gno_create_folder",
-        "gno_duplicate_note",
-    ]
+    reads = CATALOGUE.select("full", False, among=IMPLEMENTED)
+    assert reads == [name for name in CATALOGUE.read_names if name in IMPLEMENTED]
+    jobs = ["gno_job_status", "gno_list_jobs"]
+    assert reads[-2:] == jobs
+    writes = [name for name in TOOL_ORDER if name in CATALOGUE.write_names and name in IMPLEMENTED]
+    # With writes on, the write tools come between the other read tools and the job tools.
+    assert CATALOGUE.select("full", True, among=IMPLEMENTED) == [*reads[:-2], *writes, *jobs]
     assert CATALOGUE.select("core", False, among=IMPLEMENTED) == [
         "gno_context",
         "gno_search",

@@ -68,6 +68,8 @@ def _describe_tool(bound: BoundTool) -> dict[str, Any]:
     if spec.output_schema is not None:
         entry["outputSchema"] = spec.output_schema
     entry["annotations"] = spec.annotations
+    if spec.execution is not None:
+        entry["execution"] = spec.execution
     return entry
 
 

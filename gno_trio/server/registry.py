@@ -67,6 +67,9 @@ IDEMPOTENT_WRITE: Final[Mapping[str, Any]] = MappingProxyType(
 """A re-sync mirrors the files on disk: repeating it changes nothing more."""
 NO_HINTS: Final[Mapping[str, Any]] = MappingProxyType({})
 
+TASKS_FORBIDDEN: Final[Mapping[str, Any]] = MappingProxyType({"taskSupport": "forbidden"})
+"""Every tool answers its ``tools/call`` directly; none may be run as an MCP task."""
+
 HandlerFactory = Callable[["Runtime"], ToolHandler]
 
 
@@ -138,6 +141,7 @@ class ToolDefinition:
             output_schema=copy.deepcopy(dict(schema)) if schema is not None else None,
             annotations=dict(self.annotations),
             title=self.title,
+            execution=dict(TASKS_FORBIDDEN),
         )
 
 
@@ -270,6 +274,7 @@ __all__ = [
     "PROFILE_CORE",
     "PROFILE_FULL",
     "READ_ONLY",
+    "TASKS_FORBIDDEN",
     "Catalogue",
     "HandlerFactory",
     "ToolDefinition",

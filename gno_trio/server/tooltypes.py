@@ -28,6 +28,8 @@ class ToolSpec:
     output_schema: Mapping[str, Any] | None
     annotations: Mapping[str, Any]
     title: str | None = None
+    execution: Mapping[str, Any] | None = None
+    """How the tool may be run (``taskSupport``); ``None`` leaves the field out."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
 """The catalogue: every target tool in wire order, assembled from the family modules.
 
 ``TOOL_ORDER`` is the one list of all 53 target tools in the order
-``tools/list`` serves them (read tools first, then the 19 write tools),
-whether or not this server implements them yet. Each family module declares
+``tools/list`` serves them, whether or not this server implements them yet:
+GNO 1.35's observed order (read tools, then the 19 write tools, then the two
+job tools, which are read tools GNO registers last), with 1.42's
+``gno_peek``, ``gno_recall`` and ``gno_remember`` where GNO 1.42 places them. Each family module declares
 its tools whole; :data:`CATALOGUE` checks at import that the order and the
 declarations name the same tools, so adding a tool touches its module and
 this list, and nothing else.
@@ -64,8 +66,6 @@ TOOL_ORDER: Final[tuple[str, ...]] = (
     "gno_graph_neighbors",
     "gno_graph_path",
     "gno_recall",
-    "gno_job_status",
-    "gno_list_jobs",
     # ---- write tools (19) -------------------------------------------------
     "gno_egress_policy_set",
     "gno_egress_audit_delete",
@@ -86,6 +86,9 @@ TOOL_ORDER: Final[tuple[str, ...]] = (
     "gno_rename_note",
     "gno_move_note",
     "gno_duplicate_note",
+    # ---- read tools GNO lists last (2) --------------------------------------
+    "gno_job_status",
+    "gno_list_jobs",
 )
 
 CORE_READ: Final = (
