@@ -90,8 +90,9 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_egress_policy_get": {"collection": "notes"},
     "gno_egress_check": {
         "collections": ["notes"],
+        "action": "serve",
         "destinationZone": "remote",
-        "caller": {"authenticated": True},
+        "caller": {"authenticated": True, "operationAuthorized": True},
         "contentClass": "source",
     },
     "gno_graph_neighbors": {"ref": "gno://notes/beta.md"},
@@ -388,17 +389,19 @@ async def test_official_client_calls_the_write_tools_when_enabled(
             if "gno_egress_policy_set" in listed:
                 read = await call("gno_egress_policy_get", {"collection": "drafts"})
                 confirmation = {
+                    "collection": "drafts",
                     "currentPolicy": read["effectivePolicy"],
                     "currentRevision": read["revision"],
+                    "targetPolicy": "lan",
                     "acknowledged": True,
                 }
                 unconfirmed = await client.call_tool(
-                    "gno_egress_policy_set", {"collection": "drafts", "targetPolicy": "lan"}
+                    "gno_egress_policy_set", {"collection": "drafts", "policy": "lan"}
                 )
                 assert unconfirmed.is_error
                 relaxed = await call(
                     "gno_egress_policy_set",
-                    {"collection": "drafts", "targetPolicy": "lan", "confirmation": confirmation},
+                    {"collection": "drafts", "policy": "lan", "confirmation": confirmation},
                 )
                 assert relaxed["change"] == "relaxed"
                 assert relaxed["current"]["revision"] == read["revision"] + 1
@@ -406,13 +409,13 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                     "gno_egress_policy_set",
                     {
                         "collection": "drafts",
-                        "targetPolicy": "remote",
-                        "confirmation": confirmation,
+                        "policy": "remote",
+                        "confirmation": {**confirmation, "targetPolicy": "remote"},
                     },
                 )
                 assert replayed.is_error
                 tightened = await call(
-                    "gno_egress_policy_set", {"collection": "drafts", "targetPolicy": "local_only"}
+                    "gno_egress_policy_set", {"collection": "drafts", "policy": "local_only"}
                 )
                 assert tightened["change"] == "tightened"
 

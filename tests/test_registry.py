@@ -85,7 +85,11 @@ def test_memory_and_peek_are_classified_like_gno() -> None:
 
 
 OBSERVED_135 = SEED_DIR.parent / "gno-1.35" / "observed" / "gno-1.35.0-tools-enable-write.json"
-ADDED_IN_142 = {"gno_peek": "gno_status", "gno_recall": "gno_graph_path", "gno_remember": "gno_capture"}
+ADDED_IN_142 = {
+    "gno_peek": "gno_status",
+    "gno_recall": "gno_graph_path",
+    "gno_remember": "gno_capture",
+}
 """1.42's new tools and the tool each follows (peek precedes status; GNO-ENGINE.md 2.2)."""
 
 
@@ -452,7 +456,7 @@ def test_required_fields_match_the_spec() -> None:
     assert required["gno_changes"] == set()
     assert required["gno_diff"] == {"ref"}
     assert required["gno_query_diagnose"] == {"query", "target"}
-    assert required["gno_egress_policy_set"] == {"collection", "targetPolicy"}
+    assert required["gno_egress_policy_set"] == {"collection", "policy"}
     assert required["gno_recall"] == {"query", "collection", "scopes"}
     assert required["gno_remember"] == {"text", "collection", "scopes"}
     assert required["gno_capture"] == {"collection"}

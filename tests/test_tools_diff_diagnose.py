@@ -318,7 +318,10 @@ async def test_mcp_serves_diff_and_diagnose_read_only(
             assert await pipe.tool_error(name, arguments) == code, (name, arguments)
         refused = await pipe.call(
             "tools/call",
-            {"name": "gno_egress_policy_set", "arguments": {"collection": "notes"}},
+            {
+                "name": "gno_egress_policy_set",
+                "arguments": {"collection": "notes", "policy": "lan"},
+            },
         )
         assert "error" in refused
 
@@ -329,11 +332,18 @@ async def test_mcp_policy_set_relaxes_with_confirmation_under_the_lease(
     async with mcp_server(server_env, "--enable-write") as pipe:
         listed = await pipe.list_tools()
         assert listed["gno_egress_policy_set"]["inputSchema"]["additionalProperties"] is False
-        arguments = {"collection": "notes", "targetPolicy": "lan"}
+        # GNO's shape: the target is "policy"; its "targetPolicy" lives in the confirmation.
+        arguments = {"collection": "notes", "policy": "lan"}
         assert await pipe.tool_error("gno_egress_policy_set", arguments) == "INVALID_INPUT"
         with write_lease(vault.location.dirs.write_lock):
             assert await pipe.tool_error("gno_egress_policy_set", arguments) == "LOCKED"
-        confirmation = {"currentPolicy": "local_only", "currentRevision": 0, "acknowledged": True}
+        confirmation = {
+            "collection": "notes",
+            "currentPolicy": "local_only",
+            "currentRevision": 0,
+            "targetPolicy": "lan",
+            "acknowledged": True,
+        }
         changed = valid(
             "set",
             await pipe.tool("gno_egress_policy_set", {**arguments, "confirmation": confirmation}),
@@ -344,15 +354,36 @@ async def test_mcp_policy_set_relaxes_with_confirmation_under_the_lease(
         assert (
             await pipe.tool_error(
                 "gno_egress_policy_set",
-                {"collection": "notes", "targetPolicy": "remote", "confirmation": confirmation},
+                {
+                    "collection": "notes",
+                    "policy": "remote",
+                    "confirmation": {**confirmation, "targetPolicy": "remote"},
+                },
             )
-            == "CONFLICT"
+            == "CONFLICT"  # replayed: revision 0 is used up
+        )
+        assert (
+            await pipe.tool_error(
+                "gno_egress_policy_set",
+                {
+                    "collection": "notes",
+                    "policy": "remote",
+                    "confirmation": {**confirmation, "currentPolicy": "lan", "currentRevision": 1},
+                },
+            )
+            == "CONFLICT"  # confirmed for lan, asked for remote
         )
         malformed: list[dict[str, Any]] = [
             {**arguments, "extra": 1},
-            {"collection": "notes", "targetPolicy": "moon"},
+            {"collection": "notes", "policy": "moon"},
+            {"collection": "notes", "targetPolicy": "lan"},
             {**arguments, "confirmation": {**confirmation, "currentRevision": -1}},
             {**arguments, "confirmation": {"currentPolicy": "local_only"}},
+            {**arguments, "confirmation": {**confirmation, "acknowledged": False}},
+            {
+                **arguments,
+                "confirmation": {k: v for k, v in confirmation.items() if k != "targetPolicy"},
+            },
         ]
         for bad in malformed:
             assert await pipe.tool_error("gno_egress_policy_set", bad) == "INVALID_INPUT", bad

@@ -23,6 +23,7 @@ from gno_trio.engine import Engine
 from gno_trio.engine.egress import explain as egress_explain
 from gno_trio.engine.egress.policy import CollectionPolicy, Policy, Scope, evaluate
 from gno_trio.engine.graph import linkgraph as graph
+from gno_trio.engine.graph.linkgraph import SIMILAR_UNAVAILABLE, GraphFilters
 from gno_trio.engine.ingest import filing as filing
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.lease import write_lease
@@ -117,7 +118,16 @@ def test_neighbours_say_which_way_each_link_goes_and_count_links(vault: Engine) 
         "d.md": ("in", ["wiki"], 1),
     }
     assert uris(found["neighbors"]) == ["notes/b.md", "notes/c.md", "notes/d.md"]
-    assert found["meta"] == {"totalNeighbors": 3, "returned": 3, "truncated": False, "limit": 50}
+    assert found["meta"] == {
+        "totalNeighbors": 3,
+        "returned": 3,
+        "truncated": False,
+        "collection": None,
+        "limit": 2000,  # GNO's graph defaults
+        "edgeLimit": 10000,
+        "similarAvailable": False,
+        "warnings": [],
+    }
 
 
 def test_direction_filters_and_limit_truncates_visibly(vault: Engine) -> None:
@@ -128,8 +138,31 @@ def test_direction_filters_and_limit_truncates_visibly(vault: Engine) -> None:
     incoming = neighbors(vault, "gno://notes/b.md", direction="in")
     assert uris(incoming["neighbors"]) == ["notes/a.md", "other/x.md"]  # across collections
     assert {n["direction"] for n in incoming["neighbors"]} == {"in"}
-    cut = neighbors(vault, "notes/a.md", limit=2)
-    assert cut["meta"] == {"totalNeighbors": 3, "returned": 2, "truncated": True, "limit": 2}
+    cut = neighbors(vault, "notes/a.md", filters=GraphFilters(limit=2))
+    assert cut["meta"]["totalNeighbors"] == 3
+    assert (cut["meta"]["returned"], cut["meta"]["truncated"], cut["meta"]["limit"]) == (2, True, 2)
+    # c is linked by two kinds (wiki and markdown): two edges, so one edge keeps b only
+    few_edges = neighbors(vault, "notes/a.md", filters=GraphFilters(edge_limit=2))
+    assert uris(few_edges["neighbors"]) == ["notes/b.md"] and few_edges["meta"]["truncated"]
+
+
+def test_the_graph_filters_narrow_neighbours_and_paths(vault: Engine) -> None:
+    incoming = neighbors(vault, "notes/b.md", direction="in", filters=GraphFilters("NOTES"))
+    assert uris(incoming["neighbors"]) == ["notes/a.md"]  # other/x.md is filtered out
+    assert incoming["meta"]["collection"] == "notes"
+    # Within "other" alone, x reaches b only through the notes collection: no path there.
+    boxed = path(vault, "other/x.md", "notes/c.md", filters=GraphFilters("other"))
+    assert boxed["found"] is False and boxed["meta"]["truncated"] is False
+    whole = path(vault, "other/x.md", "notes/c.md")
+    assert whole["found"] is True and whole["meta"]["collection"] is None
+    # The search visits at most `limit` documents and says when it stopped there.
+    cramped = path(vault, "notes/sub/f.md", "other/x.md", filters=GraphFilters(limit=2))
+    assert cramped["found"] is False and cramped["meta"]["truncated"] is True
+    similar = neighbors(vault, "notes/a.md", filters=GraphFilters(include_similar=True))
+    assert similar["meta"]["warnings"] == [SIMILAR_UNAVAILABLE]
+    assert error_code(lambda: neighbors(vault, "notes/a.md", filters=GraphFilters("x"))) == (
+        "NOT_FOUND"
+    )
 
 
 def test_self_links_and_unresolved_links_are_not_edges(vault: Engine) -> None:
@@ -240,7 +273,7 @@ def test_check_denies_by_the_strictest_collection_and_suggests_a_remedy(vault: E
     audit = remote["decision"]["audit"]
     assert audit["collections"] == ["notes", "other"] and audit["contentClass"] == "source"
 
-    partial = check(configured, zone="remote", partial=True)
+    partial = check(configured, zone="remote", partial_results="explicit")
     assert (partial["mode"], partial["allowedCollections"]) == ("partial", ["other"])
     assert partial["decision"]["allowed"] is True
     assert partial["disclosure"] == {
@@ -263,7 +296,9 @@ def test_check_denies_by_the_strictest_collection_and_suggests_a_remedy(vault: E
         ({"requested": ["notes", "Notes"]}, "INVALID_INPUT"),
         ({"requested": [f"c{i}" for i in range(65)]}, "INVALID_INPUT"),
         ({"requested": ["notes", "ghost"]}, "NOT_FOUND"),
-        ({"action": "export"}, "INVALID_INPUT"),
+        ({"action": "teleport"}, "INVALID_INPUT"),
+        ({"zone": "moon"}, "INVALID_INPUT"),
+        ({"partial_results": "some"}, "INVALID_INPUT"),
         ({"content_class": "everything"}, "INVALID_INPUT"),
     ],
 )
@@ -286,6 +321,57 @@ def test_an_index_without_collections_is_judged_as_local_only() -> None:
     assert result["lineage"]["sources"][0]["collection"] == "system"
 
 
+@pytest.mark.parametrize(
+    ("action", "zone", "reason"),
+    [
+        ("publish", "loopback", "ACTION_DESTINATION_MISMATCH"),
+        ("publish", "lan", "ACTION_DESTINATION_MISMATCH"),
+        ("publish", "remote", "REMOTE_POLICY_AUTHENTICATED"),
+        ("serve", "local_process", "ACTION_DESTINATION_MISMATCH"),
+        ("remote_inference", "local_process", "ACTION_DESTINATION_MISMATCH"),
+        ("remote_inference", "loopback", "LOCAL_DESTINATION"),
+        ("export", "loopback", "ACTION_DESTINATION_MISMATCH"),
+        ("export", "local_process", "LOCAL_DESTINATION"),
+        ("retrieve", "local_process", "LOCAL_DESTINATION"),
+        ("clip_write", "lan", "LAN_POLICY_AUTHENTICATED"),
+    ],
+)
+def test_each_action_reaches_only_its_kinds_of_destination(
+    vault: Engine, action: str, zone: str, reason: str
+) -> None:
+    with_policies(vault, notes=("remote", 1), other=("remote", 1))
+    result = check(vault.config.collections, zone=zone, action=action)
+    assert result["decision"]["reason"] == reason
+    assert result["decision"]["allowed"] is (reason != "ACTION_DESTINATION_MISMATCH")
+    assert result["decision"]["audit"]["action"] == action
+    assert result["decision"]["audit"]["destinationZone"] == zone
+
+
+def test_an_unauthorised_operation_is_refused_even_on_this_machine(vault: Engine) -> None:
+    for zone in ("local_process", "remote"):
+        refused = check(
+            vault.config.collections, zone=zone, action="export", operation_authorized=False
+        )
+        assert refused["decision"]["reason"] == "CALLER_NOT_AUTHORIZED"
+        assert refused["decision"]["audit"]["callerOperationAuthorized"] is False
+        assert refused["remediation"]["code"] == "AUTHORIZE_OPERATION"
+    # attachments and embeddings keep their collection's policy
+    for content_class in ("attachment", "embedding"):
+        kept = check(vault.config.collections, zone="lan", content_class=content_class)
+        assert kept["decision"]["reason"] == "POLICY_LOCAL_ONLY"
+        assert kept["decision"]["audit"]["contentClass"] == content_class
+
+
+def test_a_lan_peer_of_a_remote_policy_is_a_lan_decision(vault: Engine) -> None:
+    with_policies(vault, notes=("remote", 1), other=("lan", 3))
+    result = check(vault.config.collections, requested=["notes"], zone="lan")
+    assert result["decision"]["reason"] == "LAN_POLICY_AUTHENTICATED"
+    mixed = check(vault.config.collections, zone="lan")
+    # the binding policy is lan, which only "other" sets explicitly
+    assert mixed["decision"]["audit"]["effectivePolicy"] == "lan"
+    assert mixed["decision"]["audit"]["effectivePolicySource"] == "explicit"
+
+
 POLICY = st.sampled_from([None, "local_only", "lan", "remote"])
 
 
@@ -299,6 +385,7 @@ POLICY = st.sampled_from([None, "local_only", "lan", "remote"])
 def test_the_dry_run_agrees_with_the_gateway_rules(
     policies: list[str | None], zone: Any, authenticated: bool, partial: bool
 ) -> None:
+    partial_results = "explicit" if partial else "deny"
     collections = tuple(
         Collection(name=f"c{i}", path=Path("/") / f"c{i}", egress_policy=policy)  # type: ignore[arg-type]
         for i, policy in enumerate(policies)
@@ -307,7 +394,7 @@ def test_the_dry_run_agrees_with_the_gateway_rules(
         collections,
         zone=zone,
         authenticated=authenticated,
-        partial=partial,
+        partial_results=partial_results,
         content_class="snippet",
     )
     rules = {
@@ -502,6 +589,27 @@ async def test_read_only_server_serves_graph_and_egress_views_and_no_file_writes
         assert uris(around["neighbors"]) == ["notes/a.md", "notes/b.md"]
         route = await pipe.tool("gno_graph_path", {"from": "other/x.md", "to": "notes/c.md"})
         assert uris(route["nodes"]) == ["other/x.md", "notes/b.md", "notes/c.md"]
+        # GNO's graph filter fields, all at once, as its schema spells them
+        filtered = await pipe.tool(
+            "gno_graph_neighbors",
+            {
+                "ref": "notes/b.md",
+                "direction": "in",
+                "collection": "notes",
+                "limit": 5000,
+                "edgeLimit": 50000,
+                "includeSimilar": False,
+                "threshold": 0.7,
+                "linkedOnly": True,
+                "similarTopK": 20,
+            },
+        )
+        assert uris(filtered["neighbors"]) == ["notes/a.md"]
+        boxed = await pipe.tool(
+            "gno_graph_path",
+            {"from": "other/x.md", "to": "notes/c.md", "collection": "other", "maxDepth": 12},
+        )
+        assert boxed["found"] is False
         assert (await pipe.tool("gno_graph_path", {"from": "notes/a.md", "to": "notes/e.md"}))[
             "found"
         ] is False
@@ -513,7 +621,13 @@ async def test_read_only_server_serves_graph_and_egress_views_and_no_file_writes
         )
         verdict = await pipe.tool(
             "gno_egress_check",
-            {"destinationZone": "lan", "caller": {"authenticated": True}, "partial": True},
+            {
+                "action": "serve",
+                "destinationZone": "lan",
+                "caller": {"authenticated": True, "operationAuthorized": True},
+                "contentClass": "snippet",
+                "partialResults": "explicit",
+            },
         )
         assert (verdict["mode"], verdict["allowedCollections"]) == ("partial", ["notes"])
         assert verdict["omittedCollections"] == [
@@ -522,25 +636,37 @@ async def test_read_only_server_serves_graph_and_egress_views_and_no_file_writes
 
         assert await pipe.tool_error("gno_egress_policy_get", {"collection": "nope"}) == "NOT_FOUND"
         assert await pipe.tool_error("gno_graph_neighbors", {"ref": "notes/zz.md"}) == "NOT_FOUND"
+        gno_shaped = {
+            "action": "serve",
+            "destinationZone": "lan",
+            "caller": {"authenticated": True, "operationAuthorized": True},
+            "contentClass": "source",
+        }
         assert (
             await pipe.tool_error(
-                "gno_egress_check", {"destinationZone": "lan", "collections": ["notes", "notes"]}
+                "gno_egress_check", {**gno_shaped, "collections": ["notes", "notes"]}
             )
             == "INVALID_INPUT"
         )
         malformed: list[tuple[str, dict[str, Any]]] = [
             ("gno_graph_neighbors", {"ref": "notes/a.md", "direction": "sideways"}),
             ("gno_graph_neighbors", {"ref": "notes/a.md", "limit": 0}),
-            ("gno_graph_neighbors", {"ref": "notes/a.md", "limit": 1001}),
+            ("gno_graph_neighbors", {"ref": "notes/a.md", "limit": 5001}),
+            ("gno_graph_neighbors", {"ref": "notes/a.md", "edgeLimit": 50001}),
+            ("gno_graph_path", {"from": "notes/a.md", "to": "notes/b.md", "limit": 5001}),
             ("gno_graph_path", {"from": "notes/a.md"}),
             ("gno_graph_path", {"from": "notes/a.md", "to": "notes/b.md", "maxDepth": 0}),
             ("gno_graph_path", {"from": "notes/a.md", "to": "notes/b.md", "maxDepth": 13}),
             ("gno_egress_policy_get", {"collection": "notes", "extra": 1}),
             ("gno_egress_check", {}),
-            ("gno_egress_check", {"destinationZone": "moon"}),
-            ("gno_egress_check", {"destinationZone": "lan", "collections": []}),
-            ("gno_egress_check", {"destinationZone": "lan", "caller": {"role": "admin"}}),
-            ("gno_egress_check", {"destinationZone": "lan", "contentClass": "secrets"}),
+            ("gno_egress_check", {**gno_shaped, "destinationZone": "moon"}),
+            ("gno_egress_check", {**gno_shaped, "collections": []}),
+            ("gno_egress_check", {**gno_shaped, "caller": {"role": "admin"}}),
+            ("gno_egress_check", {**gno_shaped, "caller": {"authenticated": True}}),
+            ("gno_egress_check", {**gno_shaped, "contentClass": "secrets"}),
+            ("gno_egress_check", {**gno_shaped, "partial": True}),
+            ("gno_egress_check", {**gno_shaped, "partialResults": "maybe"}),
+            ("gno_egress_check", {k: v for k, v in gno_shaped.items() if k != "action"}),
         ]
         for name, arguments in malformed:
             assert await pipe.tool_error(name, arguments) == "INVALID_INPUT", (name, arguments)

@@ -255,6 +255,7 @@ def test_impact_caps_cut_the_walk_and_say_so(vault: Engine) -> None:
         (GraphInput, {"threshold": 1.5}),
         (GraphInput, {"similarTopK": 21}),
         (GraphQueryInput, {"ref": "notes/a.md", "maxDepth": 7}),
+        (GraphQueryInput, {"ref": "notes/a.md", "depth": 0}),
         (GraphQueryInput, {"ref": "notes/a.md", "maxNodes": 1001}),
         (GraphQueryInput, {"ref": "notes/a.md", "direction": "sideways"}),
         (GraphQueryInput, {"ref": ""}),
@@ -279,8 +280,22 @@ def test_defaults_match_the_catalogue() -> None:
         False,
     )
     walk = msgspec.convert({"ref": "n/a.md"}, GraphQueryInput)
-    assert (walk.direction, walk.maxDepth, walk.maxNodes) == ("both", 2, 100)
-    assert msgspec.convert({"ref": "n/a.md"}, ImpactInput).maxDepth == 3
+    assert (walk.direction, walk.maxNodes) == ("both", 100)
+    impact = msgspec.convert({"ref": "n/a.md"}, ImpactInput)
+    assert (impact.maxDepth, impact.maxEdges) == (3, 250)  # GNO's defaults
+
+
+def test_depth_is_an_alias_of_max_depth(vault: Engine) -> None:
+    def hops(**options: Any) -> int:
+        result = vault.graph_query("notes/orgs/acme.md", **options)
+        return int(result["meta"]["maxDepth"])
+
+    assert hops() == 2
+    assert hops(depth=4) == 4
+    assert hops(max_depth=5, depth=5) == 5
+    assert error_code(lambda: vault.graph_query("notes/orgs/acme.md", max_depth=2, depth=3)) == (
+        "INVALID_INPUT"
+    )
 
 
 @settings(
@@ -329,8 +344,14 @@ async def test_server_answers_the_three_graph_tools_within_their_schemas(
             {"ref": "gno://notes/orgs/acme.md", "direction": "in", "relation": "works_at"},
         )
         assert [n["relPath"] for n in walk["nodes"][1:]] == ["people/alice.md", "people/bob.md"]
+        aliased = await pipe.tool(
+            "gno_graph_query",
+            {"ref": "gno://notes/orgs/acme.md", "direction": "in", "depth": 1},
+        )
+        assert aliased["meta"]["maxDepth"] == 1
         hit = await pipe.tool("gno_impact", {"ref": "notes/orgs/acme.md", "maxDepth": 1})
         assert len(hit["impacted"]) == 4
+        assert hit["meta"]["maxEdges"] == 250
         assert "INVALID_INPUT" in await pipe.tool_error(
             "gno_graph_query", {"ref": "notes/orgs/acme.md", "edgeType": "a", "relation": "b"}
         )

@@ -33,19 +33,28 @@ from gno_trio.engine.context import public_code as public_code
 from gno_trio.engine.context.request import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 from gno_trio.engine.core import Engine as Engine
 from gno_trio.engine.egress.change import Confirmation as Confirmation
-from gno_trio.engine.egress.explain import CONTENT_CLASSES as EGRESS_CONTENT_CLASSES
 from gno_trio.engine.egress.explain import MAX_CHECK_COLLECTIONS as EGRESS_CHECK_MAX_COLLECTIONS
+from gno_trio.engine.egress.explain import PartialMode as EgressPartialMode
+from gno_trio.engine.egress.policy import ACTIONS as EGRESS_ACTIONS
+from gno_trio.engine.egress.policy import CONTENT_CLASSES as EGRESS_CONTENT_CLASSES
 from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE as EGRESS_DENIED_CODE
 from gno_trio.engine.egress.policy import EGRESS_DENIED_MESSAGE as EGRESS_DENIED_MESSAGE
 from gno_trio.engine.egress.policy import EGRESS_METHODS as EGRESS_METHODS
 from gno_trio.engine.egress.policy import POLICY_ORDER as POLICY_ORDER
+from gno_trio.engine.egress.policy import ZONES as EGRESS_ZONES
+from gno_trio.engine.egress.policy import Action as EgressAction
 from gno_trio.engine.egress.policy import CollectionPolicy as CollectionPolicy
+from gno_trio.engine.egress.policy import ContentClass as EgressContentClass
 from gno_trio.engine.egress.policy import Decision as EgressDecision
 from gno_trio.engine.egress.policy import Policy as Policy
 from gno_trio.engine.egress.policy import Zone as Zone
 from gno_trio.engine.egress.policy import classify_peer as classify_peer
 from gno_trio.engine.egress.policy import evaluate as evaluate_egress
 from gno_trio.engine.egress.policy import scope_of as egress_scope_of
+from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_EDGE_LIMIT as GRAPH_DEFAULT_EDGE_LIMIT
+from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_LIMIT as GRAPH_DEFAULT_LIMIT
+from gno_trio.engine.graph.linkgraph import GraphFilters as GraphFilters
+from gno_trio.engine.graph.typed import DEFAULT_MAX_EDGES as IMPACT_DEFAULT_MAX_EDGES
 from gno_trio.engine.ingest.capture import CAPTURE_MAX_TEXT_BYTES as CAPTURE_MAX_TEXT_BYTES
 from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLICIES
 from gno_trio.engine.ingest.capture import PRESETS as PRESETS
@@ -78,11 +87,16 @@ __all__ = [
     "CAPTURE_MAX_TEXT_BYTES",
     "COLLISION_POLICIES",
     "CONTEXT_ERROR_CODES",
+    "EGRESS_ACTIONS",
     "EGRESS_CHECK_MAX_COLLECTIONS",
     "EGRESS_CONTENT_CLASSES",
     "EGRESS_DENIED_CODE",
     "EGRESS_DENIED_MESSAGE",
     "EGRESS_METHODS",
+    "EGRESS_ZONES",
+    "GRAPH_DEFAULT_EDGE_LIMIT",
+    "GRAPH_DEFAULT_LIMIT",
+    "IMPACT_DEFAULT_MAX_EDGES",
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
@@ -98,8 +112,12 @@ __all__ = [
     "Confirmation",
     "ConnectionPool",
     "ContextRequest",
+    "EgressAction",
+    "EgressContentClass",
     "EgressDecision",
+    "EgressPartialMode",
     "Engine",
+    "GraphFilters",
     "Identity",
     "IndexLocation",
     "JobControl",

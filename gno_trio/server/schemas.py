@@ -124,19 +124,18 @@ def _inline(node: Any, definitions: Mapping[str, Any], seen: tuple[str, ...]) ->
 
 
 def _type_string_enums(node: dict[str, Any]) -> None:
-    """Give an all-string ``enum`` an explicit ``type: string``.
+    """Give an all-string (or all-boolean) ``enum`` an explicit ``type``.
 
     msgspec emits Literal fields as a bare ``enum``; several tool-calling
     clients require a ``type`` on every property.
     """
     values = node.get("enum")
-    if (
-        "type" not in node
-        and isinstance(values, list)
-        and values
-        and all(isinstance(value, str) for value in values)
-    ):
+    if "type" in node or not isinstance(values, list) or not values:
+        return
+    if all(isinstance(value, str) for value in values):
         node["type"] = "string"
+    elif all(isinstance(value, bool) for value in values):
+        node["type"] = "boolean"
 
 
 # ---------------------------------------------------------------------------

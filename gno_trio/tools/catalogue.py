@@ -4,10 +4,10 @@
 ``tools/list`` serves them, whether or not this server implements them yet:
 GNO 1.35's observed order (read tools, then the 19 write tools, then the two
 job tools, which are read tools GNO registers last), with 1.42's
-``gno_peek``, ``gno_recall`` and ``gno_remember`` where GNO 1.42 places them. Each family module declares
-its tools whole; :data:`CATALOGUE` checks at import that the order and the
-declarations name the same tools, so adding a tool touches its module and
-this list, and nothing else.
+``gno_peek``, ``gno_recall`` and ``gno_remember`` where GNO 1.42 places them.
+Each family module declares its tools whole; :data:`CATALOGUE` checks at
+import that the order and the declarations name the same tools, so adding a
+tool touches its module and this list, and nothing else.
 """
 
 from __future__ import annotations

@@ -8,11 +8,19 @@ revision the caller read when it relaxes the policy.
 from __future__ import annotations
 
 import sqlite3
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import EGRESS_CHECK_MAX_COLLECTIONS, MAX_SAFE_INTEGER, Confirmation
+from gno_trio.engine import (
+    EGRESS_CHECK_MAX_COLLECTIONS,
+    MAX_SAFE_INTEGER,
+    Confirmation,
+    EgressAction,
+    EgressContentClass,
+    EgressPartialMode,
+    Zone,
+)
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (
@@ -34,20 +42,30 @@ class EgressPolicyGetInput(ToolInput, forbid_unknown_fields=True):
     ]
 
 
+CollectionName: TypeAlias = Annotated[
+    str, Meta(min_length=1, max_length=64, description="Name of the collection (any letter case)")
+]
+PolicyName: TypeAlias = Literal["local_only", "lan", "remote"]
+
+
 class EgressCaller(ToolInput, forbid_unknown_fields=True):
     """Who the dry-run caller is, as far as the egress rules care."""
 
     authenticated: Annotated[
         bool, Meta(description="Whether the caller presented valid transport credentials")
-    ] = False
+    ]
+    operationAuthorized: Annotated[
+        bool,
+        Meta(description="Whether the layer around the call permits this operation at all"),
+    ]
 
 
 class EgressCheckInput(ToolInput, kw_only=True, forbid_unknown_fields=True):
-    """Arguments of ``gno_egress_check``."""
+    """Arguments of ``gno_egress_check`` (GNO's closed shape)."""
 
     collections: (
         Annotated[
-            list[Annotated[str, Meta(min_length=1)]],
+            list[Annotated[str, Meta(min_length=1, max_length=64)]],
             Meta(
                 min_length=1,
                 max_length=EGRESS_CHECK_MAX_COLLECTIONS,
@@ -60,65 +78,67 @@ class EgressCheckInput(ToolInput, kw_only=True, forbid_unknown_fields=True):
         | UnsetType
     ) = UNSET
     action: Annotated[
-        Literal["serve"], Meta(description="What would happen to the content (only serve)")
-    ] = "serve"
-    destinationZone: Annotated[
-        Literal["loopback", "lan", "remote"],
-        Meta(description="Network zone of the peer the content would go to"),
+        EgressAction,
+        Meta(
+            description=(
+                "What would happen to the content: retrieve, serve, publish, remote_inference, "
+                "export or clip_write"
+            )
+        ),
     ]
-    caller: Annotated[EgressCaller, Meta(description="The caller's credentials")] | UnsetType = (
-        UNSET
-    )
+    destinationZone: Annotated[
+        Zone,
+        Meta(description="Where the content would go: local_process, loopback, lan or remote"),
+    ]
+    caller: Annotated[EgressCaller, Meta(description="The caller's credentials and authority")]
     contentClass: Annotated[
-        Literal["source", "snippet", "capsule", "metadata", "audit_log", "retrieval_trace"],
-        Meta(description="Kind of content that would be served"),
-    ] = "metadata"
-    partial: Annotated[
-        bool,
-        Meta(description="Judge each collection alone and serve the allowed ones (partial result)"),
-    ] = False
+        EgressContentClass,
+        Meta(description="Kind of content that would leave (source, snippet, capsule ...)"),
+    ]
+    partialResults: Annotated[
+        EgressPartialMode,
+        Meta(
+            description=(
+                "deny: refuse the whole scope if any collection is refused; explicit: judge "
+                "each collection alone and report the allowed part, saying what was left out"
+            )
+        ),
+    ] = "deny"
 
 
 class EgressConfirmation(ToolInput, forbid_unknown_fields=True):
     """What the caller read with ``gno_egress_policy_get`` before relaxing a policy."""
 
-    currentPolicy: Annotated[
-        Literal["local_only", "lan", "remote"],
-        Meta(description="The effective policy the caller read"),
+    collection: Annotated[
+        str, Meta(min_length=1, max_length=64, description="The collection being changed")
     ]
+    currentPolicy: Annotated[PolicyName, Meta(description="The effective policy the caller read")]
     currentRevision: Annotated[
         int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="The revision the caller read")
     ]
+    targetPolicy: Annotated[PolicyName, Meta(description="The policy being confirmed")]
     acknowledged: Annotated[
-        bool, Meta(description="Must be true: the caller accepts that content may travel further")
+        Literal[True],
+        Meta(description="Must be true: the caller accepts that content may travel further"),
     ]
-    collection: (
-        Annotated[str, Meta(min_length=1, description="When given, must be the same collection")]
-        | UnsetType
-    ) = UNSET
-    targetPolicy: (
-        Annotated[
-            Literal["local_only", "lan", "remote"],
-            Meta(description="When given, must be the same target policy"),
-        ]
-        | UnsetType
-    ) = UNSET
 
 
 class EgressPolicySetInput(ToolInput, forbid_unknown_fields=True):
     """Arguments of ``gno_egress_policy_set``."""
 
-    collection: Annotated[
-        str, Meta(min_length=1, description="Name of the collection (any letter case)")
-    ]
-    targetPolicy: Annotated[
-        Literal["local_only", "lan", "remote"],
-        Meta(description="The policy to apply: local_only, lan or remote"),
+    collection: CollectionName
+    policy: Annotated[
+        PolicyName, Meta(description="The policy to apply: local_only, lan or remote")
     ]
     confirmation: (
         Annotated[
             EgressConfirmation,
-            Meta(description="Required to relax the policy; not needed to tighten it"),
+            Meta(
+                description=(
+                    "Required to relax the policy (not to tighten it): the collection, the "
+                    "current policy and revision as read, the target policy, acknowledged=true"
+                )
+            ),
         ]
         | UnsetType
     ) = UNSET
@@ -162,14 +182,14 @@ def make_egress_check(runtime: Runtime) -> ToolHandler:
     def call(
         args: EgressCheckInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        caller = opt(args.caller)
         return runtime.engine.egress_check(
             requested=opt(args.collections),
             zone=args.destinationZone,
-            authenticated=caller is not None and caller.authenticated,
+            authenticated=args.caller.authenticated,
+            operation_authorized=args.caller.operationAuthorized,
             content_class=args.contentClass,
             action=args.action,
-            partial=args.partial,
+            partial_results=args.partialResults,
         )
 
     return engine_tool(runtime, call, check_text)
@@ -182,8 +202,8 @@ def _confirmation(value: EgressConfirmation | None) -> Confirmation | None:
         current_policy=value.currentPolicy,
         current_revision=value.currentRevision,
         acknowledged=value.acknowledged,
-        collection=opt(value.collection),
-        target_policy=opt(value.targetPolicy),
+        collection=value.collection,
+        target_policy=value.targetPolicy,
     )
 
 
@@ -203,7 +223,7 @@ def make_egress_policy_set(runtime: Runtime) -> ToolHandler:
     ) -> dict[str, Any]:
         return runtime.engine.set_egress_policy(
             args.collection,
-            args.targetPolicy,
+            args.policy,
             _confirmation(opt(args.confirmation)),
             should_stop=lambda: ctx.cancellation.is_cancelled,
         )

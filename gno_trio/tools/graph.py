@@ -8,6 +8,14 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from gno_trio.engine import (
+    GRAPH_DEFAULT_EDGE_LIMIT,
+    GRAPH_DEFAULT_LIMIT,
+    GraphFilters,
+)
+from gno_trio.engine import (
+    IMPACT_DEFAULT_MAX_EDGES as DEFAULT_IMPACT_MAX_EDGES,
+)
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (
@@ -21,20 +29,59 @@ from gno_trio.tools.fields import (
 )
 
 
-class GraphNeighborsInput(ToolInput):
-    """Arguments of ``gno_graph_neighbors``."""
+class GraphFilterInput(ToolInput):
+    """The graph filters ``gno_graph``, ``gno_graph_neighbors`` and ``gno_graph_path`` share."""
 
-    ref: DocumentRef
+    collection: (
+        Annotated[str, Meta(description="Only documents of this collection")] | UnsetType
+    ) = UNSET
+    limit: Annotated[
+        int, Meta(ge=1, le=5000, description="Most documents in the graph or answer (1-5000)")
+    ] = GRAPH_DEFAULT_LIMIT
+    edgeLimit: Annotated[
+        int, Meta(ge=1, le=50000, description="Most link edges in the graph or answer (1-50000)")
+    ] = GRAPH_DEFAULT_EDGE_LIMIT
+    includeSimilar: Annotated[
+        bool,
+        Meta(description="Ask for similarity edges (needs vectors; reported unavailable here)"),
+    ] = False
+    threshold: Annotated[
+        float, Meta(ge=0, le=1, description="Similarity threshold (0-1); used with includeSimilar")
+    ] = 0.7
+    linkedOnly: Annotated[bool, Meta(description="Leave out documents with no links")] = True
+    similarTopK: Annotated[
+        int, Meta(ge=1, le=20, description="Similar documents per node (1-20)")
+    ] = 5
+
+    def filters(self) -> GraphFilters:
+        return GraphFilters(
+            collection=opt(self.collection) or None,
+            limit=self.limit,
+            edge_limit=self.edgeLimit,
+            linked_only=self.linkedOnly,
+            include_similar=self.includeSimilar,
+            threshold=self.threshold,
+            similar_top_k=self.similarTopK,
+        )
+
+
+class GraphNeighborsInput(GraphFilterInput, kw_only=True):
+    """Arguments of ``gno_graph_neighbors``: the graph filters, a document and a direction."""
+
+    ref: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Document reference: gno://collection/path, #docid or collection/path",
+        ),
+    ]
     direction: Annotated[
         Literal["both", "out", "in"],
         Meta(description="out: documents it links to; in: documents linking to it; both"),
     ] = "both"
-    limit: Annotated[
-        int, Meta(ge=1, le=1000, description="Maximum number of neighbours to return (1-1000)")
-    ] = 50
 
 
-class GraphPathInput(ToolInput, kw_only=True):
+class GraphPathInput(GraphFilterInput, kw_only=True):
     """Arguments of ``gno_graph_path``; ``from`` is spelled ``from_`` in Python."""
 
     from_: DocumentRef = msgspec.field(name="from")
@@ -57,26 +104,8 @@ TraversalNodes: TypeAlias = Annotated[
 ]
 
 
-class GraphInput(ToolInput):
+class GraphInput(GraphFilterInput):
     """Arguments of ``gno_graph`` (the whole link graph and its health report)."""
-
-    collection: (
-        Annotated[str, Meta(min_length=1, description="Only documents of this collection")]
-        | UnsetType
-    ) = UNSET
-    limit: Annotated[int, Meta(ge=1, le=5000, description="Maximum nodes (1-5000)")] = 2000
-    edgeLimit: Annotated[int, Meta(ge=1, le=50000, description="Maximum edges (1-50000)")] = 10000
-    includeSimilar: Annotated[
-        bool,
-        Meta(description="Ask for similarity edges (needs vectors; reported unavailable here)"),
-    ] = False
-    threshold: Annotated[
-        float, Meta(ge=0, le=1, description="Similarity threshold (0-1); used with includeSimilar")
-    ] = 0.7
-    linkedOnly: Annotated[bool, Meta(description="Leave out documents with no links")] = True
-    similarTopK: Annotated[
-        int, Meta(ge=1, le=20, description="Similar documents per node (1-20)")
-    ] = 5
 
 
 class GraphQueryInput(ToolInput):
@@ -95,7 +124,13 @@ class GraphQueryInput(ToolInput):
         Annotated[str, Meta(min_length=1, description="Alias of edgeType; both must agree")]
         | UnsetType
     ) = UNSET
-    maxDepth: Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6)")] = 2
+    maxDepth: (
+        Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6, default 2)")] | UnsetType
+    ) = UNSET
+    depth: (
+        Annotated[int, Meta(ge=1, le=6, description="Alias of maxDepth; both must agree")]
+        | UnsetType
+    ) = UNSET
     maxNodes: TraversalNodes = 100
     frontierLimit: FrontierLimit = 100
     visitedLimit: VisitedLimit = 500
@@ -107,7 +142,9 @@ class ImpactInput(ToolInput):
     ref: DocumentRef
     maxDepth: Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6)")] = 3
     maxNodes: TraversalNodes = 100
-    maxEdges: Annotated[int, Meta(ge=1, le=5000, description="Most edges to walk (1-5000)")] = 500
+    maxEdges: Annotated[int, Meta(ge=1, le=5000, description="Most edges to walk (1-5000)")] = (
+        DEFAULT_IMPACT_MAX_EDGES
+    )
     frontierLimit: FrontierLimit = 100
     visitedLimit: VisitedLimit = 500
 
@@ -147,7 +184,7 @@ def make_graph_neighbors(runtime: Runtime) -> ToolHandler:
         args: GraphNeighborsInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
         return runtime.engine.neighbors(
-            args.ref, direction=args.direction, limit=args.limit, conn=conn
+            args.ref, direction=args.direction, filters=args.filters(), conn=conn
         )
 
     return engine_tool(runtime, call, neighbors_text)
@@ -157,7 +194,9 @@ def make_graph_path(runtime: Runtime) -> ToolHandler:
     def call(
         args: GraphPathInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        return runtime.engine.shortest_path(args.from_, args.to, max_depth=args.maxDepth, conn=conn)
+        return runtime.engine.shortest_path(
+            args.from_, args.to, max_depth=args.maxDepth, filters=args.filters(), conn=conn
+        )
 
     return engine_tool(runtime, call, path_text)
 
@@ -243,7 +282,8 @@ def make_graph_query(runtime: Runtime) -> ToolHandler:
             direction=args.direction,
             edge_type=opt(args.edgeType),
             relation=opt(args.relation),
-            max_depth=args.maxDepth,
+            max_depth=opt(args.maxDepth),
+            depth=opt(args.depth),
             max_nodes=args.maxNodes,
             frontier_limit=args.frontierLimit,
             visited_limit=args.visitedLimit,

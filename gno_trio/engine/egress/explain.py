@@ -20,6 +20,10 @@ from typing import Any, Final, Literal
 
 from gno_trio.config import Collection
 from gno_trio.engine.egress.policy import (
+    ACTIONS,
+    CONTENT_CLASSES,
+    ZONES,
+    Action,
     CollectionPolicy,
     Decision,
     Policy,
@@ -31,15 +35,9 @@ from gno_trio.engine.egress.policy import (
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
-EGRESS_ACTIONS: Final = ("serve",)
-CONTENT_CLASSES: Final = (
-    "source",
-    "snippet",
-    "capsule",
-    "metadata",
-    "audit_log",
-    "retrieval_trace",
-)
+PARTIAL_MODES: Final = ("deny", "explicit")
+"""``partialResults``: refuse the whole scope, or serve the allowed part and say so."""
+PartialMode = Literal["deny", "explicit"]
 MAX_CHECK_COLLECTIONS: Final = 64
 VERSION_PREFIX: Final = "egress-policy-v1:"
 SYSTEM_SCOPE: Final = "system"
@@ -62,9 +60,17 @@ _REMEDIES: Final[dict[str, tuple[str, str]]] = {
         "AUTHENTICATE_CALLER",
         "Call with a bearer token: peers off this machine must authenticate.",
     ),
+    "CALLER_NOT_AUTHORIZED": (
+        "AUTHORIZE_OPERATION",
+        "The operation itself is not authorised for this caller; no policy change helps.",
+    ),
+    "ACTION_DESTINATION_MISMATCH": (
+        "CHOOSE_MATCHING_DESTINATION",
+        "This action cannot go to that destination zone; ask about a zone it can reach.",
+    ),
     PARTIAL_NOT_REQUESTED: (
         "REQUEST_PARTIAL",
-        "Ask again with partial=true to be served the collections that are allowed.",
+        "Ask again with partialResults=explicit to be served the collections that are allowed.",
     ),
 }
 
@@ -159,19 +165,31 @@ def check(
     zone: Zone,
     authenticated: bool,
     content_class: str,
-    action: str = "serve",
-    partial: bool = False,
+    action: Action = "serve",
+    operation_authorized: bool = True,
+    partial_results: PartialMode = "deny",
 ) -> dict[str, Any]:
-    """``gno_egress_check``: would serving this scope to this peer be allowed, and why?
+    """``gno_egress_check``: would this action on this scope to this zone be allowed, and why?
 
-    ``requested`` ``None`` means every configured collection. Raises
-    ``INVALID_INPUT`` for an unknown action or content class, an empty,
-    oversized or repeating scope, and ``NOT_FOUND`` for an unknown collection.
+    ``requested`` ``None`` means every configured collection. With
+    ``partial_results="explicit"`` a refused scope is narrowed to the
+    collections allowed on their own, and the answer discloses what was left
+    out. Raises ``INVALID_INPUT`` for an unknown action, zone, content class
+    or partial mode, an empty, oversized or repeating scope, and
+    ``NOT_FOUND`` for an unknown collection.
     """
-    if action not in EGRESS_ACTIONS:
-        raise GnoError("INVALID_INPUT", f"Unknown egress action: {action} (expected serve)")
+    if action not in ACTIONS:
+        raise GnoError(
+            "INVALID_INPUT", f"Unknown egress action: {action} (expected {', '.join(ACTIONS)})"
+        )
+    if zone not in ZONES:
+        raise GnoError("INVALID_INPUT", f"Unknown destination zone: {zone}")
     if content_class not in CONTENT_CLASSES:
         raise GnoError("INVALID_INPUT", f"Unknown content class: {content_class}")
+    if partial_results not in PARTIAL_MODES:
+        raise GnoError(
+            "INVALID_INPUT", f"partialResults must be deny or explicit (got {partial_results})"
+        )
     names = _scope_names(collections, requested)
     policies = {
         c.name: CollectionPolicy(c.name, c.effective_egress_policy, c.egress_policy_source)
@@ -185,6 +203,8 @@ def check(
             scope=Scope(content_class, tuple(scope)),
             policies={name: policies[name] for name in scope},
             authenticated=authenticated,
+            action=action,
+            operation_authorized=operation_authorized,
         )
 
     whole = judge(names)
@@ -193,7 +213,7 @@ def check(
     mode: Mode
     if whole.allowed:
         mode, served, decision = "complete", list(names), whole
-    elif partial and allowed:
+    elif partial_results == "explicit" and allowed:
         mode, served, decision = "partial", allowed, judge(allowed)
     else:
         mode, served, decision = "denied", [], whole
@@ -231,9 +251,8 @@ def check(
 
 
 __all__ = [
-    "CONTENT_CLASSES",
-    "EGRESS_ACTIONS",
     "MAX_CHECK_COLLECTIONS",
+    "PARTIAL_MODES",
     "PARTIAL_NOT_REQUESTED",
     "SCHEMA_VERSION",
     "SYSTEM_SCOPE",

@@ -7,7 +7,7 @@ from typing import Any
 
 from gno_trio.config import EgressPolicy
 from gno_trio.engine.egress import change, explain
-from gno_trio.engine.egress.policy import Zone
+from gno_trio.engine.egress.policy import Action, Zone
 from gno_trio.engine.kernel import EngineKernel
 
 
@@ -23,10 +23,11 @@ class EgressFace(EngineKernel):
         zone: Zone,
         authenticated: bool,
         content_class: str,
-        action: str = "serve",
-        partial: bool = False,
+        action: Action = "serve",
+        operation_authorized: bool = True,
+        partial_results: explain.PartialMode = "deny",
     ) -> dict[str, Any]:
-        """``collection-egress-check@1.0``: would serving this scope be allowed, and why."""
+        """``collection-egress-check@1.0``: would this egress be allowed, and why (a dry run)."""
         return explain.check(
             self.config.collections,
             requested=requested,
@@ -34,7 +35,8 @@ class EgressFace(EngineKernel):
             authenticated=authenticated,
             content_class=content_class,
             action=action,
-            partial=partial,
+            operation_authorized=operation_authorized,
+            partial_results=partial_results,
         )
 
     def set_egress_policy(

@@ -18,11 +18,45 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
-Zone = Literal["loopback", "lan", "remote"]
+Zone = Literal["local_process", "loopback", "lan", "remote"]
+"""Where content would go: this process, a loopback peer, the local network, or beyond."""
+PeerZone = Literal["loopback", "lan", "remote"]
+"""The zones a socket peer can be in (a peer is never this process)."""
 Policy = Literal["local_only", "lan", "remote"]
 PolicySource = Literal["explicit", "config_default"]
+Action = Literal["retrieve", "serve", "publish", "remote_inference", "export", "clip_write"]
+
+ContentClass = Literal[
+    "source",
+    "snippet",
+    "metadata",
+    "attachment",
+    "embedding",
+    "capsule",
+    "audit_log",
+    "retrieval_trace",
+]
+
+ACTIONS: Final[tuple[Action, ...]] = get_args(Action)
+ZONES: Final[tuple[Zone, ...]] = get_args(Zone)
+CONTENT_CLASSES: Final[tuple[ContentClass, ...]] = get_args(ContentClass)
+"""Every kind of content a decision can be about; derived content keeps its collection's policy."""
+
+# Destinations each action can have at all: publishing is always to the
+# outside world, serving and remote inference always cross a socket, and an
+# export is written by this process or sent beyond this host, never handed to
+# a loopback peer. Anything else is refused before any policy is read.
+_ACTION_DESTINATIONS: Final[dict[str, frozenset[str]]] = {
+    "retrieve": frozenset(ZONES),
+    "clip_write": frozenset(ZONES),
+    "publish": frozenset({"remote"}),
+    "serve": frozenset({"loopback", "lan", "remote"}),
+    "remote_inference": frozenset({"loopback", "lan", "remote"}),
+    "export": frozenset({"local_process", "lan", "remote"}),
+}
+_LOCAL_ZONES: Final = frozenset({"local_process", "loopback"})
 
 EGRESS_DENIED_CODE: Final = "EGRESS_DENIED"
 EGRESS_DENIED_MESSAGE: Final = "Operation blocked by collection egress policy"
@@ -92,7 +126,7 @@ _LAN_V6: Final = tuple(
 )
 
 
-def classify_peer(address: str | None) -> Zone:
+def classify_peer(address: str | None) -> PeerZone:
     """The network zone of a socket peer address.
 
     Loopback is ``127.0.0.0/8`` and ``::1``; the private IPv4 ranges, unique-local
@@ -222,9 +256,39 @@ def scope_of(method: str, params: Mapping[str, Any] | None, known: Iterable[str]
     return Scope(content_class, tuple(dict.fromkeys(names)))
 
 
-def _summarise_source(policies: Sequence[CollectionPolicy]) -> str:
-    sources = {policy.source for policy in policies}
+def _strictest_source(policies: Sequence[CollectionPolicy], effective: Policy) -> str:
+    """Where the binding policy comes from: the source of the strictest collections."""
+    sources = {policy.source for policy in policies if policy.policy == effective}
     return sources.pop() if len(sources) == 1 else "mixed"
+
+
+def _reason(
+    *,
+    action: str,
+    zone: str,
+    effective: Policy,
+    authenticated: bool,
+    operation_authorized: bool,
+) -> str:
+    """The one reason code a decision rests on; the rules apply in this order."""
+    if zone not in _ACTION_DESTINATIONS.get(action, frozenset()):
+        return "ACTION_DESTINATION_MISMATCH"
+    if not operation_authorized:
+        return "CALLER_NOT_AUTHORIZED"
+    if zone in _LOCAL_ZONES:
+        return "LOCAL_DESTINATION"
+    if effective == "local_only":
+        return "POLICY_LOCAL_ONLY"
+    if effective == "lan" and zone == "remote":
+        return "POLICY_LAN_ONLY"
+    if not authenticated:
+        return "AUTHENTICATION_REQUIRED"
+    return "LAN_POLICY_AUTHENTICATED" if zone == "lan" else "REMOTE_POLICY_AUTHENTICATED"
+
+
+ALLOWING_REASONS: Final = frozenset(
+    {"LOCAL_DESTINATION", "LAN_POLICY_AUTHENTICATED", "REMOTE_POLICY_AUTHENTICATED"}
+)
 
 
 def evaluate(
@@ -233,13 +297,19 @@ def evaluate(
     scope: Scope,
     policies: Mapping[str, CollectionPolicy],
     authenticated: bool,
+    action: Action = "serve",
+    operation_authorized: bool = True,
 ) -> Decision:
-    """Decide whether serving ``scope`` to a peer in ``zone`` is allowed.
+    """Decide whether ``action`` may move ``scope`` to a destination in ``zone``.
 
-    Rules, in order: a loopback peer is always served; a ``local_only``
-    collection in scope is never served off the machine; a ``lan`` collection
-    is not served to a remote peer; a non-loopback peer must have
-    authenticated. A collection missing from ``policies`` counts as
+    Rules, in order: the action must be able to reach that kind of
+    destination at all (publishing goes only to the outside world; serving
+    and remote inference always cross a socket; an export is never handed to
+    a loopback peer); the surrounding layer must authorise the operation; a
+    destination on this machine is always allowed; a ``local_only``
+    collection in scope never leaves the machine; a ``lan`` collection never
+    goes beyond the local network; a destination off the machine needs an
+    authenticated caller. A collection missing from ``policies`` counts as
     ``local_only`` (the default).
     """
     if scope.collections is None:
@@ -251,27 +321,19 @@ def evaluate(
         ]
     if in_scope:
         effective: Policy = strictest(policy.policy for policy in in_scope)
-        source = _summarise_source(in_scope)
+        source = _strictest_source(in_scope, effective)
     else:
         effective, source = DEFAULT_POLICY, "config_default"
-    if zone == "loopback":
-        reason = "LOCAL_DESTINATION"
-    elif effective == "local_only":
-        reason = "POLICY_LOCAL_ONLY"
-    elif effective == "lan" and zone == "remote":
-        reason = "POLICY_LAN_ONLY"
-    elif not authenticated:
-        reason = "AUTHENTICATION_REQUIRED"
-    else:
-        reason = "LAN_POLICY_AUTHENTICATED" if effective == "lan" else "REMOTE_POLICY_AUTHENTICATED"
-    allowed = reason in (
-        "LOCAL_DESTINATION",
-        "LAN_POLICY_AUTHENTICATED",
-        "REMOTE_POLICY_AUTHENTICATED",
+    reason = _reason(
+        action=action,
+        zone=zone,
+        effective=effective,
+        authenticated=authenticated,
+        operation_authorized=operation_authorized,
     )
     names = sorted(policy.name for policy in in_scope)
     audit = {
-        "action": "serve",
+        "action": action,
         "destinationZone": zone,
         "contentClass": scope.content_class,
         "collectionCount": len(names),
@@ -279,17 +341,24 @@ def evaluate(
         "effectivePolicy": effective,
         "effectivePolicySource": source,
         "callerAuthenticated": authenticated,
-        "callerOperationAuthorized": allowed,
+        "callerOperationAuthorized": operation_authorized,
     }
-    return Decision(allowed=allowed, reason=reason, audit=audit)
+    return Decision(allowed=reason in ALLOWING_REASONS, reason=reason, audit=audit)
 
 
 __all__ = [
+    "ACTIONS",
+    "ALLOWING_REASONS",
+    "CONTENT_CLASSES",
     "EGRESS_DENIED_CODE",
     "EGRESS_DENIED_MESSAGE",
     "EGRESS_METHODS",
+    "ZONES",
+    "Action",
     "CollectionPolicy",
+    "ContentClass",
     "Decision",
+    "PeerZone",
     "Policy",
     "PolicySource",
     "Scope",

@@ -33,11 +33,12 @@ class GraphFace(EngineKernel):
         ref: str,
         *,
         direction: linkgraph.Direction = "both",
-        limit: int = linkgraph.NEIGHBORS_DEFAULT_LIMIT,
+        filters: linkgraph.GraphFilters = linkgraph.NO_FILTERS,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
+        """The documents one resolved link away from ``ref``, under the graph filters."""
         with self.connection(conn) as c:
-            return linkgraph.neighbors(c, ref, direction=direction, limit=limit)
+            return linkgraph.neighbors(c, ref, direction=direction, filters=filters)
 
     def shortest_path(
         self,
@@ -45,10 +46,14 @@ class GraphFace(EngineKernel):
         target_ref: str,
         *,
         max_depth: int = linkgraph.PATH_DEFAULT_MAX_DEPTH,
+        filters: linkgraph.GraphFilters = linkgraph.NO_FILTERS,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
+        """The fewest link hops between two documents, under the graph filters."""
         with self.connection(conn) as c:
-            return linkgraph.shortest_path(c, source_ref, target_ref, max_depth=max_depth)
+            return linkgraph.shortest_path(
+                c, source_ref, target_ref, max_depth=max_depth, filters=filters
+            )
 
     def graph(
         self,
@@ -78,21 +83,23 @@ class GraphFace(EngineKernel):
         direction: typed.Direction = "both",
         edge_type: str | None = None,
         relation: str | None = None,
-        max_depth: int = typed.QUERY_DEFAULT_MAX_DEPTH,
+        max_depth: int | None = None,
+        depth: int | None = None,
         max_nodes: int = typed.DEFAULT_MAX_NODES,
         frontier_limit: int = typed.DEFAULT_FRONTIER_LIMIT,
         visited_limit: int = typed.DEFAULT_VISITED_LIMIT,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        """A bounded walk over typed edges; ``relation`` is an alias that must agree."""
+        """A bounded typed-edge walk; the aliases ``relation`` and ``depth`` must agree."""
         chosen = typed.check_edge_type(edge_type, relation)
+        hops = typed.check_depth(max_depth, depth)
         with self.connection(conn) as c:
             return typed.graph_query(
                 c,
                 ref,
                 direction=direction,
                 edge_type=chosen,
-                max_depth=max_depth,
+                max_depth=hops,
                 max_nodes=max_nodes,
                 frontier_limit=frontier_limit,
                 visited_limit=visited_limit,

@@ -32,7 +32,7 @@ SCHEMA_VERSION: Final = "1.0"
 QUERY_DEFAULT_MAX_DEPTH: Final = 2
 IMPACT_DEFAULT_MAX_DEPTH: Final = 3
 DEFAULT_MAX_NODES: Final = 100
-DEFAULT_MAX_EDGES: Final = 500
+DEFAULT_MAX_EDGES: Final = 250
 DEFAULT_FRONTIER_LIMIT: Final = 100
 DEFAULT_VISITED_LIMIT: Final = 500
 _LINK_EDGE_TYPE: Final = "links_to"
@@ -358,6 +358,14 @@ def check_edge_type(edge_type: str | None, relation: str | None) -> str | None:
     return chosen.strip() if chosen is not None else None
 
 
+def check_depth(max_depth: int | None, depth: int | None) -> int:
+    """``maxDepth`` and its alias ``depth`` as one bound (default 2); both set must agree."""
+    if max_depth is not None and depth is not None and max_depth != depth:
+        raise GnoError("INVALID_INPUT", f"maxDepth ({max_depth}) and depth ({depth}) disagree")
+    chosen = max_depth if max_depth is not None else depth
+    return QUERY_DEFAULT_MAX_DEPTH if chosen is None else chosen
+
+
 __all__ = [
     "DEFAULT_FRONTIER_LIMIT",
     "DEFAULT_MAX_EDGES",
@@ -367,6 +375,7 @@ __all__ = [
     "QUERY_DEFAULT_MAX_DEPTH",
     "Edge",
     "EdgeSet",
+    "check_depth",
     "check_edge_type",
     "graph_query",
     "impact",
