@@ -54,6 +54,11 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "collection-egress-policy-set",
     "document-diff",
     "query-diagnose",
+    "egress-audit-list",
+    "egress-audit-show",
+    "egress-audit-status",
+    "egress-audit-delete",
+    "egress-audit-purge",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

@@ -62,23 +62,6 @@ PLANNED: Final[tuple[ToolText, ...]] = (
         ),
     ),
     ToolText(
-        "gno_egress_audit_list",
-        write=False,
-        full=(
-            "List content-free egress decision receipts, newest first, one cursor page at a time."
-        ),
-    ),
-    ToolText(
-        "gno_egress_audit_show",
-        write=False,
-        full=("Show one content-free egress decision receipt by its audit ID."),
-    ),
-    ToolText(
-        "gno_egress_audit_status",
-        write=False,
-        full=("Report the retention settings and storage use of the egress audit log."),
-    ),
-    ToolText(
         "gno_trace_list",
         write=False,
         full=(
@@ -101,16 +84,6 @@ PLANNED: Final[tuple[ToolText, ...]] = (
             "Find documents near a given document by the mean of its chunk embeddings, within a "
             "limit and similarity threshold. Needs stored vectors."
         ),
-    ),
-    ToolText(
-        "gno_egress_audit_delete",
-        write=True,
-        full=("Delete one egress audit receipt and report whether its storage was cleaned up."),
-    ),
-    ToolText(
-        "gno_egress_audit_purge",
-        write=True,
-        full=("Delete every egress audit receipt. Requires confirm=true."),
     ),
     ToolText(
         "gno_trace_label",

@@ -125,7 +125,8 @@ def _scope_names(collections: Sequence[Collection], requested: Sequence[str] | N
     return names
 
 
-def _lineage(collections: Sequence[Collection], names: Sequence[str]) -> dict[str, Any]:
+def lineage(collections: Sequence[Collection], names: Sequence[str]) -> dict[str, Any]:
+    """The policies a scope is judged under, their digest, and the strictest of them."""
     by_name = {c.name: c for c in collections}
     sources: list[dict[str, Any]] = [
         {
@@ -244,7 +245,7 @@ def check(
         "allowedCollections": served,
         "omittedCollections": omitted,
         "disclosure": disclosure,
-        "lineage": _lineage(collections, names),
+        "lineage": lineage(collections, names),
         "decision": _decision_entry(decision),
         "remediation": {"code": remedy[0], "message": remedy[1]} if remedy else None,
     }
@@ -257,5 +258,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "SYSTEM_SCOPE",
     "check",
+    "lineage",
     "policy_state",
 ]

@@ -1,13 +1,22 @@
-"""The engine's egress policy views and the confirmed policy change."""
+"""The engine's egress policy views, the confirmed policy change, and the decision receipts."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from gno_trio.config import EgressPolicy
-from gno_trio.engine.egress import change, explain
-from gno_trio.engine.egress.policy import Action, Zone
+from gno_trio.engine.egress import audit, change, explain
+from gno_trio.engine.egress.policy import (
+    Action,
+    CollectionPolicy,
+    ContentClass,
+    Decision,
+    Scope,
+    Zone,
+    evaluate,
+)
 from gno_trio.engine.kernel import EngineKernel
 
 
@@ -50,6 +59,87 @@ class EgressFace(EngineKernel):
         """Apply ``target`` under the write lease; relaxing needs a bound confirmation."""
         with self.lease(should_stop=should_stop):
             return change.set_policy(self, collection, target, confirmation)
+
+    # -- decisions the engine itself enforces, and their receipts ---------------------------
+
+    def judge_egress(
+        self,
+        *,
+        collections: Sequence[str],
+        action: Action,
+        zone: Zone,
+        content_class: ContentClass,
+        authenticated: bool,
+        operation_authorized: bool = True,
+        conn: sqlite3.Connection | None = None,
+    ) -> Decision:
+        """Decide one egress the engine is about to perform, and keep its receipt.
+
+        The decision uses the policies configured now; the receipt (content
+        free) is written whether the answer is yes or no.
+        """
+        known = {c.name: c for c in self.config.collections}
+        names = sorted({name for name in collections if name in known})
+        policies = {
+            name: CollectionPolicy(
+                name, known[name].effective_egress_policy, known[name].egress_policy_source
+            )
+            for name in names
+        }
+        decision = evaluate(
+            zone=zone,
+            scope=Scope(content_class, tuple(names)),
+            policies=policies,
+            authenticated=authenticated,
+            action=action,
+            operation_authorized=operation_authorized,
+        )
+        lineage = explain.lineage(self.config.collections, names)
+        with self.connection(conn) as c:
+            audit.record(c, decision, lineage["digest"])
+        return decision
+
+    def egress_audit_list(
+        self,
+        *,
+        limit: int = audit.DEFAULT_LIMIT,
+        cursor: str | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """``egress-audit-management@1.0``: one newest-first page of decision receipts."""
+        with self.connection(conn) as c:
+            return audit.list_receipts(c, limit=limit, cursor=cursor)
+
+    def egress_audit_show(
+        self, audit_id: str, *, conn: sqlite3.Connection | None = None
+    ) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return audit.show(c, audit_id)
+
+    def egress_audit_status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return audit.status(c)
+
+    def egress_audit_delete(
+        self,
+        audit_id: str,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """Delete one receipt under the write lease."""
+        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+            return audit.delete(c, audit_id)
+
+    def egress_audit_purge(
+        self,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """Delete every receipt (and nothing else) under the write lease."""
+        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+            return audit.purge(c)
 
 
 __all__ = ["EgressFace"]

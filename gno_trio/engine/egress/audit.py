@@ -1,0 +1,194 @@
+"""Content-free receipts of egress decisions, kept locally and bounded.
+
+When the engine lets content leave, or refuses to (a trace export, an Ask
+generation call to a configured endpoint), it writes one receipt: the
+verdict, the action, the destination zone, the content class, the binding
+policy, the reason code and a digest of the collection policies judged. No
+query, path, host, model or content is stored, so the log itself may be
+read by anyone who may read the policies. Receipts expire after
+``MAX_AGE_DAYS`` and the log keeps at most ``MAX_RECEIPTS`` receipts and
+``MAX_BYTES`` bytes, oldest dropped first, in the same transaction as the
+write that would exceed them.
+
+The read views (list, show, status) and the deletions (one receipt, or
+all) are what ``gno_egress_audit_*`` serve: ``egress-audit-management@1.0``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+from gno_trio.engine.egress.policy import Decision
+from gno_trio.engine.store import pages
+from gno_trio.engine.store.database import write_transaction
+from gno_trio.errors import GnoError
+
+SCHEMA_VERSION: Final = "1.0"
+MAX_AGE_DAYS: Final = 30
+MAX_RECEIPTS: Final = 10_000
+MAX_BYTES: Final = 16 * 1024 * 1024
+DEFAULT_LIMIT: Final = 100
+MAX_LIMIT: Final = 1000
+CURSOR_PREFIX: Final = "gno-egress-audit-v1."
+DAY_MS: Final = 86_400_000
+_TABLE: Final = "egress_audit_receipts"
+_FIELDS: Final = (
+    ("auditId", "audit_id"),
+    ("decision", "decision"),
+    ("action", "action"),
+    ("destinationZone", "destination_zone"),
+    ("contentClass", "content_class"),
+    ("effectivePolicy", "effective_policy"),
+    ("reasonCode", "reason_code"),
+    ("lineageDigest", "lineage_digest"),
+    ("createdAtMs", "created_at_ms"),
+    ("expiresAtMs", "expires_at_ms"),
+    ("byteSize", "byte_size"),
+)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def retention() -> dict[str, int]:
+    return {"maxAgeDays": MAX_AGE_DAYS, "maxReceipts": MAX_RECEIPTS, "maxBytes": MAX_BYTES}
+
+
+def _receipt(row: sqlite3.Row | Mapping[str, Any]) -> dict[str, Any]:
+    return {name: row[column] for name, column in _FIELDS}
+
+
+def _size(values: Mapping[str, Any]) -> int:
+    """Bytes a receipt occupies, counted the same way for every receipt."""
+    text = sum(len(str(values[name]).encode("utf-8")) for name, _ in _FIELDS[:8])
+    return text + 16
+
+
+def _enforce_retention(conn: sqlite3.Connection, moment: int) -> int:
+    """Drop expired receipts, then the oldest ones beyond the count and size caps."""
+    dropped = conn.execute(
+        f"DELETE FROM {_TABLE} WHERE created_at_ms <= ?", (moment - MAX_AGE_DAYS * DAY_MS,)
+    ).rowcount
+    count, size = conn.execute(
+        f"SELECT COUNT(*), COALESCE(SUM(byte_size), 0) FROM {_TABLE}"
+    ).fetchone()
+    if count <= MAX_RECEIPTS and size <= MAX_BYTES:
+        return int(dropped)
+    rows = conn.execute(
+        f"SELECT audit_id, byte_size FROM {_TABLE} ORDER BY created_at_ms, audit_id"
+    ).fetchall()
+    for row in rows:
+        if count <= MAX_RECEIPTS and size <= MAX_BYTES:
+            break
+        conn.execute(f"DELETE FROM {_TABLE} WHERE audit_id = ?", (row["audit_id"],))
+        count, size, dropped = count - 1, size - int(row["byte_size"]), dropped + 1
+    return int(dropped)
+
+
+def record(
+    conn: sqlite3.Connection, decision: Decision, lineage_digest: str, *, moment: int | None = None
+) -> dict[str, Any]:
+    """Store the receipt of one decision (retention applied in the same transaction)."""
+    created = now_ms() if moment is None else moment
+    audit = decision.audit
+    values: dict[str, Any] = {
+        "auditId": str(uuid.uuid4()),
+        "decision": "allow" if decision.allowed else "deny",
+        "action": audit["action"],
+        "destinationZone": audit["destinationZone"],
+        "contentClass": audit["contentClass"],
+        "effectivePolicy": audit["effectivePolicy"],
+        "reasonCode": decision.reason,
+        "lineageDigest": lineage_digest,
+        "createdAtMs": created,
+        "expiresAtMs": created + MAX_AGE_DAYS * DAY_MS,
+    }
+    values["byteSize"] = _size(values)
+    columns = ", ".join(column for _, column in _FIELDS)
+    marks = ", ".join("?" for _ in _FIELDS)
+    with write_transaction(conn):
+        conn.execute(
+            f"INSERT INTO {_TABLE} ({columns}) VALUES ({marks})",
+            tuple(values[name] for name, _ in _FIELDS),
+        )
+        _enforce_retention(conn, created)
+    return values
+
+
+def list_receipts(
+    conn: sqlite3.Connection, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None
+) -> dict[str, Any]:
+    """One page of receipts, newest first, and the cursor of the next page (or null)."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise GnoError("INVALID_INPUT", f"limit must be between 1 and {MAX_LIMIT}")
+    after = pages.decode_cursor(CURSOR_PREFIX, cursor, what="egress audit") if cursor else None
+    rows, following = pages.newest_first(
+        conn, table=_TABLE, id_column="audit_id", limit=limit, after=after
+    )
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "receipts": [_receipt(row) for row in rows],
+        "nextCursor": pages.encode_cursor(CURSOR_PREFIX, following) if following else None,
+    }
+
+
+def show(conn: sqlite3.Connection, audit_id: str) -> dict[str, Any]:
+    row = conn.execute(f"SELECT * FROM {_TABLE} WHERE audit_id = ?", (audit_id,)).fetchone()
+    if row is None:
+        raise GnoError("NOT_FOUND", f"Egress audit receipt not found: {audit_id}")
+    return {"schemaVersion": SCHEMA_VERSION, "receipt": _receipt(row)}
+
+
+def status(conn: sqlite3.Connection) -> dict[str, Any]:
+    count, size, oldest, newest = conn.execute(
+        f"SELECT COUNT(*), COALESCE(SUM(byte_size), 0), MIN(created_at_ms), MAX(created_at_ms) "
+        f"FROM {_TABLE}"
+    ).fetchone()
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "retention": retention(),
+        "receipts": int(count),
+        "bytes": int(size),
+        "oldestCreatedAtMs": oldest,
+        "newestCreatedAtMs": newest,
+    }
+
+
+def delete(conn: sqlite3.Connection, audit_id: str) -> dict[str, Any]:
+    """Delete one receipt (``NOT_FOUND`` if there is none) and clean its pages up."""
+    with pages.secure_deletion(conn):
+        with write_transaction(conn):
+            deleted = conn.execute(f"DELETE FROM {_TABLE} WHERE audit_id = ?", (audit_id,)).rowcount
+        if deleted == 0:
+            raise GnoError("NOT_FOUND", f"Egress audit receipt not found: {audit_id}")
+        cleanup = pages.physical_cleanup(conn)
+    return {"schemaVersion": SCHEMA_VERSION, "auditId": audit_id, "deleted": 1, **cleanup}
+
+
+def purge(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Delete every receipt (and nothing else) and clean their pages up."""
+    with pages.secure_deletion(conn):
+        with write_transaction(conn):
+            deleted = conn.execute(f"DELETE FROM {_TABLE}").rowcount
+        cleanup = pages.physical_cleanup(conn)
+    return {"schemaVersion": SCHEMA_VERSION, "deleted": int(deleted), **cleanup}
+
+
+__all__ = [
+    "CURSOR_PREFIX",
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "SCHEMA_VERSION",
+    "delete",
+    "list_receipts",
+    "purge",
+    "record",
+    "retention",
+    "show",
+    "status",
+]
