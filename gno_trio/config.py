@@ -49,9 +49,12 @@ __all__ = [
     "FtsTokenizer",
     "Gateway",
     "GatewayLimits",
+    "RetrievalTraces",
     "ScopeType",
     "SourceAvailability",
     "ToolProfile",
+    "TraceRedactionMode",
+    "TraceRetention",
     "dump_config",
     "dumps_config",
     "fts5_tokenize_clause",
@@ -300,6 +303,42 @@ class Gateway:
     limits: GatewayLimits = attrs.field(factory=GatewayLimits)
 
 
+TraceRedactionMode: TypeAlias = Literal["metadata", "replay"]
+
+
+@attrs.frozen
+class TraceRetention:
+    """How much retrieval trace data is kept (GNO's ``retrievalTraces.retention``)."""
+
+    max_age_days: int = attrs.field(default=30, validator=_int_range(1, 3650))
+    max_traces: int = attrs.field(default=1000, validator=_int_range(1, 1_000_000))
+    max_records_per_trace: int = attrs.field(default=10_000, validator=_int_range(1, 100_000))
+    max_bytes: int = attrs.field(
+        default=16 * 1024 * 1024, validator=_int_range(64 * 1024, 1024 * 1024 * 1024)
+    )
+
+
+def _trace_settings(instance: RetrievalTraces, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """Enabled tracing names its redaction mode and retention; disabled tracing names neither."""
+    if instance.enabled and value is None:
+        _fail(attribute, "is required when enabled is true")
+    if not instance.enabled and value is not None:
+        _fail(attribute, "is only allowed when enabled is true")
+
+
+@attrs.frozen
+class RetrievalTraces:
+    """Opt-in local recording of retrieval traces (off unless ``enabled: true``).
+
+    ``replay`` keeps the query text and filters so a trace can be replayed;
+    choosing it is explicit consent. ``metadata`` keeps only their shape.
+    """
+
+    enabled: bool = False
+    redaction_mode: TraceRedactionMode | None = attrs.field(default=None, validator=_trace_settings)
+    retention: TraceRetention | None = attrs.field(default=None, validator=_trace_settings)
+
+
 @attrs.frozen
 class Context:
     """User guidance attached to results in a scope; never treated as evidence."""
@@ -380,8 +419,9 @@ def _unique_collection_names(
 class Config:
     """The whole ``index.yml``.
 
-    The last five fields are GNO settings gno-trio does not interpret yet;
-    they are stored verbatim so that rewriting a GNO file preserves them.
+    ``content_types``, ``models``, ``project_affinity`` and
+    ``project_profile_bindings`` are GNO settings gno-trio does not interpret
+    yet; they are stored verbatim so that rewriting a GNO file preserves them.
     """
 
     version: ConfigVersion = CONFIG_VERSION
@@ -394,7 +434,7 @@ class Config:
     gateway: Gateway = attrs.field(factory=Gateway)
     content_types: Any = attrs.field(default=None, hash=False)
     models: Any = attrs.field(default=None, hash=False)
-    retrieval_traces: Any = attrs.field(default=None, hash=False)
+    retrieval_traces: RetrievalTraces | None = None
     project_affinity: Any = attrs.field(default=None, hash=False)
     project_profile_bindings: Any = attrs.field(default=None, hash=False)
 
@@ -431,6 +471,9 @@ class Config:
 _ALWAYS_WRITTEN: dict[type, frozenset[str]] = {
     Config: frozenset({"version", "fts_tokenizer", "collections", "contexts"}),
     Collection: frozenset({"pattern", "include", "exclude"}),
+    # GNO's schema for these is strict: every key must be present.
+    RetrievalTraces: frozenset({"enabled"}),
+    TraceRetention: frozenset({"max_age_days", "max_traces", "max_records_per_trace", "max_bytes"}),
 }
 
 # ---------------------------------------------------------------------------

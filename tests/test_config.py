@@ -21,6 +21,8 @@ from gno_trio.config import (
     Context,
     Gateway,
     GatewayLimits,
+    RetrievalTraces,
+    TraceRetention,
     dump_config,
     dumps_config,
     fts5_tokenize_clause,
@@ -71,7 +73,10 @@ contentTypes:
   - id: person
     prefixes: [people/, contacts/]
     searchBoost: 1.15
-retrievalTraces: {enabled: true}
+retrievalTraces:
+  enabled: true
+  redactionMode: metadata
+  retention: {maxAgeDays: 30, maxTraces: 1000, maxRecordsPerTrace: 10000, maxBytes: 16777216}
 projectAffinity: {}
 projectProfileBindings: []
 gateway:
@@ -197,6 +202,39 @@ def test_gno_only_keys_survive_a_save(tmp_path: Path) -> None:
         assert written[key] == yaml.safe_load(GNO_WRITTEN)[key]
     assert written["collections"][0]["recordAdapters"] == {"jsonl": {}}
     assert load_config(path) == loads_config(GNO_WRITTEN)
+
+
+@pytest.mark.parametrize(
+    ("traces", "problem"),
+    [
+        ({"enabled": True}, "retrievalTraces.redactionMode: is required when enabled is true"),
+        (
+            {"enabled": False, "redactionMode": "replay"},
+            "retrievalTraces.redactionMode: is only allowed when enabled is true",
+        ),
+        (
+            {"enabled": True, "redactionMode": "full", "retention": {}},
+            "retrievalTraces.redactionMode: must be one of",
+        ),
+        (
+            {"enabled": True, "redactionMode": "replay", "retention": {"maxBytes": 1}},
+            "retrievalTraces.retention.maxBytes: must be between 65536",
+        ),
+        (
+            {"enabled": True, "redactionMode": "replay", "retention": {"maxTrace": 1}},
+            "retrievalTraces.retention.maxTrace: unknown key",
+        ),
+    ],
+)
+def test_retrieval_traces_follow_gnos_rules(traces: dict[str, Any], problem: str) -> None:
+    with pytest.raises(GnoError) as caught:
+        parse_config({"version": "1.0", "retrievalTraces": traces})
+    assert problem in caught.value.message
+
+
+def test_disabled_traces_are_written_as_gno_requires() -> None:
+    text = dumps_config(parse_config({"version": "1.0", "retrievalTraces": {"enabled": False}}))
+    assert yaml.safe_load(text)["retrievalTraces"] == {"enabled": False}
 
 
 def test_dump_uses_gno_key_names_and_order() -> None:
@@ -595,7 +633,18 @@ configs = st.builds(
     gateway=gateways,
     content_types=st.none() | st.lists(opaque, min_size=1, max_size=2),
     models=st.none() | st.dictionaries(st.text(max_size=5), opaque, min_size=1, max_size=2),
-    retrieval_traces=st.none() | opaque.filter(lambda v: v is not None),
+    retrieval_traces=st.none()
+    | st.just(RetrievalTraces())
+    | st.builds(
+        RetrievalTraces,
+        enabled=st.just(True),
+        redaction_mode=st.sampled_from(["metadata", "replay"]),
+        retention=st.builds(
+            TraceRetention,
+            max_age_days=st.integers(1, 3650),
+            max_traces=st.integers(1, 1_000_000),
+        ),
+    ),
     project_affinity=st.none() | opaque.filter(lambda v: v is not None),
     project_profile_bindings=st.none() | opaque.filter(lambda v: v is not None),
 )

@@ -100,9 +100,18 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_graph": {"collection": "notes"},
     "gno_graph_query": {"ref": "gno://notes/alpha.md"},
     "gno_impact": {"ref": "gno://notes/beta.md"},
+    "gno_egress_audit_list": {"limit": 10},
+    "gno_egress_audit_show": {"auditId": "no-such-receipt"},
+    "gno_egress_audit_status": {},
+    "gno_trace_list": {},
+    "gno_trace_show": {"traceId": "no-such-trace"},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
-ERROR_ANSWERS = {"gno_job_status": "NOT_FOUND"}
+ERROR_ANSWERS = {
+    "gno_job_status": "NOT_FOUND",
+    "gno_egress_audit_show": "NOT_FOUND",
+    "gno_trace_show": "NOT_FOUND",
+}
 
 
 def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
@@ -185,6 +194,12 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
     elif name == "gno_impact":
         assert [e["document"]["uri"] for e in structured["impacted"]] == ["gno://notes/alpha.md"]
         assert structured["impacted"][0]["evidencePath"][0]["edgeSource"] == "wikilink"
+    elif name == "gno_egress_audit_list":
+        assert structured["receipts"] == [] and structured["nextCursor"] is None
+    elif name == "gno_egress_audit_status":
+        assert structured["receipts"] == 0 and structured["retention"]["maxAgeDays"] == 30
+    elif name == "gno_trace_list":  # tracing is off by default: nothing recorded
+        assert structured["traces"] == [] and structured["nextCursor"] is None
     else:  # a new tool must be given an expectation here
         raise AssertionError(f"no expectation for {name}")
 
@@ -325,6 +340,12 @@ WRITE_FLOWS = frozenset(
         "gno_create_folder",
         "gno_duplicate_note",
         "gno_egress_policy_set",
+        "gno_egress_audit_delete",
+        "gno_egress_audit_purge",
+        "gno_trace_label",
+        "gno_trace_export",
+        "gno_trace_delete",
+        "gno_trace_purge",
     }
 )
 
@@ -418,6 +439,23 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                     "gno_egress_policy_set", {"collection": "drafts", "policy": "local_only"}
                 )
                 assert tightened["change"] == "tightened"
+
+            if "gno_egress_audit_purge" in listed:
+                missing = await client.call_tool("gno_egress_audit_delete", {"auditId": "none"})
+                assert missing.is_error
+                assert (missing.structured_content or {}).get("error") == "NOT_FOUND"
+                purged = await call("gno_egress_audit_purge", {"confirm": True})
+                assert purged["deleted"] == 0
+
+            if "gno_trace_purge" in listed:  # tracing is off here: nothing to judge or export
+                for name, arguments in [
+                    ("gno_trace_label", {"traceId": "t", "label": "relevant", "targetRef": "x/y"}),
+                    ("gno_trace_export", {"traceIds": ["t"]}),
+                ]:
+                    refused = await client.call_tool(name, arguments)
+                    assert (refused.structured_content or {}).get("error") == "NOT_FOUND", name
+                assert (await call("gno_trace_delete", {"traceId": "t"}))["deleted"] is False
+                assert (await call("gno_trace_purge", {"confirm": True}))["traces"] == 0
 
             if "gno_capture" in listed and "gno_create_folder" in listed:
                 made = await call("gno_create_folder", {"collection": "drafts", "name": "kept"})

@@ -157,6 +157,17 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_query_diagnose",
         "gno_diff",
         "gno_egress_policy_set",
+        "gno_egress_audit_list",
+        "gno_egress_audit_show",
+        "gno_egress_audit_status",
+        "gno_egress_audit_delete",
+        "gno_egress_audit_purge",
+        "gno_trace_list",
+        "gno_trace_show",
+        "gno_trace_label",
+        "gno_trace_export",
+        "gno_trace_delete",
+        "gno_trace_purge",
     }
     positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)

@@ -17,7 +17,8 @@ connections, sync):
 * :mod:`.graph.face`: links, backlinks, neighbours, paths, graph, typed walks;
 * :mod:`.egress.face`: policy views and the confirmed policy change;
 * :mod:`.memory.face`: recall and remember;
-* :mod:`.context.face`: Context Capsules.
+* :mod:`.context.face`: Context Capsules;
+* :mod:`.traces.face`: retrieval traces (recording and management).
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from gno_trio.engine.ingest.face import IngestFace
 from gno_trio.engine.memory.face import MemoryFace
 from gno_trio.engine.reads.face import ReadsFace
 from gno_trio.engine.search.face import SearchFace
+from gno_trio.engine.traces.face import TracesFace
 
 
-class Engine(IngestFace, ReadsFace, SearchFace, GraphFace, EgressFace, MemoryFace, ContextFace):
+class Engine(
+    IngestFace, ReadsFace, SearchFace, GraphFace, EgressFace, MemoryFace, ContextFace, TracesFace
+):
     """An opened index and every service over it (see the module docstring for the map)."""
 
 

@@ -82,6 +82,8 @@ def _tool_result_object(result: ToolResult) -> dict[str, Any]:
         )
     if result.is_error:
         payload["isError"] = True
+    if result.meta:
+        payload["_meta"] = dict(result.meta)
     return payload
 
 

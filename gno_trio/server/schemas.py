@@ -59,6 +59,12 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "egress-audit-status",
     "egress-audit-delete",
     "egress-audit-purge",
+    "retrieval-trace-list",
+    "retrieval-trace-show",
+    "retrieval-trace-judgment",
+    "retrieval-trace-export",
+    "retrieval-trace-delete",
+    "retrieval-trace-purge",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

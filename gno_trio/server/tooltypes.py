@@ -39,6 +39,8 @@ class ToolResult:
     text: str
     structured: Mapping[str, Any] | None
     is_error: bool = False
+    meta: Mapping[str, Any] | None = None
+    """Transport-only result metadata (``_meta``), never shown to the model."""
 
 
 def tool_error(code: str, message: str) -> ToolResult:

@@ -30,6 +30,7 @@ from gno_trio.tools import (
     memory,
     reading,
     retrieval,
+    traces,
 )
 from gno_trio.tools.planned import PLANNED
 
@@ -121,6 +122,7 @@ CATALOGUE: Final = Catalogue(
         *egress_audit.TOOLS,
         *graph.TOOLS,
         *files.TOOLS,
+        *traces.TOOLS,
     ),
     planned=PLANNED,
     core=CORE_READ + CORE_WRITE,

@@ -29,13 +29,32 @@ def seq(value: list[str] | msgspec.UnsetType) -> tuple[str, ...]:
 
 async def guarded(
     produce: Callable[[], Awaitable[tuple[str, Mapping[str, Any]]]],
+    *,
+    meta: Callable[[], Mapping[str, Any] | None] = lambda: None,
 ) -> ToolResult:
     """Turn an engine result into a tool result and a ``GnoError`` into a tool error."""
     try:
         text, structured = await produce()
     except GnoError as error:
         return tool_error(error.code, error.message)
-    return ToolResult(text=text, structured=structured)
+    return ToolResult(text=text, structured=structured, meta=meta())
+
+
+def trace_meta(trace_id: str | None) -> dict[str, Any] | None:
+    """The ``_meta`` that hands a retrieval trace id to the client (none when not traced)."""
+    if trace_id is None:
+        return None
+    return {"gno": {"retrievalTrace": {"traceId": trace_id}}}
+
+
+def arguments_of(args: Any) -> dict[str, Any]:
+    """The arguments a caller actually sent, as plain data (left-out ones absent)."""
+    plain: dict[str, Any] = msgspec.to_builtins(args)
+    return plain
+
+
+Tracer = Callable[[Any, Mapping[str, Any], sqlite3.Connection], str | None]
+"""Records a successful answer as a retrieval trace; returns its id (None when off)."""
 
 
 WRITE_DISABLED_MESSAGE = (
@@ -49,6 +68,7 @@ def engine_tool(
     render: Callable[[Any], str],
     *,
     write: bool = False,
+    trace: Tracer | None = None,
 ) -> ToolHandler:
     """A handler that runs ``call(args, ctx, conn)`` off the event loop and renders its text.
 
@@ -56,17 +76,26 @@ def engine_tool(
     cancelled request interrupts its SQLite statement), a human summary for
     ``content[0].text``, and the engine's object as ``structuredContent``.
     Write tools re-check the write gate here, so a mis-wired registry
-    answers ``WRITE_DISABLED`` instead of writing.
+    answers ``WRITE_DISABLED`` instead of writing. A retrieval tool passes
+    ``trace``: its answer is then recorded (in the same worker thread) and the
+    trace id goes back in ``_meta``, outside what the model reads.
     """
 
     async def handler(args: Any, ctx: ToolCallContext) -> ToolResult:
         if write and not runtime.write_enabled:
             return tool_error("WRITE_DISABLED", WRITE_DISABLED_MESSAGE)
+        traced: list[str | None] = [None]
+
+        def work(conn: sqlite3.Connection) -> Mapping[str, Any]:
+            result = call(args, ctx, conn)
+            if trace is not None:
+                traced[0] = trace(args, result, conn)
+            return result
 
         async def produce() -> tuple[str, Mapping[str, Any]]:
-            result = await runtime.run(lambda conn: call(args, ctx, conn))
+            result = await runtime.run(work)
             return render(result), result
 
-        return await guarded(produce)
+        return await guarded(produce, meta=lambda: trace_meta(traced[0]))
 
     return handler

@@ -10,7 +10,8 @@ client can branch on the code without parsing the message.
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Final, Literal, TypeAlias
+import sqlite3
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
@@ -22,7 +23,7 @@ from gno_trio.server.registry import (
     read_tool,
 )
 from gno_trio.server.tooltypes import ToolHandler, ToolResult
-from gno_trio.tools.common import opt, seq
+from gno_trio.tools.common import arguments_of, opt, seq, trace_meta
 from gno_trio.tools.fields import (
     AuthorFilter,
     LangHint,
@@ -233,14 +234,30 @@ def context_request(args: ContextInput) -> ContextRequest:
 def make_context(runtime: Runtime) -> ToolHandler:
     async def handler(args: ContextInput, ctx: ToolCallContext) -> ToolResult:
         request = context_request(args)
+        traced: list[str | None] = [None]
+
+        def compile_and_trace(conn: sqlite3.Connection) -> dict[str, Any]:
+            capsule = runtime.engine.context(request, conn=conn)
+            traced[0] = runtime.engine.trace_capsule(
+                pipeline="context",
+                goal=args.goal,
+                query=opt(args.query) or args.goal,
+                filters=arguments_of(args),
+                capsule=capsule,
+                conn=conn,
+            )
+            return capsule
+
         try:
-            capsule = await runtime.run(lambda conn: runtime.engine.context(request, conn=conn))
+            capsule = await runtime.run(compile_and_trace)
         except GnoError as error:
             return context_error(public_code(error.code), error.message)
         except Exception as exc:  # the taxonomy's catch-all; the cause goes to the log
             logger.exception("gno_context failed")
             return context_error("runtime_error", str(exc) or type(exc).__name__)
-        return ToolResult(text=agent_projection_text(capsule), structured=capsule)
+        return ToolResult(
+            text=agent_projection_text(capsule), structured=capsule, meta=trace_meta(traced[0])
+        )
 
     return handler
 

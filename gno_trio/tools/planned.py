@@ -62,50 +62,12 @@ PLANNED: Final[tuple[ToolText, ...]] = (
         ),
     ),
     ToolText(
-        "gno_trace_list",
-        write=False,
-        full=(
-            "List summaries of private local retrieval traces, one cursor page at a time; the "
-            "summaries leave out replay query text."
-        ),
-    ),
-    ToolText(
-        "gno_trace_show",
-        write=False,
-        full=(
-            "Show one local retrieval trace in bounded detail, including replay content for that "
-            "trace only."
-        ),
-    ),
-    ToolText(
         "gno_similar",
         write=False,
         full=(
             "Find documents near a given document by the mean of its chunk embeddings, within a "
             "limit and similarity threshold. Needs stored vectors."
         ),
-    ),
-    ToolText(
-        "gno_trace_label",
-        write=True,
-        full=(
-            "Record a relevant, irrelevant or missing_expected judgment on a local retrieval trace."
-        ),
-    ),
-    ToolText(
-        "gno_trace_export",
-        write=True,
-        full=("Export one or more finished retrieval traces as one deterministic agentic receipt."),
-    ),
-    ToolText(
-        "gno_trace_delete",
-        write=True,
-        full=("Delete one local retrieval trace and the records it owns."),
-    ),
-    ToolText(
-        "gno_trace_purge",
-        write=True,
-        full=("Delete every local retrieval trace. Requires confirm=true."),
     ),
     ToolText(
         "gno_embed",

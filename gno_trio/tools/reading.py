@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
 from msgspec import UNSET, Meta, UnsetType
@@ -145,7 +146,13 @@ def make_get(runtime: Runtime) -> ToolHandler:
             conn=conn,
         )
 
-    return engine_tool(runtime, call, get_text)
+    def trace(args: GetInput, result: Mapping[str, Any], conn: sqlite3.Connection) -> str | None:
+        trace_id = opt(args.traceId)
+        if trace_id is None or not runtime.engine.trace_get(trace_id, result, conn=conn):
+            return None
+        return trace_id
+
+    return engine_tool(runtime, call, get_text, trace=trace)
 
 
 def make_multi_get(runtime: Runtime) -> ToolHandler:

@@ -8,6 +8,7 @@ arguments into one engine call and the result into a short text.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
 from msgspec import UNSET, Meta, UnsetType
@@ -19,7 +20,7 @@ from gno_trio.server.registry import (
     read_tool,
 )
 from gno_trio.server.tooltypes import ToolHandler
-from gno_trio.tools.common import engine_tool, opt, seq
+from gno_trio.tools.common import Tracer, arguments_of, engine_tool, opt, seq
 from gno_trio.tools.fields import (
     AuthorFilter,
     Categories,
@@ -227,11 +228,26 @@ def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
     )
 
 
+def retrieval_tracer(runtime: Runtime, pipeline: str) -> Tracer:
+    """Records a search-shaped answer as a retrieval trace (when tracing is on)."""
+
+    def trace(args: Any, result: Mapping[str, Any], conn: sqlite3.Connection) -> str | None:
+        return runtime.engine.trace_retrieval(
+            pipeline=pipeline,
+            query=args.query,
+            filters=arguments_of(args),
+            result=result,
+            conn=conn,
+        )
+
+    return trace
+
+
 def make_search(runtime: Runtime) -> ToolHandler:
     def call(args: SearchInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.search(search_request(args), conn=conn)
 
-    return engine_tool(runtime, call, search_text)
+    return engine_tool(runtime, call, search_text, trace=retrieval_tracer(runtime, "search"))
 
 
 def make_query(runtime: Runtime) -> ToolHandler:
@@ -239,7 +255,7 @@ def make_query(runtime: Runtime) -> ToolHandler:
         options = query_options(args, explain=bool(opt(args.explain)))
         return runtime.engine.query(search_request(args), options, conn=conn)
 
-    return engine_tool(runtime, call, query_text)
+    return engine_tool(runtime, call, query_text, trace=retrieval_tracer(runtime, "query"))
 
 
 SEARCH: Final = read_tool(

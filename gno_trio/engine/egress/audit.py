@@ -19,10 +19,20 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from gno_trio.engine.egress.policy import Decision
+from gno_trio.config import Collection
+from gno_trio.engine.egress.explain import lineage as egress_lineage
+from gno_trio.engine.egress.policy import (
+    Action,
+    CollectionPolicy,
+    ContentClass,
+    Decision,
+    Scope,
+    Zone,
+    evaluate,
+)
 from gno_trio.engine.store import pages
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.errors import GnoError
@@ -120,6 +130,38 @@ def record(
     return values
 
 
+def judge(
+    conn: sqlite3.Connection,
+    configured: Sequence[Collection],
+    *,
+    collections: Sequence[str],
+    action: Action,
+    zone: Zone,
+    content_class: ContentClass,
+    authenticated: bool,
+    operation_authorized: bool = True,
+) -> Decision:
+    """Decide one egress the engine is about to perform under today's policies; keep its receipt."""
+    known = {c.name: c for c in configured}
+    names = sorted({name for name in collections if name in known})
+    policies = {
+        name: CollectionPolicy(
+            name, known[name].effective_egress_policy, known[name].egress_policy_source
+        )
+        for name in names
+    }
+    decision = evaluate(
+        zone=zone,
+        scope=Scope(content_class, tuple(names)),
+        policies=policies,
+        authenticated=authenticated,
+        action=action,
+        operation_authorized=operation_authorized,
+    )
+    record(conn, decision, egress_lineage(configured, names)["digest"])
+    return decision
+
+
 def list_receipts(
     conn: sqlite3.Connection, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None
 ) -> dict[str, Any]:
@@ -185,6 +227,7 @@ __all__ = [
     "MAX_LIMIT",
     "SCHEMA_VERSION",
     "delete",
+    "judge",
     "list_receipts",
     "purge",
     "record",

@@ -8,15 +8,7 @@ from typing import Any
 
 from gno_trio.config import EgressPolicy
 from gno_trio.engine.egress import audit, change, explain
-from gno_trio.engine.egress.policy import (
-    Action,
-    CollectionPolicy,
-    ContentClass,
-    Decision,
-    Scope,
-    Zone,
-    evaluate,
-)
+from gno_trio.engine.egress.policy import Action, ContentClass, Decision, Zone
 from gno_trio.engine.kernel import EngineKernel
 
 
@@ -78,26 +70,17 @@ class EgressFace(EngineKernel):
         The decision uses the policies configured now; the receipt (content
         free) is written whether the answer is yes or no.
         """
-        known = {c.name: c for c in self.config.collections}
-        names = sorted({name for name in collections if name in known})
-        policies = {
-            name: CollectionPolicy(
-                name, known[name].effective_egress_policy, known[name].egress_policy_source
-            )
-            for name in names
-        }
-        decision = evaluate(
-            zone=zone,
-            scope=Scope(content_class, tuple(names)),
-            policies=policies,
-            authenticated=authenticated,
-            action=action,
-            operation_authorized=operation_authorized,
-        )
-        lineage = explain.lineage(self.config.collections, names)
         with self.connection(conn) as c:
-            audit.record(c, decision, lineage["digest"])
-        return decision
+            return audit.judge(
+                c,
+                self.config.collections,
+                collections=collections,
+                action=action,
+                zone=zone,
+                content_class=content_class,
+                authenticated=authenticated,
+                operation_authorized=operation_authorized,
+            )
 
     def egress_audit_list(
         self,

@@ -1,0 +1,1 @@
+"""Opt-in local retrieval traces: recording, retention, labels and exports."""
