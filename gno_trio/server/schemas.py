@@ -65,6 +65,7 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "retrieval-trace-export",
     "retrieval-trace-delete",
     "retrieval-trace-purge",
+    "section",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

@@ -30,6 +30,7 @@ from gno_trio.tools import (
     memory,
     reading,
     retrieval,
+    sections,
     traces,
 )
 from gno_trio.tools.planned import PLANNED
@@ -112,6 +113,7 @@ CATALOGUE: Final = Catalogue(
         *diagnostics.TOOLS,
         *context.TOOLS,
         *reading.TOOLS,
+        *sections.TOOLS,
         *index_state.TOOLS,
         *memory.TOOLS,
         *capture.TOOLS,

@@ -42,17 +42,6 @@ PLANNED: Final[tuple[ToolText, ...]] = (
         ),
     ),
     ToolText(
-        "gno_section",
-        write=False,
-        full=(
-            "Create or resolve a durable section target (SectionTargetV1) in one indexed "
-            "document: action=create takes ref plus an anchor or a line, action=resolve takes ref "
-            "plus a target. Exact and recovered resolutions carry a citation (uri, anchor, title, "
-            "line range, fingerprint); ambiguous, stale and missing ones carry none and are unsafe "
-            "to cite. Read-only; follow a citation with gno_get on its lines."
-        ),
-    ),
-    ToolText(
         "gno_audit",
         write=False,
         full=(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from gno_trio.dirs import canonical_index_name
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.reads import diff as diff_mod
-from gno_trio.engine.reads import documents
+from gno_trio.engine.reads import documents, sections
 from gno_trio.engine.reads import status as status_mod
 from gno_trio.engine.store import journal
 from gno_trio.engine.store.database import connect, schema_version
@@ -55,6 +55,36 @@ class ReadsFace(EngineKernel):
             for document in result["documents"]:
                 document["uri"] = with_index(document["uri"], named)
         return result
+
+    def section(
+        self,
+        action: str,
+        ref: str,
+        *,
+        anchor: str | None = None,
+        line: int | None = None,
+        target: Mapping[str, Any] | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """``section@1.0``: create a durable section target, or resolve one against today's text.
+
+        The document is always this index's; create takes exactly one of
+        ``anchor`` and ``line``, resolve takes ``target`` and neither of them.
+        """
+        if self._named_index([ref]) is not None:
+            raise GnoError("INVALID_INPUT", "Section targets are made and resolved in this index")
+        with self.connection(conn) as c:
+            if action == "create":
+                if target is not None:
+                    raise GnoError("INVALID_INPUT", "action=create takes no target")
+                return sections.create(c, ref, anchor=anchor, line=line)
+            if action == "resolve":
+                if target is None or anchor is not None or line is not None:
+                    raise GnoError(
+                        "INVALID_INPUT", "action=resolve takes a target and neither anchor nor line"
+                    )
+                return sections.resolve_target(c, ref, target)
+        raise GnoError("INVALID_INPUT", f"Unknown section action: {action} (create or resolve)")
 
     def _named_index(self, refs: Sequence[str]) -> str | None:
         """The other index a batch of refs names (``?index=<name>``, canonical), or None.
