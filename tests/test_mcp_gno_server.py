@@ -105,6 +105,7 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_egress_audit_status": {},
     "gno_trace_list": {},
     "gno_trace_show": {"traceId": "no-such-trace"},
+    "gno_section": {"action": "create", "ref": "gno://notes/alpha.md", "line": 6},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
 ERROR_ANSWERS = {
@@ -198,6 +199,9 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
         assert structured["receipts"] == [] and structured["nextCursor"] is None
     elif name == "gno_egress_audit_status":
         assert structured["receipts"] == 0 and structured["retention"]["maxAgeDays"] == 30
+    elif name == "gno_section":
+        assert structured["target"]["headingPath"] == ["Alpha"]
+        assert structured["target"]["quote"]["exact"].startswith("Deploy the zebra service")
     elif name == "gno_trace_list":  # tracing is off by default: nothing recorded
         assert structured["traces"] == [] and structured["nextCursor"] is None
     else:  # a new tool must be given an expectation here

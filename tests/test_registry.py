@@ -168,6 +168,7 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_trace_export",
         "gno_trace_delete",
         "gno_trace_purge",
+        "gno_section",
     }
     positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)
