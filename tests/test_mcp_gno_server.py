@@ -350,6 +350,8 @@ WRITE_FLOWS = frozenset(
         "gno_trace_export",
         "gno_trace_delete",
         "gno_trace_purge",
+        "gno_rename_note",
+        "gno_move_note",
     }
 )
 
@@ -460,6 +462,29 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                     assert (refused.structured_content or {}).get("error") == "NOT_FOUND", name
                 assert (await call("gno_trace_delete", {"traceId": "t"}))["deleted"] is False
                 assert (await call("gno_trace_purge", {"confirm": True}))["traces"] == 0
+
+            if "gno_capture" in listed and "gno_rename_note" in listed:
+                draft = await call(
+                    "gno_capture",
+                    {"collection": "drafts", "title": "Refactor me", "content": "A vole note."},
+                )
+                confirmed = {"schemaVersion": "1.0", "confirmation": "apply", "confirm": True}
+                rename = {"ref": draft["uri"], "name": f"vole-{mode}"}
+                plan = await call("gno_rename_note", {"action": "preview", **rename})
+                assert plan["canApply"] is True
+                renamed = await call(
+                    "gno_rename_note",
+                    {**rename, **confirmed, "action": "apply", "planDigest": plan["planDigest"]},
+                )
+                assert renamed["status"] == "applied"
+                await call("gno_create_folder", {"collection": "drafts", "name": f"moved-{mode}"})
+                move = {"ref": renamed["target"]["uri"], "folderPath": f"moved-{mode}"}
+                plan = await call("gno_move_note", {"action": "preview", **move})
+                moved = await call(
+                    "gno_move_note",
+                    {**move, **confirmed, "action": "apply", "planDigest": plan["planDigest"]},
+                )
+                assert moved["target"]["relPath"] == f"moved-{mode}/vole-{mode}.md"
 
             if "gno_capture" in listed and "gno_create_folder" in listed:
                 made = await call("gno_create_folder", {"collection": "drafts", "name": "kept"})

@@ -169,6 +169,8 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_trace_delete",
         "gno_trace_purge",
         "gno_section",
+        "gno_rename_note",
+        "gno_move_note",
     }
     positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)

@@ -65,6 +65,15 @@ IDEMPOTENT_WRITE: Final[Mapping[str, Any]] = MappingProxyType(
     }
 )
 """A re-sync mirrors the files on disk: repeating it changes nothing more."""
+DESTRUCTIVE_WRITE: Final[Mapping[str, Any]] = MappingProxyType(
+    {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": False,
+    }
+)
+"""Moves or rewrites existing files (GNO annotates rename and move so)."""
 NO_HINTS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 TASKS_FORBIDDEN: Final[Mapping[str, Any]] = MappingProxyType({"taskSupport": "forbidden"})
@@ -268,6 +277,7 @@ class Catalogue:
 __all__ = [
     "APPEND_ONLY_WRITE",
     "DEFAULT_PROFILE",
+    "DESTRUCTIVE_WRITE",
     "IDEMPOTENT_WRITE",
     "NO_HINTS",
     "PROFILES",

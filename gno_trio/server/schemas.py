@@ -66,6 +66,7 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "retrieval-trace-delete",
     "retrieval-trace-purge",
     "section",
+    "file-refactor-result",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

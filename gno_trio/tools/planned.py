@@ -82,21 +82,4 @@ PLANNED: Final[tuple[ToolText, ...]] = (
             "all of them (mode=all)."
         ),
     ),
-    ToolText(
-        "gno_rename_note",
-        write=True,
-        full=(
-            "Rename an editable note and rewrite the references to it, in two calls: "
-            "action=preview returns a plan, and action=apply carries out that plan when given its "
-            'planDigest, confirmation="apply", confirm=true and schemaVersion="1.0".'
-        ),
-    ),
-    ToolText(
-        "gno_move_note",
-        write=True,
-        full=(
-            "Move an editable note to another folder of the same collection and rewrite the "
-            "references to it, with the same preview-then-apply steps as gno_rename_note."
-        ),
-    ),
 )

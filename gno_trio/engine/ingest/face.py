@@ -11,7 +11,7 @@ from typing import Any
 from gno_trio.config import Collection
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
-from gno_trio.engine.ingest import filing
+from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan
 from gno_trio.engine.ingest.collection_rows import drop_collection_rows
 from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.ingest.sync import upsert_collection
@@ -120,6 +120,52 @@ class IngestFace(EngineKernel):
             return filing.duplicate_note(
                 self, c, ref, folder_path=folder_path, name=name, should_stop=should_stop
             )
+
+    def refactor_note(
+        self,
+        operation: str,
+        ref: str,
+        *,
+        name: str | None = None,
+        folder_path: str | None = None,
+        apply_digest: str | None = None,
+        should_stop: StopFn | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """Preview (``apply_digest`` None) or apply a reference-safe rename or move.
+
+        ``operation`` is ``rename`` (``name``) or ``move`` (``folder_path`` and
+        an optional ``name``), within the note's own collection. A preview is
+        ``file-refactor-preview@1.0`` and changes nothing; an apply recomputes
+        the plan under the write lease, goes ahead only when its digest is
+        ``apply_digest``, and answers ``file-refactor-apply-result@1.0``.
+        """
+        if operation not in ("rename", "move"):
+            raise GnoError("INVALID_INPUT", f"Unknown refactor operation: {operation}")
+        with self.connection(conn) as c:
+            if apply_digest is None:
+                return refactor_plan.plan_refactor(
+                    c, self.collection, operation, ref, name=name, folder_path=folder_path
+                ).preview
+            with self.lease(should_stop=should_stop):
+                plan = refactor_plan.plan_refactor(
+                    c, self.collection, operation, ref, name=name, folder_path=folder_path
+                )
+                refusal = refactor_apply.refused(plan, apply_digest)
+                if refusal is not None:
+                    return refusal
+                return refactor_apply.applied(
+                    plan, apply_digest, lambda: self._converge(plan.collection.name, c)
+                )
+
+    def _converge(self, collection: str, conn: sqlite3.Connection) -> None:
+        """Re-sync one collection after a refactor; raises when the sync did not finish."""
+        reports = self.sync([collection], conn=conn)
+        problems = [
+            error for report in reports for error in report.errors if error["relPath"] == "."
+        ]
+        if problems:
+            raise GnoError("RUNTIME", str(problems[0]["message"]))
 
 
 __all__ = ["IngestFace"]

@@ -750,3 +750,67 @@ def extract_meta(text: str, rel_path: str) -> DocumentMeta:
         headings=scan.headings,
         links=tuple(scan.links),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LinkSite:
+    """Where one body link's destination sits in the full text (character offsets).
+
+    For a wiki link the destination is its target with any ``collection:``
+    prefix (before ``#heading`` and ``|alias``); for a Markdown link it is the
+    path (before ``#fragment``, inside ``<...>`` when angle-bracketed). These
+    are the characters a refactor rewrites; everything else stays put.
+    """
+
+    link: Link
+    start: int
+    end: int
+    angle_brackets: bool = False
+
+
+def link_sites(text: str) -> list[LinkSite]:
+    """The links :func:`extract_meta` indexes, each with its destination's exact span."""
+    offset = 0
+    if text.startswith("\ufeff"):
+        offset = 1
+    block = _find_block(text[offset:])
+    body = block.body
+    if block.yaml_text is not None:
+        _, error = _parse_yaml(block.yaml_text)
+        if error is not None:
+            body = text[offset:]
+    base = len(text) - len(body)
+    masked = mask_code(body)
+    sites: list[LinkSite] = []
+    if "[" not in masked:
+        return sites
+    first_line = text[:base].count("\n") + 1
+    positions = _Positions(body, first_line)
+    for match in _WIKI_LINK.finditer(masked):
+        line, col = positions.at(match.start())
+        inner = body[match.start(1) : match.end(1)]
+        link = _wiki_link(inner, line, col)
+        if link is None:
+            continue
+        written = inner.partition("|")[0].rstrip("\\").partition("#")[0]
+        lead = len(written) - len(written.lstrip())
+        start = base + match.start(1) + lead
+        sites.append(LinkSite(link, start, start + len(written.strip())))
+    positions = _Positions(body, first_line)
+    for match in _MARKDOWN_LINK.finditer(masked):
+        line, col = positions.at(match.start())
+        destination = body[match.start(2) : match.end(2)]
+        link = _markdown_link(body[match.start(1) : match.end(1)], destination, line, col)
+        if link is None:
+            continue
+        start = base + match.start(2)
+        angle = destination.startswith("<")
+        inner = destination[1:-1] if angle else destination
+        if angle:
+            lead = len(inner) - len(inner.lstrip())
+            start += 1 + lead
+            inner = inner.strip()
+        path = inner.partition("#")[0]
+        sites.append(LinkSite(link, start, start + len(path), angle))
+    sites.sort(key=lambda site: site.start)
+    return sites
