@@ -106,12 +106,14 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_trace_list": {},
     "gno_trace_show": {"traceId": "no-such-trace"},
     "gno_section": {"action": "create", "ref": "gno://notes/alpha.md", "line": 6},
+    "gno_context_verify": {"capsule": {"schemaVersion": "1.1"}},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
 ERROR_ANSWERS = {
     "gno_job_status": "NOT_FOUND",
     "gno_egress_audit_show": "NOT_FOUND",
     "gno_trace_show": "NOT_FOUND",
+    "gno_context_verify": "invalid_input",
 }
 
 

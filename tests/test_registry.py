@@ -171,6 +171,7 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_section",
         "gno_rename_note",
         "gno_move_note",
+        "gno_context_verify",
     }
     positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)

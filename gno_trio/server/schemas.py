@@ -67,6 +67,7 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "retrieval-trace-purge",
     "section",
     "file-refactor-result",
+    "context-capsule-verification",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

@@ -14,15 +14,6 @@ from gno_trio.server.registry import ToolText
 
 PLANNED: Final[tuple[ToolText, ...]] = (
     ToolText(
-        "gno_context_verify",
-        write=False,
-        full=(
-            "Check a saved Context Capsule against the current index and report, span by span, "
-            "whether the evidence is unchanged, stale, missing or reranked, plus any fingerprint "
-            "drift. The Capsule itself stays as it was."
-        ),
-    ),
-    ToolText(
         "gno_ask",
         write=False,
         full=(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from gno_trio.engine.context.compile import compile_capsule
 from gno_trio.engine.context.request import ContextRequest
+from gno_trio.engine.context.verify import request_of, verify_capsule
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.errors import GnoError
 
 
 class ContextFace(EngineKernel):
@@ -22,6 +25,25 @@ class ContextFace(EngineKernel):
         """Compile the ``context-capsule-v1`` for ``request``; raises Context-coded errors."""
         with self.connection(conn) as c:
             return compile_capsule(c, self.config, self.location.index_name, request, now=now)
+
+    def context_verify(
+        self, capsule: Mapping[str, Any], *, conn: sqlite3.Connection | None = None
+    ) -> dict[str, Any]:
+        """``context-capsule-verification@1.0``: a saved Capsule against today's index.
+
+        The Capsule's request is compiled again to judge ranking; when that
+        compile fails, ranking is reported unavailable rather than guessed.
+        Raises Context-coded errors for a malformed, non-canonical or foreign
+        Capsule; nothing is changed or persisted.
+        """
+        with self.connection(conn) as c:
+            index_name = self.location.index_name
+            recompiled: dict[str, Any] | None
+            try:
+                recompiled = compile_capsule(c, self.config, index_name, request_of(capsule))
+            except (GnoError, KeyError, TypeError, ValueError, AttributeError):
+                recompiled = None
+            return verify_capsule(c, self.config, index_name, capsule, recompiled)
 
 
 __all__ = ["ContextFace"]
