@@ -107,6 +107,7 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_trace_show": {"traceId": "no-such-trace"},
     "gno_section": {"action": "create", "ref": "gno://notes/alpha.md", "line": 6},
     "gno_context_verify": {"capsule": {"schemaVersion": "1.1"}},
+    "gno_audit": {"category": "links", "collections": ["notes"]},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
 ERROR_ANSWERS = {
@@ -204,6 +205,9 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
     elif name == "gno_section":
         assert structured["target"]["headingPath"] == ["Alpha"]
         assert structured["target"]["quote"]["exact"].startswith("Deploy the zebra service")
+    elif name == "gno_audit":
+        assert structured["status"] == "complete"
+        assert structured["counts"]["examined"]["documents"] == 2
     elif name == "gno_trace_list":  # tracing is off by default: nothing recorded
         assert structured["traces"] == [] and structured["nextCursor"] is None
     else:  # a new tool must be given an expectation here

@@ -172,6 +172,7 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_rename_note",
         "gno_move_note",
         "gno_context_verify",
+        "gno_audit",
     }
     positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)

@@ -68,6 +68,7 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "section",
     "file-refactor-result",
     "context-capsule-verification",
+    "audit-report",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

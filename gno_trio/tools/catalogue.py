@@ -16,6 +16,7 @@ from typing import Final
 
 from gno_trio.server.registry import Catalogue
 from gno_trio.tools import (
+    audit,
     capture,
     collections,
     context,
@@ -118,6 +119,7 @@ CATALOGUE: Final = Catalogue(
         *reading.TOOLS,
         *sections.TOOLS,
         *index_state.TOOLS,
+        *audit.TOOLS,
         *memory.TOOLS,
         *capture.TOOLS,
         *links.TOOLS,

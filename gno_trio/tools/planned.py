@@ -33,15 +33,6 @@ PLANNED: Final[tuple[ToolText, ...]] = (
         ),
     ),
     ToolText(
-        "gno_audit",
-        write=False,
-        full=(
-            "Run offline, read-only integrity checks over the workspace: links, declared "
-            "provenance and source/index freshness. Returns stable, bounded findings with explicit "
-            "partial or unavailable states; repairs are left to you."
-        ),
-    ),
-    ToolText(
         "gno_similar",
         write=False,
         full=(

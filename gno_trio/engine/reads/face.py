@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gno_trio.dirs import canonical_index_name
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.reads import audit as audit_mod
 from gno_trio.engine.reads import diff as diff_mod
 from gno_trio.engine.reads import documents, sections
 from gno_trio.engine.reads import status as status_mod
@@ -85,6 +86,37 @@ class ReadsFace(EngineKernel):
                     )
                 return sections.resolve_target(c, ref, target)
         raise GnoError("INVALID_INPUT", f"Unknown section action: {action} (create or resolve)")
+
+    def audit(
+        self,
+        *,
+        category: str = "all",
+        collections: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        max_findings: int = audit_mod.DEFAULT_MAX_FINDINGS,
+        max_age_days: int | None = None,
+        orphan_roots: Sequence[str] = (),
+        orphan_ignore_prefixes: Sequence[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """``audit-report@1.0``: links, provenance and freshness of a scope; reads only."""
+        with self.connection(conn) as c:
+            return audit_mod.audit(
+                c,
+                self.config,
+                self.location.index_name,
+                category=category,
+                collections=collections,
+                paths=paths,
+                tags=tags,
+                max_findings=max_findings,
+                max_age_days=max_age_days,
+                orphan_roots=orphan_roots,
+                orphan_ignore_prefixes=orphan_ignore_prefixes,
+                should_stop=should_stop,
+            )
 
     def _named_index(self, refs: Sequence[str]) -> str | None:
         """The other index a batch of refs names (``?index=<name>``, canonical), or None.
