@@ -27,7 +27,10 @@ VAULT = {
     "setup.md": "# Setup\n\nAll good.\n",
     "orphan.md": "# Orphan\n\nNobody links here.\n",
     "captured.md": "---\nsource:\n  kind: telepathy\n  capturedAt: 2024-01-01\n---\n# Captured\n",
-    "clipped.md": "---\nsource:\n  kind: web\n  url: https://example.org/a\n  capturedAt: 2024-01-01T10:00:00Z\n---\n# Clipped\n",
+    "clipped.md": (
+        "---\nsource:\n  kind: web\n  url: https://example.org/a\n"
+        "  capturedAt: 2024-01-01T10:00:00Z\n---\n# Clipped\n"
+    ),
     "edited.md": "# Edited\n\nBefore.\n",
     "deleted.md": "# Deleted\n\nSoon gone.\n",
 }
