@@ -26,6 +26,8 @@ Layout (internals, by concern):
 from __future__ import annotations
 
 from gno_trio.config import normalize_collection_name as normalize_name
+from gno_trio.engine.ask.face import AskOutcome as AskOutcome
+from gno_trio.engine.ask.face import AskRequest as AskRequest
 from gno_trio.engine.context import CONTEXT_ERROR_CODES as CONTEXT_ERROR_CODES
 from gno_trio.engine.context import ContextRequest as ContextRequest
 from gno_trio.engine.context import agent_projection_text as agent_projection_text
@@ -107,6 +109,8 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
+    "AskOutcome",
+    "AskRequest",
     "CaptureRequest",
     "CollectionPolicy",
     "Confirmation",

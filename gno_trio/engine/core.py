@@ -18,11 +18,13 @@ connections, sync):
 * :mod:`.egress.face`: policy views and the confirmed policy change;
 * :mod:`.memory.face`: recall and remember;
 * :mod:`.context.face`: Context Capsules;
-* :mod:`.traces.face`: retrieval traces (recording and management).
+* :mod:`.traces.face`: retrieval traces (recording and management);
+* :mod:`.ask.face`: answers checked claim by claim against a Context Capsule.
 """
 
 from __future__ import annotations
 
+from gno_trio.engine.ask.face import AskFace
 from gno_trio.engine.context.face import ContextFace
 from gno_trio.engine.egress.face import EgressFace
 from gno_trio.engine.graph.face import GraphFace
@@ -34,7 +36,15 @@ from gno_trio.engine.traces.face import TracesFace
 
 
 class Engine(
-    IngestFace, ReadsFace, SearchFace, GraphFace, EgressFace, MemoryFace, ContextFace, TracesFace
+    AskFace,
+    IngestFace,
+    ReadsFace,
+    SearchFace,
+    GraphFace,
+    EgressFace,
+    MemoryFace,
+    ContextFace,
+    TracesFace,
 ):
     """An opened index and every service over it (see the module docstring for the map)."""
 

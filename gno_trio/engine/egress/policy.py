@@ -19,6 +19,7 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
+from urllib.parse import urlsplit
 
 Zone = Literal["local_process", "loopback", "lan", "remote"]
 """Where content would go: this process, a loopback peer, the local network, or beyond."""
@@ -147,6 +148,23 @@ def classify_peer(address: str | None) -> PeerZone:
     if isinstance(ip, ipaddress.IPv4Address):
         return "lan" if any(ip in block for block in _LAN_V4) else "remote"
     return "lan" if any(ip in block for block in _LAN_V6) else "remote"
+
+
+def endpoint_zone(url: str) -> PeerZone:
+    """The zone of the host an outbound URL names: loopback, lan or remote.
+
+    A literal address is classified like a socket peer; ``localhost`` is
+    loopback; any other host name counts as remote, since resolving it could
+    not prove that it stays closer.
+    """
+    host = (urlsplit(url).hostname or "").strip("[]")
+    if host.lower() == "localhost":
+        return "loopback"
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return "remote"
+    return classify_peer(host)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,6 +383,7 @@ __all__ = [
     "Zone",
     "classify_peer",
     "content_class_of",
+    "endpoint_zone",
     "evaluate",
     "scope_of",
 ]

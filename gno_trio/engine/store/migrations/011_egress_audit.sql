@@ -1,9 +1,10 @@
+-- (Idempotent: an index rewound to an older version re-applies it safely.)
 -- Content-free receipts of egress decisions: what kind of content was judged
 -- for which action and destination, the verdict and the reason, and a digest
 -- of the collection policies it was judged under. No query, path, host or
 -- content is ever stored. Rows expire by age and are capped by count and size.
 
-CREATE TABLE egress_audit_receipts (
+CREATE TABLE IF NOT EXISTS egress_audit_receipts (
     audit_id TEXT PRIMARY KEY,
     decision TEXT NOT NULL CHECK (decision IN ('allow', 'deny')),
     action TEXT NOT NULL,
@@ -17,4 +18,4 @@ CREATE TABLE egress_audit_receipts (
     byte_size INTEGER NOT NULL CHECK (byte_size > 0)
 );
 
-CREATE INDEX egress_audit_receipts_newest ON egress_audit_receipts (created_at_ms DESC, audit_id DESC);
+CREATE INDEX IF NOT EXISTS egress_audit_receipts_newest ON egress_audit_receipts (created_at_ms DESC, audit_id DESC);

@@ -5,7 +5,7 @@
 -- traces does. A per-index random secret keys the redaction of judgment
 -- targets in metadata mode.
 
-CREATE TABLE retrieval_traces (
+CREATE TABLE IF NOT EXISTS retrieval_traces (
     trace_id TEXT PRIMARY KEY,
     status TEXT NOT NULL CHECK (status IN ('open', 'completed', 'partial', 'failed', 'cancelled')),
     created_at_ms INTEGER NOT NULL CHECK (created_at_ms >= 0),
@@ -16,9 +16,9 @@ CREATE TABLE retrieval_traces (
     creation TEXT NOT NULL
 );
 
-CREATE INDEX retrieval_traces_newest ON retrieval_traces (created_at_ms DESC, trace_id DESC);
+CREATE INDEX IF NOT EXISTS retrieval_traces_newest ON retrieval_traces (created_at_ms DESC, trace_id DESC);
 
-CREATE TABLE retrieval_trace_records (
+CREATE TABLE IF NOT EXISTS retrieval_trace_records (
     record_id TEXT PRIMARY KEY,
     trace_id TEXT NOT NULL REFERENCES retrieval_traces (trace_id) ON DELETE CASCADE,
     section TEXT NOT NULL CHECK (section IN ('run', 'event', 'judgment')),
@@ -29,9 +29,9 @@ CREATE TABLE retrieval_trace_records (
     UNIQUE (trace_id, section, idempotency_key)
 );
 
-CREATE INDEX retrieval_trace_records_order ON retrieval_trace_records (trace_id, section, seq);
+CREATE INDEX IF NOT EXISTS retrieval_trace_records_order ON retrieval_trace_records (trace_id, section, seq);
 
-CREATE TABLE retrieval_trace_exports (
+CREATE TABLE IF NOT EXISTS retrieval_trace_exports (
     export_id TEXT PRIMARY KEY,
     format TEXT NOT NULL,
     artifact_hash TEXT NOT NULL,
@@ -40,15 +40,15 @@ CREATE TABLE retrieval_trace_exports (
     artifact TEXT NOT NULL
 );
 
-CREATE TABLE retrieval_trace_export_links (
+CREATE TABLE IF NOT EXISTS retrieval_trace_export_links (
     export_id TEXT NOT NULL REFERENCES retrieval_trace_exports (export_id) ON DELETE CASCADE,
     trace_id TEXT NOT NULL REFERENCES retrieval_traces (trace_id) ON DELETE CASCADE,
     PRIMARY KEY (export_id, trace_id)
 );
 
-CREATE INDEX retrieval_trace_export_links_trace ON retrieval_trace_export_links (trace_id);
+CREATE INDEX IF NOT EXISTS retrieval_trace_export_links_trace ON retrieval_trace_export_links (trace_id);
 
-CREATE TABLE retrieval_trace_state (
+CREATE TABLE IF NOT EXISTS retrieval_trace_state (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );

@@ -1,0 +1,1 @@
+"""Ask: one answer from a closed Context Capsule, every claim checked against its passages."""

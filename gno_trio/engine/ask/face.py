@@ -1,0 +1,297 @@
+"""The engine's Ask: retrieval, a closed Capsule, a draft, and every claim checked or withheld.
+
+``ask`` runs the query pipeline (the ``results`` a reader sees), compiles a
+Context Capsule for the question, writes a draft from it (a configured chat
+endpoint, or the Capsule's own sentences), and with ``verify`` holds the
+draft against the Capsule and its freshness receipt: the answer is returned
+only when every substantive claim is supported, else it is withheld and the
+reason given. Sending evidence to an endpoint is an egress decision
+(``remote_inference`` to the endpoint's zone, judged against every
+collection in the Capsule, with a receipt in the egress audit); a refusal,
+like an endpoint failure, falls back to the extractive draft and says so.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from gno_trio.engine.ask.claims import verify_claims
+from gno_trio.engine.ask.generation import (
+    DEFAULT_MAX_ANSWER_TOKENS,
+    GENERATION_FAILED,
+    Draft,
+    ExtractiveGenerator,
+    generator_for,
+)
+from gno_trio.engine.context.face import ContextFace
+from gno_trio.engine.context.request import ContextRequest
+from gno_trio.engine.egress import audit as egress_audit
+from gno_trio.engine.egress.policy import endpoint_zone
+from gno_trio.engine.search.face import SearchFace
+from gno_trio.engine.search.hybrid import QueryOptions
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.traces.face import TracesFace
+from gno_trio.errors import GnoError
+
+DEFAULT_CONTEXT_BUDGET_TOKENS: Final = 12_000
+CITATION_MARKER: Final = re.compile(r"\[(\d{1,4})\]")
+
+
+@dataclass(frozen=True, slots=True)
+class AskRequest:
+    """One question and its retrieval options (MCP argument names in snake case)."""
+
+    query: str
+    verify: bool = True
+    answer: bool = True
+    collection: str | None = None
+    limit: int = 5
+    min_score: float | None = None
+    lang: str | None = None
+    intent: str | None = None
+    candidate_limit: int | None = None
+    exclude: Sequence[str] = ()
+    query_modes: Sequence[tuple[str, str]] = ()
+    tags_all: Sequence[str] = ()
+    tags_any: Sequence[str] = ()
+    since: str | None = None
+    until: str | None = None
+    categories: Sequence[str] = ()
+    author: str | None = None
+    graph: bool | None = None
+    no_graph: bool = False
+    no_rerank: bool = False
+    explain: bool = False
+    max_answer_tokens: int | None = None
+    context_budget_tokens: int | None = None
+    context_budget_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AskOutcome:
+    """The ``ask@1.0`` object, who wrote the draft, and the trace that recorded it."""
+
+    result: dict[str, Any]
+    note: str
+    trace_id: str | None
+
+
+def _citation(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "evidenceId": item["evidenceId"],
+        "docid": item["docid"],
+        "uri": item["uri"],
+        "startLine": item["startLine"],
+        "endLine": item["endLine"],
+    }
+
+
+def _filters(request: AskRequest) -> dict[str, Any]:
+    """The request as trace filters (GNO's names)."""
+    found: dict[str, Any] = {"limit": request.limit}
+    pairs = {
+        "collection": request.collection,
+        "minScore": request.min_score,
+        "lang": request.lang,
+        "intent": request.intent,
+        "candidateLimit": request.candidate_limit,
+        "since": request.since,
+        "until": request.until,
+        "author": request.author,
+        "graph": request.graph,
+        "explain": request.explain or None,
+        "noGraph": request.no_graph or None,
+        "noRerank": request.no_rerank or None,
+        "exclude": list(request.exclude) or None,
+        "tagsAll": list(request.tags_all) or None,
+        "tagsAny": list(request.tags_any) or None,
+        "categories": list(request.categories) or None,
+        "queryModes": [{"mode": m, "text": t} for m, t in request.query_modes] or None,
+    }
+    found.update((key, value) for key, value in pairs.items() if value is not None)
+    return found
+
+
+class AskFace(SearchFace, ContextFace, TracesFace):
+    def _draft(
+        self, question: str, capsule: Mapping[str, Any], max_tokens: int, conn: sqlite3.Connection
+    ) -> Draft:
+        generator, endpoint = generator_for(self.config)
+        passages = list(capsule["evidence"])
+        if endpoint is not None:
+            decision = egress_audit.judge(
+                conn,
+                self.config.collections,
+                collections=sorted({str(item["collection"]) for item in passages}),
+                action="remote_inference",
+                zone=endpoint_zone(endpoint),
+                content_class="capsule",
+                authenticated=True,
+            )
+            if not decision.allowed:
+                reason = (
+                    f"the egress policy keeps this evidence from the endpoint: {decision.reason}"
+                )
+                generator = ExtractiveGenerator(reason)
+        try:
+            return generator.draft(question, passages, max_tokens)
+        except GnoError as error:
+            if error.code != GENERATION_FAILED:
+                raise
+            return ExtractiveGenerator(error.message).draft(question, passages, max_tokens)
+
+    def ask(self, request: AskRequest, *, conn: sqlite3.Connection | None = None) -> AskOutcome:
+        """``ask@1.0`` for one question; with ``verify``, a withheld or fully supported answer.
+
+        Raises ``INVALID_INPUT`` for an empty question and the Context error
+        codes when no Capsule can be compiled for it.
+        """
+        question = request.query.strip()
+        if not question:
+            raise GnoError("INVALID_INPUT", "query must not be empty")
+        with self.connection(conn) as c:
+            search = SearchRequest(
+                query=question,
+                limit=request.limit,
+                collection=request.collection,
+                min_score=request.min_score,
+                lang=request.lang,
+                intent=request.intent,
+                exclude=tuple(request.exclude),
+                since=request.since,
+                until=request.until,
+                categories=tuple(request.categories),
+                author=request.author,
+                tags_all=tuple(request.tags_all),
+                tags_any=tuple(request.tags_any),
+            )
+            options = QueryOptions(
+                query_modes=list(request.query_modes),
+                candidate_limit=request.candidate_limit,
+                explain=request.explain,
+            )
+            retrieval = self.query(search, options, conn=c)
+            meta: dict[str, Any] = {
+                key: retrieval["meta"][key] for key in ("expanded", "reranked", "vectorsUsed")
+            }
+            for key in ("intent", "candidateLimit", "exclude", "explain"):
+                if key in retrieval["meta"]:
+                    meta[key] = retrieval["meta"][key]
+            if request.query_modes:
+                meta["queryModes"] = {
+                    "term": sum(1 for m, _ in request.query_modes if m == "term"),
+                    "intent": sum(1 for m, _ in request.query_modes if m == "intent"),
+                    "hyde": any(m == "hyde" for m, _ in request.query_modes),
+                }
+            result: dict[str, Any] = {
+                "query": question,
+                "mode": retrieval["meta"]["mode"],
+            }
+            if not request.answer and not request.verify:
+                meta.update(answerGenerated=False, totalResults=len(retrieval["results"]))
+                result.update(results=retrieval["results"], meta=meta)
+                return AskOutcome(result, "Retrieval only: no answer was requested", None)
+            capsule = self.context(
+                ContextRequest(
+                    goal=question,
+                    budget_tokens=request.context_budget_tokens or DEFAULT_CONTEXT_BUDGET_TOKENS,
+                    budget_bytes=request.context_budget_bytes,
+                    query=question,
+                    collections=(request.collection,) if request.collection else (),
+                    query_modes=tuple(request.query_modes),
+                    tags_all=tuple(request.tags_all),
+                    tags_any=tuple(request.tags_any),
+                    categories=tuple(request.categories),
+                    exclude=tuple(request.exclude),
+                    author=request.author,
+                    lang=request.lang,
+                    intent=request.intent,
+                    min_score=request.min_score,
+                    since=request.since,
+                    until=request.until,
+                    graph=False if request.no_graph else request.graph,
+                    no_rerank=request.no_rerank,
+                    candidate_limit=request.candidate_limit,
+                ),
+                conn=c,
+            )
+            draft = self._draft(
+                question, capsule, request.max_answer_tokens or DEFAULT_MAX_ANSWER_TOKENS, c
+            )
+            if request.verify:
+                freshness = self.context_verify(capsule, conn=c)
+                claims, semantic = verify_claims(draft.text, capsule, freshness)
+                abstained = bool(claims["abstained"])
+                cited: dict[str, dict[str, Any]] = {}
+                if not abstained:
+                    by_id = {item["evidenceId"]: item for item in capsule["evidence"]}
+                    for claim in claims["claims"]:
+                        for ref in claim["evidence"]:
+                            cited.setdefault(ref["evidenceId"], _citation(by_id[ref["evidenceId"]]))
+                result["answer"] = claims["abstentionText"] if abstained else draft.text
+                result["citations"] = list(cited.values())
+                meta.update(
+                    answerGenerated=draft.generated,
+                    verificationRequested=True,
+                    abstained=abstained,
+                )
+            else:
+                numbers = {int(n) for n in CITATION_MARKER.findall(draft.text)}
+                evidence = list(capsule["evidence"])
+                result["answer"] = draft.text
+                result["citations"] = [
+                    _citation(evidence[n - 1]) for n in sorted(numbers) if 1 <= n <= len(evidence)
+                ]
+                meta.update(answerGenerated=draft.generated)
+            result["results"] = retrieval["results"]
+            if request.verify:
+                result["verification"] = {
+                    "schemaVersion": "1.0",
+                    "mode": "closed_capsule",
+                    "capsule": capsule,
+                    "freshness": freshness,
+                    "claims": claims,
+                    "semantic": {
+                        **{
+                            k: semantic[k]
+                            for k in (
+                                "status",
+                                "reason",
+                                "schemaRequested",
+                                "schemaEnforced",
+                                "modelFingerprint",
+                            )
+                        },
+                        "configFingerprint": capsule["fingerprints"]["config"],
+                        **{
+                            k: semantic[k]
+                            for k in (
+                                "verifierFingerprint",
+                                "candidateClaims",
+                                "verifiedClaims",
+                                "unresolvedClaims",
+                                "modelCalls",
+                                "durationMs",
+                            )
+                        },
+                    },
+                }
+            meta["totalResults"] = len(retrieval["results"])
+            result["meta"] = meta
+            trace_id = self.trace_capsule(
+                pipeline="ask",
+                goal=question,
+                query=question,
+                filters=_filters(request),
+                capsule=capsule,
+                retrieval=retrieval,
+                conn=c,
+            )
+            return AskOutcome(result, draft.note, trace_id)
+
+
+__all__ = ["DEFAULT_CONTEXT_BUDGET_TOKENS", "AskFace", "AskOutcome", "AskRequest"]
