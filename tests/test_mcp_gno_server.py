@@ -108,6 +108,7 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_section": {"action": "create", "ref": "gno://notes/alpha.md", "line": 6},
     "gno_context_verify": {"capsule": {"schemaVersion": "1.1"}},
     "gno_audit": {"category": "links", "collections": ["notes"]},
+    "gno_ask": {"query": "how do I refresh an expired token", "verify": True},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
 ERROR_ANSWERS = {
@@ -208,6 +209,10 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
     elif name == "gno_audit":
         assert structured["status"] == "complete"
         assert structured["counts"]["examined"]["documents"] == 2
+    elif name == "gno_ask":
+        assert structured["verification"]["mode"] == "closed_capsule"
+        assert structured["meta"]["answerGenerated"] is False  # no model is configured
+        assert structured["meta"]["abstained"] is (structured["citations"] == [])
     elif name == "gno_trace_list":  # tracing is off by default: nothing recorded
         assert structured["traces"] == [] and structured["nextCursor"] is None
     else:  # a new tool must be given an expectation here

@@ -173,6 +173,7 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_move_note",
         "gno_context_verify",
         "gno_audit",
+        "gno_ask",
     }
     positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)

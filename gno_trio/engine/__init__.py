@@ -28,6 +28,7 @@ from __future__ import annotations
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ask.face import AskOutcome as AskOutcome
 from gno_trio.engine.ask.face import AskRequest as AskRequest
+from gno_trio.engine.ask.render import ask_summary as ask_summary
 from gno_trio.engine.context import CONTEXT_ERROR_CODES as CONTEXT_ERROR_CODES
 from gno_trio.engine.context import ContextRequest as ContextRequest
 from gno_trio.engine.context import agent_projection_text as agent_projection_text
@@ -137,6 +138,7 @@ __all__ = [
     "Work",
     "Zone",
     "agent_projection_text",
+    "ask_summary",
     "classify_peer",
     "egress_scope_of",
     "evaluate_egress",

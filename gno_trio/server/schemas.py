@@ -69,6 +69,7 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "file-refactor-result",
     "context-capsule-verification",
     "audit-report",
+    "ask",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

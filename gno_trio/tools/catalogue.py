@@ -16,6 +16,7 @@ from typing import Final
 
 from gno_trio.server.registry import Catalogue
 from gno_trio.tools import (
+    ask,
     audit,
     capture,
     collections,
@@ -116,6 +117,7 @@ CATALOGUE: Final = Catalogue(
         *diagnostics.TOOLS,
         *context.TOOLS,
         *context_verify.TOOLS,
+        *ask.TOOLS,
         *reading.TOOLS,
         *sections.TOOLS,
         *index_state.TOOLS,

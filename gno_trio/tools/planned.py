@@ -14,16 +14,6 @@ from gno_trio.server.registry import ToolText
 
 PLANNED: Final[tuple[ToolText, ...]] = (
     ToolText(
-        "gno_ask",
-        write=False,
-        full=(
-            "Answer one question from a Context Capsule with a generation model, check every "
-            "substantive claim against the retained spans, and abstain when support is "
-            "incomplete. Returns the Capsule, a freshness receipt, per-claim verdicts, gaps and "
-            "evidence IDs."
-        ),
-    ),
-    ToolText(
         "gno_vsearch",
         write=False,
         full=(

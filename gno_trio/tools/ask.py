@@ -1,0 +1,157 @@
+"""``gno_ask``: one answer from a closed Context Capsule, every claim checked, or withheld.
+
+``verify`` must be the literal ``true``: an Ask over MCP is always the
+verified kind. The model-visible text gives the answer status, who wrote the
+draft (a configured endpoint, or the evidence itself, which the text says),
+each claim's verdict with its ``gno://`` line spans, and the sources cited.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Annotated, Final, Literal
+
+from msgspec import UNSET, Meta, UnsetType
+
+from gno_trio.engine import MAX_SAFE_INTEGER, AskOutcome, AskRequest, ask_summary, public_code
+from gno_trio.errors import GnoError
+from gno_trio.runtime import Runtime
+from gno_trio.server.context import ToolCallContext
+from gno_trio.server.registry import read_tool
+from gno_trio.server.tooltypes import ToolHandler, ToolResult
+from gno_trio.tools.common import opt, seq, trace_meta
+from gno_trio.tools.context import context_error
+from gno_trio.tools.fields import (
+    AuthorFilter,
+    Categories,
+    CollectionFilter,
+    ExcludeTerms,
+    LangHint,
+    MinScore,
+    ProjectHints,
+    ResultLimit,
+    SinceBound,
+    TagsAll,
+    TagsAny,
+    ToolInput,
+    UntilBound,
+)
+from gno_trio.tools.retrieval import QueryMode
+
+Positive = Annotated[int, Meta(ge=1, le=MAX_SAFE_INTEGER)]
+
+
+class AskInput(ToolInput, kw_only=True):
+    """Arguments of ``gno_ask`` (GNO's names and bounds)."""
+
+    query: Annotated[str, Meta(min_length=1, description="The question to answer")]
+    verify: Annotated[
+        Literal[True],
+        Meta(description="Must be true: every claim is checked or the answer withheld"),
+    ]
+    projectHints: ProjectHints | UnsetType = UNSET
+    collection: CollectionFilter | UnsetType = UNSET
+    limit: ResultLimit = 5
+    minScore: MinScore | UnsetType = UNSET
+    lang: LangHint | UnsetType = UNSET
+    intent: (
+        Annotated[str, Meta(description="Background that disambiguates the question")] | UnsetType
+    ) = UNSET
+    candidateLimit: (
+        Annotated[int, Meta(ge=1, le=100, description="Candidates that reach reranking (1-100)")]
+        | UnsetType
+    ) = UNSET
+    exclude: ExcludeTerms | UnsetType = UNSET
+    queryModes: (
+        Annotated[list[QueryMode], Meta(description="Typed retrieval entries (term, intent, hyde)")]
+        | UnsetType
+    ) = UNSET
+    tagsAll: TagsAll | UnsetType = UNSET
+    tagsAny: TagsAny | UnsetType = UNSET
+    since: SinceBound | UnsetType = UNSET
+    until: UntilBound | UnsetType = UNSET
+    categories: Categories | UnsetType = UNSET
+    author: AuthorFilter | UnsetType = UNSET
+    graph: (
+        Annotated[bool, Meta(description="Graph expansion in the Capsule's retrieval")] | UnsetType
+    ) = UNSET
+    noGraph: Annotated[bool, Meta(description="Turn graph expansion off")] | UnsetType = UNSET
+    noRerank: Annotated[bool, Meta(description="Turn reranking off")] | UnsetType = UNSET
+    explain: (
+        Annotated[bool, Meta(description="Add retrieval scoring details to meta")] | UnsetType
+    ) = UNSET
+    maxAnswerTokens: (
+        Annotated[Positive, Meta(description="Cap on the draft's length in tokens")] | UnsetType
+    ) = UNSET
+    contextBudgetTokens: (
+        Annotated[Positive, Meta(description="Token budget of the Capsule (default 12000)")]
+        | UnsetType
+    ) = UNSET
+    contextBudgetBytes: (
+        Annotated[Positive, Meta(description="Optional byte budget of the Capsule")] | UnsetType
+    ) = UNSET
+
+
+def ask_request(args: AskInput) -> AskRequest:
+    return AskRequest(
+        query=args.query,
+        verify=True,
+        collection=opt(args.collection),
+        limit=args.limit,
+        min_score=opt(args.minScore),
+        lang=opt(args.lang),
+        intent=opt(args.intent),
+        candidate_limit=opt(args.candidateLimit),
+        exclude=seq(args.exclude),
+        query_modes=tuple((m.mode, m.text) for m in opt(args.queryModes) or ()),
+        tags_all=seq(args.tagsAll),
+        tags_any=seq(args.tagsAny),
+        since=opt(args.since),
+        until=opt(args.until),
+        categories=seq(args.categories),
+        author=opt(args.author),
+        graph=opt(args.graph),
+        no_graph=bool(opt(args.noGraph)),
+        no_rerank=bool(opt(args.noRerank)),
+        explain=bool(opt(args.explain)),
+        max_answer_tokens=opt(args.maxAnswerTokens),
+        context_budget_tokens=opt(args.contextBudgetTokens),
+        context_budget_bytes=opt(args.contextBudgetBytes),
+    )
+
+
+def make_ask(runtime: Runtime) -> ToolHandler:
+    async def handler(args: AskInput, ctx: ToolCallContext) -> ToolResult:
+        request = ask_request(args)
+
+        def ask(conn: sqlite3.Connection) -> AskOutcome:
+            return runtime.engine.ask(request, conn=conn)
+
+        try:
+            outcome = await runtime.run(ask)
+        except GnoError as error:
+            if error.code == "INVALID_INPUT":
+                return context_error("invalid_input", error.message)
+            return context_error(public_code(error.code), error.message)
+        return ToolResult(
+            text=ask_summary(outcome), structured=outcome.result, meta=trace_meta(outcome.trace_id)
+        )
+
+    return handler
+
+
+ASK: Final = read_tool(
+    "gno_ask",
+    AskInput,
+    "ask",
+    make_ask,
+    full=(
+        "Answer one question from a closed Context Capsule: retrieve, compile the Capsule, "
+        "draft an answer (a configured chat endpoint, else sentences quoted from the evidence, "
+        "which the answer says), then check every claim against the cited passages and their "
+        "freshness. The answer comes back only when every claim is supported; otherwise it is "
+        "withheld with the reason. Requires verify=true."
+    ),
+)
+
+TOOLS: Final = (ASK,)
