@@ -40,7 +40,7 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
                 server.requests.append(
                     {"path": self.path, "body": json.loads(self.rfile.read(length))}
