@@ -36,9 +36,9 @@ from gno_trio.engine.context import (
 from gno_trio.engine.context.canonical import canonical_json
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from tests.conftest import SHARED
 from tests.stdio_session import StdioSession, open_mcp_server
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
 GNO_CAPSULE_SCHEMA = (
     SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas" / "context-capsule-v1.schema.json"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,8 +18,9 @@ from gno_trio.engine.frontmatter import (
     normalize_tag,
     snake_case,
 )
+from tests.conftest import SHARED
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+FIXTURES = SHARED / "fixtures"
 
 TAG_GRAMMAR = re.compile(r"^[^\W_](?:[\w.-]*[^\W_])?(?:/[^\W_](?:[\w.-]*[^\W_])?)*$")
 
