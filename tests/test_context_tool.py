@@ -136,8 +136,11 @@ def check_capsule(capsule: Mapping[str, Any]) -> None:
     if GNO_CAPSULE_SCHEMA.is_file():
         assert gno_schema_errors(capsule) == []
     budget = capsule["budget"]
-    assert budget["usedBytes"] == len(canonical_json(capsule).encode("utf-8"))
-    assert budget["usedTokens"] == budget["usedBytes"]  # no tokenizer: one token per byte
+    # The budget is spent on what the model reads: the projection's canonical JSON,
+    # about four characters to the token.
+    seen = agent_projection_text(capsule)
+    assert budget["usedBytes"] == len(seen.encode("utf-8"))
+    assert budget["usedTokens"] == max(1, -(-len(seen) // 4))
     assert budget["usedTokens"] + budget["safetyMarginTokens"] <= budget["requestedTokens"]
     assert budget["usedBytes"] + budget["safetyMarginBytes"] <= budget["requestedBytes"]
     assert capsule["capsuleId"] == expected_id(capsule)
@@ -253,12 +256,12 @@ def test_any_budget_either_fits_entirely_or_is_refused(
 def test_tight_budget_keeps_fewer_passages_and_says_what_it_left_out(engine: Engine) -> None:
     roomy = compile_for(engine, TOKEN_GOAL, budget_tokens=200_000)
     assert roomy["truncated"] is False
-    tight = compile_for(engine, TOKEN_GOAL, budget_tokens=8_000)
+    tight = compile_for(engine, TOKEN_GOAL, budget_tokens=1_500)
     check_capsule(tight)
     assert 1 <= len(tight["evidence"]) < len(roomy["evidence"])
     assert tight["truncated"] is True
     assert tight["omissions"]["reasonCounts"]["global_budget"] >= 1
-    assert tight["budget"]["usedTokens"] <= 8_000
+    assert tight["budget"]["usedTokens"] <= 1_500
     listed = tight["omissions"]["items"]
     assert listed == sorted(listed, key=lambda item: item["reason"] != "global_budget")
     # Every candidate is either evidence or an omission, never both.
@@ -269,7 +272,7 @@ def test_tight_budget_keeps_fewer_passages_and_says_what_it_left_out(engine: Eng
 def test_budget_too_small_for_any_passage_is_invalid_budget_naming_the_minimum(
     engine: Engine,
 ) -> None:
-    error = compile_error(engine, TOKEN_GOAL, budget_tokens=500)
+    error = compile_error(engine, TOKEN_GOAL, budget_tokens=100)
     assert error.code == "invalid_budget"
     needed = int(error.message.split("budgetTokens of at least ")[1].split(" ")[0])
     capsule = compile_for(engine, TOKEN_GOAL, budget_tokens=needed)

@@ -175,11 +175,7 @@ def pack(
         covered = {facet for item in selected for facet in item.facets}
         pick = min(
             still_open,
-            key=lambda p: (
-                -len(set(p.facets) - covered),
-                p.retrieval_rank,
-                p.ref.sort_key(),
-            ),
+            key=lambda p: (-p.gain(covered, facets), p.retrieval_rank, p.ref.sort_key()),
         )
         still_open.remove(pick)
         packer.remaining = still_open
