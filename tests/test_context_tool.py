@@ -22,7 +22,6 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 
 from gno_trio.config import Context
 from gno_trio.dirs import Dirs
@@ -36,13 +35,11 @@ from gno_trio.engine.context import (
 from gno_trio.engine.context.canonical import canonical_json
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
-from tests.conftest import SHARED
+from tests.conftest import SCHEMAS, SHARED, gno_schema_errors
 from tests.stdio_session import StdioSession, open_mcp_server
 
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
-GNO_CAPSULE_SCHEMA = (
-    SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas" / "context-capsule-v1.schema.json"
-)
+GNO_CAPSULE_SCHEMA = SCHEMAS / "context-capsule-v1.schema.json"
 
 NOTES = {
     "launch-a.md": (
@@ -113,11 +110,8 @@ def compile_error(engine: Engine, goal: str = LAUNCH_GOAL, **options: Any) -> Gn
     return raised.value
 
 
-def gno_schema_errors(capsule: Mapping[str, Any]) -> list[str]:
-    schema = json.loads(GNO_CAPSULE_SCHEMA.read_text(encoding="utf-8"))
-    validator = validator_for(schema)
-    validator.check_schema(schema)
-    return [error.message for error in validator(schema).iter_errors(capsule)]
+def gno_capsule_errors(capsule: Mapping[str, Any]) -> list[str]:
+    return gno_schema_errors("context-capsule-v1", capsule)
 
 
 def expected_id(capsule: Mapping[str, Any]) -> str:
@@ -134,7 +128,7 @@ def check_capsule(capsule: Mapping[str, Any]) -> None:
     """Both contracts hold, and the Capsule's accounting describes its own bytes."""
     assert output_schema_errors(output_schema("context-capsule"), capsule) == []
     if GNO_CAPSULE_SCHEMA.is_file():
-        assert gno_schema_errors(capsule) == []
+        assert gno_capsule_errors(capsule) == []
     budget = capsule["budget"]
     # The budget is spent on what the model reads: the projection's canonical JSON,
     # about four characters to the token.

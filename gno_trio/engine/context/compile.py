@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -21,6 +22,7 @@ from gno_trio.config import Config
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.candidates import (
     CandidatePool,
+    Passage,
     PassageCap,
     collect_candidates,
     retrieve_documents,
@@ -43,7 +45,7 @@ from gno_trio.engine.context.request import (
     NormalizedRequest,
     normalize_request,
 )
-from gno_trio.engine.context.selection import Selection, pack, smallest_alone
+from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
 from gno_trio.engine.context.snapshot import index_fingerprint, read_snapshot
 from gno_trio.errors import GnoError
 
@@ -51,6 +53,8 @@ _HASH: Final = "0" * 64
 # Room kept for the heading an evidence entry names, unknown until its
 # window is chosen.
 _HEADING_ALLOWANCE: Final = 96
+# One-passage Capsules measured to find the least budget that holds one.
+_MEASURED_ALONE: Final = 16
 
 
 def _scope_collections(request: NormalizedRequest, config: Config) -> tuple[str, ...]:
@@ -148,29 +152,50 @@ def passage_cap(frame: CapsuleFrame) -> PassageCap:
     spare: int = frame.room - int(empty["budget"]["usedBytes"])
 
     def cap(uri: str, title: str | None, collection: str) -> int:
-        rules = [rule for rule in frame.rules if rule.covers(uri, collection)]
-        policy = frame.policies.get(collection)
-        entry = [uri, 1 << 20, 1 << 20, _HASH, _HASH, _HASH, "", title, None]
-        entry += [[rule.context_id for rule in rules], policy[0] if policy else "unclassified"]
-        overhead = utf8_size(canonical_json(entry)) + 1 + _HEADING_ALLOWANCE
-        overhead += sum(
-            utf8_size(canonical_json([r.context_id, r.scope_type, r.scope_key, r.text])) + 1
-            for r in rules
-        )
+        overhead = _entry_size(frame, uri, title, None, collection) + _HEADING_ALLOWANCE
         return max(1, min(MAX_PASSAGE_BYTES, spare - overhead))
 
     return cap
+
+
+def _entry_size(
+    frame: CapsuleFrame, uri: str, title: str | None, heading: str | None, collection: str
+) -> int:
+    """Projection bytes a passage adds besides its text: its tuple and its guidance."""
+    rules = [rule for rule in frame.rules if rule.covers(uri, collection)]
+    policy = frame.policies.get(collection)
+    entry = [uri, 1 << 20, 1 << 20, _HASH, _HASH, _HASH, "", title, heading]
+    entry += [[rule.context_id for rule in rules], policy[0] if policy else "unclassified"]
+    return (
+        utf8_size(canonical_json(entry))
+        + 1
+        + sum(
+            utf8_size(canonical_json([r.context_id, r.scope_type, r.scope_key, r.text])) + 1
+            for r in rules
+        )
+    )
+
+
+def _projected_size(frame: CapsuleFrame) -> Callable[[Passage], int]:
+    def size(passage: Passage) -> int:
+        return passage.size + _entry_size(
+            frame, passage.ref.uri, passage.title, passage.heading, passage.collection
+        )
+
+    return size
 
 
 def _nothing_fits(frame: CapsuleFrame, pool: CandidatePool) -> GnoError:
     """``no_evidence`` when no passage speaks to the goal, else ``invalid_budget``.
 
     The budget error names the least budget that would produce a Capsule: the
-    size of the Capsule holding only the smallest admissible passage, measured
-    at that budget (the requested numbers are part of what is measured).
+    size of the smallest one-passage Capsule, measured at that budget (the
+    requested numbers are part of what is measured) over the cheapest few
+    passages, since what a passage settles in coverage changes the size too.
     """
     request = frame.request
-    if smallest_alone(pool, frame.facets, frame.room) is None:
+    cost = _projected_size(frame)
+    if not cheapest_alone(pool, frame.facets, frame.room, cost):
         return GnoError(
             codes.NO_EVIDENCE,
             f"No retrieved passage in scope speaks to any facet of the goal "
@@ -188,17 +213,17 @@ def _nothing_fits(frame: CapsuleFrame, pool: CandidatePool) -> GnoError:
                 else min(MAX_SAFE_INTEGER, tokens * BYTES_PER_TOKEN_REQUEST),
             ),
         )
-        selection = smallest_alone(pool, frame.facets, trial.room)
-        if selection is None:
+        needs = []
+        for selection in cheapest_alone(pool, frame.facets, trial.room, cost, _MEASURED_ALONE):
+            budget = assemble(trial, selection, audit_limit=0)["budget"]
+            need_size = budget["usedBytes"] + request.safety_margin_bytes
+            need_tokens = budget["usedTokens"] + request.safety_margin_tokens
+            if not request.budget_bytes_given:
+                need_tokens = max(need_tokens, -(-need_size // BYTES_PER_TOKEN_REQUEST))
+            needs.append((need_tokens, need_size))
+        if min(needs) == (tokens, size):
             break
-        budget = assemble(trial, selection, audit_limit=0)["budget"]
-        need_size = budget["usedBytes"] + request.safety_margin_bytes
-        need_tokens = budget["usedTokens"] + request.safety_margin_tokens
-        if not request.budget_bytes_given:
-            need_tokens = max(need_tokens, -(-need_size // BYTES_PER_TOKEN_REQUEST))
-        if (need_tokens, need_size) == (tokens, size):
-            break
-        tokens, size = need_tokens, need_size
+        tokens, size = min(needs)
     wanted = f"budgetTokens of at least {tokens}"
     if request.budget_bytes_given:
         wanted += f" and budgetBytes of at least {size}"

@@ -142,7 +142,7 @@ class FacetMatcher:
     apart, in either order. Counts come facets first, then pairs.
     """
 
-    __slots__ = ("_pairs", "_plans")
+    __slots__ = ("_pairs", "_plans", "_stems", "_zero")
 
     def __init__(self, facets: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> None:
         self._plans = [(facet, tuple(fold_words(facet))) for facet in facets]
@@ -150,6 +150,10 @@ class FacetMatcher:
         self._pairs = [
             (index[a], index[b]) for a, b in pairs if a in index and b in index and a != b
         ]
+        # Any text a facet occurs in contains its first word's stem: most
+        # lines are ruled out by a substring test before they are split.
+        self._stems = tuple(_singular(words[0]) for _, words in self._plans if words)
+        self._zero = (0,) * self.width
 
     @property
     def facets(self) -> tuple[str, ...]:
@@ -160,7 +164,10 @@ class FacetMatcher:
         return len(self._plans) + len(self._pairs)
 
     def counts(self, text: str) -> tuple[int, ...]:
-        tokens = fold_words(text)
+        folded = _fold(text)
+        if not any(stem in folded for stem in self._stems):
+            return self._zero
+        tokens = _WORD.findall(folded)
         found = []
         places: list[list[int]] = []
         for _, words in self._plans:

@@ -116,12 +116,16 @@ def describe_lines(
     for start, end in spans:
         for number in range(start, end + 1):
             wanted[number] = True
-    zero = (0,) * matcher.width
+    last = max((end for _, end in spans), default=0)
+    outside = Line(size=0, counts=(0,) * matcher.width, blank=True, heading=False)
     described = []
     fence: str | None = None
     for number, text in enumerate(lines, 1):
+        if number > last:
+            described.append(outside)
+            continue
         inside = False
-        if prose:
+        if prose and text.lstrip(" ")[:3] in ("```", "~~~"):
             opened = _FENCE.match(text)
             inside = fence is not None
             if fence is not None:
@@ -130,13 +134,18 @@ def describe_lines(
             elif opened:
                 fence = opened.group(1)
                 inside = True
+        else:
+            inside = fence is not None
+        if not wanted[number]:
+            described.append(outside)
+            continue
         heading = prose and not inside and bool(_HEADING.match(text))
-        counts = matcher.counts(text) if wanted[number] else zero
+        counts = matcher.counts(text)
         if heading:
             counts = tuple(count * HEADING_WEIGHT for count in counts)
         described.append(
             Line(
-                size=escaped_size(text) if wanted[number] else 0,
+                size=escaped_size(text),
                 counts=counts,
                 blank=not text.strip() and not inside,
                 heading=heading,

@@ -202,18 +202,26 @@ def pack(
     return final, None
 
 
-def smallest_alone(pool: CandidatePool, facets: Sequence[str], room: int) -> Selection | None:
-    """The selection holding only the smallest admissible passage, or None if none is.
+def cheapest_alone(
+    pool: CandidatePool,
+    facets: Sequence[str],
+    room: int,
+    cost: Callable[[Passage], int],
+    count: int = 1,
+) -> list[Selection]:
+    """Selections holding only one admissible passage each, the ``count`` cheapest.
 
-    This is the smallest Capsule packing could ever produce from ``pool``; its
-    size is the least budget that yields any Capsule at all.
+    ``cost`` estimates what a passage adds to the Capsule; the smallest
+    Capsule packing could ever produce from ``pool`` is among these (its
+    size also depends on the coverage the passage settles, so a caller
+    wanting the exact least budget measures a few).
     """
     packer = _Packer(pool, facets, room)
-    if not packer.remaining:
-        return None
-    smallest = min(packer.remaining, key=lambda p: (p.size, p.retrieval_rank, p.ref.sort_key()))
-    rest = [p for p in packer.remaining if p is not smallest]
-    return packer.selection([smallest], rest)
+    ranked = sorted(packer.remaining, key=lambda p: (cost(p), p.retrieval_rank, p.ref.sort_key()))
+    return [
+        packer.selection([alone], [p for p in packer.remaining if p is not alone])
+        for alone in ranked[:count]
+    ]
 
 
 def _used_bytes(capsule: dict[str, object]) -> int:
