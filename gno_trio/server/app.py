@@ -32,4 +32,5 @@ def build_app(runtime: Runtime) -> McpApp:
         tools=bound_tools(runtime),
         resources=DocumentResources(runtime),
         instance_id=runtime.instance_id,
+        lifecycle=runtime.lifecycle,
     )

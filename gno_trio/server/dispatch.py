@@ -28,6 +28,7 @@ from gno_trio.protocol.errors import (
 )
 from gno_trio.protocol.stamping import stamp_result
 from gno_trio.protocol.versions import MODERN_VERSIONS, Era
+from gno_trio.runtime import Lifecycle
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.server.tooltypes import BoundTool, ToolResult, tool_error
 
@@ -101,8 +102,11 @@ class McpApp:
         tools: Sequence[BoundTool] = (),
         resources: ResourceProvider | None = None,
         instance_id: str | None = None,
+        lifecycle: Lifecycle | None = None,
     ) -> None:
         self.name = name
+        # Where a listener serving this app attaches its resident status.
+        self.lifecycle = lifecycle if lifecycle is not None else Lifecycle()
         self.version = version
         self.instance_id = instance_id if instance_id is not None else uuid.uuid4().hex
         self.server_info: dict[str, Any] = {"name": name, "version": version}

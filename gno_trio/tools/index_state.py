@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio import __version__
+from gno_trio.engine.readiness import standalone_resident
 from gno_trio.engine.uris import parse_uri
+from gno_trio.jobs import RETENTION_COUNT
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import ChangesInput, ListTagsInput, PeekInput, StatusInput
@@ -105,9 +107,36 @@ def changes_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def resident_block(runtime: Runtime, generations: dict[str, int]) -> dict[str, Any]:
+    """``resident-status@1.0`` for this process: the gateway's, else a stdio one.
+
+    Jobs are this process's own (the gateway's snapshot counts none) and
+    the generations come from the index.
+    """
+    listing = runtime.jobs.listing(RETENTION_COUNT)
+    jobs = {
+        "active": len(listing["active"]),
+        "recent": len(listing["recent"]),
+        "failed": sum(1 for job in listing["recent"] if job["status"] == "failed"),
+    }
+    reported = runtime.lifecycle.snapshot()
+    if reported is None:
+        limiter = runtime.limiter
+        readers = {
+            "active": int(limiter.borrowed_tokens),
+            "queued": limiter.statistics().tasks_waiting,
+            "limit": int(limiter.total_tokens),
+            "maxQueued": 0,
+        }
+        return standalone_resident("stdio", generation=generations, readers=readers, jobs=jobs)
+    return {**reported, "jobs": jobs, "generations": generations}
+
+
 def make_status(runtime: Runtime) -> ToolHandler:
     def call(args: StatusInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return runtime.engine.status(conn=conn)
+        result = runtime.engine.status(conn=conn)
+        result["resident"] = resident_block(runtime, result["resident"]["generations"])
+        return result
 
     return engine_tool(runtime, call, status_text)
 
