@@ -133,6 +133,7 @@ def make_graph(runtime: Runtime) -> ToolHandler:
             edge_limit=args.edgeLimit,
             linked_only=args.linkedOnly,
             include_similar=args.includeSimilar,
+            similar_top_k=args.similarTopK,
         )
 
     return engine_tool(runtime, call, overview_text)
