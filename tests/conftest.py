@@ -25,21 +25,7 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine.api import Engine
 from gno_trio.errors import GnoError
 
-
-def _shared_tree() -> Path:
-    """The read-only ``shared`` tree (fixtures, reference specs) beside the checkout.
-
-    A checkout sits next to it; a git worktree may sit a level or two deeper,
-    so the nearest ancestor holding one wins.
-    """
-    here = Path(__file__).resolve()
-    for parent in here.parents[1:]:
-        if (parent / "shared" / "fixtures").is_dir():
-            return parent / "shared"
-    return here.parents[2] / "shared"
-
-
-SHARED = _shared_tree()
+SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
 SCHEMAS = SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas"
 

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -38,8 +39,8 @@ from gno_trio.transports.http.server import GatewayEndpoint, build_state, serve_
 from gno_trio.transports.http.settings import GatewaySettings
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import GracefulDrain, open_supervisor
-from tests.conftest import SHARED
 
+SHARED = Path(__file__).resolve().parents[2] / "shared"
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
 SCHEMAS = SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas"
 

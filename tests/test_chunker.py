@@ -7,15 +7,15 @@ import itertools
 import json.decoder
 import re
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gno_trio.engine.chunker import Chunk, chunk_text
-from tests.conftest import SHARED
 
-FIXTURES = SHARED / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 DEFAULT_MAX = 3200  # 800 tokens x 4 chars
 DEFAULT_WINDOW = 320  # +/-10 %

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,9 +19,8 @@ from gno_trio.engine.frontmatter import (
     normalize_tag,
     snake_case,
 )
-from tests.conftest import SHARED
 
-FIXTURES = SHARED / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 TAG_GRAMMAR = re.compile(r"^[^\W_](?:[\w.-]*[^\W_])?(?:/[^\W_](?:[\w.-]*[^\W_])?)*$")
 

@@ -43,11 +43,10 @@ from gno_trio.server.dispatch import McpApp
 from gno_trio.server.registry import CORE_READ, WRITE_TOOL_NAMES, select_tool_names
 from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools import HANDLERS
-from tests.conftest import SHARED
 from tests.stdio_session import open_stdio_process
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
+EVALS_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "gno-evals" / "corpus"
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"

@@ -25,10 +25,10 @@ import yaml
 from gno_trio.cli import main
 from gno_trio.engine.api import Engine
 from gno_trio.server.schemas import output_schema
-from tests.conftest import SHARED
 from tests.lease_holder import LeaseHolder
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(__file__).resolve().parents[2] / "shared"
 SEED_RECALL_SCHEMA = SHARED / "reference" / "seed" / "memory-recall.schema.json"
 SCOPE = "team:web"
 FACT = "The staging database is rebuilt every Sunday night."

@@ -52,11 +52,16 @@ from gno_trio.engine.memory.service import MemoryService
 from gno_trio.engine.search import SearchRequest
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema
-from tests.conftest import SHARED
 from tests.lease_holder import lease_held_elsewhere
 
 REPO = Path(__file__).resolve().parents[1]
-SEED_RECALL_SCHEMA = SHARED / "reference" / "seed" / "memory-recall.schema.json"
+SEED_RECALL_SCHEMA = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "reference"
+    / "seed"
+    / "memory-recall.schema.json"
+)
 ME = Identity(caller="tester", session="session-1")
 SCOPE = "project:alpha"
 FACT = "The deploy window is Tuesday at 10:00 UTC."

@@ -35,12 +35,17 @@ from gno_trio.server.registry import CORE_READ, CORE_WRITE, select_tool_names
 from gno_trio.tools import HANDLERS
 from gno_trio.tools.memory import make_remember
 from gno_trio.transports.stdio import serve_stdio
-from tests.conftest import SHARED
 from tests.lease_holder import lease_held_elsewhere
 from tests.stdio_session import StdioSession, server_environment
 
 REPO = Path(__file__).resolve().parents[1]
-SEED_RECALL_SCHEMA = SHARED / "reference" / "seed" / "memory-recall.schema.json"
+SEED_RECALL_SCHEMA = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "reference"
+    / "seed"
+    / "memory-recall.schema.json"
+)
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 SCOPE = "project:gno-trio"

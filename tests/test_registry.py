@@ -6,6 +6,7 @@ import copy
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -39,9 +40,8 @@ from gno_trio.server.schemas import (
     output_schema_errors,
 )
 from gno_trio.server.tooltypes import ToolSpec
-from tests.conftest import SHARED
 
-SEED_DIR = SHARED / "reference" / "seed"
+SEED_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seed"
 
 EXPECTED_CORE_READ = {
     "gno_query",

@@ -54,10 +54,10 @@ from gno_trio.server.tooltypes import ToolResult
 from gno_trio.tools import collections as collection_tools
 from gno_trio.tools import jobs as job_tools
 from gno_trio.tools import links as link_tools
-from tests.conftest import SHARED, error_code
+from tests.conftest import error_code
 from tests.stdio_session import ProcessSession, open_mcp_server, server_environment
 
-MCP_DOCS = SHARED / "fixtures" / "mcp-docs" / "corpus"
+MCP_DOCS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mcp-docs" / "corpus"
 
 VAULT: dict[str, dict[str, str]] = {
     "notes": {
