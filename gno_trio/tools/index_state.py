@@ -13,8 +13,8 @@ from gno_trio.jobs import RETENTION_COUNT
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.inputs import ChangesInput, ListTagsInput, PeekInput, StatusInput
-from gno_trio.server.tooltypes import ToolHandler
-from gno_trio.tools.common import engine_tool, opt
+from gno_trio.server.tooltypes import ToolHandler, ToolResult
+from gno_trio.tools.common import engine_tool, guarded, opt
 
 
 def status_text(result: dict[str, Any]) -> str:
@@ -107,7 +107,28 @@ def changes_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def resident_block(runtime: Runtime, generations: dict[str, int]) -> dict[str, Any]:
+def _process_facts(runtime: Runtime) -> tuple[dict[str, Any] | None, dict[str, int]]:
+    """The gateway's resident snapshot (if one serves us) and the reader slots.
+
+    Taken on the event loop, where the gateway's own objects live (a
+    multi-worker gateway keeps its sessions in SQLite, usable only there).
+    """
+    limiter = runtime.limiter
+    readers = {
+        "active": int(limiter.borrowed_tokens),
+        "queued": limiter.statistics().tasks_waiting,
+        "limit": int(limiter.total_tokens),
+        "maxQueued": 0,
+    }
+    return runtime.lifecycle.snapshot(), readers
+
+
+def resident_block(
+    runtime: Runtime,
+    reported: dict[str, Any] | None,
+    readers: dict[str, int],
+    generations: dict[str, int],
+) -> dict[str, Any]:
     """``resident-status@1.0`` for this process: the gateway's, else a stdio one.
 
     Jobs are this process's own (the gateway's snapshot counts none) and
@@ -119,26 +140,28 @@ def resident_block(runtime: Runtime, generations: dict[str, int]) -> dict[str, A
         "recent": len(listing["recent"]),
         "failed": sum(1 for job in listing["recent"] if job["status"] == "failed"),
     }
-    reported = runtime.lifecycle.snapshot()
     if reported is None:
-        limiter = runtime.limiter
-        readers = {
-            "active": int(limiter.borrowed_tokens),
-            "queued": limiter.statistics().tasks_waiting,
-            "limit": int(limiter.total_tokens),
-            "maxQueued": 0,
-        }
         return standalone_resident("stdio", generation=generations, readers=readers, jobs=jobs)
     return {**reported, "jobs": jobs, "generations": generations}
 
 
 def make_status(runtime: Runtime) -> ToolHandler:
-    def call(args: StatusInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        result = runtime.engine.status(conn=conn)
-        result["resident"] = resident_block(runtime, result["resident"]["generations"])
-        return result
+    async def handler(args: StatusInput, ctx: ToolCallContext) -> ToolResult:
+        reported, readers = _process_facts(runtime)
 
-    return engine_tool(runtime, call, status_text)
+        def call(conn: sqlite3.Connection) -> dict[str, Any]:
+            result = runtime.engine.status(conn=conn)
+            generations = result["resident"]["generations"]
+            result["resident"] = resident_block(runtime, reported, readers, generations)
+            return result
+
+        async def produce() -> tuple[str, dict[str, Any]]:
+            result = await runtime.run(call)
+            return status_text(result), result
+
+        return await guarded(produce)
+
+    return handler
 
 
 def make_peek(runtime: Runtime) -> ToolHandler:
