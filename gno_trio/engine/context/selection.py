@@ -1,16 +1,18 @@
-"""Choosing passages: greedy packing under one budget for the whole Capsule.
+"""Choosing passages: greedy packing under one budget for what the model reads.
 
-The budget covers the complete canonical Capsule, not just passage text, and
-every choice changes other parts of it (coverage, omissions, guidance), so a
-passage is admitted only after the whole Capsule with it has been assembled
-and measured. The order is deterministic:
+The budget covers the whole model-visible projection of the Capsule, not
+just passage text, and every choice changes other parts of it (coverage,
+omission counts, guidance), so a passage is admitted only after the whole
+Capsule with it has been assembled and measured. The order is deterministic:
 
 1. the same span of the same document offered twice collapses to one;
    identical text elsewhere is a ``duplicate``;
 2. when the goal has facets, a passage matching none of them is
    ``redundant_coverage``;
-3. of the rest, the passage covering the most still-uncovered facets goes
-   next, ties broken by retrieval rank and then by URI and lines;
+3. of the rest, the passage with the most relevance still to be had goes
+   next (its facets weighted by rarity, a facet already covered counting
+   half, plus goal words standing together), ties broken by retrieval rank
+   and then by URI and lines;
 4. a passage overlapping an admitted one of the same document is
    ``overlap``; a further passage that would give its document more than
    3/5 of the room (when several documents compete) is
