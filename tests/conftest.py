@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.engine.context import ContextRequest, agent_projection_text, compile_capsule
 from gno_trio.errors import GnoError
 from tests.cmake_docs import CXX_STANDARD_PAGE, write_pages

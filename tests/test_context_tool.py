@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from gno_trio.config import Context
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.engine.context import (
     CONTEXT_ERROR_CODES,
     ContextRequest,

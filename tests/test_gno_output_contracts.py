@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from tests.conftest import SHARED, gno_schema_errors
 from tests.http_gateway_support import engine_app, running_gateway
 from tests.stdio_session import server_environment

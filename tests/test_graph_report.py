@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
-from gno_trio.engine.graph_overview import overview
+from gno_trio.engine import Engine
+from gno_trio.engine.graph.overview import overview
 from tests.conftest import SCHEMAS, gno_schema_errors
 
 VAULT = {

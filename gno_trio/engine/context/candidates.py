@@ -17,18 +17,18 @@ import re
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Final
 
-from gno_trio.engine.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.canonical import PassageRef, sha256_text
 from gno_trio.engine.context.facets import FacetMatcher, neighbour_pairs
 from gno_trio.engine.context.passages import Line, Weights, Window, best_window, describe_lines
-from gno_trio.engine.context.request import NormalizedRequest, iso_instant
-from gno_trio.engine.hybrid import QueryOptions, query
-from gno_trio.engine.querygrammar import parse_query
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine.context.request import NormalizedRequest
+from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
+from gno_trio.engine.search.hybrid import QueryOptions, query
+from gno_trio.engine.search.lexical import SearchRequest, date_instant
+from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.errors import GnoError
 
 MAX_SEARCH_LIMIT: Final = 100
@@ -207,20 +207,11 @@ def _heading_for(headings: tuple[list[int], list[str]], start: int, end: int) ->
     return None
 
 
-def _instant(value: object) -> str | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return iso_instant(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-
-
 def _document_date(value: object) -> str | None:
+    """A frontmatter date as written when it is a calendar date, else its UTC instant."""
     if isinstance(value, str) and _DATE_ONLY.fullmatch(value):
         return value
-    return _instant(value)
+    return date_instant(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,7 +431,7 @@ def _passage(
         collection=row["collection"],
         title=title,
         heading=_heading_for(found, window.start, window.end) if prose else None,
-        modified_at=_instant(row["source_mtime"]),
+        modified_at=date_instant(row["source_mtime"]),
         document_date=_document_date(row["frontmatter_date"]),
         facets=tuple(f for f in matcher.facets if f in spoken or f in titled),
         retrieval_rank=rank,

@@ -13,7 +13,7 @@ then seals it:
   ``gno-context-agent-v1`` projection, which carries every passage, span,
   hash, gap and count once. ``usedBytes`` is its UTF-8 size and
   ``usedTokens`` the engine's one token estimate of it (about four
-  characters per token, :func:`~gno_trio.engine.chunker.estimate_tokens`),
+  characters per token, :func:`~gno_trio.engine.ingest.chunker.estimate_tokens`),
   both found by iterating to a fixed point because the numbers are part of
   what they measure. The full Capsule in ``structuredContent`` is for the
   application and is bounded by the passages the budget admitted;
@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gno_trio.config import Config, dump_config
-from gno_trio.engine.chunker import CHARS_PER_TOKEN, estimate_tokens
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.candidates import Passage
 from gno_trio.engine.context.canonical import (
@@ -50,6 +49,8 @@ from gno_trio.engine.context.request import (
     canonical_text,
 )
 from gno_trio.engine.context.selection import OMISSION_REASONS, Omission, Selection
+from gno_trio.engine.egress.policy import strictest
+from gno_trio.engine.ingest.chunker import CHARS_PER_TOKEN, estimate_tokens
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.1"
@@ -57,7 +58,6 @@ MAX_OMISSION_ITEMS: Final = 100
 MAX_GUIDANCE_CHARS: Final = 16_384
 MAX_SCOPE_KEY_CHARS: Final = 2_048
 ESTIMATOR: Final = "unicode_conservative"
-_POLICY_STRICTNESS: Final = {"local_only": 0, "lan": 1, "remote": 2}
 _MEASURED: Final = ("usedBytes", "usedTokens")
 _FIXED_POINT_ROUNDS: Final = 16
 
@@ -132,11 +132,7 @@ def egress_lineage(collections: Sequence[str], policies: Policies) -> dict[str, 
         for name in sorted(set(collections))
         if name in policies
     ]
-    effective = min(
-        (source["policy"] for source in sources),
-        key=lambda policy: _POLICY_STRICTNESS.get(policy, 0),
-        default="local_only",
-    )
+    effective = strictest(source["policy"] for source in sources)
     return {
         "effectivePolicy": effective,
         "digest": hash_canonical(sources),

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from gno_trio.engine.chunker import CHARS_PER_TOKEN
 from gno_trio.engine.context.facets import FacetMatcher
+from gno_trio.engine.ingest.chunker import CHARS_PER_TOKEN
 
 # The longest passage, in tokens and in projection bytes: about a long
 # paragraph with its example, so a budget buys several documents' best parts

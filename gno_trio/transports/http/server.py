@@ -33,12 +33,10 @@ import trio
 from gno_trio.errors import GnoError
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
-from gno_trio.transports.http.guards import (
-    CallerLabels,
-    PolicyBook,
-    RuntimeAdmission,
-    TransportMetrics,
-)
+from gno_trio.transports.http.guards import PolicyBook
+from gno_trio.transports.http.identity import CallerLabels
+from gno_trio.transports.http.metrics import TransportMetrics
+from gno_trio.transports.http.runtime_admission import RuntimeAdmission
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import (
     STATUS_PATH,
@@ -184,7 +182,8 @@ async def serve_gateway(
         handle_signals = threading.current_thread() is threading.main_thread()
     async with open_supervisor() as supervisor:
         state = build_state(app, settings, port, supervisor, policies, worker)
-        app.lifecycle.attach(partial(resident_status, state))
+        if app.lifecycle is not None:  # gno_status over HTTP reports this gateway
+            app.lifecycle.attach(partial(resident_status, state))
         gateway = GatewayApp(state, token_state=token_state)
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")

@@ -1,0 +1,312 @@
+"""``diagnose``: why one named document does or does not rank for a query.
+
+The answer is GNO's ``query-diagnose@1.0`` (no content-type boost is ever
+applied here, and MCP callers never carry project affinity, so the closed
+1.0 shape is the exact one). Retrieval is model-free (see
+:mod:`gno_trio.engine.search.hybrid`), so the evidence is lexical: where the target
+ranks in the BM25 leg (every term first, then any term, as search ranks),
+where it lands after fusion and whether it survives the limit, and which
+filters shut it out. The vector, graph and rerank stages did not run and say
+so; nothing here pretends they did. Stages are traced only for a target that
+resolved to an indexed document that passes the filters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Final
+
+from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.reads.readiness import content_type_boost
+from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
+from gno_trio.engine.search.hybrid import QueryOptions, query
+from gno_trio.engine.search.lexical import (
+    FIELD_WEIGHTS,
+    SearchRequest,
+    filter_clauses,
+    relaxed_match,
+    validate_request,
+)
+from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.uris import parse_ref
+from gno_trio.errors import GnoError
+
+SCHEMA_VERSION: Final = "1.0"
+FUSION_WINDOW: Final = 100
+"""How deep the fused list is searched for the target (the largest query limit)."""
+
+_SKIPPED_STAGES: Final = (
+    ("vector", "skipped: no embedding model is available to this server"),
+    ("graph", "skipped: graph expansion is not part of this server's query pipeline"),
+    ("rerank", "skipped: no reranker is available to this server"),
+)
+_NO_CHUNK: Final = {"seq": None, "startLine": None, "endLine": None, "language": None}
+
+
+# Wire name of each filter and the SearchRequest field that carries it.
+_FILTER_FIELDS = (
+    ("collection", "collection"),
+    ("since", "since"),
+    ("until", "until"),
+    ("tagsAll", "tags_all"),
+    ("tagsAny", "tags_any"),
+    ("categories", "categories"),
+    ("author", "author"),
+    ("lang", "lang"),
+    ("exclude", "exclude"),
+)
+
+
+def _single_filters(request: SearchRequest) -> list[tuple[str, SearchRequest]]:
+    """One request per filter the caller set, each carrying only that filter."""
+    bare = SearchRequest(query=request.query, now=request.now)
+    return [
+        (name, dataclasses.replace(bare, **{field: getattr(request, field)}))
+        for name, field in _FILTER_FIELDS
+        if getattr(request, field)
+    ]
+
+
+def _passes(conn: sqlite3.Connection, request: SearchRequest, doc_id: int) -> bool:
+    clauses, params = filter_clauses(conn, request)
+    sql = f"SELECT 1 FROM documents d WHERE d.id = ? AND {' AND '.join(clauses)}"
+    return conn.execute(sql, (doc_id, *params)).fetchone() is not None
+
+
+def _skipped_stage(stage: str, reason: str) -> dict[str, Any]:
+    """A stage that did not run for this query, and why."""
+    return {
+        "id": stage,
+        "status": "skipped",
+        "sourceCount": 0,
+        "present": False,
+        "rank": None,
+        "score": None,
+        "survived": False,
+        "dropReason": "skipped",
+        "reason": reason,
+    }
+
+
+def _ranked(
+    conn: sqlite3.Connection, match: str | None, request: SearchRequest
+) -> list[tuple[int, float]]:
+    """(document id, raw BM25 score) of the filtered documents matching ``match``, best first."""
+    if match is None:
+        return []
+    clauses, params = filter_clauses(conn, request)
+    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+    rows = conn.execute(
+        f"SELECT d.id, bm25(documents_fts, {weights}) AS rank FROM documents_fts "
+        f"JOIN documents d ON d.id = documents_fts.rowid "
+        f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY rank",
+        (match, *params),
+    ).fetchall()
+    return [(int(row[0]), round(-float(row[1]), 6)) for row in rows]
+
+
+def _bm25(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    options: QueryOptions,
+    doc_id: int,
+) -> dict[str, Any]:
+    """The target in the BM25 leg: documents with every term rank first, then any term.
+
+    The leg hands fusion as many documents as the query asked for (twice as
+    many when ``term`` entries are fused in), so a target ranked deeper is
+    dropped below that cutoff.
+    """
+    parsed = parse_query(request.query)
+    strict = _ranked(conn, parsed.match, request)
+    seen = {doc for doc, _ in strict}
+    relaxed = [
+        item for item in _ranked(conn, relaxed_match(parsed), request) if item[0] not in seen
+    ]
+    ranked = strict + relaxed
+    terms = sum(1 for mode, _ in options.query_modes if mode == "term")
+    passed = request.limit * 2 if terms else request.limit
+    position = next((i for i, (doc, _) in enumerate(ranked, 1) if doc == doc_id), None)
+    drop: str | None
+    if position is None:
+        score, drop = None, "not_in_candidate_set"
+        reason = f"matches no term among {len(ranked)} documents that pass the filters"
+    else:
+        score = ranked[position - 1][1]
+        every = position <= len(strict)
+        drop = None if position <= passed else "below_cutoff"
+        reason = (
+            f"BM25 rank {position} of {len(ranked)}, matching "
+            f"{'every term' if every else 'some of the terms'}"
+            + ("" if drop is None else f"; only the first {passed} go on to fusion")
+        )
+    return {
+        "id": "bm25",
+        "status": "active",
+        "sourceCount": 1 + terms,
+        "present": position is not None,
+        "rank": position,
+        "score": score,
+        "survived": position is not None and drop is None,
+        "dropReason": drop,
+        "reason": reason,
+    }
+
+
+def _fusion(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    options: QueryOptions,
+    uri: str,
+) -> dict[str, Any]:
+    """Where the full model-free query pipeline places the target, and whether it is kept."""
+    wide = dataclasses.replace(request, limit=FUSION_WINDOW, min_score=None)
+    hits = query(conn, wide, options)["results"]
+    position = next((i for i, hit in enumerate(hits, 1) if hit["uri"] == uri), None)
+    score = None if position is None else float(hits[position - 1]["score"])
+    if position is None:
+        reason = f"not among the first {FUSION_WINDOW} fused results"
+        drop: str | None = "not_in_candidate_set"
+    elif position > request.limit:
+        reason = f"fused rank {position} is past the requested limit of {request.limit}"
+        drop = "below_cutoff"
+    elif request.min_score is not None and score is not None and score < request.min_score:
+        reason = f"fused score {score} is under minScore {request.min_score}"
+        drop = "below_cutoff"
+    else:
+        reason = f"returned at fused rank {position}"
+        drop = None
+    return {
+        "id": "fusion",
+        "status": "active",
+        "sourceCount": 1 + sum(1 for mode, _ in options.query_modes if mode == "term"),
+        "present": position is not None,
+        "rank": position,
+        "score": score,
+        "survived": position is not None and drop is None,
+        "dropReason": drop,
+        "reason": reason,
+    }
+
+
+def _target_chunk(conn: sqlite3.Connection, mirror: str, request: SearchRequest) -> dict[str, Any]:
+    """The target's chunk that best matches the query (its first chunk when none does)."""
+    span = chunk_spans(conn, [mirror]).get(mirror)
+    if span is None:
+        return dict(_NO_CHUNK)
+    for expression in exact_first(parse_query(request.query).any_match):
+        row = conn.execute(
+            "SELECT c.seq, c.start_line, c.end_line, c.language FROM chunks_fts f "
+            "JOIN content_chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? "
+            "AND f.rowid BETWEEN ? AND ? ORDER BY f.rank, f.rowid LIMIT 1",
+            (text_match(expression), span[0], span[1]),
+        ).fetchone()
+        if row is not None:
+            break
+    else:
+        row = conn.execute(
+            "SELECT seq, start_line, end_line, language FROM content_chunks WHERE id = ?",
+            (span[0],),
+        ).fetchone()
+    return {"seq": row[0], "startLine": row[1], "endLine": row[2], "language": row[3]}
+
+
+def _target_block(
+    conn: sqlite3.Connection,
+    ref: str,
+    row: sqlite3.Row | None,
+    status: str,
+    reasons: Sequence[str],
+) -> dict[str, Any]:
+    """What the target is: identity, content type (from its frontmatter) and chunks."""
+    mirror = None if row is None else row["mirror_hash"]
+    chunks = 0
+    if mirror:
+        chunks = int(
+            conn.execute(
+                "SELECT COUNT(*) FROM content_chunks WHERE mirror_hash = ?", (mirror,)
+            ).fetchone()[0]
+        )
+    content_type = None if row is None else row["content_type"]
+    categories = (
+        [] if row is None or not row["categories_json"] else json.loads(row["categories_json"])
+    )
+    return {
+        "ref": ref,
+        "status": status,
+        "docid": None if row is None else row["docid"],
+        "uri": None if row is None else row["uri"],
+        "title": None if row is None else row["title"],
+        "contentType": content_type,
+        "contentTypeSource": "frontmatter" if content_type else None,
+        "categories": list(categories),
+        # No configured content type, so no graph hints and no rule to compare with.
+        "graphHints": [],
+        "contentTypeRulesFingerprint": content_type_boost()["rulesFingerprint"],
+        "contentTypeFingerprintMatches": None,
+        "mirrorHash": mirror or None,
+        "chunkCount": chunks,
+        "filterReasons": list(reasons),
+    }
+
+
+def diagnose(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    target: str,
+    options: QueryOptions | None = None,
+) -> dict[str, Any]:
+    """``query-diagnose@1.0`` evidence for ``target`` under ``request`` (the ``gno_query`` inputs).
+
+    Status ``not_found`` means no document answers to ``target``;
+    ``inactive`` one whose file is gone since the last sync;
+    ``no_indexed_content`` a document with nothing in the text index;
+    ``filtered_out`` one that a filter excludes (``filterReasons`` names each
+    such filter); otherwise ``diagnosed``, with the BM25 leg and fusion
+    reporting where the target stands.
+    """
+    options = options or QueryOptions()
+    validate_request(request)
+    parse_query(request.query)
+    try:
+        row: sqlite3.Row | None = resolve(conn, parse_ref(target), inactive=True)
+    except GnoError as error:
+        if error.code != "NOT_FOUND":
+            raise
+        row = None
+    returned = query(conn, request, options)["meta"]
+    meta: dict[str, Any] = {
+        "mode": "bm25_only",
+        "vectorsUsed": False,
+        "reranked": False,
+        "totalResults": int(returned["totalResults"]),
+    }
+    if "queryModes" in returned:
+        meta["queryModes"] = returned["queryModes"]
+    base = {"schemaVersion": SCHEMA_VERSION, "query": request.query, "meta": meta}
+    untraced = {**base, "stages": [], "chunk": dict(_NO_CHUNK)}
+    if row is None:
+        return {**untraced, "target": _target_block(conn, target, None, "not_found", ())}
+    if not row["active"]:
+        return {**untraced, "target": _target_block(conn, target, row, "inactive", ())}
+    doc_id = int(row["id"])
+    indexed = conn.execute("SELECT 1 FROM documents_fts WHERE rowid = ?", (doc_id,)).fetchone()
+    if indexed is None or not row["mirror_hash"]:
+        block = _target_block(conn, target, row, "no_indexed_content", ())
+        return {**untraced, "target": block}
+    reasons = [
+        name for name, single in _single_filters(request) if not _passes(conn, single, doc_id)
+    ]
+    if reasons:
+        return {**untraced, "target": _target_block(conn, target, row, "filtered_out", reasons)}
+    bm25 = _bm25(conn, request, options, doc_id)
+    vector, graph, rerank = (_skipped_stage(stage, why) for stage, why in _SKIPPED_STAGES)
+    return {
+        **base,
+        "target": _target_block(conn, target, row, "diagnosed", ()),
+        "stages": [bm25, vector, _fusion(conn, request, options, row["uri"]), graph, rerank],
+        "chunk": _target_chunk(conn, row["mirror_hash"], request),
+    }
