@@ -201,6 +201,8 @@ def _best(
         counts = [0] * (len(lines[start - 1].counts))
         reached = start - 1
         body = False
+        score = 0.0
+        stale = False
         for last in range(first, len(units)):
             end = units[last][1]
             if any(window.overlaps(start, end) for window in taken):
@@ -209,14 +211,17 @@ def _best(
                 line = lines[number - 1]
                 size += line.size + 2
                 body = body or not (line.heading or line.blank)
-                for index, count in enumerate(line.counts):
-                    counts[index] += count
+                if any(line.counts):
+                    stale = True
+                    for index, count in enumerate(line.counts):
+                        counts[index] += count
             reached = end
             if size > cap:
                 break
             if lines[end - 1].heading or not body:
                 continue
-            score = weights.score(counts)
+            if stale:  # most lines mention nothing: the score only moves when one does
+                score, stale = weights.score(counts), False
             key = (score, size, -start)
             if best_key is None or key > best_key:
                 best, best_key = Window(start, end, size, tuple(counts), score), key
