@@ -1,0 +1,1 @@
+"""Ingestion: from the files of a collection to indexed, chunked mirrors."""
