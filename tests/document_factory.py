@@ -141,21 +141,26 @@ WRITERS: dict[str, Callable[[str], bytes]] = {
 }
 
 
-def zip_bomb_like(template: bytes, *, inflated_mb: int = 400) -> bytes:
-    """An OOXML container (copied from ``template``) plus one entry that inflates hugely.
+def zip_bomb_like(template: bytes, *, inflated_mb: int = 400, part: str | None = None) -> bytes:
+    """An OOXML container (copied from ``template``) with hundreds of megabytes packed small.
 
-    The entry is zeros compressed at the highest level, so the file stays
-    small while its declared uncompressed size is hundreds of megabytes.
+    Without ``part``, a new unreferenced entry of zeros is added (a parser
+    may never read it; the size check must still refuse the file). With
+    ``part``, that existing XML part is padded with trailing whitespace, so a
+    parser that reads the part really inflates it.
     """
     out = io.BytesIO()
+    chunk = (b"\0" if part is None else b" ") * (1024 * 1024)
     with (
         zipfile.ZipFile(io.BytesIO(template)) as source,
         zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target,
     ):
         for item in source.infolist():
-            target.writestr(item, source.read(item.filename))
-        chunk = b"\0" * (1024 * 1024)
-        with target.open("word/media/padding.bin", "w", force_zip64=True) as handle:
+            if item.filename != part:
+                target.writestr(item, source.read(item.filename))
+        with target.open(part or "word/media/padding.bin", "w", force_zip64=True) as handle:
+            if part is not None:
+                handle.write(source.read(part))
             for _ in range(inflated_mb):
                 handle.write(chunk)
     return out.getvalue()

@@ -15,11 +15,13 @@ library's, so a library upgrade is visible in ``conversion.converterVersion``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Mapping
+import warnings as warnings_module
+from collections.abc import Iterator, Mapping
 from importlib import metadata
 from pathlib import PurePosixPath
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from gno_trio.engine.convert import Converted, extension_of
 from gno_trio.engine.ingest.documents.markdown import MarkdownWriter, OutputFull
@@ -33,6 +35,34 @@ def library_version(distribution: str) -> str:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+_MAX_LIBRARY_WARNINGS: Final = 5
+
+
+@contextlib.contextmanager
+def _library_warnings(into: list[str]) -> Iterator[None]:
+    """Collect what the parsing library warns about as ``UNSUPPORTED_FEATURE`` warnings.
+
+    openpyxl and python-pptx warn (on stderr, by default) about parts they
+    skip, such as data validation or unknown extensions; those are facts
+    about this document's conversion, so they belong in its warnings.
+    """
+    with warnings_module.catch_warnings(record=True) as caught:
+        warnings_module.simplefilter("always")
+        try:
+            yield
+        finally:
+            _keep_warnings(caught, into)
+
+
+def _keep_warnings(caught: list[warnings_module.WarningMessage], into: list[str]) -> None:
+    seen: list[str] = []
+    for item in caught:
+        message = " ".join(str(item.message).split())[:200]
+        if message not in seen:
+            seen.append(message)
+    into += [warning("UNSUPPORTED_FEATURE", m) for m in seen[:_MAX_LIBRARY_WARNINGS]]
 
 
 def file_stem(rel_path: str) -> str:
@@ -69,7 +99,8 @@ class DocumentConverter:
         out = MarkdownWriter()
         warnings: list[str] = []
         try:
-            warnings = self.render(rel_path, data, out)
+            with _library_warnings(warnings):
+                warnings += self.render(rel_path, data, out)
         except OutputFull:
             pass
         except GnoError:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 MIB: Final = 1024 * 1024
-LimitsTuple = tuple[int, float, int, int, int, int, int, int]
+LimitsTuple = tuple[int, float, int, int, int, int, int, int, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,8 @@ class ConversionLimits:
     max_zip_entries: int = 20_000
     max_html_depth: int = 256
     """Element nesting kept by the HTML converter; deeper content is flattened."""
+    progress_interval_s: float = 0.2
+    """Least time between two progress reports of one conversion."""
 
     def as_tuple(self) -> LimitsTuple:
         return (
@@ -54,6 +56,7 @@ class ConversionLimits:
             self.max_zip_ratio,
             self.max_zip_entries,
             self.max_html_depth,
+            self.progress_interval_s,
         )
 
     @classmethod
@@ -103,10 +106,11 @@ class Ticker:
     a message to the parent, so it is rate-limited here rather than there.
     """
 
-    def __init__(self, total: int, *, interval: float = 0.2) -> None:
+    def __init__(self, total: int) -> None:
         self.total = total
-        self._hook = current().progress
-        self._interval = interval
+        job = current()
+        self._hook = job.progress
+        self._interval = interval = job.limits.progress_interval_s
         self._next = time.monotonic() + interval
 
     def tick(self, done: int) -> None:

@@ -25,6 +25,7 @@ POSIX: the loop waits on the workers' pipes with ``selectors``.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import selectors
@@ -161,6 +162,10 @@ class ConversionRunner:
         os.close(self._wake_r)
         os.close(self._wake_w)
 
+    def worker_pids(self) -> list[int]:
+        """Process IDs of the running workers (for diagnostics)."""
+        return [w.process.pid for w in self._workers]
+
     # -- one file ---------------------------------------------------------
     def convert(self, rel_path: str, data: bytes) -> Converted:
         """Convert one file in a worker; raises its :class:`GnoError` on failure."""
@@ -190,6 +195,7 @@ class ConversionRunner:
             raise GnoError("CANCELLED", "the conversion runner is closed")
         source = iter(jobs)
         exhausted = False
+        pending: collections.deque[tuple[int, ConversionJob]] = collections.deque()
         next_seq = 0
         finished: dict[int, ConversionOutcome] = {}
         emit_seq = 0
@@ -198,32 +204,30 @@ class ConversionRunner:
                 if self._cancelled.is_set():
                     raise GnoError("CANCELLED", "document conversion was cancelled")
                 in_flight = sum(1 for w in self._workers if w.job is not None)
-                window = self.max_workers * 2 - len(finished)
-                idle = self._idle_worker()
-                while not exhausted and idle is not None and window > in_flight:
-                    job = next(source, None)
-                    if job is None:
-                        exhausted = True
-                        break
-                    early = self._precheck(job)
-                    if early is not None:
-                        finished[next_seq] = early
-                    else:
-                        self._dispatch(idle, next_seq, job)
-                        in_flight += 1
-                        idle = self._idle_worker()
-                    next_seq += 1
-                if not exhausted and self._idle_worker() is None:
-                    self._grow()
-                    if not self._workers:
-                        job = next(source, None)  # no worker could start: fail the jobs
+                while in_flight + len(finished) < self.max_workers * 2:
+                    if not pending:
+                        job = None if exhausted else next(source, None)
                         if job is None:
                             exhausted = True
+                            break
+                        early = self._precheck(job)
+                        if early is not None:
+                            finished[next_seq] = early
                         else:
-                            finished[next_seq] = self._precheck(job) or self._failed(
-                                job, f"no conversion worker could start ({self._start_error})"
-                            )
-                            next_seq += 1
+                            pending.append((next_seq, job))
+                        next_seq += 1
+                        continue
+                    idle = self._idle_worker()
+                    if idle is None:
+                        break
+                    self._dispatch(idle, *pending.popleft())
+                    in_flight += 1
+                if pending and self._idle_worker() is None:
+                    self._grow()
+                    if not self._workers:  # no worker could start: fail what waits
+                        seq, job = pending.popleft()
+                        why = f"no conversion worker could start ({self._start_error})"
+                        finished[seq] = self._failed(job, why)
                 # Hand over what is finished (in order when asked).
                 ready = sorted(finished) if not ordered else []
                 if ordered:
@@ -237,7 +241,7 @@ class ConversionRunner:
                     self._extend_deadlines(time.monotonic() - outside)
                     continue
                 busy = any(w.job is not None for w in self._workers)
-                if exhausted and not busy and not finished:
+                if exhausted and not pending and not busy and not finished:
                     return
                 self._poll(on_progress, finished)
         finally:
