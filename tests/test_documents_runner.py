@@ -59,8 +59,28 @@ def test_every_job_gets_one_outcome_and_bad_files_fail_alone(runner: ConversionR
     assert codes == {
         "cut.pdf": "CONVERSION_FAILED",
         "bomb.xlsx": "TOO_LARGE",
-        "noise.xyz": "UNSUPPORTED_TYPE",
+        "noise.xyz": "BINARY_FILE",
     }
+    assert [p for p, o in found.items() if o.unsupported] == ["noise.xyz"]
+
+
+def test_text_converts_inline_and_unknown_types_are_routed_by_content(
+    runner: ConversionRunner,
+) -> None:
+    jobs = [
+        ConversionJob("note.md", f"# Note\n\n{WORD}\n".encode()),
+        ConversionJob("old.txt", f"café {WORD}\n".encode("latin-1")),
+        ConversionJob("download", make.pdf_bytes(WORD)),  # a PDF saved without its extension
+        ConversionJob("data.jsonl", b'{"a": 1}\n'),
+    ]
+    found = _by_path(list(runner.run(jobs, ordered=True)))
+    note = found["note.md"].converted
+    assert note is not None and note.converter_id == "native/markdown"
+    download = found["download"].converted
+    assert download is not None and WORD in download.markdown
+    assert download.mime == "application/pdf"
+    jsonl = found["data.jsonl"]
+    assert jsonl.error is not None and jsonl.error.code == "UNSUPPORTED_TYPE" and jsonl.unsupported
 
 
 def test_ordered_runs_keep_the_input_order(runner: ConversionRunner) -> None:

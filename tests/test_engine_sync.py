@@ -516,18 +516,20 @@ def test_unconvertible_files_are_recorded_and_never_abort(engine: Engine, tmp_pa
     root = write_corpus(tmp_path / "r", {"good.md": "# Good\n\nbison\n"})
     (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (root / "latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    (root / "nul.md").write_bytes(b"text\x00with a NUL byte")
     engine.add_collection(str(root), name="notes")
     report = report_of(engine)
-    assert report["added"] == 1
+    assert report["added"] == 2  # good.md, and latin1.md decoded as Windows-1252
     assert {e["relPath"]: e["code"] for e in report["errors"]} == {
         "binary.md": "BINARY_FILE",
-        "latin1.md": "BINARY_FILE",
+        "nul.md": "BINARY_FILE",
     }
-    assert _errors(engine) == {"binary.md": "BINARY_FILE", "latin1.md": "BINARY_FILE"}
+    assert _errors(engine) == {"binary.md": "BINARY_FILE", "nul.md": "BINARY_FILE"}
     assert engine.status()["collections"][0]["errorCount"] == 2
     assert hits(engine, "bison") == ["good.md"]
+    assert engine.get("notes/latin1.md")["content"] == "1: café au lait"
     # Fixing a file clears its error on the next sync.
-    (root / "latin1.md").write_text("café au lait", "utf-8")
+    (root / "nul.md").write_text("no NUL any more", "utf-8")
     report_of(engine)
     assert _errors(engine) == {"binary.md": "BINARY_FILE"}
     (root / "binary.md").unlink()
@@ -566,7 +568,7 @@ def test_file_that_becomes_unconvertible_keeps_its_last_good_content(
     indexed: Engine, corpus: Path
 ) -> None:
     before = indexed.get("notes/beta.md")
-    (corpus / "beta.md").write_bytes(b"\x80\x81\x82 broken now")
+    (corpus / "beta.md").write_bytes(b"\x00\x01\x02 broken now")
     bump_mtime(corpus / "beta.md")
     report = report_of(indexed)
     assert [e["code"] for e in report["errors"]] == ["BINARY_FILE"]

@@ -13,7 +13,6 @@ normalisation) live here and nowhere else.
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -63,52 +62,17 @@ def extension_of(rel_path: str) -> str:
     return PurePosixPath(rel_path.replace("\\", "/")).suffix.lower()
 
 
-_UTF16_BOMS: Final = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-
-
 def decode_text(rel_path: str, data: bytes) -> tuple[str, tuple[str, ...]]:
-    """Decode source bytes as text, or raise ``BINARY_FILE``.
+    """Decode source bytes as text in whatever encoding they are, or raise ``BINARY_FILE``.
 
-    UTF-8 is the contract. A UTF-8 BOM is dropped; a UTF-16 BOM is honoured
-    (Windows editors still write such files) and reported as a warning. A NUL
-    character or undecodable bytes mean the file is not text: indexing it would
-    only produce noise, so it is refused with a stable code instead.
-    Line endings are normalised to ``\\n`` so line numbers mean the same thing
-    on every platform.
+    The rules (byte-order marks, UTF-8, legacy code pages, binary detection)
+    live in :mod:`gno_trio.engine.ingest.documents.encoding`; line endings
+    come back normalised to ``\\n`` so line numbers mean the same thing on
+    every platform.
     """
-    warnings: list[str] = []
-    text: str | None = None
-    for bom, encoding in _UTF16_BOMS:
-        if data.startswith(bom):
-            try:
-                text = data[len(bom) :].decode(encoding)
-            except UnicodeDecodeError as exc:
-                raise GnoError(
-                    "BINARY_FILE",
-                    f"{rel_path}: starts with a UTF-16 byte-order mark but is not valid "
-                    f"UTF-16 (byte offset {exc.start + len(bom)})",
-                ) from None
-            warnings.append(f"decoded as {encoding.upper()} (byte-order mark)")
-            break
-    if text is None:
-        if b"\x00" in data:
-            raise GnoError(
-                "BINARY_FILE", f"{rel_path}: contains NUL bytes (binary file, not indexed)"
-            )
-        body = data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            offset = exc.start + (len(data) - len(body))
-            raise GnoError(
-                "BINARY_FILE",
-                f"{rel_path}: not valid UTF-8 text (byte offset {offset})",
-            ) from None
-    if "\x00" in text:
-        raise GnoError("BINARY_FILE", f"{rel_path}: contains NUL characters (binary file)")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, tuple(warnings)
+    from gno_trio.engine.ingest.documents.encoding import decode_text as decode
+
+    return decode(rel_path, data)
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,7 +125,8 @@ class DocumentConverter:
             )
         return Converted(
             markdown=out.text(),
-            mime=self.mimes.get(ext, "application/octet-stream"),
+            # A file recognised by its bytes has the format's first (main) type.
+            mime=self.mimes.get(ext) or next(iter(self.mimes.values())),
             ext=ext,
             converter_id=self.id,
             converter_version=self.version,

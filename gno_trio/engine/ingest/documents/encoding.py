@@ -22,6 +22,7 @@ Line endings are normalised to ``\\n`` so line numbers agree everywhere.
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
 from typing import Final
 
@@ -41,6 +42,9 @@ _CONTROL_BYTES: Final = bytes(b for b in range(32) if b not in _TEXT_CONTROLS) +
 # Windows-1252 punctuation and symbols that Western text uses next to letters.
 _WESTERN_SYMBOLS: Final = frozenset("‘’“”–—…€£¥§©®°±«»·¿¡ªº¹²³¼½¾×÷•™¢¤¦¨¯´¸¬µ¶")
 _LABELS: Final = {"cp1252": "Windows-1252", "latin-1": "Latin-1"}
+# Control characters no text encoding produces from real text (C0 but the
+# whitespace ones and ESC, DEL, C1), and the UTF-16 noncharacters.
+_NOT_TEXT: Final = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffe\uffff]")
 _IN_WORD: Final = frozenset("’·")
 _CP1252_UNDEFINED: Final = frozenset(b"\x81\x8d\x8f\x90\x9d")
 
@@ -92,6 +96,12 @@ def looks_binary(data: bytes) -> bool:
     return controls * 100 > len(head)
 
 
+def plausible_text(text: str) -> bool:
+    """Whether a guessed decoding reads as text: control characters under 1 % of the head."""
+    head = text[:_HEAD]
+    return len(_NOT_TEXT.findall(head)) * 100 <= len(head)
+
+
 def _mostly_utf8(head: bytes) -> bool:
     """Whether valid multi-byte UTF-8 outnumbers the bytes that are not UTF-8."""
     text = head.decode("utf-8", "replace")
@@ -130,10 +140,15 @@ def _western_encoding(head: bytes) -> str | None:
 def _detected(data: bytes) -> tuple[str, str] | None:
     from charset_normalizer import from_bytes  # imported on first legacy file only
 
-    best = from_bytes(data).best()
-    if best is None:
-        return None
-    return str(best), best.encoding
+    for match in from_bytes(data):
+        # UTF-16/32 without a mark were ruled out by the NUL-pattern test;
+        # the detector's guess of them on other bytes is noise.
+        if match.encoding.startswith(("utf_16", "utf_32")):
+            continue
+        text = str(match)
+        if plausible_text(text):
+            return text, match.encoding
+    return None
 
 
 def decode_text(rel_path: str, data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -154,9 +169,10 @@ def decode_text(rel_path: str, data: bytes) -> tuple[str, tuple[str, ...]]:
         if utf16 is not None:
             try:
                 text = data.decode(utf16)
-                decoded = text, (warning("LOW_CONFIDENCE", f"decoded as {utf16.upper()}"),)
             except UnicodeDecodeError:
-                decoded = None
+                text = ""
+            if text and plausible_text(text):
+                decoded = text, (warning("LOW_CONFIDENCE", f"decoded as {utf16.upper()}"),)
     if decoded is None:
         decoded = _legacy(rel_path, data)
     text, warnings = decoded
@@ -176,9 +192,10 @@ def _legacy(rel_path: str, data: bytes) -> tuple[str, tuple[str, ...]]:
         return text, (warning("LOSSY", f"{bad} bytes that are not UTF-8 were replaced"),)
     western = _western_encoding(head)
     if western is not None:
-        return data.decode(western), (
-            warning("LOW_CONFIDENCE", f"decoded as {_LABELS[western]} (detected)"),
-        )
+        text = data.decode(western)
+        if plausible_text(text):
+            note = warning("LOW_CONFIDENCE", f"decoded as {_LABELS[western]} (detected)")
+            return text, (note,)
     detected = _detected(data)
     if detected is None:
         raise _binary(rel_path, "not text in any encoding recognised")

@@ -42,13 +42,8 @@ from typing import Any, Final
 from gno_trio.engine.convert import Converted
 from gno_trio.engine.ingest.documents import frames
 from gno_trio.engine.ingest.documents.limits import DEFAULT_LIMITS, ConversionLimits
-from gno_trio.engine.ingest.documents.reasons import (
-    CONVERSION_FAILED,
-    CONVERSION_TIMEOUT,
-    TOO_LARGE,
-    UNSUPPORTED_TYPE,
-)
-from gno_trio.engine.ingest.documents.registry import document_converter_for
+from gno_trio.engine.ingest.documents.reasons import CONVERSION_FAILED, CONVERSION_TIMEOUT
+from gno_trio.engine.ingest.documents.routing import route
 from gno_trio.errors import GnoError
 
 WORKER_MODULE: Final = "gno_trio.engine.ingest.documents.worker"
@@ -84,6 +79,8 @@ class ConversionOutcome:
     converted: Converted | None
     error: GnoError | None
     seconds: float
+    unsupported: bool = False
+    """Not indexed because of the file's type (see :class:`.routing.Route`)."""
 
 
 ProgressFn = Callable[[ConversionJob, int, int], None]
@@ -95,7 +92,7 @@ class _Worker:
     reader: frames.FrameReader = field(default_factory=frames.FrameReader)
     ready: bool = False
     started: float = field(default_factory=time.monotonic)
-    job: tuple[int, ConversionJob] | None = None
+    job: tuple[int, ConversionJob, str] | None = None  # (sequence, job, converter ID)
     deadline: float = 0.0
     job_started: float = 0.0
     jobs_done: int = 0
@@ -195,7 +192,7 @@ class ConversionRunner:
             raise GnoError("CANCELLED", "the conversion runner is closed")
         source = iter(jobs)
         exhausted = False
-        pending: collections.deque[tuple[int, ConversionJob]] = collections.deque()
+        pending: collections.deque[tuple[int, ConversionJob, str]] = collections.deque()
         next_seq = 0
         finished: dict[int, ConversionOutcome] = {}
         emit_seq = 0
@@ -210,11 +207,13 @@ class ConversionRunner:
                         if job is None:
                             exhausted = True
                             break
-                        early = self._precheck(job)
-                        if early is not None:
-                            finished[next_seq] = early
+                        routed = route(job.rel_path, job.data, self.limits)
+                        if routed.converter_id is None:
+                            finished[next_seq] = ConversionOutcome(
+                                job, routed.converted, routed.error, 0.0, routed.unsupported
+                            )
                         else:
-                            pending.append((next_seq, job))
+                            pending.append((next_seq, job, routed.converter_id))
                         next_seq += 1
                         continue
                     idle = self._idle_worker()
@@ -225,7 +224,7 @@ class ConversionRunner:
                 if pending and self._idle_worker() is None:
                     self._grow()
                     if not self._workers:  # no worker could start: fail what waits
-                        seq, job = pending.popleft()
+                        seq, job, _ = pending.popleft()
                         why = f"no conversion worker could start ({self._start_error})"
                         finished[seq] = self._failed(job, why)
                 # Hand over what is finished (in order when asked).
@@ -250,18 +249,6 @@ class ConversionRunner:
                     self._retire(worker, kill=True)
 
     # -- internals --------------------------------------------------------
-    def _precheck(self, job: ConversionJob) -> ConversionOutcome | None:
-        if document_converter_for(job.rel_path) is None:
-            error = GnoError(UNSUPPORTED_TYPE, f"{job.rel_path}: no document converter")
-            return ConversionOutcome(job, None, error, 0.0)
-        if len(job.data) > self.limits.max_bytes:
-            error = GnoError(
-                TOO_LARGE,
-                f"{job.rel_path}: {len(job.data):,} bytes (limit {self.limits.max_bytes:,})",
-            )
-            return ConversionOutcome(job, None, error, 0.0)
-        return None
-
     @staticmethod
     def _failed(job: ConversionJob, why: str, code: str = CONVERSION_FAILED) -> ConversionOutcome:
         return ConversionOutcome(job, None, GnoError(code, f"{job.rel_path}: {why}"), 0.0)
@@ -306,15 +293,14 @@ class ConversionRunner:
         self._selector.register(process.stderr, selectors.EVENT_READ, (worker, "err"))
         self._workers.append(worker)
 
-    def _dispatch(self, worker: _Worker, seq: int, job: ConversionJob) -> None:
-        converter = document_converter_for(job.rel_path)
-        assert converter is not None and worker.process.stdin is not None
-        worker.job = (seq, job)
+    def _dispatch(self, worker: _Worker, seq: int, job: ConversionJob, converter_id: str) -> None:
+        assert worker.process.stdin is not None
+        worker.job = (seq, job, converter_id)
         worker.job_started = time.monotonic()
         worker.deadline = worker.job_started + self.limits.timeout_s
         message: dict[str, Any] = {
             "op": "convert",
-            "converter": converter.id,
+            "converter": converter_id,
             "rel_path": job.rel_path,
             "data": job.data,
         }
@@ -360,7 +346,7 @@ class ConversionRunner:
         now = time.monotonic()
         for worker in list(self._workers):
             if worker.job is not None and now >= worker.deadline:
-                seq, job = worker.job
+                seq, job, _ = worker.job
                 why = f"stopped after {self.limits.timeout_s:g} s (the conversion time limit)"
                 finished[seq] = self._failed(job, why, CONVERSION_TIMEOUT)
                 self._retire(worker, kill=True)
@@ -381,7 +367,7 @@ class ConversionRunner:
             return
         if worker.job is None:
             return
-        seq, job = worker.job
+        seq, job, _ = worker.job
         if op == "progress":
             if on_progress is not None:
                 on_progress(job, int(message["done"]), int(message["total"]))
@@ -417,7 +403,7 @@ class ConversionRunner:
             tail = worker.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             self._start_error = f"{how}: {tail[-1] if tail else 'no message'}"
         if worker.job is not None:
-            seq, job = worker.job
+            seq, job, _ = worker.job
             worker.job = None
             why = f"the converter crashed ({how}; out of memory or a damaged file)"
             finished[seq] = self._failed(job, why)
