@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from gno_trio.config import Conversion
+
 MIB: Final = 1024 * 1024
 LimitsTuple = tuple[int, float, int, int, int, int, int, int, float]
 
@@ -67,6 +69,17 @@ class ConversionLimits:
 
 
 DEFAULT_LIMITS: Final = ConversionLimits()
+
+
+def limits_from_settings(settings: Conversion) -> ConversionLimits:
+    """The limits an index's ``conversion:`` settings ask for."""
+    return ConversionLimits(
+        max_bytes=settings.max_bytes,
+        timeout_s=settings.timeout_ms / 1000,
+        max_chars=settings.max_output_chars,
+        max_memory_bytes=settings.max_memory_mb * MIB,
+    )
+
 
 ProgressHook = Callable[[int, int], None]
 """``(done, total)`` units of the file at hand (pages, sheets, slides)."""
