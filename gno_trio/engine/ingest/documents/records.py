@@ -129,7 +129,7 @@ def conversion_block(row: sqlite3.Row) -> dict[str, Any]:
         "converterVersion": row["converter_version"],
         "mirrorHash": row["mirror_hash"],
     }
-    stored = row["conversion_warnings_json"] if "conversion_warnings_json" in row.keys() else None
+    stored = row["conversion_warnings_json"]
     warnings = json.loads(stored) if stored and stored != "[]" else []
     if warnings:
         block["warnings"] = warnings
