@@ -67,6 +67,21 @@ def test_pdf_pages_are_marked_and_large_lines_become_headings() -> None:
     assert extract_meta(result.markdown, "report.pdf").title == "Quarterly Field Report"
 
 
+def test_pdf_line_gaps_become_paragraph_breaks() -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for paragraph in range(3):
+        for line in range(2):
+            pdf.cell(0, 6, f"para {paragraph} line {line}", new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(8)
+    markdown = _convert("paras.pdf", bytes(pdf.output())).markdown
+    assert markdown == (
+        "para 0 line 0\npara 0 line 1\n\npara 1 line 0\npara 1 line 1\n\n"
+        "para 2 line 0\npara 2 line 1\n"
+    )
+
+
 def test_pdf_without_text_says_it_needs_ocr() -> None:
     pdf = FPDF()
     pdf.add_page()

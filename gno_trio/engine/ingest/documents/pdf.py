@@ -10,6 +10,8 @@ The mirror:
 - the document's metadata title, when it has a real one, as ``# Title``;
 - each page's text line by line, preceded by a ``<!-- page N of M -->``
   marker so a reader of ``gno_get`` knows where a passage sits;
+- a paragraph break where the gap to the next line is well over the
+  page's usual line spacing;
 - lines set markedly larger than the body text (and short, and not ending
   like a sentence) as ``##``/``###`` headings, so titles, heading anchors and
   chunk boundaries follow the document's own structure;
@@ -21,10 +23,11 @@ warning: their words need OCR, which is out of scope.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, NamedTuple
 
 from gno_trio.engine.ingest.documents.base import DocumentConverter
 from gno_trio.engine.ingest.documents.limits import Ticker
@@ -35,6 +38,7 @@ from gno_trio.errors import GnoError
 _PASSWORD_ERROR: Final = 4  # FPDF_ERR_PASSWORD
 _HEADING_RATIO: Final = 1.2
 _HEADING_MAX_CHARS: Final = 120
+_PARAGRAPH_GAP: Final = 1.5  # a line gap this many times the usual one ends a paragraph
 _JUNK_TITLE: Final = re.compile(
     r"^(?:untitled|microsoft (?:word|powerpoint|excel) - .*|.*\.(?:docx?|pptx?|xlsx?|pdf|tex))$",
     re.IGNORECASE,
@@ -53,30 +57,50 @@ def _open(rel_path: str, data: bytes) -> Any:
         raise GnoError(CONVERSION_FAILED, f"{rel_path}: not a readable PDF ({exc})") from None
 
 
-def _lines_with_sizes(textpage: Any) -> list[tuple[str, float]]:
-    """The page's text lines, each with the font size of its first character."""
+class _Line(NamedTuple):
+    text: str
+    size: float  # font size of the first character
+    top: float  # top of the first character's box (PDF y grows upwards)
+
+
+def _lines(textpage: Any) -> list[_Line]:
+    """The page's text lines with the size and position of their first character."""
+    import ctypes
+
     import pypdfium2.raw as pdfium_c
 
     text: str = textpage.get_text_range()
-    lines: list[tuple[str, float]] = []
+    lines: list[_Line] = []
     offset = 0
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    boxes = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
     for raw_line in text.split("\n"):
         line = raw_line.rstrip("\r")
-        stripped = line.strip()
-        if stripped:
+        if line.strip():
             first = offset + (len(line) - len(line.lstrip()))
             size = float(pdfium_c.FPDFText_GetFontSize(textpage.raw, first))
-            lines.append((line, size))
+            found = pdfium_c.FPDFText_GetCharBox(textpage.raw, first, *boxes)
+            lines.append(_Line(line, size, top.value if found else 0.0))
         offset += len(raw_line) + 1
     return lines
 
 
-def _heading_levels(pages: list[list[tuple[str, float]]]) -> tuple[float, dict[float, int]]:
+def _paragraph_breaks(lines: list[_Line]) -> set[int]:
+    """Indexes of lines that start a new paragraph: a gap well over the usual line spacing."""
+    gaps = [a.top - b.top for a, b in itertools.pairwise(lines)]
+    usual = sorted(g for g in gaps if g > 0)
+    if not usual:
+        return set()
+    spacing = usual[len(usual) // 2]
+    return {i + 1 for i, gap in enumerate(gaps) if gap > spacing * _PARAGRAPH_GAP or gap < 0}
+
+
+def _heading_levels(pages: list[list[_Line]]) -> tuple[float, dict[float, int]]:
     """The body font size and a heading level for each larger size in use."""
     weights: Counter[float] = Counter()
     for page in pages:
-        for line, size in page:
-            weights[round(size, 1)] += len(line)
+        for line in page:
+            weights[round(line.size, 1)] += len(line.text)
     if not weights:
         return 0.0, {}
     body = weights.most_common(1)[0][0]
@@ -109,12 +133,12 @@ class PdfConverter(DocumentConverter):
         total = len(document)
         ticker = Ticker(total)
         title = clean_inline(str(document.get_metadata_dict().get("Title") or ""))
-        pages: list[list[tuple[str, float]]] = []
+        pages: list[list[_Line]] = []
         for index in range(total):
             page = document[index]
             textpage = page.get_textpage()
             try:
-                pages.append(_lines_with_sizes(textpage))
+                pages.append(_lines(textpage))
             finally:
                 textpage.close()
                 page.close()
@@ -141,21 +165,22 @@ class PdfConverter(DocumentConverter):
         return warnings
 
     @staticmethod
-    def _emit_page(
-        lines: list[tuple[str, float]], levels: dict[float, int], out: MarkdownWriter
-    ) -> None:
+    def _emit_page(lines: list[_Line], levels: dict[float, int], out: MarkdownWriter) -> None:
         body: list[str] = []
+        breaks = _paragraph_breaks(lines)
 
         def flush() -> None:
             if body:
                 out.paragraph(_SOFT_HYPHEN_BREAK.sub(r"\1\2", "\n".join(body)))
                 body.clear()
 
-        for line, size in lines:
-            level = _is_heading(line, size, levels)
+        for index, line in enumerate(lines):
+            level = _is_heading(line.text, line.size, levels)
             if level:
                 flush()
-                out.heading(level, line)
-            else:
-                body.append(line.replace("\x02", "-"))
+                out.heading(level, line.text)
+                continue
+            if index in breaks:
+                flush()
+            body.append(line.text.replace("\x02", "-"))
         flush()
