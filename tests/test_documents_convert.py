@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 from fpdf import FPDF
@@ -82,6 +83,19 @@ def test_pdf_line_gaps_become_paragraph_breaks() -> None:
     )
 
 
+_DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+@pytest.mark.skipif(not _DEJAVU.exists(), reason="needs a Unicode TrueType font (fonts-dejavu)")
+def test_pdf_ligatures_are_spelled_out() -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.add_font("DejaVu", fname=str(_DEJAVU))
+    pdf.set_font("DejaVu", size=12)
+    pdf.cell(0, 10, "the \ufb01le was \ufb02agged")
+    assert "the file was flagged" in _convert("lig.pdf", bytes(pdf.output())).markdown
+
+
 def test_pdf_without_text_says_it_needs_ocr() -> None:
     pdf = FPDF()
     pdf.add_page()
@@ -142,6 +156,39 @@ def test_docx_hyperlinks_become_markdown_links() -> None:
     doc.save(buffer)
     markdown = _convert("links.docx", buffer.getvalue()).markdown
     assert "See [the spec](https://example.org/spec)" in markdown
+
+
+def test_docx_content_controls_and_footnotes_are_read() -> None:
+    from docx import Document
+    from docx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from docx.oxml.parser import OxmlElement
+
+    doc = Document()
+    doc.add_paragraph("Body text")
+    control, content = OxmlElement("w:sdt"), OxmlElement("w:sdtContent")
+    inner = doc.add_paragraph("Abstract inside a content control with kiwifruit")._p
+    content.append(inner)  # moves the paragraph into the control
+    control.append(content)
+    doc.element.body.insert(0, control)
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    notes_xml = (
+        f'<w:footnotes xmlns:w="{w}">'
+        '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:t>---</w:t></w:r></w:p>'
+        "</w:footnote>"
+        '<w:footnote w:id="1"><w:p><w:r><w:t>A footnote naming pomegranate.</w:t></w:r></w:p>'
+        "</w:footnote></w:footnotes>"
+    ).encode()
+    uri = PackURI("/word/footnotes.xml")
+    part = Part(uri, CONTENT_TYPE.WML_FOOTNOTES, notes_xml, doc.part.package)
+    doc.part.relate_to(part, RELATIONSHIP_TYPE.FOOTNOTES)
+    buffer = io.BytesIO()
+    doc.save(buffer)
+    markdown = _convert("paper.docx", buffer.getvalue()).markdown
+    assert markdown.index("kiwifruit") < markdown.index("Body text")
+    assert markdown.endswith("## Notes\n\n1. A footnote naming pomegranate.\n")
+    assert "---" not in markdown
 
 
 def test_xlsx_sheets_become_headed_tables() -> None:

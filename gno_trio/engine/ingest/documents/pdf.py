@@ -15,7 +15,7 @@ The mirror:
 - lines set markedly larger than the body text (and short, and not ending
   like a sentence) as ``##``/``###`` headings, so titles, heading anchors and
   chunk boundaries follow the document's own structure;
-- a word hyphenated across a line break joined again.
+- a word hyphenated across a line break joined again, ligatures spelled out.
 
 Pages without any text (scans) are reported in an ``UNSUPPORTED_FEATURE``
 warning: their words need OCR, which is out of scope.
@@ -43,6 +43,11 @@ _JUNK_TITLE: Final = re.compile(
     r"^(?:untitled|microsoft (?:word|powerpoint|excel) - .*|.*\.(?:docx?|pptx?|xlsx?|pdf|tex))$",
     re.IGNORECASE,
 )
+# Typographic ligatures (ﬁ, ﬂ, ...) spelled out, so "file" matches a PDF's "ﬁle".
+_LIGATURES: Final = str.maketrans(
+    {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+     "\ufb05": "st", "\ufb06": "st"}
+)  # fmt: skip
 _SOFT_HYPHEN_BREAK: Final = re.compile(r"(\w)[\x02\u00ad-]\n(\w)")
 
 
@@ -178,9 +183,9 @@ class PdfConverter(DocumentConverter):
             level = _is_heading(line.text, line.size, levels)
             if level:
                 flush()
-                out.heading(level, line.text)
+                out.heading(level, line.text.translate(_LIGATURES))
                 continue
             if index in breaks:
                 flush()
-            body.append(line.text.replace("\x02", "-"))
+            body.append(line.text.replace("\x02", "-").translate(_LIGATURES))
         flush()

@@ -9,14 +9,16 @@ become ATX headings, numbered and bulleted paragraphs become Markdown lists
 (nesting from the numbering level, ordered or not from the numbering
 format), tables become pipe tables, bold and italic runs keep their
 emphasis, and hyperlinks become ``[text](address)`` so the link graph sees
-them. Headers, footers, comments and tracked deletions are left out.
+them. Content controls are opened, footnotes and endnotes follow the body
+under ``## Notes``; headers, footers, comments and tracked deletions are
+left out.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Final
 
 from gno_trio.engine.ingest.documents.base import DocumentConverter
@@ -139,6 +141,58 @@ def _table_rows(table: Any) -> list[list[str]]:
     return rows
 
 
+_MAX_CONTROL_DEPTH: Final = 16
+
+
+def _body_blocks(document: Any) -> Iterator[Any]:
+    """Paragraphs and tables of the body in order, content controls opened.
+
+    python-docx's own iteration skips ``w:sdt`` content controls, where
+    templates keep cover pages, abstracts and form text.
+    """
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    body = document.element.body
+    stack: list[tuple[Any, int]] = [(child, 0) for child in reversed(list(body))]
+    while stack:
+        element, depth = stack.pop()
+        if element.tag == f"{_W}p":
+            yield Paragraph(element, document._body)
+        elif element.tag == f"{_W}tbl":
+            yield Table(element, document._body)
+        elif element.tag == f"{_W}sdt" and depth < _MAX_CONTROL_DEPTH:
+            content = element.find(f"{_W}sdtContent")
+            if content is not None:
+                stack.extend((child, depth + 1) for child in reversed(list(content)))
+
+
+def _notes(document: Any) -> list[str]:
+    """Footnote and endnote texts, in order (they are part of what a reader searches for)."""
+    texts: list[str] = []
+    for rel in document.part.rels.values():
+        if not rel.reltype.endswith(("/footnotes", "/endnotes")) or rel.is_external:
+            continue
+        root = etree_fromstring(rel.target_part.blob)
+        for note in root:
+            if note.get(f"{_W}type") in ("separator", "continuationSeparator"):
+                continue
+            text = " ".join(
+                "".join(t.text or "" for t in p.iter(f"{_W}t")) for p in note.iter(f"{_W}p")
+            )
+            if text.strip():
+                texts.append(text)
+    return texts
+
+
+def etree_fromstring(blob: bytes) -> Any:
+    """Parse an XML part without resolving entities or reaching the network."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    return etree.fromstring(blob, parser)
+
+
 class WordConverter(DocumentConverter):
     id = "document/docx"
     library = "python-docx"
@@ -156,7 +210,7 @@ class WordConverter(DocumentConverter):
         numbering = _Numbering(document)
         styles = _StyleNames(document)
         pending: list[tuple[int, bool, str]] = []
-        for block in document.iter_inner_content():
+        for block in _body_blocks(document):
             if isinstance(block, Table):
                 if pending:
                     out.list_items(pending)
@@ -181,4 +235,8 @@ class WordConverter(DocumentConverter):
                 out.paragraph(text)
         if pending:
             out.list_items(pending)
+        notes = _notes(document)
+        if notes:
+            out.heading(2, "Notes")
+            out.list_items([(0, True, note) for note in notes])
         return []
