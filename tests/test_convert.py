@@ -87,7 +87,7 @@ def test_source_files_are_code_with_a_language(rel_path: str, language: str, mim
 )
 def test_unsupported_files_have_no_converter_and_are_refused(rel_path: str) -> None:
     assert converter_for(rel_path) is None
-    assert _error_code(rel_path, b"whatever") == "UNSUPPORTED_FORMAT"
+    assert _error_code(rel_path, b"whatever") == "UNSUPPORTED_TYPE"
 
 
 def test_registry_claims_each_extension_once_and_lookup_agrees() -> None:
@@ -143,13 +143,13 @@ def test_size_limit_is_inclusive_and_checked_before_decoding() -> None:
     assert convert("ok.md", b"x" * 10, max_bytes=10).markdown == "x" * 10
     with pytest.raises(GnoError) as info:
         convert("big.md", b"\x00" * 11, max_bytes=10)
-    assert info.value.code == "FILE_TOO_LARGE"
+    assert info.value.code == "TOO_LARGE"
     assert info.value.details == {"size": 11, "limit": 10}
 
 
 def test_size_limit_follows_the_module_constant(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(convert_module, "MAX_SOURCE_BYTES", 8)
-    assert _error_code("big.txt", b"123456789") == "FILE_TOO_LARGE"
+    assert _error_code("big.txt", b"123456789") == "TOO_LARGE"
     assert convert("small.txt", b"12345678").markdown == "12345678"
 
 

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import convert, sync, walker
+from gno_trio.engine import sync, walker
 from gno_trio.engine.api import Engine
 from gno_trio.engine.collections import NAME_RE, normalize_name
 from gno_trio.engine.search import SearchRequest
@@ -398,9 +398,9 @@ def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     parsed: list[str] = []
     real = sync._prepare
 
-    def counting(found: walker.FoundFile, data: bytes) -> Any:
+    def counting(found: walker.FoundFile, data: bytes, converted: Any) -> Any:
         parsed.append(found.rel_path)
-        return real(found, data)
+        return real(found, data, converted)
 
     monkeypatch.setattr(sync, "_prepare", counting)
     return parsed
@@ -409,7 +409,9 @@ def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_unchanged_resync_parses_nothing(indexed: Engine, parse_counter: list[str]) -> None:
     journal_before = kinds(indexed)
     report = report_of(indexed)
-    assert report["unchanged"] == report["scanned"] == 7
+    assert report["scanned"] == 8
+    assert report["unchanged"] == 7
+    assert report["skipped"] == 1  # image.png: not a type we index, judged by a stat
     assert report["added"] == report["updated"] == report["removed"] == 0
     assert parse_counter == []
     assert kinds(indexed) == journal_before
@@ -537,16 +539,19 @@ def test_unconvertible_files_are_recorded_and_never_abort(engine: Engine, tmp_pa
     assert _errors(engine) == {}
 
 
-def test_huge_file_is_refused_by_size(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(convert, "MAX_SOURCE_BYTES", 64)
+def test_huge_file_is_refused_by_size(dirs: Dirs, tmp_path: Path) -> None:
     root = write_corpus(tmp_path / "r", {"small.md": "tiny\n", "big.md": "x" * 65})
-    engine.add_collection(str(root), name="notes")
-    report = report_of(engine)
-    assert report["added"] == 1
-    assert [(e["relPath"], e["code"]) for e in report["errors"]] == [("big.md", "FILE_TOO_LARGE")]
-    assert _errors(engine) == {"big.md": "FILE_TOO_LARGE"}
+    dirs.config.mkdir(parents=True, exist_ok=True)
+    (dirs.config / "index.yml").write_text("conversion:\n  maxBytes: 64\n", "utf-8")
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(root), name="notes")
+        report = report_of(engine)
+        assert report["added"] == 1
+        assert [(e["relPath"], e["code"]) for e in report["errors"]] == [("big.md", "TOO_LARGE")]
+        assert _errors(engine) == {"big.md": "TOO_LARGE"}
+        # Judged once: the next sync costs the big file a stat, and still lists it.
+        again = report_of(engine)
+        assert [(e["relPath"], e["code"]) for e in again["errors"]] == [("big.md", "TOO_LARGE")]
 
 
 @pytest.mark.skipif(
@@ -730,7 +735,8 @@ def test_sync_paths_applies_the_collection_rules(
             "missing.md",
         ],
     )
-    assert report.scanned == 0 and report.added == 0
+    # Only data.bin passes the rules; its type is not indexed, so it is skipped.
+    assert report.scanned == 1 and report.skipped == 1 and report.added == 0
     assert hits(indexed, "wombat") == []
 
 

@@ -28,6 +28,8 @@ from gno_trio.dirs import (
 from gno_trio.engine import journal, reads
 from gno_trio.engine import status as status_mod
 from gno_trio.engine.collections import normalize_name, validate_root
+from gno_trio.engine.ingest.documents.limits import limits_from_settings
+from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.search import ContextRule, SearchRequest, search
 from gno_trio.engine.store import (
     ConnectionPool,
@@ -225,7 +227,7 @@ class Engine:
     ) -> list[SyncReport]:
         targets = [self.collection(n) for n in names] if names else list(self.config.collections)
         reports = []
-        with self._conn(conn) as c:
+        with self._conn(conn) as c, self._conversion_runner() as runner:
             for collection in targets:
                 try:
                     validate_root(collection.path)
@@ -236,7 +238,8 @@ class Engine:
                     )
                     reports.append(report)
                     continue
-                reports.append(sync_collection(c, spec_for(collection), progress=progress))
+                spec = spec_for(collection)
+                reports.append(sync_collection(c, spec, progress=progress, runner=runner))
             with contextlib.suppress(sqlite3.Error):
                 c.execute("BEGIN IMMEDIATE")
                 journal.prune(c)
@@ -250,8 +253,17 @@ class Engine:
     ) -> SyncReport:
         """Index just these files of one collection (after a write through gno-trio)."""
         collection = self.collection(name)
-        with self._conn(conn) as c:
-            return sync_collection(c, spec_for(collection), only=set(rel_paths))
+        with self._conn(conn) as c, self._conversion_runner() as runner:
+            return sync_collection(c, spec_for(collection), only=set(rel_paths), runner=runner)
+
+    def _conversion_runner(self) -> ConversionRunner:
+        """Conversion workers for one sync, bounded as ``conversion:`` in index.yml says.
+
+        Workers start only when a document needs converting, and stop with
+        the sync: an idle server keeps no converter processes.
+        """
+        settings = self.config.conversion
+        return ConversionRunner(limits_from_settings(settings), workers=settings.workers)
 
     # -- reads -------------------------------------------------------------
 

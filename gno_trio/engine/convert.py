@@ -21,7 +21,10 @@ from typing import Final, Protocol
 from gno_trio.errors import GnoError
 
 MAX_SOURCE_BYTES: Final[int] = 100 * 1024 * 1024
-"""Largest source file we convert (100 MiB); bigger files fail with ``FILE_TOO_LARGE``."""
+"""Largest source :func:`convert` accepts (100 MiB); bigger ones fail with ``TOO_LARGE``.
+
+A sync reads its limit from the index's ``conversion:`` settings instead.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +100,7 @@ class NativeTextConverter:
         mime = self.mime_by_ext.get(ext)
         if mime is None:
             raise GnoError(
-                "UNSUPPORTED_FORMAT", f"{rel_path}: converter {self.id} does not handle '{ext}'"
+                "UNSUPPORTED_TYPE", f"{rel_path}: converter {self.id} does not handle '{ext}'"
             )
         text, warnings = decode_text(rel_path, data)
         language = self.language_by_ext.get(ext)
@@ -198,8 +201,7 @@ def supported_extensions() -> frozenset[str]:
 def converter_for(rel_path: str) -> Converter | None:
     """The converter for this path, or ``None`` when its extension is not supported.
 
-    The walker skips unsupported files silently, so this must be cheap and
-    must not raise.
+    Must be cheap and must not raise: it is asked about every file a sync sees.
     """
     return _BY_EXTENSION.get(extension_of(rel_path))
 
@@ -208,17 +210,17 @@ def convert(rel_path: str, data: bytes, *, max_bytes: int | None = None) -> Conv
     """Convert one source file to its text mirror.
 
     ``max_bytes`` defaults to :data:`MAX_SOURCE_BYTES` (read at call time).
-    Raises :class:`GnoError` with code ``UNSUPPORTED_FORMAT``,
-    ``FILE_TOO_LARGE`` or ``BINARY_FILE``.
+    Raises :class:`GnoError` with code ``UNSUPPORTED_TYPE``,
+    ``TOO_LARGE`` or ``BINARY_FILE``.
     """
     converter = converter_for(rel_path)
     if converter is None:
         ext = extension_of(rel_path) or "(no extension)"
-        raise GnoError("UNSUPPORTED_FORMAT", f"{rel_path}: unsupported file type {ext}")
+        raise GnoError("UNSUPPORTED_TYPE", f"{rel_path}: unsupported file type {ext}")
     limit = MAX_SOURCE_BYTES if max_bytes is None else max_bytes
     if len(data) > limit:
         raise GnoError(
-            "FILE_TOO_LARGE",
+            "TOO_LARGE",
             f"{rel_path}: {len(data)} bytes exceeds the {limit}-byte limit",
             details={"size": len(data), "limit": limit},
         )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.dirs import database_file_name
+from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.uris import Ref, parse_ref
 from gno_trio.errors import GnoError
@@ -135,11 +136,7 @@ def get(
     roots = collection_roots(conn)
     result["source"] = source_block(row, roots.get(row["collection"]))
     result["source"].pop("documentDate", None)
-    result["conversion"] = {
-        "converterId": row["converter_id"],
-        "converterVersion": row["converter_version"],
-        "mirrorHash": row["mirror_hash"],
-    }
+    result["conversion"] = conversion_block(row)
     result["capabilities"] = capabilities(row)
     tags = tags_by_doc(conn, [int(row["id"])]).get(int(row["id"]))
     if tags:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio.engine.anchors import Anchor, anchors_for
+from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.timefilter import parse_time_bound
 from gno_trio.errors import GnoError
@@ -48,6 +49,7 @@ _RESULT_COLUMNS = ", ".join(
                 "mirror_hash",
                 "converter_id",
                 "converter_version",
+                "conversion_warnings_json",
                 "content_type",
                 "categories_json",
                 "frontmatter_date",
@@ -390,11 +392,7 @@ def _result(
         "snippet": anchor.snippet if anchor else "",
         "source": source_block(row, row["collection_root"]),
         "title": row["title"],
-        "conversion": {
-            "converterId": row["converter_id"],
-            "converterVersion": row["converter_version"],
-            "mirrorHash": row["mirror_hash"],
-        },
+        "conversion": conversion_block(row),
     }
     if anchor is not None:
         result["line"] = anchor.line
