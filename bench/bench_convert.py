@@ -8,7 +8,10 @@ word. Measured in one run, on the same bytes:
 - the floor: the same converters called in this process, serially, with no
   worker, no pipe and no bound (what the sandbox costs is the difference);
 - files/s and PDF pages/s, peak RSS of this process and of the largest worker;
-- the hit rate of the planted words in the mirrors (must be 100 %).
+- the hit rate of the planted words in the mirrors (must be 100 %);
+- ``update`` through the real engine (walk, convert, chunk, index) in
+  files/s, a search for every planted word (the top hit must be its file),
+  and the re-sync of the unchanged corpus (a stat per file).
 
 Usage: python bench/bench_convert.py [--workers N] [--scale F]
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import random
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -26,11 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from gno_trio.dirs import Dirs  # noqa: E402
+from gno_trio.engine.api import Engine  # noqa: E402
 from gno_trio.engine.ingest.documents.registry import document_converter_for  # noqa: E402
 from gno_trio.engine.ingest.documents.runner import (  # noqa: E402
     ConversionJob,
     ConversionRunner,
 )
+from gno_trio.engine.search import SearchRequest  # noqa: E402
 from tests import document_factory as make  # noqa: E402
 
 MIX = {".pdf": 100, ".docx": 100, ".xlsx": 50, ".pptx": 50, ".html": 100}
@@ -108,6 +115,35 @@ def run_in_process(jobs: list[ConversionJob]) -> tuple[float, int]:
     return time.perf_counter() - started, hits
 
 
+def run_index(root: Path, planted: dict[str, str], workers: int) -> dict[str, float]:
+    """Index the corpus with the real engine, search every planted word, re-sync."""
+    base = Path(tempfile.mkdtemp(prefix="gno-bench-convert-index-"))
+    dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+    dirs.config.mkdir(parents=True)
+    (dirs.config / "index.yml").write_text(f"conversion:\n  workers: {workers}\n", "utf-8")
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(root), name="bench")
+        started = time.perf_counter()
+        (report,) = engine.sync()
+        index_s = time.perf_counter() - started
+        hits = 0
+        for rel, word in planted.items():
+            found = engine.search(SearchRequest(query=word, limit=3))["results"]
+            hits += bool(found) and found[0]["source"]["relPath"] == rel
+        started = time.perf_counter()
+        (again,) = engine.sync()
+        resync_s = time.perf_counter() - started
+    shutil.rmtree(base, ignore_errors=True)
+    return {
+        "index_s": index_s,
+        "indexed": report.added,
+        "errors": len(report.errors),
+        "hits": hits,
+        "resync_s": resync_s,
+        "resync_unchanged": again.unchanged,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -143,6 +179,19 @@ def main() -> None:
         print(f"ratio sandbox 1 worker / floor: {one_s / floor_s:.2f}x time")
         print(f"speed-up {args.workers} workers / 1 worker: {one_s / many_s:.2f}x")
         print(f"peak RSS: this process {rss_self_mb:.0f} MB, largest worker {rss_worker_mb:.0f} MB")
+        idx = run_index(root, planted, w)
+        print(
+            f"update through the index, {w} workers: {n / idx['index_s']:6.1f} files/s "
+            f"({idx['index_s']:.2f} s, {idx['indexed']:.0f} indexed, {idx['errors']:.0f} errors)"
+        )
+        print(
+            f"re-sync of the unchanged corpus: {idx['resync_s'] * 1000:.0f} ms "
+            f"({idx['resync_unchanged']:.0f} unchanged)"
+        )
+        print(
+            f"search hit rate of the planted words (top hit is the file): "
+            f"{100 * idx['hits'] / n:.1f} %"
+        )
         for label, hits, fails in (
             ("floor", floor_hits, 0),
             ("1 worker", hits_1, fail_1),

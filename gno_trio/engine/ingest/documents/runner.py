@@ -49,7 +49,7 @@ from gno_trio.errors import GnoError
 WORKER_MODULE: Final = "gno_trio.engine.ingest.documents.worker"
 PRELOAD: Final = ("pypdfium2", "docx", "openpyxl", "pptx")
 START_TIMEOUT_S: Final = 60.0
-JOBS_PER_WORKER: Final = 200
+JOBS_PER_WORKER: Final = 2000
 """A worker is replaced after this many jobs, so fragmentation cannot accumulate."""
 _POLL_S: Final = 0.25
 _START_ATTEMPTS: Final = 3
