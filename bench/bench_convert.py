@@ -31,13 +31,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from gno_trio.dirs import Dirs  # noqa: E402
-from gno_trio.engine.api import Engine  # noqa: E402
+from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.engine.ingest.documents.registry import document_converter_for  # noqa: E402
 from gno_trio.engine.ingest.documents.runner import (  # noqa: E402
     ConversionJob,
     ConversionRunner,
 )
-from gno_trio.engine.search import SearchRequest  # noqa: E402
 from tests import document_factory as make  # noqa: E402
 
 MIX = {".pdf": 100, ".docx": 100, ".xlsx": 50, ".pptx": 50, ".html": 100}

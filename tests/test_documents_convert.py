@@ -11,8 +11,7 @@ import pytest
 from fpdf import FPDF
 from fpdf.enums import EncryptionMethod
 
-from gno_trio.engine.convert import Converted
-from gno_trio.engine.frontmatter import extract_meta
+from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents.limits import ConversionLimits, applied
 from gno_trio.engine.ingest.documents.reasons import parse_warning
 from gno_trio.engine.ingest.documents.registry import (
@@ -20,6 +19,7 @@ from gno_trio.engine.ingest.documents.registry import (
     document_extensions,
     sniff,
 )
+from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.errors import GnoError
 from tests import document_factory as make
 

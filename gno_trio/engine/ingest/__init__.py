@@ -1,1 +1,4 @@
-"""Ingestion: from the files of a collection to indexed, chunked mirrors."""
+"""From files on disk to indexed documents: walking, converting, chunking,
+frontmatter, sync, collection-root policing, and the writers that create
+notes (capture, filing).
+"""

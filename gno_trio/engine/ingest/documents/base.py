@@ -19,11 +19,10 @@ import contextlib
 import functools
 import warnings as warnings_module
 from collections.abc import Iterator, Mapping
-from importlib import metadata
 from pathlib import PurePosixPath
 from typing import ClassVar, Final
 
-from gno_trio.engine.convert import Converted, extension_of
+from gno_trio.engine.ingest.convert import Converted, extension_of
 from gno_trio.engine.ingest.documents.markdown import MarkdownWriter, OutputFull
 from gno_trio.engine.ingest.documents.reasons import CONVERSION_FAILED, warning
 from gno_trio.errors import GnoError
@@ -31,6 +30,8 @@ from gno_trio.errors import GnoError
 
 @functools.cache
 def library_version(distribution: str) -> str:
+    from importlib import metadata  # costs ~0.1 s of imports: only where versions are read
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:

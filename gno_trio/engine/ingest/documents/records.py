@@ -21,7 +21,7 @@ import json
 import sqlite3
 from typing import Any, Final
 
-from gno_trio.engine import convert as text_converters
+from gno_trio.engine.ingest import convert as text_converters
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import parse_warning
 from gno_trio.engine.ingest.documents.registry import DOCUMENT_CONVERTERS

@@ -13,7 +13,7 @@ import io
 import zipfile
 from typing import Final
 
-from gno_trio.engine.convert import extension_of
+from gno_trio.engine.ingest.convert import extension_of
 from gno_trio.engine.ingest.documents.base import DocumentConverter
 from gno_trio.engine.ingest.documents.excel import ExcelConverter
 from gno_trio.engine.ingest.documents.pdf import PdfConverter

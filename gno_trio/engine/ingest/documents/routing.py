@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from gno_trio.engine.convert import Converted, converter_for, extension_of
+from gno_trio.engine.ingest.convert import Converted, converter_for, extension_of
 from gno_trio.engine.ingest.documents.encoding import looks_binary
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import (

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from gno_trio.engine.convert import Converted
+from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents import frames
 from gno_trio.engine.ingest.documents.limits import DEFAULT_LIMITS, ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import CONVERSION_FAILED, CONVERSION_TIMEOUT
