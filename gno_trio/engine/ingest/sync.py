@@ -182,7 +182,14 @@ def _read(found: FoundFile, limit: int) -> bytes:
         ) from exc
 
 
-def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
+ChunkTick = Callable[[int, int], None]
+"""``(chunks written, chunks in the document)``: progress while one large mirror is stored."""
+_TICK_EVERY = 256
+
+
+def _store_content(
+    conn: sqlite3.Connection, prepared: _Prepared, tick: ChunkTick | None = None
+) -> None:
     markdown = prepared.converted.markdown
     inserted = conn.execute(
         "INSERT OR IGNORE INTO content(mirror_hash, markdown, line_count) VALUES (?, ?, ?)",
@@ -211,6 +218,8 @@ def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
             "INSERT INTO chunks_fts(rowid, text, mirror_hash) VALUES (?, ?, ?)",
             (cur.lastrowid, chunk.text, prepared.mirror_hash),
         )
+        if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
+            tick(chunk.seq + 1, len(chunks))
 
 
 def _write_structure(conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta) -> None:
@@ -285,9 +294,10 @@ def write_document(
     *,
     kind: str,
     observed_at: str,
+    tick: ChunkTick | None = None,
 ) -> int:
     """Insert or update one document row with its content, FTS and structure."""
-    _store_content(conn, prepared)
+    _store_content(conn, prepared, tick)
     values = _doc_values(spec, prepared, observed_at)
     if existing is None:
         columns = ", ".join(values)
@@ -518,6 +528,15 @@ def sync_collection(
                 index, found, _ = job.key
                 progress(index, total, f"{found.rel_path} ({done}/{units})")
 
+        def chunk_progress(index: int, rel_path: str) -> ChunkTick | None:
+            """Keep the bar moving while a large mirror's chunks are written."""
+            if progress is None:
+                return None
+            report_to = progress
+            return lambda done, chunks: report_to(
+                index, total, f"{rel_path} (chunk {done}/{chunks})"
+            )
+
         written = 0
         for outcome in runner.run(to_convert(), on_progress=file_progress, ordered=True):
             _, found, row = outcome.job.key
@@ -540,7 +559,15 @@ def sync_collection(
                 fresh.append(prepared)
                 continue
             kind = "update" if row["active"] else "reactivate"
-            write_document(conn, spec, prepared, row, kind=kind, observed_at=observed_at)
+            write_document(
+                conn,
+                spec,
+                prepared,
+                row,
+                kind=kind,
+                observed_at=observed_at,
+                tick=chunk_progress(outcome.job.key[0], found.rel_path),
+            )
             _note_warnings(report, prepared)
             if kind == "update":
                 report.updated += 1
@@ -573,7 +600,15 @@ def sync_collection(
                 _rename(conn, spec, prepared, old, observed_at)
                 report.renamed += 1
             else:
-                write_document(conn, spec, prepared, None, kind="create", observed_at=observed_at)
+                write_document(
+                    conn,
+                    spec,
+                    prepared,
+                    None,
+                    kind="create",
+                    observed_at=observed_at,
+                    tick=chunk_progress(total, prepared.found.rel_path),
+                )
                 report.added += 1
         for row in vanished:
             if int(row["id"]) not in renamed_ids:
