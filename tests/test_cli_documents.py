@@ -85,6 +85,9 @@ def test_search_finds_each_planted_word_in_its_own_file(
     got = cli.json("get", hit["uri"], "--from", str(line), "-l", "200")
     assert WORDS[name] in got["content"]
     assert got["conversion"] == hit["conversion"]
+    # The mirror is not the source: writing it back would destroy the document.
+    assert got["capabilities"]["editable"] is False
+    assert got["capabilities"]["reason"] == "converted from a non-text source"
 
 
 def test_latin1_text_is_decoded_with_its_warning(folder: tuple[Cli, Path]) -> None:
@@ -94,7 +97,10 @@ def test_latin1_text_is_decoded_with_its_warning(folder: tuple[Cli, Path]) -> No
     assert hit["conversion"]["warnings"] == [
         {"code": "LOW_CONFIDENCE", "message": "decoded as Windows-1252 (detected)"}
     ]
-    assert "Crème brûlée" in cli.json("get", hit["uri"])["content"]
+    got = cli.json("get", hit["uri"])
+    assert "Crème brûlée" in got["content"]
+    assert got["capabilities"]["mode"] == "read_only"
+    assert "legacy text encoding" in got["capabilities"]["reason"]
 
 
 def test_status_lists_every_file_not_indexed_with_its_reason(folder: tuple[Cli, Path]) -> None:

@@ -79,7 +79,26 @@ def number_lines(lines: Sequence[str], first: int) -> str:
     return "\n".join(f"{first + i}: {line}" for i, line in enumerate(lines))
 
 
+def _not_editable_because(row: sqlite3.Row) -> str | None:
+    """Why writing the mirror back would not be an edit of the source, if it would not."""
+    if not str(row["converter_id"] or "").startswith("native/"):
+        return "converted from a non-text source"
+    if row["conversion_warnings_json"] not in (None, "", "[]"):
+        return "decoded from a legacy text encoding; writing it back would change the bytes"
+    return None
+
+
 def capabilities(row: sqlite3.Row) -> dict[str, Any]:
+    reason = _not_editable_because(row)
+    if reason is not None:
+        return {
+            "editable": False,
+            "tagsEditable": True,
+            "tagsWriteback": False,
+            "canCreateEditableCopy": True,
+            "mode": "read_only",
+            "reason": reason,
+        }
     if row["source_mime"] == "text/markdown":
         return {
             "editable": True,
