@@ -20,6 +20,7 @@ from collections.abc import Callable
 from docx import Document
 from docx.enum.text import WD_BREAK
 from fpdf import FPDF
+from fpdf.enums import EncryptionMethod
 from openpyxl import Workbook
 from pptx import Presentation
 from pptx.util import Inches
@@ -40,6 +41,18 @@ def pdf_bytes(word: str, *, pages: int = 2, title: str = "Quarterly Field Report
             if page == pages and line == 7:
                 text = f"The crew recorded {word} near the northern ridge."
             pdf.cell(0, 7, text, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def locked_pdf_bytes() -> bytes:
+    """A PDF that opens only with its user password."""
+    pdf = FPDF()
+    pdf.set_encryption(
+        owner_password="owner", user_password="user", encryption_method=EncryptionMethod.RC4
+    )
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.cell(0, 10, "secret words")
     return bytes(pdf.output())
 
 

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fpdf import FPDF
-from fpdf.enums import EncryptionMethod
 
 from tests import document_factory as make
 from tests.test_cli import Cli, make_cli
@@ -28,17 +26,6 @@ WORDS = {
 LATIN1_WORD = "latinferret"
 
 
-def _locked_pdf() -> bytes:
-    pdf = FPDF()
-    pdf.set_encryption(
-        owner_password="o", user_password="u", encryption_method=EncryptionMethod.RC4
-    )
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=12)
-    pdf.cell(0, 10, "hidden")
-    return bytes(pdf.output())
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, Path]:
     cli = make_cli(tmp_path_factory.mktemp("documents"))
@@ -49,7 +36,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, Path]:
         (root / name).write_bytes(make.WRITERS[ext](word))
     (root / "old.txt").write_bytes(f"Crème brûlée à la {LATIN1_WORD}.\n".encode("latin-1"))
     (root / "noise.xyz").write_bytes(make.random_bytes(2048))
-    (root / "locked.pdf").write_bytes(_locked_pdf())
+    (root / "locked.pdf").write_bytes(make.locked_pdf_bytes())
     (root / "cut.pdf").write_bytes(make.pdf_bytes("nothing")[:700])
     (root / "bomb.docx").write_bytes(make.zip_bomb_like(make.docx_bytes("x"), inflated_mb=64))
     (root / "notes.jsonl").write_text('{"a": 1}\n', "utf-8")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from fpdf import FPDF
-from fpdf.enums import EncryptionMethod
 
 from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents.limits import ConversionLimits, applied
@@ -106,14 +105,7 @@ def test_pdf_without_text_says_it_needs_ocr() -> None:
 
 
 def test_password_protected_pdf_is_encrypted() -> None:
-    pdf = FPDF()
-    pdf.set_encryption(
-        owner_password="owner", user_password="user", encryption_method=EncryptionMethod.RC4
-    )
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=12)
-    pdf.cell(0, 10, "secret words")
-    assert _code("locked.pdf", bytes(pdf.output())) == "ENCRYPTED"
+    assert _code("locked.pdf", make.locked_pdf_bytes()) == "ENCRYPTED"
 
 
 @pytest.mark.parametrize("keep", [0, 100, 1000, 3000])
