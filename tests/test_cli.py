@@ -204,7 +204,7 @@ def test_update_without_collections_is_a_validation_error(cli: Cli) -> None:
 
 
 def test_update_records_bad_files_and_finishes(cli: Cli, notes: Path) -> None:
-    (notes / "binary.md").write_bytes(b"\x00\x01\x02\x03")
+    (notes / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (notes / "broken.md").write_text("---\ntitle: [oops\n---\nhedgehog\n", "utf-8")
     cli.run("init", str(notes), "--name", "notes")
     out = cli.run("update").stdout
