@@ -24,19 +24,14 @@ import yaml
 
 from gno_trio.engine import HeldLease
 from gno_trio.engine.store.lease import write_lease
+from tests.cli_support import Cli
 from tests.conftest import db_snapshot, write_corpus
 from tests.stdio_session import open_mcp_server
-from tests.test_cli import Cli, make_cli
 
 NOTES = {
     "alpha.md": "# Alpha\n\nkubernetes rollout plan\n",
     "beta.md": "# Beta\n\nbanana split\n",
 }
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return make_cli(tmp_path)
 
 
 @pytest.fixture
@@ -68,17 +63,10 @@ def test_a_mistyped_config_path_is_an_error_and_changes_nothing(cli: Cli, notes:
         done = cli.run("--config", str(cli.home / "nonexistent.yml"), *command, code=1)
         assert done.stderr.startswith("Error: CONFIG_NOT_FOUND: "), done.stderr
         assert "nonexistent.yml" in done.stderr
-    typo = dict(cli.env, GNO_CONFIG_DIR=str(cli.home / "typo"))
+    typo = {"GNO_CONFIG_DIR": str(cli.home / "typo")}
     for command in (("status",), ("update",), ("collection", "add", str(notes))):
-        done = subprocess.run(
-            [sys.executable, "-m", "gno_trio", *command],
-            env=typo,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 1 and "CONFIG_NOT_FOUND" in done.stderr, done.stderr
+        done = cli.run(*command, env=typo, code=1)
+        assert "CONFIG_NOT_FOUND" in done.stderr, done.stderr
     assert not (cli.home / "typo").exists()
     assert cli.state() == before
     assert document_count(cli) == 2
@@ -163,7 +151,6 @@ def test_two_concurrent_updates_record_each_change_once(cli: Cli) -> None:
 
 def test_a_writer_that_gives_up_exits_4_and_names_the_holder(cli: Cli, notes: Path) -> None:
     cli.run("init", str(notes), "--name", "notes")
-    env = dict(cli.env, GNO_WRITE_LOCK_WAIT_MS="300")
     with write_lease(cli.data_dir / ".mcp-write.lock", wait_seconds=0) as held:
         assert isinstance(held, HeldLease)
         for command in (
@@ -171,15 +158,7 @@ def test_a_writer_that_gives_up_exits_4_and_names_the_holder(cli: Cli, notes: Pa
             ("collection", "remove", "notes"),
             ("capture", "a note", "-c", "notes"),
         ):
-            done = subprocess.run(
-                [sys.executable, "-m", "gno_trio", *command],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-            assert done.returncode == 4, (command, done.stderr)
+            done = cli.run(*command, env={"GNO_WRITE_LOCK_WAIT_MS": "300"}, code=4)
             assert "LOCKED" in done.stderr and f"process {os.getpid()}" in done.stderr
     assert document_count(cli) == 0
 
