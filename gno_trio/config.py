@@ -14,10 +14,8 @@ names the exact key path (``collections[1].name: ...``).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeAlias, cast, get_args, get_origin
@@ -59,7 +57,6 @@ __all__ = [
     "loads_config",
     "normalize_collection_name",
     "parse_config",
-    "save_config",
 ]
 
 # ---------------------------------------------------------------------------
@@ -698,48 +695,3 @@ def dumps_config(config: Config) -> str:
         # all non-ASCII is the only way to keep such a value intact.
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, default_flow_style=False)
     return text
-
-
-def save_config(path: Path, config: Config) -> None:
-    """Write ``index.yml`` atomically, so readers see the old or the new file.
-
-    The text goes to a temporary file in the same directory, is flushed to
-    disk and then renamed over the target. An existing file keeps its
-    permission bits; a new one is private to the user.
-    """
-    text = dumps_config(config)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode: int | None = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = None
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if mode is not None:
-                os.chmod(temp_name, mode)
-            os.replace(temp_name, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp_name)
-            raise
-        _fsync_directory(path.parent)
-    except OSError as exc:
-        raise GnoError("RUNTIME", f"Cannot write config {path}: {exc.strerror or exc}") from None
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Persist the rename itself; best effort where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -28,8 +28,8 @@ from gno_trio.config import (
     loads_config,
     normalize_collection_name,
     parse_config,
-    save_config,
 )
+from gno_trio.engine.store.config_file import save_config
 from gno_trio.errors import GnoError
 
 # The shape GNO documents for index.yml, including keys gno-trio only carries.

@@ -663,11 +663,22 @@ def test_collection_removed_from_index_yml_by_hand_leaves_the_index(
     data = yaml.safe_load(text)
     data["collections"] = []
     indexed.location.config_path.write_text(yaml.safe_dump(data), "utf-8")
+    before = db_snapshot(indexed.location.db_path)
     with Engine.open(dirs=dirs) as reopened:
+        # Opening and reading write nothing: the next writer reconciles, and says so.
+        assert [c["name"] for c in reopened.status()["collections"]] == ["notes"]
+        assert db_snapshot(reopened.location.db_path) == before
+        changes = reopened.reconcile()
+        assert changes == {
+            "added": [],
+            "updated": [],
+            "removed": [{"collection": "notes", "documents": 7}],
+        }
         assert reopened.status()["collections"] == []
         assert reopened.ls()["documents"] == []
         assert hits(reopened, "zebra") == []
         assert kinds(reopened).count("inactivate") == 7
+        assert reopened.reconcile() == {"added": [], "updated": [], "removed": []}
 
 
 def test_unreadable_file_is_recorded_without_chmod(

@@ -23,6 +23,7 @@ from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
 
 if TYPE_CHECKING:
+    from gno_trio.engine import Engine
     from gno_trio.transports.http.workers import WorkerLaunch
 
 
@@ -104,11 +105,13 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             workers=workers,
             as_json=as_json,
         )
+    first_worker = launch is None or launch.seat.index == 0
+    if first_worker:
+        _reconcile_at_start(engine)
     with serving(
         engine, write_enabled=settings.enable_write, tool_profile=settings.tool_profile
     ) as served:
         background: list[BackgroundTask] = []
-        first_worker = launch is None or launch.seat.index == 0
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
         return run_resident(
@@ -120,6 +123,16 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             sock=launch.sock if launch is not None else None,
             worker=launch.seat if launch is not None else None,
             on_ready=launch.on_ready if launch is not None else None,
+        )
+
+
+def _reconcile_at_start(engine: Engine) -> None:
+    """A resident server starts from ``index.yml`` as it is now; the engine logs each change."""
+    try:
+        engine.reconcile()
+    except GnoError as exc:
+        logging.getLogger("gno_trio.cli").warning(
+            "index.yml not reconciled at start: %s: %s", exc.code, exc.message
         )
 
 

@@ -51,7 +51,6 @@ from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLIC
 from gno_trio.engine.ingest.capture import PRESETS as PRESETS
 from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
 from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
-from gno_trio.engine.ingest.roots import validate_root as validate_root
 from gno_trio.engine.ingest.sync import ProgressFn as ProgressFn
 from gno_trio.engine.ingest.sync import SyncReport as SyncReport
 from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
@@ -74,6 +73,8 @@ from gno_trio.engine.reads.readiness import standalone_resident as standalone_re
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
+from gno_trio.engine.store.lease import HeldLease as HeldLease
+from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
 from gno_trio.engine.uris import parse_uri as parse_uri
 
 __all__ = [
@@ -103,6 +104,7 @@ __all__ = [
     "ContextRequest",
     "EgressDecision",
     "Engine",
+    "HeldLease",
     "Identity",
     "IndexLocation",
     "JobControl",
@@ -121,10 +123,10 @@ __all__ = [
     "classify_peer",
     "egress_scope_of",
     "evaluate_egress",
+    "lease_wait_from_env",
     "locate",
     "normalize_name",
     "parse_uri",
     "public_code",
     "standalone_resident",
-    "validate_root",
 ]
