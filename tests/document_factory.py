@@ -154,6 +154,42 @@ WRITERS: dict[str, Callable[[str], bytes]] = {
 }
 
 
+MACRO_ENABLED = {
+    ".docm": (
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+        "application/vnd.ms-word.document.macroEnabled.main+xml",
+        ".docx",
+    ),
+    ".xlsm": (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+        "application/vnd.ms-excel.sheet.macroEnabled.main+xml",
+        ".xlsx",
+    ),
+    ".pptm": (
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+        "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+        ".pptx",
+    ),
+}
+
+
+def macro_enabled_bytes(ext: str, word: str) -> bytes:
+    """A ``.docm``/``.xlsm``/``.pptm``: the plain file with its main part retyped (no macros)."""
+    plain_type, macro_type, plain_ext = MACRO_ENABLED[ext]
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(WRITERS[plain_ext](word))) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for item in source.infolist():
+            body = source.read(item.filename)
+            if item.filename == "[Content_Types].xml":
+                assert plain_type.encode() in body
+                body = body.replace(plain_type.encode(), macro_type.encode())
+            target.writestr(item, body)
+    return out.getvalue()
+
+
 def zip_bomb_like(template: bytes, *, inflated_mb: int = 400, part: str | None = None) -> bytes:
     """An OOXML container (copied from ``template``) with hundreds of megabytes packed small.
 

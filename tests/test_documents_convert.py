@@ -50,6 +50,13 @@ def test_each_format_yields_markdown_holding_the_planted_word(ext: str) -> None:
     assert all(line == line.rstrip() for line in result.markdown.split("\n"))
 
 
+@pytest.mark.parametrize("ext", sorted(make.MACRO_ENABLED))
+def test_macro_enabled_office_files_are_read_too(ext: str) -> None:
+    result = _convert(f"tools{ext}", make.macro_enabled_bytes(ext, WORD))
+    assert WORD in result.markdown
+    assert "macroEnabled" in result.mime
+
+
 def test_converter_versions_name_the_parsing_library() -> None:
     assert _convert("a.pdf", make.pdf_bytes(WORD)).converter_version.startswith("1+pypdfium2.")
     assert _convert("a.docx", make.docx_bytes(WORD)).converter_version.startswith("1+python-docx.")

@@ -193,6 +193,28 @@ def etree_fromstring(blob: bytes) -> Any:
     return etree.fromstring(blob, parser)
 
 
+_MACRO_ENABLED_MAIN: Final = "application/vnd.ms-word.document.macroEnabled.main+xml"
+
+
+def _open_document(data: bytes) -> Any:
+    """The document of a DOCX or DOCM package.
+
+    python-docx's ``Document()`` refuses a macro-enabled main part (a
+    ``.docm``), although its XML is the same: the part is registered as a
+    document part and opened through the package instead. Macros are not run
+    or read.
+    """
+    from docx.opc.part import PartFactory
+    from docx.package import Package
+    from docx.parts.document import DocumentPart
+
+    PartFactory.part_type_for.setdefault(_MACRO_ENABLED_MAIN, DocumentPart)
+    part = Package.open(io.BytesIO(data)).main_document_part
+    if not isinstance(part, DocumentPart):
+        raise ValueError(f"the main part is {part.content_type}, not a Word document")
+    return part.document
+
+
 class WordConverter(DocumentConverter):
     id = "document/docx"
     library = "python-docx"
@@ -203,10 +225,9 @@ class WordConverter(DocumentConverter):
 
     def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
         check_container(rel_path, data, "Word document")
-        from docx import Document
         from docx.table import Table
 
-        document = Document(io.BytesIO(data))
+        document = _open_document(data)
         numbering = _Numbering(document)
         styles = _StyleNames(document)
         pending: list[tuple[int, bool, str]] = []
