@@ -12,6 +12,7 @@ newlines inside strings), which is exactly the stdio framing.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any, Final
 
 import msgspec
@@ -22,6 +23,13 @@ RequestId = int | str
 ProgressToken = int | str
 
 JSONRPC_VERSION: Final = "2.0"
+
+MAX_NESTING_DEPTH: Final = 64
+"""Arrays and objects nested deeper than this are refused before msgspec sees them.
+
+No MCP message needs more than a handful of levels; msgspec itself would
+recurse once per level and give up only at Python's recursion limit.
+"""
 
 
 class Request(msgspec.Struct, frozen=True, gc=False):
@@ -110,16 +118,53 @@ def _classify_object(raw: dict[str, Any]) -> Incoming | DecodeFailure:
     return Request(id=echo_id, method=method, params=params)
 
 
+_BRACKETS: Final = b"[]{}"
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in _BRACKETS)
+_DEPTH_STEP: Final = tuple(
+    1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)
+)
+
+
+def _openers(data: bytes) -> int:
+    return data.count(b"[") + data.count(b"{")
+
+
+def nesting_exceeds(data: bytes, limit: int = MAX_NESTING_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than ``limit`` (string contents ignored).
+
+    Every step is a C-level pass over the bytes, so a megabyte costs
+    milliseconds: escaped backslashes and quotes are dropped (JSON escapes
+    come in pairs, read left to right), the text inside quotes is dropped,
+    and only the brackets that remain are counted. For text that is not JSON
+    the answer is exact up to the first invalid byte, which is as far as any
+    parser would recurse.
+    """
+    if _openers(data) <= limit:
+        return False
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(unescaped.split(b'"')[::2]).translate(None, _NOT_BRACKETS)
+    if _openers(brackets) <= limit:
+        return False
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > limit
+
+
 def decode_line(line: bytes) -> Incoming | DecodeFailure:
     """Decode one newline-delimited message (surrounding whitespace is ignored).
 
-    Malformed JSON (including invalid UTF-8) is ``-32700``; JSON that is not a
-    single JSON-RPC object is ``-32600``, with the request id echoed when it is
+    Malformed JSON (including invalid UTF-8, and nesting deeper than
+    :data:`MAX_NESTING_DEPTH`) is ``-32700``; JSON that is not a single
+    JSON-RPC object is ``-32600``, with the request id echoed when it is
     readable; a top-level array is refused because batches left MCP in 2025-06-18.
     """
+    if nesting_exceeds(line):
+        return DecodeFailure(
+            PARSE_ERROR, f"Parse error: nesting deeper than {MAX_NESTING_DEPTH} levels"
+        )
     try:
         raw = msgspec.json.decode(line)
-    except msgspec.DecodeError as exc:  # also covers out-of-range numbers
+    except (msgspec.DecodeError, RecursionError, ValueError) as exc:
+        # DecodeError also covers out-of-range numbers; the others are a safety
+        # net: no input may escape as an exception.
         return DecodeFailure(PARSE_ERROR, f"Parse error: {exc}")
     if isinstance(raw, dict):
         return _classify_object(raw)

@@ -171,14 +171,20 @@ class _StdioServer:
         if not line.strip():
             return
         message = decode_line(line)
-        if isinstance(message, Request):
-            await self._start_request(message)
-        elif isinstance(message, Notification):
-            self._on_notification(message)
-        elif isinstance(message, DecodeFailure):
-            await self._emit(_error_line(message.id, message.code, message.message))
-        elif isinstance(message, Response):
-            logger.debug("dropped a response to id %r: this server sends no requests", message.id)
+        try:
+            if isinstance(message, Request):
+                await self._start_request(message)
+            elif isinstance(message, Notification):
+                self._on_notification(message)
+            elif isinstance(message, DecodeFailure):
+                await self._emit(_error_line(message.id, message.code, message.message))
+            elif isinstance(message, Response):
+                logger.debug("dropped a response to id %r: this server sends no requests", message.id)
+        except Exception:
+            # A safety net, never the plan: one message must not end the connection.
+            logger.exception("an input message could not be handled")
+            if isinstance(message, Request):
+                await self._emit(encode_error(message.id, internal_error().to_error_object()))
 
     async def _emit(self, line: bytes) -> None:
         await self._outbox.send(line)
