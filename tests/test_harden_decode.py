@@ -58,7 +58,9 @@ def _ping_nested(levels: int) -> bytes:
     nested: Any = 1
     for _ in range(levels - 2):
         nested = [nested]
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": nested}}).encode()
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": nested}}
+    ).encode()
 
 
 def test_a_thousand_levels_is_a_parse_error_and_the_limit_itself_decodes() -> None:

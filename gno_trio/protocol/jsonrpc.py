@@ -120,9 +120,7 @@ def _classify_object(raw: dict[str, Any]) -> Incoming | DecodeFailure:
 
 _BRACKETS: Final = b"[]{}"
 _NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in _BRACKETS)
-_DEPTH_STEP: Final = tuple(
-    1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)
-)
+_DEPTH_STEP: Final = tuple(1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256))
 
 
 def _openers(data: bytes) -> int:

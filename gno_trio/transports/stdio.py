@@ -179,7 +179,9 @@ class _StdioServer:
             elif isinstance(message, DecodeFailure):
                 await self._emit(_error_line(message.id, message.code, message.message))
             elif isinstance(message, Response):
-                logger.debug("dropped a response to id %r: this server sends no requests", message.id)
+                logger.debug(
+                    "dropped a response to id %r: this server sends no requests", message.id
+                )
         except Exception:
             # A safety net, never the plan: one message must not end the connection.
             logger.exception("an input message could not be handled")

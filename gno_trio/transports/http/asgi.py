@@ -72,11 +72,30 @@ def claims_modern_http(headers: RequestHeaders, message: Incoming) -> bool:
     return False
 
 
-async def _watch_disconnect(receive: Receive, on_gone: Callable[[], None]) -> None:
+class _Progress:
+    """Whether the last byte of the answer has been handed to the server."""
+
+    __slots__ = ("answered",)
+
+    def __init__(self) -> None:
+        self.answered = False
+
+
+async def _watch_disconnect(
+    receive: Receive, progress: _Progress, on_gone: Callable[[], None]
+) -> None:
+    """Cancel the request when its client hangs up before the answer is complete.
+
+    hypercorn also sends ``http.disconnect`` right after the final body, while
+    it is still closing or recycling the connection inside that same ``send``
+    call; cancelling then would abort its clean-up (leaving the socket open
+    and the keep-alive timer unstarted), so that one is ignored.
+    """
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            on_gone()
+            if not progress.answered:
+                on_gone()
             return
 
 
@@ -90,6 +109,10 @@ class GatewayApp:
             token_state=token_state,
             on_credentials_changed=self._credentials_changed,
         )
+
+    def count_write_timeout(self) -> None:
+        """A connection was closed because its client stopped reading."""
+        self.state.metrics.refusals["write-timeout"] += 1
 
     def _credentials_changed(self) -> None:
         closed = self.state.sessions.revoke_authenticated()
@@ -120,10 +143,14 @@ class GatewayApp:
 
     async def _http(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
         statuses = self.state.metrics.statuses
+        progress = _Progress()
 
         async def send(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            kind = message["type"]
+            if kind == "http.response.start":
                 statuses[message["status"]] += 1
+            elif kind == "http.response.body" and not message.get("more_body", False):
+                progress.answered = True
             await raw_send(message)
 
         headers = RequestHeaders(scope["headers"])
@@ -137,7 +164,7 @@ class GatewayApp:
         try:
             if path == MCP_PATH:
                 if method == "POST":
-                    await self._post(exchange)
+                    await self._post(exchange, progress)
                 elif method == "GET":
                     self.state.metrics.requests["legacy_get"] += 1
                     await legacy.get(self.state, exchange)
@@ -190,7 +217,7 @@ class GatewayApp:
                 ),
             )
 
-    async def _post(self, exchange: Exchange) -> None:
+    async def _post(self, exchange: Exchange, progress: _Progress) -> None:
         headers = exchange.headers
         if not accepts(headers.get("accept"), "application/json", "text/event-stream"):
             raise Refused(
@@ -230,7 +257,9 @@ class GatewayApp:
         is_modern = claims_modern_http(headers, message)
         self.state.metrics.requests["modern" if is_modern else "legacy"] += 1
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_watch_disconnect, exchange.receive, nursery.cancel_scope.cancel)
+            nursery.start_soon(
+                _watch_disconnect, exchange.receive, progress, nursery.cancel_scope.cancel
+            )
             try:
                 await self._admitted(
                     lambda: self._guarded(exchange, message, is_modern), exchange.send

@@ -27,12 +27,12 @@ from functools import partial
 from typing import Any, Final
 
 import hypercorn.config
-import hypercorn.trio
 import trio
 
 from gno_trio.errors import GnoError
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
+from gno_trio.transports.http.connections import serve_connections
 from gno_trio.transports.http.guards import (
     CallerLabels,
     PolicyBook,
@@ -107,13 +107,13 @@ def open_listening_socket(
     return sock
 
 
-def _hypercorn_config(sock: socket.socket) -> hypercorn.config.Config:
+def _hypercorn_config(settings: GatewaySettings) -> hypercorn.config.Config:
     config = hypercorn.config.Config()
-    config.bind = [f"fd://{sock.detach()}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.include_server_header = False
     config.graceful_timeout = _HYPERCORN_GRACE
+    config.keep_alive_timeout = settings.keep_alive_timeout
     return config
 
 
@@ -186,17 +186,21 @@ async def serve_gateway(
         gateway = GatewayApp(state, token_state=token_state)
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
-        config = _hypercorn_config(sock)
+        config = _hypercorn_config(settings)
         stop_listening = trio.Event()
         async with trio.open_nursery() as signals:
             if handle_signals:
                 await signals.start(drain.watch_signals)
             async with trio.open_nursery() as server:
-                # hypercorn types ASGI messages as TypedDicts; the app speaks plain dicts.
-                asgi_app: Any = gateway
                 await server.start(
                     partial(
-                        hypercorn.trio.serve, asgi_app, config, shutdown_trigger=stop_listening.wait
+                        serve_connections,
+                        gateway,
+                        config,
+                        sock,
+                        write_timeout=settings.write_timeout,
+                        shutdown_trigger=stop_listening.wait,
+                        on_write_timeout=gateway.count_write_timeout,
                     )
                 )
                 listener = state.listener
