@@ -11,18 +11,31 @@ newlines inside strings), which is exactly the stdio framing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any, Final
 
 import msgspec
 
-from gno_trio.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from gno_trio.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ProtocolError,
+    internal_error,
+)
+
+logger = logging.getLogger("gno_trio.protocol")
 
 RequestId = int | str
 ProgressToken = int | str
 
 JSONRPC_VERSION: Final = "2.0"
+
+MAX_RESPONSE_BYTES: Final = 16 * 1024 * 1024
+"""The largest answer line any transport sends (larger results become ``-32603``)."""
 
 MAX_NESTING_DEPTH: Final = 64
 """Arrays and objects nested deeper than this are refused before msgspec sees them.
@@ -217,6 +230,31 @@ def encode_result(request_id: RequestId, result: Any) -> bytes:
     (e.g. a string holding a lone surrogate); callers answer ``-32603`` instead.
     """
     return _framed(_ResultMessage(id=request_id, result=result))
+
+
+def encode_answer(
+    request_id: RequestId, result: Any, *, max_bytes: int = MAX_RESPONSE_BYTES
+) -> bytes:
+    """A success response line, or ``ProtocolError(-32603)`` raised in its place.
+
+    Refused when ``result`` is not JSON (see :func:`encode_result`) or when the
+    line would exceed ``max_bytes``: no single answer may make a transport
+    buffer without bound.
+    """
+    try:
+        line = encode_result(request_id, result)
+    except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+        logger.error("a result is not encodable as JSON: %s", exc)
+        raise internal_error("Result could not be encoded") from None
+    if len(line) > max_bytes:
+        logger.warning("refused a %d-byte answer (limit %d)", len(line), max_bytes)
+        raise ProtocolError(
+            INTERNAL_ERROR,
+            f"The answer would be {len(line)} bytes, over the {max_bytes}-byte limit; "
+            "ask for less (a line range, a lower maxBytes, fewer refs)",
+            {"limitBytes": max_bytes, "answerBytes": len(line)},
+        )
+    return line
 
 
 def encode_error(request_id: RequestId | None, error: dict[str, Any]) -> bytes:
