@@ -124,8 +124,41 @@ class GatewayApp:
         kind = scope["type"]
         if kind == "http":
             await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
+        else:
+            raise ValueError(f"unsupported ASGI scope type {kind!r}")
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a WebSocket upgrade with a plain HTTP answer, after the boundary checks.
+
+        MCP is served over Streamable HTTP only. The boundary runs first, so a
+        forged Host or a missing token is refused exactly as on a POST.
+        """
+        self.state.metrics.requests["websocket"] += 1
+        verdict = self.boundary.check(scope, RequestHeaders(scope["headers"]))
+        reply = (
+            verdict
+            if isinstance(verdict, Reply)
+            else invalid_request_reply(
+                400,
+                f"WebSocket is not supported; MCP is served over Streamable HTTP (POST {MCP_PATH})",
+                reason="websocket",
+            )
+        )
+        if reply.status >= 400:
+            self.state.metrics.refusals[reply.reason or str(reply.status)] += 1
+        self.state.metrics.statuses[reply.status] += 1
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": 1008})  # the server answers 403
+            return
+
+        async def as_websocket_rejection(message: Message) -> None:
+            await send({**message, "type": "websocket." + message["type"]})
+
+        await send_reply(as_websocket_rejection, reply)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
