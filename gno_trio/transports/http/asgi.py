@@ -31,7 +31,13 @@ from gno_trio.protocol.envelope import claims_modern
 from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Request, decode_line
 from gno_trio.protocol.versions import MODERN_VERSIONS
 from gno_trio.transports.http import legacy, modern
-from gno_trio.transports.http.boundary import Boundary, ClientGone, read_body
+from gno_trio.transports.http.boundary import (
+    Boundary,
+    Caller,
+    ClientGone,
+    bearer_identity,
+    read_body,
+)
 from gno_trio.transports.http.guards import EgressTicket, egress_guard, write_gate
 from gno_trio.transports.http.settings import MCP_PATH, METRICS_PATH, STATUS_PATH
 from gno_trio.transports.http.state import Exchange, GatewayState
@@ -113,6 +119,17 @@ class GatewayApp:
     def count_write_timeout(self) -> None:
         """A connection was closed because its client stopped reading."""
         self.state.metrics.refusals["write-timeout"] += 1
+
+    def _still_authorized(self, caller: Caller) -> bool:
+        """Whether the token ``caller`` authenticated with is still the one in the token file.
+
+        Re-reading the file also revokes sessions when it changed, which ends
+        their streams from outside.
+        """
+        if not caller.authenticated:
+            return True
+        digest = self.boundary.current_digest()
+        return digest is not None and caller.identity == bearer_identity(digest)
 
     def _credentials_changed(self) -> None:
         closed = self.state.sessions.revoke_authenticated()
@@ -200,7 +217,9 @@ class GatewayApp:
                     await self._post(exchange, progress)
                 elif method == "GET":
                     self.state.metrics.requests["legacy_get"] += 1
-                    await legacy.get(self.state, exchange)
+                    await legacy.get(
+                        self.state, exchange, lambda: self._still_authorized(exchange.caller)
+                    )
                 elif method == "DELETE":
                     self.state.metrics.requests["legacy_delete"] += 1
                     await self._admitted(lambda: legacy.delete(self.state, exchange), send)

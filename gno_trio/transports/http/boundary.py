@@ -71,6 +71,14 @@ class Caller:
     authenticated: bool
 
 
+BEARER_PREFIX: Final = "bearer:"
+
+
+def bearer_identity(digest: bytes) -> str:
+    """The security identity of a token holder: its digest, never the token."""
+    return BEARER_PREFIX + digest.hex()
+
+
 class Boundary:
     """Stateful checks (rate windows, the last token revision) for one listener."""
 
@@ -164,7 +172,7 @@ class Boundary:
             return boundary_reply(503, "credentials-unavailable")
         if not digests_match(presented, digest):
             return boundary_reply(401, "auth", headers=_WWW_AUTHENTICATE)
-        return "bearer:" + digest.hex()
+        return bearer_identity(digest)
 
     def current_digest(self) -> bytes | None:
         """Re-read the token file: the digest it holds (None when unusable).
@@ -237,4 +245,12 @@ async def read_body(receive: Receive, *, max_bytes: int, timeout: float) -> byte
     )
 
 
-__all__ = ["LOOPBACK_IDENTITY", "Boundary", "Caller", "ClientGone", "read_body"]
+__all__ = [
+    "BEARER_PREFIX",
+    "LOOPBACK_IDENTITY",
+    "Boundary",
+    "Caller",
+    "ClientGone",
+    "bearer_identity",
+    "read_body",
+]
