@@ -61,6 +61,7 @@ from nurseries import (
 logger = logging.getLogger("gno_trio.transports.http")
 
 SERVER_KEY: Final = "gno"
+LISTEN_FAILED_CODE: Final = "GATEWAY_LISTEN_FAILED"
 _BACKLOG: Final = 128
 _TASK_GRACE: Final = 2.0
 _HYPERCORN_GRACE: Final = 2.0
@@ -101,8 +102,9 @@ def open_listening_socket(
             sock.listen(_BACKLOG)
     except OSError as exc:
         sock.close()
+        reason = exc.strerror or str(exc)
         raise GnoError(
-            "RUNTIME", f"Cannot listen on {host}:{port}: {exc.strerror or exc}"
+            LISTEN_FAILED_CODE, f"Cannot listen on {host}:{port}: {reason[:1].lower()}{reason[1:]}"
         ) from None
     return sock
 
@@ -294,12 +296,30 @@ def run_resident(
             else:
                 announce(endpoint, settings, as_json=as_json)
 
+    # Everything that can fail before serving fails here, outside trio, so the
+    # user reads one line naming the cause instead of an exception group.
     check_bind(settings)
-    trio.run(main)
+    if settings.token_file is not None:
+        ensure_token_file(settings.token_file)
+    if sock is None:
+        sock = open_listening_socket(settings.host, settings.port)
+    try:
+        trio.run(main)
+    except BaseExceptionGroup as group:
+        raise _sole_error(group) from None
     return 0
 
 
+def _sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception inside nested single-member groups (the group itself otherwise)."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
 __all__ = [
+    "LISTEN_FAILED_CODE",
     "GatewayEndpoint",
     "announce",
     "client_configuration",

@@ -74,7 +74,8 @@ def read_token_file(path: Path) -> TokenFileState:
     if not stat.S_ISREG(before.st_mode):
         return _broken("not a regular file", before.st_ino)
     if before.st_mode & _LOOSE_MODE_BITS:
-        return _broken("readable by group or others", before.st_ino, before.st_mode)
+        mode = stat.S_IMODE(before.st_mode)
+        return _broken(f"mode {mode:04o}, expected 0600", before.st_ino, before.st_mode)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -128,9 +129,8 @@ def ensure_token_file(path: Path) -> TokenFileState:
     if not state.usable:
         raise GnoError(
             "GATEWAY_TOKEN_INVALID",
-            f"Token file {path} is not usable ({state.problem}); it must be a regular file "
-            f"with mode 0600 or stricter holding {MIN_TOKEN_CHARS}-{MAX_TOKEN_CHARS} "
-            "visible ASCII characters",
+            f"token file {path}: {state.problem} (it must be a regular file with mode 0600 "
+            f"or stricter holding {MIN_TOKEN_CHARS}-{MAX_TOKEN_CHARS} visible ASCII characters)",
         )
     return state
 
