@@ -347,6 +347,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from gno_trio.runtime import Runtime
     from gno_trio.server.app import build_app
     from gno_trio.server.registry import parse_profile
+    from gno_trio.server.unavailable import STDIO_SWITCHES
     from gno_trio.transports.stdio import serve_stdio
 
     profile = parse_profile(args.tool_profile)
@@ -354,7 +355,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     engine = open_engine(args)
     runtime = Runtime(engine=engine, write_enabled=write_enabled, tool_profile=profile)
     try:
-        app = build_app(runtime)
+        app = build_app(runtime, STDIO_SWITCHES)
         return trio.run(serve_stdio, app)
     finally:
         runtime.jobs.close()  # background jobs stop before their engine closes

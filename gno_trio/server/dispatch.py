@@ -30,6 +30,7 @@ from gno_trio.protocol.stamping import stamp_result
 from gno_trio.protocol.versions import MODERN_VERSIONS, Era
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.server.tooltypes import BoundTool, ToolResult, tool_error
+from gno_trio.server.unavailable import Unavailable
 
 logger = logging.getLogger("gno_trio.mcp")
 
@@ -101,7 +102,9 @@ class McpApp:
         tools: Sequence[BoundTool] = (),
         resources: ResourceProvider | None = None,
         instance_id: str | None = None,
+        inactive: Mapping[str, Unavailable] | None = None,
     ) -> None:
+        """``inactive``: known tools left out of ``tools``, refused with a hint when called."""
         self.name = name
         self.version = version
         self.instance_id = instance_id if instance_id is not None else uuid.uuid4().hex
@@ -114,6 +117,7 @@ class McpApp:
         # tools/list never varies per connection, so it is built once, in table order.
         self._tool_list = [_describe_tool(bound) for bound in tools]
         self._resources = resources
+        self._inactive = inactive if inactive is not None else {}
         self.capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
         if resources is not None:
             self.capabilities["resources"] = {"subscribe": False, "listChanged": False}
@@ -174,6 +178,9 @@ class McpApp:
             raise invalid_params("tools/call needs a string name")
         bound = self._tools.get(name)
         if bound is None:
+            inactive = self._inactive.get(name)
+            if inactive is not None:
+                raise invalid_params(inactive.message, dict(inactive.data))
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
         arguments = params.get("arguments")
         try:
