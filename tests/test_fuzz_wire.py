@@ -247,31 +247,33 @@ def _fast_value(rng: random.Random, depth: int = 0) -> Any:
 
 
 def _fast_message(rng: random.Random) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0" if rng.random() < 0.9 else _fast_value(rng)}
-    if rng.random() < 0.8:
-        message["id"] = rng.choice(
-            [rng.randrange(10**6), "r" + str(rng.randrange(99)), None, True, 1.5]
+    message: dict[str, Any] = {"jsonrpc": "2.0" if rng.random() < 0.97 else _fast_value(rng)}
+    if rng.random() < 0.85:
+        message["id"] = (
+            rng.choice([rng.randrange(10**6), "r" + str(rng.randrange(99))])
+            if rng.random() < 0.95
+            else rng.choice([None, True, 1.5, [], -(2**80)])
         )
-    message["method"] = rng.choice(METHODS) if rng.random() < 0.9 else _fast_value(rng)
+    message["method"] = rng.choice(METHODS) if rng.random() < 0.97 else _fast_value(rng)
     params: dict[str, Any] = {}
     if rng.random() < 0.7:
         params["name"] = rng.choice(TOOL_NAMES) if rng.random() < 0.9 else _fast_value(rng)
         params["arguments"] = {
             rng.choice(ARGUMENT_KEYS): _fast_value(rng) for _ in range(rng.randrange(5))
         }
-    if rng.random() < 0.5:
-        params["_meta"] = dict(ENVELOPE) if rng.random() < 0.7 else _fast_value(rng)
+    if rng.random() < 0.7:
+        params["_meta"] = dict(ENVELOPE) if rng.random() < 0.8 else _fast_value(rng)
     if rng.random() < 0.2:
         params.update(initialize_body()["params"])
     if rng.random() < 0.1:
         params["uri"] = rng.choice(["gno://notes/alpha.md", "gno://x/y", _fast_value(rng)])
-    message["params"] = params if rng.random() < 0.95 else _fast_value(rng)
+    message["params"] = params if rng.random() < 0.97 else _fast_value(rng)
     return message
 
 
 def _fast_mutate(rng: random.Random, data: bytes) -> bytes:
     mutable = bytearray(data)
-    for _ in range(rng.choice([0, 0, 1, 2, 5])):
+    for _ in range(rng.choice([0, 0, 0, 0, 0, 0, 0, 1, 2, 5])):
         if not mutable:
             break
         at = rng.randrange(len(mutable))
@@ -284,7 +286,7 @@ def _fast_mutate(rng: random.Random, data: bytes) -> bytes:
             mutable[at:at] = rng.choice([b"[", b"{", b'"', b"\\", b"\x00", b"\xff", b"1e999"])
         else:
             del mutable[at]
-    depth = rng.choice([0] * 12 + [64, 65, 1000, 50_000])
+    depth = rng.choice([0] * 40 + [64, 65, 1000, 50_000])
     return b"[" * depth + bytes(mutable) + b"]" * rng.randrange(depth + 1)
 
 
@@ -377,6 +379,20 @@ def _run(kind: str, scenario: Any, *args: Any) -> None:
 FINAL_PING = b'{"jsonrpc":"2.0","id":"fuzz-final","method":"ping"}\n'
 
 
+OPENINGS = [
+    [],
+    [
+        json.dumps(initialize_body(0)).encode(),
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    ],
+    [
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": ENVELOPE}}
+        ).encode()
+    ],
+]
+
+
 async def _stdio_scenario(app: McpApp, lines: list[bytes]) -> None:
     to_server, server_in = trio.testing.memory_stream_one_way_pair()
     server_out, from_server = trio.testing.memory_stream_one_way_pair()
@@ -410,9 +426,15 @@ async def _stdio_scenario(app: McpApp, lines: list[bytes]) -> None:
 
 
 @FUZZ_SETTINGS
-@given(drawn=st.lists(inputs, max_size=3), seed=st.integers(0, 2**32 - 1))
-def test_fuzz_stdio_lines(gno_app: McpApp, drawn: list[bytes], seed: int) -> None:
-    lines = [*drawn, *fast_inputs(seed, BATCH)]
+@given(
+    opening=st.sampled_from(OPENINGS),
+    drawn=st.lists(inputs, max_size=3),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_fuzz_stdio_lines(
+    gno_app: McpApp, opening: list[bytes], drawn: list[bytes], seed: int
+) -> None:
+    lines = [*opening, *drawn, *fast_inputs(seed, BATCH)]
     COUNTS["stdio:inputs"] += len(lines)
     _run("stdio", _stdio_scenario, gno_app, lines)
 
@@ -450,12 +472,20 @@ def _modern_headers(body: bytes, draw_version: str, draw_name: str | None) -> di
     except (ValueError, RecursionError):
         decoded = None
     method = decoded.get("method") if isinstance(decoded, dict) else None
+    params = decoded.get("params") if isinstance(decoded, dict) else None
     headers = {**JSON_POST, **HOST, "mcp-protocol-version": draw_version}
-    if isinstance(method, str) and method.isascii() and method.isprintable():
+    if isinstance(method, str) and _header_safe(method):
         headers["mcp-method"] = method
+    body_name = params.get("name", params.get("uri")) if isinstance(params, dict) else None
     if draw_name is not None:
         headers["mcp-name"] = draw_name
+    elif isinstance(body_name, str) and _header_safe(body_name):
+        headers["mcp-name"] = body_name
     return headers
+
+
+def _header_safe(text: str) -> bool:
+    return text.isascii() and text.isprintable()
 
 
 async def _http_scenario(
