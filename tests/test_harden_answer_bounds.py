@@ -19,6 +19,7 @@ import httpx
 from gno_trio.engine.api import Engine
 from gno_trio.engine.reads import MAX_TOTAL_BYTES
 from gno_trio.protocol.jsonrpc import MAX_RESPONSE_BYTES
+from gno_trio.transports.http.memory import MemoryReturn
 from tests.conftest import write_corpus
 from tests.http_gateway_support import modern_headers, modern_params, rpc, running_gateway
 from tests.mcp_echo_app import build_app
@@ -83,3 +84,13 @@ async def test_an_answer_over_the_response_bound_is_refused_not_sent() -> None:
             headers=modern_headers("tools/call", "echo"),
         )
         assert json.loads(small.content)["result"]["structuredContent"]["text"] == "hi"
+
+
+async def test_freed_answer_memory_is_returned_only_after_a_large_idle_burst() -> None:
+    memory = MemoryReturn(threshold=1000)
+    memory.answered(600)
+    assert not await memory.maybe_release(idle=True)  # not enough went out yet
+    memory.answered(600)
+    assert not await memory.maybe_release(idle=False)  # requests still running
+    assert await memory.maybe_release(idle=True) is (memory.releases == 1)
+    assert memory.pending == 0 or memory.releases == 0

@@ -193,14 +193,17 @@ class GatewayApp:
 
     async def _http(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
         statuses = self.state.metrics.statuses
+        memory = self.state.memory
         progress = _Progress()
 
         async def send(message: Message) -> None:
             kind = message["type"]
             if kind == "http.response.start":
                 statuses[message["status"]] += 1
-            elif kind == "http.response.body" and not message.get("more_body", False):
-                progress.answered = True
+            elif kind == "http.response.body":
+                memory.answered(len(message.get("body", b"")))
+                if not message.get("more_body", False):
+                    progress.answered = True
             await raw_send(message)
 
         headers = RequestHeaders(scope["headers"])

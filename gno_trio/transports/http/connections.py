@@ -92,7 +92,7 @@ class PatientListener(trio.abc.Listener[trio.SocketStream]):
 class _DeadlineConnection(TCPServer):  # type: ignore[misc]
     """hypercorn's connection handler, except that socket writes give up after a deadline."""
 
-    write_timeout: float = 30.0
+    write_timeout: float = 10.0
     on_write_timeout: Callable[[], None] = staticmethod(lambda: None)
 
     async def protocol_send(self, event: Event) -> None:

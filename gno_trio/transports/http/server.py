@@ -65,6 +65,7 @@ LISTEN_FAILED_CODE: Final = "GATEWAY_LISTEN_FAILED"
 _BACKLOG: Final = 128
 _TASK_GRACE: Final = 2.0
 _HYPERCORN_GRACE: Final = 2.0
+_MEMORY_CHECK_EVERY: Final = 1.0
 
 BackgroundTask = Callable[[], Awaitable[object]]
 
@@ -188,6 +189,11 @@ async def serve_gateway(
         gateway = GatewayApp(state, token_state=token_state)
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
+        supervisor.every(
+            _MEMORY_CHECK_EVERY,
+            lambda: state.memory.maybe_release(idle=state.capacity.stats().active == 0),
+            name="memory-return",
+        )
         config = _hypercorn_config(settings)
         stop_listening = trio.Event()
         async with trio.open_nursery() as signals:

@@ -53,7 +53,7 @@ class GatewaySettings:
     """Seconds in-flight requests get to finish after SIGINT/SIGTERM."""
     stream_keepalive: float = 15.0
     """Seconds between SSE comment lines on an idle GET stream."""
-    write_timeout: float = 30.0
+    write_timeout: float = 10.0
     """Seconds a client gets to take each 64 KiB of an answer (or one SSE event).
 
     A client that does not read within it loses its connection, and with it

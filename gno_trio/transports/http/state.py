@@ -14,6 +14,7 @@ from gno_trio.transports.http.guards import (
     RuntimeAdmission,
     TransportMetrics,
 )
+from gno_trio.transports.http.memory import MemoryReturn
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import GatewaySettings, Listener
 from gno_trio.transports.http.wire import Receive, RequestHeaders, Send
@@ -44,6 +45,8 @@ class GatewayState:
     readers: RuntimeAdmission
     """Runtime admission: a handle on the resident runtime for each dispatch (503 once closing)."""
     labels: CallerLabels
+    memory: MemoryReturn = field(default_factory=MemoryReturn)
+    """Answered bytes since the heap was last trimmed (see :mod:`.memory`)."""
     started_at: float = field(default_factory=time.monotonic)
     shutdown_state: str = "none"
     worker: WorkerSeat | None = None
