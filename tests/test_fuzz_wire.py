@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from gno_trio.config import GatewayLimits
 from gno_trio.dirs import Dirs
 from gno_trio.engine.api import Engine
+from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS, MODERN_REQUEST_METHODS
 from gno_trio.runtime import Runtime
 from gno_trio.server.app import build_app
 from gno_trio.server.dispatch import McpApp
@@ -62,14 +63,7 @@ FUZZ_SETTINGS = settings(
 # -- what the server knows, so generated messages reach past the first checks ---------------
 
 METHODS = [
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
+    *sorted(LEGACY_REQUEST_METHODS | MODERN_REQUEST_METHODS),
     "notifications/initialized",
     "notifications/cancelled",
     "logging/setLevel",

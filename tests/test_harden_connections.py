@@ -24,6 +24,7 @@ from gno_trio.transports.http.settings import GatewaySettings
 from tests.http_gateway_support import (
     RELAXED,
     RunningGateway,
+    drain_until_closed,
     mcp_head_for,
     modern_headers,
     modern_params,
@@ -66,13 +67,7 @@ async def _seconds_until_eof(stream: trio.SocketStream, limit: float) -> float:
     """How long after now the server closes the connection (fails past ``limit``)."""
     started = trio.current_time()
     with trio.fail_after(limit):
-        while True:
-            try:
-                chunk = await stream.receive_some(65536)
-            except trio.BrokenResourceError:
-                break
-            if not chunk:
-                break
+        await drain_until_closed(stream)
     return trio.current_time() - started
 
 
@@ -153,16 +148,8 @@ async def test_a_client_that_stops_reading_loses_its_connection_and_slots() -> N
             metrics = (await client.get(running.base + "/api/resident/metrics")).json()
             assert metrics["refusals"].get("write-timeout", 0) >= 1
             # The server really closed the socket: draining it ends in EOF or a reset.
-            received = 0
             with trio.fail_after(10):
-                while True:
-                    try:
-                        chunk = await stream.receive_some(1 << 20)
-                    except trio.BrokenResourceError:
-                        break
-                    if not chunk:
-                        break
-                    received += len(chunk)
+                received = await drain_until_closed(stream)
             assert received < len(body) * 8000
 
 
