@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from gno_trio.transports.http.settings import GatewaySettings
 from tests.http_gateway_support import (
     RELAXED,
     assert_boundary_error,
+    initialize_body,
+    legacy_headers,
     modern_headers,
     modern_params,
     raw_exchange,
@@ -123,3 +126,34 @@ async def test_websocket_upgrade_without_token_is_401(tmp_path: Path) -> None:
         with trio.fail_after(10):
             reply = await raw_exchange(port, _upgrade_head(port))
         assert_boundary_error(reply.status, reply.body, 401)
+
+
+async def test_running_out_of_descriptors_refuses_but_revokes_nobody(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token_path = _token_file(tmp_path)
+    settings = GatewaySettings(port=0, limits=RELAXED, token_file=token_path)
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    async with running_gateway(build_app(), settings) as running, httpx.AsyncClient() as client:
+        opened = await client.post(
+            running.url, headers={**legacy_headers(), **auth}, json=initialize_body()
+        )
+        session_id = opened.headers["mcp-session-id"]
+        real_open = os.open
+
+        def exhausted(path: Any, *args: Any, **kwargs: Any) -> int:
+            if Path(path) == token_path:
+                raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", exhausted)
+        refused = await _discover(client, running.url, **auth)
+        assert_boundary_error(refused.status_code, refused.content, 503)
+        monkeypatch.setattr(os, "open", real_open)
+        # Descriptors are back: the session opened before is still alive.
+        ping = await client.post(
+            running.url,
+            headers={**legacy_headers(session_id), **auth},
+            json=rpc("ping", request_id=5),
+        )
+        assert ping.status_code == 200 and ping.json()["result"] == {}

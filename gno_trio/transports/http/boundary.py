@@ -182,6 +182,8 @@ class Boundary:
         """
         assert self._token_file is not None
         state = read_token_file(self._token_file)
+        if state.transient:  # out of descriptors: refuse this request, revoke nothing
+            return None
         if state.revision != self._last_revision:
             self._last_revision = state.revision
             self._on_credentials_changed()

@@ -227,6 +227,8 @@ class SharedSessionStore(SessionStore):
         keep: str | None = None
         if self._token_file is not None:
             current = read_token_file(self._token_file)
+            if current.transient:  # unknowable right now; revoke nothing rather than all
+                return 0
             if current.digest is not None:
                 keep = bearer_identity(current.digest)
         revoked = set(self._registry.revoke_bearer_except(keep))
