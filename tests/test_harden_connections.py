@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import trio
 
@@ -85,7 +86,8 @@ async def test_connection_close_is_honoured_within_a_second() -> None:
 
 
 async def test_idle_keep_alive_connection_is_closed_after_the_timeout() -> None:
-    settings = GatewaySettings(port=0, limits=RELAXED, keep_alive_timeout=0.6)
+    limits = attrs.evolve(RELAXED, keep_alive_timeout_ms=600)
+    settings = GatewaySettings(port=0, limits=limits)
     async with running_gateway(build_app(), settings) as running:
         port = running.endpoint.port
         stream = await trio.open_tcp_stream("127.0.0.1", port)
@@ -105,9 +107,12 @@ async def _status(client: httpx.AsyncClient, running: RunningGateway) -> dict[st
 
 async def test_a_client_that_stops_reading_loses_its_connection_and_slots() -> None:
     limits = GatewayLimits(
-        max_requests_per_minute=100_000, max_concurrent_requests=1, max_queued_requests=0
+        max_requests_per_minute=100_000,
+        max_concurrent_requests=1,
+        max_queued_requests=0,
+        write_timeout_ms=500,
     )
-    settings = GatewaySettings(port=0, limits=limits, write_timeout=0.5)
+    settings = GatewaySettings(port=0, limits=limits)
     async with running_gateway(build_app(), settings) as running, httpx.AsyncClient() as client:
         port = running.endpoint.port
         body = json.dumps(

@@ -53,14 +53,20 @@ class GatewaySettings:
     """Seconds in-flight requests get to finish after SIGINT/SIGTERM."""
     stream_keepalive: float = 15.0
     """Seconds between SSE comment lines on an idle GET stream."""
-    write_timeout: float = 10.0
-    """Seconds a client gets to take each 64 KiB of an answer (or one SSE event).
 
-    A client that does not read within it loses its connection, and with it
-    every slot its request held.
-    """
-    keep_alive_timeout: float = 5.0
-    """Seconds an idle keep-alive connection stays open between requests."""
+    @property
+    def write_timeout(self) -> float:
+        """Seconds a client gets to take each 64 KiB of an answer (or one SSE event).
+
+        A client that does not read within it loses its connection, and with it
+        every slot its request held.
+        """
+        return self.limits.write_timeout_ms / 1000.0
+
+    @property
+    def keep_alive_timeout(self) -> float:
+        """Seconds an idle keep-alive connection stays open between requests."""
+        return self.limits.keep_alive_timeout_ms / 1000.0
 
     @property
     def loopback_bind(self) -> bool:
