@@ -34,14 +34,14 @@ import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS, MODERN_REQUEST_METHODS
 from gno_trio.runtime import Runtime
-from gno_trio.server.app import build_app
 from gno_trio.server.dispatch import McpApp
-from gno_trio.tools import HANDLERS
+from gno_trio.tools import CATALOGUE
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.settings import GatewaySettings
 from gno_trio.transports.stdio import serve_stdio
@@ -70,7 +70,7 @@ METHODS = [
     "subscriptions/listen",
     "prompts/list",
 ]
-TOOL_NAMES = sorted(HANDLERS)
+TOOL_NAMES = sorted(CATALOGUE.order)
 ARGUMENT_KEYS = [
     "query",
     "ref",

@@ -8,25 +8,30 @@ it still answers ``-32602`` like an unknown tool, but the message and
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from gno_trio.server.registry import WRITE_TOOL_NAMES, select_tool_names
+from gno_trio.server.registry import PROFILE_FULL, Catalogue
 
 
 @dataclass(frozen=True, slots=True)
 class Switches:
-    """The command-line switches that widen the active tool set, as one command spells them."""
+    """The command-line flags that widen the active tool set, as one command spells them."""
 
     enable_write: str
-    full_profile: str
+    tool_profile: str
+
+    @property
+    def full_profile(self) -> str:
+        """The flag and value that select every tool."""
+        return f"{self.tool_profile} {PROFILE_FULL}"
 
 
-STDIO_SWITCHES: Final = Switches(enable_write="--enable-write", full_profile="--tool-profile full")
+STDIO_SWITCHES: Final = Switches(enable_write="--enable-write", tool_profile="--tool-profile")
 HTTP_SWITCHES: Final = Switches(
-    enable_write="--mcp-enable-write", full_profile="--mcp-tool-profile full"
+    enable_write="--mcp-enable-write", tool_profile="--mcp-tool-profile"
 )
 
 
@@ -39,22 +44,23 @@ class Unavailable:
 
 
 def inactive_tools(
-    profile: str, write_enabled: bool, implemented: Collection[str], switches: Switches | None
+    catalogue: Catalogue, profile: str, write_enabled: bool, switches: Switches | None
 ) -> Mapping[str, Unavailable]:
     """Every implemented tool the active set leaves out, with what would let it in.
 
     ``switches`` names the flags of the serving command; without it the
     refusal says what is off but names no flag.
     """
-    active = set(select_tool_names(profile, write_enabled, implemented))
-    in_profile = set(select_tool_names(profile, True, implemented))
+    active = set(catalogue.select(profile, write_enabled))
+    in_profile = set(catalogue.select(profile, True))
     refusals: dict[str, Unavailable] = {}
-    for name in implemented:
+    for name in catalogue.definitions:
         if name in active:
             continue
+        write_tool = name in catalogue.write_names
         reasons: list[str] = []
         flags: list[str] = []
-        if name in WRITE_TOOL_NAMES and not write_enabled:
+        if write_tool and not write_enabled:
             reasons.append("it is a write tool and writes are disabled")
             if switches is not None:
                 flags.append(switches.enable_write)
@@ -65,12 +71,7 @@ def inactive_tools(
         remedy = f"; start the server with {' '.join(flags)}" if flags else ""
         refusals[name] = Unavailable(
             message=f"Tool {name} is not enabled: {' and '.join(reasons)}{remedy}",
-            data={
-                "name": name,
-                "writeTool": name in WRITE_TOOL_NAMES,
-                "profile": profile,
-                "enabledBy": flags,
-            },
+            data={"name": name, "writeTool": write_tool, "profile": profile, "enabledBy": flags},
         )
     return MappingProxyType(refusals)
 

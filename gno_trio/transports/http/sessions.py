@@ -28,8 +28,9 @@ import trio
 
 from gno_trio.protocol.connection import LegacySession
 from gno_trio.protocol.jsonrpc import RequestId
+from gno_trio.protocol.names import SESSION_HEADER
 from gno_trio.transports.http.boundary import BEARER_PREFIX
-from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.wire import (
     SSE_HEADERS,
     SSE_KEEPALIVE,
@@ -42,7 +43,6 @@ from nurseries import Supervisor, TaskHandle
 
 logger = logging.getLogger("gno_trio.transports.http")
 
-SESSION_HEADER: Final = "mcp-session-id"
 SESSION_NOT_FOUND_CODE: Final = -32001
 _OUTBOX_SIZE: Final = 64
 

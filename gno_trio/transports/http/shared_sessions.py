@@ -27,7 +27,7 @@ import msgspec
 
 from gno_trio.protocol.envelope import Implementation
 from gno_trio.transports.http.boundary import bearer_identity
-from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.sessions import HttpSession, SessionStore, new_session_id
 from gno_trio.transports.http.tokens import read_token_file
 
