@@ -46,7 +46,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_json, st.integers(min_value=0, max_value=6))
 def test_the_depth_bound_agrees_with_the_real_nesting(value: Any, limit: int) -> None:
     encoded = json.dumps(value).encode()
