@@ -46,6 +46,7 @@ def build_app(runtime: Runtime, switches: Switches | None = None) -> McpApp:
         instance_id=runtime.instance_id,
         write_tools=CATALOGUE.write_names,
         inactive=inactive_tools(CATALOGUE, runtime.tool_profile, runtime.write_enabled, switches),
+        lifecycle=runtime.lifecycle,
     )
 
 
