@@ -268,6 +268,10 @@ class GatewayLimits:
     max_queued_requests: int = attrs.field(default=16, validator=_int_range(0))
     max_sessions: int = attrs.field(default=32, validator=_int_range(1))
     session_idle_timeout_ms: int = attrs.field(default=300_000, validator=_int_range(1000))
+    # Extensions (GNO has no such keys): how long a connection may sit idle
+    # between requests, and how long a client may take to read each 64 KiB.
+    keep_alive_timeout_ms: int = attrs.field(default=5_000, validator=_int_range(100))
+    write_timeout_ms: int = attrs.field(default=10_000, validator=_int_range(100))
 
 
 @attrs.frozen

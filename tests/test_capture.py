@@ -725,6 +725,10 @@ async def test_mcp_capture_is_absent_and_uncallable_without_enable_write(
             {"name": "gno_capture", "arguments": {"collection": "notes", "content": "x"}},
         )
         assert answer["error"]["code"] == -32602
+        # Known but switched off: the refusal says which flag would allow it.
+        assert "--enable-write" in answer["error"]["message"]
+        assert answer["error"]["data"]["enabledBy"] == ["--enable-write"]
+        assert answer["error"]["data"]["writeTool"] is True
     assert tree(notes) == before
 
 

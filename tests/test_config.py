@@ -88,6 +88,8 @@ gateway:
     maxQueuedRequests: 16
     maxSessions: 32
     sessionIdleTimeoutMs: 300000
+    keepAliveTimeoutMs: 5000
+    writeTimeoutMs: 10000
 """
 
 

@@ -69,6 +69,7 @@ from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
 from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
 from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
 from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
+from gno_trio.engine.reads.documents import MAX_TOTAL_BYTES as MULTI_GET_MAX_TOTAL_BYTES
 from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
@@ -90,6 +91,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
+    "MULTI_GET_MAX_TOTAL_BYTES",
     "POLICY_ORDER",
     "PRESETS",
     "RECALL_DEFAULT_MAX_FACTS",
