@@ -25,6 +25,8 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 
+pytest_plugins = ["tests.cli_support"]
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
 SCHEMAS = SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas"
@@ -139,11 +141,17 @@ def _gno_registry() -> Registry[Any]:
 
 
 def gno_schema_errors(name: str, instance: Any) -> list[str]:
-    """Every way ``instance`` breaks GNO's output schema ``name``, as ``path: message`` lines."""
+    """Every way ``instance`` breaks GNO's output schema ``name``, as ``path: message`` lines.
+
+    Formats are asserted, as GNO's own validator does: that is what tells a
+    calendar date from a timestamp in GNO's ``oneOf`` of the two.
+    """
     schema = load_schema(name)
     validator_cls = jsonschema.validators.validator_for(schema)
     validator_cls.check_schema(schema)
-    validator = validator_cls(schema, registry=_gno_registry())
+    validator = validator_cls(
+        schema, registry=_gno_registry(), format_checker=validator_cls.FORMAT_CHECKER
+    )
     return [
         f"{'/'.join(str(part) for part in error.absolute_path) or '(root)'}: {error.message}"
         for error in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.path)))
@@ -151,7 +159,7 @@ def gno_schema_errors(name: str, instance: Any) -> list[str]:
 
 
 def validate(name: str, instance: Any) -> None:
-    """Validate against GNO's published output schema (draft-07)."""
+    """Validate against GNO's published output schema (draft-07), formats included."""
     problems = gno_schema_errors(name, instance)
     assert problems == [], problems
 

@@ -90,7 +90,7 @@ def vault(engine: Engine, tmp_path: Path) -> Engine:
 
 def use_model(engine: Engine, uri: str) -> None:
     models = {"activePreset": "local", "presets": [{"id": "local", "gen": uri}]}
-    engine.save_config(attrs.evolve(engine.config, models=models))
+    engine.update_config(lambda current: attrs.evolve(current, models=models))
 
 
 def ask(engine: Engine, schema_check: Callable[[str, Any], None], **options: Any) -> Any:
@@ -180,7 +180,7 @@ def test_a_refused_or_failing_endpoint_falls_back_to_the_evidence(
 
 async def test_ask_over_stdio(vault: Engine, schema_check: Callable[[str, Any], None]) -> None:
     settings = RetrievalTraces(enabled=True, redaction_mode="replay", retention=TraceRetention())
-    vault.save_config(attrs.evolve(vault.config, retrieval_traces=settings))
+    vault.update_config(lambda current: attrs.evolve(current, retrieval_traces=settings))
     async with mcp_server(server_environment(vault.location.dirs)) as pipe:
         listed = await pipe.list_tools()
         assert listed["gno_ask"]["inputSchema"]["required"] == ["query", "verify"]

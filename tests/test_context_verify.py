@@ -87,7 +87,7 @@ def test_edits_deletions_and_config_changes_are_named(
 def test_a_configuration_change_is_a_named_drift(vault: Engine) -> None:
     capsule = compile_capsule(vault)
     guidance = (Context(scope_type="global", scope_key="/", text="Prefer primary sources"),)
-    vault.save_config(attrs.evolve(vault.config, contexts=guidance))
+    vault.update_config(lambda current: attrs.evolve(current, contexts=guidance))
     drifted = vault.context_verify(capsule)
     assert drifted["fingerprintStatus"] == "drifted"
     assert drifted["fingerprintReasons"][0] == "config_changed"

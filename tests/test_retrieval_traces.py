@@ -38,7 +38,7 @@ def traced_engine(engine: Engine, tmp_path: Path, mode: str | None, **retention:
         if mode is not None
         else RetrievalTraces()
     )
-    engine.save_config(attrs.evolve(engine.config, retrieval_traces=settings))
+    engine.update_config(lambda current: attrs.evolve(current, retrieval_traces=settings))
     return engine
 
 

@@ -104,8 +104,25 @@ def record(
     conn: sqlite3.Connection, decision: Decision, lineage_digest: str, *, moment: int | None = None
 ) -> dict[str, Any]:
     """Store the receipt of one decision (retention applied in the same transaction)."""
-    created = now_ms() if moment is None else moment
     audit = decision.audit
+    with write_transaction(conn):
+        # Strictly later than every stored receipt, so newest-first is one order.
+        newest = conn.execute(f"SELECT MAX(created_at_ms) FROM {_TABLE}").fetchone()[0]
+        created = max(now_ms() if moment is None else moment, (newest or -1) + 1)
+        values = _values(decision, audit, lineage_digest, created)
+        columns = ", ".join(column for _, column in _FIELDS)
+        marks = ", ".join("?" for _ in _FIELDS)
+        conn.execute(
+            f"INSERT INTO {_TABLE} ({columns}) VALUES ({marks})",
+            tuple(values[name] for name, _ in _FIELDS),
+        )
+        _enforce_retention(conn, created)
+    return values
+
+
+def _values(
+    decision: Decision, audit: Mapping[str, Any], lineage_digest: str, created: int
+) -> dict[str, Any]:
     values: dict[str, Any] = {
         "auditId": str(uuid.uuid4()),
         "decision": "allow" if decision.allowed else "deny",
@@ -119,14 +136,6 @@ def record(
         "expiresAtMs": created + MAX_AGE_DAYS * DAY_MS,
     }
     values["byteSize"] = _size(values)
-    columns = ", ".join(column for _, column in _FIELDS)
-    marks = ", ".join("?" for _ in _FIELDS)
-    with write_transaction(conn):
-        conn.execute(
-            f"INSERT INTO {_TABLE} ({columns}) VALUES ({marks})",
-            tuple(values[name] for name, _ in _FIELDS),
-        )
-        _enforce_retention(conn, created)
     return values
 
 

@@ -10,6 +10,7 @@ from gno_trio.config import EgressPolicy
 from gno_trio.engine.egress import audit, change, explain
 from gno_trio.engine.egress.policy import Action, ContentClass, Decision, Zone
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.lease import HeldLease
 
 
 class EgressFace(EngineKernel):
@@ -47,10 +48,11 @@ class EgressFace(EngineKernel):
         confirmation: change.Confirmation | None = None,
         *,
         should_stop: Callable[[], bool] | None = None,
+        lease: HeldLease | None = None,
     ) -> dict[str, Any]:
         """Apply ``target`` under the write lease; relaxing needs a bound confirmation."""
-        with self.lease(should_stop=should_stop):
-            return change.set_policy(self, collection, target, confirmation)
+        with self.writing(lease, should_stop=should_stop) as held:
+            return change.set_policy(self, collection, target, confirmation, lease=held)
 
     # -- decisions the engine itself enforces, and their receipts ---------------------------
 
@@ -111,7 +113,7 @@ class EgressFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Delete one receipt under the write lease."""
-        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection(conn) as c:
             return audit.delete(c, audit_id)
 
     def egress_audit_purge(
@@ -121,7 +123,7 @@ class EgressFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Delete every receipt (and nothing else) under the write lease."""
-        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection(conn) as c:
             return audit.purge(c)
 
 

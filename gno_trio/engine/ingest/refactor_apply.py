@@ -26,13 +26,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from gno_trio.engine.ingest.capture import create_new_file
 from gno_trio.engine.ingest.refactor_plan import Plan, fingerprint, read_note
+from gno_trio.engine.store import atomic
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -88,26 +87,13 @@ def refused(plan: Plan, digest: str) -> dict[str, Any] | None:
     return None
 
 
-def _stage(folder: Path, text: str, mode: int | None) -> Path:
-    temp = folder / f".gno-refactor-{uuid.uuid4().hex}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    if mode is not None:
-        os.chmod(temp, mode)
-    return temp
-
-
 def _keep_old(path: Path) -> Path:
-    """A second name for ``path``'s current bytes, to restore them from."""
-    backup = path.with_name(f".gno-refactor-{uuid.uuid4().hex}.bak")
+    """A second name for ``path``'s current bytes, to restore them from.
+
+    The name is a temporary one of the atomic-write helper, so a crash
+    leaves nothing behind that the next write in that folder does not sweep.
+    """
+    backup = atomic.temporary_name(path.parent)
     try:
         os.link(path, backup)
     except OSError:
@@ -119,10 +105,16 @@ def _keep_old(path: Path) -> Path:
 class _Commit:
     """The filesystem steps of one apply, each undoable until :meth:`finish`."""
 
-    def __init__(self) -> None:
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self.stack = stack
         self.created: Path | None = None
         self.replaced: list[tuple[Path, Path]] = []
-        self.temps: list[Path] = []
+
+    def stage(self, folder: Path, text: str, mode: int | None) -> Path:
+        temp = self.stack.enter_context(atomic.staged(folder, text, clean=False))
+        if mode is not None:
+            os.chmod(temp, mode)
+        return temp
 
     def rollback(self) -> bool:
         """Undo every completed step; False when something could not be restored."""
@@ -144,19 +136,12 @@ class _Commit:
                 pass
             except OSError:
                 clean = False
-        self.discard()
         return clean
-
-    def discard(self) -> None:
-        for temp in self.temps:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
 
     def finish(self) -> None:
         for _, backup in self.replaced:
             with contextlib.suppress(OSError):
                 os.unlink(backup)
-        self.discard()
 
 
 def _mode(path: Path) -> int | None:
@@ -177,7 +162,18 @@ def commit_files(plan: Plan, *, fail_after: Callable[[str], None] | None = None)
     source_uri = plan.source_uri
     source_path = plan.paths[source_uri]
     target_path = plan.root / plan.target_rel
-    steps = _Commit()
+    with contextlib.ExitStack() as stack:
+        return _commit(plan, _Commit(stack), source_uri, source_path, target_path, fail_after)
+
+
+def _commit(
+    plan: Plan,
+    steps: _Commit,
+    source_uri: str,
+    source_path: Path,
+    target_path: Path,
+    fail_after: Callable[[str], None] | None,
+) -> str:
     try:
         for uri, path in plan.paths.items():
             if uri in plan.rewritten or uri == source_uri:
@@ -185,21 +181,23 @@ def commit_files(plan: Plan, *, fail_after: Callable[[str], None] | None = None)
                 if fingerprint(current) != fingerprint(plan.texts[uri]):
                     raise StalePlan(uri)
         source_text = plan.rewritten.get(source_uri, plan.texts[source_uri])
+        # Leftovers of an earlier crash go first, once per folder: everything
+        # staged from here on belongs to this commit.
+        for folder in {target_path.parent, *(p.parent for p in plan.paths.values())}:
+            atomic.sweep(folder)
         # Everything is staged before anything visible changes.
         staged = {
-            uri: _stage(plan.paths[uri].parent, text, _mode(plan.paths[uri]))
+            uri: steps.stage(plan.paths[uri].parent, text, _mode(plan.paths[uri]))
             for uri, text in plan.rewritten.items()
             if uri != source_uri
         }
-        steps.temps.extend(staged.values())
-        moved = _stage(target_path.parent, source_text, _mode(source_path))
-        steps.temps.append(moved)
+        moved = steps.stage(target_path.parent, source_text, _mode(source_path))
         try:
             os.link(moved, target_path)
         except FileExistsError:
             raise StalePlan(plan.target_rel) from None
         except OSError:
-            if not create_new_file(target_path, source_text):
+            if not atomic.create_new(target_path, source_text):
                 raise StalePlan(plan.target_rel) from None
         steps.created = target_path
         if fail_after:

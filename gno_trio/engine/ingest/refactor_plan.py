@@ -29,10 +29,11 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from gno_trio.config import Collection
+from gno_trio.dirs import Dirs
 from gno_trio.engine.context.canonical import hash_canonical
 from gno_trio.engine.graph.links import DocSummary, Resolver, backlinks, summary
-from gno_trio.engine.ingest.capture import path_segments, unindexable_reason
-from gno_trio.engine.ingest.filing import _lstat, _real_folder, _root, _single_name
+from gno_trio.engine.ingest.capture import collection_root, path_segments, unindexable_reason
+from gno_trio.engine.ingest.filing import _lstat, _real_folder, _single_name
 from gno_trio.engine.ingest.frontmatter import LinkSite, link_sites
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.uris import make_uri, parse_ref, parse_uri
@@ -343,6 +344,7 @@ def _document_ref(collection: str, rel_path: str) -> dict[str, str]:
 
 def plan_refactor(
     conn: sqlite3.Connection,
+    dirs: Dirs,
     collection_of: Any,
     operation: str,
     ref: str,
@@ -366,7 +368,7 @@ def plan_refactor(
     target_rel = _target_rel(
         operation, source.rel_path, collection.name, name, folder_path, blocking
     )
-    root = _root(collection)
+    root = collection_root(collection, dirs)
     if "cross_collection_unsupported" not in blocking:
         _real_folder(root, target_rel.split("/")[:-1])
     if PurePosixPath(source.rel_path).suffix.casefold() not in EDITABLE_SUFFIXES:
@@ -395,7 +397,7 @@ def plan_refactor(
     for uri in linkers:
         other = summary(resolve(conn, parse_ref(uri)))
         if other.collection != collection.name:
-            other_root = _root(collection_of(other.collection))
+            other_root = collection_root(collection_of(other.collection), dirs)
         else:
             other_root = root
         try:

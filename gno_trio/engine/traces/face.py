@@ -178,7 +178,7 @@ class TracesFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-judgment@1.0``: one explicit judgment, under the write lease."""
-        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection(conn) as c:
             return manage.label(
                 c,
                 trace_id,
@@ -206,7 +206,7 @@ class TracesFace(EngineKernel):
         policy of their collections is judged for a local export (with a
         receipt in the egress audit); a refusal is ``EGRESS_DENIED``.
         """
-        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection(conn) as c:
             wanted, collections = manage.export_scope(c, trace_ids)
             decision = egress_audit.judge(
                 c,
@@ -234,7 +234,7 @@ class TracesFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-delete@1.0``: one trace and everything it owns."""
-        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection(conn) as c:
             return store.delete(c, trace_id)
 
     def trace_purge(
@@ -244,7 +244,7 @@ class TracesFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-purge@1.0``: every trace, record and export."""
-        with self.lease(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection(conn) as c:
             return store.purge(c)
 
 

@@ -218,7 +218,7 @@ class Recorder:
         uris: Iterable[str],
     ) -> str:
         """Create an open trace and its ``query`` event; returns the new trace id."""
-        moment = now_ms()
+        moment = store.next_moment(self.conn, now_ms())
         trace_id = str(uuid.uuid4())
         replay = self.mode == "replay"
         query_text = normalize_text(query)

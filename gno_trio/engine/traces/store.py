@@ -233,6 +233,12 @@ def drop_orphan_exports(conn: sqlite3.Connection) -> int:
     )
 
 
+def next_moment(conn: sqlite3.Connection, now: int) -> int:
+    """``now``, or just after the newest trace: newest-first lists keep their order."""
+    newest = conn.execute("SELECT MAX(created_at_ms) FROM retrieval_traces").fetchone()[0]
+    return max(now, (newest if newest is not None else -1) + 1)
+
+
 def create(
     conn: sqlite3.Connection, creation: Mapping[str, Any], retention: TraceRetention, moment: int
 ) -> None:
