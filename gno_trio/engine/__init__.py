@@ -88,6 +88,7 @@ from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
 from gno_trio.engine.store.lease import HeldLease as HeldLease
 from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
+from gno_trio.engine.traces.manage import Judgment as TraceJudgment
 from gno_trio.engine.uris import parse_uri as parse_uri
 
 __all__ = [
@@ -142,6 +143,7 @@ __all__ = [
     "QueryOptions",
     "SearchRequest",
     "SyncReport",
+    "TraceJudgment",
     "Work",
     "Zone",
     "agent_projection_text",

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER
+from gno_trio.engine import MAX_SAFE_INTEGER, TraceJudgment
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool, write_tool
@@ -201,8 +201,7 @@ def make_show(runtime: Runtime) -> ToolHandler:
 
 def make_label(runtime: Runtime) -> ToolHandler:
     def call(args: TraceLabelInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
-        return runtime.engine.trace_label(
-            args.traceId,
+        judgment = TraceJudgment(
             label=args.label,
             target_ref=args.targetRef,
             target_kind=args.targetKind,
@@ -211,9 +210,8 @@ def make_label(runtime: Runtime) -> ToolHandler:
             source_hash=opt(args.sourceHash),
             docid=opt(args.docid),
             idempotency_key=opt(args.idempotencyKey),
-            should_stop=_stop(ctx),
-            conn=conn,
         )
+        return runtime.engine.trace_label(args.traceId, judgment, should_stop=_stop(ctx), conn=conn)
 
     return engine_tool(runtime, call, label_text, write=True)
 

@@ -25,6 +25,7 @@ from gno_trio.engine.context.canonical import PassageRef, sha256_text
 from gno_trio.engine.context.facets import FacetMatcher, neighbour_pairs
 from gno_trio.engine.context.passages import Line, Weights, Window, best_window, describe_lines
 from gno_trio.engine.context.request import NormalizedRequest
+from gno_trio.engine.reads.outline import outline
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import SearchRequest, date_instant
@@ -33,8 +34,6 @@ from gno_trio.errors import GnoError
 
 MAX_SEARCH_LIMIT: Final = 100
 MAX_METADATA_CHARS: Final = 2048
-_ATX_HEADING: Final = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)[ \t]*(?:#+[ \t]*)?$")
-_FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
 _DATE_ONLY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -170,30 +169,8 @@ def _best_chunks(
 
 def _headings(lines: Sequence[str]) -> tuple[list[int], list[str]]:
     """Line numbers and texts of the ATX headings outside frontmatter and code fences."""
-    numbers: list[int] = []
-    texts: list[str] = []
-    start = 0
-    if lines and lines[0].strip() == "---":
-        for index in range(1, len(lines)):
-            if lines[index].strip() in ("---", "..."):
-                start = index + 1
-                break
-    fence: str | None = None
-    for index in range(start, len(lines)):
-        line = lines[index]
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            continue
-        heading = _ATX_HEADING.match(line)
-        if heading and heading.group(2).strip():
-            numbers.append(index + 1)
-            texts.append(heading.group(2).strip()[:MAX_METADATA_CHARS])
-    return numbers, texts
+    found = outline(lines)
+    return [h.line for h in found], [h.title[:MAX_METADATA_CHARS] for h in found]
 
 
 def _heading_for(headings: tuple[list[int], list[str]], start: int, end: int) -> str | None:

@@ -30,6 +30,7 @@ them, and their model fingerprints are null.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -49,6 +50,7 @@ from gno_trio.engine.context.request import (
     canonical_text,
 )
 from gno_trio.engine.context.selection import OMISSION_REASONS, Omission, Selection
+from gno_trio.engine.context.snapshot import index_fingerprint
 from gno_trio.engine.egress.policy import strictest
 from gno_trio.engine.ingest.chunker import CHARS_PER_TOKEN, estimate_tokens
 from gno_trio.errors import GnoError
@@ -138,6 +140,19 @@ def egress_lineage(collections: Sequence[str], policies: Policies) -> dict[str, 
         "digest": hash_canonical(sources),
         "sources": sources,
     }
+
+
+def scope_fingerprint(
+    conn: sqlite3.Connection, config: Config, index_name: str, scope: Sequence[str]
+) -> str:
+    """The index fingerprint of a Capsule scope as the configuration stands now."""
+    return index_fingerprint(
+        conn,
+        index_name=index_name,
+        tokenizer=config.fts_tokenizer,
+        collections=scope,
+        lineage=egress_lineage(scope, policies_of(config)),
+    )
 
 
 def config_fingerprint(config: Config) -> str:

@@ -35,6 +35,7 @@ from gno_trio.engine.context.capsule import (
     context_rules,
     egress_lineage,
     policies_of,
+    scope_fingerprint,
 )
 from gno_trio.engine.context.facets import derive_facets
 from gno_trio.engine.context.passages import MAX_PASSAGE_BYTES
@@ -46,7 +47,7 @@ from gno_trio.engine.context.request import (
     normalize_request,
 )
 from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
-from gno_trio.engine.context.snapshot import index_fingerprint, read_snapshot
+from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.errors import GnoError
 
 _HASH: Final = "0" * 64
@@ -87,13 +88,7 @@ def compile_capsule(
     lineage = egress_lineage(scope, policies)
 
     def fingerprint() -> str:
-        return index_fingerprint(
-            conn,
-            index_name=index_name,
-            tokenizer=config.fts_tokenizer,
-            collections=scope,
-            lineage=lineage,
-        )
+        return scope_fingerprint(conn, config, index_name, scope)
 
     frame = CapsuleFrame(
         request=normalized,

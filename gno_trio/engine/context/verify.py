@@ -28,14 +28,9 @@ from typing import Any, Final
 from gno_trio.config import Config
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.canonical import sha256_text
-from gno_trio.engine.context.capsule import (
-    capsule_id,
-    config_fingerprint,
-    egress_lineage,
-    policies_of,
-)
+from gno_trio.engine.context.capsule import capsule_id, config_fingerprint, scope_fingerprint
 from gno_trio.engine.context.request import ContextRequest
-from gno_trio.engine.context.snapshot import index_fingerprint, read_snapshot
+from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -211,17 +206,9 @@ def verify_capsule(
     """
     _checked(capsule, index_name)
     scope = _scope(capsule, config)
-    policies = policies_of(config)
-    lineage = egress_lineage(scope, policies)
 
     def fingerprint() -> str:
-        return index_fingerprint(
-            conn,
-            index_name=index_name,
-            tokenizer=config.fts_tokenizer,
-            collections=scope,
-            lineage=lineage,
-        )
+        return scope_fingerprint(conn, config, index_name, scope)
 
     with read_snapshot(conn):
         before = fingerprint()

@@ -18,18 +18,17 @@ from collections import Counter
 from typing import Any, Final
 
 from gno_trio.engine.graph.communities import communities
-from gno_trio.engine.graph.linkgraph import LinkGraph
+from gno_trio.engine.graph.linkgraph import (
+    GRAPH_DEFAULT_EDGE_LIMIT,
+    GRAPH_DEFAULT_LIMIT,
+    SIMILAR_UNAVAILABLE,
+    LinkGraph,
+)
 from gno_trio.engine.graph.links import DocSummary, summary
 from gno_trio.errors import GnoError
 
-GRAPH_DEFAULT_LIMIT: Final = 2000
-GRAPH_DEFAULT_EDGE_LIMIT: Final = 10000
 HUB_COUNT: Final = 10
 SIMILAR_DEFAULT_TOP_K: Final = 5
-SIMILAR_UNAVAILABLE: Final = (
-    "includeSimilar needs vector embeddings, which this server does not build; "
-    "no similarity edges were added"
-)
 
 
 def _scope(conn: sqlite3.Connection, collection: str | None) -> tuple[str | None, list[DocSummary]]:

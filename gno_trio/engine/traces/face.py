@@ -165,33 +165,14 @@ class TracesFace(EngineKernel):
     def trace_label(
         self,
         trace_id: str,
+        judgment: manage.Judgment,
         *,
-        label: str,
-        target_ref: str,
-        target_kind: str = "document",
-        start_line: int | None = None,
-        end_line: int | None = None,
-        source_hash: str | None = None,
-        docid: str | None = None,
-        idempotency_key: str | None = None,
         should_stop: Callable[[], bool] | None = None,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-judgment@1.0``: one explicit judgment, under the write lease."""
         with self.writing(should_stop=should_stop), self.connection(conn) as c:
-            return manage.label(
-                c,
-                trace_id,
-                label=label,
-                target_ref=target_ref,
-                target_kind=target_kind,
-                start_line=start_line,
-                end_line=end_line,
-                source_hash=source_hash,
-                docid=docid,
-                idempotency_key=idempotency_key,
-                retention=self._retention,
-            )
+            return manage.label(c, trace_id, judgment, retention=self._retention)
 
     def trace_export(
         self,

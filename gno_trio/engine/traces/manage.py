@@ -19,6 +19,7 @@ import re
 import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from gno_trio.config import TraceRetention
@@ -110,21 +111,28 @@ def _redaction_secret(conn: sqlite3.Connection) -> str:
     return store.state_value(conn, SECRET_KEY, lambda: uuid.uuid4().hex + uuid.uuid4().hex)
 
 
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """One explicit judgment as a caller states it (``gno_trace_label``'s arguments)."""
+
+    label: str
+    target_ref: str
+    target_kind: str = "document"
+    start_line: int | None = None
+    end_line: int | None = None
+    source_hash: str | None = None
+    docid: str | None = None
+    idempotency_key: str | None = None
+
+
 def label(
-    conn: sqlite3.Connection,
-    trace_id: str,
-    *,
-    label: str,
-    target_ref: str,
-    target_kind: str = "document",
-    start_line: int | None = None,
-    end_line: int | None = None,
-    source_hash: str | None = None,
-    docid: str | None = None,
-    idempotency_key: str | None = None,
-    retention: TraceRetention,
+    conn: sqlite3.Connection, trace_id: str, judgment: Judgment, *, retention: TraceRetention
 ) -> dict[str, Any]:
     """``retrieval-trace-judgment@1.0``: one explicit judgment appended to a trace."""
+    label, target_ref, target_kind = judgment.label, judgment.target_ref, judgment.target_kind
+    start_line, end_line = judgment.start_line, judgment.end_line
+    source_hash, docid = judgment.source_hash, judgment.docid
+    idempotency_key = judgment.idempotency_key
     row = store.trace_row(conn, trace_id)
     creation = json.loads(row["creation"])
     if (start_line is None) != (end_line is None):
@@ -293,4 +301,4 @@ def export(
     }
 
 
-__all__ = ["EXPORT_FORMAT", "MAX_EXPORT_TRACES", "export", "export_scope", "label"]
+__all__ = ["EXPORT_FORMAT", "MAX_EXPORT_TRACES", "Judgment", "export", "export_scope", "label"]

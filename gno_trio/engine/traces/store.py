@@ -40,22 +40,6 @@ TERMINAL: Final = ("completed", "partial", "failed", "cancelled")
 Section = Literal["run", "event", "judgment"]
 SECTIONS: Final[tuple[Section, ...]] = ("run", "event", "judgment")
 _PLURAL: Final = {"run": "runs", "event": "events", "judgment": "judgments"}
-_SUMMARY_KEYS: Final = (
-    "traceId",
-    "schemaVersion",
-    "redactionMode",
-    "replayCapable",
-    "status",
-    "queryShape",
-    "goalShape",
-    "egressLineage",
-    "fingerprints",
-    "createdAtMs",
-    "updatedAtMs",
-    "expiresAtMs",
-    "byteSize",
-    "creationDigest",
-)
 _TRACE_KEYS: Final = (
     "traceId",
     "schemaVersion",
@@ -77,6 +61,9 @@ _TRACE_KEYS: Final = (
     "byteSize",
     "creationDigest",
 )
+_REPLAY_KEYS: Final = frozenset({"queryText", "queryDigest", "goalText", "goalDigest", "filters"})
+_SUMMARY_KEYS: Final = tuple(key for key in _TRACE_KEYS if key not in _REPLAY_KEYS)
+"""A summary is the trace without what could replay it (query and goal text, filters)."""
 
 
 def dumps(value: object) -> str:
