@@ -238,6 +238,8 @@ def make_context(runtime: Runtime) -> ToolHandler:
 
         def compile_and_trace(conn: sqlite3.Connection) -> dict[str, Any]:
             capsule = runtime.engine.context(request, conn=conn)
+            if not runtime.engine.tracing_enabled:
+                return capsule
             traced[0] = runtime.engine.trace_capsule(
                 pipeline="context",
                 goal=args.goal,

@@ -232,6 +232,8 @@ def retrieval_tracer(runtime: Runtime, pipeline: str) -> Tracer:
     """Records a search-shaped answer as a retrieval trace (when tracing is on)."""
 
     def trace(args: Any, result: Mapping[str, Any], conn: sqlite3.Connection) -> str | None:
+        if not runtime.engine.tracing_enabled:
+            return None  # off: no id, no fingerprint, no copy of the arguments
         return runtime.engine.trace_retrieval(
             pipeline=pipeline,
             query=args.query,

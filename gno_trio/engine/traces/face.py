@@ -31,6 +31,12 @@ class TracesFace(EngineKernel):
         return Recorder.for_config(conn, self.config, self.location.index_name)
 
     @property
+    def tracing_enabled(self) -> bool:
+        """Whether retrieval traces are being recorded (``retrievalTraces.enabled``)."""
+        settings = self.config.retrieval_traces
+        return settings is not None and settings.enabled
+
+    @property
     def _retention(self) -> TraceRetention:
         settings = self.config.retrieval_traces
         return (settings.retention if settings else None) or TraceRetention()
