@@ -1,4 +1,6 @@
--- Vectors: one row per chunk (mirror_hash, seq) and embedding model.
+-- Vectors: rows per chunk (mirror_hash, seq) and embedding model, one per
+-- embedding window of the chunk (``part``, 0-based; all parts of a chunk are
+-- written in one transaction, so a chunk has all its vectors or none).
 --
 -- embed_models names each model vectors were made with: its key (URI and
 -- version), the URI the configuration named, and the dimension of its
@@ -26,9 +28,10 @@ CREATE TABLE content_vectors (
     model_id     INTEGER NOT NULL REFERENCES embed_models (id) ON DELETE CASCADE,
     mirror_hash  TEXT NOT NULL,
     seq          INTEGER NOT NULL,
+    part         INTEGER NOT NULL DEFAULT 0,
     codes        BLOB NOT NULL,
     scale        REAL NOT NULL,
     embedded_at  TEXT NOT NULL,
-    UNIQUE (mirror_hash, seq, model_id)
+    UNIQUE (mirror_hash, seq, model_id, part)
 );
 CREATE INDEX content_vectors_model ON content_vectors (model_id, id);

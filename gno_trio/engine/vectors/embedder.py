@@ -37,6 +37,17 @@ VECTORS_UNAVAILABLE: Final = "VECTORS_UNAVAILABLE"
 # the bound keeps a pasted book as a query (or a hyde passage) from costing
 # seconds of CPU. The model reads only the first MAX_INPUT_CHARS characters.
 MAX_INPUT_CHARS: Final = 8192
+# Chunks are 800 tokens (GNO's size, kept for snippets and line anchors), but
+# one vector per 800 tokens blurs a chunk's several topics together. Each
+# chunk is embedded as windows of about 250 tokens that overlap a little; a
+# chunk matches a query as well as its best window, and the window gives the
+# line anchor. On the evaluation sets this lifts vector nDCG@10 from 0.90 to
+# 0.95 (same-language) and 0.77 to 0.86 (cross-lingual).
+WINDOW_CHARS: Final = 1000
+WINDOW_OVERLAP: Final = 150
+# Part of every stored model key: how chunks were worded and windowed. A
+# change here makes existing vectors stale, so they are re-embedded.
+VECTOR_SCHEME: Final = "w1000o150"
 # GNO's profile for Qwen embedding models (URI mentions both "qwen" and "embed").
 _QWEN_QUERY_PREFIX: Final = "Instruct: Retrieve relevant documents for the given query\nQuery: "
 
@@ -54,7 +65,9 @@ class ModelIdentity:
 
     @property
     def key(self) -> str:
-        return f"{self.uri}@{self.version}" if self.version else self.uri
+        """The identity vectors are stored and compared under (URI, version, scheme)."""
+        named = f"{self.uri}@{self.version}" if self.version else self.uri
+        return f"{named};{VECTOR_SCHEME}"
 
 
 class EmbeddingBackend(Protocol):
@@ -80,6 +93,32 @@ def document_text(uri: str, title: str | None, text: str) -> str:
     else:
         worded = f"title: {title or 'none'} | text: {text}"
     return worded[:MAX_INPUT_CHARS]
+
+
+def windows(text: str) -> list[tuple[int, str]]:
+    """A chunk's embedding windows as ``(offset in the chunk, text)``, in order.
+
+    Each window ends at a line break in its second half when there is one,
+    and the next starts :data:`WINDOW_OVERLAP` characters before that end.
+    A chunk up to 1.3 windows long is one window.
+    """
+    if len(text) <= WINDOW_CHARS * 13 // 10:
+        return [(0, text)]
+    found: list[tuple[int, str]] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + WINDOW_CHARS)
+        if end < len(text):
+            cut = text.rfind("\n", start + WINDOW_CHARS // 2, end)
+            if cut > start:
+                end = cut
+        if len(text) - end < WINDOW_CHARS // 4:  # no tiny tail window
+            end = len(text)
+        found.append((start, text[start:end]))
+        if end >= len(text):
+            break
+        start = max(end - WINDOW_OVERLAP, start + 1)
+    return found
 
 
 def query_text(uri: str, query: str) -> str:

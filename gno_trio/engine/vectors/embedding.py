@@ -29,6 +29,7 @@ from gno_trio.engine.vectors.embedder import (
     EmbeddingBackend,
     checked,
     document_text,
+    windows,
 )
 from gno_trio.engine.vectors.storage import (
     ModelRow,
@@ -145,7 +146,7 @@ def _embed_page(
     """Embed and store one page; returns the model row, chunks embedded, blank chunks."""
     identity = backend.identity
     texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq, _ in page])
-    keys: list[tuple[str, int]] = []
+    keys: list[tuple[str, int, int]] = []
     worded: list[str] = []
     blank: list[tuple[str, int]] = []
     for _, mirror, seq, title in page:
@@ -155,8 +156,9 @@ def _embed_page(
         if not chunk.text.strip():
             blank.append((mirror, seq))
             continue
-        keys.append((mirror, seq))
-        worded.append(document_text(identity.uri, title, chunk.text))
+        for part, (_, window) in enumerate(windows(chunk.text)):
+            keys.append((mirror, seq, part))
+            worded.append(document_text(identity.uri, title, window))
     vectors = checked(backend.embed_texts(worded), len(worded), identity) if worded else None
     if vectors is not None:
         dimension = int(vectors.shape[1])
@@ -168,4 +170,4 @@ def _embed_page(
         if model is None:
             model = register_model(conn, identity, dimension)
         store(conn, model, keys, vectors, blank)
-    return model, len(keys), len(blank)
+    return model, len({(mirror, seq) for mirror, seq, _ in keys}), len(blank)

@@ -16,7 +16,9 @@ The steps, as GNO runs them (GNO's numbers throughout):
    filters prune after retrieval or recency reorders, else 1. ``intent``
    entries join the intent, which steers which chunk represents a document.
 4. Reciprocal rank fusion, k = 60, over documents; +0.1 for a document first
-   in any retrieval list, else +0.04 for one in any list's top five.
+   in the query's own BM25 or vector list, else +0.04 for one in their top
+   five. BM25 hits that match only some of the query's words (lexical
+   search's top-up) are fused as a variant (0.5, no bonus).
 5. Graph: neighbours of the five best fused documents (up to 20) fused in
    with weight 0.8, unless ``fast`` or the graph is turned off.
 6. Scores are min-max normalised over the answer; ``minScore`` and
@@ -149,19 +151,40 @@ def _doc_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
 
 def _lexical_hits(
     conn: sqlite3.Connection, request: SearchRequest
-) -> list[tuple[dict[str, Any], int]]:
+) -> tuple[list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int]]]:
+    """BM25 hits split in two: documents matching every term, and any-term top-ups.
+
+    Lexical search tops a short answer up with documents that match only
+    some of the words. Fused at full weight, a stray shared word ("und",
+    "error") would rank a document first; the top-ups are a looser variant
+    of the query and are fused as one.
+    """
     hits = search(conn, request)["results"]
     ids = _doc_ids(conn, [h["uri"] for h in hits])
-    return [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
+    found = [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
+    if not found:
+        return [], []
+    marks = ", ".join("?" for _ in found)
+    strict = {
+        int(row[0])
+        for row in conn.execute(
+            f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid IN ({marks})",
+            [parse_query(request.query).match, *(doc_id for _, doc_id in found)],
+        )
+    }
+    return (
+        [hit for hit in found if hit[1] in strict],
+        [hit for hit in found if hit[1] not in strict],
+    )
 
 
 def _vector_results(
     conn: sqlite3.Connection, hits: Sequence[VectorHit], request: SearchRequest
 ) -> list[tuple[dict[str, Any], int, float]]:
-    found = anchors(conn, [(h.row["mirror_hash"], h.seq) for h in hits])
+    found = anchors(conn, [h.window for h in hits])
     return [
         (
-            _result(h.row, h.score, found.get((h.row["mirror_hash"], h.seq)), request),
+            _result(h.row, h.score, found.get(h.window), request),
             int(h.row["id"]),
             h.score,
         )
@@ -198,7 +221,12 @@ def _graph_results(
         if len(own):
             cosine = matrix.vectors(own) @ query
             best = int(np.argmax(cosine))
-            hits.append(VectorHit(row, float(cosine[best]), int(matrix.seqs[own[best]])))
+            chosen = own[best]
+            hits.append(
+                VectorHit(
+                    row, float(cosine[best]), int(matrix.seqs[chosen]), int(matrix.parts[chosen])
+                )
+            )
         else:
             hits.append(VectorHit(row, -1.0, 0))
     return [(result, doc_id) for result, doc_id, _ in _vector_results(conn, hits, request)]
@@ -246,22 +274,23 @@ def hybrid_query(
     strong, top, gap = strong_signal(raw)
     bypass = strong and not request.intent and not modes
     fusion = _Fusion()
-    bm25 = _lexical_hits(conn, dataclasses.replace(unbounded, limit=wide))
+    bm25, partial = _lexical_hits(conn, dataclasses.replace(unbounded, limit=wide))
     fusion.add(WEIGHT_BM25, bm25)
-    for result, _ in bm25:
+    fusion.add(WEIGHT_BM25_VARIANT, partial, bonus=False)
+    for result, _ in bm25 + partial:
         fusion.candidates[result["uri"]].bm25 = result["score"]
     lines.append(
         {
             "stage": "lexical",
-            "message": f"bm25: {len(bm25)} candidates (original query) plus {len(terms)} "
-            f"term entries",
+            "message": f"bm25: {len(bm25)} candidates matching every term, {len(partial)} "
+            f"matching some, plus {len(terms)} term entries",
         }
     )
     for term in terms:
-        fusion.add(
-            WEIGHT_BM25_VARIANT,
-            _lexical_hits(conn, dataclasses.replace(unbounded, query=term, limit=narrow)),
+        strict, loose = _lexical_hits(
+            conn, dataclasses.replace(unbounded, query=term, limit=narrow)
         )
+        fusion.add(WEIGHT_BM25_VARIANT, strict + loose, bonus=False)
     strength = f"top={top:.2f}, gap={gap:.2f}"
     vectors_used = not bypass
     matrix = matrix_for(conn, model)
@@ -293,7 +322,9 @@ def hybrid_query(
                 conn, matrix, embed_passage(backend, hyde), unbounded, narrow, steer=steer
             )
             fusion.add(
-                WEIGHT_HYDE, [(r, d) for r, d, _ in _vector_results(conn, passage, unbounded)]
+                WEIGHT_HYDE,
+                [(r, d) for r, d, _ in _vector_results(conn, passage, unbounded)],
+                bonus=False,
             )
             message += f"; hyde: {len(passage)} candidates"
         lines.append({"stage": "vector", "message": message})

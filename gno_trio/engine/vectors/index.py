@@ -48,6 +48,7 @@ class VectorMatrix:
     sketch: npt.NDArray[np.uint64]
     mirror_of: npt.NDArray[np.int32]
     seqs: npt.NDArray[np.int32]
+    parts: npt.NDArray[np.int16]
     mirrors: list[str]
     mirror_index: dict[str, int]
     size: int
@@ -61,6 +62,7 @@ class VectorMatrix:
             + self.sketch.nbytes
             + self.mirror_of.nbytes
             + self.seqs.nbytes
+            + self.parts.nbytes
         )
 
     def rows_of(self, mirror: str) -> npt.NDArray[np.intp]:
@@ -153,6 +155,7 @@ class _Entry:
     sketch: npt.NDArray[np.uint64] = field(default_factory=lambda: np.zeros((0, 0), np.uint64))
     mirror_of: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
     seqs: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
+    parts: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, np.int16))
     mirrors: list[str] = field(default_factory=list)
     mirror_index: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -167,6 +170,7 @@ class _Entry:
         self.sketch = np.zeros((0, (dim + 63) // 64), np.uint64)
         self.mirror_of = np.zeros(0, np.int32)
         self.seqs = np.zeros(0, np.int32)
+        self.parts = np.zeros(0, np.int16)
         self.mirrors = []
         self.mirror_index = {}
 
@@ -186,21 +190,23 @@ class _Entry:
         self.sketch = grow(self.sketch)  # type: ignore[assignment]
         self.mirror_of = grow(self.mirror_of)  # type: ignore[assignment]
         self.seqs = grow(self.seqs)  # type: ignore[assignment]
+        self.parts = grow(self.parts)  # type: ignore[assignment]
 
-    def append(self, rows: list[tuple[int, str, int, bytes, float]]) -> None:
+    def append(self, rows: list[tuple[int, str, int, int, bytes, float]]) -> None:
         dim = self.model.dimension
-        kept = [r for r in rows if len(r[3]) == dim]
+        kept = [r for r in rows if len(r[4]) == dim]
         if rows:
             self.last_id = max(self.last_id, max(r[0] for r in rows))
         if not kept:
             return
         self._reserve(len(kept))
         start, stop = self.size, self.size + len(kept)
-        codes = np.frombuffer(b"".join(r[3] for r in kept), dtype=np.int8).reshape(-1, dim)
+        codes = np.frombuffer(b"".join(r[4] for r in kept), dtype=np.int8).reshape(-1, dim)
         self.codes[start:stop] = codes
-        self.scales[start:stop] = np.fromiter((r[4] for r in kept), np.float32, len(kept))
+        self.scales[start:stop] = np.fromiter((r[5] for r in kept), np.float32, len(kept))
         self.sketch[start:stop] = _sketch(codes)
-        for offset, (_, mirror, seq, _, _) in enumerate(kept):
+        self.parts[start:stop] = np.fromiter((r[3] for r in kept), np.int16, len(kept))
+        for offset, (_, mirror, seq, _, _, _) in enumerate(kept):
             index = self.mirror_index.get(mirror)
             if index is None:
                 index = len(self.mirrors)
@@ -218,6 +224,7 @@ class _Entry:
             sketch=self.sketch,
             mirror_of=self.mirror_of,
             seqs=self.seqs,
+            parts=self.parts,
             mirrors=self.mirrors,
             mirror_index=self.mirror_index,
             size=self.size,
@@ -244,11 +251,13 @@ def _load(conn: sqlite3.Connection, entry: _Entry) -> None:
         entry.reset(generation)
     while True:
         page = conn.execute(
-            "SELECT id, mirror_hash, seq, codes, scale FROM content_vectors "
+            "SELECT id, mirror_hash, seq, part, codes, scale FROM content_vectors "
             "WHERE model_id = ? AND id > ? ORDER BY id LIMIT ?",
             (entry.model.id, entry.last_id, _LOAD_PAGE),
         ).fetchall()
-        entry.append([(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]), float(r[4])) for r in page])
+        entry.append(
+            [(int(r[0]), str(r[1]), int(r[2]), int(r[3]), bytes(r[4]), float(r[5])) for r in page]
+        )
         if len(page) < _LOAD_PAGE:
             return
 

@@ -91,17 +91,18 @@ def quantise(
 def store(
     conn: sqlite3.Connection,
     model: ModelRow,
-    keys: Sequence[tuple[str, int]],
+    keys: Sequence[tuple[str, int, int]],
     vectors: npt.NDArray[np.float32] | None,
     blank: Iterable[tuple[str, int]] = (),
 ) -> int:
     """Insert one batch (inside the caller's transaction); returns rows written.
 
+    ``keys`` name each vector's chunk and window (mirror_hash, seq, part).
     ``blank`` chunks had no text: they get an empty row so they leave the
     backlog. A chunk another writer embedded meanwhile is left as it is.
     """
     at = now_iso()
-    rows: list[tuple[int, str, int, bytes, float, str]] = []
+    rows: list[tuple[int, str, int, int, bytes, float, str]] = []
     if vectors is not None and len(keys):
         if vectors.shape[1] != model.dimension:
             raise GnoError(
@@ -110,14 +111,15 @@ def store(
             )
         codes, scales = quantise(vectors)
         rows.extend(
-            (model.id, mirror, seq, codes[i].tobytes(), float(scales[i]), at)
-            for i, (mirror, seq) in enumerate(keys)
+            (model.id, mirror, seq, part, codes[i].tobytes(), float(scales[i]), at)
+            for i, (mirror, seq, part) in enumerate(keys)
         )
-    rows.extend((model.id, mirror, seq, b"", 0.0, at) for mirror, seq in blank)
+    rows.extend((model.id, mirror, seq, 0, b"", 0.0, at) for mirror, seq in blank)
     before = conn.total_changes
     conn.executemany(
         "INSERT OR IGNORE INTO content_vectors "
-        "(model_id, mirror_hash, seq, codes, scale, embedded_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "(model_id, mirror_hash, seq, part, codes, scale, embedded_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     return conn.total_changes - before

@@ -31,13 +31,19 @@ from gno_trio.engine.search import (
     validate_request,
 )
 from gno_trio.engine.uris import parse_ref
-from gno_trio.engine.vectors.chunktext import ChunkKey, chunk_texts
-from gno_trio.engine.vectors.embedder import VECTORS_UNAVAILABLE, EmbeddingBackend, embed_query
+from gno_trio.engine.vectors.chunktext import chunk_texts
+from gno_trio.engine.vectors.embedder import (
+    VECTORS_UNAVAILABLE,
+    EmbeddingBackend,
+    embed_query,
+    windows,
+)
 from gno_trio.engine.vectors.index import VectorMatrix, matrix_for
 from gno_trio.engine.vectors.storage import ModelRow, find_model
 from gno_trio.errors import GnoError
 
 DEFAULT_SIMILAR_THRESHOLD: Final = 0.7
+WindowKey = tuple[str, int, int]  # mirror_hash, seq, part
 # How much an intent pulls the choice of a document's chunk (the query counts 1).
 _INTENT_WEIGHT: Final = 0.5
 
@@ -49,6 +55,11 @@ class VectorHit:
     row: sqlite3.Row
     cosine: float
     seq: int
+    part: int = 0
+
+    @property
+    def window(self) -> WindowKey:
+        return (self.row["mirror_hash"], self.seq, self.part)
 
     @property
     def score(self) -> float:
@@ -108,11 +119,15 @@ def vector_leg(
     wanted = limit * 3 + 10
     while True:
         nearest = matrix.nearest(query, wanted, rows)
-        best: dict[str, tuple[float, int]] = {}
+        best: dict[str, tuple[float, int, int]] = {}
         for row_index, cosine in nearest:
             mirror = matrix.mirrors[int(matrix.mirror_of[row_index])]
             if mirror not in best:
-                best[mirror] = (cosine, int(matrix.seqs[row_index]))
+                best[mirror] = (
+                    cosine,
+                    int(matrix.seqs[row_index]),
+                    int(matrix.parts[row_index]),
+                )
         hits = _documents(conn, best, where, params)
         if len(hits) >= limit or wanted >= available:
             break
@@ -123,7 +138,10 @@ def vector_leg(
 
 
 def _documents(
-    conn: sqlite3.Connection, best: dict[str, tuple[float, int]], where: str, params: list[Any]
+    conn: sqlite3.Connection,
+    best: dict[str, tuple[float, int, int]],
+    where: str,
+    params: list[Any],
 ) -> list[VectorHit]:
     if not best:
         return []
@@ -150,7 +168,7 @@ def _steered(
     vectors = matrix.vectors(rows)
     pull = vectors @ query + _INTENT_WEIGHT * (vectors @ steer)
     chosen = int(rows[int(np.argmax(pull))])
-    return VectorHit(hit.row, hit.cosine, int(matrix.seqs[chosen]))
+    return VectorHit(hit.row, hit.cosine, int(matrix.seqs[chosen]), int(matrix.parts[chosen]))
 
 
 def excerpt(text: str) -> str:
@@ -161,14 +179,20 @@ def excerpt(text: str) -> str:
     return flat
 
 
-def anchors(conn: sqlite3.Connection, keys: Sequence[ChunkKey]) -> dict[ChunkKey, Anchor]:
-    """The anchor (snippet, lines) of each chunk, read through the chunk-text helper."""
-    return {
-        key: Anchor(
-            excerpt(chunk.text), chunk.start_line, chunk.end_line, chunk.language, chunk.start_line
-        )
-        for key, chunk in chunk_texts(conn, keys).items()
-    }
+def anchors(conn: sqlite3.Connection, keys: Sequence[WindowKey]) -> dict[WindowKey, Anchor]:
+    """The anchor of each embedding window: its opening as the snippet, its own lines."""
+    texts = chunk_texts(conn, list(dict.fromkeys((mirror, seq) for mirror, seq, _ in keys)))
+    found: dict[WindowKey, Anchor] = {}
+    for key in keys:
+        chunk = texts.get((key[0], key[1]))
+        if chunk is None:
+            continue
+        parts = windows(chunk.text)
+        offset, text = parts[key[2]] if key[2] < len(parts) else parts[0]
+        start = chunk.start_line + chunk.text.count("\n", 0, offset)
+        end = min(chunk.end_line, start + text.rstrip("\n").count("\n"))
+        found[key] = Anchor(excerpt(text), start, end, chunk.language, start)
+    return found
 
 
 def vector_search(
@@ -185,11 +209,8 @@ def vector_search(
     hits = vector_leg(conn, matrix, query, request, request.limit, steer=steer)
     if request.min_score is not None:
         hits = [hit for hit in hits if hit.score >= request.min_score]
-    found = anchors(conn, [(hit.row["mirror_hash"], hit.seq) for hit in hits])
-    results = [
-        _result(hit.row, hit.score, found.get((hit.row["mirror_hash"], hit.seq)), request)
-        for hit in hits
-    ]
+    found = anchors(conn, [hit.window for hit in hits])
+    results = [_result(hit.row, hit.score, found.get(hit.window), request) for hit in hits]
     meta: dict[str, Any] = {
         "query": request.query,
         "mode": "vector",
