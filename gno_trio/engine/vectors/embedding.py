@@ -9,9 +9,10 @@ backlog is simply "chunks with no vector of this model". ``should_stop`` is
 asked between batches.
 
 A batch the model fails on is counted in ``errors`` and skipped (its chunks
-stay in the backlog for the next run); three failing batches in a row, or
-vectors of the wrong dimension, end the run with the error, because every
-further batch would fail the same way.
+stay in the backlog for the next run); three failing batches in a row, a
+model that cannot load, or vectors of the wrong dimension end the run with
+the error, because every further batch would fail the same way. A run in
+which no batch succeeded raises its last error too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from gno_trio.engine.store import write_transaction
 from gno_trio.engine.vectors.chunktext import chunk_texts
 from gno_trio.engine.vectors.embedder import (
     EMBED_DIMENSION_MISMATCH,
+    MODEL_LOAD_FAILED,
+    MODEL_NOT_FOUND,
     EmbeddingBackend,
     checked,
     document_text,
@@ -45,6 +48,8 @@ from gno_trio.errors import GnoError
 DEFAULT_BATCH_SIZE: Final = 32
 MAX_BATCH_SIZE: Final = 512
 _FAILED_BATCHES_BEFORE_GIVING_UP: Final = 3
+# Failures no later batch can escape: the run ends with them at once.
+_FATAL: Final = frozenset({EMBED_DIMENSION_MISMATCH, MODEL_LOAD_FAILED, MODEL_NOT_FOUND})
 
 EmbedProgress = Callable[[int, int], None]
 """Called after each batch with (chunks handled so far, chunks in the backlog at the start)."""
@@ -108,6 +113,7 @@ def embed_backlog(
     handled = 0
     after = 0
     failures = 0
+    last: GnoError | None = None
     while True:
         if should_stop is not None and should_stop():
             report.stopped = True
@@ -119,8 +125,9 @@ def embed_backlog(
         try:
             model, written, blank = _embed_page(conn, backend, model, page)
         except GnoError as error:
-            if error.code == EMBED_DIMENSION_MISMATCH:
+            if error.code in _FATAL:
                 raise
+            last = error
             failures += 1
             report.errors += len(page)
             report.last_error = f"{error.code}: {error.message}"
@@ -134,6 +141,8 @@ def embed_backlog(
         if progress is not None:
             progress(handled, report.backlog)
     report.duration_s = time.perf_counter() - started
+    if last is not None and report.embedded == 0:
+        raise last  # nothing worked: the caller must hear why
     return report
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -56,9 +56,10 @@ from gno_trio.engine.search import (
     validate_request,
 )
 from gno_trio.engine.vectors import graph_leg
-from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage, embed_query
+from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
 from gno_trio.engine.vectors.index import VectorMatrix, matrix_for
 from gno_trio.engine.vectors.vsearch import VectorHit, anchors, require_vectors, vector_leg
+from gno_trio.engine.vectors.vsearch import query_vector as checked_query
 from gno_trio.errors import GnoError
 
 RRF_K: Final = 60
@@ -247,12 +248,17 @@ def hybrid_query(
     if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
         raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
     model = None
+    query_vector = None
     if backend is not None:
         try:
             model = require_vectors(conn, backend)
-        except GnoError as error:
+            query_vector = checked_query(backend, model, request.query)
+        except GnoError as error:  # no vectors, or the model cannot answer: lexical only
+            if error.code == "INVALID_INPUT":
+                raise
+            model = None
             unavailable = f"{error.code}: {error.message}"
-    if backend is None or model is None:
+    if backend is None or model is None or query_vector is None:
         result = lexical_query.query(conn, request, options)
         if unavailable and options.explain:
             result["meta"]["explain"]["lines"][1]["message"] = f"skipped: {unavailable}"
@@ -295,7 +301,6 @@ def hybrid_query(
     vectors_used = not bypass
     matrix = matrix_for(conn, model)
     wants_graph = graph and not options.fast
-    query_vector = embed_query(backend, request.query) if wants_graph or not bypass else None
     if bypass:
         lines.append(
             {
@@ -305,11 +310,10 @@ def hybrid_query(
         )
     else:
         steer = (
-            embed_query(backend, request.intent)
+            _embedded(lambda: checked_query(backend, model, request.intent or ""))
             if request.intent and request.intent.strip()
             else None
         )
-        assert query_vector is not None
         vector = _vector_results(
             conn, vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer), unbounded
         )
@@ -317,16 +321,17 @@ def hybrid_query(
         for result, _, score in vector:
             fusion.candidates[result["uri"]].vector = score
         message = f"vector: {len(vector)} candidates (model {backend.identity.uri})"
-        if hyde is not None:
-            passage = vector_leg(
-                conn, matrix, embed_passage(backend, hyde), unbounded, narrow, steer=steer
-            )
+        hyde_vector = _embedded(lambda: embed_passage(backend, hyde)) if hyde else None
+        if hyde_vector is not None:
+            passage = vector_leg(conn, matrix, hyde_vector, unbounded, narrow, steer=steer)
             fusion.add(
                 WEIGHT_HYDE,
                 [(r, d) for r, d, _ in _vector_results(conn, passage, unbounded)],
                 bonus=False,
             )
             message += f"; hyde: {len(passage)} candidates"
+        elif hyde:
+            message += "; hyde: skipped (the model did not answer)"
         lines.append({"stage": "vector", "message": message})
     lines.append(
         {
@@ -337,7 +342,7 @@ def hybrid_query(
     )
     expansion = (
         _expand_graph(conn, fusion, unbounded, matrix, query_vector, options.candidate_limit)
-        if query_vector is not None and wants_graph
+        if wants_graph
         else graph_leg.disabled()
     )
     lines.append({"stage": "graph", "message": _graph_line(expansion)})
@@ -386,6 +391,16 @@ def hybrid_query(
             "results": [_explain_result(i, c, s) for i, (c, s) in enumerate(kept, 1)],
         }
     return {"results": results, "meta": meta}
+
+
+def _embedded(
+    make: Callable[[], npt.NDArray[np.float32]],
+) -> npt.NDArray[np.float32] | None:
+    """An extra vector (intent, hyde) or None when the model fails: it only refines."""
+    try:
+        return make()
+    except GnoError:
+        return None
 
 
 def _expand_graph(

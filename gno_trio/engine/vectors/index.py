@@ -26,7 +26,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.vectors.embedder import EMBED_DIMENSION_MISMATCH
 from gno_trio.engine.vectors.storage import ModelRow
+from gno_trio.errors import GnoError
 
 EXACT_ROWS: Final = 32_768
 _BLOCK_ROWS: Final = 8192
@@ -108,6 +110,11 @@ class VectorMatrix:
         rows: npt.NDArray[np.intp] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``wanted`` rows most similar to ``query`` (within ``rows``), best first."""
+        if query.shape != (self.dimension,):
+            raise GnoError(
+                EMBED_DIMENSION_MISMATCH,
+                f"A {query.shape[-1]}-dimensional query for vectors of {self.dimension}",
+            )
         candidates = np.arange(self.size, dtype=np.intp) if rows is None else rows
         if len(candidates) == 0 or wanted <= 0:
             return []

@@ -33,6 +33,7 @@ from gno_trio.engine.search import (
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.chunktext import chunk_texts
 from gno_trio.engine.vectors.embedder import (
+    EMBED_DIMENSION_MISMATCH,
     VECTORS_UNAVAILABLE,
     EmbeddingBackend,
     embed_query,
@@ -83,6 +84,18 @@ def require_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> Mode
             f"(or gno-trio index)",
         )
     return model
+
+
+def query_vector(backend: EmbeddingBackend, model: ModelRow, text: str) -> npt.NDArray[np.float32]:
+    """The unit vector of a query, checked against the dimension of the stored vectors."""
+    vector = embed_query(backend, text)
+    if vector.shape[0] != model.dimension:
+        raise GnoError(
+            EMBED_DIMENSION_MISMATCH,
+            f"Model {backend.identity.uri} now gives {vector.shape[0]}-dimensional vectors "
+            f"but its stored vectors have {model.dimension}",
+        )
+    return vector
 
 
 def _allowed_rows(
@@ -201,9 +214,11 @@ def vector_search(
     """``vsearch``: a ``search-results@1.0`` object with ``meta.mode = "vector"``."""
     validate_request(request)
     model = require_vectors(conn, backend)
-    query = embed_query(backend, request.query)
+    query = query_vector(backend, model, request.query)
     steer = (
-        embed_query(backend, request.intent) if request.intent and request.intent.strip() else None
+        query_vector(backend, model, request.intent)
+        if request.intent and request.intent.strip()
+        else None
     )
     matrix = matrix_for(conn, model)
     hits = vector_leg(conn, matrix, query, request, request.limit, steer=steer)
