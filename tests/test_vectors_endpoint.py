@@ -84,11 +84,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        return  # a client that gave up on a stalled answer is expected here
+
+
 @pytest.fixture
 def server() -> Iterator[str]:
     _Handler.mode = "ok"
     _Handler.requests = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd = _Server(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -222,3 +227,46 @@ def test_endpoint_zones_follow_the_egress_policies() -> None:
     assert allowed_by_policy("http://192.168.1.20/v1/embeddings", "lan")
     assert not allowed_by_policy("https://api.example.com/v1/embeddings", "lan")
     assert allowed_by_policy("https://api.example.com/v1/embeddings", "remote")
+
+
+def test_embed_never_sends_a_collection_beyond_its_egress_policy(
+    engine: Engine, conn: sqlite3.Connection, server: str
+) -> None:
+    from gno_trio.engine.vectors import service
+
+    lan = "http://192.168.77.1:9/v1/embeddings#m"  # never contacted: the policy refuses first
+    config = loads_config(
+        json.dumps(
+            {
+                "version": "1.0",
+                "collections": [
+                    {
+                        "name": "notes",
+                        "path": str(engine.config.collection("notes").path),  # type: ignore[union-attr]
+                        "models": {"embed": lan},
+                    }
+                ],
+            }
+        )
+    )
+    run = service.embed(conn, config)
+    assert run.embedded == 0 and run.skipped[0]["code"] == "EGRESS_DENIED"
+    assert _vectors(conn) == 0
+    counts = service.backlog_by_collection(conn, config)
+    assert counts == {"notes": (0, 3)}
+    loopback = loads_config(
+        json.dumps(
+            {
+                "version": "1.0",
+                "collections": [
+                    {
+                        "name": "notes",
+                        "path": str(config.collections[0].path),
+                        "models": {"embed": server},
+                    }
+                ],
+            }
+        )
+    )
+    assert service.embed(conn, loopback).embedded == 3
+    assert service.backlog_by_collection(conn, loopback) == {"notes": (3, 0)}

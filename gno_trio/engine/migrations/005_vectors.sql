@@ -13,7 +13,7 @@
 -- (``scale``). An empty ``codes`` marks a chunk with no text to embed: it is
 -- done, and never matches a query.
 
-CREATE TABLE embed_models (
+CREATE TABLE IF NOT EXISTS embed_models (
     id          INTEGER PRIMARY KEY,
     model_key   TEXT NOT NULL UNIQUE,
     uri         TEXT NOT NULL,
@@ -23,7 +23,7 @@ CREATE TABLE embed_models (
     created_at  TEXT NOT NULL
 );
 
-CREATE TABLE content_vectors (
+CREATE TABLE IF NOT EXISTS content_vectors (
     id           INTEGER PRIMARY KEY,
     model_id     INTEGER NOT NULL REFERENCES embed_models (id) ON DELETE CASCADE,
     mirror_hash  TEXT NOT NULL,
@@ -34,4 +34,4 @@ CREATE TABLE content_vectors (
     embedded_at  TEXT NOT NULL,
     UNIQUE (mirror_hash, seq, model_id, part)
 );
-CREATE INDEX content_vectors_model ON content_vectors (model_id, id);
+CREATE INDEX IF NOT EXISTS content_vectors_model ON content_vectors (model_id, id);

@@ -37,7 +37,7 @@ _MIN_SHORTLIST: Final = 4096
 
 def shortlist_size(rows: int, wanted: int) -> int:
     """How many sketch-nearest rows are scored exactly when the corpus is large."""
-    return min(rows, max(_MIN_SHORTLIST, rows // 16, wanted * 64))
+    return min(rows, max(_MIN_SHORTLIST, rows // 64, wanted * 64))
 
 
 @dataclass(slots=True)

@@ -1,0 +1,309 @@
+"""Speed and memory of the semantic half.
+
+    python3 bench/bench_vectors.py embed          # chunks/s at 800-token chunks, 1 and 2 threads
+    python3 bench/bench_vectors.py query-embed    # query embedding latency
+    python3 bench/bench_vectors.py search-100k    # vector search at 100,000 synthetic chunks
+    python3 bench/bench_vectors.py mcp-docs [--keep DIR]   # vsearch / query latency on mcp-docs
+
+``embed`` runs each thread count in its own process (BLAS threads are fixed
+when numpy loads) on real text: 3,200-character slices (800 tokens at 4
+characters per token, the chunker's size) of the mcp-docs pages, through
+the same path as ``gno-trio embed`` (windows, title wording). It also times
+the raw model on whole chunks, which is the floor.
+
+``search-100k`` stores random unit vectors for 100,000 chunks of 4
+windows each (what full 800-token chunks get) and searches them with varied
+queries; it prints the p50/p95, the memory the in-memory copy holds, and
+the recall@10 of the result against an exact float32 search (random
+vectors are the hardest case for the sketch shortlist).
+
+``mcp-docs`` indexes and embeds the corpus (several minutes at this
+machine's speed; ``--keep DIR`` reuses an index made before) and times
+vector search and the hybrid query through the engine with varied queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import FIXTURES, REPO, describe_ms
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]{3,}")
+
+
+def corpus_text(limit_chars: int) -> str:
+    parts: list[str] = []
+    size = 0
+    for path in sorted((FIXTURES / "mcp-docs" / "corpus").rglob("*.md")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if len(text) > 200_000:  # the two schema pages are JSON-like, not prose
+            continue
+        parts.append(text)
+        size += len(text)
+        if size >= limit_chars:
+            break
+    return "\n".join(parts)
+
+
+def _embed_worker(count: int) -> None:
+    """In a child process: time the raw model and the embed path on ``count`` chunks."""
+    from gno_trio.engine.vectors.bundled import BundledEmbedder
+    from gno_trio.engine.vectors.embedder import document_text, windows
+
+    text = corpus_text(3200 * (count + 10))
+    chunks = [text[i : i + 3200] for i in range(0, 3200 * count, 3200)]
+    backend = BundledEmbedder()
+    started = time.perf_counter()
+    backend.load()
+    load_s = time.perf_counter() - started
+    backend.embed_texts(chunks[:4])  # warm
+    started = time.perf_counter()
+    for start in range(0, len(chunks), 32):
+        backend.embed_texts(chunks[start : start + 32])
+    raw = len(chunks) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    for start in range(0, len(chunks), 32):
+        worded = [
+            document_text(backend.identity.uri, "Title", window)
+            for chunk in chunks[start : start + 32]
+            for _, window in windows(chunk)
+        ]
+        backend.embed_texts(worded)
+    windowed = len(chunks) / (time.perf_counter() - started)
+    print(json.dumps({"load_s": load_s, "raw": raw, "windowed": windowed}))
+
+
+def bench_embed(args: argparse.Namespace) -> None:
+    print(f"embedding {args.chunks} chunks of 3,200 characters (800 tokens) from mcp-docs")
+    for threads in (1, 2):
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(REPO),
+            OPENBLAS_NUM_THREADS=str(threads),
+            OMP_NUM_THREADS=str(threads),
+            MKL_NUM_THREADS=str(threads),
+            GNO_EMBED_THREADS=str(threads),
+        )
+        out = subprocess.run(
+            [sys.executable, __file__, "_embed-worker", "--chunks", str(args.chunks)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        got = json.loads(out.strip().splitlines()[-1])
+        print(
+            f"threads={threads}: embed path {got['windowed']:.1f} chunks/s "
+            f"(raw model on whole chunks {got['raw']:.1f} chunks/s), model load "
+            f"{got['load_s']:.2f} s"
+        )
+
+
+def bench_query_embed(args: argparse.Namespace) -> None:
+    from gno_trio.engine.vectors.bundled import BundledEmbedder
+    from gno_trio.engine.vectors.embedder import embed_query
+
+    backend = BundledEmbedder()
+    backend.load()
+    rng = random.Random(3)
+    words = sorted({w.lower() for w in _WORD.findall(corpus_text(200_000))})
+    queries = [" ".join(rng.sample(words, rng.randint(2, 8))) for _ in range(args.queries)]
+    queries += [
+        "wie konfiguriere ich die Authentifizierung",
+        "如何设置会话超时",
+        "セッションの再開",
+    ]
+    for q in queries[:5]:
+        embed_query(backend, q)
+    samples = []
+    for q in queries:
+        started = time.perf_counter()
+        embed_query(backend, q)
+        samples.append(time.perf_counter() - started)
+    print(describe_ms("query embedding", samples))
+
+
+def bench_search_100k(args: argparse.Namespace) -> None:
+    import numpy as np
+
+    from gno_trio.engine.store import connect, migrate
+    from gno_trio.engine.vectors.embedder import ModelIdentity
+    from gno_trio.engine.vectors.index import matrix_for
+    from gno_trio.engine.vectors.storage import register_model, store
+
+    rng = np.random.default_rng(11)
+    chunks = args.chunks
+    per_chunk = args.windows
+    dim = 512
+    base = Path(tempfile.mkdtemp(prefix="gno-bench-vec-"))
+    conn = connect(base / "index.sqlite")
+    migrate(conn)
+    identity = ModelIdentity("bench:random", "1", dim)
+    started = time.perf_counter()
+    conn.execute("BEGIN IMMEDIATE")
+    model = register_model(conn, identity, dim)
+    batch = 20_000
+    total = 0
+    keys_all = [(f"{i:064x}", 0, p) for i in range(chunks) for p in range(per_chunk)]
+    for start in range(0, len(keys_all), batch):
+        keys = keys_all[start : start + batch]
+        vectors = rng.standard_normal((len(keys), dim), dtype=np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        total += store(conn, model, keys, vectors)
+    conn.execute("COMMIT")
+    print(
+        f"stored {total} vectors ({chunks} chunks x {per_chunk}) in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    started = time.perf_counter()
+    matrix = matrix_for(conn, model)
+    print(
+        f"loaded into memory in {time.perf_counter() - started:.2f} s; "
+        f"{matrix.size} rows hold {matrix.nbytes / 1e6:.1f} MB "
+        f"({matrix.nbytes / max(1, chunks):.0f} bytes per chunk)"
+    )
+    exact = matrix.vectors(np.arange(matrix.size))  # float32 copy, for recall only
+    queries = rng.standard_normal((args.queries, dim), dtype=np.float32)
+    # Queries near stored vectors, as real queries are near their answers.
+    picks = rng.integers(0, matrix.size, args.queries)
+    queries = exact[picks] + 0.9 * queries / np.sqrt(dim)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    samples = []
+    recall = 0.0
+    for q in queries:
+        started = time.perf_counter()
+        found = matrix.nearest(q, 40)
+        samples.append(time.perf_counter() - started)
+        truth = set(np.argsort(-(exact @ q))[:10].tolist())
+        recall += len(truth & {row for row, _ in found[:10]}) / 10
+    print(describe_ms(f"vector search, {matrix.size} rows", samples))
+    print(f"recall@10 vs exact float32: {recall / len(queries):.3f}")
+    conn.close()
+
+
+def bench_mcp_docs(args: argparse.Namespace) -> None:
+    from _common import temp_engine
+
+    from gno_trio.dirs import Dirs
+    from gno_trio.engine.api import Engine
+    from gno_trio.engine.hybrid import QueryOptions
+    from gno_trio.engine.search import SearchRequest
+    from gno_trio.engine.vectors.embedding import embed_backlog
+    from gno_trio.engine.vectors.hybrid import hybrid_query
+    from gno_trio.engine.vectors.models import configured_backend
+    from gno_trio.engine.vectors.vsearch import vector_search
+
+    corpus = FIXTURES / "mcp-docs" / "corpus"
+    if args.keep:
+        keep = Path(args.keep)
+        engine = Engine.open(dirs=Dirs(config=keep / "c", data=keep / "d", cache=keep / "x"))
+    else:
+        engine = temp_engine(corpus)
+    if engine.config.collection("docs") is None:
+        engine.add_collection(str(corpus), name="docs")
+    engine.sync()
+    backend = configured_backend(engine.config)
+    with engine.connection() as conn:
+        started = time.perf_counter()
+        report = embed_backlog(
+            conn, backend, progress=lambda d, t: print(f"\rembedding {d}/{t}", end="", flush=True)
+        )
+        print()
+        if report.embedded:
+            elapsed = time.perf_counter() - started
+            print(
+                f"embedded {report.embedded} chunks in {elapsed:.0f} s "
+                f"({report.embedded / elapsed:.1f} chunks/s)"
+            )
+        headings = [
+            r[0] for r in conn.execute("SELECT title FROM documents WHERE title IS NOT NULL")
+        ]
+        rng = random.Random(5)
+        words = sorted({w.lower() for h in headings for w in _WORD.findall(h)})
+        texts = [" ".join(rng.sample(words, rng.randint(1, 4))) for _ in range(args.queries)]
+        texts[:4] = [
+            "how does a client resume a session after reconnecting",
+            "streamable http session",
+            "wie meldet sich ein Client mit OAuth an",
+            "服务器如何通知客户端资源变化",
+        ]
+        for mode in ("vsearch", "query"):
+            samples = []
+            for text in texts:
+                request = SearchRequest(query=text, limit=5)
+                started = time.perf_counter()
+                if mode == "vsearch":
+                    vector_search(conn, backend, request)
+                else:
+                    hybrid_query(conn, request, QueryOptions(), backend)
+                samples.append(time.perf_counter() - started)
+            print(describe_ms(f"{mode} (engine API, mcp-docs)", samples))
+        rows = conn.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0]
+        chunks = conn.execute("SELECT COUNT(*) FROM content_chunks").fetchone()[0]
+        print(f"{chunks} chunks, {rows} vectors")
+        sketch_recall(conn, backend, texts)
+    engine.close()
+
+
+def sketch_recall(conn: object, backend: object, texts: list[str]) -> None:
+    """Recall@10 of the sketch shortlist on these real vectors (as a large index uses it)."""
+    import numpy as np
+
+    from gno_trio.engine.vectors.embedder import embed_query
+    from gno_trio.engine.vectors.index import matrix_for
+    from gno_trio.engine.vectors.vsearch import require_vectors
+
+    model = require_vectors(conn, backend)  # type: ignore[arg-type]
+    matrix = matrix_for(conn, model)  # type: ignore[arg-type]
+    everything = np.arange(matrix.size)
+    exact = matrix.vectors(everything)
+    short = max(10, matrix.size // 64)
+    recall = 0.0
+    for text in texts:
+        q = embed_query(backend, text)  # type: ignore[arg-type]
+        truth = set(np.argsort(-(exact @ q))[:10].tolist())
+        distance = matrix._hamming(q, everything)
+        keep = np.argpartition(distance, short - 1)[:short]
+        best = keep[np.argsort(-(exact[keep] @ q))[:10]]
+        recall += len(truth & set(best.tolist())) / 10
+    print(
+        f"sketch shortlist of 1/64 of the rows: recall@10 {recall / len(texts):.3f} on real vectors"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "what", choices=["embed", "query-embed", "search-100k", "mcp-docs", "_embed-worker"]
+    )
+    parser.add_argument("--chunks", type=int, default=None)
+    parser.add_argument("--windows", type=int, default=4)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--keep", default=None)
+    args = parser.parse_args()
+    if args.what == "_embed-worker":
+        _embed_worker(args.chunks or 64)
+    elif args.what == "embed":
+        args.chunks = args.chunks or 64
+        bench_embed(args)
+    elif args.what == "query-embed":
+        bench_query_embed(args)
+    elif args.what == "search-100k":
+        args.chunks = args.chunks or 100_000
+        bench_search_100k(args)
+    else:
+        bench_mcp_docs(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
