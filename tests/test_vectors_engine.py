@@ -350,3 +350,17 @@ def test_a_batch_that_fails_is_counted_and_nothing_half_written(
     assert rows == 2  # the first batch only
     assert dataclasses.asdict(embed_backlog(conn, backend))["errors"] == 0
     assert backlog(conn, backend) == 0
+
+
+def test_outputs_match_gnos_schemas(
+    embedded: sqlite3.Connection, backend: BundledEmbedder, schema_check: object
+) -> None:
+    check = schema_check  # validate(name, instance)
+    request = SearchRequest(query="bread", limit=3, tags_any=["x"], since="2000-01-01")
+    check("search-results", vector_search(embedded, backend, request))  # type: ignore[operator]
+    options = QueryOptions(query_modes=[("term", "oven"), ("hyde", "Bake it.")], explain=True)
+    fused = hybrid_query(embedded, SearchRequest(query="bread", limit=3), options, backend)
+    check("search-results", fused)  # type: ignore[operator]
+    lexical = hybrid_query(embedded, SearchRequest(query="bread"), options, None)
+    check("search-results", lexical)  # type: ignore[operator]
+    check("similar", similar(embedded, backend, "notes/garden.md", threshold=0))  # type: ignore[operator]

@@ -113,7 +113,8 @@ def query(
     if final_min_score is not None:
         meta["minScore"] = final_min_score
     if modes:
-        meta["queryModes"] = {m: sum(1 for k, _ in modes if k == m) for m in QUERY_MODES}
+        counts = {m: sum(1 for k, _ in modes if k == m) for m in QUERY_MODES}
+        meta["queryModes"] = dict(counts, hyde=counts["hyde"] > 0)  # hyde: a flag
     if options.explain:
         meta["explain"] = {
             "lines": [
