@@ -56,8 +56,9 @@ from gno_trio.engine.search import (
     validate_request,
 )
 from gno_trio.engine.vectors import graph_leg
+from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
-from gno_trio.engine.vectors.index import VectorMatrix, matrix_for
+from gno_trio.engine.vectors.index import VectorMatrix
 from gno_trio.engine.vectors.vsearch import VectorHit, anchors, require_vectors, vector_leg
 from gno_trio.engine.vectors.vsearch import query_vector as checked_query
 from gno_trio.errors import GnoError

@@ -31,6 +31,7 @@ from gno_trio.engine.search import (
     validate_request,
 )
 from gno_trio.engine.uris import parse_ref
+from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.chunktext import chunk_texts
 from gno_trio.engine.vectors.embedder import (
     EMBED_DIMENSION_MISMATCH,
@@ -39,7 +40,7 @@ from gno_trio.engine.vectors.embedder import (
     embed_query,
     windows,
 )
-from gno_trio.engine.vectors.index import VectorMatrix, matrix_for
+from gno_trio.engine.vectors.index import VectorMatrix
 from gno_trio.engine.vectors.storage import ModelRow, find_model
 from gno_trio.errors import GnoError
 
