@@ -17,7 +17,7 @@ import time
 
 from _common import FIXTURES, describe_ms, temp_engine
 
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine import SearchRequest
 from gno_trio.errors import GnoError
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")

@@ -135,7 +135,7 @@ def bench_query_embed(args: argparse.Namespace) -> None:
 def bench_search_100k(args: argparse.Namespace) -> None:
     import numpy as np
 
-    from gno_trio.engine.store import connect, migrate
+    from gno_trio.engine.store.database import connect, migrate
     from gno_trio.engine.vectors.cache import matrix_for
     from gno_trio.engine.vectors.embedder import ModelIdentity
     from gno_trio.engine.vectors.storage import register_model, store
@@ -207,13 +207,13 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
     from _common import temp_engine
 
     from gno_trio.dirs import Dirs
-    from gno_trio.engine.api import Engine
-    from gno_trio.engine.hybrid import QueryOptions
-    from gno_trio.engine.search import SearchRequest
+    from gno_trio.engine import Engine
+    from gno_trio.engine.search.hybrid import QueryOptions
+    from gno_trio.engine.search.lexical import SearchRequest
     from gno_trio.engine.vectors.embedding import embed_backlog
-    from gno_trio.engine.vectors.hybrid import hybrid_query
+    from gno_trio.engine.search.pipeline import hybrid_query
     from gno_trio.engine.vectors.models import configured_backend
-    from gno_trio.engine.vectors.vsearch import vector_search
+    from gno_trio.engine.search.semantic import vector_search
 
     corpus = FIXTURES / "mcp-docs" / "corpus"
     if args.keep:
@@ -273,7 +273,7 @@ def sketch_recall(conn: object, backend: object, texts: list[str]) -> None:
 
     from gno_trio.engine.vectors.cache import matrix_for
     from gno_trio.engine.vectors.embedder import embed_query
-    from gno_trio.engine.vectors.vsearch import require_vectors
+    from gno_trio.engine.search.semantic import require_vectors
 
     model = require_vectors(conn, backend)  # type: ignore[arg-type]
     matrix = matrix_for(conn, model)  # type: ignore[arg-type]

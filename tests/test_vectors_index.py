@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from gno_trio.engine.store import connect, migrate, write_transaction
+from gno_trio.engine.store.database import connect, migrate, write_transaction
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import ModelIdentity
 from gno_trio.engine.vectors.index import EXACT_ROWS

@@ -22,13 +22,13 @@ _SETUP = """
 import json, sys
 from pathlib import Path
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
-from gno_trio.engine.hybrid import QueryOptions
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine import Engine
+from gno_trio.engine.search.hybrid import QueryOptions
+from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.vectors.embedding import embed_backlog
-from gno_trio.engine.vectors.hybrid import hybrid_query
+from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.vectors.models import configured_backend
-from gno_trio.engine.vectors.vsearch import vector_search
+from gno_trio.engine.search.semantic import vector_search
 
 base = Path(sys.argv[1])
 dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")

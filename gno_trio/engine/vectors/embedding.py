@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gno_trio.engine.store import write_transaction
+from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.vectors.chunktext import chunk_texts
 from gno_trio.engine.vectors.embedder import (
     EMBED_DIMENSION_MISMATCH,

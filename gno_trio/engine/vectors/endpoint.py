@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gno_trio.egress import classify_peer
+from gno_trio.engine.egress.policy import classify_peer
 from gno_trio.engine.vectors.embedder import (
     EMBED_ENDPOINT_FAILED,
     MODEL_NOT_FOUND,

@@ -1,9 +1,9 @@
-"""The semantic half as the engine's surfaces use it: configuration in, answers out.
+"""The embedding services over a connection and a configuration.
 
-Each function takes a connection and the loaded configuration, works out
-which embedding model applies (per collection: its own ``models.embed``, else
-the index's), and calls the pieces of this package. The engine's public
-methods are thin wrappers around these.
+Which model applies is worked out here (per collection: its own
+``models.embed``, else the index's). :mod:`gno_trio.engine.vectors.face`
+exposes these as engine methods; search over the vectors is the search
+face's.
 """
 
 from __future__ import annotations
@@ -14,21 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gno_trio.config import Config
-from gno_trio.egress import EGRESS_DENIED_CODE
-from gno_trio.engine.hybrid import QueryOptions
-from gno_trio.engine.search import SearchRequest
-from gno_trio.engine.store import write_transaction
+from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE
+from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.vectors import storage
-from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.embedding import DEFAULT_BATCH_SIZE, EmbedProgress, embed_backlog
 from gno_trio.engine.vectors.endpoint import allowed_by_policy, is_endpoint_uri
-from gno_trio.engine.vectors.hybrid import hybrid_query
 from gno_trio.engine.vectors.models import (
-    backend_for,
+    configured_backend,
     embed_model_uri,
-    inference_timeout_s,
 )
-from gno_trio.engine.vectors.vsearch import similar, vector_search
 from gno_trio.errors import GnoError
 
 
@@ -77,10 +71,6 @@ def _groups(config: Config, names: Sequence[str] | None) -> dict[str, list[str]]
     return groups
 
 
-def backend(config: Config, collection: str | None = None) -> EmbeddingBackend:
-    return backend_for(embed_model_uri(config, collection), timeout_s=inference_timeout_s(config))
-
-
 def embed(
     conn: sqlite3.Connection,
     config: Config,
@@ -99,7 +89,7 @@ def embed(
     """
     run = EmbedRun()
     for uri, collections in _groups(config, names).items():
-        chosen = backend(config, collections[0])
+        chosen = configured_backend(config, collections[0])
         run.models.append(uri)
         allowed = []
         for name in collections:
@@ -147,7 +137,7 @@ def backlog_by_collection(conn: sqlite3.Connection, config: Config) -> dict[str,
     counts: dict[str, tuple[int, int]] = {}
     for collections in _groups(config, None).values():
         try:
-            key = backend(config, collections[0]).identity.key
+            key = configured_backend(config, collections[0]).identity.key
         except GnoError:  # a model that cannot run: everything waits for one that can
             key = None
         model = storage.find_model(conn, key) if key else None
@@ -170,7 +160,7 @@ def clear(
     if found is None:
         raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
     try:
-        current = backend(config, found.name).identity.key
+        current = configured_backend(config, found.name).identity.key
     except GnoError:
         current = None
     with write_transaction(conn):
@@ -178,43 +168,3 @@ def clear(
     if mode == "all":
         result["note"] = f"Run gno-trio embed {found.name} (or gno_embed) to rebuild embeddings."
     return result
-
-
-def vsearch(conn: sqlite3.Connection, config: Config, request: SearchRequest) -> dict[str, Any]:
-    return vector_search(conn, backend(config, request.collection), request)
-
-
-def similar_documents(
-    conn: sqlite3.Connection,
-    config: Config,
-    ref: str,
-    *,
-    limit: int = 5,
-    threshold: float | None = None,
-    cross_collection: bool = False,
-) -> dict[str, Any]:
-    return similar(
-        conn,
-        backend(config),
-        ref,
-        limit=limit,
-        threshold=threshold,
-        cross_collection=cross_collection,
-    )
-
-
-def query(
-    conn: sqlite3.Connection,
-    config: Config,
-    request: SearchRequest,
-    options: QueryOptions,
-    *,
-    graph: bool = True,
-) -> dict[str, Any]:
-    """The hybrid query; a model that cannot run leaves it lexical (and says why)."""
-    try:
-        chosen: EmbeddingBackend | None = backend(config, request.collection)
-        reason = None
-    except GnoError as error:
-        chosen, reason = None, f"{error.code}: {error.message}"
-    return hybrid_query(conn, request, options, chosen, graph=graph, unavailable=reason)

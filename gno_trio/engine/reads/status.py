@@ -1,0 +1,150 @@
+"""Index health: the full ``status`` report and the cheap ``peek`` snapshot."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from gno_trio.engine.memory.projection import problems as memory_problems
+
+
+def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
+    row = conn.execute(sql, params).fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+def status(
+    conn: sqlite3.Connection,
+    *,
+    index_name: str,
+    db_path: str,
+    config_path: str | None,
+    embeddings: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
+    """Per-collection counts, last sync, ingest errors and frontmatter warnings.
+
+    Warnings are derived from the stored documents rather than kept in their
+    own table, so they can never outlive the problem: fixing the file and
+    syncing clears them.
+    """
+    collections = []
+    for row in conn.execute("SELECT * FROM collections ORDER BY name"):
+        name = row["name"]
+        documents = _scalar(
+            conn, "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (name,)
+        )
+        chunks = _scalar(
+            conn,
+            "SELECT COUNT(*) FROM content_chunks c JOIN (SELECT DISTINCT mirror_hash FROM "
+            "documents WHERE collection = ? AND active = 1) d ON d.mirror_hash = c.mirror_hash",
+            (name,),
+        )
+        errors = [
+            {"relPath": e["rel_path"], "code": e["code"], "message": e["message"], "at": e["at"]}
+            for e in conn.execute(
+                "SELECT * FROM ingest_errors WHERE collection = ? ORDER BY rel_path LIMIT 50",
+                (name,),
+            )
+        ]
+        warnings = [
+            {"relPath": w["rel_path"], "code": "FRONTMATTER_INVALID", "message": w["msg"]}
+            for w in conn.execute(
+                "SELECT rel_path, frontmatter_error AS msg FROM documents WHERE collection = ? "
+                "AND active = 1 AND frontmatter_error IS NOT NULL ORDER BY rel_path LIMIT 50",
+                (name,),
+            )
+        ]
+        if row["memory_managed"]:
+            # Fact files the memory validator rejected (recall skips them).
+            warnings += memory_problems(conn, name)
+        collections.append(
+            {
+                "name": name,
+                "path": row["path"],
+                "documentCount": documents,
+                "chunkCount": chunks,
+                "embeddedCount": (embeddings or {}).get(name, (0, 0))[0],
+                "errorCount": _scalar(
+                    conn, "SELECT COUNT(*) FROM ingest_errors WHERE collection = ?", (name,)
+                ),
+                "errors": errors,
+                "warnings": warnings,
+                "lastSyncedAt": row["last_synced_at"],
+                "memoryManaged": bool(row["memory_managed"]),
+                "egressPolicy": row["egress_policy"],
+            }
+        )
+    total_docs = _scalar(conn, "SELECT COUNT(*) FROM documents WHERE active = 1")
+    total_chunks = _scalar(
+        conn,
+        "SELECT COUNT(*) FROM content_chunks c JOIN (SELECT DISTINCT mirror_hash FROM documents "
+        "WHERE active = 1) d ON d.mirror_hash = c.mirror_hash",
+    )
+    since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="milliseconds")
+    recent_errors = _scalar(
+        conn, "SELECT COUNT(*) FROM ingest_errors WHERE at >= ?", (since.replace("+00:00", "Z"),)
+    )
+    last_sync = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
+    vectors = any(embedded for embedded, _ in (embeddings or {}).values())
+    result: dict[str, Any] = {
+        "indexName": index_name,
+        "dbPath": db_path,
+        "collections": collections,
+        "totalDocuments": total_docs,
+        "totalChunks": total_chunks,
+        "embeddingBacklog": backlog_total(embeddings),
+        "recentErrors": recent_errors,
+        "lastUpdated": last_sync,
+        "healthy": recent_errors == 0,
+        "capabilities": {
+            "bm25": True,
+            "vector": vectors,
+            "hybrid": vectors,
+            "answer": False,
+        },
+    }
+    if config_path:
+        result["configPath"] = config_path
+    return result
+
+
+def backlog_total(embeddings: Mapping[str, tuple[int, int]] | None) -> int:
+    """Chunks waiting for a vector, over every collection."""
+    return sum(waiting for _, waiting in (embeddings or {}).values())
+
+
+def peek(
+    conn: sqlite3.Connection,
+    *,
+    index_name: str,
+    recent: int = 5,
+    embeddings: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
+    """A model-free snapshot cheap enough to call before every task."""
+    collections = _scalar(conn, "SELECT COUNT(*) FROM collections")
+    documents = _scalar(conn, "SELECT COUNT(*) FROM documents WHERE active = 1")
+    last = conn.execute("SELECT MAX(indexed_at) FROM documents").fetchone()[0]
+    recent_docs = [
+        {"docid": r["docid"], "uri": r["uri"], "title": r["title"], "indexedAt": r["indexed_at"]}
+        for r in conn.execute(
+            "SELECT docid, uri, title, indexed_at FROM documents WHERE active = 1 "
+            "ORDER BY indexed_at DESC, id DESC LIMIT ?",
+            (recent,),
+        )
+    ]
+    return {
+        "schemaVersion": "1.0",
+        "indexName": index_name,
+        "initialized": collections > 0,
+        "counts": {
+            "collections": collections,
+            "documents": documents,
+            "chunks": _scalar(conn, "SELECT COUNT(*) FROM content_chunks"),
+            "errors": _scalar(conn, "SELECT COUNT(*) FROM ingest_errors"),
+        },
+        "embeddingBacklog": backlog_total(embeddings),
+        "lastIndexedAt": last,
+        "recentDocuments": recent_docs,
+    }
