@@ -210,10 +210,10 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
     from gno_trio.engine import Engine
     from gno_trio.engine.search.hybrid import QueryOptions
     from gno_trio.engine.search.lexical import SearchRequest
-    from gno_trio.engine.vectors.embedding import embed_backlog
     from gno_trio.engine.search.pipeline import hybrid_query
-    from gno_trio.engine.vectors.models import configured_backend
     from gno_trio.engine.search.semantic import vector_search
+    from gno_trio.engine.vectors.embedding import embed_backlog
+    from gno_trio.engine.vectors.models import configured_backend
 
     corpus = FIXTURES / "mcp-docs" / "corpus"
     if args.keep:
@@ -271,9 +271,9 @@ def sketch_recall(conn: object, backend: object, texts: list[str]) -> None:
     """Recall@10 of the sketch shortlist on these real vectors (as a large index uses it)."""
     import numpy as np
 
+    from gno_trio.engine.search.semantic import require_vectors
     from gno_trio.engine.vectors.cache import matrix_for
     from gno_trio.engine.vectors.embedder import embed_query
-    from gno_trio.engine.search.semantic import require_vectors
 
     model = require_vectors(conn, backend)  # type: ignore[arg-type]
     matrix = matrix_for(conn, model)  # type: ignore[arg-type]

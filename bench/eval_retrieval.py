@@ -29,10 +29,10 @@ from _common import FIXTURES, temp_engine
 
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest
-from gno_trio.engine.vectors.embedding import embed_backlog
 from gno_trio.engine.search.pipeline import hybrid_query
-from gno_trio.engine.vectors.models import configured_backend
 from gno_trio.engine.search.semantic import vector_search
+from gno_trio.engine.vectors.embedding import embed_backlog
+from gno_trio.engine.vectors.models import configured_backend
 from gno_trio.errors import GnoError
 
 CROSS_LINGUAL = Path(__file__).with_name("crosslingual_queries.json")

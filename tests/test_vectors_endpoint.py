@@ -24,12 +24,12 @@ from gno_trio.config import loads_config
 from gno_trio.engine import Engine
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.search.pipeline import hybrid_query
+from gno_trio.engine.search.semantic import vector_search
 from gno_trio.engine.vectors.bundled import BundledEmbedder
 from gno_trio.engine.vectors.embedding import backlog, embed_backlog
 from gno_trio.engine.vectors.endpoint import EndpointEmbedder, allowed_by_policy, endpoint_zone
-from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.vectors.models import configured_backend, embed_model_uri
-from gno_trio.engine.search.semantic import vector_search
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
 

@@ -19,14 +19,14 @@ import pytest
 from gno_trio.engine import Engine
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.search.pipeline import hybrid_query
+from gno_trio.engine.search.semantic import similar, vector_search
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.vectors.bundled import BUNDLED_URI, BundledEmbedder
 from gno_trio.engine.vectors.embedder import ModelIdentity, embed_query, windows
 from gno_trio.engine.vectors.embedding import backlog, embed_backlog
-from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.vectors.models import backend_for
 from gno_trio.engine.vectors.storage import clear_collection
-from gno_trio.engine.search.semantic import similar, vector_search
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
 
