@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gno_trio.engine import Engine, locate
+from gno_trio.engine import Engine, SearchRequest, locate
 from gno_trio.errors import GnoError
 
 EXIT_OK = 0
@@ -50,4 +50,50 @@ def split_list(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-__all__ = ["EXIT_OK", "Handler", "Subparsers", "emit_json", "open_engine", "split_list"]
+def add_search_options(p: argparse.ArgumentParser) -> None:
+    """The query argument and the filters every retrieval command takes (GNO's flags)."""
+    p.add_argument("query")
+    p.add_argument("-n", "--limit", type=int, help="maximum results (5; 20 with --json)")
+    p.add_argument("-c", "--collection")
+    p.add_argument("--min-score", type=float)
+    p.add_argument("--lang")
+    p.add_argument("--intent")
+    p.add_argument("--exclude", action="append")
+    p.add_argument("--since")
+    p.add_argument("--until")
+    p.add_argument("--category", action="append")
+    p.add_argument("--author")
+    p.add_argument("--tags-all", action="append")
+    p.add_argument("--tags-any", action="append")
+
+
+def search_request(args: argparse.Namespace) -> SearchRequest:
+    """The request those options describe."""
+    limit = args.limit if args.limit is not None else (20 if args.json else 5)
+    return SearchRequest(
+        query=args.query,
+        limit=limit,
+        collection=args.collection,
+        min_score=args.min_score,
+        lang=args.lang,
+        intent=args.intent,
+        exclude=split_list(args.exclude),
+        since=args.since,
+        until=args.until,
+        categories=split_list(args.category),
+        author=args.author,
+        tags_all=split_list(args.tags_all),
+        tags_any=split_list(args.tags_any),
+    )
+
+
+__all__ = [
+    "EXIT_OK",
+    "Handler",
+    "Subparsers",
+    "add_search_options",
+    "emit_json",
+    "open_engine",
+    "search_request",
+    "split_list",
+]

@@ -141,7 +141,7 @@ REMOVE_NOTE: Final = (
 )
 
 
-def _refuse_external_steps(*, git_pull: bool, run_update_cmd: bool = False) -> None:
+def refuse_external_steps(*, git_pull: bool, run_update_cmd: bool = False) -> None:
     if git_pull:
         raise GnoError(
             "INVALID_INPUT",
@@ -240,7 +240,7 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
     def call(
         args: AddCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        _refuse_external_steps(git_pull=args.gitPull)
+        refuse_external_steps(git_pull=args.gitPull)
         # The cheap checks first, so a bad folder or name is reported as such even
         # while a job runs; add_collection repeats them under the lease.
         validate_root(args.path)
@@ -297,7 +297,7 @@ def start_sync_job(
 
 def make_sync(runtime: Runtime) -> ToolHandler:
     def call(args: SyncInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        _refuse_external_steps(git_pull=args.gitPull, run_update_cmd=args.runUpdateCmd)
+        refuse_external_steps(git_pull=args.gitPull, run_update_cmd=args.runUpdateCmd)
         ticket = start_sync_job(
             runtime, opt(args.collection), should_stop=lambda: ctx.cancellation.is_cancelled
         )
