@@ -364,3 +364,36 @@ def test_outputs_match_gnos_schemas(
     lexical = hybrid_query(embedded, SearchRequest(query="bread"), options, None)
     check("search-results", lexical)  # type: ignore[operator]
     check("similar", similar(embedded, backend, "notes/garden.md", threshold=0))  # type: ignore[operator]
+
+
+def test_background_embedder_follows_new_documents_and_stops_cleanly(
+    notes: Engine, tmp_path: Path
+) -> None:
+    import time
+
+    from gno_trio.engine import BackgroundEmbedder
+
+    def waiting() -> int:
+        return sum(w for _, w in notes.embedding_counts().values())
+
+    embedder = BackgroundEmbedder(notes, poll_seconds=0.05)
+    embedder.start()
+    try:
+        deadline = time.monotonic() + 120
+        while waiting() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert waiting() == 0 and embedder.embedded > 0
+        (tmp_path / "notes" / "kayak.md").write_text("# Kayaking\n\nPaddle along the coast.\n")
+        notes.sync()
+        assert waiting() == 1
+        deadline = time.monotonic() + 60
+        while waiting() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert waiting() == 0
+        found = notes.vsearch(SearchRequest(query="paddling a small boat at sea", limit=1))
+        assert _paths(found) == ["kayak.md"]
+    finally:
+        started = time.monotonic()
+        assert embedder.close() is True
+    assert time.monotonic() - started < 10
+    assert notes.status()["embeddingBacklog"] == 0

@@ -104,11 +104,14 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             workers=workers,
             as_json=as_json,
         )
+    first_worker = launch is None or launch.seat.index == 0
     with serving(
-        engine, write_enabled=settings.enable_write, tool_profile=settings.tool_profile
+        engine,
+        write_enabled=settings.enable_write,
+        tool_profile=settings.tool_profile,
+        embed_in_background=first_worker and not getattr(args, "no_embed", False),
     ) as served:
         background: list[BackgroundTask] = []
-        first_worker = launch is None or launch.seat.index == 0
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
         return run_resident(
@@ -155,6 +158,9 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
         "--mcp-enable-write", action="store_true", help="allow MCP write tools over HTTP"
     )
     parser.add_argument("--mcp-tool-profile", help="core or full (default full)")
+    parser.add_argument(
+        "--no-embed", action="store_true", help="do not embed new chunks in the background"
+    )
     parser.add_argument(
         "--workers",
         type=int,

@@ -16,6 +16,8 @@ Layout (internals, by concern):
 * ``search/``: query grammar, BM25, anchors, time filters, the query
   pipeline and its diagnosis;
 * ``graph/``: links, the link graph, typed edges, overview, impact;
+* ``vectors/``: embedders (the bundled model, HTTP endpoints), vector
+  storage and the in-memory copy searched, the embed phase;
 * ``egress/``: the one home of the egress policy order and rules;
 * ``reads/``: documents by reference, listings, tags, status, diffs;
 * ``memory/``: scoped, cited facts; ``context/``: Context Capsules;
@@ -73,6 +75,7 @@ from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
 from gno_trio.engine.uris import parse_uri as parse_uri
+from gno_trio.engine.vectors.background import BackgroundEmbedder as BackgroundEmbedder
 
 __all__ = [
     "CAPTURE_MAX_TEXT_BYTES",
@@ -93,6 +96,7 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
+    "BackgroundEmbedder",
     "CaptureRequest",
     "CollectionPolicy",
     "Confirmation",
