@@ -87,6 +87,23 @@ def search_request(args: argparse.Namespace) -> SearchRequest:
     )
 
 
+def print_hits(query: str, result: dict[str, Any], label: str | None = None) -> None:
+    """Ranked hits for a terminal: docid, uri, line anchor, score, title, snippet."""
+    hits = result["results"]
+    if not hits:
+        print(f'No results for "{query}"')
+        return
+    print(f'Found {len(hits)} results for "{query}"' + (f" ({label})" if label else ""))
+    for hit in hits:
+        line = f":{hit['line']}" if "line" in hit else ""
+        print(f"\n{hit['docid']}  {hit['uri']}{line}  ({hit['score']:.3f})")
+        if hit.get("title"):
+            print(f"  {hit['title']}")
+        snippet = " ".join(str(hit.get("snippet", "")).split())
+        if snippet:
+            print(f"  {snippet.replace('<mark>', '').replace('</mark>', '')[:240]}")
+
+
 __all__ = [
     "EXIT_OK",
     "Handler",
@@ -94,6 +111,7 @@ __all__ = [
     "add_search_options",
     "emit_json",
     "open_engine",
+    "print_hits",
     "search_request",
     "split_list",
 ]

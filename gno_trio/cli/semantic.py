@@ -19,6 +19,7 @@ from gno_trio.cli.common import (
     add_search_options,
     emit_json,
     open_engine,
+    print_hits,
     search_request,
 )
 from gno_trio.cli.progress import ProgressBar
@@ -28,22 +29,6 @@ EXIT_CANCELLED = 1
 EXIT_RUNTIME = 2
 
 
-def _print_hits(query: str, result: dict[str, Any], label: str) -> None:
-    hits = result["results"]
-    if not hits:
-        print(f'No results for "{query}"')
-        return
-    print(f'Found {len(hits)} results for "{query}" ({label})')
-    for hit in hits:
-        line = f":{hit['line']}" if "line" in hit else ""
-        print(f"\n{hit['docid']}  {hit['uri']}{line}  ({hit['score']:.3f})")
-        if hit.get("title"):
-            print(f"  {hit['title']}")
-        snippet = " ".join(str(hit.get("snippet", "")).split())
-        if snippet:
-            print(f"  {snippet.replace('<mark>', '').replace('</mark>', '')[:240]}")
-
-
 def cmd_vsearch(args: argparse.Namespace) -> int:
     request = search_request(args)
     with open_engine(args, create=False) as engine:
@@ -51,7 +36,7 @@ def cmd_vsearch(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
     else:
-        _print_hits(args.query, result, "vector search")
+        print_hits(args.query, result, "vector search")
     return EXIT_OK
 
 

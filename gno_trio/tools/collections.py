@@ -266,7 +266,8 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
     return engine_tool(runtime, call, add_text, write=True)
 
 
-def _sync_targets(engine: Engine, collection: str | None) -> tuple[str, ...]:
+def sync_targets(engine: Engine, collection: str | None) -> tuple[str, ...]:
+    """The named collection, or every configured one (``NOT_FOUND`` when there are none)."""
     if collection is not None:
         return (engine.collection(collection).name,)
     names = tuple(c.name for c in engine.config.collections)
@@ -284,12 +285,12 @@ def start_sync_job(
     never overlap: both need the single job slot and the lease.
     """
     engine = runtime.engine
-    _sync_targets(engine, collection)
+    sync_targets(engine, collection)
 
     def begin(hold: contextlib.ExitStack) -> JobPlan:
         hold.enter_context(engine.lease(should_stop=should_stop))
         # Again under the lease: the configuration may have changed meanwhile.
-        names = _sync_targets(engine, collection)
+        names = sync_targets(engine, collection)
         return JobPlan(work=sync_work(engine, names), collections=names)
 
     return runtime.jobs.start("sync", begin)

@@ -207,10 +207,10 @@ def search_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def query_text(result: dict[str, Any]) -> str:
+def hits_text(result: dict[str, Any], label: str) -> str:
+    """A ranked answer as text: each hit's docid, uri, line, score, title and a preview."""
     hits = result["results"]
-    meta = result["meta"]
-    lines = [f'Found {len(hits)} results for "{meta["query"]}" (mode: {meta["mode"]})']
+    lines = [f'Found {len(hits)} results for "{result["meta"]["query"]}" ({label})']
     for hit in hits:
         anchor = f" line {hit['line']}" if "line" in hit else ""
         lines.append(f"\n[{hit['docid']}] {hit['uri']}{anchor} (score: {hit['score']:.3f})")
@@ -220,6 +220,10 @@ def query_text(result: dict[str, Any]) -> str:
         if preview:
             lines.append(f"  {preview}")
     return "\n".join(lines)
+
+
+def query_text(result: dict[str, Any]) -> str:
+    return hits_text(result, f"mode: {result['meta']['mode']}")
 
 
 def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:

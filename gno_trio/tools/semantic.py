@@ -17,17 +17,19 @@ from typing import Annotated, Any, Final, Literal
 from msgspec import UNSET, Meta, UnsetType
 
 from gno_trio.engine import Engine, JobControl, JobPlan, Work
-from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import IDEMPOTENT_WRITE, read_tool, write_tool
 from gno_trio.server.tooltypes import ToolHandler
-from gno_trio.tools.collections import GitPullSwitch, refuse_external_steps, sync_work
+from gno_trio.tools.collections import (
+    GitPullSwitch,
+    refuse_external_steps,
+    sync_targets,
+    sync_work,
+)
 from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import ToolInput
-from gno_trio.tools.retrieval import RetrievalFilters, filtered_request, plain_snippet
-
-_PREVIEW_CHARS: Final = 200
+from gno_trio.tools.retrieval import RetrievalFilters, filtered_request, hits_text
 
 
 class VsearchInput(RetrievalFilters, kw_only=True):
@@ -122,17 +124,7 @@ class ClearEmbeddingsInput(ToolInput):
 
 
 def vsearch_text(result: dict[str, Any]) -> str:
-    hits = result["results"]
-    lines = [f'Found {len(hits)} results for "{result["meta"]["query"]}" (vector search)']
-    for hit in hits:
-        anchor = f" line {hit['line']}" if "line" in hit else ""
-        lines.append(f"\n[{hit['docid']}] {hit['uri']}{anchor} (score: {hit['score']:.3f})")
-        if hit.get("title"):
-            lines.append(f"  {hit['title']}")
-        preview = plain_snippet(hit.get("snippet", ""))[:_PREVIEW_CHARS]
-        if preview:
-            lines.append(f"  {preview}")
-    return "\n".join(lines)
+    return hits_text(result, "vector search")
 
 
 def similar_text(result: dict[str, Any]) -> str:
@@ -208,15 +200,6 @@ def index_work(engine: Engine, names: Sequence[str]) -> Work:
     return work
 
 
-def _targets(engine: Engine, collection: str | None) -> tuple[str, ...]:
-    if collection is not None:
-        return (engine.collection(collection).name,)
-    names = tuple(c.name for c in engine.config.collections)
-    if not names:
-        raise GnoError("NOT_FOUND", "No collections yet: add one with gno_add_collection")
-    return names
-
-
 def make_vsearch(runtime: Runtime) -> ToolHandler:
     def call(args: VsearchInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         request = filtered_request(args, args.query, opt(args.intent))
@@ -243,7 +226,7 @@ def make_embed(runtime: Runtime) -> ToolHandler:
 
     def call(args: EmbedInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         collection = opt(args.collection)
-        names = _targets(engine, collection) if collection is not None else None
+        names = sync_targets(engine, collection) if collection is not None else None
         model = engine.embed_backend(names[0] if names else None).identity.uri  # MODEL_NOT_FOUND
 
         def begin(hold: contextlib.ExitStack) -> JobPlan:
@@ -261,13 +244,13 @@ def make_index(runtime: Runtime) -> ToolHandler:
 
     def call(args: IndexInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         refuse_external_steps(git_pull=args.gitPull)
-        names = _targets(engine, opt(args.collection))
+        names = sync_targets(engine, opt(args.collection))
         for name in names:
             engine.embed_backend(name)  # MODEL_NOT_FOUND before any job starts
 
         def begin(hold: contextlib.ExitStack) -> JobPlan:
             hold.enter_context(engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled))
-            current = _targets(engine, opt(args.collection))  # again, under the lease
+            current = sync_targets(engine, opt(args.collection))  # again, under the lease
             return JobPlan(work=index_work(engine, current), collections=current)
 
         ticket = runtime.jobs.start("index", begin)

@@ -21,7 +21,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.vectors.chunktext import chunk_texts
@@ -65,22 +65,6 @@ class EmbedReport:
     stopped: bool = False
     duration_s: float = 0.0
     last_error: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """GNO's result fields (``embedded``, ``errors``, ``duration``, ``model``) and ours."""
-        result: dict[str, Any] = {
-            "embedded": self.embedded,
-            "errors": self.errors,
-            "duration": round(self.duration_s, 3),
-            "model": self.model,
-            "searchAvailable": self.embedded > 0 or self.backlog == 0,
-            "blank": self.blank,
-            "backlog": self.backlog,
-            "stopped": self.stopped,
-        }
-        if self.last_error is not None:
-            result["lastError"] = self.last_error
-        return result
 
 
 def backlog(
