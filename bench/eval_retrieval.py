@@ -27,12 +27,7 @@ from typing import Any
 
 from _common import FIXTURES, temp_engine
 
-from gno_trio.engine.search.hybrid import QueryOptions
-from gno_trio.engine.search.lexical import SearchRequest
-from gno_trio.engine.search.pipeline import hybrid_query
-from gno_trio.engine.search.semantic import vector_search
-from gno_trio.engine.vectors.embedding import embed_backlog
-from gno_trio.engine.vectors.models import configured_backend
+from gno_trio.engine import QueryOptions, SearchRequest
 from gno_trio.errors import GnoError
 
 CROSS_LINGUAL = Path(__file__).with_name("crosslingual_queries.json")
@@ -70,16 +65,15 @@ def main() -> int:
     engine = temp_engine(corpus)
     engine.add_collection(str(corpus), name="evals")
     engine.sync()
-    backend = configured_backend(engine.config)
     with engine.connection() as conn:
-        if modes != "lexical" or len(modes) > 1:
-            report = embed_backlog(conn, backend)
-            print(f"embedded {report.embedded} chunks with {report.model}")
+        if modes != ["lexical"]:
+            run = engine.embed(conn=conn)
+            print(f"embedded {run.embedded} chunks with {', '.join(run.models)}")
         runners: dict[str, Callable[[str], dict[str, Any]]] = {
             "lexical": lambda q: engine.search(SearchRequest(query=q, limit=10), conn=conn),
-            "vector": lambda q: vector_search(conn, backend, SearchRequest(query=q, limit=10)),
-            "hybrid": lambda q: hybrid_query(
-                conn, SearchRequest(query=q, limit=10), QueryOptions(), backend
+            "vector": lambda q: engine.vsearch(SearchRequest(query=q, limit=10), conn=conn),
+            "hybrid": lambda q: engine.query(
+                SearchRequest(query=q, limit=10), QueryOptions(), conn=conn
             ),
         }
         for name, queries in sets.items():

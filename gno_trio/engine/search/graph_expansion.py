@@ -16,11 +16,12 @@ link) is ``explicit`` (1), a wiki link that matched a file stem or title is
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gno_trio.engine.graph.links import DocSummary, Resolver, summary
+from gno_trio.engine.graph.links import DocSummary, Resolver, _CollectionIndex, summary
 
 SEED_LIMIT: Final = 5
 CANDIDATE_LIMIT: Final = 20
@@ -48,6 +49,40 @@ class GraphExpansion:
             "edgeConfidence": dict(self.confidence),
             "fallbackReasons": list(self.fallback),
         }
+
+
+_indexes: dict[tuple[str, str], tuple[int, _CollectionIndex]] = {}
+_indexes_lock = threading.Lock()
+
+
+class _CachedResolver(Resolver):
+    """A resolver whose per-collection lookup tables outlive one query.
+
+    Every change to a collection's documents (create, update, rename,
+    inactivate, reactivate) is journaled, so the journal's newest id for the
+    collection says whether tables built earlier still hold; rebuilding them
+    for each query cost more than the rest of the graph stage.
+    """
+
+    def _index(self, collection: str) -> _CollectionIndex:
+        known = self._collections.get(collection)
+        if known is not None:
+            return known
+        conn = self._conn
+        path = str(conn.execute("PRAGMA database_list").fetchone()[2])
+        row = conn.execute(
+            "SELECT MAX(id) FROM document_changes WHERE collection = ?", (collection,)
+        ).fetchone()
+        version = int(row[0] or 0)
+        with _indexes_lock:
+            cached = _indexes.get((path, collection))
+        if cached is not None and cached[0] == version:
+            self._collections[collection] = cached[1]
+            return cached[1]
+        built = super()._index(collection)
+        with _indexes_lock:
+            _indexes[(path, collection)] = (version, built)
+        return built
 
 
 def disabled(reason: str = "graph_disabled") -> GraphExpansion:
@@ -106,7 +141,7 @@ def expand(
         result.fallback.append("graph_seed_lookup_empty")
         return result
     scores: dict[int, float] = {}
-    resolver = Resolver(conn)
+    resolver = _CachedResolver(conn)
 
     def credit(neighbour: int, seed: int, confidence: str) -> None:
         if neighbour in rank:
@@ -160,12 +195,23 @@ def _links_touching(
         f"AND d.active = 1 AND l.doc_id NOT IN ({marks}) LIMIT ?",
         [*names, *seed_ids, EDGE_LIMIT],
     ).fetchall()
-    files = sorted({seed.rel_path.rpartition("/")[2] for seed in seeds})
-    likes = " OR ".join("l.target LIKE ?" for _ in files)
+    # A markdown link can only reach a seed if its path ends in the seed's file
+    # name (with or without .md, or as a folder's index.md).
+    endings = set()
+    for seed in seeds:
+        folder, _, name = seed.rel_path.rpartition("/")
+        stem = name.removesuffix(_MD)
+        endings.update({name, stem})
+        if stem == "index" and folder:
+            endings.add(folder.rpartition("/")[2])
+    tests = " OR ".join("(l.target = ? OR l.target LIKE ?)" for _ in endings)
+    params: list[object] = []
+    for ending in sorted(endings):
+        params += [ending, "%/" + ending.replace("%", "").replace("_", "")]
     rows += conn.execute(
         f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
-        f"WHERE l.kind = 'markdown' AND ({likes}) AND d.active = 1 "
+        f"WHERE l.kind = 'markdown' AND ({tests}) AND d.active = 1 "
         f"AND l.doc_id NOT IN ({marks}) LIMIT ?",
-        [*(f"%{name.removesuffix(_MD)}%" for name in files), *seed_ids, EDGE_LIMIT],
+        [*params, *seed_ids, EDGE_LIMIT],
     ).fetchall()
     return rows
