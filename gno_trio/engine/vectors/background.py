@@ -26,7 +26,8 @@ logger = logging.getLogger("gno_trio.engine.vectors.background")
 
 POLL_SECONDS: Final = 15.0
 RETRY_SECONDS: Final = 300.0
-STOP_WAIT_SECONDS: Final = 10.0
+STOP_WAIT_SECONDS: Final = 2.0
+"""How long shutdown waits for the batch in flight; an abandoned batch is never written."""
 
 
 class BackgroundEmbedder:
@@ -74,7 +75,12 @@ class BackgroundEmbedder:
                 logger.info("background embedding: %d chunks embedded", run.embedded)
 
     def close(self, timeout: float = STOP_WAIT_SECONDS) -> bool:
-        """Stop after the batch in flight; returns whether the thread has ended."""
+        """Ask the thread to stop and wait briefly; returns whether it has ended.
+
+        Shutdown never waits for a model load or a long batch: the thread is
+        a daemon, and a batch is only written after it is embedded, in one
+        transaction, so one abandoned mid-way leaves nothing behind.
+        """
         self._stop.set()
         thread = self._thread
         if thread is None:
