@@ -301,6 +301,22 @@ class Gateway:
 
 
 @attrs.frozen
+class Conversion:
+    """Bounds of document conversion (``conversion:`` in ``index.yml``).
+
+    The first three are GNO's limits (100 MB per file, 60 s, 50 M output
+    characters); a worker's memory and the number of workers are ours.
+    ``workers: 0`` means one per usable core.
+    """
+
+    max_bytes: int = attrs.field(default=100 * 1024 * 1024, validator=_int_range(1))
+    timeout_ms: int = attrs.field(default=60_000, validator=_int_range(100))
+    max_output_chars: int = attrs.field(default=50_000_000, validator=_int_range(1000))
+    max_memory_mb: int = attrs.field(default=2048, validator=_int_range(256))
+    workers: int = attrs.field(default=0, validator=_int_range(0, 64))
+
+
+@attrs.frozen
 class Context:
     """User guidance attached to results in a scope; never treated as evidence."""
 
@@ -392,6 +408,7 @@ class Config:
     )
     contexts: tuple[Context, ...] = attrs.field(default=(), converter=_tuple)
     gateway: Gateway = attrs.field(factory=Gateway)
+    conversion: Conversion = attrs.field(factory=Conversion)
     content_types: Any = attrs.field(default=None, hash=False)
     models: Any = attrs.field(default=None, hash=False)
     retrieval_traces: Any = attrs.field(default=None, hash=False)

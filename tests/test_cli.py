@@ -204,7 +204,7 @@ def test_update_without_collections_is_a_validation_error(cli: Cli) -> None:
 
 
 def test_update_records_bad_files_and_finishes(cli: Cli, notes: Path) -> None:
-    (notes / "binary.md").write_bytes(b"\x00\x01\x02\x03")
+    (notes / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (notes / "broken.md").write_text("---\ntitle: [oops\n---\nhedgehog\n", "utf-8")
     cli.run("init", str(notes), "--name", "notes")
     out = cli.run("update").stdout
@@ -276,6 +276,10 @@ def test_ls_status_and_changes(ready: Cli, schema_check: SchemaCheck) -> None:
     assert ready.json("ls", "notes", "--prefix", "deep/")["meta"]["total"] == 1
     status = ready.json("status")
     assert status["totalDocuments"] == 3 and status["collections"][0]["name"] == "notes"
+    schema_check("status", status)
+    assert status["resident"]["mode"] == "direct-cli" and status["resident"]["resident"] is False
+    assert status["activation"]["collections"][0]["ready"] is True
+    assert status["onboarding"]["stage"] == "ready" and status["health"]["state"] == "healthy"
     assert "notes: 3 docs" in ready.run("status").stdout
     changes = ready.json("changes", "--limit", "2")
     schema_check("changes", changes)

@@ -130,7 +130,8 @@ def cmd_update(args: argparse.Namespace) -> int:
                 print(
                     f"{r.collection}: {r.scanned} files, {r.added} added, {r.updated} updated, "
                     f"{r.renamed} renamed, {r.removed} removed, {r.reactivated} restored, "
-                    f"{r.unchanged} unchanged, {len(r.errors)} errors ({r.duration_ms:.0f} ms)"
+                    f"{r.unchanged} unchanged, {r.skipped} skipped, {len(r.errors)} errors "
+                    f"({r.duration_ms:.0f} ms)"
                 )
                 for error in r.errors[:20]:
                     print(f"  ! {error['relPath']}: {error['code']}: {error['message']}")

@@ -24,6 +24,8 @@ from typing import Self
 from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config, save_config
 from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
 from gno_trio.engine.ingest.collection_rows import reconcile_collections
+from gno_trio.engine.ingest.documents.limits import limits_from_settings
+from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.ingest.sync import (
     CollectionSpec,
@@ -175,7 +177,7 @@ class EngineKernel:
         """Bring the index in line with the files of ``names`` (every collection by default)."""
         targets = [self.collection(n) for n in names] if names else list(self.config.collections)
         reports = []
-        with self.connection(conn) as c:
+        with self.connection(conn) as c, self._conversion_runner() as runner:
             for collection in targets:
                 try:
                     validate_root(collection.path)
@@ -186,7 +188,8 @@ class EngineKernel:
                     )
                     reports.append(report)
                     continue
-                reports.append(sync_collection(c, spec_for(collection), progress=progress))
+                spec = spec_for(collection)
+                reports.append(sync_collection(c, spec, progress=progress, runner=runner))
             with contextlib.suppress(sqlite3.Error):
                 c.execute("BEGIN IMMEDIATE")
                 journal.prune(c)
@@ -200,8 +203,17 @@ class EngineKernel:
     ) -> SyncReport:
         """Index just these files of one collection (after a write through gno-trio)."""
         collection = self.collection(name)
-        with self.connection(conn) as c:
-            return sync_collection(c, spec_for(collection), only=set(rel_paths))
+        with self.connection(conn) as c, self._conversion_runner() as runner:
+            return sync_collection(c, spec_for(collection), only=set(rel_paths), runner=runner)
+
+    def _conversion_runner(self) -> ConversionRunner:
+        """Conversion workers for one sync, bounded as ``conversion:`` in index.yml says.
+
+        Workers start only when a document needs converting, and stop with
+        the sync: an idle server keeps no converter processes.
+        """
+        settings = self.config.conversion
+        return ConversionRunner(limits_from_settings(settings), workers=settings.workers)
 
 
 __all__ = ["EngineKernel", "IndexLocation", "locate", "spec_for"]

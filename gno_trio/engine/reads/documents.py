@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.dirs import database_file_name
+from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search.lexical import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.uris import Ref, parse_ref
 from gno_trio.errors import GnoError
@@ -78,7 +79,26 @@ def number_lines(lines: Sequence[str], first: int) -> str:
     return "\n".join(f"{first + i}: {line}" for i, line in enumerate(lines))
 
 
+def _not_editable_because(row: sqlite3.Row) -> str | None:
+    """Why writing the mirror back would not be an edit of the source, if it would not."""
+    if not str(row["converter_id"] or "").startswith("native/"):
+        return "converted from a non-text source"
+    if row["conversion_warnings_json"] not in (None, "", "[]"):
+        return "decoded from a legacy text encoding; writing it back would change the bytes"
+    return None
+
+
 def capabilities(row: sqlite3.Row) -> dict[str, Any]:
+    reason = _not_editable_because(row)
+    if reason is not None:
+        return {
+            "editable": False,
+            "tagsEditable": True,
+            "tagsWriteback": False,
+            "canCreateEditableCopy": True,
+            "mode": "read_only",
+            "reason": reason,
+        }
     if row["source_mime"] == "text/markdown":
         return {
             "editable": True,
@@ -135,11 +155,7 @@ def get(
     roots = collection_roots(conn)
     result["source"] = source_block(row, roots.get(row["collection"]))
     result["source"].pop("documentDate", None)
-    result["conversion"] = {
-        "converterId": row["converter_id"],
-        "converterVersion": row["converter_version"],
-        "mirrorHash": row["mirror_hash"],
-    }
+    result["conversion"] = conversion_block(row)
     result["capabilities"] = capabilities(row)
     tags = tags_by_doc(conn, [int(row["id"])]).get(int(row["id"]))
     if tags:

@@ -157,6 +157,7 @@ class ReadsFace(EngineKernel):
                 db_path=str(self.location.db_path),
                 config_path=str(self.location.config_path),
                 embeddings=backlog_by_collection(c, self.config),
+                cache_dir=self.location.dirs.cache,
             )
 
     def peek(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
