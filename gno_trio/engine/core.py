@@ -13,7 +13,8 @@ connections, sync):
 
 * :mod:`.ingest.face`: add and remove collections, capture notes, file copies;
 * :mod:`.reads.face`: get, multi-get, ls, tags, changes, diff, status, peek;
-* :mod:`.search.face`: search, query, diagnose;
+* :mod:`.search.face`: search, vector search, similar, query, diagnose;
+* :mod:`.vectors.face`: the embed phase, clearing vectors, model facts;
 * :mod:`.graph.face`: links, backlinks, neighbours, paths, graph, typed walks;
 * :mod:`.egress.face`: policy views and the confirmed policy change;
 * :mod:`.memory.face`: recall and remember;
@@ -33,6 +34,7 @@ from gno_trio.engine.memory.face import MemoryFace
 from gno_trio.engine.reads.face import ReadsFace
 from gno_trio.engine.search.face import SearchFace
 from gno_trio.engine.traces.face import TracesFace
+from gno_trio.engine.vectors.face import VectorsFace
 
 
 class Engine(
@@ -40,6 +42,7 @@ class Engine(
     IngestFace,
     ReadsFace,
     SearchFace,
+    VectorsFace,
     GraphFace,
     EgressFace,
     MemoryFace,

@@ -70,6 +70,10 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "context-capsule-verification",
     "audit-report",
     "ask",
+    "similar",
+    "mcp-embed-result",
+    "mcp-index-result",
+    "mcp-clear-embeddings-result",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

@@ -35,6 +35,7 @@ from gno_trio.tools import (
     refactor,
     retrieval,
     sections,
+    semantic,
     traces,
 )
 from gno_trio.tools.planned import PLANNED
@@ -114,6 +115,7 @@ CATALOGUE: Final = Catalogue(
     order=TOOL_ORDER,
     tools=(
         *retrieval.TOOLS,
+        *semantic.TOOLS,
         *diagnostics.TOOLS,
         *context.TOOLS,
         *context_verify.TOOLS,

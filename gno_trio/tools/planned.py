@@ -12,46 +12,5 @@ from typing import Final
 
 from gno_trio.server.registry import ToolText
 
-PLANNED: Final[tuple[ToolText, ...]] = (
-    ToolText(
-        "gno_vsearch",
-        write=False,
-        full=(
-            "Semantic search over stored chunk embeddings: finds passages that match the meaning "
-            "of the query when the words differ. Needs current embeddings; intent helps with short "
-            "or ambiguous terms. gno_query is the general entry point."
-        ),
-    ),
-    ToolText(
-        "gno_similar",
-        write=False,
-        full=(
-            "Find documents near a given document by the mean of its chunk embeddings, within a "
-            "limit and similarity threshold. Needs stored vectors."
-        ),
-    ),
-    ToolText(
-        "gno_embed",
-        write=True,
-        full=(
-            "Embed every chunk still waiting for a vector, optionally for one collection, as a "
-            "background job; poll it with gno_job_status."
-        ),
-    ),
-    ToolText(
-        "gno_index",
-        write=True,
-        full=(
-            "Sync files from disk and then embed them, as one background job; poll it with "
-            "gno_job_status."
-        ),
-    ),
-    ToolText(
-        "gno_clear_collection_embeddings",
-        write=True,
-        full=(
-            "Delete a collection's embeddings: those of models no longer in use (mode=stale) or "
-            "all of them (mode=all)."
-        ),
-    ),
-)
+PLANNED: Final[tuple[ToolText, ...]] = ()
+"""Every catalogued tool is implemented; a future one starts its life here."""

@@ -27,10 +27,10 @@ from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from gno_trio.config import Config
+from gno_trio.engine.vectors.models import inference_timeout_s, preset_uri
 from gno_trio.errors import GnoError
 
 DEFAULT_MAX_ANSWER_TOKENS: Final = 512
-DEFAULT_TIMEOUT_S: Final = 30.0
 MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 CHARS_PER_TOKEN: Final = 4
 GENERATION_FAILED: Final = "GENERATION_FAILED"
@@ -103,7 +103,7 @@ class ExtractiveGenerator:
 class ChatEndpointGenerator:
     """A draft from an OpenAI-compatible ``/v1/chat/completions`` endpoint."""
 
-    def __init__(self, uri: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, uri: str, *, timeout_s: float) -> None:
         url, _, fragment = uri.partition("#")
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -163,26 +163,9 @@ class ChatEndpointGenerator:
         return Draft(text=content.strip(), generated=True, note=f"Answer written by {self.model}")
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def generation_uri(config: Config) -> str | None:
     """The ``gen`` URI of the active model preset, if any."""
-    models = _mapping(config.models)
-    active = models.get("activePreset")
-    for preset in models.get("presets") or ():
-        preset = _mapping(preset)
-        if preset.get("id") == active and isinstance(preset.get("gen"), str):
-            return str(preset["gen"]).strip() or None
-    return None
-
-
-def timeout_s(config: Config) -> float:
-    raw = _mapping(config.models).get("inferenceTimeout")
-    if isinstance(raw, int | float) and not isinstance(raw, bool) and raw > 0:
-        return float(raw) / 1000.0
-    return DEFAULT_TIMEOUT_S
+    return preset_uri(config, "gen")
 
 
 def generator_for(config: Config) -> tuple[Generator, str | None]:
@@ -192,7 +175,7 @@ def generator_for(config: Config) -> tuple[Generator, str | None]:
         return ExtractiveGenerator("no generation model is configured"), None
     if not uri.startswith(("http://", "https://")):
         return ExtractiveGenerator(f"the configured model {uri} cannot run here"), None
-    generator = ChatEndpointGenerator(uri, timeout_s=timeout_s(config))
+    generator = ChatEndpointGenerator(uri, timeout_s=inference_timeout_s(config))
     return generator, generator.url
 
 
