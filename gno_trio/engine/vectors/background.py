@@ -36,6 +36,8 @@ logger = logging.getLogger("gno_trio.engine.vectors.background")
 WAKE_SECONDS: Final = 1.0
 POLL_SECONDS: Final = 15.0
 RETRY_SECONDS: Final = 300.0
+OS_RETRY_SECONDS: Final = 30.0
+"""A short retry for a passing shortage of the machine (EMFILE, ENOSPC, ENOMEM)."""
 STOP_WAIT_SECONDS: Final = 2.0
 """How long shutdown waits for the batch in flight; an abandoned batch is never written."""
 
@@ -133,6 +135,11 @@ class BackgroundEmbedder:
                 logger.warning("background embedding paused: %s", self.last_error)
                 self._next_check = time.monotonic() + RETRY_SECONDS
                 stamp = None if error.code == "LOCKED" else self._safe_stamp()
+            except OSError as error:  # descriptors or disk short for a while: no traceback
+                self.last_error = f"{type(error).__name__}: {error.strerror or error}"
+                logger.warning("background embedding paused: %s", self.last_error)
+                self._next_check = time.monotonic() + OS_RETRY_SECONDS
+                stamp = None
             except Exception:  # the loop must outlive any one failure
                 logger.exception("background embedding failed")
                 self._next_check = time.monotonic() + RETRY_SECONDS
