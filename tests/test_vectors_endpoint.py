@@ -22,6 +22,7 @@ import pytest
 
 from gno_trio.config import loads_config
 from gno_trio.engine import Engine
+from gno_trio.engine.egress.policy import CollectionPolicy, Scope, evaluate
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.search.pipeline import hybrid_query
@@ -227,6 +228,24 @@ def test_endpoint_zones_follow_the_egress_policies() -> None:
     assert allowed_by_policy("http://192.168.1.20/v1/embeddings", "lan")
     assert not allowed_by_policy("https://api.example.com/v1/embeddings", "lan")
     assert allowed_by_policy("https://api.example.com/v1/embeddings", "remote")
+
+
+@pytest.mark.parametrize("policy", ["local_only", "lan", "remote", "unknown"])
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1/v1", "http://192.168.1.20/v1", "https://api.example.com/v1", "http://x/v1"],
+)
+def test_embedding_endpoints_obey_the_same_rule_as_gno_egress_check(policy: str, url: str) -> None:
+    # The embedder and gno_egress_check (remote_inference of embeddings, an
+    # authenticated caller) must give the same verdict for the same collection.
+    decision = evaluate(
+        zone=endpoint_zone(url),
+        scope=Scope("embedding", ("c",)),
+        policies={"c": CollectionPolicy("c", policy, "explicit")},  # type: ignore[arg-type]
+        authenticated=True,
+        action="remote_inference",
+    )
+    assert allowed_by_policy(url, policy) == decision.allowed
 
 
 def test_embed_never_sends_a_collection_beyond_its_egress_policy(

@@ -77,6 +77,19 @@ def reach(policy: str) -> int:
     return _REACH.get(policy, 0)
 
 
+# How far off the machine each destination zone is, on the scale of reach().
+_ZONE_DISTANCE: Final[dict[str, int]] = {"local_process": 0, "loopback": 0, "lan": 1, "remote": 2}
+
+
+def policy_allows_zone(policy: str, zone: str) -> bool:
+    """May content under ``policy`` travel to a destination in ``zone``?
+
+    A destination on this machine always may; ``lan`` content stays on the
+    local network; an unknown policy or zone is kept as close as possible.
+    """
+    return _ZONE_DISTANCE.get(zone, len(POLICY_ORDER)) <= reach(policy)
+
+
 def strictest(policies: Iterable[str]) -> Policy:
     """The strictest of ``policies`` (the default policy when there are none)."""
     return POLICY_ORDER[min((reach(policy) for policy in policies), default=0)]
@@ -295,10 +308,8 @@ def _reason(
         return "CALLER_NOT_AUTHORIZED"
     if zone in _LOCAL_ZONES:
         return "LOCAL_DESTINATION"
-    if effective == "local_only":
-        return "POLICY_LOCAL_ONLY"
-    if effective == "lan" and zone == "remote":
-        return "POLICY_LAN_ONLY"
+    if not policy_allows_zone(effective, zone):
+        return "POLICY_LOCAL_ONLY" if effective == "local_only" else "POLICY_LAN_ONLY"
     if not authenticated:
         return "AUTHENTICATION_REQUIRED"
     return "LAN_POLICY_AUTHENTICATED" if zone == "lan" else "REMOTE_POLICY_AUTHENTICATED"
@@ -385,5 +396,6 @@ __all__ = [
     "content_class_of",
     "endpoint_zone",
     "evaluate",
+    "policy_allows_zone",
     "scope_of",
 ]

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gno_trio.engine.egress.policy import endpoint_zone
+from gno_trio.engine.egress.policy import endpoint_zone, policy_allows_zone
 from gno_trio.engine.vectors.embedder import (
     EMBED_ENDPOINT_FAILED,
     MODEL_NOT_FOUND,
@@ -40,11 +40,6 @@ DEFAULT_TIMEOUT_S: Final = 30.0
 # An answer larger than this is refused rather than read into memory
 # (a batch of 32 vectors of 4,096 floats as JSON is about 3 MB).
 MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
-_POLICY_ZONES: Final[dict[str, frozenset[str]]] = {
-    "local_only": frozenset({"loopback"}),
-    "lan": frozenset({"loopback", "lan"}),
-    "remote": frozenset({"loopback", "lan", "remote"}),
-}
 
 
 def is_endpoint_uri(uri: str) -> bool:
@@ -53,7 +48,7 @@ def is_endpoint_uri(uri: str) -> bool:
 
 def allowed_by_policy(uri: str, policy: str) -> bool:
     """May a collection with egress ``policy`` have its text sent to this endpoint?"""
-    return endpoint_zone(uri) in _POLICY_ZONES.get(policy, _POLICY_ZONES["local_only"])
+    return policy_allows_zone(policy, endpoint_zone(uri))
 
 
 class EndpointEmbedder:
