@@ -88,6 +88,20 @@ READ_CALLS: tuple[Call, ...] = (
         {"goal": "zebra launch", "budgetTokens": 3000, "depthPolicy": "fast"},
         "context-capsule-v1",
     ),
+    Call(
+        "gno_context",
+        {"goal": "zebra launch", "budgetTokens": 1000, "uriPrefix": None},  # GNO admits null
+        "context-capsule-v1",
+    ),
+    # GNO's own input bounds refuse these, and so do we.
+    Call("gno_diff", {"ref": "gno://notes/" + "a" * 4096}, error="INVALID_INPUT"),
+    Call("gno_impact", {"ref": "gno://notes/" + "a" * 4096}, error="INVALID_INPUT"),
+    Call("gno_egress_policy_get", {"collection": "n" * 65}, error="INVALID_INPUT"),
+    Call(
+        "gno_ask",
+        {"query": "zebra", "queryModes": [{"mode": "term", "text": "zebra", "weight": 2}]},
+        error="INVALID_INPUT",
+    ),
     Call("gno_query", {"query": "zebra launch"}, "search-results"),
     Call("gno_query", {"query": "zebra launch", "queryModes": QUERY_MODES}, "search-results"),
     Call("gno_query", {"query": "zebra launch", "explain": True, "lang": "en"}, "search-results"),

@@ -401,7 +401,8 @@ def test_input_schema_is_a_flat_stamped_2020_12_object(name: str) -> None:
     assert "title" not in keys
     Draft202012Validator.check_schema(schema)
     for prop in schema["properties"].values():
-        assert "type" in prop, prop
+        branches = prop.get("anyOf", [prop])  # GNO admits null in a few places
+        assert all("type" in branch for branch in branches), prop
 
 
 def test_input_schemas_are_closed_exactly_where_gnos_are() -> None:
@@ -426,6 +427,84 @@ def test_input_schemas_are_closed_exactly_where_gnos_are() -> None:
             assert schema["additionalProperties"] is False, name
         else:
             assert "additionalProperties" not in schema, name
+
+
+WIRE_LISTING = Path(__file__).resolve().parent / "golden" / "tools-list-full-write.json"
+"""``tools/list`` with writes on, exactly as served (tests/test_mcp_golden.py pins it)."""
+ADDED_BOUNDS = frozenset({"maxItems", "maxLength", "minLength", "default"})
+"""What we may add to GNO's input schema: tighter bounds on untrusted input and defaults."""
+PUBLISHED_BY_SPEC = frozenset({"gno_rename_note", "gno_move_note"})
+"""GNO publishes an empty input schema for these; its spec's schema is served instead."""
+
+
+def _normalised(node: Any) -> Any:
+    """A schema reduced to what a validator enforces, with equivalent spellings made equal.
+
+    Prose goes; a one-value ``enum`` is a ``const``; an integer's
+    ``exclusiveMinimum: n`` is ``minimum: n + 1``; ``additionalProperties: {}``
+    and ``propertyNames: {type: string}`` constrain nothing in JSON.
+    """
+    if isinstance(node, list):
+        return [_normalised(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    found = {
+        key: _normalised(value)
+        for key, value in node.items()
+        if key not in ("description", "title", "$schema")
+    }
+    if isinstance(found.get("enum"), list) and len(found["enum"]) == 1:
+        found["const"] = found.pop("enum")[0]
+    if found.get("type") == "integer" and "exclusiveMinimum" in found:
+        found["minimum"] = found.pop("exclusiveMinimum") + 1
+    if found.get("additionalProperties") == {}:
+        del found["additionalProperties"]
+    if found.get("propertyNames") == {"type": "string"}:
+        del found["propertyNames"]
+    return found
+
+
+def _schema_differences(ours: Any, gno: Any, path: str) -> Iterator[str]:
+    """Where ``ours`` would accept or refuse differently from ``gno`` (bounds we add aside)."""
+    if isinstance(ours, dict) and isinstance(gno, dict):
+        for key in gno.keys() - ours.keys():
+            yield f"{path}/{key}: GNO has {gno[key]!r}, we have none"
+        for key in ours.keys() - gno.keys() - ADDED_BOUNDS:
+            yield f"{path}/{key}: we have {ours[key]!r}, GNO has none"
+        for key in ours.keys() & gno.keys():
+            if key in ("required", "enum"):
+                if sorted(map(json.dumps, ours[key])) != sorted(map(json.dumps, gno[key])):
+                    yield f"{path}/{key}: {ours[key]!r} != GNO {gno[key]!r}"
+            else:
+                yield from _schema_differences(ours[key], gno[key], f"{path}/{key}")
+    elif isinstance(ours, list) and isinstance(gno, list) and len(ours) == len(gno):
+        for index, (mine, theirs) in enumerate(zip(ours, gno, strict=True)):
+            yield from _schema_differences(mine, theirs, f"{path}/{index}")
+    elif ours != gno:
+        yield f"{path}: {ours!r} != GNO {gno!r}"
+
+
+def test_the_served_listing_keeps_gnos_observed_names_order_and_input_schemas() -> None:
+    """Every 1.35 tool, as served with writes on, takes what GNO's own listing takes.
+
+    Names and order are GNO 1.35's with 1.42's three tools in place; each input
+    schema enforces what GNO's does, apart from tighter bounds we add.
+    """
+    if not OBSERVED_135.is_file():
+        pytest.skip("GNO 1.35's observed tools/list is not available next to the repository")
+    observed = json.loads(OBSERVED_135.read_text("utf-8"))["result"]["tools"]
+    served = {tool["name"]: tool for tool in json.loads(WIRE_LISTING.read_text("utf-8"))}
+    assert list(served) == list(TOOL_ORDER)
+    assert [name for name in served if name not in ADDED_IN_142] == [t["name"] for t in observed]
+    differences = [
+        f"{tool['name']}{difference}"
+        for tool in observed
+        if tool["name"] not in PUBLISHED_BY_SPEC
+        for difference in _schema_differences(
+            _normalised(served[tool["name"]]["inputSchema"]), _normalised(tool["inputSchema"]), ""
+        )
+    ]
+    assert differences == []
 
 
 def test_required_fields_match_the_spec() -> None:

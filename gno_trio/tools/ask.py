@@ -20,7 +20,7 @@ from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool
 from gno_trio.server.tooltypes import ToolHandler, ToolResult
 from gno_trio.tools.common import opt, seq, trace_meta
-from gno_trio.tools.context import context_error
+from gno_trio.tools.context import ContextQueryMode, context_error
 from gno_trio.tools.fields import (
     AuthorFilter,
     Categories,
@@ -36,7 +36,6 @@ from gno_trio.tools.fields import (
     ToolInput,
     UntilBound,
 )
-from gno_trio.tools.retrieval import QueryMode
 
 Positive = Annotated[int, Meta(ge=1, le=MAX_SAFE_INTEGER)]
 
@@ -63,7 +62,10 @@ class AskInput(ToolInput, kw_only=True):
     ) = UNSET
     exclude: ExcludeTerms | UnsetType = UNSET
     queryModes: (
-        Annotated[list[QueryMode], Meta(description="Typed retrieval entries (term, intent, hyde)")]
+        Annotated[
+            list[ContextQueryMode],
+            Meta(description="Typed retrieval entries (term, intent, hyde); each entry is closed"),
+        ]
         | UnsetType
     ) = UNSET
     tagsAll: TagsAll | UnsetType = UNSET

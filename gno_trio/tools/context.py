@@ -93,10 +93,11 @@ class ContextInput(ToolInput, forbid_unknown_fields=True):
     ) = UNSET
     uriPrefix: (
         Annotated[
-            str,
+            str | None,
             Meta(
                 description=(
-                    "Keep documents whose URI starts with this canonical gno://<collection>/ prefix"
+                    "Keep documents whose URI starts with this canonical gno://<collection>/ "
+                    "prefix (null: no prefix filter)"
                 )
             ),
         ]

@@ -15,6 +15,7 @@ from gno_trio.server.registry import (
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import (
+    BoundedDocumentRef,
     ToolInput,
 )
 from gno_trio.tools.retrieval import QueryInput, query_options, search_request
@@ -38,13 +39,7 @@ class QueryDiagnoseInput(QueryInput, kw_only=True):
 class DiffInput(ToolInput):
     """Arguments of ``gno_diff`` (the retained structural diff of one document change)."""
 
-    ref: Annotated[
-        str,
-        Meta(
-            min_length=1,
-            description="Document reference: gno://collection/path, #docid or collection/path",
-        ),
-    ]
+    ref: BoundedDocumentRef
     change: (
         Annotated[
             str,

@@ -33,18 +33,17 @@ from gno_trio.tools.fields import (
     ToolInput,
 )
 
+CollectionName: TypeAlias = Annotated[
+    str, Meta(min_length=1, max_length=64, description="Name of the collection (any letter case)")
+]
+
 
 class EgressPolicyGetInput(ToolInput, forbid_unknown_fields=True):
     """Arguments of ``gno_egress_policy_get``."""
 
-    collection: Annotated[
-        str, Meta(min_length=1, description="Name of the collection (any letter case)")
-    ]
+    collection: CollectionName
 
 
-CollectionName: TypeAlias = Annotated[
-    str, Meta(min_length=1, max_length=64, description="Name of the collection (any letter case)")
-]
 PolicyName: TypeAlias = Literal["local_only", "lan", "remote"]
 
 

@@ -8,7 +8,9 @@ a client reads are exactly the bounds the server enforces.
 Field names are the camelCase wire names, so handlers read ``args.fromLine``
 and nothing has to translate between two spellings. An optional field that the
 caller omitted holds ``msgspec.UNSET``; an explicit JSON ``null`` is rejected,
-because every optional field is advertised as a plain typed property.
+because every optional field is advertised as a plain typed property, except
+where GNO's own schema admits ``null`` (``gno_context``'s ``uriPrefix``), which
+is advertised as ``anyOf`` string or null and means the same as leaving it out.
 
 Unknown argument keys are ignored (open objects), matching how GNO's tools
 accept and drop extra keys. Rules that span fields (``refs`` xor ``pattern``,
@@ -19,7 +21,7 @@ engine, which report them with their stable error codes.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Final, Literal, TypeAlias
 
 import msgspec
 from msgspec import Meta
@@ -85,6 +87,18 @@ DocumentRef: TypeAlias = Annotated[
     str,
     Meta(
         min_length=1,
+        description="Document reference: gno://collection/path, #docid or collection/path",
+    ),
+]
+
+MAX_REF_LENGTH: Final = 4096
+"""The longest reference GNO's change-history and impact tools accept."""
+
+BoundedDocumentRef: TypeAlias = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=MAX_REF_LENGTH,
         description="Document reference: gno://collection/path, #docid or collection/path",
     ),
 ]

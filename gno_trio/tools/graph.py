@@ -24,6 +24,7 @@ from gno_trio.server.registry import (
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import (
+    BoundedDocumentRef,
     DocumentRef,
     ToolInput,
 )
@@ -139,7 +140,7 @@ class GraphQueryInput(ToolInput):
 class ImpactInput(ToolInput):
     """Arguments of ``gno_impact`` (documents that depend on one document)."""
 
-    ref: DocumentRef
+    ref: BoundedDocumentRef
     maxDepth: Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6)")] = 3
     maxNodes: TraversalNodes = 100
     maxEdges: Annotated[int, Meta(ge=1, le=5000, description="Most edges to walk (1-5000)")] = (
