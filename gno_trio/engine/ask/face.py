@@ -178,15 +178,9 @@ class AskFace(SearchFace, ContextFace, TracesFace):
             meta: dict[str, Any] = {
                 key: retrieval["meta"][key] for key in ("expanded", "reranked", "vectorsUsed")
             }
-            for key in ("intent", "candidateLimit", "exclude", "explain"):
+            for key in ("intent", "candidateLimit", "exclude", "explain", "queryModes"):
                 if key in retrieval["meta"]:
                     meta[key] = retrieval["meta"][key]
-            if request.query_modes:
-                meta["queryModes"] = {
-                    "term": sum(1 for m, _ in request.query_modes if m == "term"),
-                    "intent": sum(1 for m, _ in request.query_modes if m == "intent"),
-                    "hyde": any(m == "hyde" for m, _ in request.query_modes),
-                }
             result: dict[str, Any] = {
                 "query": question,
                 "mode": retrieval["meta"]["mode"],
