@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gno_trio.dirs import DEFAULT_INDEX_NAME
 from gno_trio.engine import Engine, locate
 from gno_trio.errors import GnoError
 
@@ -37,9 +39,24 @@ def open_engine(args: argparse.Namespace, *, create: bool = True) -> Engine:
             raise GnoError(
                 "NOT_INITIALIZED",
                 f"Index {location.index_name} is not initialized ({location.db_path} does not "
-                "exist); run `gno-trio init` first",
+                f"exist); run `{command_line(args, 'init')}` first",
             )
     return Engine.open(index_name=args.index, config_path=config, create=create)
+
+
+def command_line(args: argparse.Namespace, *words: str) -> str:
+    """``gno-trio`` with the index and config options this run was given, then ``words``.
+
+    A hint such as "run init first" must work when pasted: with ``--index
+    other`` the command to run is ``gno-trio --index other init``.
+    """
+    parts = ["gno-trio"]
+    index = getattr(args, "index", DEFAULT_INDEX_NAME)
+    if index != DEFAULT_INDEX_NAME:
+        parts += ["--index", shlex.quote(index)]
+    if getattr(args, "config", None):
+        parts += ["--config", shlex.quote(str(args.config))]
+    return " ".join([*parts, *words])
 
 
 def split_list(values: Sequence[str] | None) -> list[str]:
@@ -50,4 +67,12 @@ def split_list(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-__all__ = ["EXIT_OK", "Handler", "Subparsers", "emit_json", "open_engine", "split_list"]
+__all__ = [
+    "EXIT_OK",
+    "Handler",
+    "Subparsers",
+    "command_line",
+    "emit_json",
+    "open_engine",
+    "split_list",
+]

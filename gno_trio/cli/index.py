@@ -6,8 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
 from gno_trio.cli.progress import ProgressBar
+from gno_trio.cli.render.health import COLLECTIONS
 from gno_trio.config import Collection
 from gno_trio.engine import Engine, normalize_name, validate_root
 from gno_trio.errors import GnoError
@@ -101,13 +103,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
             }
             for c in engine.config.collections
         ]
-        if args.json:
-            emit_json({"collections": collections})
-        elif not collections:
-            print("No collections. Add one with: gno-trio collection add <path> --name <name>")
-        else:
-            for c in collections:
-                print(f"{c['name']}\t{c['path']}\t{c['pattern']}")
+        render.emit(args, COLLECTIONS, {"collections": collections})
     return EXIT_OK
 
 
@@ -151,7 +147,7 @@ def _collection_options(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("init", parents=[common], help="create the index (and add a folder)")
-    p.add_argument("path", nargs="?")
+    p.add_argument("path", nargs="?", help="a folder to add as the first collection")
     _collection_options(p)
     p.set_defaults(handler=cmd_init)
 
@@ -161,15 +157,16 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         dest="collection_command", required=True, metavar="ACTION", parser_class=type(p)
     )
     pa = csub.add_parser("add", parents=[common], help="add a folder")
-    pa.add_argument("path")
+    pa.add_argument("path", help="the folder to index")
     _collection_options(pa)
     pa.add_argument("--memory", action="store_true", help="memory-managed collection (facts)")
-    csub.add_parser("list", parents=[common], help="list collections")
+    pl = csub.add_parser("list", parents=[common], help="list collections")
+    render.add_format_flags(pl, render.MD)
     pr = csub.add_parser("remove", parents=[common], help="remove a collection")
-    pr.add_argument("name")
+    pr.add_argument("name", help="the collection to remove (its files stay on disk)")
 
     p = sub.add_parser("update", parents=[common], help="sync collections from disk")
-    p.add_argument("collections", nargs="*")
+    p.add_argument("collections", nargs="*", help="collections to sync (default: all)")
     p.add_argument("--progress", action="store_true", help="draw the progress bar even off a TTY")
     p.set_defaults(handler=cmd_update)
 

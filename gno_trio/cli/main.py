@@ -11,6 +11,7 @@ adds its sub-parsers here.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import logging
 import sqlite3
@@ -19,21 +20,33 @@ from collections.abc import Sequence
 from typing import Any
 
 from gno_trio import __version__
-from gno_trio.cli import capture, index, memory, reads, serve
+from gno_trio.cli import capture, index, memory, reads, retrieval, serve
 from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
 
 EXIT_INTERRUPTED = 130
-_FAMILIES = (index, reads, memory, serve, capture)
+_FAMILIES = (index, retrieval, reads, memory, serve, capture)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error; here bad input is exit 1."""
+    """argparse exits 2 on a usage error; here bad input is exit 1, with a suggestion."""
 
     def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(Kind.INVALID.exit_code)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """An unknown command or choice names the nearest valid one (``serach`` -> search)."""
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(choice) for choice in choices]
+        nearest = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+        hint = f"; did you mean {nearest[0]}?" if nearest else ""
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r} (choose from {', '.join(names)}){hint}"
+        )
 
 
 def _common_options(*, with_defaults: bool) -> _Parser:
@@ -52,7 +65,9 @@ def _common_options(*, with_defaults: bool) -> _Parser:
 
     common = _Parser(add_help=False)
     common.add_argument("--index", default=default("default"), help="index name (default: default)")
-    common.add_argument("--config", default=default(None), help="path to index.yml")
+    common.add_argument(
+        "--config", default=default(None), help="path to index.yml (default: the config dir's)"
+    )
     common.add_argument("--json", action="store_true", default=default(False), help="print JSON")
     common.add_argument(
         "--verbose", action="store_true", default=default(False), help="log to stderr"

@@ -72,6 +72,7 @@ from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAU
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
+from gno_trio.engine.uris import parse_ref as parse_ref
 from gno_trio.engine.uris import parse_uri as parse_uri
 
 __all__ = [
@@ -120,6 +121,7 @@ __all__ = [
     "evaluate_egress",
     "locate",
     "normalize_name",
+    "parse_ref",
     "parse_uri",
     "public_code",
     "validate_root",

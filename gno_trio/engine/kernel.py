@@ -30,6 +30,7 @@ from gno_trio.engine.ingest.sync import (
     ProgressFn,
     SyncReport,
     compact_full_text,
+    finish_upgrades,
     sync_collection,
 )
 from gno_trio.engine.store import journal
@@ -109,6 +110,7 @@ class EngineKernel:
         conn = connect(db_path)
         try:
             migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
+            finish_upgrades(conn)
             reconcile_collections(conn, [spec_for(c) for c in config.collections])
         except sqlite3.DatabaseError as exc:
             raise GnoError("RUNTIME", f"Cannot open index database {db_path}: {exc}") from exc

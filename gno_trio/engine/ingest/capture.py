@@ -75,9 +75,9 @@ MAX_SEGMENT_BYTES: Final = 255
 MAX_TITLE_CHARS: Final = 1000
 MAX_SOURCE_VALUE_CHARS: Final = 4096
 MAX_TAGS: Final = 100
+# Said to every surface alike, so it names no command or tool.
 EMBED_REASON: Final = (
-    "capture indexes keywords only; run gno_embed or gno_index to make the note "
-    "visible to vector search"
+    "capture indexes keywords only; the note reaches vector search with the next embedding run"
 )
 
 # Paths under this prefix are reserved for records GNO derives from container

@@ -18,13 +18,13 @@ from typing import Any, Final
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import (
-    FIELD_WEIGHTS,
     SearchRequest,
     filter_clauses,
     relaxed_match,
     validate_request,
 )
 from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
