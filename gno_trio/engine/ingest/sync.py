@@ -156,7 +156,9 @@ def upsert_collection(conn: sqlite3.Connection, spec: CollectionSpec) -> None:
 
 def _prepare(found: FoundFile, data: bytes) -> _Prepared:
     converted = convert(found.rel_path, data)
-    meta = extract_meta(converted.markdown, found.rel_path)
+    meta = extract_meta(
+        converted.markdown, found.rel_path, frontmatter=has_frontmatter(converted.mime)
+    )
     return _Prepared(
         found=found,
         source_hash=sha256_hex(data),
@@ -201,18 +203,24 @@ def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
     )
 
 
+def has_frontmatter(mime: str) -> bool:
+    """Whether documents of this source type carry a frontmatter block (Markdown does)."""
+    return mime == "text/markdown"
+
+
 def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]:
     """The chunks of a mirror's text after its frontmatter, addressed in the whole text.
 
     Chunks are what snippets, line anchors and embeddings are made of; the
     frontmatter is metadata (indexed in its own fields), so no snippet ever
-    shows a ``---`` block. Code keeps every line: a YAML file's ``---`` is
-    content. Positions and line numbers still count from the top of the
-    mirror, so ``get(ref, fromLine=line)`` lands where a hit points.
+    shows a ``---`` block. Only Markdown has frontmatter (see
+    :func:`has_frontmatter`): a YAML file's ``---`` is content. Positions
+    and line numbers still count from the top of the mirror, so
+    ``get(ref, fromLine=line)`` lands where a hit points.
     """
-    offset = 0 if code or meta.frontmatter_error else len(markdown) - len(meta.body)
-    if offset <= 0:
+    if meta.body_start_line <= 1:  # no frontmatter block was taken off
         return chunk_text(markdown, code=code)
+    offset = len(markdown) - len(meta.body)
     skipped_lines = markdown.count("\n", 0, offset)
     return [
         dataclasses.replace(
@@ -587,7 +595,9 @@ def _reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row
         "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
     ).fetchone()
     if markdown_row is not None:
-        meta = extract_meta(markdown_row[0], row["rel_path"])
+        meta = extract_meta(
+            markdown_row[0], row["rel_path"], frontmatter=has_frontmatter(row["source_mime"])
+        )
         _fts_upsert(conn, int(row["id"]), row["rel_path"], meta)
     previous = journal.snapshot(row)
     journal.record(conn, "reactivate", spec.name, at, previous, dict(previous, active=True), {})
@@ -655,7 +665,8 @@ def finish_upgrades(conn: sqlite3.Connection) -> None:
 
     Migration 010 took the frontmatter out of chunks; mirrors chunked before
     it are chunked again here, once (the flag it set is cleared in the same
-    transaction). Their vectors, if any, are dropped with their old chunks:
+    transaction), and documents whose only author is their capture source
+    get it as their author. Their vectors, if any, are dropped with their old chunks:
     the text they were computed from is gone. Only mirrors whose text starts
     with ``---`` can change, so this touches few rows on most indexes.
     """
@@ -672,8 +683,8 @@ def finish_upgrades(conn: sqlite3.Connection) -> None:
         )
         rows = conn.execute(
             "SELECT c.mirror_hash, c.markdown, "
-            "(SELECT MAX(d.language IS NOT NULL) FROM documents d "
-            " WHERE d.mirror_hash = c.mirror_hash) AS code, "
+            "(SELECT MIN(d.source_mime = 'text/markdown') FROM documents d "
+            " WHERE d.mirror_hash = c.mirror_hash) AS markdown_only, "
             "(SELECT language FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash "
             " ORDER BY seq LIMIT 1) AS language "
             "FROM content c WHERE substr(c.markdown, 1, 3) = '---' "
@@ -682,10 +693,21 @@ def finish_upgrades(conn: sqlite3.Connection) -> None:
         ).fetchall()
         for row in rows:
             markdown = str(row["markdown"])
-            meta = extract_meta(markdown, "upgrade.md")
-            if row["code"] or meta.frontmatter_error or len(meta.body) == len(markdown):
+            if not row["markdown_only"]:
                 continue  # chunked from the top before and after
+            meta = extract_meta(markdown, "upgrade.md")
+            if meta.body_start_line <= 1:
+                continue
             mirror_hash = row["mirror_hash"]
+            if meta.author:  # a captured note's source author counts as its author now
+                for (doc_id,) in conn.execute(
+                    "SELECT id FROM documents WHERE mirror_hash = ? AND author IS NULL",
+                    (mirror_hash,),
+                ).fetchall():
+                    conn.execute(
+                        "UPDATE documents SET author = ? WHERE id = ?", (meta.author, doc_id)
+                    )
+                    fulltext.refresh_metadata(conn, int(doc_id))
             _drop_chunks(conn, mirror_hash)
             if has_vectors:
                 conn.execute("DELETE FROM content_vectors WHERE mirror_hash = ?", (mirror_hash,))

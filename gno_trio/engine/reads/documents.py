@@ -115,7 +115,7 @@ def get(
     if from_line is None and parsed.line is not None:
         # ``gno://c/p.md:52`` (what a search hit prints) reads from line 52;
         # an explicit fromLine wins over the suffix.
-        from_line = max(parsed.line, 1)
+        from_line = parsed.line
     row = resolve(conn, parsed)
     text = mirror_text(conn, row, ref)
     lines = text.split("\n")
