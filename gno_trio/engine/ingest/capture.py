@@ -41,6 +41,7 @@ from gno_trio.engine.ingest.convert import MARKDOWN, converter_for, extension_of
 from gno_trio.engine.ingest.frontmatter import extract_meta, normalize_tag
 from gno_trio.engine.ingest.walker import glob_regex
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.uris import docid_for, make_uri
 from gno_trio.errors import GnoError
@@ -694,6 +695,7 @@ def _add_index_tags(conn: sqlite3.Connection, doc_id: int, tags: Sequence[str]) 
             "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'user')",
             [(doc_id, tag) for tag in tags],
         )
+        fulltext.refresh_metadata(conn, doc_id)
 
 
 def _doc_tags(conn: sqlite3.Connection, doc_id: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""The engine's writers of collections and notes: add, remove, capture, file."""
+"""The engine's writers of collections and notes: add, remove, capture, file, tag."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from gno_trio.config import Collection
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
-from gno_trio.engine.ingest import filing
+from gno_trio.engine.ingest import filing, tagging
 from gno_trio.engine.ingest.collection_rows import drop_collection_rows
 from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.ingest.sync import upsert_collection
@@ -120,6 +120,30 @@ class IngestFace(EngineKernel):
             return filing.duplicate_note(
                 self, c, ref, folder_path=folder_path, name=name, should_stop=should_stop
             )
+
+    def add_tag(
+        self,
+        ref: str,
+        tag: str,
+        *,
+        should_stop: StopFn | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """Tag one document (a Markdown note also in its frontmatter); idempotent."""
+        with self.connection(conn) as c:
+            return tagging.change_tag(self, c, ref, tag, add=True, should_stop=should_stop)
+
+    def remove_tag(
+        self,
+        ref: str,
+        tag: str,
+        *,
+        should_stop: StopFn | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """Take one tag off a document (and out of a Markdown note's frontmatter)."""
+        with self.connection(conn) as c:
+            return tagging.change_tag(self, c, ref, tag, add=False, should_stop=should_stop)
 
 
 __all__ = ["IngestFace"]
