@@ -222,7 +222,13 @@ def change_tag(
                 )
             fulltext.refresh_metadata(conn, int(row["id"]))
     flag = "wroteToFile" if add else "removedFromFile"
-    return {"docid": str(row["docid"]), "tag": tag, flag: wrote}
+    return {
+        "docid": str(row["docid"]),
+        "uri": str(row["uri"]),
+        "tag": tag,
+        "action": "add" if add else "remove",
+        flag: wrote,
+    }
 
 
 def _rewrite_note(
