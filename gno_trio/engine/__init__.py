@@ -51,6 +51,7 @@ from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLIC
 from gno_trio.engine.ingest.capture import PRESETS as PRESETS
 from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
 from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
+from gno_trio.engine.ingest.capture import replace_file as write_file_atomically
 from gno_trio.engine.ingest.roots import validate_root as validate_root
 from gno_trio.engine.ingest.sync import ProgressFn as ProgressFn
 from gno_trio.engine.ingest.sync import SyncReport as SyncReport
@@ -125,4 +126,5 @@ __all__ = [
     "parse_uri",
     "public_code",
     "validate_root",
+    "write_file_atomically",
 ]

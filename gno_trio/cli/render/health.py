@@ -93,4 +93,64 @@ def doctor_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
 
 DOCTOR = View(terminal=doctor_terminal, formats={MD: doctor_markdown})
 
-__all__ = ["COLLECTIONS", "DOCTOR", "STATUS"]
+
+def _launch_lines(entry: Mapping[str, Any]) -> list[str]:
+    if "command" not in entry:
+        return [f"    Entry: {entry}"]
+    lines = [f"    Command: {entry['command']}", f"    Args: {' '.join(entry.get('args', ()))}"]
+    lines.extend(f"    Env: {k}={v}" for k, v in dict(entry.get("env") or {}).items())
+    return lines
+
+
+def install_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    done = result["installed"]
+    verb = {"created": "Created", "added": "Added gno to", "replaced": "Replaced gno in"}
+    head = f"{verb[done['action']]} {done['configPath']} ({done['target']}, {done['scope']} scope)"
+    if done.get("dryRun"):
+        head = "Dry run, nothing written. Would have: " + head[0].lower() + head[1:]
+    lines = [head, *_launch_lines(done["serverEntry"])]
+    if done.get("backupPath"):
+        lines.append(f"Previous file saved as {done['backupPath']}")
+    if not done.get("dryRun"):
+        lines.append("Restart the client (or reload its MCP servers) to pick it up.")
+    return "\n".join(lines)
+
+
+MCP_INSTALL = View(terminal=install_terminal)
+
+
+def uninstall_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    done = result["uninstalled"]
+    if done["action"] == "not_found":
+        return f"gno is not configured in {done['configPath']}; nothing to remove"
+    prefix = "Dry run, nothing written. Would remove" if done.get("dryRun") else "Removed"
+    line = f"{prefix} gno from {done['configPath']} ({done['target']}, {done['scope']} scope)"
+    if done.get("backupPath"):
+        line += f"\nPrevious file saved as {done['backupPath']}"
+    return line
+
+
+MCP_UNINSTALL = View(terminal=uninstall_terminal)
+
+
+def mcp_status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    lines = ["MCP client set-up", ""]
+    for row in result["targets"]:
+        scope = " (project)" if row["scope"] == "project" else ""
+        state = "configured" if row["configured"] else "not configured"
+        mark = "✓" if row["configured"] else "✗"
+        lines.append(f"{mark} {row['target']}{scope}: {state}")
+        if row.get("serverEntry"):
+            lines.extend(_launch_lines(row["serverEntry"]))
+        if row.get("error"):
+            lines.append(f"    ! {row['error']}")
+        lines.append(f"    Config: {row['configPath']}")
+    summary = result["summary"]
+    lines.append("")
+    lines.append(f"{summary['configured']}/{plural(summary['total'], 'target')} configured")
+    return "\n".join(lines)
+
+
+MCP_STATUS = View(terminal=mcp_status_terminal)
+
+__all__ = ["COLLECTIONS", "DOCTOR", "MCP_INSTALL", "MCP_STATUS", "MCP_UNINSTALL", "STATUS"]

@@ -628,7 +628,12 @@ def create_new_file(path: Path, text: str) -> bool:
 
 
 def replace_file(path: Path, text: str) -> None:
-    """Atomically replace ``path`` (the legacy ``overwrite`` switch), keeping its mode."""
+    """Write ``path`` atomically (readers see the old or the new text), keeping its mode.
+
+    The project's one atomic file write: a flushed temporary file in the same
+    folder, renamed over the target. Used for capture's ``overwrite``, tag
+    edits and MCP client configurations; a new file gets 0666 less the umask.
+    """
     with _staged(path.parent, text) as temp:
         with contextlib.suppress(FileNotFoundError):
             os.chmod(temp, stat.S_IMODE(path.stat().st_mode))
