@@ -40,6 +40,7 @@ def build_app(runtime: Runtime) -> McpApp:
         resources=DocumentResources(runtime),
         instance_id=runtime.instance_id,
         write_tools=CATALOGUE.write_names,
+        lifecycle=runtime.lifecycle,
     )
 
 

@@ -197,6 +197,10 @@ def test_ls_status_and_changes(ready: Cli, schema_check: SchemaCheck) -> None:
     assert ready.json("ls", "notes", "--prefix", "deep/")["meta"]["total"] == 1
     status = ready.json("status")
     assert status["totalDocuments"] == 3 and status["collections"][0]["name"] == "notes"
+    schema_check("status", status)
+    assert status["resident"]["mode"] == "direct-cli" and status["resident"]["resident"] is False
+    assert status["activation"]["collections"][0]["ready"] is True
+    assert status["onboarding"]["stage"] == "ready" and status["health"]["state"] == "healthy"
     assert "notes: 3 docs" in ready.run("status").stdout
     changes = ready.json("changes", "--limit", "2")
     schema_check("changes", changes)

@@ -336,7 +336,7 @@ def test_frontmatter_fields_reach_results(indexed: Engine) -> None:
     assert result["title"] == "Alpha Planning"
     assert result["tags"] == ["planning", "project", "roadmap"]  # inline #roadmap too
     assert result["categories"] == ["meeting"]
-    assert result["source"]["documentDate"] == "2024-03-01"
+    assert result["source"]["documentDate"] == "2024-03-01T00:00:00.000Z"  # its UTC instant
     assert hits(indexed, "kubernetes", author="jane") == ["alpha.md"]
     create = next(
         c for c in indexed.changes(limit=100)["changes"] if c["current"]["relPath"] == "alpha.md"

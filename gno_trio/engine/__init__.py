@@ -55,6 +55,7 @@ from gno_trio.engine.ingest.capture import replace_file as write_file_atomically
 from gno_trio.engine.ingest.roots import validate_root as validate_root
 from gno_trio.engine.ingest.sync import ProgressFn as ProgressFn
 from gno_trio.engine.ingest.sync import SyncReport as SyncReport
+from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
 from gno_trio.engine.jobs import JobControl as JobControl
 from gno_trio.engine.jobs import JobManager as JobManager
 from gno_trio.engine.jobs import JobPlan as JobPlan
@@ -70,6 +71,7 @@ from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
 from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
 from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
 from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
+from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
@@ -85,6 +87,7 @@ __all__ = [
     "EGRESS_DENIED_CODE",
     "EGRESS_DENIED_MESSAGE",
     "EGRESS_METHODS",
+    "JOB_RETENTION_COUNT",
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
@@ -125,6 +128,7 @@ __all__ = [
     "parse_ref",
     "parse_uri",
     "public_code",
+    "standalone_resident",
     "validate_root",
     "write_file_atomically",
 ]

@@ -89,6 +89,12 @@ def _reject_cursor(params: Params) -> None:
         raise invalid_params("Invalid cursor")
 
 
+class LifecycleSlot(Protocol):
+    """Where the listener serving an app reports its resident status (the runtime's)."""
+
+    def attach(self, report: Callable[[], dict[str, Any]]) -> None: ...
+
+
 class McpApp:
     """The server's MCP surface: identity, capabilities, tools and resources."""
 
@@ -101,8 +107,12 @@ class McpApp:
         resources: ResourceProvider | None = None,
         instance_id: str | None = None,
         write_tools: Collection[str] = (),
+        lifecycle: LifecycleSlot | None = None,
     ) -> None:
         self.name = name
+        # Where a listener serving this app attaches its resident status
+        # (None: nothing reports one, as for an app serving no tools).
+        self.lifecycle = lifecycle
         self.version = version
         self.instance_id = instance_id if instance_id is not None else uuid.uuid4().hex
         self.server_info: dict[str, Any] = {"name": name, "version": version}

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from gno_trio.engine.memory.projection import problems as memory_problems
+from gno_trio.engine.reads.readiness import readiness_fields
 
 
 def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
@@ -15,7 +17,12 @@ def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) ->
 
 
 def status(
-    conn: sqlite3.Connection, *, index_name: str, db_path: str, config_path: str | None
+    conn: sqlite3.Connection,
+    *,
+    index_name: str,
+    db_path: str,
+    config_path: str | None,
+    cache_dir: Path,
 ) -> dict[str, Any]:
     """Per-collection counts, last sync, ingest errors and frontmatter warnings.
 
@@ -95,6 +102,12 @@ def status(
     }
     if config_path:
         result["configPath"] = config_path
+    counts = {c["name"]: c["documentCount"] for c in collections}
+    result.update(
+        readiness_fields(
+            conn, counts, recent_errors=recent_errors, last_sync=last_sync, cache_dir=cache_dir
+        )
+    )
     return result
 
 

@@ -48,6 +48,7 @@ from gno_trio.transports.http.settings import (
 )
 from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
 from gno_trio.transports.http.state import GatewayState, WorkerSeat
+from gno_trio.transports.http.status import resident_status
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import (
     AdmissionGate,
@@ -182,6 +183,8 @@ async def serve_gateway(
         handle_signals = threading.current_thread() is threading.main_thread()
     async with open_supervisor() as supervisor:
         state = build_state(app, settings, port, supervisor, policies, worker)
+        if app.lifecycle is not None:  # gno_status over HTTP reports this gateway
+            app.lifecycle.attach(partial(resident_status, state))
         gateway = GatewayApp(state, token_state=token_state)
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
