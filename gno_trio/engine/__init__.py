@@ -70,6 +70,8 @@ from gno_trio.engine.memory.receipts import PresentedReceipt as PresentedReceipt
 from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
 from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
 from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
+from gno_trio.engine.reads.doctor import check as doctor_check
+from gno_trio.engine.reads.doctor import index_checks as doctor_checks
 from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
 from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
@@ -121,6 +123,8 @@ __all__ = [
     "Zone",
     "agent_projection_text",
     "classify_peer",
+    "doctor_check",
+    "doctor_checks",
     "egress_scope_of",
     "evaluate_egress",
     "locate",
