@@ -102,20 +102,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         )
     action = "created" if found.text is None else "replaced" if existing is not None else "added"
     entry = stdio_entry(target, launch)
-    text = found.with_entry(entry)
-    installed: dict[str, Any] = {
-        "target": target.name,
-        "scope": scope,
-        "configPath": str(path),
-        "action": action,
-        "serverEntry": launch.as_dict(),
-    }
-    if args.dry_run:
-        installed["dryRun"] = True
-    else:
-        backup = replace_config(path, text, found.text)
-        if backup is not None:
-            installed["backupPath"] = str(backup)
+    installed = _apply(args, found, scope, found.with_entry(entry), action)
+    installed["serverEntry"] = launch.as_dict()
     render.emit(args, MCP_INSTALL, {"installed": installed})
     return EXIT_OK
 
@@ -124,21 +112,30 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     target, scope, path = _where(args)
     found = ConfigFile.read(target, path)
     text = found.without_entry()
-    uninstalled: dict[str, Any] = {
-        "target": target.name,
-        "scope": scope,
-        "configPath": str(path),
-        "action": "not_found" if text is None else "removed",
-    }
-    if text is not None:
-        if args.dry_run:
-            uninstalled["dryRun"] = True
-        else:
-            backup = replace_config(path, text, found.text)
-            if backup is not None:
-                uninstalled["backupPath"] = str(backup)
+    uninstalled = _apply(args, found, scope, text, "not_found" if text is None else "removed")
     render.emit(args, MCP_UNINSTALL, {"uninstalled": uninstalled})
     return EXIT_OK
+
+
+def _apply(
+    args: argparse.Namespace, found: ConfigFile, scope: str, text: str | None, action: str
+) -> dict[str, Any]:
+    """Write ``text`` (unless ``--dry-run`` or None) and describe what was done."""
+    done: dict[str, Any] = {
+        "target": found.target.name,
+        "scope": scope,
+        "configPath": str(found.path),
+        "action": action,
+    }
+    if text is None:
+        return done
+    if args.dry_run:
+        done["dryRun"] = True
+        return done
+    backup = replace_config(found.path, text, found.text)
+    if backup is not None:
+        done["backupPath"] = str(backup)
+    return done
 
 
 def cmd_status(args: argparse.Namespace) -> int:

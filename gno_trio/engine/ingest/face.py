@@ -130,8 +130,7 @@ class IngestFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Tag one document (a Markdown note also in its frontmatter); idempotent."""
-        with self.connection(conn) as c:
-            return tagging.change_tag(self, c, ref, tag, add=True, should_stop=should_stop)
+        return self._change_tag(ref, tag, add=True, should_stop=should_stop, conn=conn)
 
     def remove_tag(
         self,
@@ -142,8 +141,19 @@ class IngestFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Take one tag off a document (and out of a Markdown note's frontmatter)."""
+        return self._change_tag(ref, tag, add=False, should_stop=should_stop, conn=conn)
+
+    def _change_tag(
+        self,
+        ref: str,
+        tag: str,
+        *,
+        add: bool,
+        should_stop: StopFn | None,
+        conn: sqlite3.Connection | None,
+    ) -> dict[str, Any]:
         with self.connection(conn) as c:
-            return tagging.change_tag(self, c, ref, tag, add=False, should_stop=should_stop)
+            return tagging.change_tag(self, c, ref, tag, add=add, should_stop=should_stop)
 
 
 __all__ = ["IngestFace"]
