@@ -278,3 +278,15 @@ def test_hints_name_the_command_to_run(cli: Cli) -> None:
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
     return make_cli(tmp_path)
+
+
+def test_query_diagnose_traces_a_target(evals: Cli, schema_check: SchemaCheck) -> None:
+    traced = evals.json("query", "diagnose", "okapi", "--target", "notes/kube.md")
+    schema_check("query-diagnose", traced)
+    assert traced["target"]["status"] == "diagnosed"
+    assert traced["stages"][0]["id"] == "bm25" and traced["stages"][0]["rank"] == 1
+    human = evals.run("query", "diagnose", "okapi", "--target", "notes/kube.md").stdout
+    assert human.startswith('gno://notes/kube.md: diagnosed for "okapi"')
+    assert "needs --target" in evals.run("query", "diagnose", "okapi", code=1).stderr
+    assert "put the query in quotes" in evals.run("query", "two", "words", code=1).stderr
+    assert "--target belongs to" in evals.run("query", "okapi", "--target", "x/y", code=1).stderr

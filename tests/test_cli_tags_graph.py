@@ -196,6 +196,9 @@ def test_graph_and_graph_query(vault: tuple[Cli, Path], schema_check: SchemaChec
     everything = cli.json("graph", "--include-isolated", "--limit", "50")
     assert len(everything["nodes"]) == 5 and everything["meta"]["nodeLimit"] == 50
     assert cli.run("graph").stdout.startswith("2 documents, 3 links")
+    similar = cli.json("graph", "--include-similar", "--similar-top-k", "3")["meta"]
+    assert similar["similarTopK"] == 3 and similar["includedSimilar"] is False
+    assert similar["warnings"] and "includeSimilar" not in similar["warnings"][0]
     walked = cli.json("graph", "query", "notes/alpha.md", "--direction", "out", "--max-depth", "1")
     schema_check("graph-query", walked)
     assert walked["root"]["uri"] == "gno://notes/alpha.md"

@@ -44,7 +44,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         result = engine.graph(
             linked_only=not args.include_isolated,
             include_similar=args.include_similar,
-            **_given(args, "collection", "limit", "edge_limit"),
+            **_given(args, "collection", "limit", "edge_limit", "similar_top_k"),
         )
     render.emit(args, GRAPH, result)
     return EXIT_OK
@@ -98,6 +98,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add similarity edges (needs vectors; reported as unavailable otherwise)",
     )
+    p.add_argument("--similar-top-k", type=int, help="similar documents per node, 1-20 (default 5)")
     p.set_defaults(handler=cmd_graph)
     actions = p.add_subparsers(dest="graph_command", metavar="ACTION", parser_class=type(p))
     pq = actions.add_parser(

@@ -15,7 +15,7 @@ from typing import Any
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, open_engine, split_list
-from gno_trio.cli.render.hits import FORMATS, RESULTS
+from gno_trio.cli.render.hits import DIAGNOSIS, FORMATS, RESULTS
 from gno_trio.cli.render.primitives import MARK_CLOSE, MARK_OPEN, number_lines
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from gno_trio.errors import GnoError
@@ -121,9 +121,25 @@ def _print_explain(result: dict[str, Any]) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    words = list(args.words)
+    diagnose = len(words) == 2 and words[0] == "diagnose"
+    if len(words) != 1 and not diagnose:
+        raise GnoError(
+            "VALIDATION",
+            'put the query in quotes: gno-trio query "several words" '
+            '(or: gno-trio query diagnose "QUERY" --target DOC)',
+        )
+    args.query = words[-1]
+    if diagnose and not args.target:
+        raise GnoError("VALIDATION", "query diagnose needs --target DOC (the document to trace)")
+    if args.target and not diagnose:
+        raise GnoError("VALIDATION", '--target belongs to: gno-trio query diagnose "QUERY"')
     request = search_request(args)
     options = query_options(args)
     with open_engine(args, create=False) as engine:
+        if diagnose:
+            render.emit(args, DIAGNOSIS, engine.diagnose(request, args.target, options))
+            return EXIT_OK
         result = engine.query(request, options)
         present_hits(engine, result, args)
     if args.explain:
@@ -132,9 +148,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def add_search_options(p: argparse.ArgumentParser) -> None:
+def add_search_options(p: argparse.ArgumentParser, *, positional: bool = True) -> None:
     """GNO's options of every ranked command (``search``, ``query``, ``vsearch``)."""
-    p.add_argument("query", help="what to look for")
+    if positional:
+        p.add_argument("query", help="what to look for")
     p.add_argument(
         "-n",
         "--limit",
@@ -230,8 +247,16 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "query", parents=[common], help="search with GNO's query pipeline (the main command)"
     )
-    add_search_options(p)
+    p.add_argument(
+        "words",
+        nargs="+",
+        metavar="QUERY",
+        help='what to look for; or: diagnose "QUERY" --target DOC, to see where DOC '
+        "ranks or drops out at each stage",
+    )
+    add_search_options(p, positional=False)
     _query_arguments(p)
+    p.add_argument("--target", help="with diagnose: the document to trace (ref or #docid)")
     p.set_defaults(handler=cmd_query)
 
 

@@ -127,7 +127,22 @@ def xml(result: Mapping[str, Any], args: argparse.Namespace) -> str:
 RESULTS = View(terminal=terminal, formats={MD: markdown, CSV: csv_rows, FILES: files, XML: xml})
 """The view of a ``search-results@1.0`` object."""
 
+
+def diagnosis_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    target = result["target"]
+    lines = [
+        f"{target.get('uri') or target['ref']}: {target['status']} for {quoted(result['query'])}"
+    ]
+    for stage in result.get("stages", ()):
+        rank = f"rank {stage['rank']}" if stage.get("rank") else "-"
+        lines.append(f"  {stage['id']:<7} {stage['status']:<8} {rank:<8} {stage.get('reason', '')}")
+    return "\n".join(lines)
+
+
+DIAGNOSIS = View(terminal=diagnosis_terminal)
+"""The view of a ``query-diagnose`` object (``query diagnose``)."""
+
 FORMATS = (FILES, CSV, MD, XML)
 """The formats a ranked result list supports besides JSON (GNO's support matrix)."""
 
-__all__ = ["FORMATS", "RESULTS"]
+__all__ = ["DIAGNOSIS", "FORMATS", "RESULTS"]

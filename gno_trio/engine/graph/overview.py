@@ -27,7 +27,7 @@ GRAPH_DEFAULT_EDGE_LIMIT: Final = 10000
 HUB_COUNT: Final = 10
 SIMILAR_DEFAULT_TOP_K: Final = 5
 SIMILAR_UNAVAILABLE: Final = (
-    "includeSimilar needs vector embeddings, which this server does not build; "
+    "Similarity edges need vector embeddings, which this server does not build; "
     "no similarity edges were added"
 )
 
