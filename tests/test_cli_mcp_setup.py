@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gno_trio.cli import main
 from gno_trio.cli.clients import jsonc
 from tests.cli_support import Cli, make_cli
 from tests.conftest import write_corpus
@@ -131,14 +132,44 @@ def _servers(path: Path, target: str) -> dict[str, Any]:
     return dict(jsonc.loads(path.read_text()).get(key, {}))
 
 
+class InProcess:
+    """``gno-trio`` run through ``main()`` in this process, in the sandbox's environment.
+
+    The same exit codes and output as the subprocess, in a fraction of the
+    time, for the tests that run dozens of commands.
+    """
+
+    def __init__(self, cli: Cli, cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+        for name in [n for n in os.environ if n.startswith(("GNO_", "XDG_")) or n == "APPDATA"]:
+            monkeypatch.delenv(name)
+        for name, value in cli.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.chdir(cwd)
+        self.capsys = capsys
+
+    def json(self, *argv: str, code: int = 0) -> Any:
+        assert main([*argv, "--json"]) == code
+        return json.loads(self.capsys.readouterr().out)
+
+    def run(self, *argv: str, code: int = 0) -> str:
+        assert main(list(argv)) == code
+        return str(self.capsys.readouterr().err)
+
+
 @pytest.mark.parametrize(("target", "scope"), TARGET_SCOPES)
 def test_install_status_uninstall_for_every_target(
-    cli: Cli, project: Path, target: str, scope: str
+    cli: Cli,
+    project: Path,
+    target: str,
+    scope: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    here = InProcess(cli, project, monkeypatch, capsys)
     path = _expected_file(cli, project, target, scope)
-    done = cli.json(
-        "mcp", "install", "-t", target, "--scope", scope, "--enable-write", cwd=project
-    )["installed"]
+    done = here.json("mcp", "install", "-t", target, "--scope", scope, "--enable-write")[
+        "installed"
+    ]
     assert done["configPath"] == str(path) and done["action"] == "created"
     gno = _servers(path, target)["gno"]
     launch = done["serverEntry"]
@@ -156,19 +187,19 @@ def test_install_status_uninstall_for_every_target(
         assert gno.get("source") == ("custom" if target == "zed" else None)
     assert launch["args"][-2:] == ["mcp", "--enable-write"]
 
-    status = cli.json("mcp", "status", "-t", target, "--scope", scope, cwd=project)
+    status = here.json("mcp", "status", "-t", target, "--scope", scope)
     assert status["summary"] == {"configured": 1, "total": 1}
     assert status["targets"][0]["serverEntry"] == launch
 
-    refused = cli.run("mcp", "install", "-t", target, "--scope", scope, cwd=project, code=1)
-    assert "--force" in refused.stderr
-    forced = cli.json("mcp", "install", "-t", target, "--scope", scope, "--force", cwd=project)
+    refused = here.run("mcp", "install", "-t", target, "--scope", scope, code=1)
+    assert "--force" in refused
+    forced = here.json("mcp", "install", "-t", target, "--scope", scope, "--force")
     assert forced["installed"]["action"] == "replaced"
 
-    gone = cli.json("mcp", "uninstall", "-t", target, "--scope", scope, cwd=project)
+    gone = here.json("mcp", "uninstall", "-t", target, "--scope", scope)
     assert gone["uninstalled"]["action"] == "removed"
     assert "gno" not in _servers(path, target)
-    again = cli.json("mcp", "uninstall", "-t", target, "--scope", scope, cwd=project)
+    again = here.json("mcp", "uninstall", "-t", target, "--scope", scope)
     assert again["uninstalled"]["action"] == "not_found"
 
 
