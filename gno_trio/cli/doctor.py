@@ -15,7 +15,7 @@ import errno
 import socket
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, command_line
@@ -23,7 +23,9 @@ from gno_trio.cli.render.health import DOCTOR
 from gno_trio.config import Config, load_config
 from gno_trio.engine import doctor_check, doctor_checks, locate
 from gno_trio.errors import GnoError, Kind
-from gno_trio.transports.http.settings import GatewaySettings, settings_from_config
+
+if TYPE_CHECKING:
+    from gno_trio.transports.http.settings import GatewaySettings
 
 
 def _token_file(settings: GatewaySettings) -> dict[str, Any]:
@@ -89,6 +91,8 @@ def _port(settings: GatewaySettings) -> dict[str, Any]:
 
 
 def _gateway_checks(config_path: Path) -> list[dict[str, Any]]:
+    from gno_trio.transports.http.settings import settings_from_config
+
     try:
         config = load_config(config_path)
     except GnoError:

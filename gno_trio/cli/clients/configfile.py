@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
+from typing import TYPE_CHECKING, Any
 
 from gno_trio.cli.clients import jsonc
 from gno_trio.cli.clients.targets import SERVER_NAME, Target
 from gno_trio.engine import write_file_atomically
 from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    import tomlkit
 
 BACKUP_SUFFIX = ".bak"
 
@@ -45,6 +45,9 @@ class ConfigFile:
         return found
 
     def _toml(self) -> tomlkit.TOMLDocument:
+        import tomlkit  # only Codex's file is TOML; keep it off every other start-up
+        from tomlkit.exceptions import TOMLKitError
+
         try:
             return tomlkit.parse(self.text or "")
         except TOMLKitError as exc:
@@ -81,6 +84,8 @@ class ConfigFile:
     def with_entry(self, entry: dict[str, Any]) -> str:
         """The file's text with the ``gno`` server set to ``entry``."""
         if self.target.toml:
+            import tomlkit
+
             document = self._toml()
             table = tomlkit.table()
             for key, value in entry.items():

@@ -11,13 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
 from gno_trio.cli.clients.targets import SERVER_NAME, TARGETS, http_entry
 
 
 def http_snippets(url: str, token_file: Path | None) -> dict[str, dict[str, Any]]:
     """``{target: {"key", "entry", "text"}}``: each client's entry for the gateway at ``url``."""
+    import tomlkit  # only needed once a gateway is up
+
     headers = {"Authorization": f"Bearer <contents of {token_file}>"} if token_file else {}
     snippets: dict[str, dict[str, Any]] = {}
     for name in sorted(TARGETS):

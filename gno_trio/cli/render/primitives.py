@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+
+# csv and xml.sax are imported where used: every command loads this module,
+# few print CSV or XML, and start-up time is what a stdio client waits for.
 
 MARK_OPEN = "<mark>"
 MARK_CLOSE = "</mark>"
@@ -48,6 +49,8 @@ def files_line(docid: str, score: float | None, uri: str) -> str:
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """RFC 4180 CSV with a header row (fields quoted where needed)."""
+    import csv
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -86,6 +89,8 @@ def md_fence(text: str, language: str = "") -> str:
 
 def xml_element(tag: str, attributes: Mapping[str, Any], children: Iterable[str] = ()) -> str:
     """One XML element; attributes whose value is None are left out."""
+    from xml.sax.saxutils import quoteattr
+
     attrs = "".join(
         f" {name}={quoteattr(str(value))}"
         for name, value in attributes.items()
@@ -96,6 +101,8 @@ def xml_element(tag: str, attributes: Mapping[str, Any], children: Iterable[str]
 
 
 def xml_text(tag: str, text: str | None) -> str:
+    from xml.sax.saxutils import escape
+
     return "" if text is None else f"<{tag}>{escape(text)}</{tag}>"
 
 
