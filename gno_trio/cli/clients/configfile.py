@@ -99,7 +99,7 @@ class ConfigFile:
             if self.target.key not in document:
                 document.add(self.target.key, tomlkit.table(is_super_table=True))
             document[self.target.key][SERVER_NAME] = table  # type: ignore[index]
-            return tomlkit.dumps(document)
+            return document.as_string()
         return jsonc.set_member(self.text or "", [self.target.key, SERVER_NAME], entry)
 
     def without_entry(self) -> str | None:
@@ -112,7 +112,7 @@ class ConfigFile:
             del servers[SERVER_NAME]  # type: ignore[union-attr]
             if not servers:
                 del document[self.target.key]
-            return tomlkit.dumps(document)
+            return document.as_string()
         text = jsonc.remove_member(self.text, [self.target.key, SERVER_NAME])
         assert text is not None
         if not jsonc.loads(text).get(self.target.key):
