@@ -19,11 +19,12 @@ from dataclasses import dataclass
 import trio
 
 from gno_trio import SERVER_NAME, __version__
-from gno_trio.engine import Engine
+from gno_trio.engine import BackgroundEmbedder, Engine
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.registry import parse_profile
+from gno_trio.server.unavailable import Switches, inactive_tools
 from gno_trio.tools import CATALOGUE
 from gno_trio.tools.collections import start_sync_job
 from gno_trio.tools.resources import DocumentResources
@@ -31,8 +32,12 @@ from gno_trio.tools.resources import DocumentResources
 logger = logging.getLogger("gno_trio.compose")
 
 
-def build_app(runtime: Runtime) -> McpApp:
-    """The MCP surface of ``runtime``: selected tools, resources and the write-tool list."""
+def build_app(runtime: Runtime, switches: Switches | None = None) -> McpApp:
+    """The MCP surface of ``runtime``: selected tools, resources and the write-tool list.
+
+    ``switches`` are the serving command's flags, named when a switched-off
+    tool is called.
+    """
     return McpApp(
         name=SERVER_NAME,
         version=__version__,
@@ -40,6 +45,7 @@ def build_app(runtime: Runtime) -> McpApp:
         resources=DocumentResources(runtime),
         instance_id=runtime.instance_id,
         write_tools=CATALOGUE.write_names,
+        inactive=inactive_tools(CATALOGUE, runtime.tool_profile, runtime.write_enabled, switches),
         lifecycle=runtime.lifecycle,
     )
 
@@ -54,20 +60,34 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(engine: Engine, *, write_enabled: bool, tool_profile: str) -> Iterator[Served]:
+def serving(
+    engine: Engine,
+    *,
+    write_enabled: bool,
+    tool_profile: str,
+    switches: Switches | None = None,
+    embed_in_background: bool = False,
+) -> Iterator[Served]:
     """The runtime and app over ``engine`` for the ``with`` block; then everything closes.
 
-    Background jobs are stopped before the engine closes, so no job thread
+    With ``embed_in_background`` (the resident gateways) a background
+    embedder gives new chunks vectors while the server serves. It and the
+    background jobs are stopped before the engine closes, so no thread
     writes through a closed pool. The engine is closed here even when
     building the runtime fails.
     """
+    embedder = BackgroundEmbedder(engine) if embed_in_background else None
     try:
         runtime = Runtime(
             engine=engine, write_enabled=write_enabled, tool_profile=parse_profile(tool_profile)
         )
         try:
-            yield Served(engine=engine, runtime=runtime, app=build_app(runtime))
+            if embedder is not None:
+                embedder.start()
+            yield Served(engine=engine, runtime=runtime, app=build_app(runtime, switches))
         finally:
+            if embedder is not None:
+                embedder.close()
             runtime.jobs.close()
     finally:
         engine.close()

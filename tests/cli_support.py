@@ -1,9 +1,9 @@
-"""A sandboxed ``gno-trio`` for tests that run the command line as a user would.
+"""A sandboxed ``gno-trio`` command line for subprocess tests, shared by the CLI test files.
 
-Every run gets ``GNO_CONFIG_DIR``/``GNO_DATA_DIR``/``GNO_CACHE_DIR``, ``HOME``,
-``XDG_CONFIG_HOME`` and ``APPDATA`` inside a temporary directory and runs
-with its working directory there, so nothing touches the real user's files
-(index, MCP client configurations) or the repository.
+Every run gets ``GNO_CONFIG_DIR``/``GNO_DATA_DIR``/``GNO_CACHE_DIR``,
+``HOME`` and ``XDG_CONFIG_HOME`` inside a temporary directory (``APPDATA``
+unset) and runs there, so nothing touches the real user's files: their
+index, nor any MCP client's configuration.
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import db_snapshot
 
@@ -39,11 +42,17 @@ class Cli:
         return self.data_dir / "index-default.sqlite"
 
     def run(
-        self, *args: str, code: int = 0, cwd: Path | None = None, stdin: str | None = None
+        self,
+        *args: str,
+        code: int = 0,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        """Run one command (with ``env`` entries replacing the sandbox's); assert its exit code."""
         done = subprocess.run(
             [sys.executable, "-m", "gno_trio", *args],
-            env=self.env,
+            env={**self.env, **(env or {})},
             cwd=cwd or self.home,
             input=stdin if stdin is not None else "",
             capture_output=True,
@@ -98,3 +107,8 @@ def make_cli(base: Path) -> Cli:
         COLUMNS="100",
     )
     return Cli(home, base / "config", base / "data", env)
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return make_cli(tmp_path)

@@ -25,6 +25,8 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 
+pytest_plugins = ["tests.cli_support"]
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
 SCHEMAS = SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas"

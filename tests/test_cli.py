@@ -24,16 +24,14 @@ from tests.conftest import write_corpus
 
 SchemaCheck = Callable[[str, Any], None]
 
+REPO = Path(__file__).resolve().parents[1]
+
+
 NOTES = {
     "alpha.md": "---\ntags: [project]\n---\n# Alpha\n\nkubernetes rollout plan\n",
     "beta.md": "# Beta\nbanana split\n" + "".join(f"row {n}\n" for n in range(3, 21)),
     "deep/gamma.txt": "gamma zebra words\n",
 }
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return make_cli(tmp_path)
 
 
 @pytest.fixture
@@ -125,7 +123,7 @@ def test_update_without_collections_is_a_validation_error(cli: Cli) -> None:
 
 
 def test_update_records_bad_files_and_finishes(cli: Cli, notes: Path) -> None:
-    (notes / "binary.md").write_bytes(b"\x00\x01\x02\x03")
+    (notes / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (notes / "broken.md").write_text("---\ntitle: [oops\n---\nhedgehog\n", "utf-8")
     cli.run("init", str(notes), "--name", "notes")
     out = cli.run("update").stdout

@@ -16,16 +16,11 @@ from typing import Any
 import pytest
 
 from gno_trio.cli.main import build_parser
-from tests.cli_support import Cli, make_cli
+from tests.cli_support import Cli
 from tests.conftest import write_corpus
 from tests.lease_holder import lease_held_elsewhere
 
 SchemaCheck = Callable[[str, Any], None]
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return make_cli(tmp_path)
 
 
 def _ready(cli: Cli) -> Path:

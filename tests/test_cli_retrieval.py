@@ -13,7 +13,6 @@ import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -276,11 +275,6 @@ def test_hints_name_the_command_to_run(cli: Cli) -> None:
     config = cli.home / "my.yml"
     done = cli.run("--index", "other", "--config", str(config), "search", "x", code=2)
     assert f"run `gno-trio --index other --config {config} init` first" in done.stderr
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return make_cli(tmp_path)
 
 
 def test_query_diagnose_traces_a_target(evals: Cli, schema_check: SchemaCheck) -> None:

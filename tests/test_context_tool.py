@@ -82,7 +82,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dirs, Engi
             Context(scope_type="collection", scope_key="notes:", text=NOTES_GUIDANCE),
             Context(scope_type="prefix", scope_key="gno://notes/launch-a", text=PREFIX_GUIDANCE),
         )
-        setup.save_config(attrs.evolve(config, contexts=contexts))
+        setup.update_config(lambda _: attrs.evolve(config, contexts=contexts))
         setup.sync()
     engine = Engine.open(dirs=dirs)
     try:

@@ -24,7 +24,7 @@ NOTES = {
 
 
 def _as_schema_3(db_path: Path, tokenize: str) -> None:
-    """Put the chunk index back in its version-3 shape (one column, no mirror hash)."""
+    """Put the index back in its version-3 shape: a one-column chunk index, no later columns."""
     conn = sqlite3.connect(db_path)
     try:
         conn.executescript(
@@ -35,6 +35,11 @@ def _as_schema_3(db_path: Path, tokenize: str) -> None:
                 tokenize = '{tokenize}'
             );
             INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+            ALTER TABLE ingest_errors DROP COLUMN unsupported;
+            ALTER TABLE ingest_errors DROP COLUMN source_size;
+            ALTER TABLE ingest_errors DROP COLUMN source_mtime_ns;
+            ALTER TABLE ingest_errors DROP COLUMN policy;
+            ALTER TABLE documents DROP COLUMN conversion_warnings_json;
             UPDATE schema_meta SET value = '3' WHERE key = 'version';
             UPDATE schema_meta SET value = '{tokenize}' WHERE key = 'fts_tokenizer';
             """

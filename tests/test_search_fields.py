@@ -12,12 +12,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest.chunker import chunk_text
-from tests.cli_support import Cli, make_cli
+from tests.cli_support import Cli
 from tests.conftest import write_corpus
 
 NOTES = {
@@ -112,8 +110,8 @@ def test_a_captured_notes_snippet_has_no_frontmatter_and_its_author_is_found(cli
 # ---------------------------------------------------------------------------
 
 
-def _as_schema_4(db_path: Path) -> None:
-    """Put an index back in its version-4 shape: three FTS fields, chunks with frontmatter."""
+def _before_010(db_path: Path) -> None:
+    """Put an index back in its shape before 010: three FTS fields, chunks with frontmatter."""
     conn = sqlite3.connect(db_path)
     conn.row_factory = sqlite3.Row
     try:
@@ -165,7 +163,8 @@ def _as_schema_4(db_path: Path) -> None:
                     (cur.lastrowid, chunk.text, mirror),
                 )
         conn.execute("DELETE FROM schema_meta WHERE key = 'rechunk_frontmatter'")
-        conn.execute("UPDATE schema_meta SET value = '4' WHERE key = 'version'")
+        # Every migration before 010 stays applied: only 010 runs on the next open.
+        conn.execute("UPDATE schema_meta SET value = '9' WHERE key = 'version'")
         conn.commit()
     finally:
         conn.close()
@@ -182,7 +181,7 @@ def test_an_old_index_is_upgraded_in_place_and_searches_like_a_new_one(tmp_path:
         engine.add_collection(str(corpus), name="notes")
         engine.sync()
         db_path = engine.location.db_path
-    _as_schema_4(db_path)
+    _before_010(db_path)
 
     conn = sqlite3.connect(db_path)
     old_snippet_chunk = conn.execute("SELECT text FROM content_chunks ORDER BY id").fetchall()
@@ -214,8 +213,3 @@ def test_an_old_index_is_upgraded_in_place_and_searches_like_a_new_one(tmp_path:
         conn.close()
     assert int(version[0]) >= 10 and flag is None
     assert columns == ["filepath", "title", "body", "author", "tags", "categories"]
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return make_cli(tmp_path)

@@ -20,8 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import load_config
-from gno_trio.engine import Engine
-from gno_trio.engine.egress.change import Confirmation, set_policy
+from gno_trio.engine import Confirmation, Engine
 from gno_trio.engine.reads.diff import document_diff
 from gno_trio.engine.search.diagnose import diagnose
 from gno_trio.engine.search.lexical import SearchRequest
@@ -236,7 +235,7 @@ def test_diagnose_keeps_gnos_contract_for_every_target_status(
 
 
 def policy_set(engine: Engine, target: Any, confirmation: Confirmation | None = None) -> Any:
-    return valid("set", set_policy(engine, "notes", target, confirmation))
+    return valid("set", engine.set_egress_policy("notes", target, confirmation))
 
 
 def gateway_policy(book: PolicyBook, collection: str) -> str:
@@ -280,10 +279,10 @@ def test_tightening_needs_no_confirmation_and_restating_changes_nothing(vault: E
     assert again["change"] == "unchanged" and again["invalidation"] is None
     assert again["current"]["revision"] == 2
     # An implicit local_only made explicit is a source change, not a relaxation.
-    made_explicit = valid("set", set_policy(vault, "OTHER", "local_only"))
+    made_explicit = valid("set", vault.set_egress_policy("OTHER", "local_only"))
     assert made_explicit["change"] == "source_changed"
     assert made_explicit["current"]["source"] == "explicit"
-    assert error_code(lambda: set_policy(vault, "nope", "lan")) == "NOT_FOUND"
+    assert error_code(lambda: vault.set_egress_policy("nope", "lan")) == "NOT_FOUND"
 
 
 # ---------------------------------------------------------------------------
@@ -381,7 +380,7 @@ async def test_mcp_policy_set_relaxes_with_confirmation_under_the_lease(
 def test_policy_set_judges_the_file_on_disk_not_a_stale_copy(vault: Engine) -> None:
     # Another process (a CLI, a second server) relaxes the policy behind this engine's back.
     with Engine.open(dirs=vault.location.dirs) as other:
-        set_policy(other, "notes", "lan", Confirmation("local_only", 0, acknowledged=True))
+        other.set_egress_policy("notes", "lan", Confirmation("local_only", 0, acknowledged=True))
     stale = Confirmation("local_only", 0, acknowledged=True)
     assert error_code(lambda: policy_set(vault, "remote", stale)) == "CONFLICT"
     fresh = policy_set(vault, "remote", Confirmation("lan", 1, acknowledged=True))

@@ -20,12 +20,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from gno_trio import __version__
-from gno_trio.cli import capture, doctor, graph, index, memory, reads, retrieval, serve, tags
+from gno_trio.cli import (
+    capture,
+    doctor,
+    graph,
+    index,
+    memory,
+    reads,
+    retrieval,
+    semantic,
+    serve,
+    tags,
+)
 from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
 
 EXIT_INTERRUPTED = 130
-_FAMILIES = (index, retrieval, reads, tags, graph, memory, serve, capture, doctor)
+_FAMILIES = (index, retrieval, semantic, reads, tags, graph, memory, serve, capture, doctor)
 
 
 class _Parser(argparse.ArgumentParser):

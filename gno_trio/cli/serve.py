@@ -24,8 +24,10 @@ from gno_trio.cli.clients.targets import TARGETS
 from gno_trio.cli.common import Subparsers, open_engine
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
+from gno_trio.server.unavailable import HTTP_SWITCHES, STDIO_SWITCHES
 
 if TYPE_CHECKING:
+    from gno_trio.engine import Engine
     from gno_trio.transports.http.workers import WorkerLaunch
 
 
@@ -51,7 +53,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    with serving(open_engine(args), write_enabled=write_enabled, tool_profile=profile) as served:
+    with serving(
+        open_engine(args),
+        write_enabled=write_enabled,
+        tool_profile=profile,
+        switches=STDIO_SWITCHES,
+    ) as served:
         return trio.run(serve_stdio, served.app)
 
 
@@ -118,11 +125,17 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             as_json=as_json,
             clients=http_snippets,
         )
+    first_worker = launch is None or launch.seat.index == 0
+    if first_worker:
+        _reconcile_at_start(engine)
     with serving(
-        engine, write_enabled=settings.enable_write, tool_profile=settings.tool_profile
+        engine,
+        write_enabled=settings.enable_write,
+        tool_profile=settings.tool_profile,
+        switches=HTTP_SWITCHES,
+        embed_in_background=first_worker and not getattr(args, "no_embed", False),
     ) as served:
         background: list[BackgroundTask] = []
-        first_worker = launch is None or launch.seat.index == 0
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
         return run_resident(
@@ -135,6 +148,16 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             worker=launch.seat if launch is not None else None,
             on_ready=launch.on_ready if launch is not None else None,
             clients=http_snippets,
+        )
+
+
+def _reconcile_at_start(engine: Engine) -> None:
+    """A resident server starts from ``index.yml`` as it is now; the engine logs each change."""
+    try:
+        engine.reconcile()
+    except GnoError as exc:
+        logging.getLogger("gno_trio.cli").warning(
+            "index.yml not reconciled at start: %s: %s", exc.code, exc.message
         )
 
 
@@ -167,9 +190,12 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
         "--mcp-allowed-origin", action="append", help="exact Origin to accept (repeatable)"
     )
     parser.add_argument(
-        "--mcp-enable-write", action="store_true", help="allow MCP write tools over HTTP"
+        HTTP_SWITCHES.enable_write, action="store_true", help="allow MCP write tools over HTTP"
     )
-    parser.add_argument("--mcp-tool-profile", help="core or full (default full)")
+    parser.add_argument(HTTP_SWITCHES.tool_profile, help="core or full (default full)")
+    parser.add_argument(
+        "--no-embed", action="store_true", help="do not embed new chunks in the background"
+    )
     parser.add_argument(
         "--workers",
         type=int,
@@ -186,8 +212,8 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "mcp", parents=[common], help="serve MCP over stdio (for IDEs), or set a client up"
     )
-    p.add_argument("--tool-profile", default="full", help="core or full (default full)")
-    p.add_argument("--enable-write", action="store_true", help="register write tools")
+    p.add_argument(STDIO_SWITCHES.tool_profile, default="full", help="core or full (default full)")
+    p.add_argument(STDIO_SWITCHES.enable_write, action="store_true", help="register write tools")
     p.set_defaults(handler=cmd_mcp)
     mcp_setup.add_actions(p, common)
 

@@ -16,6 +16,8 @@ Layout (internals, by concern):
 * ``search/``: query grammar, BM25, anchors, time filters, the query
   pipeline and its diagnosis;
 * ``graph/``: links, the link graph, typed edges, overview, impact;
+* ``vectors/``: embedders (the bundled model, HTTP endpoints), vector
+  storage and the in-memory copy searched, the embed phase;
 * ``egress/``: the one home of the egress policy order and rules;
 * ``reads/``: documents by reference, listings, tags, status, diffs;
 * ``memory/``: scoped, cited facts; ``context/``: Context Capsules;
@@ -51,8 +53,6 @@ from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLIC
 from gno_trio.engine.ingest.capture import PRESETS as PRESETS
 from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
 from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
-from gno_trio.engine.ingest.capture import replace_file as write_file_atomically
-from gno_trio.engine.ingest.roots import validate_root as validate_root
 from gno_trio.engine.ingest.sync import ProgressFn as ProgressFn
 from gno_trio.engine.ingest.sync import SyncReport as SyncReport
 from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
@@ -73,12 +73,17 @@ from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
 from gno_trio.engine.reads.doctor import check as doctor_check
 from gno_trio.engine.reads.doctor import index_checks as doctor_checks
 from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
+from gno_trio.engine.reads.documents import MAX_TOTAL_BYTES as MULTI_GET_MAX_TOTAL_BYTES
 from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
+from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
+from gno_trio.engine.store.lease import HeldLease as HeldLease
+from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
 from gno_trio.engine.uris import parse_ref as parse_ref
 from gno_trio.engine.uris import parse_uri as parse_uri
+from gno_trio.engine.vectors.background import BackgroundEmbedder as BackgroundEmbedder
 
 __all__ = [
     "CAPTURE_MAX_TEXT_BYTES",
@@ -93,6 +98,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
+    "MULTI_GET_MAX_TOTAL_BYTES",
     "POLICY_ORDER",
     "PRESETS",
     "RECALL_DEFAULT_MAX_FACTS",
@@ -100,6 +106,7 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
+    "BackgroundEmbedder",
     "CaptureRequest",
     "CollectionPolicy",
     "Confirmation",
@@ -107,6 +114,7 @@ __all__ = [
     "ContextRequest",
     "EgressDecision",
     "Engine",
+    "HeldLease",
     "Identity",
     "IndexLocation",
     "JobControl",
@@ -127,12 +135,12 @@ __all__ = [
     "doctor_checks",
     "egress_scope_of",
     "evaluate_egress",
+    "lease_wait_from_env",
     "locate",
     "normalize_name",
     "parse_ref",
     "parse_uri",
     "public_code",
     "standalone_resident",
-    "validate_root",
     "write_file_atomically",
 ]

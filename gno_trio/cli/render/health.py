@@ -19,12 +19,16 @@ def status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
     ]
     for c in result["collections"]:
         synced = c["lastSyncedAt"] or "never"
+        skipped = int(c.get("skippedCount", 0))
         lines.append(
             f"  {c['name']}: {plural(c['documentCount'], 'doc')}, "
             f"{plural(c['chunkCount'], 'chunk')}, {plural(c['errorCount'], 'error')}, "
-            f"last sync {synced}  ({c['path']})"
+            f"{skipped} skipped, last sync {synced}  ({c['path']})"
         )
         lines.extend(f"    ! {e['relPath']}: {e['code']}: {e['message']}" for e in c["errors"][:10])
+        lines.extend(f"    - {s['relPath']}: {s['code']}" for s in c.get("skipped", ())[:10])
+        if skipped > 10:
+            lines.append(f"    - ... {skipped - 10} more not indexed for their type (--json)")
         lines.extend(
             f"    ? {w['relPath']}: {w['code']}: {w['message']}" for w in c["warnings"][:10]
         )

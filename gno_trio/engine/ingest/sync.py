@@ -18,16 +18,18 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from gno_trio.config import DEFAULT_EXCLUDES
-from gno_trio.engine.ingest import convert as converters
 from gno_trio.engine.ingest.chunker import Chunk, chunk_text
-from gno_trio.engine.ingest.convert import Converted, convert, converter_for
+from gno_trio.engine.ingest.convert import Converted
+from gno_trio.engine.ingest.documents import records
+from gno_trio.engine.ingest.documents.reasons import TOO_LARGE
+from gno_trio.engine.ingest.documents.runner import ConversionJob, ConversionRunner
 from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
 from gno_trio.engine.memory.projection import project as project_memory
@@ -66,6 +68,8 @@ class SyncReport:
     renamed: int = 0
     removed: int = 0
     reactivated: int = 0
+    # Files not indexed because of their type (listed in status as "skipped").
+    skipped: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
     # Indexed anyway, but something in the file deserves the user's attention
     # (today: frontmatter that could not be parsed).
@@ -87,6 +91,7 @@ class SyncReport:
             "renamed": self.renamed,
             "removed": self.removed,
             "reactivated": self.reactivated,
+            "skipped": self.skipped,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
             "durationMs": round(self.duration_ms, 1),
@@ -154,8 +159,7 @@ def upsert_collection(conn: sqlite3.Connection, spec: CollectionSpec) -> None:
     )
 
 
-def _prepare(found: FoundFile, data: bytes) -> _Prepared:
-    converted = convert(found.rel_path, data)
+def _prepare(found: FoundFile, data: bytes, converted: Converted) -> _Prepared:
     meta = extract_meta(
         converted.markdown, found.rel_path, frontmatter=has_frontmatter(converted.mime)
     )
@@ -169,15 +173,10 @@ def _prepare(found: FoundFile, data: bytes) -> _Prepared:
     )
 
 
-def _read(found: FoundFile) -> bytes:
-    # Read the limit at call time: the converter module owns it, and one
-    # number must decide both "too large to read" and "too large to convert".
-    limit = converters.MAX_SOURCE_BYTES
+def _read(found: FoundFile, limit: int) -> bytes:
+    # The conversion limit decides "too large to read" too: such a file costs a stat.
     if found.size > limit:
-        raise GnoError(
-            "FILE_TOO_LARGE",
-            f"{found.rel_path} is {found.size} bytes (limit {limit})",
-        )
+        raise GnoError(TOO_LARGE, f"{found.rel_path}: {found.size:,} bytes (limit {limit:,})")
     try:
         with open(found.abs_path, "rb") as handle:
             return handle.read(limit + 1)
@@ -187,7 +186,14 @@ def _read(found: FoundFile) -> bytes:
         ) from exc
 
 
-def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
+ChunkTick = Callable[[int, int], None]
+"""``(chunks written, chunks in the document)``: progress while one large mirror is stored."""
+_TICK_EVERY = 256
+
+
+def _store_content(
+    conn: sqlite3.Connection, prepared: _Prepared, tick: ChunkTick | None = None
+) -> None:
     markdown = prepared.converted.markdown
     inserted = conn.execute(
         "INSERT OR IGNORE INTO content(mirror_hash, markdown, line_count) VALUES (?, ?, ?)",
@@ -200,6 +206,7 @@ def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
         prepared.mirror_hash,
         body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
         prepared.converted.language,
+        tick,
     )
 
 
@@ -234,7 +241,11 @@ def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]
 
 
 def _insert_chunks(
-    conn: sqlite3.Connection, mirror_hash: str, chunks: list[Chunk], language: str | None
+    conn: sqlite3.Connection,
+    mirror_hash: str,
+    chunks: list[Chunk],
+    language: str | None,
+    tick: ChunkTick | None = None,
 ) -> None:
     for chunk in chunks:
         cur = conn.execute(
@@ -255,6 +266,10 @@ def _insert_chunks(
             "INSERT INTO chunks_fts(rowid, text, mirror_hash) VALUES (?, ?, ?)",
             (cur.lastrowid, chunk.text, mirror_hash),
         )
+        if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
+            tick(chunk.seq + 1, len(chunks))
+        if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
+            tick(chunk.seq + 1, len(chunks))
 
 
 def _write_structure(conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta) -> None:
@@ -300,6 +315,7 @@ def _doc_values(spec: CollectionSpec, p: _Prepared, indexed_at: str) -> dict[str
         "mirror_hash": p.mirror_hash,
         "converter_id": p.converted.converter_id,
         "converter_version": p.converted.converter_version,
+        "conversion_warnings_json": records.warnings_json(p.converted.warnings),
         "language": p.converted.language,
         "language_hint": spec.language_hint,
         "content_type": meta.content_type,
@@ -324,9 +340,10 @@ def write_document(
     *,
     kind: str,
     observed_at: str,
+    tick: ChunkTick | None = None,
 ) -> int:
     """Insert or update one document row with its content, FTS and structure."""
-    _store_content(conn, prepared)
+    _store_content(conn, prepared, tick)
     values = _doc_values(spec, prepared, observed_at)
     if existing is None:
         columns = ", ".join(values)
@@ -364,13 +381,31 @@ def _record_error(
     existing: sqlite3.Row | None,
     report: SyncReport,
     at: str,
+    *,
+    judged: tuple[FoundFile, str] | None = None,
+    unsupported: bool = False,
 ) -> None:
-    conn.execute(
-        """INSERT INTO ingest_errors(collection, rel_path, code, message, at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT(collection, rel_path) DO UPDATE SET code=excluded.code,
-               message=excluded.message, at=excluded.at""",
-        (spec.name, rel_path, error.code, error.message, at),
+    """Record why a file is not indexed (see :mod:`.ingest.documents.records`).
+
+    With ``judged`` (the file as seen, and the conversion policy) the record
+    holds until the file or the policy changes; without, the file is tried
+    again on the next sync (a read error may be passing).
+    """
+    found, policy = judged if judged is not None else (None, None)
+    records.save(
+        conn,
+        spec.name,
+        rel_path,
+        error,
+        at=at,
+        unsupported=unsupported,
+        size=found.size if found else None,
+        mtime_ns=found.mtime_ns if found else None,
+        policy=policy,
     )
+    if unsupported:
+        report.skipped += 1
+        return
     if existing is not None:
         conn.execute(
             """UPDATE documents SET last_error_code = ?, last_error_message = ?, last_error_at = ?
@@ -418,12 +453,18 @@ def sync_collection(
     *,
     progress: ProgressFn | None = None,
     only: set[str] | None = None,
+    runner: ConversionRunner | None = None,
 ) -> SyncReport:
     """Bring the index in line with the files of one collection.
 
     ``only`` limits the sync to the given relative paths (used after a
     capture or a remembered fact: one file, no walk, no soft-deletes).
+    Conversions go through ``runner`` (documents in its worker processes);
+    without one, a runner with the default limits is used for this sync.
     """
+    if runner is None:
+        with ConversionRunner() as own:
+            return sync_collection(conn, spec, progress=progress, only=only, runner=own)
     started = time.perf_counter()
     report = SyncReport(collection=spec.name)
     walk_errors: list[tuple[str, OSError]] = []
@@ -434,7 +475,6 @@ def sync_collection(
                 pattern=spec.pattern,
                 include=spec.include,
                 exclude=spec.exclude,
-                supported=lambda rel: converter_for(rel) is not None,
                 on_error=lambda rel, exc: walk_errors.append((rel, exc)),
             )
         )
@@ -449,7 +489,6 @@ def sync_collection(
                 pattern=spec.pattern,
                 include=spec.include,
                 exclude=spec.exclude,
-                supported=lambda r: converter_for(r) is not None,
             ):
                 continue
             abs_path = spec.path / rel
@@ -488,57 +527,100 @@ def sync_collection(
                 report,
                 observed_at,
             )
-        for index, found in enumerate(files, 1):
-            report.scanned += 1
-            seen.add(found.rel_path)
-            row = existing.get(found.rel_path)
-            if progress is not None:
-                progress(index, total, found.rel_path)
-            if (
-                row is not None
-                and row["active"]
-                and row["source_size"] == found.size
-                and row["source_mtime_ns"] == found.mtime_ns
-                and row["last_error_code"] is None
-            ):
-                report.unchanged += 1
-                continue
-            try:
-                data = _read(found)
-                source_hash = sha256_hex(data)
-                if row is not None and row["source_hash"] == source_hash and row["mirror_hash"]:
-                    conn.execute(
-                        """UPDATE documents SET source_size = ?, source_mtime = ?,
-                               source_mtime_ns = ?, last_error_code = NULL,
-                               last_error_message = NULL, last_error_at = NULL
-                           WHERE id = ?""",
-                        (found.size, _mtime_iso(found.mtime_ns), found.mtime_ns, row["id"]),
+        judged = records.load(conn, spec.name)
+        policy = records.policy_fingerprint(runner.limits)
+
+        def to_convert() -> Iterator[ConversionJob]:
+            """The files whose bytes must be converted; the others cost a stat or a read."""
+            for index, found in enumerate(files, 1):
+                report.scanned += 1
+                seen.add(found.rel_path)
+                row = existing.get(found.rel_path)
+                if progress is not None:
+                    progress(index, total, found.rel_path)
+                if (
+                    row is not None
+                    and row["active"]
+                    and row["source_size"] == found.size
+                    and row["source_mtime_ns"] == found.mtime_ns
+                    and row["last_error_code"] is None
+                ):
+                    report.unchanged += 1
+                    continue
+                record = judged.get(found.rel_path)
+                if records.still_valid(record, found.size, found.mtime_ns, policy):
+                    assert record is not None
+                    _relist(report, record)  # judged before, unchanged since: a stat
+                    continue
+                try:
+                    data = _read(found, runner.limits.max_bytes)
+                except GnoError as error:
+                    judge = (found, policy) if error.code == TOO_LARGE else None
+                    _record_error(
+                        conn, spec, found.rel_path, error, row, report, observed_at, judged=judge
                     )
-                    conn.execute(
-                        "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
-                        (spec.name, found.rel_path),
-                    )
+                    continue
+                if row is not None and _same_bytes(conn, spec, row, found, data, observed_at):
                     if row["active"]:
                         report.unchanged += 1
                     else:
-                        _reactivate(conn, spec, row, observed_at)
                         report.reactivated += 1
                     continue
-                prepared = _prepare(found, data)
-            except GnoError as error:
-                _record_error(conn, spec, found.rel_path, error, row, report, observed_at)
+                yield ConversionJob(found.rel_path, data, key=(index, found, row))
+
+        def file_progress(job: ConversionJob, done: int, units: int) -> None:
+            """Keep the bar moving inside one big file (pages, sheets, slides)."""
+            if progress is not None:
+                index, found, _ = job.key
+                progress(index, total, f"{found.rel_path} ({done}/{units})")
+
+        def chunk_progress(index: int, rel_path: str) -> ChunkTick | None:
+            """Keep the bar moving while a large mirror's chunks are written."""
+            if progress is None:
+                return None
+            report_to = progress
+            return lambda done, chunks: report_to(
+                index, total, f"{rel_path} (chunk {done}/{chunks})"
+            )
+
+        written = 0
+        for outcome in runner.run(to_convert(), on_progress=file_progress, ordered=True):
+            _, found, row = outcome.job.key
+            if outcome.error is not None:
+                _record_error(
+                    conn,
+                    spec,
+                    found.rel_path,
+                    outcome.error,
+                    row,
+                    report,
+                    observed_at,
+                    judged=(found, policy),
+                    unsupported=outcome.unsupported,
+                )
                 continue
+            assert outcome.converted is not None
+            prepared = _prepare(found, outcome.job.data, outcome.converted)
             if row is None:
                 fresh.append(prepared)
                 continue
             kind = "update" if row["active"] else "reactivate"
-            write_document(conn, spec, prepared, row, kind=kind, observed_at=observed_at)
+            write_document(
+                conn,
+                spec,
+                prepared,
+                row,
+                kind=kind,
+                observed_at=observed_at,
+                tick=chunk_progress(outcome.job.key[0], found.rel_path),
+            )
             _note_warnings(report, prepared)
             if kind == "update":
                 report.updated += 1
             else:
                 report.reactivated += 1
-            if index % _BATCH == 0:
+            written += 1
+            if written % _BATCH == 0:
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
         unlisted = {rel for rel, _ in walk_errors}
@@ -564,7 +646,15 @@ def sync_collection(
                 _rename(conn, spec, prepared, old, observed_at)
                 report.renamed += 1
             else:
-                write_document(conn, spec, prepared, None, kind="create", observed_at=observed_at)
+                write_document(
+                    conn,
+                    spec,
+                    prepared,
+                    None,
+                    kind="create",
+                    observed_at=observed_at,
+                    tick=chunk_progress(total, prepared.found.rel_path),
+                )
                 report.added += 1
         for row in vanished:
             if int(row["id"]) not in renamed_ids:
@@ -587,6 +677,43 @@ def sync_collection(
         raise
     report.duration_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _same_bytes(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    row: sqlite3.Row,
+    found: FoundFile,
+    data: bytes,
+    at: str,
+) -> bool:
+    """A touched file whose bytes did not change: refresh its stat, reactivate it if needed."""
+    if row["source_hash"] != sha256_hex(data) or not row["mirror_hash"]:
+        return False
+    conn.execute(
+        """UPDATE documents SET source_size = ?, source_mtime = ?,
+               source_mtime_ns = ?, last_error_code = NULL,
+               last_error_message = NULL, last_error_at = NULL
+           WHERE id = ?""",
+        (found.size, _mtime_iso(found.mtime_ns), found.mtime_ns, row["id"]),
+    )
+    conn.execute(
+        "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
+        (spec.name, found.rel_path),
+    )
+    if not row["active"]:
+        _reactivate(conn, spec, row, at)
+    return True
+
+
+def _relist(report: SyncReport, record: sqlite3.Row) -> None:
+    """Report a file whose earlier verdict still holds, without reading it again."""
+    if record["unsupported"]:
+        report.skipped += 1
+    else:
+        report.errors.append(
+            {"relPath": record["rel_path"], "code": record["code"], "message": record["message"]}
+        )
 
 
 def _reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row, at: str) -> None:

@@ -29,13 +29,15 @@ from typing import Any, Final
 
 import yaml
 
-from gno_trio.engine.ingest.capture import index_written, replace_file
-from gno_trio.engine.ingest.filing import collection_root, editable_text, real_folder
+from gno_trio.engine.ingest.capture import collection_root, index_written
+from gno_trio.engine.ingest.filing import editable_text, real_folder
 from gno_trio.engine.ingest.frontmatter import extract_meta, normalize_tag
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.store import fulltext
+from gno_trio.engine.store.atomic import replace
 from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import parse_ref, sha256_hex
 from gno_trio.errors import GnoError
 
@@ -179,6 +181,7 @@ def change_tag(
     *,
     add: bool,
     should_stop: Callable[[], bool] | None = None,
+    lease: HeldLease | None = None,
 ) -> dict[str, Any]:
     """Add or remove one tag of one document; the ``tags add``/``tags rm`` receipt.
 
@@ -187,7 +190,7 @@ def change_tag(
     note changed on disk since it was indexed), ``LOCKED``.
     """
     tag = checked_tag(raw_tag)
-    with engine.lease(should_stop=should_stop):
+    with engine.writing(lease, should_stop=should_stop) as held:
         row = resolve(conn, parse_ref(ref))
         sources = {
             str(r[0]).lower(): str(r[1])
@@ -197,7 +200,7 @@ def change_tag(
             raise GnoError("NOT_FOUND", f"Tag {tag} is not on {row['uri']}")
         wrote = False
         if row["source_mime"] == "text/markdown":
-            wrote = _rewrite_note(engine, conn, row, tag, add=add)
+            wrote = _rewrite_note(engine, conn, row, tag, add=add, lease=held)
             row = resolve(conn, parse_ref(str(row["uri"])))
         if not add:
             still = conn.execute(
@@ -232,7 +235,13 @@ def change_tag(
 
 
 def _rewrite_note(
-    engine: EngineKernel, conn: sqlite3.Connection, row: sqlite3.Row, tag: str, *, add: bool
+    engine: EngineKernel,
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    tag: str,
+    *,
+    add: bool,
+    lease: HeldLease,
 ) -> bool:
     """Change the note's frontmatter and index it again; False when the file needs no change.
 
@@ -242,7 +251,7 @@ def _rewrite_note(
     rel_path = str(row["rel_path"])
     collection = engine.collection(str(row["collection"]))
     segments = rel_path.split("/")
-    folder = real_folder(collection_root(collection), segments[:-1])
+    folder = real_folder(collection_root(collection, engine.location.dirs), segments[:-1])
     path = folder / segments[-1]
     try:
         mode = path.lstat().st_mode
@@ -266,10 +275,10 @@ def _rewrite_note(
             "edit the note to remove it",
         )
     try:
-        replace_file(path, edited)
+        replace(path, edited)
     except OSError as exc:
         raise GnoError("RUNTIME", f"Cannot write {rel_path}: {exc.strerror or exc}") from exc
-    indexed = index_written(engine, collection.name, rel_path, conn)
+    indexed = index_written(engine, collection.name, rel_path, conn, lease)
     if indexed.row is None:
         raise GnoError("RUNTIME", f"{rel_path} was written but not indexed: {indexed.status}")
     return True

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gno_trio.engine.ingest.documents.records import listing as not_indexed_files
 from gno_trio.engine.memory.projection import problems as memory_problems
 from gno_trio.engine.reads.readiness import readiness_fields
 
@@ -23,8 +25,9 @@ def status(
     db_path: str,
     config_path: str | None,
     cache_dir: Path,
+    embeddings: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
-    """Per-collection counts, last sync, ingest errors and frontmatter warnings.
+    """Per-collection counts, last sync, files not indexed and frontmatter warnings.
 
     Warnings are derived from the stored documents rather than kept in their
     own table, so they can never outlive the problem: fixing the file and
@@ -42,13 +45,7 @@ def status(
             "documents WHERE collection = ? AND active = 1) d ON d.mirror_hash = c.mirror_hash",
             (name,),
         )
-        errors = [
-            {"relPath": e["rel_path"], "code": e["code"], "message": e["message"], "at": e["at"]}
-            for e in conn.execute(
-                "SELECT * FROM ingest_errors WHERE collection = ? ORDER BY rel_path LIMIT 50",
-                (name,),
-            )
-        ]
+        not_indexed = not_indexed_files(conn, name)
         warnings = [
             {"relPath": w["rel_path"], "code": "FRONTMATTER_INVALID", "message": w["msg"]}
             for w in conn.execute(
@@ -66,11 +63,8 @@ def status(
                 "path": row["path"],
                 "documentCount": documents,
                 "chunkCount": chunks,
-                "embeddedCount": 0,
-                "errorCount": _scalar(
-                    conn, "SELECT COUNT(*) FROM ingest_errors WHERE collection = ?", (name,)
-                ),
-                "errors": errors,
+                "embeddedCount": (embeddings or {}).get(name, (0, 0))[0],
+                **not_indexed,
                 "warnings": warnings,
                 "lastSyncedAt": row["last_synced_at"],
                 "memoryManaged": bool(row["memory_managed"]),
@@ -84,21 +78,30 @@ def status(
         "WHERE active = 1) d ON d.mirror_hash = c.mirror_hash",
     )
     since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="milliseconds")
+    # Files skipped for their type (a photo next to the notes) are no fault.
     recent_errors = _scalar(
-        conn, "SELECT COUNT(*) FROM ingest_errors WHERE at >= ?", (since.replace("+00:00", "Z"),)
+        conn,
+        "SELECT COUNT(*) FROM ingest_errors WHERE at >= ? AND unsupported = 0",
+        (since.replace("+00:00", "Z"),),
     )
     last_sync = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
+    vectors = any(embedded for embedded, _ in (embeddings or {}).values())
     result: dict[str, Any] = {
         "indexName": index_name,
         "dbPath": db_path,
         "collections": collections,
         "totalDocuments": total_docs,
         "totalChunks": total_chunks,
-        "embeddingBacklog": 0,
+        "embeddingBacklog": backlog_total(embeddings),
         "recentErrors": recent_errors,
         "lastUpdated": last_sync,
         "healthy": recent_errors == 0,
-        "capabilities": {"bm25": True, "vector": False, "hybrid": False, "answer": False},
+        "capabilities": {
+            "bm25": True,
+            "vector": vectors,
+            "hybrid": vectors,
+            "answer": False,
+        },
     }
     if config_path:
         result["configPath"] = config_path
@@ -111,7 +114,18 @@ def status(
     return result
 
 
-def peek(conn: sqlite3.Connection, *, index_name: str, recent: int = 5) -> dict[str, Any]:
+def backlog_total(embeddings: Mapping[str, tuple[int, int]] | None) -> int:
+    """Chunks waiting for a vector, over every collection."""
+    return sum(waiting for _, waiting in (embeddings or {}).values())
+
+
+def peek(
+    conn: sqlite3.Connection,
+    *,
+    index_name: str,
+    recent: int = 5,
+    embeddings: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
     """A model-free snapshot cheap enough to call before every task."""
     collections = _scalar(conn, "SELECT COUNT(*) FROM collections")
     documents = _scalar(conn, "SELECT COUNT(*) FROM documents WHERE active = 1")
@@ -132,9 +146,9 @@ def peek(conn: sqlite3.Connection, *, index_name: str, recent: int = 5) -> dict[
             "collections": collections,
             "documents": documents,
             "chunks": _scalar(conn, "SELECT COUNT(*) FROM content_chunks"),
-            "errors": _scalar(conn, "SELECT COUNT(*) FROM ingest_errors"),
+            "errors": _scalar(conn, "SELECT COUNT(*) FROM ingest_errors WHERE unsupported = 0"),
         },
-        "embeddingBacklog": 0,
+        "embeddingBacklog": backlog_total(embeddings),
         "lastIndexedAt": last,
         "recentDocuments": recent_docs,
     }

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search.anchors import Anchor, anchors_for
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.search.timefilter import parse_time_bound
@@ -47,6 +48,7 @@ _RESULT_COLUMNS = ", ".join(
                 "mirror_hash",
                 "converter_id",
                 "converter_version",
+                "conversion_warnings_json",
                 "content_type",
                 "categories_json",
                 "frontmatter_date",
@@ -407,11 +409,7 @@ def _result(
         "snippet": anchor.snippet if anchor else "",
         "source": source_block(row, row["collection_root"]),
         "title": row["title"],
-        "conversion": {
-            "converterId": row["converter_id"],
-            "converterVersion": row["converter_version"],
-            "mirrorHash": row["mirror_hash"],
-        },
+        "conversion": conversion_block(row),
     }
     if anchor is not None:
         result["line"] = anchor.line
