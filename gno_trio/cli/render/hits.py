@@ -27,6 +27,7 @@ from gno_trio.cli.render.primitives import (
 )
 
 SNIPPET_CHARS = 240
+_MODE_LABELS = {"vector": "vector search", "hybrid": "hybrid search"}
 
 
 def _anchor(hit: Mapping[str, Any]) -> str:
@@ -40,9 +41,11 @@ def _multiline(args: argparse.Namespace) -> bool:
 def _heading(result: Mapping[str, Any]) -> str:
     hits = result["results"]
     query = quoted(str(result["meta"].get("query", "")))
+    label = _MODE_LABELS.get(str(result["meta"].get("mode")))
+    suffix = f" ({label})" if label else ""
     if not hits:
-        return f"No results for {query}"
-    return f"Found {plural(len(hits), 'result')} for {query}"
+        return f"No results for {query}{suffix}"
+    return f"Found {plural(len(hits), 'result')} for {query}{suffix}"
 
 
 def terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
