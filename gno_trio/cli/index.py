@@ -10,6 +10,7 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import COLLECTIONS
+from gno_trio.cli.render.primitives import plural
 from gno_trio.config import Collection
 from gno_trio.engine import Engine, lease_wait_from_env, normalize_name
 from gno_trio.errors import GnoError
@@ -97,6 +98,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
                     f"Removed collection {result['collection']} ({result['documents']} documents)"
                 )
             return EXIT_OK
+        if action == "clear-embeddings":
+            return _clear_embeddings(engine, args)
         collections = [
             {
                 "name": c.name,
@@ -109,6 +112,30 @@ def cmd_collection(args: argparse.Namespace) -> int:
             for c in engine.config.collections
         ]
         render.emit(args, COLLECTIONS, {"collections": collections})
+    return EXIT_OK
+
+
+def _clear_embeddings(engine: Engine, args: argparse.Namespace) -> int:
+    """Drop a collection's vectors of stale models (``--all``: every vector), as the MCP tool."""
+    result = engine.clear_embeddings(
+        args.name,
+        mode="all" if args.all else "stale",
+        lease_wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS),
+    )
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    stale = "" if result["mode"] == "all" else " of models no longer configured"
+    print(f"{result['collection']}: removed {plural(result['deletedVectors'], 'vector')}{stale}")
+    if result["deletedModels"]:
+        print(f"Models: {', '.join(result['deletedModels'])}")
+    if result["protectedSharedVectors"]:
+        print(
+            f"Kept {result['protectedSharedVectors']} shared with an active document "
+            "of another collection"
+        )
+    if result.get("note"):
+        print(result["note"])
     return EXIT_OK
 
 
@@ -172,6 +199,15 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     render.add_format_flags(pl, render.MD)
     pr = csub.add_parser("remove", parents=[common], help="remove a collection")
     pr.add_argument("name", help="the collection to remove (its files stay on disk)")
+    pc = csub.add_parser(
+        "clear-embeddings", parents=[common], help="delete a collection's stale (or all) vectors"
+    )
+    pc.add_argument("name", help="the collection whose vectors to delete")
+    pc.add_argument(
+        "--all",
+        action="store_true",
+        help="delete every vector, not only those of models no longer configured",
+    )
 
     p = sub.add_parser("update", parents=[common], help="sync collections from disk")
     p.add_argument("collections", nargs="*", help="collections to sync (default: all)")
