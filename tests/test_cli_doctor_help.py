@@ -36,6 +36,13 @@ def _checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_a_healthy_index(cli: Cli, schema_check: SchemaCheck) -> None:
     _ready(cli)
+    waiting = cli.json("doctor")
+    schema_check("doctor", waiting)
+    backlog = _checks(waiting)["embedding-backlog"]
+    assert waiting["healthy"] is True and backlog["status"] == "warn"
+    assert backlog["message"].startswith("1 chunk waits for embeddings (notes 1)")
+    assert backlog["details"][0].startswith("Run: gno-trio embed")
+    cli.run("embed")
     report = cli.json("doctor")
     schema_check("doctor", report)
     assert report["healthy"] is True
@@ -94,6 +101,30 @@ def test_problems_are_reported_each_with_a_fix(cli: Cli) -> None:
     assert checks["port"]["status"] == "warn" and "--port" in checks["port"]["details"][0]
     for problem in (c for c in checks.values() if c["status"] != "ok"):
         assert problem.get("details"), problem
+
+
+def test_a_model_that_cannot_run_here_is_an_error_with_a_fix(cli: Cli) -> None:
+    _ready(cli)
+    cli.config_file.write_text(
+        cli.config_file.read_text()
+        + "models:\n  activePreset: mine\n  presets:\n"
+        + "    - {id: mine, name: Mine, embed: 'hf:org/model-GGUF/model.gguf'}\n"
+    )
+    report = cli.json("doctor", code=2)
+    model = _checks(report)["embed-model"]
+    assert model["status"] == "error" and "hf:org/model-GGUF/model.gguf" in model["message"]
+    assert "builtin:use-multilingual-v3" in model["details"][0]
+    assert "embedding-backlog" not in _checks(report)  # nothing to embed with
+
+
+def test_the_backlog_fix_names_the_index(cli: Cli) -> None:
+    notes = write_corpus(cli.home / "other-notes", {"b.md": "# B\n\nbeta\n"})
+    cli.run("--index", "other", "init", str(notes), "--name", "other")
+    cli.run("--index", "other", "update")
+    report = cli.json("--index", "other", "doctor")
+    assert _checks(report)["embedding-backlog"]["details"][0].startswith(
+        "Run: gno-trio --index other embed"
+    )
 
 
 def test_a_broken_config_or_a_newer_database_is_diagnosed(cli: Cli) -> None:

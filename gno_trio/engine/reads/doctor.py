@@ -12,6 +12,7 @@ when something is off, ``details`` saying what to do.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ def _database(
             _NO_ACTIVATION
         )
     try:
-        return _inspect(conn, location, config)
+        return _inspect(conn, location, config, init)
     except sqlite3.DatabaseError as exc:
         fix = f"Move {db_path} away and run: gno-trio update (the index is rebuilt from the files)"
         return [check("database", "error", f"The index database is damaged: {exc}", fix)], dict(
@@ -117,7 +118,7 @@ def _database(
 
 
 def _inspect(
-    conn: sqlite3.Connection, location: IndexLocation, config: Config | None
+    conn: sqlite3.Connection, location: IndexLocation, config: Config | None, init: str
 ) -> tuple[list[Check], dict[str, Any]]:
     version, latest = schema_version(conn), latest_version()
     if version > latest:
@@ -171,12 +172,16 @@ def _inspect(
         checks.append(
             check("index", "ok", f"{total} document{'' if total == 1 else 's'} searchable")
         )
+    from gno_trio.engine.vectors.service import backlog_by_collection
+
+    embeddings = backlog_by_collection(conn, config) if config is not None else {}
     status = status_mod.status(
         conn,
         index_name=location.index_name,
         db_path=str(location.db_path),
         config_path=None,
         cache_dir=location.dirs.cache,
+        embeddings=embeddings,
     )
     errors = sum(c["errorCount"] for c in status["collections"])
     if errors:
@@ -188,34 +193,67 @@ def _inspect(
                 "Run: gno-trio status (it lists each file and its error)",
             )
         )
-    checks += _embeddings(status)
+    if config is not None:
+        embed = init.removesuffix("init") + "embed"
+        checks += _embeddings(config, embeddings, location.config_path, embed)
     return checks, report
 
 
-def _embeddings(status: dict[str, Any]) -> list[Check]:
-    """The embedding model and the chunks still waiting for it."""
-    if not status.get("capabilities", {}).get("vector"):
-        return [
-            check(
-                "embed-model",
-                "ok",
-                "No embedding model in use: search is lexical (BM25) and query runs bm25_only",
-            ),
-            check("embedding-backlog", "ok", "Nothing to embed without a model"),
-        ]
-    model = check("embed-model", "ok", "Vector search is available")
-    backlog = int(status.get("embeddingBacklog") or 0)
+def _embeddings(
+    config: Config, counts: Mapping[str, tuple[int, int]], config_path: Path, embed: str
+) -> list[Check]:
+    """The embedding model of each collection, and the chunks still waiting for a vector.
+
+    Nothing is loaded or sent: a bundled model is checked by its package, an
+    endpoint by its URL (calling it would send text the doctor has no business
+    sending).
+    """
+    from gno_trio.engine.vectors.bundled import BUNDLED_URI
+    from gno_trio.engine.vectors.models import backend_for, embed_model_uri, inference_timeout_s
+
+    names = [c.name for c in config.collections]
+    by_uri: dict[str, list[str]] = {}
+    wanted: list[str | None] = [*names] or [None]
+    for name in wanted:
+        by_uri.setdefault(embed_model_uri(config, name), []).append(name or "")
+    checks: list[Check] = []
+    runnable: list[str] = []
+    for uri, users in by_uri.items():
+        used_by = f" ({', '.join(users)})" if len(by_uri) > 1 else ""
+        try:
+            backend_for(uri, timeout_s=inference_timeout_s(config))
+        except GnoError as error:
+            fix = (
+                "Reinstall gno-trio: the bundled model comes with it"
+                if uri == BUNDLED_URI
+                else f"Set the embed model in {config_path} to {BUNDLED_URI} "
+                "or an OpenAI-compatible endpoint URL (search stays lexical until then)"
+            )
+            checks.append(check("embed-model", "error", error.message + used_by, fix))
+            continue
+        runnable += users
+        kind = "bundled" if uri == BUNDLED_URI else "endpoint, not called by doctor"
+        checks.append(check("embed-model", "ok", f"Embedding model {uri} ({kind}){used_by}"))
+    waiting = {name: counts.get(name, (0, 0))[1] for name in runnable if name}
+    backlog = sum(waiting.values())
     if backlog:
-        return [
-            model,
+        where = ", ".join(f"{name} {count}" for name, count in waiting.items() if count)
+        checks.append(
             check(
                 "embedding-backlog",
                 "warn",
-                f"{backlog} chunks wait for embeddings",
-                "Run: gno-trio embed",
-            ),
-        ]
-    return [model, check("embedding-backlog", "ok", "Every chunk is embedded")]
+                f"{backlog} {'chunk waits' if backlog == 1 else 'chunks wait'} for embeddings "
+                f"({where}); vector search and hybrid query miss "
+                f"{'it' if backlog == 1 else 'them'}",
+                f"Run: {embed} (serve and daemon also embed in the background)",
+            )
+        )
+    elif runnable and any(runnable):
+        embedded = sum(counts.get(name, (0, 0))[0] for name in runnable if name)
+        checks.append(
+            check("embedding-backlog", "ok", f"Every chunk is embedded ({embedded} vectors)")
+        )
+    return checks
 
 
 def index_checks(location: IndexLocation, *, init: str = "gno-trio init") -> dict[str, Any]:
