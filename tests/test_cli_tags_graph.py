@@ -206,6 +206,86 @@ def test_graph_and_graph_query(vault: tuple[Cli, Path], schema_check: SchemaChec
     assert cli.run("graph", "query", "notes/alpha.md", "--direction", "up", code=1)
 
 
+@pytest.mark.parametrize(
+    ("command", "needle"),
+    [
+        (
+            ("graph", "query", "notes/alpha.md", "--max-depth", "0"),
+            "max depth must be between 1 and 6",
+        ),
+        (
+            ("impact", "notes/alpha.md", "--max-nodes", "5000"),
+            "max nodes must be between 1 and 1000",
+        ),
+        (("impact", "notes/alpha.md", "--max-edges", "-1"), "max edges must be between 1 and 5000"),
+        (("graph", "--limit", "0"), "limit must be between 1 and 5000"),
+        (("graph", "--similar-top-k", "21"), "similar top-k must be between 1 and 20"),
+    ],
+)
+def test_out_of_range_graph_caps_are_refused(
+    vault: tuple[Cli, Path], command: tuple[str, ...], needle: str
+) -> None:
+    cli, _ = vault
+    done = cli.run(*command, code=1)
+    assert needle in done.stderr and done.stdout == ""
+
+
+def test_impact_lists_the_dependents_with_their_evidence(
+    vault: tuple[Cli, Path], schema_check: SchemaCheck
+) -> None:
+    cli, notes = vault
+    (notes / "gamma.md").write_text(
+        "---\nrelations:\n  - {type: depends_on, target: alpha.md}\n---\n"
+        "# Gamma\n\nbuilt on alpha\n"
+    )
+    cli.run("update")
+    impact = cli.json("impact", "notes/beta.md")
+    schema_check("impact", impact)
+    assert [(e["document"]["uri"], e["depth"]) for e in impact["impacted"]] == [
+        ("gno://notes/alpha.md", 1),
+        ("gno://notes/gamma.md", 2),
+    ]
+    human = cli.run("impact", "notes/beta.md").stdout.splitlines()
+    assert human[0] == "2 documents depend on gno://notes/beta.md"
+    assert human[2].split() == [
+        "depth",
+        "2",
+        "gno://notes/gamma.md",
+        "(Gamma)",
+        "-depends_on->",
+        "gno://notes/alpha.md",
+        "-links_to->",
+        "gno://notes/beta.md",
+    ]
+    shallow = cli.json("impact", "notes/beta.md", "--max-depth", "1")
+    assert [e["document"]["uri"] for e in shallow["impacted"]] == ["gno://notes/alpha.md"]
+    assert "Nothing links to or depends on" in cli.run("impact", "notes/gamma.md").stdout
+    assert "Document not found" in cli.run("impact", "notes/nope.md", code=1).stderr
+
+
+def test_diff_shows_what_changed_in_a_documents_structure(
+    vault: tuple[Cli, Path], schema_check: SchemaCheck
+) -> None:
+    cli, notes = vault
+    beta = notes / "beta.md"
+    beta.write_text("# Beta\n\n## Plans\n\nNow links to [[plain]] only.\n")
+    bump_mtime(beta)
+    cli.run("update")
+    latest = cli.json("diff", "notes/beta.md")
+    schema_check("document-diff", latest)
+    assert latest["change"]["kind"] == "update"
+    delta = latest["change"]["structureDelta"]
+    assert delta["headings"]["added"] == ["Plans"] and delta["links"]["removed"] == ["Alpha"]
+    human = cli.run("diff", "notes/beta.md").stdout
+    assert "+ heading: Plans" in human and "- link: Alpha" in human
+    assert "gno-trio get gno://notes/beta.md" in human
+    listed = cli.run("changes").stdout
+    created = next(line for line in listed.splitlines() if "create" in line and "beta.md" in line)
+    first = cli.json("diff", "notes/beta.md", "--change", created.split()[-1])
+    assert first["change"]["kind"] == "create"
+    assert cli.run("diff", "notes/nope.md", code=1)
+
+
 def test_graph_on_an_empty_index_is_not_an_error(tmp_path: Path) -> None:
     cli = make_cli(tmp_path)
     cli.run("init")

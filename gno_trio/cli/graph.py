@@ -1,4 +1,4 @@
-"""``links``, ``backlinks``, ``graph`` and ``graph query``: how documents link each other.
+"""``links``, ``backlinks``, ``graph``, ``graph query`` and ``impact``: how documents link.
 
 Thin surfaces over the engine's graph services; an option not given is not
 passed, so the engine's own defaults apply.
@@ -11,7 +11,7 @@ from typing import Any
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, open_engine
-from gno_trio.cli.render.graph import BACKLINKS, GRAPH, GRAPH_QUERY, LINKS
+from gno_trio.cli.render.graph import BACKLINKS, GRAPH, GRAPH_QUERY, IMPACT, LINKS
 from gno_trio.errors import GnoError
 
 
@@ -68,6 +68,29 @@ def cmd_graph_query(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_impact(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.impact(
+            args.doc,
+            **_given(
+                args, "max_depth", "max_nodes", "max_edges", "frontier_limit", "visited_limit"
+            ),
+        )
+    render.emit(args, IMPACT, result)
+    return EXIT_OK
+
+
+def _walk_caps(p: argparse.ArgumentParser, depth: int) -> None:
+    p.add_argument("--max-depth", type=int, help=f"how many hops at most, 1-6 (default {depth})")
+    p.add_argument("--max-nodes", type=int, help="most documents to return, 1-1000 (default 100)")
+    p.add_argument(
+        "--frontier-limit", type=int, help="widest frontier per hop, 1-1000 (default 100)"
+    )
+    p.add_argument(
+        "--visited-limit", type=int, help="most documents visited in all, 1-5000 (default 500)"
+    )
+
+
 _DOC_HELP = "the document: #docid, gno://collection/path or collection/path"
 
 
@@ -109,11 +132,16 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         "--direction", choices=("both", "out", "in"), help="which way to walk (default both)"
     )
     pq.add_argument("--edge-type", help="follow only this edge type (such as depends_on)")
-    pq.add_argument("--max-depth", type=int, help="how many hops at most (default 2)")
-    pq.add_argument("--max-nodes", type=int, help="most documents to return (default 100)")
-    pq.add_argument("--frontier-limit", type=int, help="widest frontier per hop (default 100)")
-    pq.add_argument("--visited-limit", type=int, help="most rows visited in all (default 500)")
+    _walk_caps(pq, depth=2)
     pq.set_defaults(handler=cmd_graph_query)
+
+    p = sub.add_parser(
+        "impact", parents=[common], help="documents that depend on a document (links, relations)"
+    )
+    p.add_argument("doc", help=_DOC_HELP)
+    _walk_caps(p, depth=3)
+    p.add_argument("--max-edges", type=int, help="most edges to walk, 1-5000 (default 500)")
+    p.set_defaults(handler=cmd_impact)
 
 
 __all__ = ["add_parsers"]

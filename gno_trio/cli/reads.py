@@ -1,4 +1,4 @@
-"""``get``, ``multi-get``, ``ls``, ``status`` and ``changes``: the read commands.
+"""``get``, ``multi-get``, ``ls``, ``status``, ``changes`` and ``diff``: the read commands.
 
 None of them creates an index: pointed at one that was never initialised they
 fail with ``NOT_INITIALIZED`` instead of leaving an empty database behind.
@@ -10,7 +10,7 @@ import argparse
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, open_engine, split_list
-from gno_trio.cli.render.documents import CHANGES, DOCUMENT, DOCUMENTS, LISTING
+from gno_trio.cli.render.documents import CHANGES, DIFF, DOCUMENT, DOCUMENTS, LISTING
 from gno_trio.cli.render.health import STATUS
 from gno_trio.cli.render.primitives import plural
 from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES, parse_ref
@@ -92,6 +92,13 @@ def cmd_changes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.diff(args.doc, args.change)
+    render.emit(args, DIFF, result)
+    return EXIT_OK
+
+
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("get", parents=[common], help="read a document")
     p.add_argument(
@@ -151,6 +158,13 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=100, help="most changes per page, 1-1000 (default 100)"
     )
     p.set_defaults(handler=cmd_changes)
+
+    p = sub.add_parser("diff", parents=[common], help="what changed in a document's structure")
+    p.add_argument("doc", help="the document: #docid, gno://collection/path or collection/path")
+    p.add_argument(
+        "--change", help="a change id (as changes prints it); default: the latest retained"
+    )
+    p.set_defaults(handler=cmd_diff)
 
 
 __all__ = ["add_parsers"]

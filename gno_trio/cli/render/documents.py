@@ -90,7 +90,9 @@ def changes_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str
     lines = []
     for change in result["changes"]:
         snap = change["current"] or change["previous"] or {}
-        lines.append(f"{change['observedAt']}  {change['kind']:<10} {snap.get('uri', '')}")
+        lines.append(
+            f"{change['observedAt']}  {change['kind']:<10} {snap.get('uri', '')}  {change['id']}"
+        )
     if not lines:
         lines.append("No changes in this page")
     page = result["page"]
@@ -100,4 +102,32 @@ def changes_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str
 
 CHANGES = View(terminal=changes_terminal)
 
-__all__ = ["CHANGES", "DOCUMENT", "DOCUMENTS", "LISTING"]
+
+def _delta_lines(delta: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for key, label in (("headings", "heading"), ("links", "link"), ("typedEdges", "relation")):
+        lines += [f"  + {label}: {item}" for item in delta[key]["added"]]
+        lines += [f"  - {label}: {item}" for item in delta[key]["removed"]]
+    for sign, side in (("+", "added"), ("-", "removed"), ("~", "changed")):
+        lines += [f"  {sign} date: {item}" for item in delta["dates"][side]]
+    if delta.get("truncated"):
+        lines.append("  (earlier structure was not retained: the delta is partial)")
+    return lines
+
+
+def diff_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    uri = result["document"]["uri"]
+    change = result["change"]
+    if change is None:
+        return f"No retained change for {uri}"
+    if result["status"] == "expired":
+        return f"Change {change['id']} of {uri} has expired from the journal"
+    lines = [f"{change['kind']} of {uri} at {change['observedAt']} ({change['id']})"]
+    lines += _delta_lines(change["structureDelta"]) or ["  no structural difference"]
+    lines.append(f"Old text is not kept; read the current one with: gno-trio get {uri}")
+    return "\n".join(lines)
+
+
+DIFF = View(terminal=diff_terminal)
+
+__all__ = ["CHANGES", "DIFF", "DOCUMENT", "DOCUMENTS", "LISTING"]

@@ -150,4 +150,26 @@ def graph_query_terminal(result: Mapping[str, Any], args: argparse.Namespace) ->
 
 GRAPH_QUERY = View(terminal=graph_query_terminal)
 
-__all__ = ["BACKLINKS", "GRAPH", "GRAPH_QUERY", "LINKS", "TAGS", "TAG_CHANGE"]
+
+def impact_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    impacted = result["impacted"]
+    root = result["root"]["uri"]
+    if not impacted:
+        return f"Nothing links to or depends on {root}"
+    verb = "depends" if len(impacted) == 1 else "depend"
+    lines = [f"{plural(len(impacted), 'document')} {verb} on {root}"]
+    for entry in impacted:
+        path = " ".join(
+            f"-{step['edgeType']}-> {step['target']['uri']}" for step in entry["evidencePath"]
+        )
+        lines.append(f"  depth {entry['depth']}  {_node(entry['document'])}  {path}")
+    meta = result["meta"]
+    if meta.get("truncated"):
+        lines.append("truncated: raise --max-depth / --max-nodes / --max-edges to see more")
+    lines.extend(f"warning: {warning}" for warning in meta.get("warnings", ()))
+    return "\n".join(lines)
+
+
+IMPACT = View(terminal=impact_terminal)
+
+__all__ = ["BACKLINKS", "GRAPH", "GRAPH_QUERY", "IMPACT", "LINKS", "TAGS", "TAG_CHANGE"]

@@ -35,6 +35,14 @@ DEFAULT_MAX_NODES: Final = 100
 DEFAULT_MAX_EDGES: Final = 500
 DEFAULT_FRONTIER_LIMIT: Final = 100
 DEFAULT_VISITED_LIMIT: Final = 500
+CAPS: Final = {
+    "max depth": (1, 6),
+    "max nodes": (1, 1000),
+    "max edges": (1, 5000),
+    "frontier limit": (1, 1000),
+    "visited limit": (1, 5000),
+}
+"""The range of each traversal cap, on every surface (the MCP schemas say the same)."""
 _LINK_EDGE_TYPE: Final = "links_to"
 _LINK_SOURCES: Final = {"wiki": "wikilink", "markdown": "markdown-link"}
 
@@ -157,6 +165,21 @@ class _Walk:
     visited_limit: int
     max_edges: int | None = None
 
+    def __post_init__(self) -> None:
+        given = {
+            "max depth": self.max_depth,
+            "max nodes": self.max_nodes,
+            "frontier limit": self.frontier_limit,
+            "visited limit": self.visited_limit,
+            "max edges": self.max_edges,
+        }
+        for name, value in given.items():
+            low, high = CAPS[name]
+            if value is not None and not low <= value <= high:
+                raise GnoError(
+                    "INVALID_INPUT", f"{name} must be between {low} and {high} (got {value})"
+                )
+
     def run(
         self, root: int, steps: Callable[[int], list[tuple[Edge, int]]]
     ) -> tuple[dict[int, int], dict[int, Edge], list[Edge], bool]:
@@ -220,6 +243,7 @@ def graph_query(
     either. Each node carries its hop count; ``graphHints`` marks the root
     and documents whose further edges the depth cap left unexplored.
     """
+    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit)
     root = _root(conn, ref)
     edges = typed_edges(conn, edge_type)
     edges.docs.setdefault(root.id, root)
@@ -232,7 +256,6 @@ def graph_query(
             found += [(e, e.source) for e in edges.ordered(edges.incoming.get(here, ()), "source")]
         return [(edge, other) for edge, other in found if other != here]
 
-    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit)
     depth_of, _, walked, truncated = walk.run(root.id, steps)
     kept = [e for e in walked if e.source in depth_of and e.target in depth_of]
 
@@ -289,6 +312,7 @@ def impact(
     ``max_nodes`` counts the root. Each impacted document comes with the
     chain of edges, from it towards ``ref``, by which the walk first reached it.
     """
+    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit, max_edges)
     root = _root(conn, ref)
     edges = _with_links(conn, typed_edges(conn))
     edges.docs.setdefault(root.id, root)
@@ -297,7 +321,6 @@ def impact(
         inbound = edges.ordered(edges.incoming.get(here, ()), "source")
         return [(e, e.source) for e in inbound if e.source != here]
 
-    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit, max_edges)
     depth_of, reached_by, walked, truncated = walk.run(root.id, steps)
 
     def endpoint(doc_id: int) -> dict[str, Any]:
