@@ -263,6 +263,54 @@ def test_impact_lists_the_dependents_with_their_evidence(
     assert "Document not found" in cli.run("impact", "notes/nope.md", code=1).stderr
 
 
+def test_links_and_backlinks_of_one_edge_type(
+    vault: tuple[Cli, Path], schema_check: SchemaCheck
+) -> None:
+    cli, notes = vault
+    (notes / "gamma.md").write_text(
+        "---\nrelations:\n  - {type: depends_on, target: alpha.md}\n"
+        "  - {type: mentions, target: beta.md}\n---\n# Gamma\n"
+    )
+    cli.run("update")
+    out = cli.json("links", "notes/gamma.md", "--edge-type", "depends_on")
+    schema_check("links-list", out)
+    assert [(e["targetUri"], e["edgeSource"]) for e in out["links"]] == [
+        ("gno://notes/alpha.md", "frontmatter-relation")
+    ]
+    assert out["meta"]["semantic"] is True and out["meta"]["edgeTypeFilter"] == "depends_on"
+    assert cli.run("links", "notes/gamma.md", "--relation", "mentions").stdout.splitlines() == [
+        "1 mentions edge from gno://notes/gamma.md",
+        "  mentions  gno://notes/beta.md  (Beta)  [frontmatter-relation, parsed]",
+    ]
+    back = cli.json("backlinks", "notes/beta.md", "--edge-type", "links_to")
+    schema_check("backlinks", back)
+    assert [(b["sourceUri"], b["edgeSource"]) for b in back["backlinks"]] == [
+        ("gno://notes/alpha.md", "markdown-link"),
+        ("gno://notes/alpha.md", "wikilink"),
+    ]
+    assert cli.json("backlinks", "notes/alpha.md", "--relation", "depends_on", "-c", "notes")[
+        "meta"
+    ] == {
+        "docid": back["backlinks"][0]["sourceDocid"],
+        "uri": "gno://notes/alpha.md",
+        "title": "Alpha",
+        "totalBacklinks": 1,
+        "semantic": True,
+        "relationFilter": "depends_on",
+        "collection": "notes",
+    }
+    assert (
+        "| depends_on |"
+        in cli.run("links", "notes/gamma.md", "--edge-type", "depends_on", "--md").stdout
+    )
+    for bad, needle in (
+        (("links", "notes/gamma.md", "--edge-type", "a", "--relation", "b"), "disagree"),
+        (("links", "notes/gamma.md", "--edge-type", "a", "--type", "wiki"), "cannot be combined"),
+        (("backlinks", "notes/beta.md", "--edge-type", "a", "-c", "nope"), "Collection not found"),
+    ):
+        assert needle in cli.run(*bad, code=1).stderr
+
+
 def test_diff_shows_what_changed_in_a_documents_structure(
     vault: tuple[Cli, Path], schema_check: SchemaCheck
 ) -> None:

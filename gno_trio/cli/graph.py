@@ -27,14 +27,18 @@ def cmd_links(args: argparse.Namespace) -> int:
     if len(words) != 1:
         raise GnoError("VALIDATION", "usage: gno-trio links [list] DOC")
     with open_engine(args, create=False) as engine:
-        result = engine.links(words[0], link_type=args.type)
+        result = engine.links(
+            words[0], link_type=args.type, edge_type=args.edge_type, relation=args.relation
+        )
     render.emit(args, LINKS, result)
     return EXIT_OK
 
 
 def cmd_backlinks(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.backlinks(args.doc, collection=args.collection)
+        result = engine.backlinks(
+            args.doc, collection=args.collection, edge_type=args.edge_type, relation=args.relation
+        )
     render.emit(args, BACKLINKS, result)
     return EXIT_OK
 
@@ -91,6 +95,11 @@ def _walk_caps(p: argparse.ArgumentParser, depth: int) -> None:
     )
 
 
+def _edge_type_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--edge-type", help=what + "; links_to covers wiki and Markdown links")
+    p.add_argument("--relation", help="same as --edge-type (both given must agree)")
+
+
 _DOC_HELP = "the document: #docid, gno://collection/path or collection/path"
 
 
@@ -100,12 +109,14 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         "words", nargs="+", metavar="[list] DOC", help=_DOC_HELP + " (list may be omitted)"
     )
     p.add_argument("--type", choices=("wiki", "markdown"), help="only links of this syntax")
+    _edge_type_options(p, "list the document's edges of this type (such as depends_on)")
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_links)
 
     p = sub.add_parser("backlinks", parents=[common], help="documents that link to a document")
     p.add_argument("doc", help=_DOC_HELP)
     p.add_argument("-c", "--collection", help="only links from documents of this collection")
+    _edge_type_options(p, "list the edges of this type that point at the document")
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_backlinks)
 

@@ -51,9 +51,38 @@ def _target(link: Mapping[str, Any]) -> str:
     return f"{link['targetRef']} (unresolved)"
 
 
+def _edge(entry: Mapping[str, Any], end: str) -> str:
+    """One edge-layer entry: its type, the far document, where the edge comes from."""
+    title = f"  ({entry[end + 'Title']})" if entry.get(end + "Title") else ""
+    return (
+        f"  {entry['edgeType']}  {entry[end + 'Uri']}{title}  "
+        f"[{entry['edgeSource']}, {entry['confidence']}]"
+    )
+
+
+def _edge_rows(entries: list[Mapping[str, Any]], end: str) -> list[tuple[Any, ...]]:
+    return [
+        (
+            e["edgeType"],
+            f"`{e[end + 'Uri']}`",
+            e.get(end + "Title"),
+            e["edgeSource"],
+            e["confidence"],
+        )
+        for e in entries
+    ]
+
+
+_EDGE_COLUMNS = ("Edge type", "Document", "Title", "Source", "Confidence")
+
+
 def links_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
     meta = result["meta"]
     links = result["links"]
+    if meta.get("semantic"):
+        kind = meta.get("edgeTypeFilter") or meta.get("relationFilter")
+        lines = [f"{plural(len(links), kind + ' edge')} from {meta['uri']}"]
+        return "\n".join(lines + [_edge(link, "target") for link in links])
     lines = [
         f"{plural(len(links), 'link')} from {meta['uri']} ({meta.get('resolvedCount', 0)} resolved)"
     ]
@@ -65,6 +94,9 @@ def links_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
 
 
 def links_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    header = f"# Links from `{result['meta']['uri']}`\n\n"
+    if result["meta"].get("semantic"):
+        return header + md_table(_EDGE_COLUMNS, _edge_rows(result["links"], "target"))
     rows = [
         (
             f"{link['startLine']}:{link['startCol']}",
@@ -75,7 +107,6 @@ def links_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
         )
         for link in result["links"]
     ]
-    header = f"# Links from `{result['meta']['uri']}`\n\n"
     return header + md_table(("Line:Col", "Type", "Target", "Text", "Resolves to"), rows)
 
 
@@ -85,7 +116,12 @@ LINKS = View(terminal=links_terminal, formats={MD: links_markdown})
 def backlinks_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
     meta = result["meta"]
     backlinks = result["backlinks"]
-    lines = [f"{plural(len(backlinks), 'backlink')} to {meta.get('uri') or meta['docid']}"]
+    target = meta.get("uri") or meta["docid"]
+    if meta.get("semantic"):
+        kind = meta.get("edgeTypeFilter") or meta.get("relationFilter")
+        lines = [f"{plural(len(backlinks), kind + ' edge')} to {target}"]
+        return "\n".join(lines + [_edge(link, "source") for link in backlinks])
+    lines = [f"{plural(len(backlinks), 'backlink')} to {target}"]
     for link in backlinks:
         title = f"  ({link['sourceTitle']})" if link.get("sourceTitle") else ""
         lines.append(f"  {link['sourceUri']}:{link['startLine']}{title}")
@@ -93,11 +129,13 @@ def backlinks_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> s
 
 
 def backlinks_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    header = f"# Backlinks to `{result['meta'].get('uri') or result['meta']['docid']}`\n\n"
+    if result["meta"].get("semantic"):
+        return header + md_table(_EDGE_COLUMNS, _edge_rows(result["backlinks"], "source"))
     rows = [
         (f"`{link['sourceUri']}`", link.get("sourceTitle"), link["startLine"], link.get("linkText"))
         for link in result["backlinks"]
     ]
-    header = f"# Backlinks to `{result['meta'].get('uri') or result['meta']['docid']}`\n\n"
     return header + md_table(("Source", "Title", "Line", "Text"), rows)
 
 
