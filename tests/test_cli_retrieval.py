@@ -13,6 +13,7 @@ import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -238,6 +239,22 @@ def test_reads_past_the_end_and_empty_matches_say_so(evals: Cli) -> None:
     assert nothing.stdout == "" and "No documents match nomatch/*" in nothing.stderr
     assert evals.json("multi-get", "nomatch/*")["documents"] == []
     assert "No results for" in evals.run("search", "zzyzxnothing").stdout
+
+
+def test_quiet_prints_the_result_only_and_gno_global_flags_are_accepted(
+    evals: Cli, tmp_path: Path
+) -> None:
+    done = evals.run("get", "notes/kube.md", "--from", "99999", "--quiet")
+    assert done.stdout == "" and done.stderr == ""
+    nothing = evals.run("--quiet", "multi-get", "nomatch/*")
+    assert nothing.stdout == "" and nothing.stderr == ""
+    loud = evals.run("--no-color", "--no-pager", "--offline", "-y", "get", "notes/kube.md")
+    assert loud.stdout.startswith("# Kube")
+    fresh = make_cli(tmp_path)
+    fresh.run("init", str(write_corpus(tmp_path / "inbox", {"a.md": "# A\n"})), "--name", "inbox")
+    captured = fresh.run("capture", "a quiet thought", "--quiet")
+    assert re.fullmatch(r"gno://inbox/\S+\.md\n", captured.stdout), captured.stdout
+    assert fresh.json("capture", "another", "--quiet")["uri"].startswith("gno://inbox/")
 
 
 def test_multi_get_takes_comma_separated_refs_and_index_uris(evals: Cli) -> None:

@@ -17,7 +17,7 @@ import logging
 import sqlite3
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from gno_trio import __version__
 from gno_trio.cli import (
@@ -27,6 +27,7 @@ from gno_trio.cli import (
     index,
     memory,
     reads,
+    render,
     retrieval,
     semantic,
     serve,
@@ -60,8 +61,16 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
+_ACCEPTED_NO_OPS: Final = {
+    "--no-color": "no effect: output is never coloured",
+    "--no-pager": "no effect: output is never paged",
+    "--offline": "no effect: the model ships with gno-trio, nothing is downloaded",
+}
+"""GNO's global flags that change nothing here, accepted so GNO's scripts run."""
+
+
 def _common_options(*, with_defaults: bool) -> _Parser:
-    """The options every level accepts (``--index``, ``--config``, ``--json``, ``--verbose``).
+    """The options every level accepts (``--index``, ``--config``, ``--json``, ``--quiet`` ...).
 
     Only the top level carries defaults. argparse copies everything a
     subparser's namespace holds over what an outer level already parsed, so a
@@ -83,6 +92,21 @@ def _common_options(*, with_defaults: bool) -> _Parser:
     common.add_argument(
         "--verbose", action="store_true", default=default(False), help="log to stderr"
     )
+    common.add_argument(
+        "--quiet",
+        action="store_true",
+        default=default(False),
+        help="print the result only: no progress bar, notes or hints on stderr",
+    )
+    common.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        default=default(False),
+        help="never prompt (gno-trio never does; accepted for GNO's scripts)",
+    )
+    for flag, why in _ACCEPTED_NO_OPS.items():
+        common.add_argument(flag, action="store_true", default=default(False), help=why)
     return common
 
 
@@ -119,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    render.set_quiet(bool(getattr(args, "quiet", False)))
     handler: Handler = args.handler
     as_json = bool(getattr(args, "json", False))
     try:

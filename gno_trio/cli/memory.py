@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
 from gno_trio.cli.render.primitives import plural
 from gno_trio.engine import RECALL_DEFAULT_MAX_FACTS, RECALL_DEFAULT_MAX_TOKENS, Engine, Identity
@@ -90,10 +91,9 @@ def cmd_remember(args: argparse.Namespace) -> int:
             if not result["candidates"]
             else f"{plural(len(result['candidates']), 'similar fact')} above"
         )
-        print(
+        render.note(
             f"Nothing stored: {similar}. Store it with --add, or replace one with "
-            "--supersede URI --predecessor-hash HASH.",
-            file=sys.stderr,
+            "--supersede URI --predecessor-hash HASH."
         )
     elif outcome == "existing":
         print(f"Already stored (nothing written): {result['record']['uri']}")

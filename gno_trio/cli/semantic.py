@@ -201,7 +201,6 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         p.add_argument("--collection", help="same as naming one COLLECTION")
         p.add_argument("--force", action="store_true", help="re-embed even embedded chunks")
         p.add_argument("--batch-size", type=int, default=32, help="chunks per batch (32)")
-        p.add_argument("--yes", "-y", action="store_true", help="no prompts (there are none)")
         p.add_argument("--progress", action="store_true", help="draw the bar even off a tty")
 
     p = sub.add_parser("embed", parents=[common], help="give chunks without vectors a vector")

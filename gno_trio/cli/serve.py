@@ -18,7 +18,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from gno_trio.cli import mcp_setup
+from gno_trio.cli import mcp_setup, render
 from gno_trio.cli.clients.snippets import http_snippets
 from gno_trio.cli.clients.targets import TARGETS
 from gno_trio.cli.common import Subparsers, open_engine
@@ -43,7 +43,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     profile = parse_profile(args.tool_profile)
     write_enabled = args.enable_write or os.environ.get("GNO_MCP_ENABLE_WRITE") == "1"
-    if sys.stdin.isatty():
+    if sys.stdin.isatty() and not render.quiet():
         # Someone typed the command: say what it is waiting for (stdout stays JSON-RPC only).
         print(
             "gno-trio mcp speaks the Model Context Protocol (JSON-RPC) on stdin/stdout; "

@@ -95,9 +95,23 @@ def emit(args: argparse.Namespace, view: View, result: Mapping[str, Any]) -> Non
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+_quiet = [False]
+"""Whether this run was given ``--quiet`` (set once, by the entry point)."""
+
+
+def set_quiet(on: bool) -> None:
+    _quiet[0] = on
+
+
+def quiet() -> bool:
+    """Whether notes and progress are silenced (``--quiet``); results and errors never are."""
+    return _quiet[0]
+
+
 def note(message: str) -> None:
     """A message for the person at the terminal (stderr): never part of the output."""
-    print(message, file=sys.stderr)
+    if not _quiet[0]:
+        print(message, file=sys.stderr)
 
 
 __all__ = [
@@ -113,5 +127,7 @@ __all__ = [
     "chosen_format",
     "emit",
     "note",
+    "quiet",
+    "set_quiet",
     "structured",
 ]
