@@ -1,7 +1,8 @@
-"""``gno-trio collection clear-embeddings``: the CLI face of gno_clear_collection_embeddings."""
+"""``collection clear-embeddings`` (the CLI face of gno_clear_collection_embeddings), ``similar`` and ``models list`` as a user reads them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,17 @@ def test_clear_embeddings_text_and_errors(tmp_path: Path) -> None:
     assert cli.state() == before
     typo = cli.run("collection", "clear-embedings", "notes", code=1)
     assert "clear-embeddings" in typo.stderr
+
+
+def test_similar_and_models_read_well_in_text_and_markdown(tmp_path: Path) -> None:
+    cli = _embedded(tmp_path)
+    text = cli.run("similar", "notes/bread.md", "--threshold", "0", "-n", "1").stdout.splitlines()
+    assert text[0] == "1 document similar to gno://notes/bread.md"
+    assert re.fullmatch(r"  0\.\d{3}  gno://notes/\w+\.md  \(\w+\)", text[1]), text
+    table = cli.run("similar", "notes/bread.md", "--threshold", "0", "--md").stdout
+    assert table.startswith("# Similar to `gno://notes/bread.md`\n\n| Score | Document |")
+    none = cli.run("similar", "notes/bread.md", "--threshold", "1").stdout
+    assert none.startswith("No documents similar to gno://notes/bread.md above 1")
+    models = cli.run("models", "list", "--md").stdout
+    assert "| embed | builtin:use-multilingual-v3 " in models and "| rerank | none |" in models
+    assert cli.run("models", "list").stdout.startswith("embed:  builtin:use-multilingual-v3")

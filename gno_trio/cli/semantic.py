@@ -18,7 +18,8 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
 from gno_trio.cli.index import UPDATE_WAIT_SECONDS
 from gno_trio.cli.progress import ProgressBar
-from gno_trio.cli.render.hits import RESULTS
+from gno_trio.cli.render.health import MODELS
+from gno_trio.cli.render.hits import RESULTS, SIMILAR
 from gno_trio.cli.retrieval import add_search_options, present_hits, search_request
 from gno_trio.engine import lease_wait_from_env
 from gno_trio.errors import GnoError
@@ -44,13 +45,7 @@ def cmd_similar(args: argparse.Namespace) -> int:
             threshold=args.threshold,
             cross_collection=args.cross_collection,
         )
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    similar = result["similar"]
-    print(f"{len(similar)} documents similar to {result['meta']['uri']}")
-    for item in similar:
-        print(f"  {item['docid']}  {item['uri']}  ({item['score']:.3f})")
+    render.emit(args, SIMILAR, result)
     return EXIT_OK
 
 
@@ -156,15 +151,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_models_list(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.models()
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    embed = result["embed"]
-    state = "available" if embed["cached"] else "not available"
-    version = f" {embed['version']}" if embed.get("version") else ""
-    print(f"embed:  {embed['uri']}{version} ({state})")
-    print("rerank: none (this server runs no reranker)")
-    print("gen:    none (this server runs no generation model)")
+    render.emit(args, MODELS, result)
     return EXIT_OK
 
 
@@ -192,6 +179,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--cross-collection", action="store_true", help="look in every collection, not just its own"
     )
+    render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_similar)
 
     def embed_options(p: argparse.ArgumentParser) -> None:
@@ -219,6 +207,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("models", parents=[common], help="the models this server uses")
     models = p.add_subparsers(dest="models_command", required=True, metavar="ACTION")
     q = models.add_parser("list", parents=[common], help="configured models and their state")
+    render.add_format_flags(q, render.MD)
     q.set_defaults(handler=cmd_models_list)
     q = models.add_parser("path", parents=[common], help="where the bundled model lives")
     q.set_defaults(handler=cmd_models_path)

@@ -157,4 +157,34 @@ def mcp_status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> 
 
 MCP_STATUS = View(terminal=mcp_status_terminal)
 
-__all__ = ["COLLECTIONS", "DOCTOR", "MCP_INSTALL", "MCP_STATUS", "MCP_UNINSTALL", "STATUS"]
+
+def _model_rows(result: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    embed = result["embed"]
+    version = f" {embed['version']}" if embed.get("version") else ""
+    state = "available" if embed["cached"] else "not available"
+    return [
+        ("embed", f"{embed['uri']}{version}", state),
+        ("rerank", "none", "this server runs no reranker"),
+        ("gen", "none", "this server runs no generation model"),
+    ]
+
+
+def models_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    return "\n".join(f"{role + ':':<7} {uri} ({state})" for role, uri, state in _model_rows(result))
+
+
+def models_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    return md_table(("Role", "Model", "State"), _model_rows(result))
+
+
+MODELS = View(terminal=models_terminal, formats={MD: models_markdown})
+
+__all__ = [
+    "COLLECTIONS",
+    "DOCTOR",
+    "MCP_INSTALL",
+    "MCP_STATUS",
+    "MCP_UNINSTALL",
+    "MODELS",
+    "STATUS",
+]

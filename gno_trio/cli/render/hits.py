@@ -18,6 +18,7 @@ from gno_trio.cli.render.primitives import (
     csv_text,
     files_line,
     md_quote,
+    md_table,
     one_line,
     plural,
     quoted,
@@ -148,4 +149,28 @@ DIAGNOSIS = View(terminal=diagnosis_terminal)
 FORMATS = (FILES, CSV, MD, XML)
 """The formats a ranked result list supports besides JSON (GNO's support matrix)."""
 
-__all__ = ["DIAGNOSIS", "FORMATS", "RESULTS"]
+
+def similar_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    similar = result["similar"]
+    source = result["meta"].get("uri") or result["meta"]["docid"]
+    if not similar:
+        return f"No documents similar to {source} above {result['meta']['threshold']}"
+    lines = [f"{plural(len(similar), 'document')} similar to {source}"]
+    for item in similar:
+        title = f"  ({item['title']})" if item.get("title") else ""
+        lines.append(f"  {item['score']:.3f}  {item['uri']}{title}")
+    return "\n".join(lines)
+
+
+def similar_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    source = result["meta"].get("uri") or result["meta"]["docid"]
+    rows = [
+        (f"{item['score']:.3f}", f"`{item['uri']}`", item.get("title"), item["docid"])
+        for item in result["similar"]
+    ]
+    return f"# Similar to `{source}`\n\n" + md_table(("Score", "Document", "Title", "Docid"), rows)
+
+
+SIMILAR = View(terminal=similar_terminal, formats={MD: similar_markdown})
+
+__all__ = ["DIAGNOSIS", "FORMATS", "RESULTS", "SIMILAR"]
