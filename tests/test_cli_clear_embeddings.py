@@ -1,4 +1,4 @@
-"""``collection clear-embeddings`` (the CLI face of gno_clear_collection_embeddings), ``similar`` and ``models list`` as a user reads them."""
+"""``collection clear-embeddings`` (as gno_clear_collection_embeddings), ``similar``, ``models``."""
 
 from __future__ import annotations
 
