@@ -24,13 +24,13 @@ from gno_trio.engine.reads.readiness import content_type_boost
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import (
-    FIELD_WEIGHTS,
     SearchRequest,
     filter_clauses,
     relaxed_match,
     validate_request,
 )
 from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
