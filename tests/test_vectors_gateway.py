@@ -80,10 +80,12 @@ async def test_serve_embeds_the_backlog_then_vector_search_answers(tmp_path: Pat
 
 async def test_serve_no_embed_leaves_the_backlog(tmp_path: Path) -> None:
     backlog = _index(tmp_path)
-    async with gateway_process(tmp_path, "serve", "--no-embed") as announced:
-        async with httpx.AsyncClient(timeout=30) as client:
-            await trio.sleep(1.5)  # several polls of a background embedder, were one running
-            status = await _call(client, announced["url"], "gno_status")
-            assert status["embeddingBacklog"] == backlog
-            fused = await _call(client, announced["url"], "gno_query", query="bread")
-            assert fused["meta"]["mode"] == "bm25_only"
+    async with (
+        gateway_process(tmp_path, "serve", "--no-embed") as announced,
+        httpx.AsyncClient(timeout=30) as client,
+    ):
+        await trio.sleep(1.5)  # several polls of a background embedder, were one running
+        status = await _call(client, announced["url"], "gno_status")
+        assert status["embeddingBacklog"] == backlog
+        fused = await _call(client, announced["url"], "gno_query", query="bread")
+        assert fused["meta"]["mode"] == "bm25_only"
