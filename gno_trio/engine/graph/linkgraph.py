@@ -37,7 +37,7 @@ _TRUST: Final = {"explicit": 0, "inferred": 1, "ambiguous": 2}
 GRAPH_DEFAULT_LIMIT: Final = 2000
 GRAPH_DEFAULT_EDGE_LIMIT: Final = 10000
 SIMILAR_UNAVAILABLE: Final = (
-    "includeSimilar needs vector embeddings, which this server does not build; "
+    "Similarity edges need vector embeddings, which this server does not build; "
     "no similarity edges were added"
 )
 

@@ -112,6 +112,13 @@ def overview(
     whole scope, before any cut; communities are found among the returned
     nodes.
     """
+    for name, value, high in (
+        ("limit", limit, 5000),
+        ("edge limit", edge_limit, 50000),
+        ("similar top-k", similar_top_k, 20),
+    ):
+        if not 1 <= value <= high:
+            raise GnoError("INVALID_INPUT", f"{name} must be between 1 and {high} (got {value})")
     wanted, docs = _scope(conn, collection)
     by_id = {doc.id: doc for doc in docs}
     graph = LinkGraph.load(conn)

@@ -33,7 +33,7 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine.context.canonical import hash_canonical
 from gno_trio.engine.graph.links import DocSummary, Resolver, backlinks, summary
 from gno_trio.engine.ingest.capture import collection_root, path_segments, unindexable_reason
-from gno_trio.engine.ingest.filing import _lstat, _real_folder, _single_name
+from gno_trio.engine.ingest.filing import _lstat, _single_name, real_folder
 from gno_trio.engine.ingest.frontmatter import LinkSite, link_sites
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.uris import make_uri, parse_ref, parse_uri
@@ -370,7 +370,7 @@ def plan_refactor(
     )
     root = collection_root(collection, dirs)
     if "cross_collection_unsupported" not in blocking:
-        _real_folder(root, target_rel.split("/")[:-1])
+        real_folder(root, target_rel.split("/")[:-1])
     if PurePosixPath(source.rel_path).suffix.casefold() not in EDITABLE_SUFFIXES:
         blocking.append("read_only_document")
     if target_rel == source.rel_path:
