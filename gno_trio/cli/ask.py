@@ -67,30 +67,40 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("ask", parents=[common], help="answer a question with citations")
-    p.add_argument("query")
-    p.add_argument("-n", "--limit", type=int, default=5)
-    p.add_argument("-c", "--collection")
-    p.add_argument("--lang")
-    p.add_argument("--since")
-    p.add_argument("--until")
-    p.add_argument("--category", action="append")
-    p.add_argument("--author")
-    p.add_argument("--intent")
-    p.add_argument("--exclude", action="append")
-    p.add_argument("--query-mode", action="append", metavar="MODE:TEXT")
-    p.add_argument("-C", "--candidate-limit", type=int)
+    p.add_argument("query", help="the question, in plain words")
+    p.add_argument("-n", "--limit", type=int, default=5, help="most results to retrieve")
+    p.add_argument("-c", "--collection", help="only this collection")
+    p.add_argument("--lang", help="language hint (BCP-47)")
+    p.add_argument("--since", help="modified on or after (ISO date/time, or 7d ...)")
+    p.add_argument("--until", help="modified on or before (ISO date/time, or 7d ...)")
+    p.add_argument("--category", action="append", help="only this category (repeatable)")
+    p.add_argument("--author", help="only documents by this author")
+    p.add_argument("--intent", help="background that disambiguates the question")
+    p.add_argument("--exclude", action="append", help="drop documents with this term (repeatable)")
+    p.add_argument(
+        "--query-mode",
+        action="append",
+        metavar="MODE:TEXT",
+        help="typed retrieval entry: term, intent or hyde (repeatable)",
+    )
+    p.add_argument("-C", "--candidate-limit", type=int, help="candidates that reach ranking")
     p.add_argument("--answer", action="store_true", help="draft a short grounded answer")
     p.add_argument("--verify", action="store_true", help="verify every claim or abstain")
     p.add_argument("--no-answer", action="store_true", help="retrieval only")
-    p.add_argument("--max-answer-tokens", type=int)
-    p.add_argument("--context-budget-tokens", type=int)
-    p.add_argument("--context-budget-bytes", type=int)
-    p.add_argument("--min-score", type=float)
-    p.add_argument("--graph", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--max-answer-tokens", type=int, help="longest answer to draft")
+    p.add_argument("--context-budget-tokens", type=int, help="evidence budget in tokens")
+    p.add_argument("--context-budget-bytes", type=int, help="evidence budget in bytes")
+    p.add_argument("--min-score", type=float, help="drop results scoring below this")
+    p.add_argument(
+        "--graph",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="graph expansion in retrieval",
+    )
     p.add_argument("--no-expand", action="store_true", help="no query expansion (none runs here)")
-    p.add_argument("--no-rerank", action="store_true")
-    p.add_argument("--explain", action="store_true")
-    p.add_argument("--show-sources", action="store_true")
+    p.add_argument("--no-rerank", action="store_true", help="keep retrieval order")
+    p.add_argument("--explain", action="store_true", help="say how results were ranked")
+    p.add_argument("--show-sources", action="store_true", help="list every cited source")
     p.add_argument("--md", action="store_true", help="Markdown output")
     p.set_defaults(handler=cmd_ask)
 
