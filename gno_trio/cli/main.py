@@ -22,6 +22,7 @@ from typing import Any, Final
 from gno_trio import __version__
 from gno_trio.cli import (
     capture,
+    completion,
     contexts,
     doctor,
     graph,
@@ -50,6 +51,7 @@ _FAMILIES = (
     serve,
     capture,
     doctor,
+    completion,
 )
 
 
