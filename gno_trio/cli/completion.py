@@ -20,10 +20,21 @@ PROG = "gno-trio"
 
 
 def _children(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    if isinstance(parser, _Root):
+        return dict(parser.commands.choices)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}
+
+
+class _Root(argparse.ArgumentParser):
+    """The top level as completion sees it: the commands, and the options every level has."""
+
+    def __init__(self, commands: Subparsers, common: argparse.ArgumentParser) -> None:
+        super().__init__(prog=PROG, parents=[common], add_help=False)
+        self.add_argument("--version", action="store_true")
+        self.commands = commands
 
 
 def _flags(parser: argparse.ArgumentParser) -> list[str]:
@@ -93,13 +104,11 @@ def fish_script(parser: argparse.ArgumentParser) -> str:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    from gno_trio.cli.main import build_parser
-
     if args.shell not in SHELLS:
         raise GnoError(
             "VALIDATION", f"Unsupported shell {args.shell!r}: choose one of {', '.join(SHELLS)}"
         )
-    parser = build_parser()
+    parser = _Root(*args.completion_root)
     script = {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[args.shell](parser)
     print(script, end="")
     return EXIT_OK
@@ -108,7 +117,7 @@ def cmd_completion(args: argparse.Namespace) -> int:
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("completion", parents=[common], help="print a shell completion script")
     p.add_argument("shell", metavar="SHELL", help="bash, zsh or fish")
-    p.set_defaults(handler=cmd_completion)
+    p.set_defaults(handler=cmd_completion, completion_root=(sub, common))
 
 
 __all__ = ["add_parsers", "bash_script", "fish_script", "zsh_script"]
