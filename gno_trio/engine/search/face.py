@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Config
@@ -38,27 +39,25 @@ class SearchFace(EngineKernel):
 
     def add_context(self, scope: str, text: str) -> dict[str, Any]:
         """``context add``: attach guidance to a scope (written to ``index.yml``)."""
-        added: dict[str, Any] = {}
-
-        def change(config: Config) -> Config:
-            updated, found = contexts_mod.with_context(config, scope, text)
-            added.update(found)
-            return updated
-
-        self.update_config(change)
-        return added
+        return self._edit_contexts(lambda config: contexts_mod.with_context(config, scope, text))
 
     def remove_context(self, scope: str, text: str | None = None) -> dict[str, Any]:
         """``context rm``: drop the one context of a scope (or the one with ``text``)."""
-        removed: dict[str, Any] = {}
+        return self._edit_contexts(lambda config: contexts_mod.without_context(config, scope, text))
+
+    def _edit_contexts(
+        self, edit: Callable[[Config], tuple[Config, dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """Apply ``edit`` to ``index.yml`` as it is on disk; the context it added or removed."""
+        touched: dict[str, Any] = {}
 
         def change(config: Config) -> Config:
-            updated, found = contexts_mod.without_context(config, scope, text)
-            removed.update(found)
+            updated, found = edit(config)
+            touched.update(found)
             return updated
 
         self.update_config(change)
-        return removed
+        return touched
 
     def check_contexts(self) -> dict[str, Any]:
         """``context check``: contexts that apply to nothing, or are configured twice."""
