@@ -23,6 +23,8 @@ from gno_trio import __version__
 from gno_trio.cli import (
     ask,
     capture,
+    completion,
+    contexts,
     doctor,
     graph,
     index,
@@ -38,7 +40,21 @@ from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
 
 EXIT_INTERRUPTED = 130
-_FAMILIES = (index, retrieval, semantic, reads, tags, graph, memory, serve, capture, doctor, ask)
+_FAMILIES = (
+    index,
+    retrieval,
+    semantic,
+    reads,
+    tags,
+    graph,
+    contexts,
+    memory,
+    serve,
+    capture,
+    doctor,
+    completion,
+    ask,
+)
 
 
 class _Parser(argparse.ArgumentParser):
