@@ -1,9 +1,10 @@
 """``gno_search`` round trips over stdio: gno-trio against the official Python SDK.
 
 Indexes ``fixtures/mcp-docs/corpus`` into a throwaway index, then times
-sequential ``tools/call gno_search`` requests (one in flight at a time; the
-same query each time, or with ``--varied N`` N distinct words in turn, so
-the figures are not those of one hot query) from request line written to
+sequential ``tools/call gno_search`` requests (one in flight at a time;
+``--varied N`` distinct heading words in turn, each checked to find
+something, so the figures are not those of one hot query; ``--query`` times
+one query instead) from request line written to
 response line read, in both protocol eras: legacy after ``initialize``, modern with the per-request
 ``_meta`` envelope after ``server/discover``.
 
@@ -12,7 +13,14 @@ Two servers answer the same requests over the same index:
 * ``gno-trio mcp`` (``python -m gno_trio mcp``);
 * a minimal server on the SDK's high-level API (``mcp`` 2.3.0 ``MCPServer``
   over its stdio transport) whose one tool makes the identical engine call,
-  ``Engine.search`` on the same index. It is this file run with ``--serve-sdk``.
+  ``Engine.search`` on the same index, and returns the identical payload
+  (the same summary text and structured result, as a ``CallToolResult``).
+  It is this file run with ``--serve-sdk``.
+
+Every server's answer to each query is kept once and compared: the
+``content`` and ``structuredContent`` must be equal on every side, and the
+response line sizes are printed (they differ only by the server name and
+the key order of the few result fields around them).
 
 Both are driven by the same blocking pipe client, so the client costs the
 same on both sides. The engine's own in-process time for the query is
@@ -27,7 +35,7 @@ envelope, the engine call inline or in ``trio.to_thread``): no server can
 beat them, so SDK ÷ bare is the highest ratio reachable for this engine call.
 
     python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--block 100]
-                                       [--query roots | --varied 200] [--limit 5] [--floors]
+                                       [--varied 200 | --query roots] [--limit 5] [--floors]
 """
 
 from __future__ import annotations
@@ -46,12 +54,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from mcp.types import CallToolResult, TextContent  # noqa: E402
 
 from gno_trio.dirs import Dirs, resolve_dirs  # noqa: E402
 from gno_trio.engine.api import Engine  # noqa: E402
@@ -82,9 +93,16 @@ def serve_sdk() -> None:
     server: MCPServer[Any] = MCPServer("gno-sdk-peer", log_level="WARNING")
 
     @server.tool()
-    def gno_search(query: str, limit: int = 5) -> dict[str, Any]:
+    def gno_search(query: str, limit: int = 5) -> CallToolResult:
         """BM25 keyword search over the index."""
-        return engine.search(SearchRequest(query=query, limit=limit))
+        found = engine.search(SearchRequest(query=query, limit=limit))
+        # The payload gno-trio sends: the same summary text and the same
+        # structured result (a returned dict would go out as indented JSON
+        # text beside it, twice gno-trio's bytes).
+        return CallToolResult(
+            content=[TextContent(type="text", text=search_text(found))],
+            structured_content=found,
+        )
 
     try:
         server.run("stdio")
@@ -162,6 +180,45 @@ def _exchange(stdin: IO[bytes], stdout: IO[bytes], line: bytes) -> bytes:
     return answer
 
 
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """One answer's line size and the two parts every server must send alike."""
+
+    size: int
+    content: Any
+    structured: Any
+
+
+def compare_payloads(peers: Sequence[Peer]) -> tuple[str, float]:
+    """Check every server sent the same content for every query; describe the sizes.
+
+    Raises ``RuntimeError`` when two servers disagree on a query's
+    ``content`` or ``structuredContent``, or when their response lines
+    differ in size by more than 2 % on average: then the comparison would
+    not be of the same work.
+    """
+    reference = peers[0]
+    parts = []
+    for peer in peers:
+        for query, payload in reference.payloads.items():
+            other = peer.payloads.get(query)
+            if other is None:
+                continue
+            if (other.content, other.structured) != (payload.content, payload.structured):
+                raise RuntimeError(
+                    f"{peer.label} and {reference.label} answered {query!r} differently"
+                )
+        mean = statistics.fmean(p.size for p in peer.payloads.values())
+        parts.append((peer.label, mean))
+    sizes = ", ".join(f"{label} {mean:,.0f} B" for label, mean in parts)
+    low = min(mean for _, mean in parts)
+    high = max(mean for _, mean in parts)
+    spread = (high - low) / low
+    if spread > 0.02:
+        raise RuntimeError(f"response sizes differ by {spread:.1%}: {sizes}")
+    return sizes, spread
+
+
 class Peer:
     """One spawned server with its era opened, timing ``tools/call gno_search`` on demand."""
 
@@ -177,6 +234,7 @@ class Peer:
         self.label = label
         self.era = era
         self.samples_ms: list[float] = []
+        self.payloads: dict[str, Payload] = {}
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self._process = subprocess.Popen(
             list(command),
@@ -254,6 +312,11 @@ class Peer:
                 raise RuntimeError(f"unexpected answer {raw[:300]!r}")
             if result.get("isError") or not result["structuredContent"]["results"]:
                 raise RuntimeError(f"the search failed or found nothing: {raw[:300]!r}")
+            query = params["arguments"]["query"]
+            if query not in self.payloads:
+                self.payloads[query] = Payload(
+                    len(raw), result["content"], result["structuredContent"]
+                )
             if timed:
                 self.samples_ms.append(elapsed / 1e6)
 
@@ -369,13 +432,16 @@ def main() -> int:
     )
     parser.add_argument("--calls", type=int, default=2000, help="timed calls per server and era")
     parser.add_argument("--warmup", type=int, default=200, help="untimed calls first")
-    parser.add_argument("--query", default="roots", help="the search query (default: roots)")
+    parser.add_argument(
+        "--query", help="time this one query instead of the varied ones (e.g. roots)"
+    )
     parser.add_argument(
         "--varied",
         type=int,
-        default=0,
+        default=200,
         metavar="N",
-        help="instead of one query, cycle through N distinct words from the corpus headings",
+        help="cycle through N distinct words from the corpus headings, each with hits "
+        "(default 200)",
     )
     parser.add_argument("--limit", type=int, default=5, help="hits per search (default 5)")
     parser.add_argument(
@@ -422,8 +488,9 @@ def main() -> int:
                     mode,
                 ]
         results: dict[str, dict[str, list[float]]] = {}
+        payload_notes: dict[str, tuple[str, float]] = {}
         with Engine.open(dirs=dirs, create=False) as engine:
-            if options.varied:
+            if options.query is None:
                 queries = varied_queries(engine, options.varied, options.limit)
                 described = f"{len(queries)} varied one-word queries in turn"
             else:
@@ -445,6 +512,7 @@ def main() -> int:
                 finally:
                     for peer in peers:
                         peer.close()
+                payload_notes[era] = compare_payloads(peers)
                 results[era] = {floor.label: floor.samples_ms}
                 results[era].update({peer.label: peer.samples_ms for peer in peers})
 
@@ -454,6 +522,11 @@ def main() -> int:
             f"and era after {options.warmup} warm-up, one in flight, in alternating blocks "
             f"of {options.block}"
         )
+        for era, (sizes, spread) in payload_notes.items():
+            print(
+                f"{era}: identical content and structuredContent on every server for every "
+                f"query; mean response line {sizes} (spread {spread:.1%})"
+            )
         print(f"{'round trip (ms)':<24} {'calls':>6} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
         for era in ERAS:
             for label, samples in results[era].items():
