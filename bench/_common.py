@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from gno_trio.dirs import Dirs  # noqa: E402
-from gno_trio.engine.api import Engine  # noqa: E402
+from gno_trio.engine import Engine  # noqa: E402
 
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
 

@@ -203,8 +203,7 @@ def run_sdk_search(port: int) -> None:
     from mcp.server.mcpserver import MCPServer
 
     from gno_trio.dirs import resolve_dirs
-    from gno_trio.engine.api import Engine
-    from gno_trio.engine.search import SearchRequest
+    from gno_trio.engine import Engine, SearchRequest
     from gno_trio.tools.retrieval import search_text
 
     engine = Engine.open(dirs=resolve_dirs(), create=False)

@@ -32,8 +32,7 @@ from pathlib import PurePosixPath
 
 from _common import FIXTURES, describe_ms, percentile, temp_engine
 
-from gno_trio.engine.api import Engine
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.errors import GnoError
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")

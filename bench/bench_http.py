@@ -263,7 +263,7 @@ def build_search_index(root: Path, count: int) -> list[dict[str, Any]]:
     from bench_stdio_search import varied_queries
 
     from gno_trio.dirs import Dirs
-    from gno_trio.engine.api import Engine
+    from gno_trio.engine import Engine
 
     dirs = Dirs(config=root / "config", data=root / "data", cache=root / "cache")
     with Engine.open(dirs=dirs, create=False) as engine:

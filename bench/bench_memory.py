@@ -35,7 +35,7 @@ from typing import Any
 from _common import describe_ms, percentile
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.engine.memory.identity import Identity
 from gno_trio.engine.memory.recall import now_iso
 from gno_trio.engine.memory.records import (

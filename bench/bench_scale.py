@@ -62,10 +62,10 @@ if str(REPO) not in sys.path:
 import _synthetic  # noqa: E402
 
 from gno_trio.dirs import Dirs  # noqa: E402
-from gno_trio.engine.api import Engine  # noqa: E402
-from gno_trio.engine.querygrammar import parse_query  # noqa: E402
-from gno_trio.engine.search import FIELD_WEIGHTS, SearchRequest, relaxed_match  # noqa: E402
-from gno_trio.engine.store import DEFAULT_TOKENIZE  # noqa: E402
+from gno_trio.engine import Engine, SearchRequest  # noqa: E402
+from gno_trio.engine.search.lexical import FIELD_WEIGHTS, relaxed_match  # noqa: E402
+from gno_trio.engine.search.querygrammar import parse_query  # noqa: E402
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE  # noqa: E402
 from gno_trio.errors import GnoError  # noqa: E402
 
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))

@@ -65,8 +65,7 @@ if str(REPO) not in sys.path:
 from mcp.types import CallToolResult, TextContent  # noqa: E402
 
 from gno_trio.dirs import Dirs, resolve_dirs  # noqa: E402
-from gno_trio.engine.api import Engine  # noqa: E402
-from gno_trio.engine.search import SearchRequest  # noqa: E402
+from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.tools.retrieval import search_text  # noqa: E402
 
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))

@@ -16,7 +16,7 @@ import sys
 
 from _common import FIXTURES, temp_engine
 
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine import SearchRequest
 from gno_trio.errors import GnoError
 
 

@@ -34,7 +34,6 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from gno_trio.engine.walker import DEFAULT_EXCLUDES
 from gno_trio.errors import GnoError
 
 __all__ = [
@@ -79,6 +78,18 @@ ToolProfile: TypeAlias = Literal["full", "core"]
 FTS_TOKENIZERS: tuple[FtsTokenizer, ...] = get_args(FtsTokenizer)
 DEFAULT_FTS_TOKENIZER: FtsTokenizer = "snowball english"
 DEFAULT_PATTERN = "**/*"
+# Folders and files a collection skips unless its ``exclude`` list says otherwise.
+DEFAULT_EXCLUDES = (
+    ".git",
+    "node_modules",
+    ".venv",
+    ".idea",
+    "dist",
+    "build",
+    "__pycache__",
+    ".DS_Store",
+    "Thumbs.db",
+)
 DEFAULT_EGRESS_POLICY: EgressPolicy = "local_only"
 # GNO has no config key for the port (only ``--port``, default 3000); gno-trio
 # accepts ``gateway.port`` as an extension with the same default.

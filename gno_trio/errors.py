@@ -1,29 +1,96 @@
-"""Errors as values with a stable code.
+"""Errors as values with a stable code, and the one table of what each code means.
 
 Every failure the engine reports to a user carries a machine-readable ``code``
-(``INVALID_INPUT``, ``NOT_FOUND`` ...) and a human message. The CLI maps codes
-to exit statuses, the MCP layer maps them to tool errors; nothing downstream
-parses message text.
+(``INVALID_INPUT``, ``NOT_FOUND`` ...) and a human message. The codes are
+GNO's and travel unchanged on the wire (a tool error is
+``{"error": code, "message": ...}``). What a code *means* for a surface is
+decided here once: :data:`CODE_KINDS` gives each code a :class:`Kind`, and the
+kind gives the CLI exit status (0 ok, 1 invalid input, 2 runtime failure,
+4 busy), the JSON-RPC treatment of a failed ``resources/read`` and the HTTP
+status of an HTTP-native answer. Nothing downstream parses message text, and
+no surface keeps its own list of codes.
 """
 
 from __future__ import annotations
 
-# Codes that mean "the caller asked for something invalid" (CLI exit 1);
-# everything else is a runtime failure (CLI exit 2).
-VALIDATION_CODES = frozenset(
-    {
-        "VALIDATION",
-        "INVALID_INPUT",
-        "INVALID_PATH",
-        "INVALID_NAME",
-        "INVALID_REF",
-        "NOT_FOUND",
-        "DUPLICATE",
-        "PATH_NOT_FOUND",
-        "FORBIDDEN_ROOT",
-        "CONFIG_INVALID",
-    }
+import enum
+from typing import Final
+
+
+class Kind(enum.Enum):
+    """What went wrong, as far as a caller's next step is concerned."""
+
+    INVALID = ("invalid_input", 1, 400)
+    """The request itself is wrong (bad name, malformed query, unknown option)."""
+    NOT_FOUND = ("not_found", 1, 404)
+    """The request names something that does not exist."""
+    FORBIDDEN = ("forbidden", 1, 403)
+    """The request is well formed but never allowed (a system folder as a root)."""
+    CONFLICT = ("conflict", 2, 409)
+    """The request clashes with what is on disk or in the index right now."""
+    BUSY = ("busy", 4, 409)
+    """Another writer holds the lease or another job runs; trying again later works."""
+    RUNTIME = ("runtime", 2, 500)
+    """The disk, the database or the OS failed; the request may have been fine."""
+
+    def __init__(self, label: str, exit_code: int, http_status: int) -> None:
+        self.label = label
+        self.exit_code = exit_code
+        self.http_status = http_status
+
+    @property
+    def is_caller_error(self) -> bool:
+        """Whether the caller should change the request (rather than retry or report)."""
+        return self in (Kind.INVALID, Kind.NOT_FOUND, Kind.FORBIDDEN)
+
+
+_INVALID: Final = (
+    "VALIDATION",
+    "INVALID_INPUT",
+    "INVALID_PATH",
+    "INVALID_NAME",
+    "INVALID_REF",
+    "CONFIG_INVALID",
+    "DUPLICATE",
+    "MEMORY_BUDGET_INVALID",
+    "MEMORY_COLLECTION_REQUIRED",
+    "MEMORY_COLLECTION_UNMANAGED",
+    "MEMORY_DECISION_INVALID",
+    "MEMORY_FENCED_DERIVED",
+    "MEMORY_FENCED_REPLAY",
+    "MEMORY_IDENTITY_REQUIRED",
+    "MEMORY_PREDECESSOR_HASH_MISMATCH",
+    "MEMORY_PREDECESSOR_REQUIRED",
+    "MEMORY_QUERY_REQUIRED",
+    "MEMORY_RECEIPT_INVALID",
+    "MEMORY_SCOPES_INVALID",
+    "MEMORY_SCOPES_REQUIRED",
+    "MEMORY_TEXT_REQUIRED",
+    "MEMORY_TEXT_TOO_LARGE",
 )
+_NOT_FOUND: Final = (
+    "NOT_FOUND",
+    "PATH_NOT_FOUND",
+    "MEMORY_COLLECTION_NOT_FOUND",
+    "MEMORY_PREDECESSOR_NOT_FOUND",
+)
+_FORBIDDEN: Final = ("FORBIDDEN_ROOT", "WRITE_DISABLED")
+_CONFLICT: Final = ("CONFLICT", "HAS_REFERENCES")
+_BUSY: Final = ("LOCKED", "JOB_CONFLICT", "MEMORY_WRITE_LEASE_BUSY", "MEMORY_SUPERSEDE_CONFLICT")
+
+CODE_KINDS: Final[dict[str, Kind]] = {
+    **dict.fromkeys(_INVALID, Kind.INVALID),
+    **dict.fromkeys(_NOT_FOUND, Kind.NOT_FOUND),
+    **dict.fromkeys(_FORBIDDEN, Kind.FORBIDDEN),
+    **dict.fromkeys(_CONFLICT, Kind.CONFLICT),
+    **dict.fromkeys(_BUSY, Kind.BUSY),
+}
+"""Every code with a kind other than :attr:`Kind.RUNTIME`; an unlisted code is a runtime failure."""
+
+
+def kind_of(code: str) -> Kind:
+    """The kind of ``code`` (:attr:`Kind.RUNTIME` for any code not in the table)."""
+    return CODE_KINDS.get(code, Kind.RUNTIME)
 
 
 class GnoError(Exception):
@@ -36,5 +103,8 @@ class GnoError(Exception):
         self.details = details or {}
 
     @property
-    def is_validation(self) -> bool:
-        return self.code in VALIDATION_CODES or self.code.startswith("MEMORY_")
+    def kind(self) -> Kind:
+        return kind_of(self.code)
+
+
+__all__ = ["CODE_KINDS", "GnoError", "Kind", "kind_of"]

@@ -19,9 +19,7 @@ from typing import TypeVar
 
 import trio
 
-from gno_trio.engine.api import Engine
-from gno_trio.engine.store import ConnectionPool
-from gno_trio.jobs import JobManager
+from gno_trio.engine import ConnectionPool, Engine, JobManager
 
 T = TypeVar("T")
 

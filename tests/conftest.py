@@ -20,7 +20,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

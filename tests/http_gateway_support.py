@@ -27,11 +27,11 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 import trio
 
+from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.runtime import Runtime
-from gno_trio.server.app import build_app
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.guards import PolicyBook

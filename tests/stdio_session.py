@@ -28,6 +28,47 @@ PROTOCOL_VERSION = "2025-11-25"
 ANSWER_TIMEOUT_S = 15.0
 
 
+def frame(message: Mapping[str, Any]) -> bytes:
+    """One message as one newline-terminated JSON line."""
+    return json.dumps(message).encode() + b"\n"
+
+
+def request_line(request_id: int | str, method: str, params: Any = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return frame(message)
+
+
+def notification_line(method: str, params: Any = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return frame(message)
+
+
+class LineBuffer:
+    """What a stream sent, handed back one newline-terminated line at a time."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream = stream
+        self.buffer = bytearray()
+
+    async def next_line(self, timeout: float) -> bytes | None:
+        """The next line without its newline; None at a clean EOF, a failure at a torn one."""
+        with trio.fail_after(timeout):
+            while b"\n" not in self.buffer:
+                chunk = await self.stream.receive_some(65536)
+                if not chunk:
+                    assert not self.buffer, f"partial line at EOF: {bytes(self.buffer)!r}"
+                    return None
+                self.buffer += chunk
+        index = self.buffer.index(b"\n")
+        line = bytes(self.buffer[:index])
+        del self.buffer[: index + 1]
+        return line
+
+
 def server_environment(dirs: Dirs, **extra: str) -> dict[str, str]:
     """This process's environment pointed at ``dirs``, with no stray ``GNO_*`` setting.
 
@@ -60,14 +101,13 @@ class StdioSession:
         timeout: float = ANSWER_TIMEOUT_S,
     ) -> None:
         self.send_stream = send_stream
-        self.receive_stream = receive_stream
+        self.lines = LineBuffer(receive_stream)
         self.timeout = timeout
-        self.buffer = bytearray()
         self.next_id = 0
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Write one message as a single line."""
-        await self.send_stream.send_all(json.dumps(message).encode() + b"\n")
+        await self.send_stream.send_all(frame(message))
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send a notification: a message without an id, which gets no answer."""
@@ -78,13 +118,8 @@ class StdioSession:
 
     async def receive(self) -> dict[str, Any]:
         """The next message from the server, failing the test if none comes in time."""
-        with trio.fail_after(self.timeout):
-            while b"\n" not in self.buffer:
-                chunk = await self.receive_stream.receive_some(65536)
-                assert chunk, "server closed stdout"
-                self.buffer += chunk
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
+        line = await self.lines.next_line(self.timeout)
+        assert line is not None, "server closed stdout"
         message: dict[str, Any] = json.loads(line)
         return message
 
@@ -132,6 +167,74 @@ class ProcessSession(StdioSession):
         assert process.stdin is not None and process.stdout is not None
         super().__init__(process.stdin, process.stdout, timeout=timeout)
         self.process = process
+
+
+class RawWire:
+    """One spawned server, driven with raw lines, and every stdout line it wrote.
+
+    Unlike :class:`StdioSession` it lets a test send arbitrary bytes, pick its
+    own request ids and read to EOF, so framing and exit behaviour are visible.
+    """
+
+    def __init__(self, process: trio.Process, stderr_path: Path, *, timeout: float) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stderr_path = stderr_path
+        self.timeout = timeout
+        self.lines = LineBuffer(process.stdout)
+        self.raw_lines: list[bytes] = []
+
+    async def send_bytes(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(data)
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        await self.send_bytes(frame(message))
+
+    async def request(self, request_id: int | str, method: str, params: Any = None) -> None:
+        await self.send_bytes(request_line(request_id, method, params))
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.send_bytes(notification_line(method, params))
+
+    async def read(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The next stdout message, or None at EOF."""
+        line = await self.lines.next_line(self.timeout if timeout is None else timeout)
+        if line is None:
+            return None
+        self.raw_lines.append(line)
+        message = json.loads(line)
+        assert isinstance(message, dict) and message["jsonrpc"] == "2.0", line
+        return message
+
+    async def response(self, request_id: int | str | None) -> dict[str, Any]:
+        """The next line, which must be the response to ``request_id``."""
+        message = await self.read()
+        assert message is not None, "server closed stdout"
+        assert "method" not in message, f"unexpected notification {message}"
+        assert message.get("id") == request_id, message
+        return message
+
+    async def call(self, request_id: int | str, method: str, params: Any = None) -> dict[str, Any]:
+        await self.request(request_id, method, params)
+        return await self.response(request_id)
+
+    async def close_stdin(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+
+    async def read_to_eof(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        messages = []
+        while (message := await self.read(timeout)) is not None:
+            messages.append(message)
+        return messages
+
+    async def exit_code(self, timeout: float | None = None) -> int:
+        with trio.fail_after(self.timeout if timeout is None else timeout):
+            return await self.process.wait()
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
 
 @asynccontextmanager

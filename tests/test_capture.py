@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 
 from gno_trio import cli
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
-from gno_trio.engine.capture import (
+from gno_trio.engine import Engine
+from gno_trio.engine.ingest.capture import (
     CAPTURE_MAX_TEXT_BYTES,
     SENSITIVE_SEGMENTS,
     CaptureRequest,
@@ -42,16 +42,15 @@ from gno_trio.engine.capture import (
     create_new_file,
     path_segments,
 )
-from gno_trio.engine.frontmatter import extract_meta
-from gno_trio.engine.locks import LOCKED_MESSAGE
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.store.lease import LOCKED_MESSAGE
 from gno_trio.engine.uris import docid_for
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
-from gno_trio.server.inputs import CaptureInput, CaptureSource
 from gno_trio.server.schemas import output_schema as our_output_schema
 from gno_trio.server.schemas import output_schema_errors
-from gno_trio.tools.capture import make_capture
+from gno_trio.tools.capture import CaptureInput, CaptureSource, make_capture
 from tests.lease_holder import LeaseHolder, lease_held_elsewhere
 from tests.stdio_session import StdioSession, open_mcp_server, server_environment
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gno_trio.engine.chunker import Chunk, chunk_text
+from gno_trio.engine.ingest.chunker import Chunk, chunk_text
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 

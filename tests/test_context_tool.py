@@ -26,7 +26,7 @@ from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 
 from gno_trio.config import Context
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.engine.context import (
     CONTEXT_ERROR_CODES,
     ContextRequest,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gno_trio.engine import convert as convert_module
-from gno_trio.engine.convert import (
+from gno_trio.engine.ingest import convert as convert_module
+from gno_trio.engine.ingest.convert import (
     MAX_SOURCE_BYTES,
     REGISTRY,
     Converted,

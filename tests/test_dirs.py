@@ -144,7 +144,7 @@ def test_invalid_index_names(name: str) -> None:
     with pytest.raises(GnoError) as info:
         validate_index_name(name)
     assert info.value.code == "VALIDATION"
-    assert info.value.is_validation
+    assert info.value.kind.is_caller_error
 
 
 def test_index_name_byte_budget_applies_to_the_canonical_form() -> None:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gno_trio.engine import journal
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
+from gno_trio.engine.store import journal as journal
 from gno_trio.errors import GnoError
 from tests.conftest import bump_mtime, write_corpus
 

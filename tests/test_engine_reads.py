@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 from tests.conftest import CORPUS, write_corpus
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gno_trio.engine import frontmatter
-from gno_trio.engine.frontmatter import (
+from gno_trio.engine.ingest import frontmatter
+from gno_trio.engine.ingest.frontmatter import (
     Link,
     extract_meta,
     mask_code,

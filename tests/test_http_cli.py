@@ -19,7 +19,7 @@ import trio
 
 from gno_trio.config import load_config, save_config
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from tests.http_gateway_support import (
     EVALS_CORPUS,
     check_schema,

@@ -13,8 +13,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
-from gno_trio.server.registry import WRITE_TOOL_NAMES
+from gno_trio.engine import Engine
+from gno_trio.tools import CATALOGUE
 from tests.http_gateway_support import (
     engine_app,
     evals_dirs,  # noqa: F401  (fixture)
@@ -38,7 +38,7 @@ async def test_search_get_and_read_in_every_mode(mode: str, evals_dirs: Dirs) ->
 
             names = [tool.name for tool in (await client.list_tools()).tools]
             assert "gno_search" in names and "gno_get" in names
-            assert not WRITE_TOOL_NAMES & set(names)
+            assert not CATALOGUE.write_names & set(names)
 
             found = await client.call_tool(
                 "gno_search", {"query": "error handling", "collection": "evals"}

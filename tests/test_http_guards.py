@@ -21,11 +21,11 @@ import httpx
 import pytest
 import trio
 
+from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits, load_config, save_config
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.runtime import Runtime
-from gno_trio.server.app import build_app
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.guards import PolicyBook

@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import Gateway
-from gno_trio.egress import CollectionPolicy, Scope, classify_peer, evaluate, scope_of
+from gno_trio.engine.egress.policy import CollectionPolicy, Scope, classify_peer, evaluate, scope_of
 from gno_trio.errors import GnoError
 from gno_trio.protocol.errors import ProtocolError
-from gno_trio.transports.http.guards import CallerLabels, PolicyBook
+from gno_trio.transports.http.guards import PolicyBook
+from gno_trio.transports.http.identity import CallerLabels
 from gno_trio.transports.http.modern import check_routing_headers, decode_header_value
 from gno_trio.transports.http.settings import (
     GatewaySettings,

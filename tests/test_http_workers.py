@@ -13,7 +13,7 @@ import trio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.sessions import HttpSession
 from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
 from gno_trio.transports.http.tokens import token_digest

@@ -33,17 +33,16 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from gno_trio.compose import build_app
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.protocol.versions import Era
 from gno_trio.runtime import Runtime
-from gno_trio.server.app import build_app
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
-from gno_trio.server.registry import CORE_READ, WRITE_TOOL_NAMES, select_tool_names
 from gno_trio.server.schemas import output_schema_errors
-from gno_trio.tools import HANDLERS
-from tests.stdio_session import open_stdio_process
+from gno_trio.tools import CATALOGUE, CORE_READ
+from tests.stdio_session import RawWire, notification_line, open_stdio_process, request_line
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVALS_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "gno-evals" / "corpus"
@@ -245,7 +244,7 @@ async def test_official_client_lists_calls_every_tool_and_reads(
 
             listed = (await client.list_tools()).tools
             names = [tool.name for tool in listed]
-            assert names == select_tool_names("full", False, HANDLERS)
+            assert names == CATALOGUE.select("full", False)
             assert set(names) <= set(TOOL_CALLS), "every served tool needs a call above"
 
             for tool in listed:
@@ -341,8 +340,8 @@ async def test_official_client_calls_the_write_tools_when_enabled(
     with trio.fail_after(30):
         async with Client(params, mode=mode, cache=None) as client:
             listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-            assert list(listed) == select_tool_names("full", True, HANDLERS)
-            served_writes = {name for name in listed if name in WRITE_TOOL_NAMES}
+            assert list(listed) == CATALOGUE.select("full", True)
+            served_writes = {name for name in listed if name in CATALOGUE.write_names}
             assert served_writes <= WRITE_FLOWS, "every served write tool needs a flow here"
 
             async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -477,90 +476,16 @@ def modern(**params: Any) -> dict[str, Any]:
     return {**params, "_meta": meta}
 
 
-def request_line(request_id: int | str, method: str, params: Any = None) -> bytes:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        message["params"] = params
-    return json.dumps(message).encode() + b"\n"
-
-
-def notification_line(method: str, params: Any = None) -> bytes:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        message["params"] = params
-    return json.dumps(message).encode() + b"\n"
-
-
-class Wire:
+class Wire(RawWire):
     """One spawned server and every stdout line it wrote."""
 
     def __init__(self, process: trio.Process, stderr_path: Path) -> None:
-        self.process = process
-        self.stderr_path = stderr_path
-        self._buffer = bytearray()
-        self.raw_lines: list[bytes] = []
-
-    async def send_bytes(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(data)
-
-    async def request(self, request_id: int | str, method: str, params: Any = None) -> None:
-        await self.send_bytes(request_line(request_id, method, params))
-
-    async def notify(self, method: str, params: Any = None) -> None:
-        await self.send_bytes(notification_line(method, params))
-
-    async def read(self, timeout: float = 10.0) -> dict[str, Any] | None:
-        """The next stdout message, or None at EOF."""
-        assert self.process.stdout is not None
-        with trio.fail_after(timeout):
-            while b"\n" not in self._buffer:
-                chunk = await self.process.stdout.receive_some(65536)
-                if not chunk:
-                    assert not self._buffer, f"partial line at EOF: {bytes(self._buffer)!r}"
-                    return None
-                self._buffer += chunk
-        index = self._buffer.index(b"\n")
-        line = bytes(self._buffer[:index])
-        del self._buffer[: index + 1]
-        self.raw_lines.append(line)
-        message = json.loads(line)
-        assert isinstance(message, dict) and message["jsonrpc"] == "2.0", line
-        return message
-
-    async def response(self, request_id: int | str | None) -> dict[str, Any]:
-        """The next line, which must be the response to ``request_id``."""
-        message = await self.read()
-        assert message is not None, "server closed stdout"
-        assert "method" not in message, f"unexpected notification {message}"
-        assert message.get("id") == request_id, message
-        return message
-
-    async def call(self, request_id: int | str, method: str, params: Any = None) -> dict[str, Any]:
-        await self.request(request_id, method, params)
-        return await self.response(request_id)
+        super().__init__(process, stderr_path, timeout=10.0)
 
     async def handshake(self) -> None:
         answer = await self.call("init", "initialize", initialize_params())
         assert answer["result"]["protocolVersion"] == LEGACY
         await self.notify("notifications/initialized")
-
-    async def close_stdin(self) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
-
-    async def read_to_eof(self, timeout: float = 10.0) -> list[dict[str, Any]]:
-        messages = []
-        while (message := await self.read(timeout)) is not None:
-            messages.append(message)
-        return messages
-
-    async def exit_code(self, timeout: float = 10.0) -> int:
-        with trio.fail_after(timeout):
-            return await self.process.wait()
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
 
 @asynccontextmanager
@@ -656,8 +581,8 @@ async def test_core_profile_hides_the_other_tools(
     async with spawn(server_env, tmp_path, "--tool-profile", "core") as wire:
         await wire.handshake()
         listed = [tool["name"] for tool in (await wire.call(1, "tools/list"))["result"]["tools"]]
-        assert listed == select_tool_names("core", False, HANDLERS)
-        assert set(listed) == set(CORE_READ) & set(HANDLERS)
+        assert listed == CATALOGUE.select("core", False)
+        assert set(listed) == set(CORE_READ) & set(CATALOGUE.definitions)
         assert {"gno_search", "gno_get"} <= set(listed) and "gno_status" not in listed
         hidden = await wire.call(2, "tools/call", {"name": "gno_status", "arguments": {}})
         assert hidden["error"]["code"] == -32602

@@ -24,9 +24,7 @@ from typing import Any
 import pytest
 import trio
 
-from gno_trio.server.descriptions import TARGET_TOOL_ORDER
-from gno_trio.server.registry import missing_tools
-from gno_trio.tools import HANDLERS
+from gno_trio.tools import CATALOGUE, TOOL_ORDER
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
@@ -208,14 +206,19 @@ async def test_modern_listing_is_the_legacy_listing(tmp_path: Path) -> None:
 
 def test_missing_target_tools_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
     """Prints which of the 53 catalogue tools have no handler yet (informational)."""
-    missing = missing_tools(HANDLERS)
-    assert set(HANDLERS) <= set(TARGET_TOOL_ORDER), "a handler for a tool outside the catalogue"
-    assert len(missing) + len(HANDLERS) == len(TARGET_TOOL_ORDER) == 53
-    assert missing == [name for name in TARGET_TOOL_ORDER if name not in HANDLERS]
+    missing = CATALOGUE.missing()
+    assert set(CATALOGUE.definitions) <= set(TOOL_ORDER), (
+        "a handler for a tool outside the catalogue"
+    )
+    assert len(missing) + len(CATALOGUE.definitions) == len(TOOL_ORDER) == 53
+    assert missing == [name for name in TOOL_ORDER if name not in CATALOGUE.definitions]
     served = json.loads(golden_path("tools-list-full-write").read_text(encoding="utf-8"))
-    assert [tool["name"] for tool in served] == [n for n in TARGET_TOOL_ORDER if n in HANDLERS]
+    assert [tool["name"] for tool in served] == [
+        n for n in TOOL_ORDER if n in CATALOGUE.definitions
+    ]
     with capsys.disabled():
         print(
-            f"\n[gno-trio] {len(HANDLERS)} of {len(TARGET_TOOL_ORDER)} target tools implemented; "
+            f"\n[gno-trio] {len(CATALOGUE.definitions)} of {len(TOOL_ORDER)} target tools "
+            "implemented; "
             f"{len(missing)} missing: {', '.join(missing) or 'none'}"
         )

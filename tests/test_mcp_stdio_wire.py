@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from tests.stdio_session import open_stdio_process
+from tests.stdio_session import RawWire, open_stdio_process
 
 MODERN = "2026-07-28"
 ENVELOPE = {
@@ -42,84 +42,15 @@ def modern(**params: Any) -> dict[str, Any]:
     return {**params, "_meta": meta}
 
 
-class Wire:
+class Wire(RawWire):
     """One spawned echo server and the raw lines exchanged with it."""
 
     def __init__(self, process: trio.Process, stderr_path: Path) -> None:
-        self.process = process
-        self.stderr_path = stderr_path
-        self._buffer = bytearray()
-        self.raw_lines: list[bytes] = []
-
-    async def send_bytes(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(data)
-
-    async def send(self, message: dict[str, Any]) -> None:
-        await self.send_bytes(json.dumps(message).encode() + b"\n")
-
-    async def request(self, request_id: int | str, method: str, params: Any = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-
-    async def notify(self, method: str, params: Any = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-
-    async def read(self, timeout: float = 5.0) -> dict[str, Any] | None:
-        """The next stdout message, or None at EOF."""
-        assert self.process.stdout is not None
-        with trio.fail_after(timeout):
-            while b"\n" not in self._buffer:
-                chunk = await self.process.stdout.receive_some(65536)
-                if not chunk:
-                    assert not self._buffer, f"partial line at EOF: {bytes(self._buffer)!r}"
-                    return None
-                self._buffer += chunk
-        index = self._buffer.index(b"\n")
-        line = bytes(self._buffer[:index])
-        del self._buffer[: index + 1]
-        self.raw_lines.append(line)
-        message = json.loads(line)
-        assert isinstance(message, dict) and message["jsonrpc"] == "2.0"
-        return message
-
-    async def call(self, request_id: int | str, method: str, params: Any = None) -> dict[str, Any]:
-        await self.request(request_id, method, params)
-        return await self.response(request_id)
-
-    async def response(self, request_id: int | str | None) -> dict[str, Any]:
-        """Read until the response with ``request_id``; anything else read first is an error."""
-        message = await self.read()
-        assert message is not None, "server closed stdout"
-        assert "method" not in message, f"unexpected notification {message}"
-        assert message["id"] == request_id, message
-        return message
-
-    async def close_stdin(self) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
-
-    async def read_to_eof(self, timeout: float = 5.0) -> list[dict[str, Any]]:
-        messages = []
-        while (message := await self.read(timeout)) is not None:
-            messages.append(message)
-        return messages
-
-    async def exit_code(self, timeout: float = 5.0) -> int:
-        with trio.fail_after(timeout):
-            return await self.process.wait()
+        super().__init__(process, stderr_path, timeout=5.0)
 
     async def handshake(self) -> None:
         await self.call(0, "initialize", initialize())
         await self.notify("notifications/initialized")
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text()
 
 
 @asynccontextmanager

@@ -14,38 +14,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
 import pytest
 import yaml
 
 from gno_trio.cli import main
-from gno_trio.engine.api import Engine
-from gno_trio.server.schemas import output_schema
+from gno_trio.engine import Engine
 from tests.lease_holder import LeaseHolder
+from tests.memory_schemas import valid_recall, valid_remember
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-SEED_RECALL_SCHEMA = SHARED / "reference" / "seed" / "memory-recall.schema.json"
 SCOPE = "team:web"
 FACT = "The staging database is rebuilt every Sunday night."
 ADD = ["remember", FACT, "--scope", SCOPE, "--add"]
-
-
-@cache
-def seed_recall_schema() -> dict[str, Any]:
-    if not SEED_RECALL_SCHEMA.is_file():
-        pytest.skip("the seed memory-recall schema is not next to the repository")
-    schema: dict[str, Any] = json.loads(SEED_RECALL_SCHEMA.read_text("utf-8"))
-    return schema
-
-
-def check_schema(schema: dict[str, Any], instance: Any) -> None:
-    validator_cls = jsonschema.validators.validator_for(schema)
-    validator_cls(schema, format_checker=jsonschema.FormatChecker()).validate(instance)
 
 
 @pytest.fixture
@@ -109,14 +93,13 @@ def test_remember_then_recall_with_json(
     assert fact_files(facts_dir) == []
     status, added, _ = run(capsys, "remember", FACT, "--scope", SCOPE, "--add", "--json")
     assert status == 0 and added["outcome"] == "added"
-    check_schema(output_schema("memory-remember"), added)
+    valid_remember(added)
     assert [str(p) for p in fact_files(facts_dir)] == [added["absPath"]]
     assert added["record"]["caller"].startswith("cli:")
     assert added["record"]["session"] == f"ppid:{os.getppid()}"
     status, recalled, _ = run(capsys, "recall", "staging database", "--scope", SCOPE, "--json")
     assert status == 0
-    check_schema(seed_recall_schema(), recalled)
-    check_schema(output_schema("memory-recall"), recalled)
+    valid_recall(recalled)
     assert [f["text"] for f in recalled["facts"]] == [FACT]
     status, text, _ = run(capsys, "recall", "staging database", "--scope", SCOPE)
     assert status == 0 and FACT in text and added["record"]["uri"] in text

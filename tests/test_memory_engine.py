@@ -19,21 +19,19 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import locks
-from gno_trio.engine.api import Engine
-from gno_trio.engine.convert import convert
-from gno_trio.engine.frontmatter import extract_meta
+from gno_trio.engine import Engine
+from gno_trio.engine.ingest.convert import convert
+from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.memory import projection, receipts
 from gno_trio.engine.memory import remember as remember_mod
 from gno_trio.engine.memory.identity import Identity
@@ -49,19 +47,13 @@ from gno_trio.engine.memory.records import (
     write_new_file,
 )
 from gno_trio.engine.memory.service import MemoryService
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.store import lease as locks
 from gno_trio.errors import GnoError
-from gno_trio.server.schemas import output_schema
 from tests.lease_holder import lease_held_elsewhere
+from tests.memory_schemas import valid_recall, valid_remember
 
 REPO = Path(__file__).resolve().parents[1]
-SEED_RECALL_SCHEMA = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "reference"
-    / "seed"
-    / "memory-recall.schema.json"
-)
 ME = Identity(caller="tester", session="session-1")
 SCOPE = "project:alpha"
 FACT = "The deploy window is Tuesday at 10:00 UTC."
@@ -70,32 +62,6 @@ FACT = "The deploy window is Tuesday at 10:00 UTC."
 # ---------------------------------------------------------------------------
 # Fixtures and helpers
 # ---------------------------------------------------------------------------
-
-
-@cache
-def seed_recall_schema() -> dict[str, Any]:
-    if not SEED_RECALL_SCHEMA.is_file():
-        pytest.skip("the seed memory-recall schema is not next to the repository")
-    schema: dict[str, Any] = json.loads(SEED_RECALL_SCHEMA.read_text("utf-8"))
-    return schema
-
-
-def check_schema(schema: dict[str, Any], instance: Any) -> None:
-    validator_cls = jsonschema.validators.validator_for(schema)
-    validator_cls.check_schema(schema)
-    validator_cls(schema, format_checker=jsonschema.FormatChecker()).validate(instance)
-
-
-def valid_recall(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` after checking it against the seed schema and the server's own."""
-    check_schema(seed_recall_schema(), result)
-    check_schema(output_schema("memory-recall"), result)
-    return result
-
-
-def valid_remember(result: dict[str, Any]) -> dict[str, Any]:
-    check_schema(output_schema("memory-remember"), result)
-    return result
 
 
 @pytest.fixture

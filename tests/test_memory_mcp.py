@@ -16,54 +16,30 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
 import pytest
 import trio
 import trio.testing
 
+from gno_trio.compose import build_app
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.runtime import Runtime
-from gno_trio.server.app import build_app
 from gno_trio.server.context import RequestContext, ToolCallContext
-from gno_trio.server.inputs import RememberInput
-from gno_trio.server.registry import CORE_READ, CORE_WRITE, select_tool_names
-from gno_trio.tools import HANDLERS
-from gno_trio.tools.memory import make_remember
+from gno_trio.tools import CATALOGUE, CORE_READ, CORE_WRITE
+from gno_trio.tools.memory import RememberInput, make_remember
 from gno_trio.transports.stdio import serve_stdio
 from tests.lease_holder import lease_held_elsewhere
+from tests.memory_schemas import check_schema, seed_recall_schema
 from tests.stdio_session import StdioSession, server_environment
 
 REPO = Path(__file__).resolve().parents[1]
-SEED_RECALL_SCHEMA = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "reference"
-    / "seed"
-    / "memory-recall.schema.json"
-)
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 SCOPE = "project:gno-trio"
 FACT = "Releases ship on Fridays after the smoke tests pass."
-
-
-@cache
-def seed_recall_schema() -> dict[str, Any]:
-    if not SEED_RECALL_SCHEMA.is_file():
-        pytest.skip("the seed memory-recall schema is not next to the repository")
-    schema: dict[str, Any] = json.loads(SEED_RECALL_SCHEMA.read_text("utf-8"))
-    return schema
-
-
-def check_schema(schema: dict[str, Any], instance: Any) -> None:
-    validator_cls = jsonschema.validators.validator_for(schema)
-    validator_cls.check_schema(schema)
-    validator_cls(schema, format_checker=jsonschema.FormatChecker()).validate(instance)
 
 
 # ---------------------------------------------------------------------------
@@ -197,12 +173,12 @@ def remember_args(text: str = FACT, **extra: Any) -> dict[str, Any]:
 
 def test_memory_tools_join_the_core_profile_as_read_and_write() -> None:
     assert "gno_recall" in CORE_READ and "gno_remember" in CORE_WRITE
-    core_read = select_tool_names("core", False, HANDLERS)
-    core_write = select_tool_names("core", True, HANDLERS)
+    core_read = CATALOGUE.select("core", False)
+    core_write = CATALOGUE.select("core", True)
     assert "gno_recall" in core_read and "gno_remember" not in core_read
     assert {"gno_recall", "gno_remember"} <= set(core_write)
-    assert "gno_remember" in select_tool_names("full", True, HANDLERS)
-    assert "gno_remember" not in select_tool_names("full", False, HANDLERS)
+    assert "gno_remember" in CATALOGUE.select("full", True)
+    assert "gno_remember" not in CATALOGUE.select("full", False)
 
 
 async def test_core_listing_advertises_recall_read_only_and_remember_as_a_write(

@@ -20,12 +20,12 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from gno_trio.compose import build_app
 from gno_trio.dirs import Dirs
-from gno_trio.engine.api import Engine
+from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 from gno_trio.protocol.versions import Era
 from gno_trio.runtime import Runtime
-from gno_trio.server.app import build_app
 from gno_trio.server.context import RequestContext
 from tests.conftest import error_code
 

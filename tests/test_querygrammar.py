@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gno_trio.engine.querygrammar import (
+from gno_trio.engine.search.querygrammar import (
     LexicalQuery,
     parse_query,
     wants_recency,

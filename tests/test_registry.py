@@ -16,22 +16,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator  # type: ignore[import-untyped]
 
 from gno_trio.errors import GnoError
-from gno_trio.server import inputs
-from gno_trio.server.descriptions import (
-    CATALOGUE,
-    READ_TOOL_NAMES,
-    TARGET_TOOL_ORDER,
-    description_for,
-)
-from gno_trio.server.registry import (
-    CORE_READ,
-    CORE_WRITE,
-    WRITE_TOOL_NAMES,
-    definitions,
-    missing_tools,
-    parse_profile,
-    select_tool_names,
-)
+from gno_trio.server.registry import parse_profile
 from gno_trio.server.schemas import (
     JSON_SCHEMA_DIALECT,
     OUTPUT_SCHEMA_NAMES,
@@ -40,6 +25,12 @@ from gno_trio.server.schemas import (
     output_schema_errors,
 )
 from gno_trio.server.tooltypes import ToolSpec
+from gno_trio.tools import CATALOGUE, CORE_READ, CORE_WRITE, TOOL_ORDER
+from gno_trio.tools.capture import CaptureInput
+from gno_trio.tools.index_state import ChangesInput, StatusInput
+from gno_trio.tools.memory import MemoryReceipt, RecallInput, RememberInput
+from gno_trio.tools.reading import GetInput, MultiGetInput
+from gno_trio.tools.retrieval import QueryInput, SearchInput
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seed"
 
@@ -53,7 +44,7 @@ EXPECTED_CORE_READ = {
     "gno_recall",
 }
 EXPECTED_CORE_WRITE = {"gno_capture", "gno_remember"}
-IMPLEMENTED = tuple(definitions())
+IMPLEMENTED = tuple(CATALOGUE.definitions)
 
 
 def _walk(node: Any) -> Iterator[tuple[str, Any]]:
@@ -77,31 +68,31 @@ def _walk(node: Any) -> Iterator[tuple[str, Any]]:
 
 
 def test_catalogue_has_53_unique_names_split_34_read_19_write() -> None:
-    assert len(TARGET_TOOL_ORDER) == 53
-    assert len(set(TARGET_TOOL_ORDER)) == 53
-    assert len(READ_TOOL_NAMES) == 34
-    assert len(WRITE_TOOL_NAMES) == 19
-    assert set(READ_TOOL_NAMES) | WRITE_TOOL_NAMES == set(TARGET_TOOL_ORDER)
-    assert not set(READ_TOOL_NAMES) & WRITE_TOOL_NAMES
+    assert len(TOOL_ORDER) == 53
+    assert len(set(TOOL_ORDER)) == 53
+    assert len(CATALOGUE.read_names) == 34
+    assert len(CATALOGUE.write_names) == 19
+    assert set(CATALOGUE.read_names) | CATALOGUE.write_names == set(TOOL_ORDER)
+    assert not set(CATALOGUE.read_names) & CATALOGUE.write_names
 
 
 def test_memory_and_peek_are_classified_like_gno() -> None:
-    assert "gno_remember" in WRITE_TOOL_NAMES
-    assert "gno_capture" in WRITE_TOOL_NAMES
-    assert "gno_recall" in READ_TOOL_NAMES
-    assert "gno_peek" in READ_TOOL_NAMES
-    assert "gno_job_status" in READ_TOOL_NAMES
+    assert "gno_remember" in CATALOGUE.write_names
+    assert "gno_capture" in CATALOGUE.write_names
+    assert "gno_recall" in CATALOGUE.read_names
+    assert "gno_peek" in CATALOGUE.read_names
+    assert "gno_job_status" in CATALOGUE.read_names
 
 
 def test_catalogue_order_starts_with_context_and_ends_with_duplicate_note() -> None:
-    assert TARGET_TOOL_ORDER[:4] == ("gno_context", "gno_context_verify", "gno_ask", "gno_search")
-    assert TARGET_TOOL_ORDER[-1] == "gno_duplicate_note"
+    assert TOOL_ORDER[:4] == ("gno_context", "gno_context_verify", "gno_ask", "gno_search")
+    assert TOOL_ORDER[-1] == "gno_duplicate_note"
     # Read tools come first, then the 19 write tools.
-    assert TARGET_TOOL_ORDER[:34] == READ_TOOL_NAMES
+    assert TOOL_ORDER[:34] == CATALOGUE.read_names
 
 
 def test_every_tool_name_follows_the_gno_prefix_convention() -> None:
-    for name in TARGET_TOOL_ORDER:
+    for name in TOOL_ORDER:
         assert re.fullmatch(r"gno_[a-z_]+", name), name
 
 
@@ -109,8 +100,8 @@ def test_core_sets_are_exact() -> None:
     assert set(CORE_READ) == EXPECTED_CORE_READ
     assert len(CORE_READ) == 7
     assert set(CORE_WRITE) == EXPECTED_CORE_WRITE
-    assert set(CORE_WRITE) <= WRITE_TOOL_NAMES
-    assert not set(CORE_READ) & WRITE_TOOL_NAMES
+    assert set(CORE_WRITE) <= CATALOGUE.write_names
+    assert not set(CORE_READ) & CATALOGUE.write_names
     assert "gno_job_status" not in set(CORE_READ) | set(CORE_WRITE)
 
 
@@ -148,11 +139,11 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_diff",
         "gno_egress_policy_set",
     }
-    positions = [TARGET_TOOL_ORDER.index(name) for name in IMPLEMENTED]
+    positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)
-    for name, definition in definitions().items():
+    for name, definition in CATALOGUE.definitions.items():
         assert definition.name == name
-        assert definition.write == (name in WRITE_TOOL_NAMES)
+        assert definition.write == (name in CATALOGUE.write_names)
 
 
 # ---------------------------------------------------------------------------
@@ -180,24 +171,24 @@ def test_parse_profile_rejects_anything_else_with_validation(value: str) -> None
 def test_selection_sizes_over_the_whole_catalogue(
     profile: str, write_enabled: bool, expected_count: int
 ) -> None:
-    names = select_tool_names(profile, write_enabled, TARGET_TOOL_ORDER)
+    names = CATALOGUE.select(profile, write_enabled, among=TOOL_ORDER)
     assert len(names) == expected_count
-    assert names == [name for name in TARGET_TOOL_ORDER if name in names]
+    assert names == [name for name in TOOL_ORDER if name in names]
 
 
 def test_core_selection_is_exactly_the_allow_list() -> None:
-    assert set(select_tool_names("core", False, TARGET_TOOL_ORDER)) == EXPECTED_CORE_READ
-    assert set(select_tool_names("core", True, TARGET_TOOL_ORDER)) == (
+    assert set(CATALOGUE.select("core", False, among=TOOL_ORDER)) == EXPECTED_CORE_READ
+    assert set(CATALOGUE.select("core", True, among=TOOL_ORDER)) == (
         EXPECTED_CORE_READ | EXPECTED_CORE_WRITE
     )
 
 
 def test_full_without_writes_is_every_read_tool_in_order() -> None:
-    assert select_tool_names("full", False, TARGET_TOOL_ORDER) == list(READ_TOOL_NAMES)
+    assert CATALOGUE.select("full", False, among=TOOL_ORDER) == list(CATALOGUE.read_names)
 
 
 def test_selection_over_the_implemented_tools_for_all_four_combinations() -> None:
-    assert select_tool_names("full", False, IMPLEMENTED) == [
+    assert CATALOGUE.select("full", False, among=IMPLEMENTED) == [
         "gno_context",
         "gno_search",
         "gno_query",
@@ -222,8 +213,8 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_job_status",
         "gno_list_jobs",
     ]
-    assert select_tool_names("full", True, IMPLEMENTED) == [
-        *select_tool_names("full", False, IMPLEMENTED),
+    assert CATALOGUE.select("full", True, among=IMPLEMENTED) == [
+        *CATALOGUE.select("full", False, among=IMPLEMENTED),
         "gno_egress_policy_set",
         "gno_capture",
         "gno_remember",
@@ -233,7 +224,7 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_create_folder",
         "gno_duplicate_note",
     ]
-    assert select_tool_names("core", False, IMPLEMENTED) == [
+    assert CATALOGUE.select("core", False, among=IMPLEMENTED) == [
         "gno_context",
         "gno_search",
         "gno_query",
@@ -242,52 +233,52 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_changes",
         "gno_recall",
     ]
-    assert select_tool_names("core", True, IMPLEMENTED) == [
-        *select_tool_names("core", False, IMPLEMENTED),
+    assert CATALOGUE.select("core", True, among=IMPLEMENTED) == [
+        *CATALOGUE.select("core", False, among=IMPLEMENTED),
         "gno_capture",
         "gno_remember",
     ]
 
 
 def test_selection_ignores_names_outside_the_catalogue() -> None:
-    assert select_tool_names("full", True, ["gno_search", "not_a_tool", "gno_sessions_import"]) == [
-        "gno_search"
-    ]
+    assert CATALOGUE.select(
+        "full", True, among=["gno_search", "not_a_tool", "gno_sessions_import"]
+    ) == ["gno_search"]
 
 
 def test_selection_with_an_unknown_profile_fails_before_choosing() -> None:
     with pytest.raises(GnoError) as caught:
-        select_tool_names("fast", True, TARGET_TOOL_ORDER)
+        CATALOGUE.select("fast", True, among=TOOL_ORDER)
     assert caught.value.code == "VALIDATION"
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    implemented=st.sets(st.sampled_from(TARGET_TOOL_ORDER)),
+    implemented=st.sets(st.sampled_from(TOOL_ORDER)),
     profile=st.sampled_from(["full", "core"]),
     write_enabled=st.booleans(),
 )
 def test_profile_only_ever_narrows_the_write_gate(
     implemented: set[str], profile: str, write_enabled: bool
 ) -> None:
-    names = select_tool_names(profile, write_enabled, implemented)
+    names = CATALOGUE.select(profile, write_enabled, among=implemented)
     assert set(names) <= implemented
-    assert names == [name for name in TARGET_TOOL_ORDER if name in names]
-    assert set(names) <= set(select_tool_names("full", write_enabled, implemented))
+    assert names == [name for name in TOOL_ORDER if name in names]
+    assert set(names) <= set(CATALOGUE.select("full", write_enabled, among=implemented))
     if not write_enabled:
-        assert not set(names) & WRITE_TOOL_NAMES
+        assert not set(names) & CATALOGUE.write_names
     if profile == "core":
         assert set(names) <= EXPECTED_CORE_READ | EXPECTED_CORE_WRITE
 
 
 def test_missing_tools_lists_unimplemented_targets_in_order() -> None:
-    assert missing_tools(TARGET_TOOL_ORDER) == []
-    missing = missing_tools(IMPLEMENTED)
+    assert CATALOGUE.missing(among=TOOL_ORDER) == []
+    missing = CATALOGUE.missing(among=IMPLEMENTED)
     assert len(missing) == 53 - len(IMPLEMENTED)
     assert missing[0] == "gno_context_verify"
     assert "gno_search" not in missing
-    assert missing == [name for name in TARGET_TOOL_ORDER if name in missing]
-    assert missing_tools([]) == list(TARGET_TOOL_ORDER)
+    assert missing == [name for name in TOOL_ORDER if name in missing]
+    assert CATALOGUE.missing(among=[]) == list(TOOL_ORDER)
 
 
 # ---------------------------------------------------------------------------
@@ -298,14 +289,14 @@ def test_missing_tools_lists_unimplemented_targets_in_order() -> None:
 def test_exactly_the_core_tools_change_description_between_profiles() -> None:
     differing = {
         name
-        for name in TARGET_TOOL_ORDER
-        if description_for(name, "full") != description_for(name, "core")
+        for name in TOOL_ORDER
+        if CATALOGUE.description(name, "full") != CATALOGUE.description(name, "core")
     }
     assert differing == EXPECTED_CORE_READ | EXPECTED_CORE_WRITE
 
 
 def test_specs_differ_between_profiles_only_in_the_core_descriptions() -> None:
-    for name, definition in definitions().items():
+    for name, definition in CATALOGUE.definitions.items():
         full, core = definition.spec("full"), definition.spec("core")
         assert isinstance(full, ToolSpec)
         assert full.name == core.name == name
@@ -316,17 +307,17 @@ def test_specs_differ_between_profiles_only_in_the_core_descriptions() -> None:
         assert (full.description != core.description) == (
             name in EXPECTED_CORE_READ | EXPECTED_CORE_WRITE
         )
-        assert full.description == description_for(name, "full")
-        assert core.description == description_for(name, "core")
+        assert full.description == CATALOGUE.description(name, "full")
+        assert core.description == CATALOGUE.description(name, "core")
 
 
 def test_spec_rejects_an_unknown_profile() -> None:
     with pytest.raises(GnoError):
-        definitions()["gno_search"].spec("everything")
+        CATALOGUE.definitions["gno_search"].spec("everything")
 
 
 def test_every_description_is_plain_nonempty_prose() -> None:
-    for row in CATALOGUE:
+    for row in CATALOGUE.texts.values():
         for text in filter(None, (row.full, row.core)):
             assert 20 <= len(text) <= 700, row.name
             assert text == text.strip()
@@ -343,7 +334,7 @@ PROMOTIONAL = re.compile(
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_CORE_READ | EXPECTED_CORE_WRITE))
 def test_core_descriptions_follow_the_copy_rules(name: str) -> None:
-    text = description_for(name, "core")
+    text = CATALOGUE.description(name, "core")
     assert text.startswith("Call "), "opens with when to call the tool"
     assert not NEGATIONS.search(text), NEGATIONS.search(text)
     assert not PROMOTIONAL.search(text), PROMOTIONAL.search(text)
@@ -351,26 +342,26 @@ def test_core_descriptions_follow_the_copy_rules(name: str) -> None:
 
 
 def test_core_descriptions_name_the_bound_each_caller_must_respect() -> None:
-    assert "fromLine" in description_for("gno_get", "core")
-    assert "line anchor" in description_for("gno_get", "core")
-    assert "maxBytes" in description_for("gno_multi_get", "core")
-    recall = description_for("gno_recall", "core")
+    assert "fromLine" in CATALOGUE.description("gno_get", "core")
+    assert "line anchor" in CATALOGUE.description("gno_get", "core")
+    assert "maxBytes" in CATALOGUE.description("gno_multi_get", "core")
+    recall = CATALOGUE.description("gno_recall", "core")
     assert "8 facts" in recall
     assert "512 tokens" in recall
-    assert "embedding step" in description_for("gno_capture", "core")
-    assert "budgetTokens" in description_for("gno_context", "core")
+    assert "embedding step" in CATALOGUE.description("gno_capture", "core")
+    assert "budgetTokens" in CATALOGUE.description("gno_context", "core")
 
 
 def test_query_descriptions_say_the_server_runs_bm25_only() -> None:
     for profile in ("full", "core"):
-        text = description_for("gno_query", profile)
+        text = CATALOGUE.description("gno_query", profile)
         assert "bm25_only" in text
         assert "model-free" in text
 
 
 def test_description_for_unknown_tool_is_an_error() -> None:
     with pytest.raises(GnoError) as caught:
-        description_for("gno_teleport", "full")
+        CATALOGUE.description("gno_teleport", "full")
     assert caught.value.code == "NOT_FOUND"
 
 
@@ -380,7 +371,7 @@ def test_description_for_unknown_tool_is_an_error() -> None:
 
 
 def test_memory_and_peek_annotations_match_the_contract() -> None:
-    specs = {name: d.spec("full") for name, d in definitions().items()}
+    specs = {name: d.spec("full") for name, d in CATALOGUE.definitions.items()}
     recall = specs["gno_recall"].annotations
     assert recall["readOnlyHint"] is True
     assert recall["idempotentHint"] is True
@@ -393,27 +384,27 @@ def test_memory_and_peek_annotations_match_the_contract() -> None:
 
 
 def test_no_read_tool_claims_to_write_and_no_write_tool_claims_read_only() -> None:
-    for name, definition in definitions().items():
+    for name, definition in CATALOGUE.definitions.items():
         hint = definition.annotations.get("readOnlyHint")
         if hint is not None:
             assert hint is (not definition.write), name
 
 
 def test_specs_hand_out_independent_copies() -> None:
-    first = definitions()["gno_recall"].spec("full")
+    first = CATALOGUE.definitions["gno_recall"].spec("full")
     assert first.output_schema is not None
     assert isinstance(first.output_schema, dict)
     assert isinstance(first.input_schema, dict)
     first.output_schema["required"].append("tampered")  # type: ignore[attr-defined]
     first.input_schema["properties"].clear()  # type: ignore[attr-defined]
-    second = definitions()["gno_recall"].spec("full")
+    second = CATALOGUE.definitions["gno_recall"].spec("full")
     assert second.output_schema is not None
     assert "tampered" not in second.output_schema["required"]
     assert second.input_schema["properties"]
 
 
 def test_specs_are_json_encodable_for_the_wire() -> None:
-    for definition in definitions().values():
+    for definition in CATALOGUE.definitions.values():
         spec = definition.spec("core")
         msgspec.json.encode(
             {
@@ -431,7 +422,7 @@ def test_specs_are_json_encodable_for_the_wire() -> None:
 
 @pytest.mark.parametrize("name", IMPLEMENTED)
 def test_input_schema_is_a_flat_stamped_2020_12_object(name: str) -> None:
-    schema = definitions()[name].spec("full").input_schema
+    schema = CATALOGUE.definitions[name].spec("full").input_schema
     assert schema["$schema"] == JSON_SCHEMA_DIALECT
     assert schema["type"] == "object"
     assert isinstance(schema["properties"], dict)
@@ -453,7 +444,7 @@ def test_input_schemas_are_open_objects_like_gno() -> None:
         "gno_egress_check",
         "gno_egress_policy_set",
     }
-    for name, definition in definitions().items():
+    for name, definition in CATALOGUE.definitions.items():
         schema = definition.spec("full").input_schema
         if name in closed:
             assert schema["additionalProperties"] is False
@@ -464,7 +455,7 @@ def test_input_schemas_are_open_objects_like_gno() -> None:
 def test_required_fields_match_the_spec() -> None:
     required = {
         name: set(d.spec("full").input_schema.get("required", ()))
-        for name, d in definitions().items()
+        for name, d in CATALOGUE.definitions.items()
     }
     assert required["gno_search"] == {"query"}
     assert required["gno_query"] == {"query"}
@@ -482,20 +473,20 @@ def test_required_fields_match_the_spec() -> None:
 
 
 def test_nested_structs_are_inlined_with_their_field_description() -> None:
-    capture = input_schema_for(inputs.CaptureInput)
+    capture = input_schema_for(CaptureInput)
     source = capture["properties"]["source"]
     assert source["type"] == "object"
     assert source["description"].startswith("Provenance")
     assert source["properties"]["kind"]["type"] == "string"
     assert "web" in source["properties"]["kind"]["enum"]
-    query = input_schema_for(inputs.QueryInput)
+    query = input_schema_for(QueryInput)
     modes = query["properties"]["queryModes"]["items"]
     assert modes["required"] == ["mode", "text"]
     assert set(modes["properties"]["mode"]["enum"]) == {"term", "intent", "hyde"}
 
 
 def test_advertised_bounds_match_gno() -> None:
-    search = input_schema_for(inputs.SearchInput)["properties"]
+    search = input_schema_for(SearchInput)["properties"]
     assert search["limit"] | {"description": None} == {
         "description": None,
         "type": "integer",
@@ -504,22 +495,22 @@ def test_advertised_bounds_match_gno() -> None:
         "default": 5,
     }
     assert search["projectHints"]["maxItems"] == 16
-    recall = input_schema_for(inputs.RecallInput)["properties"]
+    recall = input_schema_for(RecallInput)["properties"]
     assert (recall["scopes"]["minItems"], recall["scopes"]["maxItems"]) == (1, 8)
     assert (recall["maxFacts"]["minimum"], recall["maxFacts"]["maximum"]) == (1, 64)
     assert (recall["maxTokens"]["minimum"], recall["maxTokens"]["maximum"]) == (1, 8192)
-    remember = input_schema_for(inputs.RememberInput)["properties"]
+    remember = input_schema_for(RememberInput)["properties"]
     assert set(remember["decision"]["enum"]) == {"add", "supersede"}
-    changes = input_schema_for(inputs.ChangesInput)["properties"]
+    changes = input_schema_for(ChangesInput)["properties"]
     assert changes["limit"]["default"] == 100
     assert changes["limit"]["maximum"] == 1000
     assert changes["since"]["maxLength"] == 512
-    get = input_schema_for(inputs.GetInput)["properties"]
+    get = input_schema_for(GetInput)["properties"]
     assert get["traceId"]["maxLength"] == 128
     assert get["lineNumbers"]["default"] is True
-    multi = input_schema_for(inputs.MultiGetInput)["properties"]
+    multi = input_schema_for(MultiGetInput)["properties"]
     assert multi["maxBytes"]["default"] == 10_240
-    capture = input_schema_for(inputs.CaptureInput)["properties"]
+    capture = input_schema_for(CaptureInput)["properties"]
     assert capture["content"]["maxLength"] == 1_048_576
     assert len(capture["presetId"]["enum"]) == 10
 
@@ -547,45 +538,45 @@ def _convert_error(payload: dict[str, Any], target: type[msgspec.Struct]) -> str
 @pytest.mark.parametrize(
     ("target", "payload", "field"),
     [
-        (inputs.SearchInput, {"query": "x", "limit": 0}, "limit"),
-        (inputs.SearchInput, {"query": "x", "limit": 101}, "limit"),
-        (inputs.SearchInput, {"query": ""}, "query"),
-        (inputs.SearchInput, {"query": "x", "minScore": 1.5}, "minScore"),
-        (inputs.SearchInput, {"query": "x", "projectHints": ["h"] * 17}, "projectHints"),
-        (inputs.QueryInput, {"query": "x", "candidateLimit": 0}, "candidateLimit"),
-        (inputs.QueryInput, {"query": "x", "queryModes": [{"mode": "hyd", "text": "a"}]}, "mode"),
-        (inputs.QueryInput, {"query": "x", "queryModes": [{"mode": "term", "text": ""}]}, "text"),
-        (inputs.GetInput, {"ref": "#abc123", "fromLine": 0}, "fromLine"),
-        (inputs.GetInput, {"ref": "#abc123", "traceId": "t" * 129}, "traceId"),
-        (inputs.GetInput, {"ref": "#abc123", "lineCount": 2**53}, "lineCount"),
-        (inputs.MultiGetInput, {"refs": []}, "refs"),
-        (inputs.MultiGetInput, {"pattern": "*", "maxBytes": 0}, "maxBytes"),
-        (inputs.ChangesInput, {"limit": 1001}, "limit"),
-        (inputs.ChangesInput, {"since": ""}, "since"),
-        (inputs.RecallInput, {"query": "q", "collection": "m", "scopes": []}, "scopes"),
-        (inputs.RecallInput, {"query": "q", "collection": "m", "scopes": ["s"] * 9}, "scopes"),
+        (SearchInput, {"query": "x", "limit": 0}, "limit"),
+        (SearchInput, {"query": "x", "limit": 101}, "limit"),
+        (SearchInput, {"query": ""}, "query"),
+        (SearchInput, {"query": "x", "minScore": 1.5}, "minScore"),
+        (SearchInput, {"query": "x", "projectHints": ["h"] * 17}, "projectHints"),
+        (QueryInput, {"query": "x", "candidateLimit": 0}, "candidateLimit"),
+        (QueryInput, {"query": "x", "queryModes": [{"mode": "hyd", "text": "a"}]}, "mode"),
+        (QueryInput, {"query": "x", "queryModes": [{"mode": "term", "text": ""}]}, "text"),
+        (GetInput, {"ref": "#abc123", "fromLine": 0}, "fromLine"),
+        (GetInput, {"ref": "#abc123", "traceId": "t" * 129}, "traceId"),
+        (GetInput, {"ref": "#abc123", "lineCount": 2**53}, "lineCount"),
+        (MultiGetInput, {"refs": []}, "refs"),
+        (MultiGetInput, {"pattern": "*", "maxBytes": 0}, "maxBytes"),
+        (ChangesInput, {"limit": 1001}, "limit"),
+        (ChangesInput, {"since": ""}, "since"),
+        (RecallInput, {"query": "q", "collection": "m", "scopes": []}, "scopes"),
+        (RecallInput, {"query": "q", "collection": "m", "scopes": ["s"] * 9}, "scopes"),
         (
-            inputs.RecallInput,
+            RecallInput,
             {"query": "q", "collection": "m", "scopes": ["s"], "maxFacts": 65},
             "maxFacts",
         ),
         (
-            inputs.RecallInput,
+            RecallInput,
             {"query": "q", "collection": "m", "scopes": ["s"], "maxTokens": 0},
             "maxTokens",
         ),
         (
-            inputs.RememberInput,
+            RememberInput,
             {"text": "t", "collection": "m", "scopes": ["s"], "decision": "replace"},
             "decision",
         ),
-        (inputs.CaptureInput, {"collection": ""}, "collection"),
+        (CaptureInput, {"collection": ""}, "collection"),
         (
-            inputs.CaptureInput,
+            CaptureInput,
             {"collection": "c", "collisionPolicy": "overwrite"},
             "collisionPolicy",
         ),
-        (inputs.CaptureInput, {"collection": "c", "source": {"kind": "fax"}}, "kind"),
+        (CaptureInput, {"collection": "c", "source": {"kind": "fax"}}, "kind"),
     ],
 )
 def test_out_of_bounds_arguments_are_rejected_naming_the_field(
@@ -597,50 +588,50 @@ def test_out_of_bounds_arguments_are_rejected_naming_the_field(
 
 
 def test_limit_zero_error_names_limit() -> None:
-    message = _convert_error({"query": "x", "limit": 0}, inputs.SearchInput)
+    message = _convert_error({"query": "x", "limit": 0}, SearchInput)
     assert "$.limit" in message
     assert ">= 1" in message
 
 
 def test_missing_required_field_is_named() -> None:
-    assert "query" in _convert_error({}, inputs.SearchInput)
-    assert "scopes" in _convert_error({"query": "q", "collection": "m"}, inputs.RecallInput)
+    assert "query" in _convert_error({}, SearchInput)
+    assert "scopes" in _convert_error({"query": "q", "collection": "m"}, RecallInput)
 
 
 def test_explicit_null_for_an_optional_field_is_rejected() -> None:
-    assert "collection" in _convert_error({"query": "x", "collection": None}, inputs.SearchInput)
+    assert "collection" in _convert_error({"query": "x", "collection": None}, SearchInput)
 
 
 def test_type_confusion_is_rejected() -> None:
-    assert "limit" in _convert_error({"query": "x", "limit": "5"}, inputs.SearchInput)
-    assert "limit" in _convert_error({"query": "x", "limit": True}, inputs.SearchInput)
-    assert "lineNumbers" in _convert_error({"ref": "r", "lineNumbers": 1}, inputs.GetInput)
+    assert "limit" in _convert_error({"query": "x", "limit": "5"}, SearchInput)
+    assert "limit" in _convert_error({"query": "x", "limit": True}, SearchInput)
+    assert "lineNumbers" in _convert_error({"ref": "r", "lineNumbers": 1}, GetInput)
 
 
 def test_defaults_are_applied_and_omitted_fields_stay_unset() -> None:
-    search = msgspec.convert({"query": "x"}, inputs.SearchInput)
+    search = msgspec.convert({"query": "x"}, SearchInput)
     assert search.limit == 5
     assert search.collection is msgspec.UNSET
-    query = msgspec.convert({"query": "x"}, inputs.QueryInput)
+    query = msgspec.convert({"query": "x"}, QueryInput)
     assert (query.fast, query.thorough) == (False, False)
     assert query.graph is msgspec.UNSET
-    get = msgspec.convert({"ref": "#abc123"}, inputs.GetInput)
+    get = msgspec.convert({"ref": "#abc123"}, GetInput)
     assert get.lineNumbers is True
     assert get.fromLine is msgspec.UNSET
-    multi = msgspec.convert({"refs": ["#abc123"]}, inputs.MultiGetInput)
+    multi = msgspec.convert({"refs": ["#abc123"]}, MultiGetInput)
     assert multi.maxBytes == 10_240
-    assert msgspec.convert({}, inputs.ChangesInput).limit == 100
+    assert msgspec.convert({}, ChangesInput).limit == 100
     recall = msgspec.convert(
-        {"query": "q", "collection": "memory", "scopes": ["project:gno"]}, inputs.RecallInput
+        {"query": "q", "collection": "memory", "scopes": ["project:gno"]}, RecallInput
     )
     assert (recall.maxFacts, recall.maxTokens) == (8, 512)
-    assert msgspec.convert({"collection": "c"}, inputs.CaptureInput).overwrite is False
+    assert msgspec.convert({"collection": "c"}, CaptureInput).overwrite is False
 
 
 def test_unknown_arguments_are_ignored_like_gno() -> None:
-    status = msgspec.convert({"verbose": True}, inputs.StatusInput)
-    assert status == inputs.StatusInput()
-    search = msgspec.convert({"query": "x", "extra": [1, 2]}, inputs.SearchInput)
+    status = msgspec.convert({"verbose": True}, StatusInput)
+    assert status == StatusInput()
+    search = msgspec.convert({"query": "x", "extra": [1, 2]}, SearchInput)
     assert search.query == "x"
 
 
@@ -657,14 +648,14 @@ def test_remember_accepts_a_receipt_exactly_as_recall_returned_it() -> None:
             "receipt": receipt,
             "derivedFrom": ["conversation"],
         },
-        inputs.RememberInput,
+        RememberInput,
     )
-    assert isinstance(remember.receipt, inputs.MemoryReceipt)
+    assert isinstance(remember.receipt, MemoryReceipt)
     assert remember.receipt.spanHashes == receipt["spanHashes"]
     partial = msgspec.convert(
-        {"text": "t", "collection": "m", "scopes": ["s"], "receipt": {}}, inputs.RememberInput
+        {"text": "t", "collection": "m", "scopes": ["s"], "receipt": {}}, RememberInput
     )
-    assert isinstance(partial.receipt, inputs.MemoryReceipt)
+    assert isinstance(partial.receipt, MemoryReceipt)
     assert partial.receipt.spanHashes == []
 
 
@@ -733,7 +724,7 @@ def _object_for(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-_SCHEMAS = {name: input_schema_for(d.input_type) for name, d in definitions().items()}
+_SCHEMAS = {name: input_schema_for(d.input_type) for name, d in CATALOGUE.definitions.items()}
 
 
 def _minimal_valid(schema: dict[str, Any]) -> Any:
@@ -810,7 +801,7 @@ def _boundary_values(schema: dict[str, Any]) -> Iterator[Any]:
 def test_struct_and_advertised_schema_agree_on_every_boundary(name: str) -> None:
     schema = _SCHEMAS[name]
     validator = Draft202012Validator(schema)
-    input_type = definitions()[name].input_type
+    input_type = CATALOGUE.definitions[name].input_type
     checked = 0
     for arguments in _boundary_values(schema):
         if not isinstance(arguments, dict):
@@ -835,7 +826,7 @@ def test_struct_and_advertised_schema_agree_on_every_boundary(name: str) -> None
 def test_struct_and_advertised_schema_agree_on_arbitrary_arguments(
     name: str, data: st.DataObject
 ) -> None:
-    definition = definitions()[name]
+    definition = CATALOGUE.definitions[name]
     schema = _SCHEMAS[name]
     arguments = data.draw(_object_for(schema))
     # Push one argument (or a missing / unknown one) to a bound or to junk.
@@ -875,9 +866,12 @@ def test_output_schema_is_a_valid_stamped_2020_12_schema(schema_name: str) -> No
 
 
 def test_every_implemented_tool_has_an_output_schema() -> None:
-    for definition in definitions().values():
+    for definition in CATALOGUE.definitions.values():
         assert definition.output_schema is not None
-    assert definitions()["gno_search"].output_schema == definitions()["gno_query"].output_schema
+    assert (
+        CATALOGUE.definitions["gno_search"].output_schema
+        == CATALOGUE.definitions["gno_query"].output_schema
+    )
 
 
 def test_unknown_output_schema_name_is_an_error() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gno_trio.engine.timefilter import parse_time_bound
+from gno_trio.engine.search.timefilter import parse_time_bound
 from gno_trio.errors import GnoError
 
 # A Wednesday afternoon.

@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import load_config
-from gno_trio.egress_set import Confirmation, set_policy
-from gno_trio.engine import journal
-from gno_trio.engine.api import Engine
-from gno_trio.engine.diagnose import diagnose
-from gno_trio.engine.diff import document_diff
-from gno_trio.engine.locks import write_lease
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine import Engine
+from gno_trio.engine.egress.change import Confirmation, set_policy
+from gno_trio.engine.reads.diff import document_diff
+from gno_trio.engine.search.diagnose import diagnose
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.store import journal as journal
+from gno_trio.engine.store.lease import write_lease
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.transports.http.guards import PolicyBook

@@ -18,15 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gno_trio import egress_explain
 from gno_trio.config import Collection
-from gno_trio.egress import CollectionPolicy, Policy, Scope, evaluate
-from gno_trio.engine import filing, graph
-from gno_trio.engine.api import Engine
-from gno_trio.engine.locks import write_lease
-from gno_trio.engine.search import SearchRequest
-from gno_trio.server.registry import WRITE_TOOL_NAMES
+from gno_trio.engine import Engine
+from gno_trio.engine.egress import explain as egress_explain
+from gno_trio.engine.egress.policy import CollectionPolicy, Policy, Scope, evaluate
+from gno_trio.engine.graph import linkgraph as graph
+from gno_trio.engine.ingest import filing as filing
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.store.lease import write_lease
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from gno_trio.tools import CATALOGUE
 from tests.conftest import error_code
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
@@ -488,7 +489,7 @@ async def test_read_only_server_serves_graph_and_egress_views_and_no_file_writes
         listed = await pipe.list_tools()
         for name in NEW_READ_TOOLS:
             assert listed[name]["annotations"]["readOnlyHint"] is True
-        assert set(NEW_WRITE_TOOLS) <= WRITE_TOOL_NAMES
+        assert set(NEW_WRITE_TOOLS) <= CATALOGUE.write_names
         assert not set(NEW_WRITE_TOOLS) & set(listed)
         for name in NEW_WRITE_TOOLS:
             answer = await pipe.call(

@@ -16,11 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gno_trio.engine import graph_overview, typed_graph
-from gno_trio.engine.api import Engine
-from gno_trio.engine.links import Resolver, summary
-from gno_trio.server.inputs import GraphInput, GraphQueryInput, ImpactInput
+from gno_trio.engine import Engine
+from gno_trio.engine.graph import overview as graph_overview
+from gno_trio.engine.graph import typed as typed_graph
+from gno_trio.engine.graph.links import Resolver, summary
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from gno_trio.tools.graph import GraphInput, GraphQueryInput, ImpactInput
 from tests.conftest import error_code
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree

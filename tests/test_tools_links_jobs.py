@@ -30,30 +30,24 @@ from hypothesis import strategies as st
 
 from gno_trio.config import Context, load_config
 from gno_trio.dirs import Dirs
-from gno_trio.engine import links
-from gno_trio.engine.api import Engine
-from gno_trio.engine.locks import write_lease
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine import Engine
+from gno_trio.engine.graph import links as links
+from gno_trio.engine.jobs import JobControl, JobManager, JobPlan
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.store.lease import write_lease
 from gno_trio.errors import GnoError
-from gno_trio.jobs import JobControl, JobManager, JobPlan
 from gno_trio.protocol.versions import Era
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import RequestContext, ToolCallContext
-from gno_trio.server.inputs import (
-    AddCollectionInput,
-    BacklinksInput,
-    JobStatusInput,
-    LinksInput,
-    ListJobsInput,
-    RemoveCollectionInput,
-    SyncInput,
-)
-from gno_trio.server.registry import WRITE_TOOL_NAMES
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.server.tooltypes import ToolResult
+from gno_trio.tools import CATALOGUE
 from gno_trio.tools import collections as collection_tools
 from gno_trio.tools import jobs as job_tools
 from gno_trio.tools import links as link_tools
+from gno_trio.tools.collections import AddCollectionInput, RemoveCollectionInput, SyncInput
+from gno_trio.tools.jobs import JobStatusInput, ListJobsInput
+from gno_trio.tools.links import BacklinksInput, LinksInput
 from tests.conftest import error_code
 from tests.stdio_session import ProcessSession, open_mcp_server, server_environment
 
@@ -836,7 +830,7 @@ async def test_read_only_server_serves_links_and_jobs_but_no_collection_writes(
         listed = await pipe.list_tools()
         assert set(listed) >= NEW_READ_TOOLS
         assert not NEW_WRITE_TOOLS & set(listed)
-        assert NEW_WRITE_TOOLS <= WRITE_TOOL_NAMES
+        assert CATALOGUE.write_names >= NEW_WRITE_TOOLS
         for name in NEW_READ_TOOLS:
             assert listed[name]["annotations"]["readOnlyHint"] is True
         for name in NEW_WRITE_TOOLS:

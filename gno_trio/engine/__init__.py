@@ -1,1 +1,126 @@
-"""engine layer."""
+"""The knowledge engine's one public face.
+
+Surfaces (the CLI, the MCP tools, the HTTP gateway, the runtime) import the
+engine from here and nowhere else; everything behind this module may move.
+The engine is synchronous and speaks no transport: callers on an event loop
+run its methods in worker threads.
+
+Layout (internals, by concern):
+
+* ``core``/``kernel``: :class:`Engine`, one object per opened index; every
+  service is one of its methods (see :mod:`gno_trio.engine.core`);
+* ``store/``: the SQLite file (connections, pool, migrations), the change
+  journal, the write lease;
+* ``ingest/``: walker, converters, chunker, frontmatter, sync, collection
+  roots, and the writers of notes (capture, filing);
+* ``search/``: query grammar, BM25, anchors, time filters, the query
+  pipeline and its diagnosis;
+* ``graph/``: links, the link graph, typed edges, overview, impact;
+* ``egress/``: the one home of the egress policy order and rules;
+* ``reads/``: documents by reference, listings, tags, status, diffs;
+* ``memory/``: scoped, cited facts; ``context/``: Context Capsules;
+* ``jobs``: background jobs of a server process (threads, no event loop);
+* ``uris``: ``gno://`` URIs, refs and docids, shared by all of the above.
+"""
+
+from __future__ import annotations
+
+from gno_trio.config import normalize_collection_name as normalize_name
+from gno_trio.engine.context import CONTEXT_ERROR_CODES as CONTEXT_ERROR_CODES
+from gno_trio.engine.context import ContextRequest as ContextRequest
+from gno_trio.engine.context import agent_projection_text as agent_projection_text
+from gno_trio.engine.context import public_code as public_code
+from gno_trio.engine.context.request import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
+from gno_trio.engine.core import Engine as Engine
+from gno_trio.engine.egress.change import Confirmation as Confirmation
+from gno_trio.engine.egress.explain import CONTENT_CLASSES as EGRESS_CONTENT_CLASSES
+from gno_trio.engine.egress.explain import MAX_CHECK_COLLECTIONS as EGRESS_CHECK_MAX_COLLECTIONS
+from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE as EGRESS_DENIED_CODE
+from gno_trio.engine.egress.policy import EGRESS_DENIED_MESSAGE as EGRESS_DENIED_MESSAGE
+from gno_trio.engine.egress.policy import EGRESS_METHODS as EGRESS_METHODS
+from gno_trio.engine.egress.policy import POLICY_ORDER as POLICY_ORDER
+from gno_trio.engine.egress.policy import CollectionPolicy as CollectionPolicy
+from gno_trio.engine.egress.policy import Decision as EgressDecision
+from gno_trio.engine.egress.policy import Policy as Policy
+from gno_trio.engine.egress.policy import Zone as Zone
+from gno_trio.engine.egress.policy import classify_peer as classify_peer
+from gno_trio.engine.egress.policy import evaluate as evaluate_egress
+from gno_trio.engine.egress.policy import scope_of as egress_scope_of
+from gno_trio.engine.ingest.capture import CAPTURE_MAX_TEXT_BYTES as CAPTURE_MAX_TEXT_BYTES
+from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLICIES
+from gno_trio.engine.ingest.capture import PRESETS as PRESETS
+from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
+from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
+from gno_trio.engine.ingest.roots import validate_root as validate_root
+from gno_trio.engine.ingest.sync import ProgressFn as ProgressFn
+from gno_trio.engine.ingest.sync import SyncReport as SyncReport
+from gno_trio.engine.jobs import JobControl as JobControl
+from gno_trio.engine.jobs import JobManager as JobManager
+from gno_trio.engine.jobs import JobPlan as JobPlan
+from gno_trio.engine.jobs import JobTicket as JobTicket
+from gno_trio.engine.jobs import Work as Work
+from gno_trio.engine.kernel import IndexLocation as IndexLocation
+from gno_trio.engine.kernel import locate as locate
+from gno_trio.engine.memory.identity import Identity as Identity
+from gno_trio.engine.memory.recall import DEFAULT_MAX_FACTS as RECALL_DEFAULT_MAX_FACTS
+from gno_trio.engine.memory.recall import DEFAULT_MAX_TOKENS as RECALL_DEFAULT_MAX_TOKENS
+from gno_trio.engine.memory.receipts import PresentedReceipt as PresentedReceipt
+from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
+from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
+from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
+from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
+from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
+from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
+from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
+from gno_trio.engine.uris import parse_uri as parse_uri
+
+__all__ = [
+    "CAPTURE_MAX_TEXT_BYTES",
+    "COLLISION_POLICIES",
+    "CONTEXT_ERROR_CODES",
+    "EGRESS_CHECK_MAX_COLLECTIONS",
+    "EGRESS_CONTENT_CLASSES",
+    "EGRESS_DENIED_CODE",
+    "EGRESS_DENIED_MESSAGE",
+    "EGRESS_METHODS",
+    "MAX_SAFE_INTEGER",
+    "MEMORY_MAX_SCOPES",
+    "MULTI_GET_DEFAULT_MAX_BYTES",
+    "POLICY_ORDER",
+    "PRESETS",
+    "RECALL_DEFAULT_MAX_FACTS",
+    "RECALL_DEFAULT_MAX_TOKENS",
+    "RECALL_MAX_FACTS",
+    "RECALL_MAX_TOKENS",
+    "SOURCE_KINDS",
+    "CaptureRequest",
+    "CollectionPolicy",
+    "Confirmation",
+    "ConnectionPool",
+    "ContextRequest",
+    "EgressDecision",
+    "Engine",
+    "Identity",
+    "IndexLocation",
+    "JobControl",
+    "JobManager",
+    "JobPlan",
+    "JobTicket",
+    "Policy",
+    "PresentedReceipt",
+    "ProgressFn",
+    "QueryOptions",
+    "SearchRequest",
+    "SyncReport",
+    "Work",
+    "Zone",
+    "agent_projection_text",
+    "classify_peer",
+    "egress_scope_of",
+    "evaluate_egress",
+    "locate",
+    "normalize_name",
+    "parse_uri",
+    "public_code",
+    "validate_root",
+]

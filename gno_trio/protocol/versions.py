@@ -45,8 +45,3 @@ def negotiate_legacy_version(requested: str) -> str:
     if requested in LEGACY_VERSIONS:
         return requested
     return LATEST_LEGACY_VERSION
-
-
-def is_supported_modern_version(version: str) -> bool:
-    """Whether a modern envelope naming ``version`` is served."""
-    return version in MODERN_VERSIONS

@@ -15,10 +15,10 @@ from typing import Any, Final
 
 from gno_trio.protocol.connection import Admission
 from gno_trio.protocol.jsonrpc import ProgressToken, RequestId
+from gno_trio.protocol.names import PROGRESS_NOTIFICATION
 from gno_trio.protocol.versions import Era
 
 DEFAULT_CLIENT_NAME: Final = "mcp"
-PROGRESS_NOTIFICATION: Final = "notifications/progress"
 
 NotificationSender = Callable[[str, Mapping[str, Any]], Awaitable[None]]
 """Sends one notification that belongs to the current request (``method``, ``params``)."""

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import msgspec
 
-from gno_trio.errors import GnoError
+from gno_trio.errors import GnoError, Kind
 from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS, MODERN_REQUEST_METHODS
 from gno_trio.protocol.errors import (
     RESOURCE_NOT_FOUND_LEGACY,
@@ -35,7 +35,6 @@ logger = logging.getLogger("gno_trio.mcp")
 
 RUNTIME_ERROR_CODE: Final = "RUNTIME"
 INVALID_ARGUMENTS_CODE: Final = "INVALID_INPUT"
-_RESOURCE_MISSING_CODES: Final = frozenset({"NOT_FOUND", "PATH_NOT_FOUND"})
 
 _METHODS_BY_ERA: Final = {Era.LEGACY: LEGACY_REQUEST_METHODS, Era.MODERN: MODERN_REQUEST_METHODS}
 
@@ -101,6 +100,7 @@ class McpApp:
         tools: Sequence[BoundTool] = (),
         resources: ResourceProvider | None = None,
         instance_id: str | None = None,
+        write_tools: Collection[str] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -114,6 +114,9 @@ class McpApp:
         # tools/list never varies per connection, so it is built once, in table order.
         self._tool_list = [_describe_tool(bound) for bound in tools]
         self._resources = resources
+        # Every catalogued write tool, served or not: the HTTP write gate refuses
+        # them before dispatch while writes are disabled.
+        self.write_tools: frozenset[str] = frozenset(write_tools)
         self.capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
         if resources is not None:
             self.capabilities["resources"] = {"subscribe": False, "listChanged": False}
@@ -236,9 +239,9 @@ class McpApp:
                 raise resource_not_found(uri, ctx.era) from None
             raise
         except GnoError as exc:
-            if exc.code in _RESOURCE_MISSING_CODES:
+            if exc.kind is Kind.NOT_FOUND:
                 raise resource_not_found(uri, ctx.era) from None
-            if exc.is_validation:
+            if exc.kind.is_caller_error:
                 raise invalid_params(exc.message, {"uri": uri}) from None
             raise _internal("resources/read", exc) from None
         except Exception as exc:

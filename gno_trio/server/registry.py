@@ -1,64 +1,46 @@
-"""The tool registry as data, and the rules that pick the advertised set.
+"""The tool registry as data: the definition type, the catalogue, and profile selection.
 
-A :class:`ToolDefinition` holds everything about a tool that is the same in
-every profile (input type, output schema, annotations, read/write class);
-:meth:`ToolDefinition.spec` adds the profile's description. Which tools a
-listener advertises is decided once, at start-up, by
-:func:`select_tool_names` from three inputs: the profile, the write gate and
-the set of tools this server actually implements.
+A tool module (``gno_trio.tools.<family>``) declares each of its tools whole
+with :func:`read_tool` or :func:`write_tool`: name, input Struct, output
+schema name, annotations, the description per profile and the factory of
+its handler. A :class:`Catalogue` holds every declared tool plus the
+catalogued tools not implemented yet (their text only), in one wire order.
+This module knows the shape of a tool, never a particular tool: the
+catalogue is built by :mod:`gno_trio.tools` and handed to the composition
+root.
 
-Two rules hold for every combination: the order is always the catalogue order
-(:data:`~gno_trio.server.descriptions.TARGET_TOOL_ORDER`), and a profile only
-ever narrows what the write gate allows; ``core`` never adds a write tool that
-``--enable-write`` did not.
+Which tools a listener advertises is decided once, at start-up, by
+:meth:`Catalogue.select` from the profile and the write gate. Two rules hold
+for every combination: the order is always the catalogue order, and a
+profile only ever narrows what the write gate allows; ``core`` never adds a
+write tool that ``--enable-write`` did not.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from gno_trio.errors import GnoError
-from gno_trio.server import inputs
-from gno_trio.server.descriptions import (
-    PROFILE_CORE,
-    PROFILE_FULL,
-    TARGET_TOOL_ORDER,
-    TOOL_TEXT,
-    WRITE_TOOL_ORDER,
-)
 from gno_trio.server.schemas import input_schema_for, output_schema
-from gno_trio.server.tooltypes import ToolSpec
+from gno_trio.server.tooltypes import BoundTool, ToolHandler, ToolSpec
 
+if TYPE_CHECKING:
+    from gno_trio.runtime import Runtime
+
+PROFILE_FULL: Final = "full"
+PROFILE_CORE: Final = "core"
 PROFILES: Final = (PROFILE_CORE, PROFILE_FULL)
 DEFAULT_PROFILE: Final = PROFILE_FULL
 
-CORE_READ: Final = (
-    "gno_query",
-    "gno_search",
-    "gno_get",
-    "gno_multi_get",
-    "gno_context",
-    "gno_changes",
-    "gno_recall",
-)
-CORE_WRITE: Final = ("gno_capture", "gno_remember")
-
-WRITE_TOOL_NAMES: Final[frozenset[str]] = frozenset(WRITE_TOOL_ORDER)
-"""The 19 tools that change disk, config or index state; the HTTP write gate refuses
-these before dispatch when writes are disabled."""
-
-_CORE_ALLOWED: Final = frozenset(CORE_READ) | frozenset(CORE_WRITE)
-
 # MCP tool annotations. GNO's listing annotates only some tools; the others
 # carry none, and clients then apply the protocol defaults.
-_READ_ONLY_HINTS: Final = MappingProxyType(
+READ_ONLY: Final[Mapping[str, Any]] = MappingProxyType(
     {
         "readOnlyHint": True,
         "destructiveHint": False,
@@ -66,7 +48,7 @@ _READ_ONLY_HINTS: Final = MappingProxyType(
         "openWorldHint": False,
     }
 )
-_APPEND_ONLY_WRITE_HINTS: Final = MappingProxyType(
+APPEND_ONLY_WRITE: Final[Mapping[str, Any]] = MappingProxyType(
     {
         "readOnlyHint": False,
         "destructiveHint": False,
@@ -74,8 +56,7 @@ _APPEND_ONLY_WRITE_HINTS: Final = MappingProxyType(
         "openWorldHint": False,
     }
 )
-# A re-sync mirrors the files on disk: repeating it changes nothing more.
-_IDEMPOTENT_WRITE_HINTS: Final = MappingProxyType(
+IDEMPOTENT_WRITE: Final[Mapping[str, Any]] = MappingProxyType(
     {
         "readOnlyHint": False,
         "destructiveHint": False,
@@ -83,125 +64,10 @@ _IDEMPOTENT_WRITE_HINTS: Final = MappingProxyType(
         "openWorldHint": False,
     }
 )
-_NO_HINTS: Final[Mapping[str, Any]] = MappingProxyType({})
+"""A re-sync mirrors the files on disk: repeating it changes nothing more."""
+NO_HINTS: Final[Mapping[str, Any]] = MappingProxyType({})
 
-
-@dataclass(frozen=True, slots=True)
-class ToolDefinition:
-    """A tool as it is in every profile; only the description varies."""
-
-    name: str
-    input_type: type[msgspec.Struct]
-    output_schema: Mapping[str, Any] | None
-    annotations: Mapping[str, Any]
-    write: bool
-    title: str | None
-
-    def spec(self, profile: str) -> ToolSpec:
-        """The ``tools/list`` entry for this tool under ``profile``.
-
-        Schemas and annotations are fresh plain dicts: the wire encoder needs
-        real dicts, and a caller that edits its copy leaves the registry intact.
-        """
-        return ToolSpec(
-            name=self.name,
-            description=TOOL_TEXT[self.name].description(parse_profile(profile)),
-            input_type=self.input_type,
-            input_schema=input_schema_for(self.input_type),
-            output_schema=copy.deepcopy(dict(self.output_schema))
-            if self.output_schema is not None
-            else None,
-            annotations=dict(self.annotations),
-            title=self.title,
-        )
-
-
-def _define(
-    name: str,
-    input_type: type[msgspec.Struct],
-    output: str | None,
-    annotations: Mapping[str, Any] = _NO_HINTS,
-) -> ToolDefinition:
-    return ToolDefinition(
-        name=name,
-        input_type=input_type,
-        output_schema=output_schema(output) if output is not None else None,
-        annotations=annotations,
-        write=name in WRITE_TOOL_NAMES,
-        title=None,
-    )
-
-
-@cache
-def _definitions() -> Mapping[str, ToolDefinition]:
-    rows = (
-        _define("gno_search", inputs.SearchInput, "search-results", _READ_ONLY_HINTS),
-        _define("gno_context", inputs.ContextInput, "context-capsule", _READ_ONLY_HINTS),
-        _define("gno_query", inputs.QueryInput, "search-results", _READ_ONLY_HINTS),
-        _define(
-            "gno_query_diagnose", inputs.QueryDiagnoseInput, "query-diagnose", _READ_ONLY_HINTS
-        ),
-        _define("gno_get", inputs.GetInput, "get", _READ_ONLY_HINTS),
-        _define("gno_multi_get", inputs.MultiGetInput, "multi-get", _READ_ONLY_HINTS),
-        _define("gno_peek", inputs.PeekInput, "peek", _READ_ONLY_HINTS),
-        _define("gno_status", inputs.StatusInput, "status", _READ_ONLY_HINTS),
-        _define("gno_changes", inputs.ChangesInput, "changes", _READ_ONLY_HINTS),
-        _define("gno_diff", inputs.DiffInput, "document-diff", _READ_ONLY_HINTS),
-        _define("gno_impact", inputs.ImpactInput, "impact", _READ_ONLY_HINTS),
-        _define("gno_list_tags", inputs.ListTagsInput, "tags-list", _READ_ONLY_HINTS),
-        _define("gno_recall", inputs.RecallInput, "memory-recall", _READ_ONLY_HINTS),
-        _define("gno_capture", inputs.CaptureInput, "mcp-capture-result", _APPEND_ONLY_WRITE_HINTS),
-        _define("gno_remember", inputs.RememberInput, "memory-remember", _APPEND_ONLY_WRITE_HINTS),
-        _define("gno_links", inputs.LinksInput, "links-list", _READ_ONLY_HINTS),
-        _define("gno_backlinks", inputs.BacklinksInput, "backlinks", _READ_ONLY_HINTS),
-        _define("gno_job_status", inputs.JobStatusInput, "mcp-job-status", _READ_ONLY_HINTS),
-        _define("gno_list_jobs", inputs.ListJobsInput, "mcp-job-list", _READ_ONLY_HINTS),
-        _define(
-            "gno_add_collection",
-            inputs.AddCollectionInput,
-            "mcp-add-collection-result",
-            _APPEND_ONLY_WRITE_HINTS,
-        ),
-        _define("gno_sync", inputs.SyncInput, "mcp-sync-result", _IDEMPOTENT_WRITE_HINTS),
-        _define("gno_remove_collection", inputs.RemoveCollectionInput, "mcp-remove-result"),
-        _define(
-            "gno_egress_policy_get",
-            inputs.EgressPolicyGetInput,
-            "collection-egress-policy",
-            _READ_ONLY_HINTS,
-        ),
-        _define(
-            "gno_egress_check", inputs.EgressCheckInput, "collection-egress-check", _READ_ONLY_HINTS
-        ),
-        _define(
-            "gno_egress_policy_set", inputs.EgressPolicySetInput, "collection-egress-policy-set"
-        ),
-        _define("gno_graph", inputs.GraphInput, "graph", _READ_ONLY_HINTS),
-        _define("gno_graph_query", inputs.GraphQueryInput, "graph-query", _READ_ONLY_HINTS),
-        _define(
-            "gno_graph_neighbors", inputs.GraphNeighborsInput, "graph-neighbors", _READ_ONLY_HINTS
-        ),
-        _define("gno_graph_path", inputs.GraphPathInput, "graph-path", _READ_ONLY_HINTS),
-        _define(
-            "gno_create_folder",
-            inputs.CreateFolderInput,
-            "mcp-create-folder-result",
-            _APPEND_ONLY_WRITE_HINTS,
-        ),
-        _define(
-            "gno_duplicate_note",
-            inputs.DuplicateNoteInput,
-            "mcp-duplicate-note-result",
-            _APPEND_ONLY_WRITE_HINTS,
-        ),
-    )
-    by_name = {row.name: row for row in rows}
-    return MappingProxyType({name: by_name[name] for name in TARGET_TOOL_ORDER if name in by_name})
-
-
-def definitions() -> dict[str, ToolDefinition]:
-    """Every tool with an input type defined, keyed by name, in catalogue order."""
-    return dict(_definitions())
+HandlerFactory = Callable[["Runtime"], ToolHandler]
 
 
 def parse_profile(value: str) -> str:
@@ -211,42 +77,204 @@ def parse_profile(value: str) -> str:
     return value
 
 
-def select_tool_names(profile: str, write_enabled: bool, implemented: Collection[str]) -> list[str]:
-    """Names to advertise, in catalogue order.
+@dataclass(frozen=True, slots=True)
+class ToolText:
+    """A catalogue row: name, read/write class and descriptions per profile.
 
-    ``full`` offers every implemented tool, write tools only when writes are
-    enabled. ``core`` offers the exact core allow-list under the same write
-    gate, intersected with what is implemented.
+    Descriptions are the discovery surface an agent reads before it calls
+    anything. Core copy rules: open with when to call the tool, name the
+    mechanism it runs, end with what comes back and the bound the caller must
+    respect; mechanism first, honest bounds, active voice, no promotional
+    words, no negated framings.
     """
-    chosen = parse_profile(profile)
-    available = frozenset(implemented)
-    names = []
-    for name in TARGET_TOOL_ORDER:
-        if name not in available:
-            continue
-        if name in WRITE_TOOL_NAMES and not write_enabled:
-            continue
-        if chosen == PROFILE_CORE and name not in _CORE_ALLOWED:
-            continue
-        names.append(name)
-    return names
+
+    name: str
+    write: bool
+    full: str
+    core: str | None = None
+
+    def description(self, profile: str) -> str:
+        """The description served under ``profile`` (core text only where one exists)."""
+        if profile == PROFILE_CORE and self.core is not None:
+            return self.core
+        return self.full
 
 
-def missing_tools(implemented: Collection[str]) -> list[str]:
-    """Target tools (in catalogue order) that ``implemented`` does not cover."""
-    available = frozenset(implemented)
-    return [name for name in TARGET_TOOL_ORDER if name not in available]
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as it is in every profile; only the description varies."""
+
+    text: ToolText
+    input_type: type[msgspec.Struct]
+    output: str | None
+    annotations: Mapping[str, Any]
+    make: HandlerFactory
+    title: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.text.name
+
+    @property
+    def write(self) -> bool:
+        return self.text.write
+
+    @property
+    def output_schema(self) -> Mapping[str, Any] | None:
+        return output_schema(self.output) if self.output is not None else None
+
+    def spec(self, profile: str) -> ToolSpec:
+        """The ``tools/list`` entry for this tool under ``profile``.
+
+        Schemas and annotations are fresh plain dicts: the wire encoder needs
+        real dicts, and a caller that edits its copy leaves the registry intact.
+        """
+        schema = self.output_schema
+        return ToolSpec(
+            name=self.name,
+            description=self.text.description(parse_profile(profile)),
+            input_type=self.input_type,
+            input_schema=input_schema_for(self.input_type),
+            output_schema=copy.deepcopy(dict(schema)) if schema is not None else None,
+            annotations=dict(self.annotations),
+            title=self.title,
+        )
+
+
+def read_tool(
+    name: str,
+    input_type: type[msgspec.Struct],
+    output: str | None,
+    make: HandlerFactory,
+    *,
+    full: str,
+    core: str | None = None,
+    annotations: Mapping[str, Any] = READ_ONLY,
+) -> ToolDefinition:
+    """Declare a tool that changes nothing (read-only hints unless told otherwise)."""
+    text = ToolText(name=name, write=False, full=full, core=core)
+    return ToolDefinition(text, input_type, output, annotations, make)
+
+
+def write_tool(
+    name: str,
+    input_type: type[msgspec.Struct],
+    output: str | None,
+    make: HandlerFactory,
+    *,
+    full: str,
+    core: str | None = None,
+    annotations: Mapping[str, Any] = NO_HINTS,
+) -> ToolDefinition:
+    """Declare a tool that changes disk, config or index state (behind the write gate)."""
+    text = ToolText(name=name, write=True, full=full, core=core)
+    return ToolDefinition(text, input_type, output, annotations, make)
+
+
+class Catalogue:
+    """Every target tool in wire order: the implemented ones whole, the planned ones as text.
+
+    ``core`` is the exact allow-list of the ``core`` profile. Construction
+    fails when the order and the declarations disagree (a tool declared
+    twice, declared but not ordered, or ordered but declared nowhere), so a
+    new tool cannot be forgotten in either place.
+    """
+
+    def __init__(
+        self,
+        *,
+        order: Sequence[str],
+        tools: Iterable[ToolDefinition],
+        planned: Iterable[ToolText] = (),
+        core: Iterable[str] = (),
+    ) -> None:
+        texts: dict[str, ToolText] = {}
+        definitions: dict[str, ToolDefinition] = {}
+        for definition in tools:
+            if definition.name in texts:
+                raise ValueError(f"tool {definition.name} is declared twice")
+            texts[definition.name] = definition.text
+            definitions[definition.name] = definition
+        for text in planned:
+            if text.name in texts:
+                raise ValueError(f"tool {text.name} is declared twice")
+            texts[text.name] = text
+        if len(set(order)) != len(order) or set(order) != set(texts):
+            unordered = sorted(set(texts) - set(order))
+            undeclared = sorted(set(order) - set(texts))
+            raise ValueError(
+                f"catalogue order mismatch: unordered {unordered}, undeclared {undeclared}"
+            )
+        self.order: tuple[str, ...] = tuple(order)
+        self.texts: Mapping[str, ToolText] = MappingProxyType({n: texts[n] for n in order})
+        self.definitions: Mapping[str, ToolDefinition] = MappingProxyType(
+            {n: definitions[n] for n in order if n in definitions}
+        )
+        self.write_names: frozenset[str] = frozenset(n for n in order if texts[n].write)
+        self.read_names: tuple[str, ...] = tuple(n for n in order if not texts[n].write)
+        self.core: frozenset[str] = frozenset(core)
+        if not self.core <= set(order):
+            raise ValueError(f"core tools not in the catalogue: {sorted(self.core - set(order))}")
+
+    def description(self, name: str, profile: str) -> str:
+        """The description of tool ``name`` under ``profile`` (``"full"`` or ``"core"``)."""
+        text = self.texts.get(name)
+        if text is None:
+            raise GnoError("NOT_FOUND", f"Unknown tool: {name}")
+        return text.description(profile)
+
+    def select(
+        self, profile: str, write_enabled: bool, *, among: Collection[str] | None = None
+    ) -> list[str]:
+        """Tool names to advertise, in catalogue order.
+
+        ``full`` offers every implemented tool (or every tool in ``among``),
+        write tools only when writes are enabled. ``core`` offers the exact
+        core allow-list under the same write gate.
+        """
+        chosen = parse_profile(profile)
+        available = self.definitions.keys() if among is None else frozenset(among)
+        names = []
+        for name in self.order:
+            if name not in available:
+                continue
+            if name in self.write_names and not write_enabled:
+                continue
+            if chosen == PROFILE_CORE and name not in self.core:
+                continue
+            names.append(name)
+        return names
+
+    def missing(self, *, among: Collection[str] | None = None) -> list[str]:
+        """Target tools (in catalogue order) not implemented yet (or not in ``among``)."""
+        available = self.definitions.keys() if among is None else frozenset(among)
+        return [name for name in self.order if name not in available]
+
+    def bind(self, runtime: Runtime, profile: str, write_enabled: bool) -> list[BoundTool]:
+        """The advertised tools of one server, each paired with its handler."""
+        return [
+            BoundTool(
+                spec=self.definitions[name].spec(profile),
+                handler=self.definitions[name].make(runtime),
+            )
+            for name in self.select(profile, write_enabled)
+        ]
 
 
 __all__ = [
-    "CORE_READ",
-    "CORE_WRITE",
+    "APPEND_ONLY_WRITE",
     "DEFAULT_PROFILE",
+    "IDEMPOTENT_WRITE",
+    "NO_HINTS",
     "PROFILES",
-    "WRITE_TOOL_NAMES",
+    "PROFILE_CORE",
+    "PROFILE_FULL",
+    "READ_ONLY",
+    "Catalogue",
+    "HandlerFactory",
     "ToolDefinition",
-    "definitions",
-    "missing_tools",
+    "ToolText",
     "parse_profile",
-    "select_tool_names",
+    "read_tool",
+    "write_tool",
 ]

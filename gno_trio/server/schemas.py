@@ -1,6 +1,6 @@
 """JSON Schemas for tool inputs (derived) and outputs (authored files).
 
-Input schemas come from the msgspec Structs in :mod:`gno_trio.server.inputs`,
+Input schemas come from the msgspec Structs in the tool modules (:mod:`gno_trio.tools`),
 so the advertised bounds and the enforced bounds cannot drift apart. msgspec
 emits a ``$ref`` into ``$defs`` for every Struct; some MCP clients and model
 providers only read flat object schemas, so every reference is inlined and the

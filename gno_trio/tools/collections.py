@@ -2,12 +2,11 @@
 
 Adding and syncing index files, which can take minutes, so both return a job
 ID at once and the sync continues as a background job of the runtime's
-:class:`~gno_trio.jobs.JobManager`. Before answering, the call reserves the
-single job slot (``JOB_CONFLICT`` while another job runs), takes the write
-lease (``LOCKED`` after the usual wait) and, for an add, registers the
-collection; the job then holds the lease until its sync ends, as GNO
-requires of asynchronous write jobs. Removing is quick and runs under the
-lease inside the call.
+``JobManager``. Before answering, the call reserves the single job slot
+(``JOB_CONFLICT`` while another job runs), takes the write lease (``LOCKED``
+after the usual wait) and, for an add, registers the collection; the job then
+holds the lease until its sync ends, as GNO requires of asynchronous write
+jobs. Removing is quick and runs under the lease inside the call.
 
 This server runs neither ``git pull`` nor a collection's ``updateCmd``:
 asking for either is refused with ``INVALID_INPUT`` rather than silently
@@ -19,19 +18,120 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Annotated, Any, Final, TypeAlias
 
-from gno_trio.engine.api import Engine
-from gno_trio.engine.collections import normalize_name, validate_root
-from gno_trio.engine.locks import write_lease
-from gno_trio.engine.sync import SyncReport
+from msgspec import UNSET, Meta, UnsetType
+
+from gno_trio.engine import (
+    Engine,
+    JobControl,
+    JobPlan,
+    JobTicket,
+    SyncReport,
+    Work,
+    normalize_name,
+    validate_root,
+)
 from gno_trio.errors import GnoError
-from gno_trio.jobs import JobControl, JobPlan, JobTicket, Work
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import AddCollectionInput, RemoveCollectionInput, SyncInput
+from gno_trio.server.registry import (
+    APPEND_ONLY_WRITE,
+    IDEMPOTENT_WRITE,
+    write_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt, seq
+from gno_trio.tools.fields import (
+    ToolInput,
+)
+
+GitPullSwitch: TypeAlias = Annotated[
+    bool,
+    Meta(
+        description=(
+            "Run git pull first; this server does not run git, so only false is accepted "
+            "(pull yourself, then sync)"
+        )
+    ),
+]
+
+
+class AddCollectionInput(ToolInput):
+    """Arguments of ``gno_add_collection`` (register a folder, then index it as a job)."""
+
+    path: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Folder to index: an absolute path or one starting with ~",
+        ),
+    ]
+    name: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                description=(
+                    "Collection name (1-64 of a-z, 0-9, _ and -; case-insensitive); "
+                    "defaults to the folder name"
+                ),
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    pattern: (
+        Annotated[str, Meta(min_length=1, description="Glob of files to index, such as '**/*.md'")]
+        | UnsetType
+    ) = UNSET
+    include: (
+        Annotated[
+            list[str],
+            Meta(description="File extensions to index, such as '.md'; empty means all supported"),
+        ]
+        | UnsetType
+    ) = UNSET
+    exclude: (
+        Annotated[
+            list[str],
+            Meta(
+                description="Names or globs of folders and files to skip; replaces the default list"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    gitPull: GitPullSwitch = False
+
+
+class SyncInput(ToolInput):
+    """Arguments of ``gno_sync`` (re-read collections from disk as a job)."""
+
+    collection: (
+        Annotated[
+            str,
+            Meta(min_length=1, description="Collection to sync; every collection when omitted"),
+        ]
+        | UnsetType
+    ) = UNSET
+    gitPull: GitPullSwitch = False
+    runUpdateCmd: Annotated[
+        bool,
+        Meta(
+            description=(
+                "Run the collection's updateCmd first; this server does not run commands, "
+                "so only false is accepted"
+            )
+        ),
+    ] = False
+
+
+class RemoveCollectionInput(ToolInput):
+    """Arguments of ``gno_remove_collection``."""
+
+    collection: Annotated[
+        str, Meta(min_length=1, description="Name of the collection to remove (any letter case)")
+    ]
+
 
 REMOVE_NOTE: Final = (
     "The collection is gone from the configuration and its source files are untouched. "
@@ -110,10 +210,7 @@ def sync_work(engine: Engine, names: Sequence[str]) -> Work:
 
 
 def _lease(runtime: Runtime, ctx: ToolCallContext) -> contextlib.AbstractContextManager[None]:
-    return write_lease(
-        runtime.engine.location.dirs.write_lock,
-        should_stop=lambda: ctx.cancellation.is_cancelled,
-    )
+    return runtime.engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled)
 
 
 def add_text(result: dict[str, Any]) -> str:
@@ -190,7 +287,7 @@ def start_sync_job(
     _sync_targets(engine, collection)
 
     def begin(hold: contextlib.ExitStack) -> JobPlan:
-        hold.enter_context(write_lease(engine.location.dirs.write_lock, should_stop=should_stop))
+        hold.enter_context(engine.lease(should_stop=should_stop))
         # Again under the lease: the configuration may have changed meanwhile.
         names = _sync_targets(engine, collection)
         return JobPlan(work=sync_work(engine, names), collections=names)
@@ -246,3 +343,42 @@ def make_remove_collection(runtime: Runtime) -> ToolHandler:
         }
 
     return engine_tool(runtime, call, remove_text, write=True)
+
+
+ADD_COLLECTION: Final = write_tool(
+    "gno_add_collection",
+    AddCollectionInput,
+    "mcp-add-collection-result",
+    make_add_collection,
+    annotations=APPEND_ONLY_WRITE,
+    full=(
+        "Register a folder on disk as a collection and index it in a background job; "
+        "returns the job ID to poll."
+    ),
+)
+
+SYNC: Final = write_tool(
+    "gno_sync",
+    SyncInput,
+    "mcp-sync-result",
+    make_sync,
+    annotations=IDEMPOTENT_WRITE,
+    full=(
+        "Re-read files from disk into the keyword index as a background job (one collection or "
+        "all); returns the job ID to poll with gno_job_status."
+    ),
+)
+
+REMOVE_COLLECTION: Final = write_tool(
+    "gno_remove_collection",
+    RemoveCollectionInput,
+    "mcp-remove-result",
+    make_remove_collection,
+    full=("Remove a collection from the configuration. Its indexed data stays in the index."),
+)
+
+TOOLS: Final = (
+    ADD_COLLECTION,
+    SYNC,
+    REMOVE_COLLECTION,
+)

@@ -10,21 +10,183 @@ client can branch on the code without parsing the message.
 from __future__ import annotations
 
 import logging
-import sqlite3
-from typing import Any
+from typing import Annotated, Final, Literal, TypeAlias
 
-from gno_trio.engine.context import (
-    ContextRequest,
-    agent_projection_text,
-    compile_capsule,
-    public_code,
-)
+from msgspec import UNSET, Meta, UnsetType
+
+from gno_trio.engine import MAX_SAFE_INTEGER, ContextRequest, agent_projection_text, public_code
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import ContextInput
+from gno_trio.server.registry import (
+    read_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler, ToolResult
 from gno_trio.tools.common import opt, seq
+from gno_trio.tools.fields import (
+    AuthorFilter,
+    LangHint,
+    MinScore,
+    ProjectHints,
+    QueryModeKind,
+    SinceBound,
+    ToolInput,
+    UntilBound,
+)
+
+CONTEXT_MAX_FILTER_VALUES: Final = 128
+
+ContextFilterValues: TypeAlias = Annotated[
+    list[Annotated[str, Meta(max_length=256)]], Meta(max_length=CONTEXT_MAX_FILTER_VALUES)
+]
+
+
+class ContextQueryMode(ToolInput, forbid_unknown_fields=True):
+    """One caller-typed retrieval entry of ``gno_context`` (closed: no other keys)."""
+
+    mode: Annotated[
+        QueryModeKind,
+        Meta(
+            description="term: an extra lexical search; intent: disambiguating context; hyde: "
+            "a hypothetical answer passage (kept for the record; no vector search runs)"
+        ),
+    ]
+    text: Annotated[str, Meta(min_length=1, max_length=4096, description="Text of this entry")]
+
+
+class ContextInput(ToolInput, forbid_unknown_fields=True):
+    """Arguments of ``gno_context``; the object is closed, so an unknown key is an error."""
+
+    goal: Annotated[
+        str,
+        Meta(
+            description=(
+                "What the evidence is for, in plain words (required, non-empty, at most "
+                "16,384 characters); it is also the search query unless query is given"
+            )
+        ),
+    ]
+    budgetTokens: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=MAX_SAFE_INTEGER,
+            description=(
+                "Token ceiling for the whole Capsule JSON; without a tokenizer each UTF-8 "
+                "byte counts as one token"
+            ),
+        ),
+    ]
+    query: (
+        Annotated[str, Meta(description="Search text to use instead of the goal")] | UnsetType
+    ) = UNSET
+    collections: (
+        Annotated[
+            list[str],
+            Meta(
+                max_length=CONTEXT_MAX_FILTER_VALUES,
+                description="Draw evidence only from these collections (each must exist)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    uriPrefix: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Keep documents whose URI starts with this canonical gno://<collection>/ prefix"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    queryModes: (
+        Annotated[
+            list[ContextQueryMode],
+            Meta(
+                max_length=CONTEXT_MAX_FILTER_VALUES,
+                description="Typed retrieval entries: term anchors, intent context, one hyde",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    tagsAll: ContextFilterValues | UnsetType = UNSET
+    tagsAny: ContextFilterValues | UnsetType = UNSET
+    categories: ContextFilterValues | UnsetType = UNSET
+    author: AuthorFilter | UnsetType = UNSET
+    lang: LangHint | UnsetType = UNSET
+    intent: (
+        Annotated[str, Meta(description="Background that disambiguates the goal; not searched")]
+        | UnsetType
+    ) = UNSET
+    exclude: ContextFilterValues | UnsetType = UNSET
+    minScore: MinScore | UnsetType = UNSET
+    since: SinceBound | UnsetType = UNSET
+    until: UntilBound | UnsetType = UNSET
+    graph: (
+        Annotated[
+            bool,
+            Meta(description="Ask for link-graph expansion (on by default; off under fast)"),
+        ]
+        | UnsetType
+    ) = UNSET
+    noRerank: Annotated[bool, Meta(description="Do not ask for reranking")] = False
+    limit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="Documents admitted across all collections (default 20)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    candidateLimit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="Passages considered for packing (default 40; 80 under thorough)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    budgetBytes: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_SAFE_INTEGER,
+                description="Byte ceiling for the Capsule JSON (default 4 x budgetTokens)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    safetyMarginTokens: (
+        Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="Tokens kept unused")]
+        | UnsetType
+    ) = UNSET
+    safetyMarginBytes: (
+        Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="Bytes kept unused")] | UnsetType
+    ) = UNSET
+    depthPolicy: Annotated[
+        Literal["fast", "balanced", "thorough"],
+        Meta(
+            description=(
+                "How many passages to consider: fast takes one per document, balanced two, "
+                "thorough three and a larger candidate pool"
+            )
+        ),
+    ] = "balanced"
+    format: Annotated[
+        Literal["json", "md"],
+        Meta(description="Accepted for compatibility; the text is always the agent projection"),
+    ] = "json"
+    projectHints: ProjectHints | UnsetType = UNSET
+
 
 logger = logging.getLogger("gno_trio.mcp")
 
@@ -70,14 +232,9 @@ def context_request(args: ContextInput) -> ContextRequest:
 
 def make_context(runtime: Runtime) -> ToolHandler:
     async def handler(args: ContextInput, ctx: ToolCallContext) -> ToolResult:
-        engine = runtime.engine
         request = context_request(args)
-
-        def call(conn: sqlite3.Connection) -> dict[str, Any]:
-            return compile_capsule(conn, engine.config, engine.location.index_name, request)
-
         try:
-            capsule = await runtime.run(call)
+            capsule = await runtime.run(lambda conn: runtime.engine.context(request, conn=conn))
         except GnoError as error:
             return context_error(public_code(error.code), error.message)
         except Exception as exc:  # the taxonomy's catch-all; the cause goes to the log
@@ -86,3 +243,26 @@ def make_context(runtime: Runtime) -> ToolHandler:
         return ToolResult(text=agent_projection_text(capsule), structured=capsule)
 
     return handler
+
+
+CONTEXT: Final = read_tool(
+    "gno_context",
+    ContextInput,
+    "context-capsule",
+    make_context,
+    full=(
+        "Compile one budgeted evidence Capsule for a goal: exact line spans extracted from "
+        "indexed documents, with coverage gaps, omissions, provenance and verification "
+        "fingerprints. Read-only; gno_search, gno_query and gno_get stay available for "
+        "manual retrieval."
+    ),
+    core=(
+        "Call when one goal needs a single, bounded evidence handoff. Compiles exact source "
+        "passages for the goal with line spans, content hashes, egress class, coverage gaps, "
+        "omissions and fingerprints; depthPolicy fast runs model-free, and the call is "
+        "read-only. Returns a compact agent projection as text and the full Capsule in "
+        "structuredContent, sized to fit budgetTokens."
+    ),
+)
+
+TOOLS: Final = (CONTEXT,)

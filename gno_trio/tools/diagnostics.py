@@ -3,16 +3,59 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Annotated, Any, Final
 
-from gno_trio.engine.diagnose import diagnose
-from gno_trio.engine.diff import document_diff
+from msgspec import UNSET, Meta, UnsetType
+
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import DiffInput, QueryDiagnoseInput
+from gno_trio.server.registry import (
+    read_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
-from gno_trio.tools.retrieval import query_setup
+from gno_trio.tools.fields import (
+    ToolInput,
+)
+from gno_trio.tools.retrieval import QueryInput, query_options, search_request
+
+
+class QueryDiagnoseInput(QueryInput, kw_only=True):
+    """Arguments of ``gno_query_diagnose``: a ``gno_query`` request plus the document to explain."""
+
+    target: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description=(
+                "The document expected in the results: gno://collection/path, #docid or "
+                "collection/path"
+            ),
+        ),
+    ]
+
+
+class DiffInput(ToolInput):
+    """Arguments of ``gno_diff`` (the retained structural diff of one document change)."""
+
+    ref: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Document reference: gno://collection/path, #docid or collection/path",
+        ),
+    ]
+    change: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=512,
+                description="Change id from gno_changes; omit for the latest retained change",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 def _delta_lines(delta: dict[str, Any]) -> list[str]:
@@ -52,7 +95,7 @@ def diagnose_text(result: dict[str, Any]) -> str:
 
 def make_diff(runtime: Runtime) -> ToolHandler:
     def call(args: DiffInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return document_diff(conn, args.ref, opt(args.change))
+        return runtime.engine.diff(args.ref, opt(args.change), conn=conn)
 
     return engine_tool(runtime, call, diff_text)
 
@@ -61,7 +104,37 @@ def make_query_diagnose(runtime: Runtime) -> ToolHandler:
     def call(
         args: QueryDiagnoseInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        request, options = query_setup(runtime, args)
-        return diagnose(conn, request, args.target, options)
+        return runtime.engine.diagnose(
+            search_request(args), args.target, query_options(args), conn=conn
+        )
 
     return engine_tool(runtime, call, diagnose_text)
+
+
+QUERY_DIAGNOSE: Final = read_tool(
+    "gno_query_diagnose",
+    QueryDiagnoseInput,
+    "query-diagnose",
+    make_query_diagnose,
+    full=(
+        "Trace one named document through the retrieval stages for a query (filters, BM25, "
+        "vector, fusion, graph, rerank) and show where it ranks or drops out. Use it when an "
+        "expected document is missing, before changing the retrieval strategy."
+    ),
+)
+
+DIFF: Final = read_tool(
+    "gno_diff",
+    DiffInput,
+    "document-diff",
+    make_diff,
+    full=(
+        "Show the structural change (headings, links, typed edges, dates) recorded for one "
+        "document, metadata only; expired history is reported as expired."
+    ),
+)
+
+TOOLS: Final = (
+    QUERY_DIAGNOSE,
+    DIFF,
+)

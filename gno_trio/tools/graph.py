@@ -3,20 +3,114 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from gno_trio.engine import graph, graph_overview, typed_graph
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import (
-    GraphInput,
-    GraphNeighborsInput,
-    GraphPathInput,
-    GraphQueryInput,
-    ImpactInput,
+from gno_trio.server.registry import (
+    read_tool,
 )
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
+from gno_trio.tools.fields import (
+    DocumentRef,
+    ToolInput,
+)
+
+
+class GraphNeighborsInput(ToolInput):
+    """Arguments of ``gno_graph_neighbors``."""
+
+    ref: DocumentRef
+    direction: Annotated[
+        Literal["both", "out", "in"],
+        Meta(description="out: documents it links to; in: documents linking to it; both"),
+    ] = "both"
+    limit: Annotated[
+        int, Meta(ge=1, le=1000, description="Maximum number of neighbours to return (1-1000)")
+    ] = 50
+
+
+class GraphPathInput(ToolInput, kw_only=True):
+    """Arguments of ``gno_graph_path``; ``from`` is spelled ``from_`` in Python."""
+
+    from_: DocumentRef = msgspec.field(name="from")
+    to: DocumentRef
+    maxDepth: Annotated[
+        int, Meta(ge=1, le=12, description="Maximum number of link hops to search (1-12)")
+    ] = 6
+
+
+FrontierLimit: TypeAlias = Annotated[
+    int, Meta(ge=1, le=1000, description="Most documents expanded per hop (1-1000)")
+]
+
+VisitedLimit: TypeAlias = Annotated[
+    int, Meta(ge=1, le=5000, description="Most distinct documents the walk may touch (1-5000)")
+]
+
+TraversalNodes: TypeAlias = Annotated[
+    int, Meta(ge=1, le=1000, description="Most documents to return, the root included (1-1000)")
+]
+
+
+class GraphInput(ToolInput):
+    """Arguments of ``gno_graph`` (the whole link graph and its health report)."""
+
+    collection: (
+        Annotated[str, Meta(min_length=1, description="Only documents of this collection")]
+        | UnsetType
+    ) = UNSET
+    limit: Annotated[int, Meta(ge=1, le=5000, description="Maximum nodes (1-5000)")] = 2000
+    edgeLimit: Annotated[int, Meta(ge=1, le=50000, description="Maximum edges (1-50000)")] = 10000
+    includeSimilar: Annotated[
+        bool,
+        Meta(description="Ask for similarity edges (needs vectors; reported unavailable here)"),
+    ] = False
+    threshold: Annotated[
+        float, Meta(ge=0, le=1, description="Similarity threshold (0-1); used with includeSimilar")
+    ] = 0.7
+    linkedOnly: Annotated[bool, Meta(description="Leave out documents with no links")] = True
+    similarTopK: Annotated[
+        int, Meta(ge=1, le=20, description="Similar documents per node (1-20)")
+    ] = 5
+
+
+class GraphQueryInput(ToolInput):
+    """Arguments of ``gno_graph_query`` (bounded walk over typed frontmatter edges)."""
+
+    ref: DocumentRef
+    direction: Annotated[
+        Literal["both", "out", "in"],
+        Meta(description="out: edges the document holds; in: edges pointing at it; both"),
+    ] = "both"
+    edgeType: (
+        Annotated[str, Meta(min_length=1, description="Follow only this edge type (works_at)")]
+        | UnsetType
+    ) = UNSET
+    relation: (
+        Annotated[str, Meta(min_length=1, description="Alias of edgeType; both must agree")]
+        | UnsetType
+    ) = UNSET
+    maxDepth: Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6)")] = 2
+    maxNodes: TraversalNodes = 100
+    frontierLimit: FrontierLimit = 100
+    visitedLimit: VisitedLimit = 500
+
+
+class ImpactInput(ToolInput):
+    """Arguments of ``gno_impact`` (documents that depend on one document)."""
+
+    ref: DocumentRef
+    maxDepth: Annotated[int, Meta(ge=1, le=6, description="Maximum hops (1-6)")] = 3
+    maxNodes: TraversalNodes = 100
+    maxEdges: Annotated[int, Meta(ge=1, le=5000, description="Most edges to walk (1-5000)")] = 500
+    frontierLimit: FrontierLimit = 100
+    visitedLimit: VisitedLimit = 500
+
 
 _ARROWS = {"out": "->", "in": "<-", "both": "<->"}
 
@@ -52,7 +146,9 @@ def make_graph_neighbors(runtime: Runtime) -> ToolHandler:
     def call(
         args: GraphNeighborsInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        return graph.neighbors(conn, args.ref, direction=args.direction, limit=args.limit)
+        return runtime.engine.neighbors(
+            args.ref, direction=args.direction, limit=args.limit, conn=conn
+        )
 
     return engine_tool(runtime, call, neighbors_text)
 
@@ -61,7 +157,7 @@ def make_graph_path(runtime: Runtime) -> ToolHandler:
     def call(
         args: GraphPathInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        return graph.shortest_path(conn, args.from_, args.to, max_depth=args.maxDepth)
+        return runtime.engine.shortest_path(args.from_, args.to, max_depth=args.maxDepth, conn=conn)
 
     return engine_tool(runtime, call, path_text)
 
@@ -126,13 +222,13 @@ def impact_text(result: dict[str, Any]) -> str:
 
 def make_graph(runtime: Runtime) -> ToolHandler:
     def call(args: GraphInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return graph_overview.overview(
-            conn,
+        return runtime.engine.graph(
             collection=opt(args.collection),
             limit=args.limit,
             edge_limit=args.edgeLimit,
             linked_only=args.linkedOnly,
             include_similar=args.includeSimilar,
+            conn=conn,
         )
 
     return engine_tool(runtime, call, overview_text)
@@ -142,15 +238,16 @@ def make_graph_query(runtime: Runtime) -> ToolHandler:
     def call(
         args: GraphQueryInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        return typed_graph.graph_query(
-            conn,
+        return runtime.engine.graph_query(
             args.ref,
             direction=args.direction,
-            edge_type=typed_graph.check_edge_type(opt(args.edgeType), opt(args.relation)),
+            edge_type=opt(args.edgeType),
+            relation=opt(args.relation),
             max_depth=args.maxDepth,
             max_nodes=args.maxNodes,
             frontier_limit=args.frontierLimit,
             visited_limit=args.visitedLimit,
+            conn=conn,
         )
 
     return engine_tool(runtime, call, query_text)
@@ -158,14 +255,80 @@ def make_graph_query(runtime: Runtime) -> ToolHandler:
 
 def make_impact(runtime: Runtime) -> ToolHandler:
     def call(args: ImpactInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return typed_graph.impact(
-            conn,
+        return runtime.engine.impact(
             args.ref,
             max_depth=args.maxDepth,
             max_nodes=args.maxNodes,
             max_edges=args.maxEdges,
             frontier_limit=args.frontierLimit,
             visited_limit=args.visitedLimit,
+            conn=conn,
         )
 
     return engine_tool(runtime, call, impact_text)
+
+
+GRAPH: Final = read_tool(
+    "gno_graph",
+    GraphInput,
+    "graph",
+    make_graph,
+    full=(
+        "Return the corpus link graph (nodes and edges) with a structure report: hubs, "
+        "isolated documents, unresolved links and communities. Use it to learn how a corpus "
+        "is organised; content questions start with gno_query."
+    ),
+)
+
+GRAPH_QUERY: Final = read_tool(
+    "gno_graph_query",
+    GraphQueryInput,
+    "graph-query",
+    make_graph_query,
+    full=(
+        "Traverse typed document edges from one root document in a chosen direction, bounded "
+        "by depth, node and frontier limits. Returns the root, nodes, edges, the caps applied "
+        "and whether the walk was truncated."
+    ),
+)
+
+GRAPH_NEIGHBORS: Final = read_tool(
+    "gno_graph_neighbors",
+    GraphNeighborsInput,
+    "graph-neighbors",
+    make_graph_neighbors,
+    full=(
+        "Show the incoming and outgoing wiki, Markdown and optional similarity edges around "
+        "one document; read the neighbours that matter with gno_get."
+    ),
+)
+
+GRAPH_PATH: Final = read_tool(
+    "gno_graph_path",
+    GraphPathInput,
+    "graph-path",
+    make_graph_path,
+    full=(
+        "Find the shortest link path between two documents, up to a maximum depth, to answer "
+        "'how are X and Y connected?'; read the documents on the path with gno_get."
+    ),
+)
+
+IMPACT: Final = read_tool(
+    "gno_impact",
+    ImpactInput,
+    "impact",
+    make_impact,
+    full=(
+        "Walk the inbound dependencies of one document (typed edges, wiki links and Markdown "
+        "links) to a bounded depth and return them with deterministic evidence paths."
+    ),
+)
+
+TOOLS: Final = (
+    GRAPH,
+    GRAPH_QUERY,
+    GRAPH_NEIGHBORS,
+    GRAPH_PATH,
+    IMPACT,
+)

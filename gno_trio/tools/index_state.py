@@ -4,15 +4,68 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any, Final
+
+from msgspec import UNSET, Meta, UnsetType
 
 from gno_trio import __version__
-from gno_trio.engine.uris import parse_uri
+from gno_trio.engine import parse_uri
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import ChangesInput, ListTagsInput, PeekInput, StatusInput
+from gno_trio.server.registry import (
+    read_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
+from gno_trio.tools.fields import (
+    ToolInput,
+)
+
+
+class StatusInput(ToolInput):
+    """Arguments of ``gno_status``: none."""
+
+
+class PeekInput(ToolInput):
+    """Arguments of ``gno_peek``: none."""
+
+
+class ListTagsInput(ToolInput):
+    """Arguments of ``gno_list_tags``."""
+
+    collection: (
+        Annotated[str, Meta(description="Count tags within this collection only")] | UnsetType
+    ) = UNSET
+    prefix: (
+        Annotated[str, Meta(description="Keep tags starting with this prefix, such as 'project/'")]
+        | UnsetType
+    ) = UNSET
+
+
+class ChangesInput(ToolInput):
+    """Arguments of ``gno_changes`` (metadata-only change journal)."""
+
+    since: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=512,
+                description="ISO-8601 instant or a cursor returned by an earlier page",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    collection: (
+        Annotated[
+            str,
+            Meta(min_length=1, max_length=256, description="Limit the feed to one collection"),
+        ]
+        | UnsetType
+    ) = UNSET
+    limit: Annotated[
+        int, Meta(ge=1, le=1000, description="Maximum change records per page (1-1000)")
+    ] = 100
 
 
 def status_text(result: dict[str, Any]) -> str:
@@ -135,3 +188,66 @@ def make_changes(runtime: Runtime) -> ToolHandler:
         )
 
     return engine_tool(runtime, call, changes_text)
+
+
+PEEK: Final = read_tool(
+    "gno_peek",
+    PeekInput,
+    "peek",
+    make_peek,
+    full=(
+        "Cheap, model-free snapshot of the install (peek@1.0): whether GNO is initialized, "
+        "document and collection counts, embedding backlog, last index time, the most recently "
+        "modified documents and whether gno serve is running. Use gno_status for the full "
+        "health report."
+    ),
+)
+
+STATUS: Final = read_tool(
+    "gno_status",
+    StatusInput,
+    "status",
+    make_status,
+    full=(
+        "Full health report for the index: collections with document, chunk and embedding "
+        "counts, the embedding backlog, activation state and serving-process counters. Check "
+        "it when vector or hybrid results look stale or unavailable."
+    ),
+)
+
+CHANGES: Final = read_tool(
+    "gno_changes",
+    ChangesInput,
+    "changes",
+    make_changes,
+    full=(
+        "List document changes from the metadata-only change journal, starting at a time or a "
+        "cursor, with cursor pagination and retention flags. Records carry paths, hashes and "
+        "structure deltas; read the content itself with gno_get."
+    ),
+    core=(
+        "Call to learn what changed in the index and since when. Reads the metadata-only "
+        "change journal from since, an ISO-8601 time or the cursor of an earlier page. "
+        "Returns change records with kind, before and after snapshots and structure deltas, "
+        "page cursors and retention flags; limit defaults to 100 (max 1000), and gno_get "
+        "reads the changed content."
+    ),
+)
+
+LIST_TAGS: Final = read_tool(
+    "gno_list_tags",
+    ListTagsInput,
+    "tags-list",
+    make_list_tags,
+    full=(
+        "List tags with the number of documents carrying each. Narrow the list to one "
+        "collection, or to a prefix for hierarchical tags such as 'project/'."
+    ),
+)
+
+TOOLS: Final = (
+    PEEK,
+    STATUS,
+    CHANGES,
+    LIST_TAGS,
+)

@@ -7,13 +7,43 @@ other tool, so a malformed call fails the same way.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Annotated, Any, Final
+
+from msgspec import Meta
 
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import JobStatusInput, ListJobsInput
+from gno_trio.server.registry import (
+    read_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool
+from gno_trio.tools.fields import (
+    ToolInput,
+)
+
+JOBS_DEFAULT_LIMIT: Final = 10
+
+
+class JobStatusInput(ToolInput):
+    """Arguments of ``gno_job_status``."""
+
+    jobId: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=128,
+            description="Job ID returned by gno_add_collection or gno_sync",
+        ),
+    ]
+
+
+class ListJobsInput(ToolInput):
+    """Arguments of ``gno_list_jobs``."""
+
+    limit: Annotated[
+        int, Meta(ge=1, le=100, description="Maximum number of finished jobs to list (1-100)")
+    ] = JOBS_DEFAULT_LIMIT
 
 
 def job_status_text(status: dict[str, Any]) -> str:
@@ -63,3 +93,28 @@ def make_list_jobs(runtime: Runtime) -> ToolHandler:
         return runtime.jobs.listing(args.limit)
 
     return engine_tool(runtime, call, job_list_text)
+
+
+JOB_STATUS: Final = read_tool(
+    "gno_job_status",
+    JobStatusInput,
+    "mcp-job-status",
+    make_job_status,
+    full=(
+        "Report the state of one background job (add, sync, embed or index) by job ID, "
+        "including its result or error once it has finished."
+    ),
+)
+
+LIST_JOBS: Final = read_tool(
+    "gno_list_jobs",
+    ListJobsInput,
+    "mcp-job-list",
+    make_list_jobs,
+    full=("List the running job and the recently finished jobs with their status."),
+)
+
+TOOLS: Final = (
+    JOB_STATUS,
+    LIST_JOBS,
+)

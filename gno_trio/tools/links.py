@@ -3,14 +3,44 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Annotated, Any, Final, Literal
 
-from gno_trio.engine import links
+from msgspec import UNSET, Meta, UnsetType
+
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import BacklinksInput, LinksInput
+from gno_trio.server.registry import (
+    read_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
+from gno_trio.tools.fields import (
+    DocumentRef,
+    ToolInput,
+)
+
+
+class LinksInput(ToolInput):
+    """Arguments of ``gno_links`` (outgoing links of one document)."""
+
+    ref: DocumentRef
+    type: (
+        Annotated[
+            Literal["wiki", "markdown"],
+            Meta(description="Keep only wiki links ([[...]]) or only Markdown links"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class BacklinksInput(ToolInput):
+    """Arguments of ``gno_backlinks`` (documents whose links point at one document)."""
+
+    ref: DocumentRef
+    collection: (
+        Annotated[str, Meta(min_length=1, description="Keep only links written in this collection")]
+        | UnsetType
+    ) = UNSET
 
 
 def _plural(count: int, word: str) -> str:
@@ -49,7 +79,7 @@ def backlinks_text(result: dict[str, Any]) -> str:
 
 def make_links(runtime: Runtime) -> ToolHandler:
     def call(args: LinksInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return links.outgoing(conn, args.ref, link_type=opt(args.type))
+        return runtime.engine.links(args.ref, link_type=opt(args.type), conn=conn)
 
     return engine_tool(runtime, call, links_text)
 
@@ -58,6 +88,34 @@ def make_backlinks(runtime: Runtime) -> ToolHandler:
     def call(
         args: BacklinksInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        return links.backlinks(conn, args.ref, collection=opt(args.collection))
+        return runtime.engine.backlinks(args.ref, collection=opt(args.collection), conn=conn)
 
     return engine_tool(runtime, call, backlinks_text)
+
+
+LINKS: Final = read_tool(
+    "gno_links",
+    LinksInput,
+    "links-list",
+    make_links,
+    full=(
+        "List the outgoing wiki links ([[...]]) and Markdown links of one document. "
+        "gno_graph_neighbors shows links in both directions."
+    ),
+)
+
+BACKLINKS: Final = read_tool(
+    "gno_backlinks",
+    BacklinksInput,
+    "backlinks",
+    make_backlinks,
+    full=(
+        "List the incoming links of one document: every document whose wiki or Markdown links "
+        "point at it, optionally within one collection."
+    ),
+)
+
+TOOLS: Final = (
+    LINKS,
+    BACKLINKS,
+)

@@ -4,7 +4,7 @@ Identity never comes from arguments: ``caller`` is the client's name from
 the handshake or envelope, ``session`` the transport's identity for this
 connection (HTTP session, per-caller sessionless label, or the stdio
 server instance). The remember adapter takes no lock of its own: the
-memory service holds the shared write lease for each write. Remember is
+engine holds the shared write lease for each write. Remember is
 registered only when writes are enabled, and its handler checks again, so a
 mis-wired registry answers ``WRITE_DISABLED`` instead of writing.
 """
@@ -12,18 +12,137 @@ mis-wired registry answers ``WRITE_DISABLED`` instead of writing.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine.memory.identity import Identity
-from gno_trio.engine.memory.receipts import PresentedReceipt
-from gno_trio.engine.memory.service import MemoryService
+from gno_trio.engine import (
+    MEMORY_MAX_SCOPES,
+    RECALL_DEFAULT_MAX_FACTS,
+    RECALL_DEFAULT_MAX_TOKENS,
+    RECALL_MAX_FACTS,
+    RECALL_MAX_TOKENS,
+    Identity,
+    PresentedReceipt,
+)
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import DEFAULT_CLIENT_NAME, ToolCallContext
-from gno_trio.server.inputs import MemoryReceipt, RecallInput, RememberInput
+from gno_trio.server.registry import (
+    APPEND_ONLY_WRITE,
+    read_tool,
+    write_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
+from gno_trio.tools.fields import (
+    ToolInput,
+)
+
+MemoryScopes: TypeAlias = Annotated[
+    list[str],
+    Meta(
+        min_length=1,
+        max_length=MEMORY_MAX_SCOPES,
+        description=(
+            "Explicit scopes such as 'project:gno' (1-8); a fact is visible when it shares "
+            "any scope with this list, and there is no implicit global scope"
+        ),
+    ),
+]
+
+MemoryDecision: TypeAlias = Literal["add", "supersede"]
+
+
+class RecallInput(ToolInput):
+    """Arguments of ``gno_recall``; identity comes from the session, never from here."""
+
+    query: Annotated[str, Meta(description="The question, worded like the stored fact would read")]
+    collection: Annotated[
+        str, Meta(description="Collection with memoryManaged enabled that holds the facts")
+    ]
+    scopes: MemoryScopes
+    maxFacts: Annotated[
+        int, Meta(ge=1, le=RECALL_MAX_FACTS, description="Most facts to return (1-64, default 8)")
+    ] = RECALL_DEFAULT_MAX_FACTS
+    maxTokens: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=RECALL_MAX_TOKENS,
+            description="Token budget for the returned facts (1-8192, default 512)",
+        ),
+    ] = RECALL_DEFAULT_MAX_TOKENS
+
+
+class MemoryReceipt(ToolInput):
+    """The receipt a ``gno_recall`` answer carried, handed back to ``gno_remember``.
+
+    Every part is optional on input: the fence only needs ``spanHashes``, and a
+    partial receipt simply fences fewer spans.
+    """
+
+    caller: str | UnsetType = UNSET
+    session: str | UnsetType = UNSET
+    issuedAt: str | UnsetType = UNSET
+    memoryIds: list[str] = msgspec.field(default_factory=list)
+    spanHashes: list[str] = msgspec.field(default_factory=list)
+    digest: str | UnsetType = UNSET
+
+
+class RememberInput(ToolInput):
+    """Arguments of ``gno_remember``; identity comes from the session, never from here."""
+
+    text: Annotated[
+        str,
+        Meta(description="One fact stated in full, as a single statement rather than a document"),
+    ]
+    collection: Annotated[
+        str, Meta(description="Collection with memoryManaged enabled that receives the fact")
+    ]
+    scopes: MemoryScopes
+    decision: (
+        Annotated[
+            MemoryDecision,
+            Meta(
+                description=(
+                    "add writes a new fact; supersede replaces predecessorUri; omit it to get "
+                    "candidate matches and write nothing"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    predecessorUri: (
+        Annotated[str, Meta(description="With supersede: the gno:// URI of the earlier fact")]
+        | UnsetType
+    ) = UNSET
+    predecessorHash: (
+        Annotated[
+            str,
+            Meta(
+                description="With supersede: the earlier fact's contentHash as gno_recall gave it"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    receipt: (
+        Annotated[
+            MemoryReceipt,
+            Meta(description="Receipt from the gno_recall answer this fact was derived from"),
+        ]
+        | UnsetType
+    ) = UNSET
+    derivedFrom: (
+        Annotated[
+            list[str],
+            Meta(description="Declared origins of the fact; a gno:// origin is rejected"),
+        ]
+        | UnsetType
+    ) = UNSET
+    source: (
+        Annotated[str, Meta(description="Free-text evidence: where the fact came from")] | UnsetType
+    ) = UNSET
 
 
 def identity_of(ctx: ToolCallContext) -> Identity:
@@ -78,10 +197,8 @@ def remember_text(result: dict[str, Any]) -> str:
 
 
 def make_recall(runtime: Runtime) -> ToolHandler:
-    service = MemoryService(runtime.engine)
-
     def call(args: RecallInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return service.recall(
+        return runtime.engine.recall(
             query=args.query,
             collection=args.collection,
             scopes=args.scopes,
@@ -95,10 +212,8 @@ def make_recall(runtime: Runtime) -> ToolHandler:
 
 
 def make_remember(runtime: Runtime) -> ToolHandler:
-    service = MemoryService(runtime.engine)
-
     def call(args: RememberInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return service.remember(
+        return runtime.engine.remember(
             text=args.text,
             collection=args.collection,
             scopes=args.scopes,
@@ -114,3 +229,55 @@ def make_remember(runtime: Runtime) -> ToolHandler:
         )
 
     return engine_tool(runtime, call, remember_text, write=True)
+
+
+RECALL: Final = read_tool(
+    "gno_recall",
+    RecallInput,
+    "memory-recall",
+    make_recall,
+    full=(
+        "Recall current facts from a memory-managed collection, limited to the scopes you "
+        "name and to a budget of facts and tokens (default 8 facts, 512 tokens). Each fact "
+        "carries a gno:// citation and its contentHash; superseded facts drop out. Also "
+        "returns a content-free receipt for gno_remember. This server runs the lexical leg, "
+        "so retrieval.mode reports lexical."
+    ),
+    core=(
+        "Call before answering about preferences, decisions, people or earlier work, and "
+        "before gno_remember to find the fact a new one would supersede. Runs lexical "
+        "retrieval over the current facts of a memory-managed collection, filtered to the "
+        "explicit scopes you pass; superseded facts drop out. Returns cited facts with "
+        "contentHash and a content-free receipt to hand to gno_remember, and an empty answer "
+        "names the command that stores a first fact; the budget is 8 facts and 512 tokens "
+        "by default (maxFacts up to 64, maxTokens up to 8192)."
+    ),
+)
+
+REMEMBER: Final = write_tool(
+    "gno_remember",
+    RememberInput,
+    "memory-remember",
+    make_remember,
+    annotations=APPEND_ONLY_WRITE,
+    full=(
+        "Store one fact in a memory-managed collection, or supersede an earlier one. With no "
+        "decision the call only proposes candidate matches; decision=add writes a new fact, and "
+        "decision=supersede replaces predecessorUri after checking predecessorHash. Documents "
+        "belong in gno_capture. A written fact is keyword-searchable when the call returns."
+    ),
+    core=(
+        "Call to store a durable preference, decision or fact; documents go to gno_capture "
+        "and edits go to the note's file. Matches the text against current facts in scope: "
+        "omit decision for a dry run that lists candidates, use decision add for a new fact, "
+        "or decision supersede with predecessorUri and the predecessorHash from gno_recall "
+        "(one successor per fact). Returns the outcome (candidates, existing, added or "
+        "superseded) with the record; replayed receipt spans and gno:// origins are "
+        "rejected, and a written fact is keyword-searchable when the call returns."
+    ),
+)
+
+TOOLS: Final = (
+    RECALL,
+    REMEMBER,
+)

@@ -1,18 +1,171 @@
-"""``gno_search`` and ``gno_query``: thin adapters from MCP arguments to the engine."""
+"""``gno_search`` and ``gno_query``: keyword search and the general retrieval entry point.
+
+Each tool is declared whole here: its argument Struct, its descriptions per
+profile, its output schema and annotations, and the thin handler that turns
+arguments into one engine call and the result into a short text.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
-from typing import Any
+from typing import Annotated, Any, Final
 
-from gno_trio.engine.hybrid import QueryOptions, query
-from gno_trio.engine.search import SearchRequest
+from msgspec import UNSET, Meta, UnsetType
+
+from gno_trio.engine import QueryOptions, SearchRequest
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
-from gno_trio.server.inputs import QueryInput, SearchInput
+from gno_trio.server.registry import (
+    read_tool,
+)
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt, seq
+from gno_trio.tools.fields import (
+    AuthorFilter,
+    Categories,
+    CollectionFilter,
+    ExcludeTerms,
+    LangHint,
+    MinScore,
+    ProjectHints,
+    QueryModeKind,
+    ResultLimit,
+    SinceBound,
+    TagsAll,
+    TagsAny,
+    ToolInput,
+    UntilBound,
+)
+
+
+class RetrievalFilters(ToolInput, kw_only=True):
+    """Scope and filter arguments every retrieval tool shares (gno_search, gno_query)."""
+
+    projectHints: ProjectHints | UnsetType = UNSET
+    collection: CollectionFilter | UnsetType = UNSET
+    limit: ResultLimit = 5
+    minScore: MinScore | UnsetType = UNSET
+    lang: LangHint | UnsetType = UNSET
+    exclude: ExcludeTerms | UnsetType = UNSET
+    since: SinceBound | UnsetType = UNSET
+    until: UntilBound | UnsetType = UNSET
+    categories: Categories | UnsetType = UNSET
+    author: AuthorFilter | UnsetType = UNSET
+    tagsAll: TagsAll | UnsetType = UNSET
+    tagsAny: TagsAny | UnsetType = UNSET
+
+
+class SearchInput(RetrievalFilters, kw_only=True):
+    """Arguments of ``gno_search`` (BM25 keyword search)."""
+
+    query: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Exact words to match: identifier, name, filename, error text or phrase",
+        ),
+    ]
+    intent: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Background that disambiguates the query (for 'python': 'programming "
+                    "language'); it picks the snippet and is itself left out of the match"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class QueryMode(ToolInput):
+    """One caller-typed retrieval entry of ``gno_query``."""
+
+    mode: Annotated[
+        QueryModeKind,
+        Meta(
+            description=(
+                "term: a lexical anchor; intent: disambiguating context; hyde: one "
+                "hypothetical answer passage"
+            )
+        ),
+    ]
+    text: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="Text for this entry; short for term, answer-shaped for hyde",
+        ),
+    ]
+
+
+class QueryInput(RetrievalFilters, kw_only=True):
+    """Arguments of ``gno_query`` (the general retrieval entry point)."""
+
+    query: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            description="The question or topic; add intent or queryModes when it is ambiguous",
+        ),
+    ]
+    intent: (
+        Annotated[
+            str,
+            Meta(
+                description=(
+                    "Background that disambiguates the query; it steers expansion, reranking "
+                    "and snippet choice and is itself left out of the match"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    candidateLimit: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=100,
+                description="How many candidates reach the rerank stage (1-100; default 20)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    queryModes: (
+        Annotated[
+            list[QueryMode],
+            Meta(
+                description=(
+                    "Typed retrieval entries used in place of generated expansion: term anchors, "
+                    "intent context, and a single hyde passage at most"
+                )
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    fast: Annotated[
+        bool, Meta(description="Shallow pass: skip expansion, graph expansion and reranking")
+    ] = False
+    thorough: Annotated[
+        bool,
+        Meta(description="Deep pass: query expansion plus reranking over 40 candidates"),
+    ] = False
+    expand: Annotated[bool, Meta(description="Force query expansion on or off")] | UnsetType = UNSET
+    rerank: Annotated[bool, Meta(description="Force reranking on or off")] | UnsetType = UNSET
+    noGraph: Annotated[bool, Meta(description="Turn off one-hop graph expansion")] | UnsetType = (
+        UNSET
+    )
+    graph: (
+        Annotated[bool, Meta(description="One-hop graph expansion over links (on by default)")]
+        | UnsetType
+    ) = UNSET
+    explain: (
+        Annotated[bool, Meta(description="Add per-stage and per-result scoring details to meta")]
+        | UnsetType
+    ) = UNSET
+
 
 _PREVIEW_CHARS = 200
 
@@ -63,19 +216,15 @@ def query_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def query_setup(
-    runtime: Runtime, args: QueryInput, *, explain: bool = False
-) -> tuple[SearchRequest, QueryOptions]:
-    """A query's search request (with the configured contexts) and its retrieval options."""
-    request = dataclasses.replace(search_request(args), contexts=runtime.engine.context_rules())
-    options = QueryOptions(
+def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
+    """A query's retrieval options (the engine adds the configured contexts itself)."""
+    return QueryOptions(
         query_modes=[(m.mode, m.text) for m in opt(args.queryModes) or ()],
         candidate_limit=opt(args.candidateLimit),
         fast=args.fast,
         thorough=args.thorough,
         explain=explain,
     )
-    return request, options
 
 
 def make_search(runtime: Runtime) -> ToolHandler:
@@ -87,7 +236,56 @@ def make_search(runtime: Runtime) -> ToolHandler:
 
 def make_query(runtime: Runtime) -> ToolHandler:
     def call(args: QueryInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        request, options = query_setup(runtime, args, explain=bool(opt(args.explain)))
-        return query(conn, request, options)
+        options = query_options(args, explain=bool(opt(args.explain)))
+        return runtime.engine.query(search_request(args), options, conn=conn)
 
     return engine_tool(runtime, call, query_text)
+
+
+SEARCH: Final = read_tool(
+    "gno_search",
+    SearchInput,
+    "search-results",
+    make_search,
+    full=(
+        "Keyword search with BM25 over the indexed documents, suited to exact names, "
+        "identifiers, error messages, filenames and quoted phrases. Each hit carries uri, "
+        "docid, score, snippet, a line anchor when known and any configured context guidance; "
+        "read further with gno_get (fromLine/lineCount) or gno_multi_get, and switch to "
+        "gno_query when the wording is uncertain."
+    ),
+    core=(
+        "Call when you know the exact words: a name, identifier, error message, filename or "
+        "phrase. Runs BM25 full-text ranking over the index, model-free. Returns ranked hits "
+        "with uri, docid, score, snippet and a line anchor to pass to gno_get as fromLine; "
+        "limit caps the hits at 1-100 (default 5)."
+    ),
+)
+
+QUERY: Final = read_tool(
+    "gno_query",
+    QueryInput,
+    "search-results",
+    make_query,
+    full=(
+        "General retrieval entry point. The full pipeline fuses BM25, vector search and "
+        "one-hop link expansion with optional query expansion and reranking; this server runs "
+        "it model-free for now, so the BM25 leg alone ranks the hits and meta.mode reports "
+        "bm25_only. Accepts intent, queryModes (term, intent, hyde), fast, thorough, graph and "
+        "candidateLimit. Hits have the gno_search shape: uri, docid, score, snippet, line "
+        "anchor and any configured context guidance."
+    ),
+    core=(
+        "Call first for a question whose wording may differ from the notes. Runs the hybrid "
+        "retrieval path; this server runs it model-free for now, so the BM25 leg alone ranks "
+        "the hits and meta.mode reports bm25_only. Accepts intent, queryModes, fast and "
+        "thorough; treat a hit's context field as guidance and cite the source lines. "
+        "Returns ranked hits with uri, docid, score, snippet and a line anchor for gno_get; "
+        "limit caps the hits at 1-100 (default 5)."
+    ),
+)
+
+TOOLS: Final = (
+    SEARCH,
+    QUERY,
+)

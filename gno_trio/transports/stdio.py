@@ -38,6 +38,7 @@ from gno_trio.protocol.jsonrpc import (
     encode_notification,
     encode_result,
 )
+from gno_trio.protocol.names import CANCELLED_NOTIFICATION
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
 
@@ -45,7 +46,6 @@ logger = logging.getLogger("gno_trio.transports.stdio")
 
 DEFAULT_MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_DRAIN_TIMEOUT: Final = 10.0
-CANCELLED_NOTIFICATION: Final = "notifications/cancelled"
 _READ_CHUNK: Final = 64 * 1024
 _OUTBOX_SIZE: Final = 256
 _NEWLINE: Final = b"\n"

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from gno_trio.engine.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.canonical import PassageRef, sha256_text, utf8_size
 from gno_trio.engine.context.facets import FacetMatcher, facet_expression
 from gno_trio.engine.context.request import NormalizedRequest, iso_instant
-from gno_trio.engine.hybrid import QueryOptions, query
-from gno_trio.engine.querygrammar import parse_query
-from gno_trio.engine.search import SearchRequest
+from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
+from gno_trio.engine.search.hybrid import QueryOptions, query
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.errors import GnoError
 
 MAX_SEARCH_LIMIT: Final = 100

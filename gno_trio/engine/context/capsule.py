@@ -44,6 +44,7 @@ from gno_trio.engine.context.request import (
     canonical_text,
 )
 from gno_trio.engine.context.selection import OMISSION_REASONS, Omission, Selection
+from gno_trio.engine.egress.policy import strictest
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.1"
@@ -51,7 +52,6 @@ MAX_OMISSION_ITEMS: Final = 100
 MAX_GUIDANCE_CHARS: Final = 16_384
 MAX_SCOPE_KEY_CHARS: Final = 2_048
 ESTIMATOR: Final = "unicode_conservative"
-_POLICY_STRICTNESS: Final = {"local_only": 0, "lan": 1, "remote": 2}
 _MEASURED: Final = ("usedBytes", "usedTokens")
 _FIXED_POINT_ROUNDS: Final = 16
 
@@ -123,11 +123,7 @@ def egress_lineage(collections: Sequence[str], policies: Policies) -> dict[str, 
         for name in sorted(set(collections))
         if name in policies
     ]
-    effective = min(
-        (source["policy"] for source in sources),
-        key=lambda policy: _POLICY_STRICTNESS.get(policy, 0),
-        default="local_only",
-    )
+    effective = strictest(source["policy"] for source in sources)
     return {
         "effectivePolicy": effective,
         "digest": hash_canonical(sources),

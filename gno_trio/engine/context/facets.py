@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Final
 
-from gno_trio.engine.querygrammar import parse_query
+from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.errors import GnoError
 
 MAX_FACETS: Final = 128

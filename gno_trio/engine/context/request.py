@@ -19,14 +19,15 @@ from typing import Final, Literal
 
 from gno_trio.config import Config
 from gno_trio.engine.context import codes
-from gno_trio.engine.querygrammar import parse_query
-from gno_trio.engine.timefilter import parse_time_bound
+from gno_trio.engine.search.hybrid import QUERY_MODES
+from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.search.timefilter import parse_time_bound
 from gno_trio.errors import GnoError
 
 DepthPolicy = Literal["fast", "balanced", "thorough"]
-DEPTH_POLICIES: Final = ("fast", "balanced", "thorough")
-QUERY_MODE_KINDS: Final = ("term", "intent", "hyde")
 
+# JSON numbers beyond 2**53 - 1 lose precision in JavaScript clients and
+# overflow SQLite's 64-bit integers; GNO caps open-ended integers here too.
 MAX_SAFE_INTEGER: Final = 9_007_199_254_740_991
 MAX_TEXT_CHARS: Final = 16_384
 MAX_VARIANT_CHARS: Final = 4_096
@@ -252,7 +253,7 @@ def _query_modes(
         raise _fail(codes.INVALID_FILTER, f"queryModes takes at most {MAX_FILTER_VALUES} entries")
     cleaned: list[tuple[str, str]] = []
     for mode, raw in modes:
-        if mode not in QUERY_MODE_KINDS:
+        if mode not in QUERY_MODES:
             raise _fail(codes.INVALID_FILTER, f"Unknown query mode: {mode}")
         text = canonical_text(raw)
         if not text or len(text) > MAX_VARIANT_CHARS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from gno_trio.engine.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
 from gno_trio.engine.memory.records import RecordProblem, parse_record
 
 

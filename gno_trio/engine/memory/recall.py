@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from gno_trio.engine.egress.policy import strictest
 from gno_trio.engine.memory import receipts
 from gno_trio.engine.memory.identity import Identity
 from gno_trio.engine.memory.queries import (
@@ -28,8 +29,8 @@ from gno_trio.engine.memory.queries import (
     fact_from_row,
 )
 from gno_trio.engine.memory.records import normalize_text
-from gno_trio.engine.querygrammar import parse_query
-from gno_trio.engine.search import FIELD_WEIGHTS
+from gno_trio.engine.search.lexical import FIELD_WEIGHTS
+from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.errors import GnoError
 
 LEXICAL_LIMIT = 32
@@ -37,7 +38,6 @@ RRF_K = 60
 DEFAULT_MAX_FACTS = 8
 DEFAULT_MAX_TOKENS = 512
 SEMANTIC_UNAVAILABLE = "no embedding model available"
-POLICY_ORDER = {"local_only": 0, "lan": 1, "remote": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ def lineage(policies: Sequence[CollectionPolicy]) -> dict[str, Any]:
         {"collection": p.name, "policy": p.policy, "source": p.source}
         for p in sorted(unique.values(), key=lambda p: p.name)
     ]
-    effective = min((s["policy"] for s in sources), key=lambda p: POLICY_ORDER.get(p, 0))
+    effective = strictest(s["policy"] for s in sources)
     digest = hashlib.sha256(
         json.dumps(
             {"effectivePolicy": effective, "sources": sources}, separators=(",", ":")

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gno_trio.config import Collection
-from gno_trio.engine.api import Engine
-from gno_trio.engine.convert import converter_for
-from gno_trio.engine.locks import MEMORY_WAIT_SECONDS, wait_from_env, write_lease
+from gno_trio.engine.ingest.convert import converter_for
+from gno_trio.engine.ingest.walker import admits
+from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.memory import projection
 from gno_trio.engine.memory import recall as recall_mod
 from gno_trio.engine.memory import remember as remember_mod
@@ -38,7 +38,7 @@ from gno_trio.engine.memory.records import (
     validate_text,
     write_new_file,
 )
-from gno_trio.engine.walker import admits
+from gno_trio.engine.store.lease import MEMORY_WAIT_SECONDS, wait_from_env
 from gno_trio.errors import GnoError
 
 DECISIONS = ("add", "supersede")
@@ -60,7 +60,7 @@ def _discard(path: Path) -> None:
 class MemoryService:
     """Recall and remember over one engine; safe to share between threads."""
 
-    def __init__(self, engine: Engine, *, lease_wait_seconds: float | None = None) -> None:
+    def __init__(self, engine: EngineKernel, *, lease_wait_seconds: float | None = None) -> None:
         self.engine = engine
         self._projected: set[str] = set()
         self._projected_lock = threading.Lock()
@@ -212,8 +212,7 @@ class MemoryService:
                     )
                 )
                 return {"outcome": "candidates", "candidates": found, "matching": matching}
-            with write_lease(
-                self.engine.location.dirs.write_lock,
+            with self.engine.lease(
                 wait_seconds=self.lease_wait,
                 busy_code="MEMORY_WRITE_LEASE_BUSY",
                 busy_message=LEASE_BUSY_MESSAGE,

@@ -29,6 +29,7 @@ import trio
 
 from gno_trio.protocol.envelope import claims_modern
 from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Request, decode_line
+from gno_trio.protocol.names import PROTOCOL_VERSION_HEADER
 from gno_trio.protocol.versions import MODERN_VERSIONS
 from gno_trio.transports.http import legacy, modern
 from gno_trio.transports.http.boundary import Boundary, ClientGone, read_body
@@ -58,13 +59,12 @@ from nurseries import AdmissionRefused
 logger = logging.getLogger("gno_trio.transports.http")
 
 _json_encoder = msgspec.json.Encoder()
-_PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
 _NO_STORE: Final = ((b"cache-control", b"no-store"),)
 
 
 def claims_modern_http(headers: RequestHeaders, message: Incoming) -> bool:
     """Whether a POST belongs to the sessionless 2026-07-28 leg."""
-    version = headers.get(_PROTOCOL_VERSION_HEADER)
+    version = headers.get(PROTOCOL_VERSION_HEADER)
     if version is not None and version.strip() in MODERN_VERSIONS:
         return True
     if isinstance(message, Request | Notification):
@@ -243,7 +243,11 @@ class GatewayApp:
     async def _guarded(self, exchange: Exchange, message: Incoming, is_modern: bool) -> None:
         ticket: EgressTicket | None = None
         if isinstance(message, Request):
-            refusal = write_gate(message, write_enabled=self.state.settings.enable_write)
+            refusal = write_gate(
+                message,
+                write_enabled=self.state.settings.enable_write,
+                write_tools=self.state.app.write_tools,
+            )
             if refusal is not None:
                 raise Refused(refusal)
             verdict = egress_guard(message, exchange.caller, self.state.policies)

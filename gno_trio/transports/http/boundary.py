@@ -24,7 +24,7 @@ from typing import Final
 
 import trio
 
-from gno_trio.egress import Zone, classify_peer
+from gno_trio.engine import Zone, classify_peer
 from gno_trio.transports.http.settings import Listener
 from gno_trio.transports.http.tokens import (
     MAX_TOKEN_CHARS,

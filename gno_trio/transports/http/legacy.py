@@ -11,23 +11,23 @@ clients expect.
 
 from __future__ import annotations
 
-from typing import Final
-
 import trio
 
 from gno_trio.protocol.connection import INITIALIZE
 from gno_trio.protocol.errors import INVALID_REQUEST, ProtocolError
 from gno_trio.protocol.jsonrpc import Incoming, Notification, Request, RequestId
+from gno_trio.protocol.names import (
+    CANCELLED_NOTIFICATION,
+    LAST_EVENT_ID_HEADER,
+    PROTOCOL_VERSION_HEADER,
+    SESSION_HEADER,
+)
 from gno_trio.protocol.versions import LEGACY_VERSIONS
 from gno_trio.server.context import RequestContext
-from gno_trio.transports.http.guards import EgressTicket, epoch_guard, session_belongs_to
+from gno_trio.transports.http.guards import EgressTicket, epoch_guard
+from gno_trio.transports.http.identity import session_belongs_to
 from gno_trio.transports.http.responder import Responder, dispatch
-from gno_trio.transports.http.sessions import (
-    SESSION_HEADER,
-    SESSION_NOT_FOUND_CODE,
-    HttpSession,
-    run_get_stream,
-)
+from gno_trio.transports.http.sessions import SESSION_NOT_FOUND_CODE, HttpSession, run_get_stream
 from gno_trio.transports.http.state import Exchange, GatewayState
 from gno_trio.transports.http.wire import (
     Refused,
@@ -38,10 +38,6 @@ from gno_trio.transports.http.wire import (
     jsonrpc_reply,
     send_reply,
 )
-
-PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
-LAST_EVENT_ID_HEADER: Final = "last-event-id"
-CANCELLED_NOTIFICATION: Final = "notifications/cancelled"
 
 
 def _legacy_status(code: int) -> int:

@@ -40,6 +40,12 @@ from gno_trio.protocol.errors import (
     method_not_found,
 )
 from gno_trio.protocol.jsonrpc import Incoming, Notification, Request
+from gno_trio.protocol.names import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    PROTOCOL_VERSION_HEADER,
+    SESSION_HEADER,
+)
 from gno_trio.protocol.versions import MODERN_VERSIONS
 from gno_trio.server.context import RequestContext
 from gno_trio.transports.http.guards import EgressTicket, epoch_guard
@@ -56,10 +62,6 @@ from gno_trio.transports.http.wire import (
     send_reply,
 )
 
-PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
-METHOD_HEADER: Final = "mcp-method"
-NAME_HEADER: Final = "mcp-name"
-SESSION_HEADER: Final = "mcp-session-id"
 SUBSCRIPTIONS_LISTEN: Final = "subscriptions/listen"
 
 # Which body field each name-bearing method mirrors into ``Mcp-Name``.

@@ -33,12 +33,10 @@ import trio
 from gno_trio.errors import GnoError
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
-from gno_trio.transports.http.guards import (
-    CallerLabels,
-    PolicyBook,
-    RuntimeAdmission,
-    TransportMetrics,
-)
+from gno_trio.transports.http.guards import PolicyBook
+from gno_trio.transports.http.identity import CallerLabels
+from gno_trio.transports.http.metrics import TransportMetrics
+from gno_trio.transports.http.runtime_admission import RuntimeAdmission
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import (
     STATUS_PATH,

@@ -24,7 +24,8 @@ import trio
 
 from gno_trio.protocol.connection import LegacySession
 from gno_trio.protocol.jsonrpc import RequestId
-from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.protocol.names import SESSION_HEADER
+from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.wire import (
     SSE_HEADERS,
     SSE_KEEPALIVE,
@@ -37,7 +38,6 @@ from nurseries import Supervisor, TaskHandle
 
 logger = logging.getLogger("gno_trio.transports.http")
 
-SESSION_HEADER: Final = "mcp-session-id"
 SESSION_NOT_FOUND_CODE: Final = -32001
 _OUTBOX_SIZE: Final = 64
 

@@ -26,7 +26,7 @@ from typing import Any, Final
 import msgspec
 
 from gno_trio.protocol.envelope import Implementation
-from gno_trio.transports.http.guards import TransportMetrics
+from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.sessions import HttpSession, SessionStore, new_session_id
 from gno_trio.transports.http.tokens import read_token_file
 

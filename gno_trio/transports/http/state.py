@@ -8,12 +8,10 @@ from pathlib import Path
 
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.boundary import Caller
-from gno_trio.transports.http.guards import (
-    CallerLabels,
-    PolicyBook,
-    RuntimeAdmission,
-    TransportMetrics,
-)
+from gno_trio.transports.http.guards import PolicyBook
+from gno_trio.transports.http.identity import CallerLabels
+from gno_trio.transports.http.metrics import TransportMetrics
+from gno_trio.transports.http.runtime_admission import RuntimeAdmission
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import GatewaySettings, Listener
 from gno_trio.transports.http.wire import Receive, RequestHeaders, Send

@@ -2,9 +2,11 @@
 
 The parent reserves the port (a bound, never-listening socket with
 ``SO_REUSEPORT``), wipes the shared session table, and starts N children with
-``python -c``; each child receives the parsed command line on stdin, opens its
-own engine, binds its own ``SO_REUSEPORT`` listener on that port and runs the
-ordinary gateway with a :class:`WorkerSeat`. The kernel spreads new
+``python -c``, each running the ``entry`` function the caller names. A child
+calls :func:`accept_launch`: it receives the caller's opaque launch object
+(for the CLI, the parsed command line) on stdin and binds its own
+``SO_REUSEPORT`` listener on that port; the entry then opens its own engine
+and runs the ordinary gateway with the :class:`WorkerSeat` it was given. The kernel spreads new
 connections across the children's listeners. The parent announces the
 endpoint once every child listens, forwards SIGINT/SIGTERM to all of them and
 exits 0 when all of them drained and exited 0.
@@ -16,7 +18,6 @@ rate-limit windows, admission slots and metrics; 2025-era sessions are shared
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import pickle
@@ -32,10 +33,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Final
 
-from gno_trio.engine.api import Engine
 from gno_trio.errors import GnoError
 from gno_trio.transports.http.server import GatewayEndpoint, announce, open_listening_socket
-from gno_trio.transports.http.settings import GatewaySettings, Mode
+from gno_trio.transports.http.settings import GatewaySettings
 from gno_trio.transports.http.shared_sessions import SessionRegistry
 from gno_trio.transports.http.state import WorkerSeat
 from gno_trio.transports.http.tokens import ensure_token_file
@@ -46,11 +46,6 @@ REGISTRY_NAME: Final = "gateway-sessions-{port}.sqlite"
 _READY_TIMEOUT: Final = 60.0
 _STOP_GRACE: Final = 5.0
 _POLL: Final = 0.2
-_CHILD_CODE: Final = (
-    "from gno_trio.transports.http.workers import worker_main; raise SystemExit(worker_main())"
-)
-
-OpenEngine = Callable[[argparse.Namespace], Engine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +57,15 @@ class WorkerLaunch:
     on_ready: Callable[[GatewayEndpoint], None]
 
 
-def _start_child(payload: bytes) -> subprocess.Popen[bytes]:
+def _child_code(entry: str) -> str:
+    """``python -c`` source that runs ``entry`` (``"package.module:function"``) and exits."""
+    module, _, function = entry.partition(":")
+    return f"from {module} import {function}; raise SystemExit({function}())"
+
+
+def _start_child(entry: str, payload: bytes) -> subprocess.Popen[bytes]:
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [sys.executable, "-c", _child_code(entry)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     assert child.stdin is not None
     child.stdin.write(payload)
@@ -107,16 +108,19 @@ def _stop(children: list[subprocess.Popen[bytes]], grace: float) -> list[int]:
 
 
 def run_workers(
-    args: argparse.Namespace,
+    launch: object,
     *,
-    mode: Mode,
-    open_engine: OpenEngine,
+    entry: str,
     settings: GatewaySettings,
     data_dir: Path,
     workers: int,
     as_json: bool,
 ) -> int:
-    """Parent of ``workers`` gateway processes; blocks until they all stopped."""
+    """Parent of ``workers`` gateway processes; blocks until they all stopped.
+
+    ``launch`` (picklable) reaches every child through :func:`accept_launch`;
+    ``entry`` names the child's main function.
+    """
     if not hasattr(socket, "SO_REUSEPORT"):
         raise GnoError("VALIDATION", "--workers needs SO_REUSEPORT, which this system lacks")
     if settings.token_file is not None:
@@ -136,10 +140,8 @@ def run_workers(
     children: list[subprocess.Popen[bytes]] = []
     try:
         for index in range(workers):
-            payload = pickle.dumps(
-                (args, mode, open_engine, WorkerSeat(index, registry_path), settings.host, port)
-            )
-            children.append(_start_child(payload))
+            payload = pickle.dumps((launch, WorkerSeat(index, registry_path), settings.host, port))
+            children.append(_start_child(entry, payload))
         deadline = time.monotonic() + _READY_TIMEOUT
         endpoints = [_await_ready(child, deadline) for child in children]
         announce(endpoints[0], settings, as_json=as_json)
@@ -174,19 +176,11 @@ def _report_ready(endpoint: GatewayEndpoint) -> None:
     sys.stdout.flush()
 
 
-def worker_main() -> int:
-    """Entry of one child: read the launch from stdin, serve until told to stop."""
-    from gno_trio.transports.http.command import run_gateway_command
-
-    logging.basicConfig(level=logging.WARNING)
-    args, mode, open_engine, seat, host, port = pickle.loads(sys.stdin.buffer.read())
+def accept_launch() -> tuple[object, WorkerLaunch]:
+    """In a child: the parent's launch object, and this worker's seat and listener."""
+    launch, seat, host, port = pickle.loads(sys.stdin.buffer.read())
     sock = open_listening_socket(host, port, reuse_port=True)
-    launch = WorkerLaunch(seat=seat, sock=sock, on_ready=_report_ready)
-    try:
-        return run_gateway_command(args, mode=mode, open_engine=open_engine, worker=launch)
-    except GnoError as exc:
-        sys.stderr.write(f"gateway worker {seat.index}: {exc.code}: {exc.message}\n")
-        return 2
+    return launch, WorkerLaunch(seat=seat, sock=sock, on_ready=_report_ready)
 
 
-__all__ = ["REGISTRY_NAME", "WorkerLaunch", "run_workers", "worker_main"]
+__all__ = ["REGISTRY_NAME", "WorkerLaunch", "accept_launch", "run_workers"]

@@ -1,0 +1,53 @@
+"""What every command module shares: opening the index, printing JSON, list options."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from gno_trio.engine import Engine, locate
+from gno_trio.errors import GnoError
+
+EXIT_OK = 0
+
+Handler = Callable[[argparse.Namespace], int]
+Subparsers = Any
+"""``argparse``'s sub-parser action (its type is private to argparse)."""
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def open_engine(args: argparse.Namespace, *, create: bool = True) -> Engine:
+    """Open the selected index; read-only commands pass ``create=False``.
+
+    A command that only reads must not leave an empty database behind when
+    pointed at an index that was never initialised (a typo in ``--index``
+    would otherwise create one); it fails with ``NOT_INITIALIZED`` (exit 2).
+    """
+    config = Path(args.config).expanduser() if args.config else None
+    if not create:
+        location = locate(index_name=args.index, config_path=config)
+        if not location.db_path.exists():
+            raise GnoError(
+                "NOT_INITIALIZED",
+                f"Index {location.index_name} is not initialized ({location.db_path} does not "
+                "exist); run `gno-trio init` first",
+            )
+    return Engine.open(index_name=args.index, config_path=config, create=create)
+
+
+def split_list(values: Sequence[str] | None) -> list[str]:
+    """Repeatable, comma-separated option values as one flat list."""
+    out: list[str] = []
+    for value in values or ():
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+__all__ = ["EXIT_OK", "Handler", "Subparsers", "emit_json", "open_engine", "split_list"]

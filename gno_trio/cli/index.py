@@ -1,0 +1,177 @@
+"""``init``, ``collection`` and ``update``: the commands that shape and fill the index."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
+from gno_trio.cli.progress import ProgressBar
+from gno_trio.config import Collection
+from gno_trio.engine import Engine, normalize_name, validate_root
+from gno_trio.errors import GnoError
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    with open_engine(args) as engine:
+        added = None
+        existing = _already_added(engine, args.path, args.name) if args.path else None
+        if existing is not None:
+            added = existing
+        elif args.path:
+            added = engine.add_collection(
+                args.path,
+                name=args.name,
+                pattern=args.pattern,
+                include=split_list(args.include),
+                exclude=split_list(args.exclude) if args.exclude else None,
+                language_hint=args.language,
+            )
+        result = {
+            "indexName": engine.location.index_name,
+            "configPath": str(engine.location.config_path),
+            "dbPath": str(engine.location.db_path),
+            "collection": added.name if added else None,
+            "alreadyAdded": existing is not None,
+        }
+        if args.json:
+            emit_json(result)
+        else:
+            print(f"Index {result['indexName']} ready at {result['dbPath']}")
+            if existing is not None:
+                print(f"Collection {existing.name} -> {existing.path} is already configured")
+            elif added:
+                print(f"Added collection {added.name} -> {added.path}")
+                print("Run `gno-trio update` to index it.")
+    return EXIT_OK
+
+
+def _already_added(engine: Engine, path: str, name: str | None) -> Collection | None:
+    """The collection ``init`` would add, if it is already configured as asked.
+
+    ``init`` is safe to repeat: the same folder under the same name (or no
+    name) is success, while a clash with a different name or folder is still
+    refused by ``add_collection`` with ``DUPLICATE``.
+    """
+    root = validate_root(path)
+    wanted = normalize_name(name) if name is not None else None
+    for collection in engine.config.collections:
+        if Path(collection.path) == root and wanted in (None, collection.name):
+            return collection
+    return None
+
+
+def cmd_collection(args: argparse.Namespace) -> int:
+    with open_engine(args) as engine:
+        action = args.collection_command
+        if action == "add":
+            added = engine.add_collection(
+                args.path,
+                name=args.name,
+                pattern=args.pattern,
+                include=split_list(args.include),
+                exclude=split_list(args.exclude) if args.exclude else None,
+                language_hint=args.language,
+                memory_managed=args.memory,
+            )
+            result: Any = {"name": added.name, "path": str(added.path), "pattern": added.pattern}
+            if args.json:
+                emit_json(result)
+            else:
+                print(f"Added collection {added.name} -> {added.path}")
+            return EXIT_OK
+        if action == "remove":
+            result = engine.remove_collection(args.name)
+            if args.json:
+                emit_json(result)
+            else:
+                print(
+                    f"Removed collection {result['collection']} ({result['documents']} documents)"
+                )
+            return EXIT_OK
+        collections = [
+            {
+                "name": c.name,
+                "path": str(c.path),
+                "pattern": c.pattern,
+                "include": list(c.include),
+                "exclude": list(c.exclude),
+                "memoryManaged": c.memory_managed,
+            }
+            for c in engine.config.collections
+        ]
+        if args.json:
+            emit_json({"collections": collections})
+        elif not collections:
+            print("No collections. Add one with: gno-trio collection add <path> --name <name>")
+        else:
+            for c in collections:
+                print(f"{c['name']}\t{c['path']}\t{c['pattern']}")
+    return EXIT_OK
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    with open_engine(args) as engine:
+        if not engine.config.collections:
+            raise GnoError(
+                "VALIDATION",
+                "No collections to update. Add one with: gno-trio collection add <path>",
+            )
+        bar = ProgressBar("Indexing", force=args.progress)
+        try:
+            reports = engine.sync(args.collections or None, progress=bar.update)
+        finally:
+            bar.close()
+        if args.json:
+            emit_json({"collections": [r.as_dict() for r in reports]})
+        else:
+            for r in reports:
+                print(
+                    f"{r.collection}: {r.scanned} files, {r.added} added, {r.updated} updated, "
+                    f"{r.renamed} renamed, {r.removed} removed, {r.reactivated} restored, "
+                    f"{r.unchanged} unchanged, {len(r.errors)} errors ({r.duration_ms:.0f} ms)"
+                )
+                for error in r.errors[:20]:
+                    print(f"  ! {error['relPath']}: {error['code']}: {error['message']}")
+                if len(r.errors) > 20:
+                    print(f"  ! ... {len(r.errors) - 20} more (see gno-trio status)")
+                for warning in r.warnings[:20]:
+                    print(f"  ? {warning['relPath']}: {warning['code']}: {warning['message']}")
+    return EXIT_OK
+
+
+def _collection_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", help="collection name (default: folder name)")
+    p.add_argument("--pattern", help="glob of files to index (default **/*)")
+    p.add_argument("--include", action="append", help="extension allow-list, comma separated")
+    p.add_argument("--exclude", action="append", help="names or globs to skip")
+    p.add_argument("--language", help="BCP-47 language hint")
+
+
+def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("init", parents=[common], help="create the index (and add a folder)")
+    p.add_argument("path", nargs="?")
+    _collection_options(p)
+    p.set_defaults(handler=cmd_init)
+
+    p = sub.add_parser("collection", parents=[common], help="manage collections")
+    p.set_defaults(handler=cmd_collection)
+    csub = p.add_subparsers(
+        dest="collection_command", required=True, metavar="ACTION", parser_class=type(p)
+    )
+    pa = csub.add_parser("add", parents=[common], help="add a folder")
+    pa.add_argument("path")
+    _collection_options(pa)
+    pa.add_argument("--memory", action="store_true", help="memory-managed collection (facts)")
+    csub.add_parser("list", parents=[common], help="list collections")
+    pr = csub.add_parser("remove", parents=[common], help="remove a collection")
+    pr.add_argument("name")
+
+    p = sub.add_parser("update", parents=[common], help="sync collections from disk")
+    p.add_argument("collections", nargs="*")
+    p.add_argument("--progress", action="store_true", help="draw the progress bar even off a TTY")
+    p.set_defaults(handler=cmd_update)
+
+
+__all__ = ["add_parsers"]

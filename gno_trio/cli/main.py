@@ -1,0 +1,117 @@
+"""The ``gno-trio`` command line: the parser, and one exit status per error kind.
+
+Every command prints human-readable text by default and the engine's JSON
+objects with ``--json``. Exit codes come from the error table of
+:mod:`gno_trio.errors`: 0 success, 1 the input was invalid (bad name,
+unknown document, malformed query ...), 2 a runtime failure, 4 busy (another
+writer holds the lease). Each command family lives in its own module and
+adds its sub-parsers here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sqlite3
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from gno_trio import __version__
+from gno_trio.cli import capture, index, memory, reads, serve
+from gno_trio.cli.common import EXIT_OK, Handler
+from gno_trio.errors import GnoError, Kind
+
+EXIT_INTERRUPTED = 130
+_FAMILIES = (index, reads, memory, serve, capture)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error; here bad input is exit 1."""
+
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(Kind.INVALID.exit_code)
+
+
+def _common_options(*, with_defaults: bool) -> _Parser:
+    """The options every level accepts (``--index``, ``--config``, ``--json``, ``--verbose``).
+
+    Only the top level carries defaults. argparse copies everything a
+    subparser's namespace holds over what an outer level already parsed, so a
+    sub-level default would silently undo ``collection --json list``; with
+    ``SUPPRESS`` a sub-level sets an option only when it is actually typed
+    there. Each level gets its own action objects because ``set_defaults`` and
+    parents share (and mutate) them.
+    """
+
+    def default(value: Any) -> Any:
+        return value if with_defaults else argparse.SUPPRESS
+
+    common = _Parser(add_help=False)
+    common.add_argument("--index", default=default("default"), help="index name (default: default)")
+    common.add_argument("--config", default=default(None), help="path to index.yml")
+    common.add_argument("--json", action="store_true", default=default(False), help="print JSON")
+    common.add_argument(
+        "--verbose", action="store_true", default=default(False), help="log to stderr"
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gno-trio",
+        description="Index notes, code and documents into SQLite and search them; "
+        "serve them to AI agents over MCP.",
+        parents=[_common_options(with_defaults=True)],
+    )
+    parser.add_argument("--version", action="version", version=f"gno-trio {__version__}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
+    common = _common_options(with_defaults=False)
+    for family in _FAMILIES:
+        family.add_parsers(sub, common)
+    return parser
+
+
+def report_error(error: GnoError, *, as_json: bool) -> int:
+    """Print ``error`` (and its JSON form with ``--json``); the exit status of its kind."""
+    if as_json:
+        sys.stdout.write(json.dumps({"error": error.code, "message": error.message}) + "\n")
+    print(f"Error: {error.code}: {error.message}", file=sys.stderr)
+    return error.kind.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    handler: Handler = args.handler
+    as_json = bool(getattr(args, "json", False))
+    try:
+        return handler(args)
+    except GnoError as error:
+        return report_error(error, as_json=as_json)
+    except KeyboardInterrupt:
+        print("Interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+    except (sqlite3.Error, OSError) as exc:
+        # Not a bad input: the disk, the database or the OS failed (exit 2).
+        return report_error(GnoError("RUNTIME", str(exc) or type(exc).__name__), as_json=as_json)
+    except Exception as exc:
+        if args.verbose:
+            logging.getLogger("gno_trio").exception("unexpected failure")
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        return report_error(GnoError("RUNTIME", message), as_json=as_json)
+
+
+__all__ = ["build_parser", "main", "report_error"]

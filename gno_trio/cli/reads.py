@@ -1,0 +1,188 @@
+"""``search``, ``get``, ``multi-get``, ``ls``, ``status`` and ``changes``: the read commands.
+
+None of them creates an index: pointed at one that was never initialised they
+fail with ``NOT_INITIALIZED`` instead of leaving an empty database behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
+from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES, SearchRequest
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    limit = args.limit if args.limit is not None else (20 if args.json else 5)
+    request = SearchRequest(
+        query=args.query,
+        limit=limit,
+        collection=args.collection,
+        min_score=args.min_score,
+        lang=args.lang,
+        intent=args.intent,
+        exclude=split_list(args.exclude),
+        since=args.since,
+        until=args.until,
+        categories=split_list(args.category),
+        author=args.author,
+        tags_all=split_list(args.tags_all),
+        tags_any=split_list(args.tags_any),
+    )
+    with open_engine(args, create=False) as engine:
+        result = engine.search(request)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    hits = result["results"]
+    if not hits:
+        print(f'No results for "{args.query}"')
+        return EXIT_OK
+    print(f'Found {len(hits)} results for "{args.query}"')
+    for hit in hits:
+        line = f":{hit['line']}" if "line" in hit else ""
+        print(f"\n{hit['docid']}  {hit['uri']}{line}  ({hit['score']:.3f})")
+        if hit.get("title"):
+            print(f"  {hit['title']}")
+        snippet = " ".join(str(hit.get("snippet", "")).split())
+        if snippet:
+            print(f"  {snippet.replace('<mark>', '').replace('</mark>', '')[:240]}")
+    return EXIT_OK
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.get(
+            args.ref,
+            from_line=args.from_line,
+            line_count=args.lines,
+            line_numbers=args.line_numbers,
+        )
+    if args.json:
+        emit_json(result)
+    else:
+        # The text as stored: `gno-trio get ref > file` reproduces a whole
+        # document byte for byte, so no newline is added after a final one.
+        content = result["content"]
+        sys.stdout.write(content if not content or content.endswith("\n") else content + "\n")
+    return EXIT_OK
+
+
+def cmd_multi_get(args: argparse.Namespace) -> int:
+    refs = [r for r in args.refs if r]
+    pattern = None
+    if len(refs) == 1 and any(ch in refs[0] for ch in "*?") and not refs[0].startswith("#"):
+        pattern, refs = refs[0], []
+    with open_engine(args, create=False) as engine:
+        result = engine.multi_get(
+            refs=refs or None,
+            pattern=pattern,
+            max_bytes=args.max_bytes,
+            line_numbers=args.line_numbers,
+        )
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    for doc in result["documents"]:
+        flag = " (truncated)" if doc.get("truncated") else ""
+        print(f"==> {doc['uri']} {doc['docid']}{flag}")
+        print(doc["content"])
+    for skip in result["skipped"]:
+        print(f"skipped {skip['ref']}: {skip['reason']}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.ls(collection=args.collection, prefix=args.prefix, limit=args.limit)
+    if args.json:
+        emit_json(result)
+    else:
+        for doc in result["documents"]:
+            print(f"{doc['docid']}  {doc['uri']}")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.status()
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    print(f"Index: {result['indexName']} ({result['dbPath']})")
+    print(f"Documents: {result['totalDocuments']}  Chunks: {result['totalChunks']}")
+    for c in result["collections"]:
+        synced = c["lastSyncedAt"] or "never"
+        print(
+            f"  {c['name']}: {c['documentCount']} docs, {c['chunkCount']} chunks, "
+            f"{c['errorCount']} errors, last sync {synced}  ({c['path']})"
+        )
+        for error in c["errors"][:10]:
+            print(f"    ! {error['relPath']}: {error['code']}: {error['message']}")
+        for warning in c["warnings"][:10]:
+            print(f"    ? {warning['relPath']}: {warning['code']}: {warning['message']}")
+    return EXIT_OK
+
+
+def cmd_changes(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.changes(since=args.since, collection=args.collection, limit=args.limit)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    for change in result["changes"]:
+        snap = change["current"] or change["previous"] or {}
+        print(f"{change['observedAt']}  {change['kind']:<10} {snap.get('uri', '')}")
+    page = result["page"]
+    print(f"next: {page['nextCursor'] or page['latestCursor']}")
+    return EXIT_OK
+
+
+def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("search", parents=[common], help="BM25 keyword search")
+    p.add_argument("query")
+    p.add_argument("-n", "--limit", type=int)
+    p.add_argument("-c", "--collection")
+    p.add_argument("--min-score", type=float)
+    p.add_argument("--lang")
+    p.add_argument("--intent")
+    p.add_argument("--exclude", action="append")
+    p.add_argument("--since")
+    p.add_argument("--until")
+    p.add_argument("--category", action="append")
+    p.add_argument("--author")
+    p.add_argument("--tags-all", action="append")
+    p.add_argument("--tags-any", action="append")
+    p.set_defaults(handler=cmd_search)
+
+    p = sub.add_parser("get", parents=[common], help="read a document")
+    p.add_argument("ref")
+    p.add_argument("--from", dest="from_line", type=int)
+    p.add_argument("-l", "--lines", type=int)
+    p.add_argument("--line-numbers", action=argparse.BooleanOptionalAction, default=False)
+    p.set_defaults(handler=cmd_get)
+
+    p = sub.add_parser("multi-get", parents=[common], help="read several documents")
+    p.add_argument("refs", nargs="+")
+    p.add_argument("--max-bytes", type=int, default=MULTI_GET_DEFAULT_MAX_BYTES)
+    p.add_argument("--line-numbers", action=argparse.BooleanOptionalAction, default=False)
+    p.set_defaults(handler=cmd_multi_get)
+
+    p = sub.add_parser("ls", parents=[common], help="list indexed documents")
+    p.add_argument("collection", nargs="?")
+    p.add_argument("--prefix")
+    p.add_argument("--limit", type=int, default=1000)
+    p.set_defaults(handler=cmd_ls)
+
+    p = sub.add_parser("status", parents=[common], help="index health")
+    p.set_defaults(handler=cmd_status)
+
+    p = sub.add_parser("changes", parents=[common], help="metadata-only change feed")
+    p.add_argument("--since")
+    p.add_argument("-c", "--collection")
+    p.add_argument("--limit", type=int, default=100)
+    p.set_defaults(handler=cmd_changes)
+
+
+__all__ = ["add_parsers"]

@@ -1,0 +1,184 @@
+"""``mcp``, ``serve`` and ``daemon``: the commands that serve MCP.
+
+``mcp`` serves one IDE over stdio (stdout carries JSON-RPC only, logs go to
+stderr). ``serve`` and ``daemon`` start the same resident Streamable HTTP
+gateway: ``serve`` stays on loopback; ``daemon`` may listen elsewhere behind
+a token file and exact Host/Origin lists, requires at least one collection,
+and syncs its collections once the listener is up (skip with
+``--no-sync-on-start``). Flags beat ``gateway.*`` config keys, which beat the
+defaults; the tool profile and the write switch are read once at start.
+Every one of them builds its runtime through :mod:`gno_trio.compose`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from gno_trio.cli.common import Subparsers, open_engine
+from gno_trio.errors import GnoError
+from gno_trio.server.registry import parse_profile
+
+if TYPE_CHECKING:
+    from gno_trio.transports.http.workers import WorkerLaunch
+
+
+WORKER_ENTRY = "gno_trio.cli.serve:worker_main"
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve MCP over stdio: stdout carries JSON-RPC only, logs go to stderr."""
+    import trio
+
+    from gno_trio.compose import serving
+    from gno_trio.transports.stdio import serve_stdio
+
+    profile = parse_profile(args.tool_profile)
+    write_enabled = args.enable_write or os.environ.get("GNO_MCP_ENABLE_WRITE") == "1"
+    with serving(open_engine(args), write_enabled=write_enabled, tool_profile=profile) as served:
+        return trio.run(serve_stdio, served.app)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Resident Streamable HTTP MCP gateway on loopback; stops gracefully on SIGINT/SIGTERM."""
+    return run_gateway(args, mode="serve")
+
+
+def cmd_daemon(args: argparse.Namespace) -> int:
+    """Headless resident gateway; may listen off loopback behind token + Host/Origin lists."""
+    return run_gateway(args, mode="daemon")
+
+
+def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | None = None) -> int:
+    """Start the gateway for ``serve`` / ``daemon``; blocks until drained.
+
+    ``--workers N`` above 1 makes this process the parent of N gateway
+    processes, each entering :func:`worker_main`; ``worker`` is the
+    :class:`~gno_trio.transports.http.workers.WorkerLaunch` of such a child.
+    """
+    from gno_trio.compose import initial_sync, serving
+    from gno_trio.transports.http.guards import PolicyBook
+    from gno_trio.transports.http.server import BackgroundTask, run_resident
+    from gno_trio.transports.http.settings import check_bind, settings_from_config
+    from gno_trio.transports.http.workers import run_workers
+
+    launch = worker
+    workers = getattr(args, "workers", 1)
+    if workers is None or workers < 1:
+        raise GnoError("VALIDATION", "--workers must be a positive integer")
+    engine = open_engine(args)
+    try:
+        settings = settings_from_config(
+            engine.config.gateway,
+            mode="daemon" if mode == "daemon" else "serve",
+            host=args.host,
+            port=args.port,
+            token_file=args.mcp_token_file,
+            allowed_hosts=args.mcp_allowed_host,
+            allowed_origins=args.mcp_allowed_origin,
+            enable_write=args.mcp_enable_write,
+            tool_profile=args.mcp_tool_profile,
+        )
+        check_bind(settings)
+        if mode == "daemon" and not engine.config.collections:
+            raise GnoError(
+                "VALIDATION",
+                "daemon needs at least one collection; add one with: "
+                "gno-trio collection add <path>",
+            )
+    except BaseException:
+        engine.close()
+        raise
+    as_json = bool(getattr(args, "json", False))
+    if launch is None and workers > 1:
+        data_dir = engine.location.dirs.data
+        engine.close()  # each worker opens its own
+        return run_workers(
+            (args, mode),
+            entry=WORKER_ENTRY,
+            settings=settings,
+            data_dir=data_dir,
+            workers=workers,
+            as_json=as_json,
+        )
+    with serving(
+        engine, write_enabled=settings.enable_write, tool_profile=settings.tool_profile
+    ) as served:
+        background: list[BackgroundTask] = []
+        first_worker = launch is None or launch.seat.index == 0
+        if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
+            background.append(initial_sync(served.runtime))
+        return run_resident(
+            served.app,
+            settings,
+            policies=PolicyBook(engine.location.config_path, engine.config.collections),
+            background=background,
+            as_json=as_json,
+            sock=launch.sock if launch is not None else None,
+            worker=launch.seat if launch is not None else None,
+            on_ready=launch.on_ready if launch is not None else None,
+        )
+
+
+def worker_main() -> int:
+    """Entry of one ``--workers`` child: take the launch from stdin, serve until told to stop."""
+    from gno_trio.transports.http.workers import accept_launch
+
+    logging.basicConfig(level=logging.WARNING)
+    launch, worker = accept_launch()
+    assert isinstance(launch, tuple)
+    args, mode = launch
+    try:
+        return run_gateway(args, mode=mode, worker=worker)
+    except GnoError as exc:
+        sys.stderr.write(f"gateway worker {worker.seat.index}: {exc.code}: {exc.message}\n")
+        return 2
+
+
+def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None:
+    """The gateway flags shared by ``serve`` and ``daemon``."""
+    parser.add_argument("--host", help="listen address (default 127.0.0.1, or gateway.host)")
+    parser.add_argument(
+        "-p", "--port", type=int, help="listen port (default 3000; 0 picks a free one)"
+    )
+    parser.add_argument("--mcp-token-file", help="bearer token file (created 0600 if missing)")
+    parser.add_argument(
+        "--mcp-allowed-host", action="append", help="exact Host value to accept (repeatable)"
+    )
+    parser.add_argument(
+        "--mcp-allowed-origin", action="append", help="exact Origin to accept (repeatable)"
+    )
+    parser.add_argument(
+        "--mcp-enable-write", action="store_true", help="allow MCP write tools over HTTP"
+    )
+    parser.add_argument("--mcp-tool-profile", help="core or full (default full)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes sharing the port (default 1; 2025-era sessions are shared)",
+    )
+    if daemon:
+        parser.add_argument(
+            "--no-sync-on-start", action="store_true", help="skip the initial collection sync"
+        )
+
+
+def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio (for IDEs)")
+    p.add_argument("--tool-profile", default="full", help="core or full (default full)")
+    p.add_argument("--enable-write", action="store_true", help="register write tools")
+    p.set_defaults(handler=cmd_mcp)
+
+    p = sub.add_parser("serve", parents=[common], help="resident HTTP MCP gateway (loopback)")
+    _gateway_arguments(p, daemon=False)
+    p.set_defaults(handler=cmd_serve)
+    p = sub.add_parser("daemon", parents=[common], help="headless resident HTTP MCP gateway")
+    _gateway_arguments(p, daemon=True)
+    p.set_defaults(handler=cmd_daemon)
+
+
+__all__ = ["add_parsers", "run_gateway", "worker_main"]

@@ -1,0 +1,89 @@
+"""The composition root: the one place that wires an engine into a serving MCP app.
+
+Every command that serves MCP (``gno-trio mcp`` over stdio, ``serve`` and
+``daemon`` over HTTP, each HTTP worker process) builds its runtime here:
+the opened :class:`~gno_trio.engine.Engine`, the :class:`~gno_trio.runtime.Runtime`
+that bridges it to the event loop, and the :class:`~gno_trio.server.dispatch.McpApp`
+with the tools the profile and the write gate select from the catalogue,
+plus the document resources. Transports receive the finished app and know
+nothing of tools; the tools know nothing of transports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+
+import trio
+
+from gno_trio import SERVER_NAME, __version__
+from gno_trio.engine import Engine
+from gno_trio.errors import GnoError
+from gno_trio.runtime import Runtime
+from gno_trio.server.dispatch import McpApp
+from gno_trio.server.registry import parse_profile
+from gno_trio.tools import CATALOGUE
+from gno_trio.tools.collections import start_sync_job
+from gno_trio.tools.resources import DocumentResources
+
+logger = logging.getLogger("gno_trio.compose")
+
+
+def build_app(runtime: Runtime) -> McpApp:
+    """The MCP surface of ``runtime``: selected tools, resources and the write-tool list."""
+    return McpApp(
+        name=SERVER_NAME,
+        version=__version__,
+        tools=CATALOGUE.bind(runtime, runtime.tool_profile, runtime.write_enabled),
+        resources=DocumentResources(runtime),
+        instance_id=runtime.instance_id,
+        write_tools=CATALOGUE.write_names,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What a serving command holds while it serves."""
+
+    engine: Engine
+    runtime: Runtime
+    app: McpApp
+
+
+@contextlib.contextmanager
+def serving(engine: Engine, *, write_enabled: bool, tool_profile: str) -> Iterator[Served]:
+    """The runtime and app over ``engine`` for the ``with`` block; then everything closes.
+
+    Background jobs are stopped before the engine closes, so no job thread
+    writes through a closed pool. The engine is closed here even when
+    building the runtime fails.
+    """
+    try:
+        runtime = Runtime(
+            engine=engine, write_enabled=write_enabled, tool_profile=parse_profile(tool_profile)
+        )
+        try:
+            yield Served(engine=engine, runtime=runtime, app=build_app(runtime))
+        finally:
+            runtime.jobs.close()
+    finally:
+        engine.close()
+
+
+def initial_sync(runtime: Runtime) -> Callable[[], Awaitable[None]]:
+    """The daemon's start-up sync, as an ordinary sync job (the job slot and the lease)."""
+
+    async def run() -> None:
+        try:
+            ticket = await trio.to_thread.run_sync(lambda: start_sync_job(runtime, None))
+        except GnoError as exc:
+            logger.warning("initial sync not started: %s: %s", exc.code, exc.message)
+            return
+        logger.info("initial sync running as job %s", ticket.job_id)
+
+    return run
+
+
+__all__ = ["Served", "build_app", "initial_sync", "serving"]

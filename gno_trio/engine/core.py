@@ -1,0 +1,38 @@
+"""``Engine``: one object per opened index, the only door into the engine.
+
+Every surface (CLI, MCP tools, HTTP gateway) calls methods of ``Engine``;
+none calls the modules behind it. The calling convention is the same for
+every service: a synchronous method that takes keyword options and an
+optional ``conn`` (an async caller holds the connection itself so that a
+cancelled request can interrupt its SQLite statement), and returns the
+result object of its contract or raises :class:`~gno_trio.errors.GnoError`.
+
+The methods are grouped by concern, one face per subpackage, on top of
+:class:`~gno_trio.engine.kernel.EngineKernel` (location, configuration,
+connections, sync):
+
+* :mod:`.ingest.face`: add and remove collections, capture notes, file copies;
+* :mod:`.reads.face`: get, multi-get, ls, tags, changes, diff, status, peek;
+* :mod:`.search.face`: search, query, diagnose;
+* :mod:`.graph.face`: links, backlinks, neighbours, paths, graph, typed walks;
+* :mod:`.egress.face`: policy views and the confirmed policy change;
+* :mod:`.memory.face`: recall and remember;
+* :mod:`.context.face`: Context Capsules.
+"""
+
+from __future__ import annotations
+
+from gno_trio.engine.context.face import ContextFace
+from gno_trio.engine.egress.face import EgressFace
+from gno_trio.engine.graph.face import GraphFace
+from gno_trio.engine.ingest.face import IngestFace
+from gno_trio.engine.memory.face import MemoryFace
+from gno_trio.engine.reads.face import ReadsFace
+from gno_trio.engine.search.face import SearchFace
+
+
+class Engine(IngestFace, ReadsFace, SearchFace, GraphFace, EgressFace, MemoryFace, ContextFace):
+    """An opened index and every service over it (see the module docstring for the map)."""
+
+
+__all__ = ["Engine"]

@@ -1,0 +1,125 @@
+"""The engine's link graph: links, backlinks, neighbours, paths, overview, typed walks."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from gno_trio.engine.graph import linkgraph, links, overview, typed
+from gno_trio.engine.kernel import EngineKernel
+
+
+class GraphFace(EngineKernel):
+    def links(
+        self,
+        ref: str,
+        *,
+        link_type: links.LinkKind | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """``links-list``: the outgoing links of one document, each resolved if possible."""
+        with self.connection(conn) as c:
+            return links.outgoing(c, ref, link_type=link_type)
+
+    def backlinks(
+        self, ref: str, *, collection: str | None = None, conn: sqlite3.Connection | None = None
+    ) -> dict[str, Any]:
+        """``backlinks``: every link in an active document that resolves to ``ref``."""
+        with self.connection(conn) as c:
+            return links.backlinks(c, ref, collection=collection)
+
+    def neighbors(
+        self,
+        ref: str,
+        *,
+        direction: linkgraph.Direction = "both",
+        limit: int = linkgraph.NEIGHBORS_DEFAULT_LIMIT,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return linkgraph.neighbors(c, ref, direction=direction, limit=limit)
+
+    def shortest_path(
+        self,
+        source_ref: str,
+        target_ref: str,
+        *,
+        max_depth: int = linkgraph.PATH_DEFAULT_MAX_DEPTH,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return linkgraph.shortest_path(c, source_ref, target_ref, max_depth=max_depth)
+
+    def graph(
+        self,
+        *,
+        collection: str | None = None,
+        limit: int = overview.GRAPH_DEFAULT_LIMIT,
+        edge_limit: int = overview.GRAPH_DEFAULT_EDGE_LIMIT,
+        linked_only: bool = True,
+        include_similar: bool = False,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """The corpus link graph and its structure report."""
+        with self.connection(conn) as c:
+            return overview.overview(
+                c,
+                collection=collection,
+                limit=limit,
+                edge_limit=edge_limit,
+                linked_only=linked_only,
+                include_similar=include_similar,
+            )
+
+    def graph_query(
+        self,
+        ref: str,
+        *,
+        direction: typed.Direction = "both",
+        edge_type: str | None = None,
+        relation: str | None = None,
+        max_depth: int = typed.QUERY_DEFAULT_MAX_DEPTH,
+        max_nodes: int = typed.DEFAULT_MAX_NODES,
+        frontier_limit: int = typed.DEFAULT_FRONTIER_LIMIT,
+        visited_limit: int = typed.DEFAULT_VISITED_LIMIT,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """A bounded walk over typed edges; ``relation`` is an alias that must agree."""
+        chosen = typed.check_edge_type(edge_type, relation)
+        with self.connection(conn) as c:
+            return typed.graph_query(
+                c,
+                ref,
+                direction=direction,
+                edge_type=chosen,
+                max_depth=max_depth,
+                max_nodes=max_nodes,
+                frontier_limit=frontier_limit,
+                visited_limit=visited_limit,
+            )
+
+    def impact(
+        self,
+        ref: str,
+        *,
+        max_depth: int = typed.IMPACT_DEFAULT_MAX_DEPTH,
+        max_nodes: int = typed.DEFAULT_MAX_NODES,
+        max_edges: int = typed.DEFAULT_MAX_EDGES,
+        frontier_limit: int = typed.DEFAULT_FRONTIER_LIMIT,
+        visited_limit: int = typed.DEFAULT_VISITED_LIMIT,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """The documents that depend on ``ref``, with deterministic evidence paths."""
+        with self.connection(conn) as c:
+            return typed.impact(
+                c,
+                ref,
+                max_depth=max_depth,
+                max_nodes=max_nodes,
+                max_edges=max_edges,
+                frontier_limit=frontier_limit,
+                visited_limit=visited_limit,
+            )
+
+
+__all__ = ["GraphFace"]

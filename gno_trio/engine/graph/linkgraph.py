@@ -1,0 +1,203 @@
+"""The document link graph: one node's neighbourhood and the shortest path between two.
+
+The graph is the resolved form of the stored links: an edge ``A -> B`` exists
+when a link written in active document ``A`` resolves to active document ``B``
+under the rules of :mod:`gno_trio.engine.graph.links` (so the graph always agrees
+with ``gno_links`` and ``gno_backlinks``). Unresolved links and links from a
+document to itself are not edges. The graph is built per call from the index,
+so it never goes stale; answers are ordered by URI so they are repeatable.
+
+A path may follow a link either way: "how are X and Y connected" is answered
+just as well by a backlink as by a link, and each step says which way it went.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any, Final, Literal
+
+from gno_trio.engine.graph.links import DocSummary, Resolver, summary
+from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.uris import parse_ref
+
+Direction = Literal["in", "out", "both"]
+NEIGHBORS_DEFAULT_LIMIT: Final = 50
+PATH_DEFAULT_MAX_DEPTH: Final = 6
+
+
+@dataclass(slots=True)
+class LinkGraph:
+    """Resolved links between active documents, with per-edge counts by link kind."""
+
+    docs: dict[int, DocSummary] = field(default_factory=dict)
+    outgoing: dict[int, dict[int, Counter[str]]] = field(default_factory=dict)
+    incoming: dict[int, dict[int, Counter[str]]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection) -> LinkGraph:
+        graph = cls()
+        rows = conn.execute(
+            """
+            SELECT l.kind, l.target, l.collection AS link_collection,
+                   d.id, d.docid, d.uri, d.title, d.collection, d.rel_path
+            FROM doc_links l JOIN documents d ON d.id = l.doc_id
+            WHERE d.active = 1
+            ORDER BY d.id, l.line, l.col, l.rowid
+            """
+        ).fetchall()
+        resolver = Resolver(conn)
+        for row in rows:
+            source = summary(row)
+            target = resolver.resolve(row["kind"], row["target"], row["link_collection"], source)
+            if target is None or target.id == source.id:
+                continue
+            graph.docs.setdefault(source.id, source)
+            graph.docs.setdefault(target.id, target)
+            graph.outgoing.setdefault(source.id, {}).setdefault(target.id, Counter())[
+                row["kind"]
+            ] += 1
+            graph.incoming.setdefault(target.id, {}).setdefault(source.id, Counter())[
+                row["kind"]
+            ] += 1
+        return graph
+
+    def ordered(self, ids: set[int]) -> list[int]:
+        return sorted(ids, key=lambda doc_id: self.docs[doc_id].uri)
+
+    def around(self, doc_id: int) -> list[int]:
+        """Every document linked with ``doc_id`` in either direction, in URI order."""
+        ids = set(self.outgoing.get(doc_id, {})) | set(self.incoming.get(doc_id, {}))
+        return self.ordered(ids)
+
+
+def node(doc: DocSummary) -> dict[str, Any]:
+    """A document as the graph answers name it."""
+    entry: dict[str, Any] = {"docid": doc.docid, "uri": doc.uri}
+    if doc.title:
+        entry["title"] = doc.title
+    entry["collection"] = doc.collection
+    entry["relPath"] = doc.rel_path
+    return entry
+
+
+def _document(conn: sqlite3.Connection, ref: str) -> DocSummary:
+    return summary(resolve(conn, parse_ref(ref)))
+
+
+def neighbors(
+    conn: sqlite3.Connection,
+    ref: str,
+    *,
+    direction: Direction = "both",
+    limit: int = NEIGHBORS_DEFAULT_LIMIT,
+) -> dict[str, Any]:
+    """``gno_graph_neighbors``: the documents one link away from ``ref``.
+
+    ``out`` keeps documents ``ref`` links to, ``in`` documents linking to
+    ``ref``, ``both`` the union; each neighbour says which way it is linked
+    (``both`` when the links go both ways), by which kinds and how many links.
+    Raises ``INVALID_INPUT``/``NOT_FOUND`` for a bad or unknown ref.
+    """
+    center = _document(conn, ref)
+    graph = LinkGraph.load(conn)
+    graph.docs.setdefault(center.id, center)
+    outs = graph.outgoing.get(center.id, {}) if direction != "in" else {}
+    ins = graph.incoming.get(center.id, {}) if direction != "out" else {}
+    found: list[dict[str, Any]] = []
+    for doc_id in graph.ordered(set(outs) | set(ins)):
+        kinds = outs.get(doc_id, Counter()) + ins.get(doc_id, Counter())
+        way = "both" if doc_id in outs and doc_id in ins else "out" if doc_id in outs else "in"
+        found.append(
+            {
+                **node(graph.docs[doc_id]),
+                "direction": way,
+                "linkTypes": sorted(kinds),
+                "linkCount": sum(kinds.values()),
+            }
+        )
+    shown = found[:limit]
+    return {
+        "node": node(center),
+        "direction": direction,
+        "neighbors": shown,
+        "meta": {
+            "totalNeighbors": len(found),
+            "returned": len(shown),
+            "truncated": len(shown) < len(found),
+            "limit": limit,
+        },
+    }
+
+
+def _step(graph: LinkGraph, here: int, there: int) -> dict[str, Any]:
+    forward = graph.outgoing.get(here, {}).get(there)
+    kinds = forward if forward is not None else graph.incoming[here][there]
+    return {
+        "fromUri": graph.docs[here].uri,
+        "toUri": graph.docs[there].uri,
+        "direction": "forward" if forward is not None else "backward",
+        "linkTypes": sorted(kinds),
+    }
+
+
+def shortest_path(
+    conn: sqlite3.Connection,
+    source_ref: str,
+    target_ref: str,
+    *,
+    max_depth: int = PATH_DEFAULT_MAX_DEPTH,
+) -> dict[str, Any]:
+    """``gno_graph_path``: the fewest link hops from ``source_ref`` to ``target_ref``.
+
+    Breadth-first over links in either direction, neighbours in URI order, so
+    among equally short paths the answer is always the same one. A step
+    prefers following a link forward when links go both ways. No path within
+    ``max_depth`` hops is an answer (``found: false``), not an error.
+    """
+    start = _document(conn, source_ref)
+    goal = _document(conn, target_ref)
+    graph = LinkGraph.load(conn)
+    graph.docs.setdefault(start.id, start)
+    graph.docs.setdefault(goal.id, goal)
+    came_from: dict[int, int | None] = {start.id: None}
+    frontier: deque[tuple[int, int]] = deque([(start.id, 0)])
+    while frontier and goal.id not in came_from:
+        here, depth = frontier.popleft()
+        if depth == max_depth:
+            continue
+        for there in graph.around(here):
+            if there not in came_from:
+                came_from[there] = here
+                frontier.append((there, depth + 1))
+    result: dict[str, Any] = {
+        "found": goal.id in came_from,
+        "from": node(start),
+        "to": node(goal),
+        "maxDepth": max_depth,
+    }
+    if goal.id not in came_from:
+        return {**result, "nodes": [], "steps": []}
+    chain = [goal.id]
+    while (previous := came_from[chain[-1]]) is not None:
+        chain.append(previous)
+    chain.reverse()
+    return {
+        **result,
+        "hops": len(chain) - 1,
+        "nodes": [node(graph.docs[doc_id]) for doc_id in chain],
+        "steps": [_step(graph, a, b) for a, b in pairwise(chain)],
+    }
+
+
+__all__ = [
+    "NEIGHBORS_DEFAULT_LIMIT",
+    "PATH_DEFAULT_MAX_DEPTH",
+    "Direction",
+    "LinkGraph",
+    "neighbors",
+    "node",
+    "shortest_path",
+]

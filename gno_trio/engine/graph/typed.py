@@ -1,0 +1,375 @@
+"""Bounded traversals over typed edges: ``gno_graph_query`` and ``gno_impact``.
+
+Typed edges come from frontmatter ``relations`` (table ``doc_edges``) and
+store their target as written: a ``gno://`` URI, ``collection/path``, a
+``#docid``, or a name (path, stem or title) in the source's own collection.
+They are resolved here, per call, to active documents; a target naming no
+active document is not an edge, and the answer says how many were skipped.
+
+``gno_impact`` walks inbound: a document is impacted by ``ref`` when it has a
+typed edge, a wiki link or a Markdown link to it, directly or through other
+impacted documents. Links are the ones :class:`~gno_trio.engine.graph.linkgraph.LinkGraph`
+resolves. Both walks are breadth-first with neighbours in URI order, so the
+same index always gives the same answer, and every cap that cuts the walk
+short sets ``meta.truncated``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from gno_trio.engine.graph.linkgraph import LinkGraph
+from gno_trio.engine.graph.links import DocSummary, Resolver, summary
+from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.uris import parse_ref
+from gno_trio.errors import GnoError
+
+Direction = Literal["out", "in", "both"]
+SCHEMA_VERSION: Final = "1.0"
+QUERY_DEFAULT_MAX_DEPTH: Final = 2
+IMPACT_DEFAULT_MAX_DEPTH: Final = 3
+DEFAULT_MAX_NODES: Final = 100
+DEFAULT_MAX_EDGES: Final = 500
+DEFAULT_FRONTIER_LIMIT: Final = 100
+DEFAULT_VISITED_LIMIT: Final = 500
+_LINK_EDGE_TYPE: Final = "links_to"
+_LINK_SOURCES: Final = {"wiki": "wikilink", "markdown": "markdown-link"}
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One resolved edge: typed (from ``relations``) or a resolved document link."""
+
+    source: int
+    target: int
+    edge_type: str
+    confidence: str
+    origin: str
+
+
+@dataclass(slots=True)
+class EdgeSet:
+    """Resolved edges between active documents, indexed both ways."""
+
+    docs: dict[int, DocSummary]
+    outgoing: dict[int, list[Edge]]
+    incoming: dict[int, list[Edge]]
+    unresolved: int = 0
+
+    def add(self, edge: Edge, source: DocSummary, target: DocSummary) -> None:
+        self.docs.setdefault(source.id, source)
+        self.docs.setdefault(target.id, target)
+        self.outgoing.setdefault(edge.source, []).append(edge)
+        self.incoming.setdefault(edge.target, []).append(edge)
+
+    def ordered(self, edges: Iterable[Edge], far_end: str) -> list[Edge]:
+        """Edges by the URI of the end away from the walk, then type, so walks repeat."""
+        return sorted(
+            edges, key=lambda e: (self.docs[getattr(e, far_end)].uri, e.edge_type, e.origin)
+        )
+
+
+def _by_docid(conn: sqlite3.Connection, docid: str) -> DocSummary | None:
+    row = conn.execute(
+        "SELECT id, docid, uri, title, collection, rel_path FROM documents "
+        "WHERE docid = ? AND active = 1 ORDER BY id LIMIT 1",
+        (docid,),
+    ).fetchone()
+    return summary(row) if row is not None else None
+
+
+def resolve_target(
+    conn: sqlite3.Connection, resolver: Resolver, target: str, source: DocSummary
+) -> DocSummary | None:
+    """The active document a ``relations`` target names, or ``None``."""
+    written = target.strip()
+    if written.startswith("#"):
+        return _by_docid(conn, written)
+    if written.startswith("gno://"):
+        return resolver.resolve("markdown", written, None, source)
+    collection, slash, rel_path = written.partition("/")
+    if slash and rel_path:
+        found = resolver.by_path(collection.strip().lower(), rel_path)
+        if found is not None:
+            return found
+    return resolver.resolve("wiki", written, None, source)
+
+
+def typed_edges(conn: sqlite3.Connection, edge_type: str | None = None) -> EdgeSet:
+    """Every ``doc_edges`` row of an active document, resolved to its target document."""
+    query = """
+        SELECT e.edge_type, e.target, e.confidence, e.source AS origin,
+               d.id, d.docid, d.uri, d.title, d.collection, d.rel_path
+        FROM doc_edges e JOIN documents d ON d.id = e.src_doc_id
+        WHERE d.active = 1
+    """
+    params: tuple[Any, ...] = ()
+    if edge_type is not None:
+        query += " AND e.edge_type = ?"
+        params = (edge_type,)
+    found = EdgeSet(docs={}, outgoing={}, incoming={})
+    resolver = Resolver(conn)
+    for row in conn.execute(query + " ORDER BY d.id, e.rowid", params).fetchall():
+        source = summary(row)
+        target = resolve_target(conn, resolver, row["target"], source)
+        if target is None:
+            found.unresolved += 1
+            continue
+        edge = Edge(source.id, target.id, row["edge_type"], row["confidence"], row["origin"])
+        found.add(edge, source, target)
+    return found
+
+
+def _with_links(conn: sqlite3.Connection, edges: EdgeSet) -> EdgeSet:
+    """``edges`` plus one edge per resolved (source, target, link kind)."""
+    links = LinkGraph.load(conn)
+    for source, targets in links.outgoing.items():
+        for target, kinds in targets.items():
+            for kind in sorted(kinds):
+                edge = Edge(source, target, _LINK_EDGE_TYPE, "parsed", _LINK_SOURCES[kind])
+                edges.add(edge, links.docs[source], links.docs[target])
+    return edges
+
+
+def _root(conn: sqlite3.Connection, ref: str) -> DocSummary:
+    return summary(resolve(conn, parse_ref(ref)))
+
+
+def _edge_fields(edge: Edge) -> dict[str, Any]:
+    return {
+        "edgeType": edge.edge_type,
+        "relationType": edge.edge_type,
+        "confidence": edge.confidence,
+        "edgeSource": edge.origin,
+    }
+
+
+@dataclass(slots=True)
+class _Walk:
+    """Breadth-first walk state shared by both tools, with every cap it honours."""
+
+    max_depth: int
+    max_nodes: int
+    frontier_limit: int
+    visited_limit: int
+    max_edges: int | None = None
+
+    def run(
+        self, root: int, steps: Callable[[int], list[tuple[Edge, int]]]
+    ) -> tuple[dict[int, int], dict[int, Edge], list[Edge], bool]:
+        """Depth of each reached document, the edge that first reached it, edges walked.
+
+        ``steps(doc_id)`` yields ``(edge, other_end)`` pairs in a fixed order.
+        """
+        depth_of = {root: 0}
+        reached_by: dict[int, Edge] = {}
+        walked: list[Edge] = []
+        walked_keys: set[Edge] = set()
+        seen = {root}
+        truncated = False
+        level = [root]
+        depth = 0
+        while level and depth < self.max_depth:
+            if len(level) > self.frontier_limit:
+                truncated = True
+                level = level[: self.frontier_limit]
+            following: list[int] = []
+            for here in level:
+                for edge, other in steps(here):
+                    if other not in seen:
+                        if len(seen) >= self.visited_limit:
+                            truncated = True
+                            continue
+                        seen.add(other)
+                    if other not in depth_of:
+                        if len(depth_of) >= self.max_nodes:
+                            truncated = True
+                            continue
+                        depth_of[other] = depth + 1
+                        reached_by[other] = edge
+                        following.append(other)
+                    if edge in walked_keys:
+                        continue
+                    if self.max_edges is not None and len(walked) >= self.max_edges:
+                        truncated = True
+                        continue
+                    walked_keys.add(edge)
+                    walked.append(edge)
+            level = following
+            depth += 1
+        return depth_of, reached_by, walked, truncated
+
+
+def graph_query(
+    conn: sqlite3.Connection,
+    ref: str,
+    *,
+    direction: Direction = "both",
+    edge_type: str | None = None,
+    max_depth: int = QUERY_DEFAULT_MAX_DEPTH,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    frontier_limit: int = DEFAULT_FRONTIER_LIMIT,
+    visited_limit: int = DEFAULT_VISITED_LIMIT,
+) -> dict[str, Any]:
+    """``graph-query``: documents reachable from ``ref`` over typed edges, with those edges.
+
+    ``out`` follows edges ``ref`` holds, ``in`` edges pointing at it, ``both``
+    either. Each node carries its hop count; ``graphHints`` marks the root
+    and documents whose further edges the depth cap left unexplored.
+    """
+    root = _root(conn, ref)
+    edges = typed_edges(conn, edge_type)
+    edges.docs.setdefault(root.id, root)
+
+    def steps(here: int) -> list[tuple[Edge, int]]:
+        found: list[tuple[Edge, int]] = []
+        if direction != "in":
+            found += [(e, e.target) for e in edges.ordered(edges.outgoing.get(here, ()), "target")]
+        if direction != "out":
+            found += [(e, e.source) for e in edges.ordered(edges.incoming.get(here, ()), "source")]
+        return [(edge, other) for edge, other in found if other != here]
+
+    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit)
+    depth_of, _, walked, truncated = walk.run(root.id, steps)
+    kept = [e for e in walked if e.source in depth_of and e.target in depth_of]
+
+    def node(doc_id: int) -> dict[str, Any]:
+        hints = ["root"] if doc_id == root.id else []
+        if depth_of[doc_id] == max_depth and any(o not in depth_of for _, o in steps(doc_id)):
+            hints.append("more-beyond-depth")
+        return {**edges.docs[doc_id].identity(), "depth": depth_of[doc_id], "graphHints": hints}
+
+    warnings = []
+    if edges.unresolved:
+        warnings.append(f"{edges.unresolved} typed edge target(s) name no active document")
+    nodes = sorted(depth_of, key=lambda doc_id: (depth_of[doc_id], edges.docs[doc_id].uri))
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "root": node(root.id),
+        "nodes": [node(doc_id) for doc_id in nodes],
+        "edges": [
+            {
+                "source": edges.docs[e.source].docid,
+                "target": edges.docs[e.target].docid,
+                **_edge_fields(e),
+                "depth": max(depth_of[e.source], depth_of[e.target]),
+            }
+            for e in kept
+        ],
+        "meta": {
+            "direction": direction,
+            "edgeType": edge_type,
+            "maxDepth": max_depth,
+            "maxNodes": max_nodes,
+            "frontierLimit": frontier_limit,
+            "visitedLimit": visited_limit,
+            "returnedNodes": len(nodes),
+            "returnedEdges": len(kept),
+            "truncated": truncated,
+            "warnings": warnings,
+        },
+    }
+
+
+def impact(
+    conn: sqlite3.Connection,
+    ref: str,
+    *,
+    max_depth: int = IMPACT_DEFAULT_MAX_DEPTH,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_edges: int = DEFAULT_MAX_EDGES,
+    frontier_limit: int = DEFAULT_FRONTIER_LIMIT,
+    visited_limit: int = DEFAULT_VISITED_LIMIT,
+) -> dict[str, Any]:
+    """``impact``: documents that depend on ``ref`` through inbound typed edges or links.
+
+    ``max_nodes`` counts the root. Each impacted document comes with the
+    chain of edges, from it towards ``ref``, by which the walk first reached it.
+    """
+    root = _root(conn, ref)
+    edges = _with_links(conn, typed_edges(conn))
+    edges.docs.setdefault(root.id, root)
+
+    def steps(here: int) -> list[tuple[Edge, int]]:
+        inbound = edges.ordered(edges.incoming.get(here, ()), "source")
+        return [(e, e.source) for e in inbound if e.source != here]
+
+    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit, max_edges)
+    depth_of, reached_by, walked, truncated = walk.run(root.id, steps)
+
+    def endpoint(doc_id: int) -> dict[str, Any]:
+        return {"id": edges.docs[doc_id].docid, "uri": edges.docs[doc_id].uri}
+
+    def evidence(doc_id: int) -> list[dict[str, Any]]:
+        chain: list[dict[str, Any]] = []
+        while doc_id != root.id:
+            edge = reached_by[doc_id]
+            chain.append(
+                {"source": endpoint(edge.source), "target": endpoint(edge.target)}
+                | _edge_fields(edge)
+            )
+            doc_id = edge.target
+        return chain
+
+    impacted = sorted(
+        (doc_id for doc_id in depth_of if doc_id != root.id),
+        key=lambda doc_id: (depth_of[doc_id], edges.docs[doc_id].uri),
+    )
+    warnings = []
+    if edges.unresolved:
+        warnings.append(f"{edges.unresolved} typed edge target(s) name no active document")
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "root": root.identity(),
+        "impacted": [
+            {
+                "document": edges.docs[doc_id].identity(),
+                "depth": depth_of[doc_id],
+                "evidencePath": evidence(doc_id),
+            }
+            for doc_id in impacted
+        ],
+        "meta": {
+            "maxDepth": max_depth,
+            "maxNodes": max_nodes,
+            "maxEdges": max_edges,
+            "frontierLimit": frontier_limit,
+            "visitedLimit": visited_limit,
+            "returnedNodes": len(depth_of),
+            "returnedEdges": len(walked),
+            "truncated": truncated,
+            "warnings": warnings,
+        },
+    }
+
+
+def check_edge_type(edge_type: str | None, relation: str | None) -> str | None:
+    """``edgeType`` and its alias ``relation`` as one filter; both set must agree."""
+    if edge_type is not None and relation is not None and edge_type != relation:
+        raise GnoError(
+            "INVALID_INPUT", f"edgeType ({edge_type}) and relation ({relation}) disagree"
+        )
+    chosen = edge_type if edge_type is not None else relation
+    if chosen is not None and not chosen.strip():
+        raise GnoError("INVALID_INPUT", "edgeType must not be empty")
+    return chosen.strip() if chosen is not None else None
+
+
+__all__ = [
+    "DEFAULT_FRONTIER_LIMIT",
+    "DEFAULT_MAX_EDGES",
+    "DEFAULT_MAX_NODES",
+    "DEFAULT_VISITED_LIMIT",
+    "IMPACT_DEFAULT_MAX_DEPTH",
+    "QUERY_DEFAULT_MAX_DEPTH",
+    "Edge",
+    "EdgeSet",
+    "check_edge_type",
+    "graph_query",
+    "impact",
+    "resolve_target",
+    "typed_edges",
+]

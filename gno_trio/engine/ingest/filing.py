@@ -1,0 +1,196 @@
+"""Folder and copy operations inside a collection: ``gno_create_folder``, ``gno_duplicate_note``.
+
+Both follow capture's path rules (:func:`gno_trio.engine.ingest.capture.path_segments`:
+relative, no ``..``, no sensitive folders, names of at most 255 bytes) and
+never follow a symbolic link below the collection root, since a link could
+lead a write out of the collection. Every existing step on the way must be a
+real folder; these tools create only their final name, never missing
+parents. Both run under the shared write lease, and neither ever replaces an
+existing name: the folder is made with ``mkdir`` and the copy is linked into
+place exclusively, so an existing name is a ``CONFLICT`` and stays untouched.
+
+A copy is indexed before the call returns, like a capture; when indexing
+fails the copy stays on disk and the answer's ``sync`` block says why.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from gno_trio.config import Collection
+from gno_trio.engine.ingest.capture import (
+    create_new_file,
+    index_written,
+    indexed_document,
+    path_segments,
+    unindexable_reason,
+)
+from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.uris import docid_for, make_uri, parse_ref
+from gno_trio.errors import GnoError
+
+COPY_SUFFIX = "-copy"
+
+
+def _single_name(raw: str, what: str) -> str:
+    """A caller's file or folder name: exactly one safe path segment."""
+    if "/" in raw or "\\" in raw:
+        raise GnoError("INVALID_PATH", f"{what} must be a single name without separators: {raw!r}")
+    segments = path_segments(raw, what)
+    if len(segments) != 1:
+        raise GnoError("INVALID_PATH", f"{what} must name something: {raw!r}")
+    return segments[0]
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _root(collection: Collection) -> Path:
+    root = Path(collection.path)
+    if not root.is_dir():
+        raise GnoError("PATH_NOT_FOUND", f"Collection folder of {collection.name} is not available")
+    return root
+
+
+def _real_folder(root: Path, segments: list[str]) -> Path:
+    """``root`` joined with ``segments``, every step an existing folder and no link."""
+    current = root
+    for segment in segments:
+        current = current / segment
+        st = _lstat(current)
+        if st is None:
+            raise GnoError(
+                "PATH_NOT_FOUND", f"Folder {'/'.join(segments)} does not exist in the collection"
+            )
+        if stat.S_ISLNK(st.st_mode):
+            raise GnoError(
+                "INVALID_PATH",
+                f"{current.relative_to(root)} is a symbolic link; it is not followed",
+            )
+        if not stat.S_ISDIR(st.st_mode):
+            raise GnoError("INVALID_PATH", f"{current.relative_to(root)} is not a folder")
+    return current
+
+
+def create_folder(
+    engine: EngineKernel,
+    collection_name: str,
+    name: str,
+    *,
+    parent_path: str | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
+    """Make one new folder in a collection, under an existing parent folder.
+
+    Raises ``NOT_FOUND`` (collection), ``INVALID_PATH`` (unsafe name or
+    parent, symlinked parent), ``PATH_NOT_FOUND`` (missing parent),
+    ``CONFLICT`` (the name exists), ``LOCKED`` or ``RUNTIME``.
+    """
+    collection = engine.collection(collection_name)
+    folder = _single_name(name, "name")
+    parents = path_segments(parent_path, "parentPath") if parent_path is not None else []
+    rel_path = "/".join([*parents, folder])
+    with engine.lease(should_stop=should_stop):
+        parent = _real_folder(_root(collection), parents)
+        try:
+            (parent / folder).mkdir()
+        except FileExistsError as exc:
+            raise GnoError("CONFLICT", f"{rel_path} already exists") from exc
+        except OSError as exc:
+            raise GnoError(
+                "RUNTIME", f"Cannot create folder {rel_path}: {exc.strerror or exc}"
+            ) from exc
+    return {"created": True, "collection": collection.name, "folderPath": rel_path}
+
+
+def _copy_name(source_rel: str, name: str | None) -> str:
+    """The copy's file name: ``name`` (keeping the source extension when it has none)."""
+    source = PurePosixPath(source_rel)
+    if name is None:
+        return f"{source.stem}{COPY_SUFFIX}{source.suffix}"
+    chosen = _single_name(name, "name")
+    return chosen if PurePosixPath(chosen).suffix else chosen + source.suffix
+
+
+def _editable_text(path: Path, rel_path: str) -> str:
+    """The source file's text exactly as stored (line endings kept), or why it cannot be."""
+    try:
+        with path.open("r", encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise GnoError(
+            "INVALID_INPUT", f"{rel_path} is not an editable text note and cannot be duplicated"
+        ) from exc
+    except OSError as exc:
+        raise GnoError(
+            "PATH_NOT_FOUND", f"Source file of {rel_path} is not readable: {exc.strerror or exc}"
+        ) from exc
+
+
+def duplicate_note(
+    engine: EngineKernel,
+    conn: sqlite3.Connection,
+    ref: str,
+    *,
+    folder_path: str | None = None,
+    name: str | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
+    """Copy a note's source file to a new name in its collection and index the copy.
+
+    ``folder_path`` (relative to the collection root, ``""`` for the root)
+    defaults to the note's own folder; ``name`` defaults to the note's name
+    with ``-copy`` added. Raises ``NOT_FOUND``/``INVALID_REF`` (ref),
+    ``INVALID_PATH``, ``PATH_NOT_FOUND``, ``INVALID_INPUT`` (not a text note),
+    ``CONFLICT`` (the name is taken on disk or in the index), ``LOCKED``.
+    """
+    row = resolve(conn, parse_ref(ref))
+    collection = engine.collection(str(row["collection"]))
+    source_rel = str(row["rel_path"])
+    if folder_path is None:
+        folders = source_rel.split("/")[:-1]
+    else:
+        folders = path_segments(folder_path, "folderPath")
+    target_rel = "/".join([*folders, _copy_name(source_rel, name)])
+    reason = unindexable_reason(collection, target_rel)
+    if reason is not None:
+        raise GnoError("INVALID_PATH", f"{target_rel} would not be indexed: {reason}")
+    with engine.lease(should_stop=should_stop):
+        root = _root(collection)
+        folder = _real_folder(root, folders)
+        text = _editable_text(root / source_rel, source_rel)
+        target = folder / target_rel.rsplit("/", 1)[-1]
+        taken = (
+            _lstat(target) is not None
+            or indexed_document(conn, collection.name, target_rel) is not None
+        )
+        try:
+            if taken or not create_new_file(target, text):
+                raise GnoError("CONFLICT", f"{target_rel} already exists")
+        except OSError as exc:
+            raise GnoError("RUNTIME", f"Cannot write {target_rel}: {exc.strerror or exc}") from exc
+        indexed = index_written(engine, collection.name, target_rel, conn)
+    copied = indexed.row
+    docid = str(copied["docid"]) if copied is not None else docid_for(text.encode("utf-8"))
+    return {
+        "duplicated": True,
+        "source": {"docid": str(row["docid"]), "uri": str(row["uri"])},
+        "docid": docid,
+        "uri": make_uri(collection.name, target_rel),
+        "collection": collection.name,
+        "relPath": target_rel,
+        "sync": indexed.status,
+    }
+
+
+__all__ = ["COPY_SUFFIX", "create_folder", "duplicate_note"]

@@ -1,0 +1,169 @@
+"""Finding the files of a collection.
+
+The walk never follows symbolic links (a link could lead out of the root or
+into a loop), prunes excluded directories before descending, and yields only
+files some converter understands, so unsupported files cost one ``stat``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from gno_trio.config import DEFAULT_EXCLUDES
+
+# Reserved for logical records GNO derives from container files.
+_RESERVED_PREFIX = ".gno/records/"
+
+
+@dataclass(frozen=True, slots=True)
+class FoundFile:
+    rel_path: str  # POSIX separators, relative to the collection root
+    abs_path: str
+    size: int
+    mtime_ns: int
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a ``**``-aware glob into a regex over POSIX relative paths.
+
+    ``**/`` matches zero or more directories, ``*`` and ``?`` never cross a
+    ``/``, and ``{a,b}`` alternates.
+    """
+    out: list[str] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "{":
+            close = pattern.find("}", i)
+            if close == -1:
+                out.append(re.escape(ch))
+            else:
+                options = pattern[i + 1 : close].split(",")
+                out.append("(?:" + "|".join(re.escape(o) for o in options) + ")")
+                i = close + 1
+                continue
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return re.compile("^" + "".join(out) + "$", re.DOTALL)
+
+
+def _normalise_exts(include: Sequence[str]) -> frozenset[str]:
+    exts = set()
+    for item in include:
+        item = item.strip().lower()
+        if item:
+            exts.add(item if item.startswith(".") else "." + item)
+    return frozenset(exts)
+
+
+def _exclusion_matcher(exclude: Sequence[str]) -> Callable[[str, str], bool]:
+    names = {e for e in exclude if not any(c in e for c in "*?/{")}
+    globs = [glob_regex(e) for e in exclude if any(c in e for c in "*?/{")]
+
+    def excluded(name: str, rel_path: str) -> bool:
+        if name in names:
+            return True
+        return any(g.match(rel_path) or g.match(name) for g in globs)
+
+    return excluded
+
+
+def admits(
+    rel_path: str,
+    *,
+    pattern: str = "**/*",
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = DEFAULT_EXCLUDES,
+    supported: Callable[[str], bool] = lambda _rel: True,
+) -> bool:
+    """Whether ``walk`` would yield this relative path (ignoring the filesystem).
+
+    Lets a caller that indexes named files (after a write through gno-trio)
+    apply exactly the collection's rules, so the next full sync agrees.
+    """
+    segments = rel_path.split("/")
+    if not rel_path or any(s in ("", ".", "..") for s in segments) or "\x00" in rel_path:
+        return False
+    excluded = _exclusion_matcher(exclude)
+    for depth, name in enumerate(segments, 1):
+        if excluded(name, "/".join(segments[:depth])):
+            return False
+    if rel_path.startswith(_RESERVED_PREFIX):
+        return False
+    exts = _normalise_exts(include)
+    if exts and os.path.splitext(segments[-1])[1].lower() not in exts:
+        return False
+    return bool(glob_regex(pattern or "**/*").match(rel_path)) and supported(rel_path)
+
+
+def walk(
+    root: Path,
+    *,
+    pattern: str = "**/*",
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = DEFAULT_EXCLUDES,
+    supported: Callable[[str], bool] = lambda _rel: True,
+    on_error: Callable[[str, OSError], None] | None = None,
+) -> Iterator[FoundFile]:
+    """Yield the files under ``root`` that belong to the collection, sorted."""
+    matcher = glob_regex(pattern or "**/*")
+    exts = _normalise_exts(include)
+    excluded = _exclusion_matcher(exclude)
+    stack: list[tuple[str, str]] = [(os.fspath(root), "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if on_error is not None:
+                on_error(prefix.rstrip("/") or ".", exc)
+            continue
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            rel = prefix + entry.name
+            if excluded(entry.name, rel):
+                continue
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append((entry.path, rel + "/"))
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                if rel.startswith(_RESERVED_PREFIX):
+                    continue
+                if exts and os.path.splitext(entry.name)[1].lower() not in exts:
+                    continue
+                if not matcher.match(rel) or not supported(rel):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                if on_error is not None:
+                    on_error(rel, exc)
+                continue
+            yield FoundFile(
+                rel_path=rel, abs_path=entry.path, size=st.st_size, mtime_ns=st.st_mtime_ns
+            )
+        stack.extend(reversed(subdirs))

@@ -1,0 +1,78 @@
+"""The engine's memory: recall and remember scoped, cited facts."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.memory import recall as recall_mod
+from gno_trio.engine.memory.identity import Identity
+from gno_trio.engine.memory.receipts import PresentedReceipt
+from gno_trio.engine.memory.service import MemoryService
+
+
+class MemoryFace(EngineKernel):
+    @functools.cached_property
+    def memory(self) -> MemoryService:
+        """The memory service of this engine (one per engine: it remembers backfills)."""
+        return MemoryService(self)
+
+    def recall(
+        self,
+        *,
+        query: str | None,
+        collection: str | None,
+        scopes: Sequence[str] | None,
+        identity: Identity,
+        max_facts: int = recall_mod.DEFAULT_MAX_FACTS,
+        max_tokens: int = recall_mod.DEFAULT_MAX_TOKENS,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """``memory-recall@1.0``: current facts in scope, cited, within the budget."""
+        return self.memory.recall(
+            query=query,
+            collection=collection,
+            scopes=scopes,
+            identity=identity,
+            max_facts=max_facts,
+            max_tokens=max_tokens,
+            conn=conn,
+        )
+
+    def remember(
+        self,
+        *,
+        text: str | None,
+        collection: str | None,
+        scopes: Sequence[str] | None,
+        identity: Identity,
+        decision: str | None = None,
+        predecessor_uri: str | None = None,
+        predecessor_hash: str | None = None,
+        receipt: PresentedReceipt | Mapping[str, Any] | None = None,
+        derived_from: Sequence[str] = (),
+        source: str | None = None,
+        conn: sqlite3.Connection | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """``memory-remember@1.0``: propose, add or supersede one fact."""
+        return self.memory.remember(
+            text=text,
+            collection=collection,
+            scopes=scopes,
+            identity=identity,
+            decision=decision,
+            predecessor_uri=predecessor_uri,
+            predecessor_hash=predecessor_hash,
+            receipt=receipt,
+            derived_from=derived_from,
+            source=source,
+            conn=conn,
+            cancelled=cancelled,
+        )
+
+
+__all__ = ["MemoryFace"]

@@ -1,0 +1,308 @@
+"""Reading documents back: ``get``, ``multi_get``, ``ls`` and tag listing.
+
+Lines are 1-based over the stored mirror split on ``\\n``; this is the same
+numbering as search line anchors, so an agent can go straight from a hit to
+``get(ref, fromLine=line)``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gno_trio.dirs import database_file_name
+from gno_trio.engine.search.lexical import collection_roots, source_block, tags_by_doc
+from gno_trio.engine.uris import Ref, parse_ref
+from gno_trio.errors import GnoError
+
+DEFAULT_MAX_BYTES = 10_240
+_EDITABLE_MIMES = frozenset({"text/markdown", "text/plain"})
+
+
+def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> sqlite3.Row:
+    """The active document a parsed reference names, or ``NOT_FOUND``.
+
+    With ``inactive`` an inactivated document is found too (its history is
+    still there), an active one with the same name first. A URI naming
+    another index (``?index=<name>``) is refused here: looking it up in this
+    database would answer with whatever document happens to share its path.
+    Reads that honour the name open that index first.
+    """
+    if ref.index is not None:
+        require_index(conn, ref)
+    where: str
+    params: tuple[Any, ...]
+    if ref.docid is None:
+        where, params = "collection = ? AND rel_path = ?", (ref.collection, ref.rel_path)
+    elif len(ref.docid) >= 9:  # a stored docid is "#" plus 8 hex digits
+        where, params = "docid = ?", (ref.docid[:9],)
+    else:
+        where, params = "substr(docid, 1, ?) = ?", (len(ref.docid), ref.docid)
+    if not inactive:
+        where += " AND active = 1"
+    row: sqlite3.Row | None = conn.execute(
+        f"SELECT * FROM documents WHERE {where} ORDER BY active DESC, id LIMIT 1", params
+    ).fetchone()
+    if row is None:
+        raise GnoError("NOT_FOUND", f"Document not found: {ref.raw}")
+    return row
+
+
+def require_index(conn: sqlite3.Connection, ref: Ref) -> None:
+    """Fail unless ``conn`` is the database of the index ``ref`` names."""
+    assert ref.index is not None
+    opened = Path(conn.execute("PRAGMA database_list").fetchone()["file"]).name
+    if opened != database_file_name(ref.index):
+        raise GnoError(
+            "INVALID_INPUT",
+            f"{ref.raw} names index {ref.index!r}; this call reads only the index being served",
+        )
+
+
+def mirror_text(conn: sqlite3.Connection, row: sqlite3.Row, ref: str) -> str:
+    if not row["mirror_hash"]:
+        raise GnoError("NOT_FOUND", f"Document has no indexed content: {ref}")
+    found = conn.execute(
+        "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
+    ).fetchone()
+    if found is None:
+        raise GnoError("NOT_FOUND", f"Document has no indexed content: {ref}")
+    return str(found[0])
+
+
+def number_lines(lines: Sequence[str], first: int) -> str:
+    return "\n".join(f"{first + i}: {line}" for i, line in enumerate(lines))
+
+
+def capabilities(row: sqlite3.Row) -> dict[str, Any]:
+    if row["source_mime"] == "text/markdown":
+        return {
+            "editable": True,
+            "tagsEditable": True,
+            "tagsWriteback": True,
+            "canCreateEditableCopy": False,
+            "mode": "editable",
+        }
+    editable = row["source_mime"] in _EDITABLE_MIMES or str(row["source_mime"]).startswith("text/")
+    return {
+        "editable": editable,
+        "tagsEditable": True,
+        "tagsWriteback": False,
+        "canCreateEditableCopy": not editable,
+        "mode": "editable" if editable else "read_only",
+        **({} if editable else {"reason": "converted from a non-text source"}),
+    }
+
+
+def get(
+    conn: sqlite3.Connection,
+    ref: str,
+    *,
+    from_line: int | None = None,
+    line_count: int | None = None,
+    line_numbers: bool = True,
+) -> dict[str, Any]:
+    """``get@1.0``: one document, optionally a line range of it."""
+    if from_line is not None and from_line < 1:
+        raise GnoError("INVALID_INPUT", "fromLine must be at least 1")
+    if line_count is not None and line_count < 1:
+        raise GnoError("INVALID_INPUT", "lineCount must be at least 1")
+    parsed = parse_ref(ref)
+    row = resolve(conn, parsed)
+    text = mirror_text(conn, row, ref)
+    lines = text.split("\n")
+    total = len(lines)
+    ranged = from_line is not None or line_count is not None
+    start = from_line or 1
+    end = total if line_count is None else min(total, start + line_count - 1)
+    result: dict[str, Any] = {"docid": row["docid"], "uri": row["uri"]}
+    if row["title"]:
+        result["title"] = row["title"]
+    if start > total:
+        selected: list[str] = []
+    else:
+        selected = lines[start - 1 : end]
+    result["content"] = number_lines(selected, start) if line_numbers else "\n".join(selected)
+    result["totalLines"] = total
+    if ranged and selected:
+        result["returnedLines"] = {"start": start, "end": start + len(selected) - 1}
+    if row["language_hint"]:
+        result["language"] = row["language_hint"]
+    roots = collection_roots(conn)
+    result["source"] = source_block(row, roots.get(row["collection"]))
+    result["source"].pop("documentDate", None)
+    result["conversion"] = {
+        "converterId": row["converter_id"],
+        "converterVersion": row["converter_version"],
+        "mirrorHash": row["mirror_hash"],
+    }
+    result["capabilities"] = capabilities(row)
+    tags = tags_by_doc(conn, [int(row["id"])]).get(int(row["id"]))
+    if tags:
+        result["tags"] = tags
+    return result
+
+
+def _glob_rows(conn: sqlite3.Connection, pattern: str) -> list[sqlite3.Row]:
+    regex = re.compile(fnmatch.translate(pattern), re.DOTALL)
+    return [
+        row
+        for row in conn.execute(
+            "SELECT * FROM documents WHERE active = 1 ORDER BY collection, rel_path"
+        )
+        if regex.match(row["uri"])
+        or regex.match(row["rel_path"])
+        or regex.match(f"{row['collection']}/{row['rel_path']}")
+    ]
+
+
+def _truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
+    raw = text.encode("utf-8")
+    if len(raw) <= max_bytes:
+        return text, False
+    return raw[:max_bytes].decode("utf-8", "ignore"), True
+
+
+def multi_get(
+    conn: sqlite3.Connection,
+    *,
+    refs: Sequence[str] | None = None,
+    pattern: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    line_numbers: bool = True,
+) -> dict[str, Any]:
+    """``multi-get@1.0``: many documents by refs or by a glob, each bounded."""
+    if (refs is None) == (pattern is None) or (refs is not None and not refs):
+        raise GnoError("INVALID_INPUT", "Provide either refs (at least one) or pattern, not both")
+    if max_bytes < 1:
+        raise GnoError("INVALID_INPUT", "maxBytes must be at least 1")
+    roots = collection_roots(conn)
+    documents: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    targets: list[tuple[str, sqlite3.Row | None]] = []
+    if pattern is not None:
+        if not pattern.strip():
+            raise GnoError("INVALID_INPUT", "pattern is empty")
+        targets = [(row["uri"], row) for row in _glob_rows(conn, pattern.strip())]
+    else:
+        for ref in refs or ():
+            try:
+                targets.append((ref, resolve(conn, parse_ref(ref))))
+            except GnoError as error:
+                reason = "invalid_ref" if error.code == "INVALID_INPUT" else "not_found"
+                skipped.append({"ref": ref, "reason": reason})
+    for ref, row in targets:
+        assert row is not None
+        try:
+            text = mirror_text(conn, row, ref)
+        except GnoError:
+            skipped.append({"ref": ref, "reason": "conversion_error"})
+            continue
+        lines = text.split("\n")
+        body = number_lines(lines, 1) if line_numbers else text
+        body, truncated = _truncate_utf8(body, max_bytes)
+        document: dict[str, Any] = {"docid": row["docid"], "uri": row["uri"]}
+        if row["title"]:
+            document["title"] = row["title"]
+        source = source_block(row, roots.get(row["collection"]))
+        document["content"] = body
+        if truncated:
+            document["truncated"] = True
+        document["totalLines"] = len(lines)
+        document["source"] = {
+            k: source[k] for k in ("absPath", "relPath", "mime", "ext") if k in source
+        }
+        documents.append(document)
+    requested = len(refs) if refs is not None else len(targets)
+    return {
+        "documents": documents,
+        "skipped": skipped,
+        "meta": {
+            "requested": requested,
+            "returned": len(documents),
+            "skipped": len(skipped),
+            "maxBytes": max_bytes,
+        },
+    }
+
+
+def ls(
+    conn: sqlite3.Connection,
+    *,
+    collection: str | None = None,
+    prefix: str | None = None,
+    limit: int = 1000,
+    offset: int = 0,
+) -> dict[str, Any]:
+    """Active documents, optionally of one collection and under a path prefix."""
+    if limit < 1:
+        raise GnoError("INVALID_INPUT", "limit must be at least 1")
+    if offset < 0:
+        raise GnoError("INVALID_INPUT", "offset must not be negative")
+    clauses = ["active = 1"]
+    params: list[Any] = []
+    if collection:
+        name = collection.strip().lower()
+        if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
+            raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
+        clauses.append("collection = ?")
+        params.append(name)
+    if prefix:
+        clauses.append("substr(rel_path, 1, ?) = ?")
+        params.extend([len(prefix), prefix])
+    where = " AND ".join(clauses)
+    total = conn.execute(f"SELECT COUNT(*) FROM documents WHERE {where}", params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT docid, uri, title, collection, rel_path, source_mime, source_size, source_mtime "
+        f"FROM documents WHERE {where} ORDER BY collection, rel_path LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
+    return {
+        "documents": [
+            {
+                "docid": r["docid"],
+                "uri": r["uri"],
+                "title": r["title"],
+                "collection": r["collection"],
+                "relPath": r["rel_path"],
+                "mime": r["source_mime"],
+                "sizeBytes": r["source_size"],
+                "modifiedAt": r["source_mtime"],
+            }
+            for r in rows
+        ],
+        "meta": {"total": int(total), "returned": len(rows), "offset": offset},
+    }
+
+
+def list_tags(
+    conn: sqlite3.Connection, *, collection: str | None = None, prefix: str | None = None
+) -> dict[str, Any]:
+    """``tags-list@1.0``: tags of active documents with document counts."""
+    clauses = ["d.active = 1"]
+    params: list[Any] = []
+    if collection:
+        name = collection.strip().lower()
+        if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
+            raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
+        clauses.append("d.collection = ?")
+        params.append(name)
+    if prefix:
+        clauses.append("substr(lower(t.tag), 1, ?) = ?")
+        params.extend([len(prefix), prefix.lower()])
+    rows = conn.execute(
+        f"SELECT lower(t.tag) AS tag, COUNT(DISTINCT d.id) AS n FROM doc_tags t "
+        f"JOIN documents d ON d.id = t.doc_id WHERE {' AND '.join(clauses)} "
+        f"GROUP BY lower(t.tag) ORDER BY n DESC, tag",
+        params,
+    ).fetchall()
+    meta: dict[str, Any] = {"totalTags": len(rows)}
+    if collection:
+        meta["collection"] = collection.strip().lower()
+    if prefix:
+        meta["prefix"] = prefix
+    return {"tags": [{"tag": r["tag"], "count": int(r["n"])} for r in rows], "meta": meta}

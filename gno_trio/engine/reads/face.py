@@ -1,0 +1,163 @@
+"""The engine's reads of what is indexed: documents, listings, tags, changes, status."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from gno_trio.dirs import canonical_index_name
+from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.reads import diff as diff_mod
+from gno_trio.engine.reads import documents
+from gno_trio.engine.reads import status as status_mod
+from gno_trio.engine.store import journal
+from gno_trio.engine.store.database import connect, schema_version
+from gno_trio.engine.uris import parse_ref, with_index
+from gno_trio.errors import GnoError
+
+
+class ReadsFace(EngineKernel):
+    def get(
+        self,
+        ref: str,
+        *,
+        from_line: int | None = None,
+        line_count: int | None = None,
+        line_numbers: bool = True,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        named = self._named_index([ref])
+        with self._index_connection(named, conn) as c:
+            result = documents.get(
+                c, ref, from_line=from_line, line_count=line_count, line_numbers=line_numbers
+            )
+        if named is not None:
+            result["uri"] = with_index(result["uri"], named)
+        return result
+
+    def multi_get(
+        self,
+        *,
+        refs: Sequence[str] | None = None,
+        pattern: str | None = None,
+        max_bytes: int = documents.DEFAULT_MAX_BYTES,
+        line_numbers: bool = True,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        named = self._named_index(refs or ())
+        with self._index_connection(named, conn) as c:
+            result = documents.multi_get(
+                c, refs=refs, pattern=pattern, max_bytes=max_bytes, line_numbers=line_numbers
+            )
+        if named is not None:
+            for document in result["documents"]:
+                document["uri"] = with_index(document["uri"], named)
+        return result
+
+    def _named_index(self, refs: Sequence[str]) -> str | None:
+        """The other index a batch of refs names (``?index=<name>``, canonical), or None.
+
+        One request reads one index: refs naming two indexes, or naming
+        another index beside plain refs (which mean this one), are refused so
+        the caller splits the batch. Refs that do not parse are left to the
+        read, which reports them.
+        """
+        named: set[str] = set()
+        plain = False
+        for ref in refs:
+            try:
+                index = parse_ref(ref).index
+            except GnoError:
+                continue
+            if index is None:
+                plain = True
+            else:
+                named.add(canonical_index_name(index))
+        other = sorted(named - {canonical_index_name(self.location.index_name)})
+        if len(named) > 1 or (other and plain):
+            raise GnoError(
+                "INVALID_INPUT",
+                "All refs in one request must name one index; split the batch by index",
+            )
+        return other[0] if other else None
+
+    @contextlib.contextmanager
+    def _index_connection(
+        self, named: str | None, conn: sqlite3.Connection | None
+    ) -> Iterator[sqlite3.Connection]:
+        """This index's connection, or a read-only one to the named index.
+
+        A named index that does not exist is an error; it is never created.
+        """
+        if named is None:
+            with self.connection(conn) as c:
+                yield c
+            return
+        path = self.location.dirs.database(named)
+        if not path.is_file():
+            raise GnoError("NOT_FOUND", f"Index not found: {named}")
+        other = connect(path, readonly=True)
+        try:
+            if schema_version(other) < 1:
+                raise GnoError("RUNTIME", f"Not a gno index: {named}")
+            yield other
+        finally:
+            other.close()
+
+    def ls(
+        self,
+        *,
+        collection: str | None = None,
+        prefix: str | None = None,
+        limit: int = 1000,
+        offset: int = 0,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return documents.ls(c, collection=collection, prefix=prefix, limit=limit, offset=offset)
+
+    def list_tags(
+        self,
+        *,
+        collection: str | None = None,
+        prefix: str | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return documents.list_tags(c, collection=collection, prefix=prefix)
+
+    def changes(
+        self,
+        *,
+        since: str | None = None,
+        collection: str | None = None,
+        limit: int = 100,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return journal.feed(c, since=since, collection=collection, limit=limit)
+
+    def diff(
+        self, ref: str, change: str | None = None, *, conn: sqlite3.Connection | None = None
+    ) -> dict[str, Any]:
+        """The retained structural diff of one document change (the latest by default)."""
+        with self.connection(conn) as c:
+            return diff_mod.document_diff(c, ref, change)
+
+    def status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return status_mod.status(
+                c,
+                index_name=self.location.index_name,
+                db_path=str(self.location.db_path),
+                config_path=str(self.location.config_path),
+            )
+
+    def peek(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return status_mod.peek(c, index_name=self.location.index_name)
+
+
+__all__ = ["ReadsFace"]

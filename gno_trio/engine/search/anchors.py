@@ -1,0 +1,227 @@
+"""Where a search hit points: its best chunk, a highlighted snippet, the match line.
+
+Documents are ranked on the document-level index; this module then looks
+inside the returned documents only. The chunk index (``chunks_fts``) has two
+columns, the chunk ``text`` and its ``mirror_hash``, so one statement can rank
+the chunks of every returned document at once: the query terms are matched
+against ``text`` and the result documents' mirror hashes against
+``mirror_hash`` (weight 0, so the hash never adds to a score). FTS5's bm25()
+works out each term's corpus frequency once per statement; ranking each
+document's chunks in its own statement paid that cost once per hit, which
+was most of a search's time for common words.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gno_trio.engine.search.querygrammar import fts_quote
+
+Span = tuple[int, int]
+
+SNIPPET_TOKENS = 32
+FALLBACK_SNIPPET_CHARS = 240
+MARK_OPEN = "<mark>"
+MARK_CLOSE = "</mark>"
+ELLIPSIS = "..."
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A snippet, its chunk's line range and language, and the line of the first match."""
+
+    snippet: str
+    start_line: int
+    end_line: int
+    language: str | None
+    line: int
+
+
+def text_match(expression: str) -> str:
+    """Restrict a chunk-index MATCH expression to the chunk text column."""
+    return f"text : ({expression})"
+
+
+def exact_first(match: str) -> tuple[str, ...]:
+    """The match forms to try in order: exact (stemmed) terms, then prefix terms.
+
+    Prefix expansion costs several times more than an exact term, and the
+    stemmer already covers most word variants, so a chunk is looked for with
+    exact terms first.
+    """
+    return tuple(dict.fromkeys((match.replace('"*', '"'), match)))
+
+
+def chunk_spans(conn: sqlite3.Connection, mirror_hashes: Sequence[str]) -> dict[str, Span]:
+    """First and last chunk id of each mirror, in one statement for all of them.
+
+    A mirror's chunks are inserted together, so their ids are one contiguous
+    range.
+    """
+    if not mirror_hashes:
+        return {}
+    marks = ", ".join("?" for _ in mirror_hashes)
+    return {
+        row[0]: (int(row[1]), int(row[2]))
+        for row in conn.execute(
+            f"SELECT mirror_hash, MIN(id), MAX(id) FROM content_chunks "
+            f"WHERE mirror_hash IN ({marks}) GROUP BY mirror_hash",
+            tuple(mirror_hashes),
+        )
+    }
+
+
+def ranked_chunks(
+    conn: sqlite3.Connection, spans: Mapping[str, Span], match: str
+) -> dict[str, list[int]]:
+    """Chunk ids of each mirror that match ``match``, best first (bm25, then id order).
+
+    One FTS5 statement for all the mirrors. A malformed expression matches
+    nothing rather than failing the search.
+    """
+    if not spans:
+        return {}
+    owners = " OR ".join(fts_quote(mirror) for mirror in spans)
+    try:
+        rows = conn.execute(
+            "SELECT rowid, bm25(chunks_fts, 1.0, 0.0) FROM chunks_fts WHERE chunks_fts MATCH ?",
+            (f"{text_match(match)} AND mirror_hash : ({owners})",),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    ordered = sorted((first, last, mirror) for mirror, (first, last) in spans.items())
+    firsts = [first for first, _, _ in ordered]
+    scored: dict[str, list[tuple[float, int]]] = {}
+    for chunk_id, score in rows:
+        slot = bisect.bisect_right(firsts, chunk_id) - 1
+        if slot < 0:
+            continue
+        first, last, mirror = ordered[slot]
+        if first <= chunk_id <= last:
+            scored.setdefault(mirror, []).append((float(score), int(chunk_id)))
+    return {mirror: [cid for _, cid in sorted(pairs)] for mirror, pairs in scored.items()}
+
+
+def best_chunks(
+    conn: sqlite3.Connection, spans: Mapping[str, Span], match: str
+) -> dict[str, tuple[int, str]]:
+    """The best chunk of each mirror, with the match form that found it.
+
+    A mirror of one chunk needs no ranking: that chunk is its best, and the
+    snippet step finds out whether it matches. Mirrors none of whose chunks
+    match are left out (their anchor is the first chunk's opening text).
+    """
+    chosen: dict[str, tuple[int, str]] = {}
+    single = {mirror: first for mirror, (first, last) in spans.items() if first == last}
+    pending = {mirror: span for mirror, span in spans.items() if mirror not in single}
+    forms = exact_first(match)
+    for mirror, chunk_id in single.items():
+        chosen[mirror] = (chunk_id, "")
+    for form in forms:
+        if not pending:
+            break
+        for mirror, ids in ranked_chunks(conn, pending, form).items():
+            chosen[mirror] = (ids[0], form)
+            del pending[mirror]
+    return chosen
+
+
+def anchors_for(
+    conn: sqlite3.Connection, spans: Mapping[str, Span], match: str | None
+) -> dict[str, Anchor]:
+    """The anchor of each mirror (keyed by its chunk id range): its best chunk for
+    ``match``, else its opening text. A mirror without chunks has no anchor.
+    """
+    found: dict[str, Anchor] = {}
+    if match:
+        waiting = best_chunks(conn, spans, match)
+        for form in exact_first(match):
+            # A chunk found by one form is cut with that form; a single-chunk
+            # mirror's chunk (form unknown) tries each form in turn.
+            owners = {
+                chunk_id: mirror
+                for mirror, (chunk_id, found_by) in waiting.items()
+                if found_by in ("", form)
+            }
+            for chunk_id, snippet in _snippet_anchors(conn, list(owners), form).items():
+                found[owners[chunk_id]] = snippet
+                del waiting[owners[chunk_id]]
+    for mirror in spans:
+        if mirror not in found:
+            opening = _opening_anchor(conn, mirror)
+            if opening is not None:
+                found[mirror] = opening
+    return found
+
+
+def _snippet_anchors(
+    conn: sqlite3.Connection, chunk_ids: Sequence[int], form: str
+) -> dict[int, Anchor]:
+    """FTS5's snippet of each of these chunks that ``form`` matches.
+
+    One statement per chunk: with ``rowid IN (...)`` and the join, SQLite
+    plans the FTS5 scan worse and the batch costs more than the statements.
+    """
+    found: dict[int, Anchor] = {}
+    expression = text_match(form)
+    for chunk_id in chunk_ids:
+        try:
+            row = conn.execute(
+                "SELECT snippet(chunks_fts, 0, ?, ?, ?, ?), c.text, c.start_line, c.end_line, "
+                "c.language FROM chunks_fts JOIN content_chunks c ON c.id = chunks_fts.rowid "
+                "WHERE chunks_fts MATCH ? AND chunks_fts.rowid = ?",
+                (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, expression, chunk_id),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return found
+        if row is not None:
+            snippet, text, start, end, language = row
+            found[chunk_id] = Anchor(
+                snippet, start, end, language, first_hit_line(snippet, text, start)
+            )
+    return found
+
+
+def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:
+    """The first chunk's opening text: the anchor of a hit no chunk of which matches."""
+    row = conn.execute(
+        "SELECT text, start_line, end_line, language FROM content_chunks "
+        "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
+        (mirror,),
+    ).fetchone()
+    if row is None:
+        return None
+    text, start, end, language = row
+    text = " ".join(text[: FALLBACK_SNIPPET_CHARS * 2].split())
+    if len(text) > FALLBACK_SNIPPET_CHARS:
+        text = text[:FALLBACK_SNIPPET_CHARS].rsplit(" ", 1)[0] + ELLIPSIS
+    return Anchor(text, start, end, language, start)
+
+
+def first_hit_line(snippet: str, text: str, start_line: int) -> int:
+    """The line of the first highlighted term of a chunk's snippet.
+
+    A chunk spans up to ~80 lines; pointing at its first line would send an
+    agent reading ``get(ref, fromLine=line, lineCount=10)`` past the match.
+    A snippet is a verbatim slice of the chunk with markers added, so the
+    text before the first marker locates it exactly.
+    """
+    opened = snippet.find(MARK_OPEN)
+    closed = snippet.find(MARK_CLOSE, opened + 1)
+    if opened < 0 or closed < 0:
+        return start_line
+    before = snippet[:opened].replace(MARK_CLOSE, "")
+    if before.startswith(ELLIPSIS):
+        before = before[len(ELLIPSIS) :]
+    word = snippet[opened + len(MARK_OPEN) : closed]
+    position = text.find(before + word)
+    if position >= 0:
+        position += len(before)
+    else:
+        position = text.find(word)
+    if position < 0:
+        return start_line
+    return start_line + text.count("\n", 0, position)

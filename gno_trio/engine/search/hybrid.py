@@ -1,0 +1,132 @@
+"""``query``: the general retrieval entry point, run model-free.
+
+With no embedding model, expander or reranker installed, the hybrid pipeline
+reduces to its lexical legs: the original query (weight 2.0) plus any
+caller-typed ``term`` entries (weight 0.5 each), fused with reciprocal rank
+fusion (k = 60) and a small bonus for lists' top hits. The result says so
+honestly: ``mode: bm25_only``, ``vectorsUsed: false``, ``expanded: false``,
+``reranked: false``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from gno_trio.engine.search.lexical import SearchRequest, normalise_scores, search
+from gno_trio.errors import GnoError
+
+RRF_K = 60
+WEIGHT_ORIGINAL = 2.0
+WEIGHT_VARIANT = 0.5
+BONUS_FIRST = 0.1
+BONUS_TOP5 = 0.04
+QUERY_MODES = ("term", "intent", "hyde")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class QueryOptions:
+    query_modes: Sequence[tuple[str, str]] = ()
+    candidate_limit: int | None = None
+    fast: bool = False
+    thorough: bool = False
+    explain: bool = False
+
+
+def _validate_modes(modes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    cleaned = []
+    for mode, text in modes:
+        if mode not in QUERY_MODES:
+            raise GnoError("INVALID_INPUT", f"Unknown query mode: {mode}")
+        if not text.strip():
+            raise GnoError("INVALID_INPUT", f"queryModes entry '{mode}' has empty text")
+        cleaned.append((mode, text.strip()))
+    if sum(1 for mode, _ in cleaned if mode == "hyde") > 1:
+        raise GnoError("INVALID_INPUT", "At most one hyde entry is allowed in queryModes")
+    return cleaned
+
+
+def fuse(ranked_lists: Sequence[tuple[float, Sequence[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Weighted RRF over result lists keyed by URI; returns hits, best first."""
+    scores: dict[str, float] = {}
+    bonus: dict[str, float] = {}
+    first_seen: dict[str, dict[str, Any]] = {}
+    for weight, hits in ranked_lists:
+        for rank, hit in enumerate(hits, 1):
+            uri = hit["uri"]
+            first_seen.setdefault(uri, hit)
+            scores[uri] = scores.get(uri, 0.0) + weight / (RRF_K + rank)
+            award = BONUS_FIRST if rank == 1 else BONUS_TOP5 if rank <= 5 else 0.0
+            bonus[uri] = max(bonus.get(uri, 0.0), award)
+    order = sorted(scores, key=lambda u: scores[u] + bonus[u], reverse=True)
+    fused = [scores[u] + bonus[u] for u in order]
+    normalised = normalise_scores(fused)
+    return [
+        dict(first_seen[uri], score=round(score, 6))
+        for uri, score in zip(order, normalised, strict=True)
+    ]
+
+
+def query(
+    conn: sqlite3.Connection, request: SearchRequest, options: QueryOptions
+) -> dict[str, Any]:
+    """Run ``query`` over the lexical legs; returns ``search-results@1.0``."""
+    modes = _validate_modes(options.query_modes)
+    if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
+        raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
+    intents = [text for mode, text in modes if mode == "intent"]
+    if intents and not request.intent:
+        request = dataclasses.replace(request, intent=" ".join(intents))
+    terms = [text for mode, text in modes if mode == "term"]
+    final_min_score = request.min_score
+    unbounded = dataclasses.replace(request, min_score=None)
+    if not terms:
+        result = search(conn, unbounded)
+        hits = result["results"]
+    else:
+        wide = dataclasses.replace(unbounded, limit=min(100, request.limit * 2))
+        original = search(conn, wide)
+        lists: list[tuple[float, Sequence[dict[str, Any]]]] = [
+            (WEIGHT_ORIGINAL, original["results"])
+        ]
+        for term in terms:
+            variant = dataclasses.replace(unbounded, query=term)
+            lists.append((WEIGHT_VARIANT, search(conn, variant)["results"]))
+        hits = fuse(lists)[: request.limit]
+        result = original
+    if final_min_score is not None:
+        hits = [h for h in hits if h["score"] >= final_min_score]
+    meta = dict(result["meta"])
+    meta.update(
+        {
+            "query": request.query,
+            "mode": "bm25_only",
+            "totalResults": len(hits),
+            "expanded": False,
+            "reranked": False,
+            "vectorsUsed": False,
+            "candidateLimit": options.candidate_limit or (40 if options.thorough else 20),
+        }
+    )
+    if final_min_score is not None:
+        meta["minScore"] = final_min_score
+    if modes:
+        meta["queryModes"] = {m: sum(1 for k, _ in modes if k == m) for m in QUERY_MODES}
+    if options.explain:
+        meta["explain"] = {
+            "lines": [
+                {
+                    "stage": "lexical",
+                    "message": f"BM25 original query plus {len(terms)} term entries",
+                },
+                {"stage": "vector", "message": "skipped: no embedding model available"},
+                {"stage": "expansion", "message": "skipped: no expansion model available"},
+                {"stage": "rerank", "message": "skipped: no reranker available"},
+            ],
+            "results": [
+                {"rank": i, "docid": h["docid"], "score": h["score"]} for i, h in enumerate(hits, 1)
+            ],
+        }
+    return {"results": hits, "meta": meta}

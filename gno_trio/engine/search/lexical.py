@@ -1,0 +1,441 @@
+"""BM25 search over the document-level FTS index.
+
+Documents are ranked first (cheap: p99 well under a millisecond on the
+fixture corpora), then only the returned documents get a snippet, taken
+from their best-matching chunk, which also gives the line anchor. Running
+``snippet()`` over whole documents instead costs seconds on large pages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sqlite3
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gno_trio.engine.search.anchors import Anchor, anchors_for
+from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
+from gno_trio.engine.search.timefilter import parse_time_bound
+from gno_trio.errors import GnoError
+
+# bm25() column weights: filepath, title, body.
+FIELD_WEIGHTS = (1.5, 4.0, 1.0)
+_ACTIVE = "d.active = 1"
+# Everything a search result is built from, read for the top rows only: the
+# document's columns, its collection's folder, its tags, and the id range of
+# its chunks (where its snippet comes from).
+_RESULT_COLUMNS = ", ".join(
+    [
+        *(
+            f"d.{name}"
+            for name in (
+                "id",
+                "collection",
+                "rel_path",
+                "docid",
+                "uri",
+                "title",
+                "source_hash",
+                "source_mime",
+                "source_ext",
+                "source_size",
+                "source_mtime",
+                "mirror_hash",
+                "converter_id",
+                "converter_version",
+                "content_type",
+                "categories_json",
+                "frontmatter_date",
+            )
+        ),
+        "(SELECT path FROM collections WHERE name = d.collection) AS collection_root",
+        "(SELECT json_group_array(tag) FROM doc_tags WHERE doc_id = d.id) AS tags_json",
+        "(SELECT MIN(id) FROM content_chunks WHERE mirror_hash = d.mirror_hash) AS first_chunk",
+        "(SELECT MAX(id) FROM content_chunks WHERE mirror_hash = d.mirror_hash) AS last_chunk",
+    ]
+)
+_WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)
+
+
+def _rank_sql(filters: str) -> str:
+    """Rank first (cut to the limit), then read result columns for the top rows only."""
+    if filters:
+        ranked = (
+            f"SELECT d.id AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
+            f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
+            f"WHERE documents_fts MATCH ? AND {filters} ORDER BY rank LIMIT ?"
+        )
+    else:
+        # Inactive documents are not in the FTS index, so with no other
+        # filter no document row is read before the cut.
+        ranked = (
+            f"SELECT rowid AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
+            f"FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?"
+        )
+    return (
+        f"WITH top AS ({ranked}) SELECT {_RESULT_COLUMNS}, top.rank "
+        f"FROM top JOIN documents d ON d.id = top.id WHERE {_ACTIVE} ORDER BY top.rank"
+    )
+
+
+_UNFILTERED_RANK_SQL = _rank_sql("")
+# The date a document is "about": its frontmatter date, else its file time.
+_DOC_DATE = "COALESCE(d.frontmatter_date, d.source_mtime)"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRule:
+    """User guidance attached to results by scope (never treated as evidence)."""
+
+    scope_type: str  # global | collection | prefix
+    scope_key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str
+    limit: int = 5
+    collection: str | None = None
+    min_score: float | None = None
+    lang: str | None = None
+    intent: str | None = None
+    exclude: Sequence[str] = ()
+    since: str | None = None
+    until: str | None = None
+    categories: Sequence[str] = ()
+    author: str | None = None
+    tags_all: Sequence[str] = ()
+    tags_any: Sequence[str] = ()
+    uri_prefix: str | None = None
+    contexts: Sequence[ContextRule] = field(default_factory=tuple)
+    now: datetime | None = None
+
+
+def _normalise_tags(tags: Sequence[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for tag in tags:
+        cleaned = tag.strip().lstrip("#").lower()
+        if cleaned:
+            seen[cleaned] = None
+    return list(seen)
+
+
+def _exclude_match(terms: Sequence[str]) -> str | None:
+    """One FTS5 expression matching any exclude term as an exact phrase.
+
+    Control characters become spaces (FTS5 ends a string at NUL and reports
+    "unterminated string"), and a term with no letter or digit is dropped:
+    it cannot match a token, and an empty phrase is a syntax error.
+    """
+    phrases = []
+    for term in terms:
+        cleaned = "".join(" " if unicodedata.category(c) == "Cc" else c for c in term).strip()
+        if any(unicodedata.category(c)[0] in "LN" for c in cleaned):
+            phrases.append(fts_quote(cleaned))
+    return " OR ".join(phrases) if phrases else None
+
+
+def validate_request(request: SearchRequest) -> None:
+    if not 1 <= request.limit <= 100:
+        raise GnoError("INVALID_INPUT", "limit must be between 1 and 100")
+    if request.min_score is not None and not 0 <= request.min_score <= 1:
+        raise GnoError("INVALID_INPUT", "minScore must be between 0 and 1")
+
+
+def filter_clauses(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str], list[Any]]:
+    """SQL conditions (on documents ``d``) and their parameters for a request's filters."""
+    clauses = [_ACTIVE]
+    params: list[Any] = []
+    if request.collection:
+        name = request.collection.strip().lower()
+        if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
+            raise GnoError("NOT_FOUND", f"Collection not found: {request.collection}")
+        clauses.append("d.collection = ?")
+        params.append(name)
+    if request.uri_prefix:
+        clauses.append("substr(d.uri, 1, ?) = ?")
+        params.extend([len(request.uri_prefix), request.uri_prefix])
+    now = request.now or datetime.now(UTC)
+    # Stored dates mix shapes ("2024-03-01", "...T10:00:00Z", naive times), so
+    # they are compared as instants: as text, "2024-03-01" sorts before
+    # "2024-03-01T00:00:00.000Z" and a note dated that day would fall out of
+    # since=2024-03-01.
+    if request.since:
+        bound = parse_time_bound(request.since, now=now)
+        clauses.append(f"julianday({_DOC_DATE}) >= julianday(?)")
+        params.append(_iso(bound))
+    if request.until:
+        bound = parse_time_bound(request.until, now=now, end_of_range=True)
+        clauses.append(f"julianday({_DOC_DATE}) <= julianday(?)")
+        params.append(_iso(bound))
+    tags_all = _normalise_tags(request.tags_all)
+    if tags_all:
+        marks = ", ".join("?" for _ in tags_all)
+        clauses.append(
+            f"(SELECT COUNT(DISTINCT t.tag) FROM doc_tags t WHERE t.doc_id = d.id "
+            f"AND t.tag IN ({marks})) = ?"
+        )
+        params.extend([*tags_all, len(tags_all)])
+    tags_any = _normalise_tags(request.tags_any)
+    if tags_any:
+        marks = ", ".join("?" for _ in tags_any)
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({marks}))"
+        )
+        params.extend(tags_any)
+    categories = [c.strip().lower() for c in request.categories if c.strip()]
+    if categories:
+        marks = ", ".join("?" for _ in categories)
+        clauses.append(
+            f"(lower(COALESCE(d.content_type, '')) IN ({marks}) OR EXISTS (SELECT 1 FROM "
+            f"json_each(d.categories_json) j WHERE lower(j.value) IN ({marks})))"
+        )
+        params.extend([*categories, *categories])
+    if request.author and request.author.strip():
+        clauses.append("instr(lower(COALESCE(d.author, '')), ?) > 0")
+        params.append(request.author.strip().lower())
+    if request.lang and request.lang.strip():
+        lang = request.lang.strip().lower()
+        clauses.append(
+            "(d.language_hint IS NULL OR lower(d.language_hint) = ? "
+            "OR lower(d.language_hint) LIKE ? || '-%')"
+        )
+        params.extend([lang, lang])
+    exclude = _exclude_match(request.exclude)
+    if exclude:
+        clauses.append("d.id NOT IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)")
+        params.append(exclude)
+    return clauses, params
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def document_instant(row: sqlite3.Row) -> datetime:
+    """When a document is dated (frontmatter date, else mtime), as an aware instant.
+
+    Undated or unparseable values sort as the oldest possible moment.
+    """
+    for value in (row["frontmatter_date"], row["source_mtime"]):
+        if not value:
+            continue
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return datetime.min.replace(tzinfo=UTC)
+
+
+def relaxed_match(parsed: LexicalQuery) -> str | None:
+    """Any-term form of a multi-term query (negations kept), or None."""
+    if len(parsed.positive_terms) + len(parsed.phrases) < 2:
+        return None
+    if not parsed.negative_terms:
+        return parsed.any_match
+    negatives = " OR ".join(
+        fts_quote(t) if " " in t else fts_quote(t) + "*" for t in parsed.negative_terms
+    )
+    return f"({parsed.any_match}) NOT ({negatives})"
+
+
+def _rank(
+    conn: sqlite3.Connection, parsed: LexicalQuery, request: SearchRequest, fetch: int
+) -> list[tuple[sqlite3.Row, float]]:
+    """Documents matching every term, topped up with any-term matches.
+
+    A query whose terms never all co-occur would otherwise return nothing;
+    documents matching only some terms follow every full match, their raw
+    scores scaled below the weakest full match so the order stays honest.
+    """
+    clauses, params = filter_clauses(conn, request)
+    if clauses == [_ACTIVE]:
+        sql = _UNFILTERED_RANK_SQL
+        query_params: tuple[Any, ...] = ()
+    else:
+        sql = _rank_sql(" AND ".join(clauses))
+        query_params = tuple(params)
+
+    def run(match: str, limit: int) -> list[sqlite3.Row]:
+        return conn.execute(sql, (match, *query_params, limit)).fetchall()
+
+    strict = [(row, -float(row["rank"])) for row in run(parsed.match, fetch)]
+    relaxed = relaxed_match(parsed)
+    if len(strict) >= fetch or relaxed is None:
+        return strict
+    seen = {int(row["id"]) for row, _ in strict}
+    extra = [
+        (row, -float(row["rank"]))
+        for row in run(relaxed, fetch + len(seen))
+        if int(row["id"]) not in seen
+    ][: fetch - len(strict)]
+    if strict and extra:
+        floor = min(score for _, score in strict)
+        top = max(score for _, score in extra)
+        if top > 0 and floor > 0:
+            factor = 0.5 * floor / top
+            extra = [(row, score * factor) for row, score in extra]
+    return strict + extra
+
+
+def normalise_scores(raw: Sequence[float]) -> list[float]:
+    """Min-max over the returned set: best 1, worst 0, all equal -> 1."""
+    if not raw:
+        return []
+    high, low = max(raw), min(raw)
+    if math.isclose(high, low):
+        return [1.0 for _ in raw]
+    return [(value - low) / (high - low) for value in raw]
+
+
+def contexts_for(uri: str, collection: str, rules: Sequence[ContextRule]) -> str | None:
+    texts = []
+    for rule in rules:
+        key = rule.scope_key
+        if (
+            rule.scope_type == "global"
+            or (rule.scope_type == "collection" and key.rstrip(":").lower() == collection)
+            or (rule.scope_type == "prefix" and uri.startswith(key))
+        ):
+            texts.append(rule.text)
+    return "\n".join(texts) if texts else None
+
+
+def tags_by_doc(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
+    if not doc_ids:
+        return {}
+    marks = ", ".join("?" for _ in doc_ids)
+    found: dict[int, list[str]] = {}
+    for doc_id, tag in conn.execute(
+        f"SELECT doc_id, tag FROM doc_tags WHERE doc_id IN ({marks}) ORDER BY tag", tuple(doc_ids)
+    ):
+        found.setdefault(doc_id, []).append(tag)
+    return found
+
+
+def source_block(row: sqlite3.Row, root: str | None) -> dict[str, Any]:
+    source: dict[str, Any] = {
+        "relPath": row["rel_path"],
+        "mime": row["source_mime"],
+        "ext": row["source_ext"],
+        "modifiedAt": row["source_mtime"],
+        "sizeBytes": row["source_size"],
+        "sourceHash": row["source_hash"],
+    }
+    if root:
+        source["absPath"] = f"{root.rstrip('/')}/{row['rel_path']}"
+    if row["frontmatter_date"]:
+        source["documentDate"] = row["frontmatter_date"]
+    return source
+
+
+def collection_roots(conn: sqlite3.Connection) -> dict[str, str]:
+    return {r[0]: r[1] for r in conn.execute("SELECT name, path FROM collections")}
+
+
+def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
+    """Run a BM25 search; returns a ``search-results@1.0`` object."""
+    validate_request(request)
+    parsed = parse_query(request.query)
+    recency = wants_recency(request.query)
+    fetch = request.limit * 3 if recency else request.limit
+    ranked = _rank(conn, parsed, request, fetch)
+    if recency:
+        ranked = sorted(ranked, key=lambda pair: document_instant(pair[0]), reverse=True)[
+            : request.limit
+        ]
+    scores = normalise_scores([score for _, score in ranked])
+    kept = [
+        (row, score)
+        for (row, _), score in zip(ranked, scores, strict=True)
+        if request.min_score is None or score >= request.min_score
+    ]
+    snippet_match = parsed.any_match
+    if request.intent and request.intent.strip():
+        with contextlib.suppress(GnoError):  # an intent with no words steers nothing
+            snippet_match = f"({parsed.any_match}) OR ({parse_query(request.intent).any_match})"
+    spans = {
+        row["mirror_hash"]: (int(row["first_chunk"]), int(row["last_chunk"]))
+        for row, _ in kept
+        if row["mirror_hash"] and row["first_chunk"] is not None
+    }
+    anchors = anchors_for(conn, spans, snippet_match)
+    results = [_result(row, score, anchors.get(row["mirror_hash"]), request) for row, score in kept]
+    meta: dict[str, Any] = {
+        "query": request.query,
+        "mode": "bm25",
+        "totalResults": len(results),
+    }
+    _echo_filters(meta, request)
+    return {"results": results, "meta": meta}
+
+
+def _result(
+    row: sqlite3.Row,
+    score: float,
+    anchor: Anchor | None,
+    request: SearchRequest,
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "docid": row["docid"],
+        "score": round(score, 6),
+        "uri": row["uri"],
+        "snippet": anchor.snippet if anchor else "",
+        "source": source_block(row, row["collection_root"]),
+        "title": row["title"],
+        "conversion": {
+            "converterId": row["converter_id"],
+            "converterVersion": row["converter_version"],
+            "mirrorHash": row["mirror_hash"],
+        },
+    }
+    if anchor is not None:
+        result["line"] = anchor.line
+        result["snippetRange"] = {"startLine": anchor.start_line, "endLine": anchor.end_line}
+        if anchor.language:
+            result["snippetLanguage"] = anchor.language
+    if row["content_type"]:
+        result["contentType"] = row["content_type"]
+    categories_json = row["categories_json"]
+    categories = json.loads(categories_json) if categories_json not in (None, "", "[]") else None
+    if categories:
+        result["categories"] = categories
+    tags_json = row["tags_json"]
+    if tags_json not in (None, "[]"):
+        result["tags"] = sorted(json.loads(tags_json))
+    context = contexts_for(row["uri"], row["collection"], request.contexts)
+    if context:
+        result["context"] = context
+    return result
+
+
+def _echo_filters(meta: dict[str, Any], request: SearchRequest) -> None:
+    if request.collection:
+        meta["collection"] = request.collection.strip().lower()
+    if request.lang:
+        meta["queryLanguage"] = request.lang
+    if request.intent:
+        meta["intent"] = request.intent
+    if request.exclude:
+        meta["exclude"] = list(request.exclude)
+    if request.since:
+        meta["since"] = request.since
+    if request.until:
+        meta["until"] = request.until
+    if request.categories:
+        meta["categories"] = list(request.categories)
+    if request.author:
+        meta["author"] = request.author
+    if request.tags_all:
+        meta["tagsAll"] = _normalise_tags(request.tags_all)
+    if request.tags_any:
+        meta["tagsAny"] = _normalise_tags(request.tags_any)
+    if request.min_score is not None:
+        meta["minScore"] = request.min_score

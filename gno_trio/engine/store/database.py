@@ -1,0 +1,255 @@
+"""The SQLite file behind an index: opening, pragmas, numbered migrations.
+
+One database file holds every collection of an index. Connections are
+opened in WAL mode so readers (search, MCP tools) never wait for the writer
+(sync), and ``busy_timeout`` absorbs short writer overlaps between processes.
+Connections are handed out by a small pool because a connection may be used
+by one thread at a time, while trio hands engine work to whichever worker
+thread is free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+from gno_trio.errors import GnoError
+
+logger = logging.getLogger("gno_trio.engine.store")
+
+DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
+_BUSY_TIMEOUT_MS = 5000
+
+
+def _migration_scripts() -> list[tuple[int, str]]:
+    """Numbered ``NNN_name.sql`` files shipped inside the package, in order."""
+    folder = resources.files("gno_trio.engine.store") / "migrations"
+    scripts: list[tuple[int, str]] = []
+    for entry in folder.iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:3].isdigit():
+            scripts.append((int(name[:3]), entry.read_text(encoding="utf-8")))
+    scripts.sort()
+    return scripts
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -32000")
+    conn.execute("PRAGMA mmap_size = 268435456")
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open one configured connection (autocommit; callers open transactions)."""
+    try:
+        if readonly:
+            uri = f"file:{path}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise GnoError("RUNTIME", f"Cannot open index database {path}: {exc}") from exc
+    conn.row_factory = sqlite3.Row
+    try:
+        _configure(conn)
+    except sqlite3.Error as exc:
+        # sqlite3.connect is lazy: a file that is not a database (or is
+        # locked or unreadable) only fails at the first statement.
+        conn.close()
+        raise GnoError("RUNTIME", f"Cannot open index database {path}: {exc}") from exc
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_meta'"
+    ).fetchone()
+    if row is None:
+        return 0
+    value = conn.execute("SELECT value FROM schema_meta WHERE key='version'").fetchone()
+    return int(value[0]) if value else 0
+
+
+def stored_tokenizer(conn: sqlite3.Connection) -> str | None:
+    """The FTS5 ``tokenize=`` clause this index was created with (None before that)."""
+    if schema_version(conn) == 0:
+        return None
+    row = conn.execute("SELECT value FROM schema_meta WHERE key='fts_tokenizer'").fetchone()
+    return str(row[0]) if row else None
+
+
+# How long an open waits for another process that is upgrading the same index
+# (the rebuild of a large full-text index outlasts the usual busy timeout).
+MIGRATION_WAIT_S = 600.0
+
+
+def _begin_migration(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting as long as another process is upgrading the index.
+
+    Every process that opens an index migrates it; when several start at once
+    (gateway workers, a CLI command beside a running server) one applies the
+    migrations and the others wait for it, then find nothing left to do.
+    """
+    deadline = time.monotonic() + MIGRATION_WAIT_S
+    told = False
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise GnoError(
+                    "LOCKED",
+                    f"Another process has been upgrading the index for over "
+                    f"{MIGRATION_WAIT_S:.0f} s; try again when it is done",
+                ) from exc
+            if not told:
+                logger.warning("waiting for another process that is upgrading the index")
+                told = True
+
+
+def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> int:
+    """Bring the schema to the newest version; returns the version reached.
+
+    Each migration runs in its own ``BEGIN IMMEDIATE`` transaction, so two
+    processes opening a fresh index at once cannot apply one twice.
+    """
+    conn.execute("PRAGMA journal_mode = WAL")
+    current = schema_version(conn)
+    scripts = _migration_scripts()
+    latest = scripts[-1][0] if scripts else 0
+    if current > latest:
+        raise GnoError(
+            "RUNTIME",
+            f"Index schema version {current} is newer than this gno-trio supports ({latest})",
+        )
+    if 0 < current < latest:
+        # A later migration may rebuild full-text data: on a large index that
+        # takes a while, and nobody should think the command hung.
+        logger.warning(
+            "upgrading the index schema from version %d to %d; a large index takes a while",
+            current,
+            latest,
+        )
+    for number, script in scripts:
+        if number <= current:
+            continue
+        _begin_migration(conn)
+        try:
+            if schema_version(conn) >= number:  # another process got there first
+                conn.execute("COMMIT")
+                continue
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            # Full-text tables rebuilt by a later migration keep the tokenizer
+            # the index was created with, whatever the configuration says now:
+            # its two FTS tables must tokenize alike.
+            chosen = stored_tokenizer(conn) or tokenize
+            for statement in _split_statements(script.replace("{tokenize}", chosen)):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_meta(key, value) VALUES ('version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (str(number),),
+            )
+            if number == 2:
+                conn.execute(
+                    "INSERT OR REPLACE INTO schema_meta(key, value) VALUES ('fts_tokenizer', ?)",
+                    (tokenize,),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return max(current, latest)
+
+
+def _split_statements(script: str) -> Iterator[str]:
+    """Split a migration script into complete statements (comments dropped)."""
+    buffer: list[str] = []
+    for line in script.splitlines():
+        stripped = line.strip()
+        if not buffer and (not stripped or stripped.startswith("--")):
+            continue
+        buffer.append(line)
+        candidate = "\n".join(buffer)
+        if stripped.endswith(";") and sqlite3.complete_statement(candidate):
+            yield candidate
+            buffer = []
+    if buffer and "\n".join(buffer).strip():
+        yield "\n".join(buffer)
+
+
+class ConnectionPool:
+    """A bounded set of reusable connections to one database file.
+
+    ``acquire`` never blocks: when every pooled connection is busy a fresh one
+    is opened, and surplus connections are closed on release. Connections
+    are created with ``check_same_thread=False`` because a connection is taken
+    on the event loop thread and used inside a worker thread; the pool makes
+    sure only one user holds it at a time.
+    """
+
+    def __init__(self, path: Path, *, keep: int = 8) -> None:
+        self.path = path
+        self._keep = keep
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def acquire(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._closed:
+                raise GnoError("RUNTIME", "The index is closed")
+            if self._idle:
+                return self._idle.pop()
+        return connect(self.path)
+
+    def release(self, conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        with self._lock:
+            if not self._closed and len(self._idle) < self._keep:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        conn = self.acquire()
+        try:
+            yield conn
+        finally:
+            self.release(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

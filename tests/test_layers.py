@@ -1,0 +1,249 @@
+"""The layer graph, enforced: every import in ``gno_trio/`` and ``nurseries/`` points down.
+
+The imports are read from the source (``ast``, every import anywhere in a
+module, ``TYPE_CHECKING`` blocks and function bodies included), so the test
+sees what a reader sees and costs no import side effects. It fails with the
+offending ``file:line`` when a module imports a layer it may not, when a
+surface reaches behind the engine's public face (``gno_trio.engine``), when
+the sans-IO layers import an event loop, or when modules import each other
+in a circle. The table is the architecture; change it deliberately.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Layer of a module: the longest matching prefix wins.
+LAYERS: dict[str, str] = {
+    "gno_trio": "package",
+    "gno_trio.__main__": "main",
+    "gno_trio.errors": "foundation",
+    "gno_trio.dirs": "foundation",
+    "gno_trio.config": "foundation",
+    "gno_trio.protocol": "protocol",
+    "gno_trio.engine": "engine",
+    "gno_trio.runtime": "runtime",
+    "gno_trio.server": "server",
+    "gno_trio.tools": "tools",
+    "gno_trio.compose": "compose",
+    "gno_trio.transports": "transports",
+    "gno_trio.cli": "cli",
+    "nurseries": "nurseries",
+}
+
+# Which layers each layer may import (itself always included). Read top-down:
+# the CLI wires everything; transports carry bytes to the server's dispatch;
+# tools plug into the server's definition types and call the engine through
+# the runtime; the engine stands on the foundation alone.
+ALLOWED: dict[str, frozenset[str]] = {
+    "package": frozenset(),
+    "foundation": frozenset({"package"}),
+    "protocol": frozenset(),
+    "nurseries": frozenset(),
+    "engine": frozenset({"foundation", "package"}),
+    "runtime": frozenset({"engine", "foundation"}),
+    "server": frozenset({"protocol", "runtime", "foundation", "package"}),
+    "tools": frozenset({"server", "runtime", "engine", "foundation", "package"}),
+    "compose": frozenset({"tools", "server", "runtime", "engine", "foundation", "package"}),
+    "transports": frozenset({"server", "protocol", "engine", "foundation", "nurseries"}),
+    "cli": frozenset({"compose", "transports", "server", "engine", "foundation", "package"}),
+    "main": frozenset({"cli"}),
+}
+
+# Layers that see the engine only through ``gno_trio.engine`` itself.
+SURFACES = frozenset({"runtime", "server", "tools", "compose", "transports", "cli"})
+# Layers that never touch an event loop or a server (sans-IO, synchronous).
+NO_EVENT_LOOP = frozenset({"protocol", "engine", "foundation"})
+EVENT_LOOP_PACKAGES = ("trio", "hypercorn", "nurseries")
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    source: str  # importing module, dotted
+    path: Path
+    line: int
+    target: str  # imported module, dotted (a submodule where the name is one)
+
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}: {self.source} imports {self.target}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in ("gno_trio", "nurseries"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[_module_name(path)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(node: ast.ImportFrom, source: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = source.split(".") if is_package else source.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _imports() -> Iterator[Import]:
+    for source, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield Import(source, path, node.lineno, alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                module = _resolve(node, source, is_package)
+                for alias in node.names:
+                    submodule = f"{module}.{alias.name}"
+                    target = submodule if submodule in MODULES else module
+                    yield Import(source, path, node.lineno, target)
+
+
+IMPORTS = list(_imports())
+
+
+def layer_of(module: str) -> str | None:
+    best = None
+    for prefix in LAYERS:
+        if (module == prefix or module.startswith(prefix + ".")) and (
+            best is None or len(prefix) > len(best)
+        ):
+            best = prefix
+    return LAYERS[best] if best is not None else None
+
+
+def _ours(module: str) -> bool:
+    return module.split(".")[0] in ("gno_trio", "nurseries")
+
+
+def test_the_table_covers_every_module() -> None:
+    unplaced = [name for name in MODULES if layer_of(name) is None]
+    assert not unplaced, f"modules outside the layer table: {unplaced}"
+    assert set(LAYERS.values()) == set(ALLOWED)
+
+
+def test_every_import_points_down_the_layer_graph() -> None:
+    wrong = []
+    for imp in IMPORTS:
+        if not _ours(imp.target):
+            continue
+        here, there = layer_of(imp.source), layer_of(imp.target)
+        assert here is not None and there is not None
+        if there != here and there not in ALLOWED[here]:
+            wrong.append(f"{imp.where()} ({here} may not import {there})")
+    assert not wrong, "upward or sideways imports:\n" + "\n".join(wrong)
+
+
+def test_surfaces_import_the_engine_only_through_its_face() -> None:
+    behind = [
+        imp.where()
+        for imp in IMPORTS
+        if layer_of(imp.source) in SURFACES and imp.target.startswith("gno_trio.engine.")
+    ]
+    assert not behind, "imports behind gno_trio.engine:\n" + "\n".join(behind)
+
+
+def test_sans_io_layers_import_no_event_loop() -> None:
+    looped = [
+        imp.where()
+        for imp in IMPORTS
+        if layer_of(imp.source) in NO_EVENT_LOOP and imp.target.split(".")[0] in EVENT_LOOP_PACKAGES
+    ]
+    assert not looped, "event-loop imports in sans-IO code:\n" + "\n".join(looped)
+
+
+def test_nurseries_know_nothing_of_gno() -> None:
+    coupled = [
+        imp.where()
+        for imp in IMPORTS
+        if imp.source.startswith("nurseries") and imp.target.startswith("gno_trio")
+    ]
+    assert not coupled, "\n".join(coupled)
+
+
+def _circles() -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan), each sorted."""
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for imp in IMPORTS:
+        if imp.target in MODULES and imp.target != imp.source:
+            graph[imp.source].add(imp.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return groups
+
+
+def test_no_module_imports_itself_in_a_circle() -> None:
+    circles = _circles()
+    lines = []
+    for group in circles:
+        members = set(group)
+        lines.append(" <-> ".join(group))
+        edges = dict.fromkeys(
+            f"    {imp.where()}"
+            for imp in IMPORTS
+            if imp.source in members and imp.target in members and imp.target != imp.source
+        )
+        lines += list(edges)[:40]
+    assert not circles, "import circles:\n" + "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "allowed"),
+    [
+        ("gno_trio.engine.core", "gno_trio.tools.retrieval", False),
+        ("gno_trio.server.dispatch", "gno_trio.tools", False),
+        ("gno_trio.tools.reading", "gno_trio.server.registry", True),
+        ("gno_trio.transports.http.asgi", "gno_trio.compose", False),
+        ("gno_trio.cli.serve", "gno_trio.compose", True),
+    ],
+)
+def test_the_table_says_what_the_architecture_says(source: str, target: str, allowed: bool) -> None:
+    here, there = layer_of(source), layer_of(target)
+    assert here is not None and there is not None
+    assert (there == here or there in ALLOWED[here]) is allowed
