@@ -403,9 +403,9 @@ def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     parsed: list[str] = []
     real = sync._prepare
 
-    def counting(found: walker.FoundFile, data: bytes) -> Any:
+    def counting(found: walker.FoundFile, *args: Any) -> Any:
         parsed.append(found.rel_path)
-        return real(found, data)
+        return real(found, *args)
 
     monkeypatch.setattr(sync, "_prepare", counting)
     return parsed

@@ -33,7 +33,7 @@ from gno_trio.engine.ingest.sync import (
     sync_collection,
 )
 from gno_trio.engine.store import journal
-from gno_trio.engine.store.database import ConnectionPool, connect, migrate
+from gno_trio.engine.store.database import ConnectionPool, connect, migrate, unmapped
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, write_lease
 from gno_trio.errors import GnoError
 
@@ -175,7 +175,7 @@ class EngineKernel:
         """Bring the index in line with the files of ``names`` (every collection by default)."""
         targets = [self.collection(n) for n in names] if names else list(self.config.collections)
         reports = []
-        with self.connection(conn) as c:
+        with self.connection(conn) as c, unmapped(c):
             for collection in targets:
                 try:
                     validate_root(collection.path)

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from gno_trio.engine.ingest import convert as converters
 from gno_trio.engine.ingest.chunker import chunk_text
 from gno_trio.engine.ingest.convert import Converted, convert, converter_for
 from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.ingest.plan import RenameBook, StoredDoc, SyncPlan, decide, stored_documents
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
 from gno_trio.engine.memory.projection import project as project_memory
 from gno_trio.engine.store import journal as journal
@@ -36,7 +37,11 @@ from gno_trio.engine.uris import docid_for, make_uri, sha256_hex
 from gno_trio.errors import GnoError
 
 ProgressFn = Callable[[int, int, str], None]
-_BATCH = 200
+# A sync commits after this many written documents or characters of text,
+# whichever comes first: memory stays bounded however large the collection,
+# and an interrupted sync loses at most one batch.
+BATCH_DOCS = 500
+BATCH_CHARS = 8_000_000
 FRONTMATTER_INVALID = "FRONTMATTER_INVALID"
 
 
@@ -152,12 +157,12 @@ def upsert_collection(conn: sqlite3.Connection, spec: CollectionSpec) -> None:
     )
 
 
-def _prepare(found: FoundFile, data: bytes) -> _Prepared:
+def _prepare(found: FoundFile, data: bytes, source_hash: str) -> _Prepared:
     converted = convert(found.rel_path, data)
     meta = extract_meta(converted.markdown, found.rel_path)
     return _Prepared(
         found=found,
-        source_hash=sha256_hex(data),
+        source_hash=source_hash,
         docid=docid_for(data),
         converted=converted,
         meta=meta,
@@ -184,6 +189,7 @@ def _read(found: FoundFile) -> bytes:
 
 
 def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
+    """Store a mirror once, its chunks as ranges into it, and index the chunks."""
     markdown = prepared.converted.markdown
     inserted = conn.execute(
         "INSERT OR IGNORE INTO content(mirror_hash, markdown, line_count) VALUES (?, ?, ?)",
@@ -195,13 +201,13 @@ def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
     language = prepared.converted.language
     for chunk in chunks:
         cur = conn.execute(
-            """INSERT INTO content_chunks(mirror_hash, seq, pos, text, start_line, end_line,
+            """INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line,
                    language, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 prepared.mirror_hash,
                 chunk.seq,
                 chunk.pos,
-                chunk.text,
+                len(chunk.text),
                 chunk.start_line,
                 chunk.end_line,
                 language,
@@ -352,17 +358,6 @@ def _note_warnings(report: SyncReport, prepared: _Prepared) -> None:
         )
 
 
-def _shielded(rel_path: str, unlisted: set[str]) -> bool:
-    """Whether a path lies in (or is) an entry the walk could not list.
-
-    Such files were not *seen*, but that does not mean they are gone: a
-    permission glitch on one folder must not soft-delete everything in it.
-    """
-    if "." in unlisted:
-        return True
-    return any(rel_path == p or rel_path.startswith(p + "/") for p in unlisted)
-
-
 def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> None:
     conn.execute(
         "UPDATE documents SET active = 0, indexed_at = ? WHERE id = ?", (observed_at, row["id"])
@@ -371,6 +366,49 @@ def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> 
     previous = journal.snapshot(row)
     current = dict(previous, active=False)
     journal.record(conn, "inactivate", row["collection"], observed_at, previous, current, {})
+
+
+def found_files(
+    spec: CollectionSpec, only: set[str] | None
+) -> tuple[list[FoundFile], list[tuple[str, OSError]]]:
+    """The files on disk (all, or the ``only`` paths), and the folders the walk could not list."""
+    walk_errors: list[tuple[str, OSError]] = []
+    if only is None:
+        files = list(
+            walk(
+                spec.path,
+                pattern=spec.pattern,
+                include=spec.include,
+                exclude=spec.exclude,
+                supported=lambda rel: converter_for(rel) is not None,
+                on_error=lambda rel, exc: walk_errors.append((rel, exc)),
+            )
+        )
+        return files, walk_errors
+    files = []
+    for rel in sorted(only):
+        # The same rules as the walk: no escaping the root, no symlinks
+        # (a link's target may lie outside it), nothing the collection's
+        # pattern, include or exclude would leave out.
+        if not admits(
+            rel,
+            pattern=spec.pattern,
+            include=spec.include,
+            exclude=spec.exclude,
+            supported=lambda r: converter_for(r) is not None,
+        ):
+            continue
+        abs_path = spec.path / rel
+        try:
+            st = abs_path.lstat()
+            if any(p.is_symlink() for p in abs_path.parents if spec.path in p.parents):
+                continue
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        files.append(FoundFile(rel, os.fspath(abs_path), st.st_size, st.st_mtime_ns))
+    return files, walk_errors
 
 
 def sync_collection(
@@ -384,60 +422,113 @@ def sync_collection(
 
     ``only`` limits the sync to the given relative paths (used after a
     capture or a remembered fact: one file, no walk, no soft-deletes).
+    Deciding (:func:`plan.decide`) reads the walk and the stored rows
+    only; applying writes the plan in bounded batches, each its own
+    transaction, so an interrupted sync leaves a consistent index and the
+    next one carries on from what was committed.
     """
     started = time.perf_counter()
+    files, walk_errors = found_files(spec, only)
+    stored = stored_documents(conn, spec.name, None if only is None else sorted(only))
+    plan = decide(files, stored, unlisted=[rel for rel, _ in walk_errors], partial=only is not None)
     report = SyncReport(collection=spec.name)
-    walk_errors: list[tuple[str, OSError]] = []
-    if only is None:
-        files = list(
-            walk(
-                spec.path,
-                pattern=spec.pattern,
-                include=spec.include,
-                exclude=spec.exclude,
-                supported=lambda rel: converter_for(rel) is not None,
-                on_error=lambda rel, exc: walk_errors.append((rel, exc)),
-            )
-        )
-    else:
-        files = []
-        for rel in sorted(only):
-            # The same rules as the walk: no escaping the root, no symlinks
-            # (a link's target may lie outside it), nothing the collection's
-            # pattern, include or exclude would leave out.
-            if not admits(
-                rel,
-                pattern=spec.pattern,
-                include=spec.include,
-                exclude=spec.exclude,
-                supported=lambda r: converter_for(r) is not None,
-            ):
-                continue
-            abs_path = spec.path / rel
-            try:
-                st = abs_path.lstat()
-                if any(p.is_symlink() for p in abs_path.parents if spec.path in p.parents):
-                    continue
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            files.append(FoundFile(rel, os.fspath(abs_path), st.st_size, st.st_mtime_ns))
-    if only is None:
-        rows = conn.execute("SELECT * FROM documents WHERE collection = ?", (spec.name,))
-    else:  # a one-file sync (capture, remember) reads just its own rows
-        rows = conn.execute(
-            "SELECT * FROM documents WHERE collection = ? AND rel_path IN "
-            "(SELECT value FROM json_each(?))",
-            (spec.name, json.dumps(sorted(only))),
-        )
-    existing = {row["rel_path"]: row for row in rows}
+    apply_plan(
+        conn, spec, plan, report, walk_errors=walk_errors, progress=progress, full=only is None
+    )
+    report.duration_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+class _Batches:
+    """Write transactions of bounded size: commit after ``docs`` documents or ``chars`` of text."""
+
+    def __init__(self, conn: sqlite3.Connection, *, docs: int, chars: int) -> None:
+        self._conn = conn
+        self._docs_limit = docs
+        self._chars_limit = chars
+        self._docs = 0
+        self._chars = 0
+
+    def __enter__(self) -> _Batches:
+        self._conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def count(self, chars: int) -> None:
+        self._docs += 1
+        self._chars += chars
+        if self._docs >= self._docs_limit or self._chars >= self._chars_limit:
+            self._conn.execute("COMMIT")
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._docs = self._chars = 0
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if error is None:
+            self._conn.execute("COMMIT")
+        elif self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+
+def _full_row(conn: sqlite3.Connection, doc_id: int) -> sqlite3.Row:
+    row: sqlite3.Row = conn.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    return row
+
+
+def apply_plan(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    plan: SyncPlan,
+    report: SyncReport,
+    *,
+    walk_errors: Sequence[tuple[str, OSError]] = (),
+    progress: ProgressFn | None = None,
+    full: bool = True,
+) -> None:
+    """Carry out a plan: read, convert and write each file to read, then retire the vanished."""
     observed_at = now_iso()
-    total = len(files)
-    seen: set[str] = set()
-    fresh: list[_Prepared] = []  # new paths, resolved after deletions (renames)
-    conn.execute("BEGIN IMMEDIATE")
+    report.scanned = plan.scanned
+    report.unchanged = plan.unchanged
+    renames = RenameBook(plan.vanished)
+    replaced: set[str] = set()
     try:
+        _apply_batches(
+            conn,
+            spec,
+            plan,
+            report,
+            renames,
+            replaced,
+            observed_at,
+            walk_errors=walk_errors,
+            progress=progress,
+            full=full,
+        )
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
+            raise
+        done = report.added + report.updated + report.renamed + report.reactivated
+        raise GnoError(
+            "RUNTIME",
+            f"The disk is full (or the index reached its size limit) while indexing "
+            f"{spec.name}; the documents of the batches already written are kept "
+            f"(about {done - done % BATCH_DOCS} of {len(plan.to_read)} to index). Free some "
+            f"space and run the sync again: it carries on from there.",
+        ) from exc
+
+
+def _apply_batches(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    plan: SyncPlan,
+    report: SyncReport,
+    renames: RenameBook,
+    replaced: set[str],
+    observed_at: str,
+    *,
+    walk_errors: Sequence[tuple[str, OSError]],
+    progress: ProgressFn | None,
+    full: bool,
+) -> None:
+    with _Batches(conn, docs=BATCH_DOCS, chars=BATCH_CHARS) as batch:
         upsert_collection(conn, spec)
         for rel, exc in walk_errors:
             _record_error(
@@ -449,105 +540,93 @@ def sync_collection(
                 report,
                 observed_at,
             )
-        for index, found in enumerate(files, 1):
-            report.scanned += 1
-            seen.add(found.rel_path)
-            row = existing.get(found.rel_path)
+        for index, (found, row) in enumerate(plan.to_read, 1):
             if progress is not None:
-                progress(index, total, found.rel_path)
-            if (
-                row is not None
-                and row["active"]
-                and row["source_size"] == found.size
-                and row["source_mtime_ns"] == found.mtime_ns
-                and row["last_error_code"] is None
-            ):
-                report.unchanged += 1
-                continue
-            try:
-                data = _read(found)
-                source_hash = sha256_hex(data)
-                if row is not None and row["source_hash"] == source_hash and row["mirror_hash"]:
-                    conn.execute(
-                        """UPDATE documents SET source_size = ?, source_mtime = ?,
-                               source_mtime_ns = ?, last_error_code = NULL,
-                               last_error_message = NULL, last_error_at = NULL
-                           WHERE id = ?""",
-                        (found.size, _mtime_iso(found.mtime_ns), found.mtime_ns, row["id"]),
-                    )
-                    conn.execute(
-                        "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
-                        (spec.name, found.rel_path),
-                    )
-                    if row["active"]:
-                        report.unchanged += 1
-                    else:
-                        _reactivate(conn, spec, row, observed_at)
-                        report.reactivated += 1
-                    continue
-                prepared = _prepare(found, data)
-            except GnoError as error:
-                _record_error(conn, spec, found.rel_path, error, row, report, observed_at)
-                continue
-            if row is None:
-                fresh.append(prepared)
-                continue
-            kind = "update" if row["active"] else "reactivate"
-            write_document(conn, spec, prepared, row, kind=kind, observed_at=observed_at)
-            _note_warnings(report, prepared)
-            if kind == "update":
-                report.updated += 1
-            else:
-                report.reactivated += 1
-            if index % _BATCH == 0:
-                conn.execute("COMMIT")
-                conn.execute("BEGIN IMMEDIATE")
-        unlisted = {rel for rel, _ in walk_errors}
-        vanished = (
-            []
-            if only is not None
-            else [
-                row
-                for rel, row in existing.items()
-                if rel not in seen and row["active"] and not _shielded(rel, unlisted)
-            ]
-        )
-        by_hash: dict[str, list[sqlite3.Row]] = {}
-        for row in vanished:
-            by_hash.setdefault(row["source_hash"], []).append(row)
-        renamed_ids: set[int] = set()
-        for prepared in fresh:
-            _note_warnings(report, prepared)
-            candidates = by_hash.get(prepared.source_hash)
-            if candidates:
-                old = candidates.pop(0)
-                renamed_ids.add(int(old["id"]))
-                _rename(conn, spec, prepared, old, observed_at)
-                report.renamed += 1
-            else:
-                write_document(conn, spec, prepared, None, kind="create", observed_at=observed_at)
-                report.added += 1
-        for row in vanished:
-            if int(row["id"]) not in renamed_ids:
-                inactivate(conn, row, observed_at)
-                report.removed += 1
-        if only is None:
-            conn.execute(
-                "DELETE FROM ingest_errors WHERE collection = ? AND rel_path NOT IN "
-                "(SELECT value FROM json_each(?))",
-                (spec.name, json.dumps(sorted(seen | {e["relPath"] for e in report.errors}))),
-            )
+                progress(plan.unchanged + index, plan.scanned, found.rel_path)
+            batch.count(_apply_one(conn, spec, found, row, renames, report, observed_at, replaced))
+        for row in renames.unclaimed():
+            inactivate(conn, _full_row(conn, row.id), observed_at)
+            report.removed += 1
+        if full:
+            _forget_errors(conn, spec.name, plan.seen | {e["relPath"] for e in report.errors})
             conn.execute(
                 "UPDATE collections SET last_synced_at = ? WHERE name = ?", (observed_at, spec.name)
             )
-        collect_garbage(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    report.duration_ms = (time.perf_counter() - started) * 1000
-    return report
+        collect_garbage(conn, replaced)
+
+
+def _forget_errors(conn: sqlite3.Connection, collection: str, keep: Set[str]) -> None:
+    """Drop the ingest errors of paths this sync no longer has (read few rows, not all paths)."""
+    stale = [
+        (collection, rel)
+        for (rel,) in conn.execute(
+            "SELECT rel_path FROM ingest_errors WHERE collection = ?", (collection,)
+        )
+        if rel not in keep
+    ]
+    conn.executemany("DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", stale)
+
+
+def _apply_one(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    found: FoundFile,
+    row: StoredDoc | None,
+    renames: RenameBook,
+    report: SyncReport,
+    observed_at: str,
+    replaced: set[str],
+) -> int:
+    """Read one file and bring its document up to date; returns the text size written."""
+    try:
+        data = _read(found)
+        source_hash = sha256_hex(data)
+        if row is not None and row.source_hash == source_hash and row.has_mirror:
+            conn.execute(
+                """UPDATE documents SET source_size = ?, source_mtime = ?,
+                       source_mtime_ns = ?, last_error_code = NULL,
+                       last_error_message = NULL, last_error_at = NULL
+                   WHERE id = ?""",
+                (found.size, _mtime_iso(found.mtime_ns), found.mtime_ns, row.id),
+            )
+            conn.execute(
+                "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
+                (spec.name, found.rel_path),
+            )
+            if row.active:
+                report.unchanged += 1
+            else:
+                _reactivate(conn, spec, _full_row(conn, row.id), observed_at)
+                report.reactivated += 1
+            return 0
+        prepared = _prepare(found, data, source_hash)
+    except GnoError as error:
+        existing = None if row is None else _full_row(conn, row.id)
+        _record_error(conn, spec, found.rel_path, error, existing, report, observed_at)
+        return 0
+    _note_warnings(report, prepared)
+    if row is None:
+        old = renames.claim(prepared.source_hash)
+        if old is not None:
+            full_old = _full_row(conn, old.id)
+            if full_old["mirror_hash"]:
+                replaced.add(full_old["mirror_hash"])
+            _rename(conn, spec, prepared, full_old, observed_at)
+            report.renamed += 1
+        else:
+            write_document(conn, spec, prepared, None, kind="create", observed_at=observed_at)
+            report.added += 1
+    else:
+        existing = _full_row(conn, row.id)
+        if existing["mirror_hash"]:
+            replaced.add(existing["mirror_hash"])
+        kind = "update" if row.active else "reactivate"
+        write_document(conn, spec, prepared, existing, kind=kind, observed_at=observed_at)
+        if kind == "update":
+            report.updated += 1
+        else:
+            report.reactivated += 1
+    return len(prepared.converted.markdown)
 
 
 def _reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row, at: str) -> None:
@@ -602,23 +681,34 @@ def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
     return True
 
 
-def collect_garbage(conn: sqlite3.Connection) -> None:
-    """Drop mirrors (and their chunks) that no document row refers to any more."""
-    orphans = [
-        row[0]
-        for row in conn.execute(
-            "SELECT mirror_hash FROM content WHERE mirror_hash NOT IN "
-            "(SELECT mirror_hash FROM documents WHERE mirror_hash IS NOT NULL)"
-        )
-    ]
-    for mirror_hash in orphans:
-        for chunk_id, text in conn.execute(
-            "SELECT id, text FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,)
-        ).fetchall():
-            conn.execute(
-                "INSERT INTO chunks_fts(chunks_fts, rowid, text, mirror_hash) "
-                "VALUES ('delete', ?, ?, ?)",
-                (chunk_id, text, mirror_hash),
+def collect_garbage(conn: sqlite3.Connection, candidates: Iterable[str] | None = None) -> None:
+    """Drop mirrors (and their chunks) that no document row refers to any more.
+
+    ``candidates`` limits the check to mirrors a sync replaced; None checks
+    every mirror (after a collection is removed).
+    """
+    if candidates is None:
+        orphans = [
+            row[0]
+            for row in conn.execute(
+                "SELECT mirror_hash FROM content WHERE mirror_hash NOT IN "
+                "(SELECT mirror_hash FROM documents WHERE mirror_hash IS NOT NULL)"
             )
+        ]
+    else:
+        orphans = [
+            mirror
+            for mirror in sorted(candidates)
+            if conn.execute(
+                "SELECT 1 FROM documents WHERE mirror_hash = ? LIMIT 1", (mirror,)
+            ).fetchone()
+            is None
+        ]
+    for mirror_hash in orphans:
+        conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, text, mirror_hash) "
+            "SELECT 'delete', id, text, mirror_hash FROM chunk_texts WHERE mirror_hash = ?",
+            (mirror_hash,),
+        )
         conn.execute("DELETE FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,))
         conn.execute("DELETE FROM content WHERE mirror_hash = ?", (mirror_hash,))
