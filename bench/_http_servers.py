@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import trio
-from mcp.types import CallToolResult, TextContent
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -200,26 +199,14 @@ def run_sdk(port: int) -> None:
 
 def run_sdk_search(port: int) -> None:
     """The SDK peer of ``gno-trio serve``'s ``gno_search``: same engine call, same payload."""
-    from mcp.server.mcpserver import MCPServer
+    from _common import sdk_search_peer
 
     from gno_trio.dirs import resolve_dirs
-    from gno_trio.engine import Engine, SearchRequest
-    from gno_trio.tools.retrieval import search_text
+    from gno_trio.engine import Engine
 
     engine = Engine.open(dirs=resolve_dirs(), create=False)
-    server: MCPServer[Any] = MCPServer("gno-sdk-peer", log_level="WARNING")
-
-    @server.tool()
-    def gno_search(query: str, limit: int = 5) -> CallToolResult:
-        """BM25 keyword search over the index."""
-        found = engine.search(SearchRequest(query=query, limit=limit))
-        return CallToolResult(
-            content=[TextContent(type="text", text=search_text(found))],
-            structured_content=found,
-        )
-
     try:
-        run_sdk_launcher(server, port)
+        run_sdk_launcher(sdk_search_peer(engine), port)
     finally:
         engine.close()
 

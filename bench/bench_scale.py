@@ -60,6 +60,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import _synthetic  # noqa: E402
+from _common import percentile  # noqa: E402
 
 from gno_trio.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
@@ -396,13 +397,7 @@ def table_sizes(path: Path, top: int = 8) -> list[tuple[str, float]]:
 
 
 def pct(values: list[float], at: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    rank = (len(ordered) - 1) * at / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    return percentile(values, at)
 
 
 def summary(values: list[float]) -> str:

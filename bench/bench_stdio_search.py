@@ -62,8 +62,6 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from mcp.types import CallToolResult, TextContent  # noqa: E402
-
 from gno_trio.dirs import Dirs, resolve_dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.tools.retrieval import search_text  # noqa: E402
@@ -86,23 +84,10 @@ BARE_MODES = ("inline", "thread")
 
 def serve_sdk() -> None:
     """One ``gno_search`` tool on the SDK's ``MCPServer``, over the index in GNO_*_DIR."""
-    from mcp.server.mcpserver import MCPServer
+    from _common import sdk_search_peer
 
     engine = Engine.open(dirs=resolve_dirs(), create=False)
-    server: MCPServer[Any] = MCPServer("gno-sdk-peer", log_level="WARNING")
-
-    @server.tool()
-    def gno_search(query: str, limit: int = 5) -> CallToolResult:
-        """BM25 keyword search over the index."""
-        found = engine.search(SearchRequest(query=query, limit=limit))
-        # The payload gno-trio sends: the same summary text and the same
-        # structured result (a returned dict would go out as indented JSON
-        # text beside it, twice gno-trio's bytes).
-        return CallToolResult(
-            content=[TextContent(type="text", text=search_text(found))],
-            structured_content=found,
-        )
-
+    server = sdk_search_peer(engine)
     try:
         server.run("stdio")
     finally:

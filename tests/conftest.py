@@ -78,6 +78,17 @@ CORPUS: dict[str, str] = {
 }
 
 
+def gno_env(base: Path) -> dict[str, str]:
+    """The environment of a ``gno-trio`` child process whose index lives under ``base``."""
+    return {
+        **os.environ,
+        "GNO_CONFIG_DIR": str(base / "config"),
+        "GNO_DATA_DIR": str(base / "data"),
+        "GNO_CACHE_DIR": str(base / "cache"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+
+
 def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
     """Write ``files`` (default: ``CORPUS``) under ``root`` and return ``root``."""
     for rel, text in (CORPUS if files is None else files).items():

@@ -11,7 +11,6 @@ search answers as an uninterrupted index.
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
@@ -25,8 +24,8 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest import sync
 from gno_trio.errors import GnoError
+from tests.conftest import gno_env
 
-REPO = Path(__file__).resolve().parents[1]
 _LETTERS = "abcdefghijklmnopqrstuvwx"
 WORDS = tuple(f"{letter}word" for letter in _LETTERS)
 
@@ -64,16 +63,6 @@ def check_consistent(db: Path) -> int:
         return int(active)
     finally:
         conn.close()
-
-
-def gno_env(base: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "GNO_CONFIG_DIR": str(base / "config"),
-        "GNO_DATA_DIR": str(base / "data"),
-        "GNO_CACHE_DIR": str(base / "cache"),
-        "PYTHONPATH": str(REPO),
-    }
 
 
 def test_kill_9_mid_sync_keeps_committed_batches_and_the_next_sync_resumes(
