@@ -220,10 +220,14 @@ def _store_content(conn: sqlite3.Connection, prepared: _Prepared) -> None:
         )
 
 
-def _write_structure(conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta) -> None:
-    conn.execute("DELETE FROM doc_tags WHERE doc_id = ? AND source = 'frontmatter'", (doc_id,))
-    conn.execute("DELETE FROM doc_links WHERE doc_id = ?", (doc_id,))
-    conn.execute("DELETE FROM doc_edges WHERE src_doc_id = ?", (doc_id,))
+def _write_structure(
+    conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta, *, fresh: bool = False
+) -> None:
+    """A document's tags, links and typed edges (``fresh``: a new row, nothing to replace)."""
+    if not fresh:
+        conn.execute("DELETE FROM doc_tags WHERE doc_id = ? AND source = 'frontmatter'", (doc_id,))
+        conn.execute("DELETE FROM doc_links WHERE doc_id = ?", (doc_id,))
+        conn.execute("DELETE FROM doc_edges WHERE src_doc_id = ?", (doc_id,))
     conn.executemany(
         "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'frontmatter')",
         [(doc_id, tag) for tag in meta.tags],
@@ -242,8 +246,16 @@ def _write_structure(conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta) 
     )
 
 
-def _fts_upsert(conn: sqlite3.Connection, doc_id: int, rel_path: str, meta: DocumentMeta) -> None:
-    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+def _fts_upsert(
+    conn: sqlite3.Connection,
+    doc_id: int,
+    rel_path: str,
+    meta: DocumentMeta,
+    *,
+    fresh: bool = False,
+) -> None:
+    if not fresh:
+        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
     conn.execute(
         "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
         (doc_id, rel_path, meta.title, meta.body),
@@ -310,9 +322,11 @@ def write_document(
         old_structure = journal.stored_structure(conn, existing)
         assignments = ", ".join(f"{k} = ?" for k in values)
         conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
-    _fts_upsert(conn, doc_id, prepared.found.rel_path, prepared.meta)
-    _write_structure(conn, doc_id, prepared.meta)
-    project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
+    fresh = existing is None
+    _fts_upsert(conn, doc_id, prepared.found.rel_path, prepared.meta, fresh=fresh)
+    _write_structure(conn, doc_id, prepared.meta, fresh=fresh)
+    if not fresh or spec.memory_managed:  # a new row has no memory rows to clear
+        project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
     current = journal.snapshot_values(values)
     delta = journal.structure_delta(old_structure, journal.structure_of(prepared.meta))
     journal.record(conn, kind, spec.name, observed_at, previous, current, delta)
