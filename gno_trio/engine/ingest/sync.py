@@ -17,7 +17,9 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterable, Sequence, Set
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -554,10 +556,12 @@ def _apply_batches(
                 report,
                 observed_at,
             )
-        for index, (found, row) in enumerate(plan.to_read, 1):
+        for index, (found, row, outcome) in enumerate(_prepared_ahead(plan.to_read), 1):
             if progress is not None:
                 progress(plan.unchanged + index, plan.scanned, found.rel_path)
-            batch.count(_apply_one(conn, spec, found, row, renames, report, observed_at, replaced))
+            batch.count(
+                _apply_one(conn, spec, found, row, outcome, renames, report, observed_at, replaced)
+            )
         for row in renames.unclaimed():
             inactivate(conn, _full_row(conn, row.id), observed_at)
             report.removed += 1
@@ -581,43 +585,104 @@ def _forget_errors(conn: sqlite3.Connection, collection: str, keep: Set[str]) ->
     conn.executemany("DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", stale)
 
 
+@dataclass(frozen=True, slots=True)
+class _SameBytes:
+    """The file's bytes hash as indexed: only its stat columns need refreshing."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    error: GnoError
+
+
+_Outcome = _Prepared | _SameBytes | _Failed
+
+
+def _read_and_prepare(found: FoundFile, row: StoredDoc | None) -> _Outcome:
+    """Everything about one file that needs no database: read, hash, convert, parse, chunk.
+
+    Pure with respect to the index, so it runs ahead of the writer in a
+    helper thread (see :func:`_prepared_ahead`).
+    """
+    try:
+        data = _read(found)
+        source_hash = sha256_hex(data)
+        if row is not None and row.source_hash == source_hash and row.has_mirror:
+            return _SameBytes()
+        return _prepare(found, data, source_hash)
+    except GnoError as error:
+        return _Failed(error)
+
+
+# Files prepared ahead of the writer: enough to keep it busy, few enough
+# that memory stays small (each holds one file's text and its chunks).
+PREPARE_AHEAD = 16
+
+
+def _prepared_ahead(
+    items: Sequence[tuple[FoundFile, StoredDoc | None]],
+) -> Iterator[tuple[FoundFile, StoredDoc | None, _Outcome]]:
+    """Each item with its outcome, in order, prepared in a helper thread.
+
+    Reading and parsing are Python; the writer's work is mostly inside
+    SQLite, which lets go of the interpreter lock while it runs, so the two
+    overlap on a second core. At most ``PREPARE_AHEAD`` outcomes wait; when
+    the writer stops early (an error), files not yet started are dropped.
+    """
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gno-prepare")
+    pending: deque[tuple[FoundFile, StoredDoc | None, Future[_Outcome]]] = deque()
+    upcoming = iter(items)
+    try:
+        for found, row in upcoming:
+            pending.append((found, row, pool.submit(_read_and_prepare, found, row)))
+            if len(pending) >= PREPARE_AHEAD:
+                break
+        while pending:
+            found, row, outcome = pending.popleft()
+            following = next(upcoming, None)
+            if following is not None:
+                pending.append((*following, pool.submit(_read_and_prepare, *following)))
+            yield found, row, outcome.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _apply_one(
     conn: sqlite3.Connection,
     spec: CollectionSpec,
     found: FoundFile,
     row: StoredDoc | None,
+    outcome: _Outcome,
     renames: RenameBook,
     report: SyncReport,
     observed_at: str,
     replaced: set[str],
 ) -> int:
-    """Read one file and bring its document up to date; returns the text size written."""
-    try:
-        data = _read(found)
-        source_hash = sha256_hex(data)
-        if row is not None and row.source_hash == source_hash and row.has_mirror:
-            conn.execute(
-                """UPDATE documents SET source_size = ?, source_mtime = ?,
-                       source_mtime_ns = ?, last_error_code = NULL,
-                       last_error_message = NULL, last_error_at = NULL
-                   WHERE id = ?""",
-                (found.size, _mtime_iso(found.mtime_ns), found.mtime_ns, row.id),
-            )
-            conn.execute(
-                "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
-                (spec.name, found.rel_path),
-            )
-            if row.active:
-                report.unchanged += 1
-            else:
-                _reactivate(conn, spec, _full_row(conn, row.id), observed_at)
-                report.reactivated += 1
-            return 0
-        prepared = _prepare(found, data, source_hash)
-    except GnoError as error:
+    """Bring one file's document up to date from its outcome; returns the text size written."""
+    if isinstance(outcome, _Failed):
         existing = None if row is None else _full_row(conn, row.id)
-        _record_error(conn, spec, found.rel_path, error, existing, report, observed_at)
+        _record_error(conn, spec, found.rel_path, outcome.error, existing, report, observed_at)
         return 0
+    if isinstance(outcome, _SameBytes):
+        assert row is not None
+        conn.execute(
+            """UPDATE documents SET source_size = ?, source_mtime = ?,
+                   source_mtime_ns = ?, last_error_code = NULL,
+                   last_error_message = NULL, last_error_at = NULL
+               WHERE id = ?""",
+            (found.size, _mtime_iso(found.mtime_ns), found.mtime_ns, row.id),
+        )
+        conn.execute(
+            "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
+            (spec.name, found.rel_path),
+        )
+        if row.active:
+            report.unchanged += 1
+        else:
+            _reactivate(conn, spec, _full_row(conn, row.id), observed_at)
+            report.reactivated += 1
+        return 0
+    prepared = outcome
     _note_warnings(report, prepared)
     if row is None:
         old = renames.claim(prepared.source_hash)
