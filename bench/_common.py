@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -25,8 +27,13 @@ FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixture
 
 
 def temp_engine(root: Path) -> Engine:
-    """An engine whose config and data live in a fresh temporary folder."""
+    """An engine whose config and data live in a fresh temporary folder.
+
+    The folder (an index of the corpus: tens of MB) is removed when the
+    benchmark's process exits.
+    """
     base = Path(tempfile.mkdtemp(prefix="gno-bench-"))
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     del root
     return Engine.open(dirs=dirs)
