@@ -12,13 +12,14 @@ last good content.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import stat
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Generator, Iterable, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -556,12 +557,16 @@ def _apply_batches(
                 report,
                 observed_at,
             )
-        for index, (found, row, outcome) in enumerate(_prepared_ahead(plan.to_read), 1):
-            if progress is not None:
-                progress(plan.unchanged + index, plan.scanned, found.rel_path)
-            batch.count(
-                _apply_one(conn, spec, found, row, outcome, renames, report, observed_at, replaced)
-            )
+        # closing(): if a write fails, the helper thread stops before the error leaves
+        with contextlib.closing(_prepared_ahead(plan.to_read)) as prepared:
+            for index, (found, row, outcome) in enumerate(prepared, 1):
+                if progress is not None:
+                    progress(plan.unchanged + index, plan.scanned, found.rel_path)
+                batch.count(
+                    _apply_one(
+                        conn, spec, found, row, outcome, renames, report, observed_at, replaced
+                    )
+                )
         for row in renames.unclaimed():
             inactivate(conn, _full_row(conn, row.id), observed_at)
             report.removed += 1
@@ -621,7 +626,7 @@ PREPARE_AHEAD = 16
 
 def _prepared_ahead(
     items: Sequence[tuple[FoundFile, StoredDoc | None]],
-) -> Iterator[tuple[FoundFile, StoredDoc | None, _Outcome]]:
+) -> Generator[tuple[FoundFile, StoredDoc | None, _Outcome], None, None]:
     """Each item with its outcome, in order, prepared in a helper thread.
 
     Reading and parsing are Python; the writer's work is mostly inside
