@@ -24,6 +24,7 @@ from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.registry import parse_profile
+from gno_trio.server.unavailable import Switches, inactive_tools
 from gno_trio.tools import CATALOGUE
 from gno_trio.tools.collections import start_sync_job
 from gno_trio.tools.resources import DocumentResources
@@ -31,8 +32,12 @@ from gno_trio.tools.resources import DocumentResources
 logger = logging.getLogger("gno_trio.compose")
 
 
-def build_app(runtime: Runtime) -> McpApp:
-    """The MCP surface of ``runtime``: selected tools, resources and the write-tool list."""
+def build_app(runtime: Runtime, switches: Switches | None = None) -> McpApp:
+    """The MCP surface of ``runtime``: selected tools, resources and the write-tool list.
+
+    ``switches`` are the serving command's flags, named when a switched-off
+    tool is called.
+    """
     return McpApp(
         name=SERVER_NAME,
         version=__version__,
@@ -40,6 +45,8 @@ def build_app(runtime: Runtime) -> McpApp:
         resources=DocumentResources(runtime),
         instance_id=runtime.instance_id,
         write_tools=CATALOGUE.write_names,
+        inactive=inactive_tools(CATALOGUE, runtime.tool_profile, runtime.write_enabled, switches),
+        lifecycle=runtime.lifecycle,
     )
 
 
@@ -53,7 +60,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(engine: Engine, *, write_enabled: bool, tool_profile: str) -> Iterator[Served]:
+def serving(
+    engine: Engine, *, write_enabled: bool, tool_profile: str, switches: Switches | None = None
+) -> Iterator[Served]:
     """The runtime and app over ``engine`` for the ``with`` block; then everything closes.
 
     Background jobs are stopped before the engine closes, so no job thread
@@ -65,7 +74,7 @@ def serving(engine: Engine, *, write_enabled: bool, tool_profile: str) -> Iterat
             engine=engine, write_enabled=write_enabled, tool_profile=parse_profile(tool_profile)
         )
         try:
-            yield Served(engine=engine, runtime=runtime, app=build_app(runtime))
+            yield Served(engine=engine, runtime=runtime, app=build_app(runtime, switches))
         finally:
             runtime.jobs.close()
     finally:

@@ -14,10 +14,8 @@ names the exact key path (``collections[1].name: ...``).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeAlias, cast, get_args, get_origin
@@ -59,7 +57,6 @@ __all__ = [
     "loads_config",
     "normalize_collection_name",
     "parse_config",
-    "save_config",
 ]
 
 # ---------------------------------------------------------------------------
@@ -271,6 +268,10 @@ class GatewayLimits:
     max_queued_requests: int = attrs.field(default=16, validator=_int_range(0))
     max_sessions: int = attrs.field(default=32, validator=_int_range(1))
     session_idle_timeout_ms: int = attrs.field(default=300_000, validator=_int_range(1000))
+    # Extensions (GNO has no such keys): how long a connection may sit idle
+    # between requests, and how long a client may take to read each 64 KiB.
+    keep_alive_timeout_ms: int = attrs.field(default=5_000, validator=_int_range(100))
+    write_timeout_ms: int = attrs.field(default=10_000, validator=_int_range(100))
 
 
 @attrs.frozen
@@ -298,6 +299,22 @@ class Gateway:
     enable_write: bool = False
     tool_profile: ToolProfile = "full"
     limits: GatewayLimits = attrs.field(factory=GatewayLimits)
+
+
+@attrs.frozen
+class Conversion:
+    """Bounds of document conversion (``conversion:`` in ``index.yml``).
+
+    The first three are GNO's limits (100 MB per file, 60 s, 50 M output
+    characters); a worker's memory and the number of workers are ours.
+    ``workers: 0`` means one per usable core.
+    """
+
+    max_bytes: int = attrs.field(default=100 * 1024 * 1024, validator=_int_range(1))
+    timeout_ms: int = attrs.field(default=60_000, validator=_int_range(100))
+    max_output_chars: int = attrs.field(default=50_000_000, validator=_int_range(1000))
+    max_memory_mb: int = attrs.field(default=2048, validator=_int_range(256))
+    workers: int = attrs.field(default=0, validator=_int_range(0, 64))
 
 
 @attrs.frozen
@@ -392,6 +409,7 @@ class Config:
     )
     contexts: tuple[Context, ...] = attrs.field(default=(), converter=_tuple)
     gateway: Gateway = attrs.field(factory=Gateway)
+    conversion: Conversion = attrs.field(factory=Conversion)
     content_types: Any = attrs.field(default=None, hash=False)
     models: Any = attrs.field(default=None, hash=False)
     retrieval_traces: Any = attrs.field(default=None, hash=False)
@@ -681,48 +699,3 @@ def dumps_config(config: Config) -> str:
         # all non-ASCII is the only way to keep such a value intact.
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, default_flow_style=False)
     return text
-
-
-def save_config(path: Path, config: Config) -> None:
-    """Write ``index.yml`` atomically, so readers see the old or the new file.
-
-    The text goes to a temporary file in the same directory, is flushed to
-    disk and then renamed over the target. An existing file keeps its
-    permission bits; a new one is private to the user.
-    """
-    text = dumps_config(config)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode: int | None = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = None
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if mode is not None:
-                os.chmod(temp_name, mode)
-            os.replace(temp_name, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp_name)
-            raise
-        _fsync_directory(path.parent)
-    except OSError as exc:
-        raise GnoError("RUNTIME", f"Cannot write config {path}: {exc.strerror or exc}") from None
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Persist the rename itself; best effort where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)

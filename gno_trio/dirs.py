@@ -13,7 +13,7 @@ import os
 import sys
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gno_trio.errors import GnoError
@@ -45,6 +45,8 @@ class Dirs:
     config: Path
     data: Path
     cache: Path
+    config_explicit: bool = field(default=False, compare=False)
+    """``config`` came from ``GNO_CONFIG_DIR`` rather than a platform default."""
 
     @property
     def config_file(self) -> Path:
@@ -98,10 +100,12 @@ def resolve_dirs(env: Mapping[str, str] | None = None, *, platform: str | None =
             (_absolute_env(environ, "XDG_CACHE_HOME") or home / ".cache") / APP_DIR_NAME,
         )
     config, data, cache = defaults
+    chosen_config = _override(environ, "GNO_CONFIG_DIR", home)
     return Dirs(
-        config=_override(environ, "GNO_CONFIG_DIR", home) or config,
+        config=chosen_config or config,
         data=_override(environ, "GNO_DATA_DIR", home) or data,
         cache=_override(environ, "GNO_CACHE_DIR", home) or cache,
+        config_explicit=chosen_config is not None,
     )
 
 

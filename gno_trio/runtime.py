@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import trio
 
@@ -89,6 +89,27 @@ class _Lease:
                 self._conn.interrupt()
 
 
+class Lifecycle:
+    """This process's resident status, as reported by whatever serves it.
+
+    A process with no listener (stdio, the CLI) has no report attached and
+    surfaces describe it as standalone; the HTTP gateway attaches its
+    ``resident-status`` snapshot once it listens, so ``gno_status`` over HTTP
+    tells the truth about the gateway it came through.
+    """
+
+    __slots__ = ("_report",)
+
+    def __init__(self) -> None:
+        self._report: Callable[[], dict[str, Any]] | None = None
+
+    def attach(self, report: Callable[[], dict[str, Any]]) -> None:
+        self._report = report
+
+    def snapshot(self) -> dict[str, Any] | None:
+        return None if self._report is None else self._report()
+
+
 @dataclass(eq=False)
 class Runtime:
     engine: Engine
@@ -98,6 +119,7 @@ class Runtime:
     limiter: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(8))
     # Background jobs (gno_add_collection, gno_sync); close() it before the engine.
     jobs: JobManager = field(default_factory=JobManager)
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
 
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(conn)`` in a worker thread; cancellation interrupts SQLite.

@@ -289,6 +289,19 @@ async def raw_exchange(
     return parse_response(bytes(received))
 
 
+async def drain_until_closed(stream: trio.abc.ReceiveStream) -> int:
+    """Read and discard until the server closes (EOF or reset); how many bytes came."""
+    received = 0
+    while True:
+        try:
+            chunk = await stream.receive_some(1 << 20)
+        except trio.BrokenResourceError:
+            return received
+        if not chunk:
+            return received
+        received += len(chunk)
+
+
 def _complete(data: bytearray) -> bool:
     head_end = data.find(b"\r\n\r\n")
     if head_end < 0:

@@ -31,7 +31,6 @@ from gno_trio.errors import GnoError
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.tooltypes import BoundTool, ToolResult, ToolSpec
-from gno_trio.tools import CATALOGUE
 from gno_trio.transports.stdio import DEFAULT_MAX_LINE_BYTES, serve_stdio
 
 SERVER_NAME = "gno-echo"
@@ -143,13 +142,14 @@ def build_app() -> McpApp:
         BoundTool(_spec("fail", "Fail on purpose.", FailInput), fail),
         BoundTool(_spec("noisy", "Print to stdout behind the protocol's back.", NoisyInput), noisy),
     ]
-    # GNO's write tools, so the gateway's write gate has the same list to refuse.
+    # Two of GNO's write tools (not served here), so the gateway's write gate has something
+    # to refuse; importing the real catalogue would slow this small server's start.
     return McpApp(
         name=SERVER_NAME,
         version=SERVER_VERSION,
         tools=tools,
         resources=EchoResources(),
-        write_tools=CATALOGUE.write_names,
+        write_tools=frozenset({"gno_capture", "gno_remember"}),
     )
 
 

@@ -39,11 +39,11 @@ from gno_trio.engine.ingest.capture import (
     capture,
     check_content,
     compose_markdown,
-    create_new_file,
     path_segments,
 )
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.store.atomic import create_new, is_temporary
 from gno_trio.engine.store.lease import LOCKED_MESSAGE
 from gno_trio.engine.uris import docid_for
 from gno_trio.errors import GnoError
@@ -123,7 +123,7 @@ def hash_name(body: str) -> str:
 
 
 def no_temp_files(root: Path) -> None:
-    assert not [p for p in root.rglob("*") if p.name.startswith(".gno-capture-")]
+    assert not [p for p in root.rglob("*") if is_temporary(p.name)]
 
 
 # ---------------------------------------------------------------------------
@@ -330,10 +330,10 @@ def test_same_text_twice_opens_the_inbox_note_but_a_title_clash_is_a_conflict(
 def test_a_file_that_appears_before_the_link_is_never_replaced(tmp_path: Path) -> None:
     target = tmp_path / "race.md"
     target.write_text("someone else's text", encoding="utf-8")
-    assert create_new_file(target, "mine") is False
+    assert create_new(target, "mine") is False
     assert target.read_text(encoding="utf-8") == "someone else's text"
     no_temp_files(tmp_path)
-    assert create_new_file(tmp_path / "free.md", "mine") is True
+    assert create_new(tmp_path / "free.md", "mine") is True
     assert (tmp_path / "free.md").read_text(encoding="utf-8") == "mine"
 
 
@@ -345,9 +345,9 @@ def test_without_hard_links_the_note_is_still_created_exclusively(
 
     monkeypatch.setattr(os, "link", no_links)
     (tmp_path / "taken.md").write_text("keep me", encoding="utf-8")
-    assert create_new_file(tmp_path / "taken.md", "mine") is False
+    assert create_new(tmp_path / "taken.md", "mine") is False
     assert (tmp_path / "taken.md").read_text(encoding="utf-8") == "keep me"
-    assert create_new_file(tmp_path / "new.md", "mine") is True
+    assert create_new(tmp_path / "new.md", "mine") is True
     assert (tmp_path / "new.md").read_text(encoding="utf-8") == "mine"
     no_temp_files(tmp_path)
 
@@ -725,6 +725,10 @@ async def test_mcp_capture_is_absent_and_uncallable_without_enable_write(
             {"name": "gno_capture", "arguments": {"collection": "notes", "content": "x"}},
         )
         assert answer["error"]["code"] == -32602
+        # Known but switched off: the refusal says which flag would allow it.
+        assert "--enable-write" in answer["error"]["message"]
+        assert answer["error"]["data"]["enabledBy"] == ["--enable-write"]
+        assert answer["error"]["data"]["writeTool"] is True
     assert tree(notes) == before
 
 

@@ -9,98 +9,22 @@ failure.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import db_snapshot, write_corpus
+from tests.cli_support import Cli, make_cli
+from tests.conftest import write_corpus
 
 SchemaCheck = Callable[[str, Any], None]
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class Cli:
-    """A sandboxed ``gno-trio``: its directories and a way to run it."""
-
-    home: Path
-    config_dir: Path
-    data_dir: Path
-    env: dict[str, str]
-
-    @property
-    def config_file(self) -> Path:
-        return self.config_dir / "index.yml"
-
-    @property
-    def db(self) -> Path:
-        return self.data_dir / "index-default.sqlite"
-
-    def run(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "gno_trio", *args],
-            env=self.env,
-            cwd=self.home,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == code, (args, done.returncode, done.stdout, done.stderr)
-        return done
-
-    def run_many(self, commands: list[tuple[str, ...]]) -> list[tuple[int, str, str]]:
-        """Run independent commands concurrently: (exit code, stdout, stderr) each."""
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-m", "gno_trio", *args],
-                env=self.env,
-                cwd=self.home,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for args in commands
-        ]
-        results = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=60)
-            results.append((proc.returncode, out, err))
-        return results
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        return json.loads(self.run(*args, "--json", code=code).stdout)
-
-    def state(self) -> tuple[bytes | None, dict[str, list[tuple[Any, ...]]] | None]:
-        """The config file bytes and every database row: "did anything change?"."""
-        config = self.config_file.read_bytes() if self.config_file.exists() else None
-        db = db_snapshot(self.db) if self.db.exists() else None
-        return config, db
-
-
-def make_cli(base: Path) -> Cli:
-    home = base / "home"
-    home.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GNO_", "XDG_"))}
-    env.update(
-        HOME=str(home),
-        GNO_CONFIG_DIR=str(base / "config"),
-        GNO_DATA_DIR=str(base / "data"),
-        GNO_CACHE_DIR=str(base / "cache"),
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-        COLUMNS="100",
-    )
-    return Cli(home, base / "config", base / "data", env)
 
 
 NOTES = {
@@ -108,11 +32,6 @@ NOTES = {
     "beta.md": "# Beta\nbanana split\n" + "".join(f"row {n}\n" for n in range(3, 21)),
     "deep/gamma.txt": "gamma zebra words\n",
 }
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return make_cli(tmp_path)
 
 
 @pytest.fixture
@@ -204,7 +123,7 @@ def test_update_without_collections_is_a_validation_error(cli: Cli) -> None:
 
 
 def test_update_records_bad_files_and_finishes(cli: Cli, notes: Path) -> None:
-    (notes / "binary.md").write_bytes(b"\x00\x01\x02\x03")
+    (notes / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (notes / "broken.md").write_text("---\ntitle: [oops\n---\nhedgehog\n", "utf-8")
     cli.run("init", str(notes), "--name", "notes")
     out = cli.run("update").stdout
@@ -276,6 +195,10 @@ def test_ls_status_and_changes(ready: Cli, schema_check: SchemaCheck) -> None:
     assert ready.json("ls", "notes", "--prefix", "deep/")["meta"]["total"] == 1
     status = ready.json("status")
     assert status["totalDocuments"] == 3 and status["collections"][0]["name"] == "notes"
+    schema_check("status", status)
+    assert status["resident"]["mode"] == "direct-cli" and status["resident"]["resident"] is False
+    assert status["activation"]["collections"][0]["ready"] is True
+    assert status["onboarding"]["stage"] == "ready" and status["health"]["state"] == "healthy"
     assert "notes: 3 docs" in ready.run("status").stdout
     changes = ready.json("changes", "--limit", "2")
     schema_check("changes", changes)

@@ -28,8 +28,8 @@ from gno_trio.config import (
     loads_config,
     normalize_collection_name,
     parse_config,
-    save_config,
 )
+from gno_trio.engine.store.config_file import save_config
 from gno_trio.errors import GnoError
 
 # The shape GNO documents for index.yml, including keys gno-trio only carries.
@@ -88,6 +88,8 @@ gateway:
     maxQueuedRequests: 16
     maxSessions: 32
     sessionIdleTimeoutMs: 300000
+    keepAliveTimeoutMs: 5000
+    writeTimeoutMs: 10000
 """
 
 

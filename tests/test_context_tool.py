@@ -22,7 +22,6 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 
 from gno_trio.config import Context
 from gno_trio.dirs import Dirs
@@ -36,13 +35,11 @@ from gno_trio.engine.context import (
 from gno_trio.engine.context.canonical import canonical_json
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
+from tests.conftest import SCHEMAS, SHARED, gno_schema_errors
 from tests.stdio_session import StdioSession, open_mcp_server
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
-GNO_CAPSULE_SCHEMA = (
-    SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas" / "context-capsule-v1.schema.json"
-)
+GNO_CAPSULE_SCHEMA = SCHEMAS / "context-capsule-v1.schema.json"
 
 NOTES = {
     "launch-a.md": (
@@ -85,7 +82,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dirs, Engi
             Context(scope_type="collection", scope_key="notes:", text=NOTES_GUIDANCE),
             Context(scope_type="prefix", scope_key="gno://notes/launch-a", text=PREFIX_GUIDANCE),
         )
-        setup.save_config(attrs.evolve(config, contexts=contexts))
+        setup.update_config(lambda _: attrs.evolve(config, contexts=contexts))
         setup.sync()
     engine = Engine.open(dirs=dirs)
     try:
@@ -113,11 +110,8 @@ def compile_error(engine: Engine, goal: str = LAUNCH_GOAL, **options: Any) -> Gn
     return raised.value
 
 
-def gno_schema_errors(capsule: Mapping[str, Any]) -> list[str]:
-    schema = json.loads(GNO_CAPSULE_SCHEMA.read_text(encoding="utf-8"))
-    validator = validator_for(schema)
-    validator.check_schema(schema)
-    return [error.message for error in validator(schema).iter_errors(capsule)]
+def gno_capsule_errors(capsule: Mapping[str, Any]) -> list[str]:
+    return gno_schema_errors("context-capsule-v1", capsule)
 
 
 def expected_id(capsule: Mapping[str, Any]) -> str:
@@ -134,10 +128,13 @@ def check_capsule(capsule: Mapping[str, Any]) -> None:
     """Both contracts hold, and the Capsule's accounting describes its own bytes."""
     assert output_schema_errors(output_schema("context-capsule"), capsule) == []
     if GNO_CAPSULE_SCHEMA.is_file():
-        assert gno_schema_errors(capsule) == []
+        assert gno_capsule_errors(capsule) == []
     budget = capsule["budget"]
-    assert budget["usedBytes"] == len(canonical_json(capsule).encode("utf-8"))
-    assert budget["usedTokens"] == budget["usedBytes"]  # no tokenizer: one token per byte
+    # The budget is spent on what the model reads: the projection's canonical JSON,
+    # about four characters to the token.
+    seen = agent_projection_text(capsule)
+    assert budget["usedBytes"] == len(seen.encode("utf-8"))
+    assert budget["usedTokens"] == max(1, -(-len(seen) // 4))
     assert budget["usedTokens"] + budget["safetyMarginTokens"] <= budget["requestedTokens"]
     assert budget["usedBytes"] + budget["safetyMarginBytes"] <= budget["requestedBytes"]
     assert capsule["capsuleId"] == expected_id(capsule)
@@ -253,12 +250,12 @@ def test_any_budget_either_fits_entirely_or_is_refused(
 def test_tight_budget_keeps_fewer_passages_and_says_what_it_left_out(engine: Engine) -> None:
     roomy = compile_for(engine, TOKEN_GOAL, budget_tokens=200_000)
     assert roomy["truncated"] is False
-    tight = compile_for(engine, TOKEN_GOAL, budget_tokens=8_000)
+    tight = compile_for(engine, TOKEN_GOAL, budget_tokens=1_500)
     check_capsule(tight)
     assert 1 <= len(tight["evidence"]) < len(roomy["evidence"])
     assert tight["truncated"] is True
     assert tight["omissions"]["reasonCounts"]["global_budget"] >= 1
-    assert tight["budget"]["usedTokens"] <= 8_000
+    assert tight["budget"]["usedTokens"] <= 1_500
     listed = tight["omissions"]["items"]
     assert listed == sorted(listed, key=lambda item: item["reason"] != "global_budget")
     # Every candidate is either evidence or an omission, never both.
@@ -269,7 +266,7 @@ def test_tight_budget_keeps_fewer_passages_and_says_what_it_left_out(engine: Eng
 def test_budget_too_small_for_any_passage_is_invalid_budget_naming_the_minimum(
     engine: Engine,
 ) -> None:
-    error = compile_error(engine, TOKEN_GOAL, budget_tokens=500)
+    error = compile_error(engine, TOKEN_GOAL, budget_tokens=100)
     assert error.code == "invalid_budget"
     needed = int(error.message.split("budgetTokens of at least ")[1].split(" ")[0])
     capsule = compile_for(engine, TOKEN_GOAL, budget_tokens=needed)

@@ -6,7 +6,7 @@ import codecs
 from pathlib import PurePosixPath
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gno_trio.engine.ingest import convert as convert_module
@@ -89,7 +89,7 @@ def test_source_files_are_code_with_a_language(rel_path: str, language: str, mim
 )
 def test_unsupported_files_have_no_converter_and_are_refused(rel_path: str) -> None:
     assert converter_for(rel_path) is None
-    assert _error_code(rel_path, b"whatever") == "UNSUPPORTED_FORMAT"
+    assert _error_code(rel_path, b"whatever") == "UNSUPPORTED_TYPE"
 
 
 def test_registry_claims_each_extension_once_and_lookup_agrees() -> None:
@@ -114,11 +114,11 @@ def test_utf8_bom_is_dropped() -> None:
 
 
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
-def test_utf16_with_bom_is_decoded_with_a_warning(encoding: str) -> None:
+def test_utf16_with_bom_is_decoded(encoding: str) -> None:
     bom = codecs.BOM_UTF16_LE if encoding.endswith("le") else codecs.BOM_UTF16_BE
     result = convert("notepad.txt", bom + "héllo\r\nworld".encode(encoding))
     assert result.markdown == "héllo\nworld"
-    assert len(result.warnings) == 1 and "UTF-16" in result.warnings[0]
+    assert result.warnings == ()  # a byte-order mark is certain: nothing to warn about
 
 
 def test_nul_bytes_mean_binary() -> None:
@@ -127,12 +127,10 @@ def test_nul_bytes_mean_binary() -> None:
     assert _error_code("a.txt", b"text\x00more") == "BINARY_FILE"
 
 
-def test_invalid_utf8_means_binary_and_says_where() -> None:
-    with pytest.raises(GnoError) as info:
-        convert("latin1.txt", "café".encode("latin-1"))
-    assert info.value.code == "BINARY_FILE"
-    assert "latin1.txt" in info.value.message
-    assert "offset 3" in info.value.message
+def test_legacy_encoded_text_is_decoded_with_a_low_confidence_warning() -> None:
+    result = convert("latin1.txt", "café crème".encode("latin-1"))
+    assert result.markdown == "café crème"
+    assert result.warnings == ("LOW_CONFIDENCE: decoded as Windows-1252 (detected)",)
 
 
 def test_invalid_utf16_after_bom_means_binary() -> None:
@@ -147,16 +145,17 @@ def test_size_limit_is_inclusive_and_checked_before_decoding() -> None:
     assert convert("ok.md", b"x" * 10, max_bytes=10).markdown == "x" * 10
     with pytest.raises(GnoError) as info:
         convert("big.md", b"\x00" * 11, max_bytes=10)
-    assert info.value.code == "FILE_TOO_LARGE"
+    assert info.value.code == "TOO_LARGE"
     assert info.value.details == {"size": 11, "limit": 10}
 
 
 def test_size_limit_follows_the_module_constant(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(convert_module, "MAX_SOURCE_BYTES", 8)
-    assert _error_code("big.txt", b"123456789") == "FILE_TOO_LARGE"
+    assert _error_code("big.txt", b"123456789") == "TOO_LARGE"
     assert convert("small.txt", b"12345678").markdown == "12345678"
 
 
+@settings(deadline=None)  # a legacy-encoding guess may take a while on a busy machine
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_convert_or_are_refused_as_binary(data: bytes) -> None:
     try:

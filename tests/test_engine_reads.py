@@ -187,7 +187,13 @@ def test_multi_get_by_refs_reports_each_skip(engine: Engine, schema_check: Schem
         {"ref": "notes/missing.md", "reason": "not_found"},
         {"ref": "not a ref", "reason": "invalid_ref"},
     ]
-    assert result["meta"] == {"requested": 4, "returned": 2, "skipped": 2, "maxBytes": 10_240}
+    assert result["meta"] == {
+        "requested": 4,
+        "returned": 2,
+        "skipped": 2,
+        "maxBytes": 10_240,
+        "maxTotalBytes": 1024 * 1024,
+    }
     assert result["documents"][0]["content"].startswith("1: ---")
 
 

@@ -397,7 +397,7 @@ def test_results_validate_against_search_results_schema(
     schema_check("search-results", filtered)
     meta = filtered["meta"]
     assert meta["collection"] == "notes" and meta["tagsAny"] == ["roadmap", "planning"]
-    assert meta["intent"] == "rollout planning" and meta["since"] == "2000-01-01"
+    assert meta["intent"] == "rollout planning" and meta["since"] == "2000-01-01T00:00:00.000Z"
     (hit,) = filtered["results"]
     assert hit["uri"] == "gno://notes/alpha.md"
     schema_check("search-results", run(engine, "quokka OR narwhal"))

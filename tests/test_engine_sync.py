@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, normalize_name
 from gno_trio.engine.ingest import convert as convert
-from gno_trio.engine.ingest import sync as sync
+from gno_trio.engine.ingest import prepare
 from gno_trio.engine.ingest import walker as walker
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.database import _migration_scripts
@@ -336,7 +336,7 @@ def test_frontmatter_fields_reach_results(indexed: Engine) -> None:
     assert result["title"] == "Alpha Planning"
     assert result["tags"] == ["planning", "project", "roadmap"]  # inline #roadmap too
     assert result["categories"] == ["meeting"]
-    assert result["source"]["documentDate"] == "2024-03-01"
+    assert result["source"]["documentDate"] == "2024-03-01T00:00:00.000Z"  # its UTC instant
     assert hits(indexed, "kubernetes", author="jane") == ["alpha.md"]
     create = next(
         c for c in indexed.changes(limit=100)["changes"] if c["current"]["relPath"] == "alpha.md"
@@ -401,20 +401,22 @@ def test_uris_percent_encode_each_segment(indexed: Engine, rel: str, uri: str) -
 def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every file that goes through conversion and parsing."""
     parsed: list[str] = []
-    real = sync._prepare
+    real = prepare.prepare
 
-    def counting(found: walker.FoundFile, *args: Any) -> Any:
+    def counting(found: walker.FoundFile, data: bytes, converted: Any) -> Any:
         parsed.append(found.rel_path)
-        return real(found, *args)
+        return real(found, data, converted)
 
-    monkeypatch.setattr(sync, "_prepare", counting)
+    monkeypatch.setattr(prepare, "prepare", counting)
     return parsed
 
 
 def test_unchanged_resync_parses_nothing(indexed: Engine, parse_counter: list[str]) -> None:
     journal_before = kinds(indexed)
     report = report_of(indexed)
-    assert report["unchanged"] == report["scanned"] == 7
+    assert report["scanned"] == 8
+    assert report["unchanged"] == 7
+    assert report["skipped"] == 1  # image.png: not a type we index, judged by a stat
     assert report["added"] == report["updated"] == report["removed"] == 0
     assert parse_counter == []
     assert kinds(indexed) == journal_before
@@ -521,18 +523,20 @@ def test_unconvertible_files_are_recorded_and_never_abort(engine: Engine, tmp_pa
     root = write_corpus(tmp_path / "r", {"good.md": "# Good\n\nbison\n"})
     (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (root / "latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    (root / "nul.md").write_bytes(b"text\x00with a NUL byte")
     engine.add_collection(str(root), name="notes")
     report = report_of(engine)
-    assert report["added"] == 1
+    assert report["added"] == 2  # good.md, and latin1.md decoded as Windows-1252
     assert {e["relPath"]: e["code"] for e in report["errors"]} == {
         "binary.md": "BINARY_FILE",
-        "latin1.md": "BINARY_FILE",
+        "nul.md": "BINARY_FILE",
     }
-    assert _errors(engine) == {"binary.md": "BINARY_FILE", "latin1.md": "BINARY_FILE"}
+    assert _errors(engine) == {"binary.md": "BINARY_FILE", "nul.md": "BINARY_FILE"}
     assert engine.status()["collections"][0]["errorCount"] == 2
     assert hits(engine, "bison") == ["good.md"]
+    assert engine.get("notes/latin1.md")["content"] == "1: café au lait"
     # Fixing a file clears its error on the next sync.
-    (root / "latin1.md").write_text("café au lait", "utf-8")
+    (root / "nul.md").write_text("no NUL any more", "utf-8")
     report_of(engine)
     assert _errors(engine) == {"binary.md": "BINARY_FILE"}
     (root / "binary.md").unlink()
@@ -540,16 +544,19 @@ def test_unconvertible_files_are_recorded_and_never_abort(engine: Engine, tmp_pa
     assert _errors(engine) == {}
 
 
-def test_huge_file_is_refused_by_size(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(convert, "MAX_SOURCE_BYTES", 64)
+def test_huge_file_is_refused_by_size(dirs: Dirs, tmp_path: Path) -> None:
     root = write_corpus(tmp_path / "r", {"small.md": "tiny\n", "big.md": "x" * 65})
-    engine.add_collection(str(root), name="notes")
-    report = report_of(engine)
-    assert report["added"] == 1
-    assert [(e["relPath"], e["code"]) for e in report["errors"]] == [("big.md", "FILE_TOO_LARGE")]
-    assert _errors(engine) == {"big.md": "FILE_TOO_LARGE"}
+    dirs.config.mkdir(parents=True, exist_ok=True)
+    (dirs.config / "index.yml").write_text("conversion:\n  maxBytes: 64\n", "utf-8")
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(root), name="notes")
+        report = report_of(engine)
+        assert report["added"] == 1
+        assert [(e["relPath"], e["code"]) for e in report["errors"]] == [("big.md", "TOO_LARGE")]
+        assert _errors(engine) == {"big.md": "TOO_LARGE"}
+        # Judged once: the next sync costs the big file a stat, and still lists it.
+        again = report_of(engine)
+        assert [(e["relPath"], e["code"]) for e in again["errors"]] == [("big.md", "TOO_LARGE")]
 
 
 @pytest.mark.skipif(
@@ -571,7 +578,7 @@ def test_file_that_becomes_unconvertible_keeps_its_last_good_content(
     indexed: Engine, corpus: Path
 ) -> None:
     before = indexed.get("notes/beta.md")
-    (corpus / "beta.md").write_bytes(b"\x80\x81\x82 broken now")
+    (corpus / "beta.md").write_bytes(b"\x00\x01\x02 broken now")
     bump_mtime(corpus / "beta.md")
     report = report_of(indexed)
     assert [e["code"] for e in report["errors"]] == ["BINARY_FILE"]
@@ -656,11 +663,22 @@ def test_collection_removed_from_index_yml_by_hand_leaves_the_index(
     data = yaml.safe_load(text)
     data["collections"] = []
     indexed.location.config_path.write_text(yaml.safe_dump(data), "utf-8")
+    before = db_snapshot(indexed.location.db_path)
     with Engine.open(dirs=dirs) as reopened:
+        # Opening and reading write nothing: the next writer reconciles, and says so.
+        assert [c["name"] for c in reopened.status()["collections"]] == ["notes"]
+        assert db_snapshot(reopened.location.db_path) == before
+        changes = reopened.reconcile()
+        assert changes == {
+            "added": [],
+            "updated": [],
+            "removed": [{"collection": "notes", "documents": 7}],
+        }
         assert reopened.status()["collections"] == []
         assert reopened.ls()["documents"] == []
         assert hits(reopened, "zebra") == []
         assert kinds(reopened).count("inactivate") == 7
+        assert reopened.reconcile() == {"added": [], "updated": [], "removed": []}
 
 
 def test_unreadable_file_is_recorded_without_chmod(
@@ -675,7 +693,7 @@ def test_unreadable_file_is_recorded_without_chmod(
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(sync, "open", guarded_open, raising=False)
+    monkeypatch.setattr(prepare, "open", guarded_open, raising=False)
     engine.add_collection(str(root), name="notes")
     report = report_of(engine)
     assert report["added"] == 1
@@ -733,7 +751,8 @@ def test_sync_paths_applies_the_collection_rules(
             "missing.md",
         ],
     )
-    assert report.scanned == 0 and report.added == 0
+    # Only data.bin passes the rules; its type is not indexed, so it is skipped.
+    assert report.scanned == 1 and report.skipped == 1 and report.added == 0
     assert hits(indexed, "wombat") == []
 
 

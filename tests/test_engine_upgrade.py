@@ -45,6 +45,11 @@ def _as_schema_3(db_path: Path, tokenize: str) -> None:
                 tokenize = '{tokenize}'
             );
             INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+            ALTER TABLE ingest_errors DROP COLUMN unsupported;
+            ALTER TABLE ingest_errors DROP COLUMN source_size;
+            ALTER TABLE ingest_errors DROP COLUMN source_mtime_ns;
+            ALTER TABLE ingest_errors DROP COLUMN policy;
+            ALTER TABLE documents DROP COLUMN conversion_warnings_json;
             UPDATE schema_meta SET value = '3' WHERE key = 'version';
             UPDATE schema_meta SET value = '{tokenize}' WHERE key = 'fts_tokenizer';
             """

@@ -16,9 +16,10 @@ import httpx
 import pytest
 import trio
 
-from gno_trio.config import load_config, save_config
+from gno_trio.config import load_config
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.engine.store.config_file import save_config
 from tests.conftest import gno_env
 from tests.http_gateway_support import (
     EVALS_CORPUS,

@@ -22,9 +22,10 @@ import pytest
 import trio
 
 from gno_trio.compose import build_app
-from gno_trio.config import GatewayLimits, load_config, save_config
+from gno_trio.config import GatewayLimits, load_config
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.engine.store.config_file import save_config
 from gno_trio.runtime import Runtime
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
@@ -214,8 +215,14 @@ async def test_write_tools_are_refused_before_dispatch_unless_enabled(
             await leg.open({})
             status, _, body = await leg.call("tools/call", capture_args(), {}, "gno_capture")
             assert status == 403
-            check_schema("mcp-http-error", body)
-            assert body["error"]["message"] == "Forbidden"
+            # The refusal answers this request and says which flag would allow it.
+            assert body["id"] == 5
+            assert "--mcp-enable-write" in body["error"]["message"]
+            assert body["error"]["data"] == {
+                "code": "WRITE_DISABLED",
+                "name": "gno_capture",
+                "enabledBy": ["--mcp-enable-write"],
+            }
             # Reads still work, and nothing was written.
             status, _, _ = await leg.call(
                 "tools/call",

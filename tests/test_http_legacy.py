@@ -231,8 +231,11 @@ async def test_session_limit_answers_429_until_one_ends() -> None:
     ):
         first = await initialize(client, running.url)
         await initialize(client, running.url)
-        full = await client.post(running.url, headers=legacy_headers(), json=initialize_body())
-        assert_boundary_error(full.status_code, full.content, 429)
+        full = await client.post(running.url, headers=legacy_headers(), json=initialize_body(7))
+        assert full.status_code == 429
+        assert full.json()["id"] == 7
+        assert "2 sessions are in use" in full.json()["error"]["message"]
+        assert 1 <= int(full.headers["retry-after"]) <= 300
         await client.delete(running.url, headers={"mcp-session-id": first})
         assert await initialize(client, running.url)
 

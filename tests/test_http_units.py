@@ -403,7 +403,7 @@ def test_token_file_states(tmp_path: Path) -> None:
     rotated = read_token_file(path)
     assert rotated.usable and rotated.revision != created.revision
     os.chmod(path, 0o640)
-    assert read_token_file(path).problem == "readable by group or others"
+    assert read_token_file(path).problem == "mode 0640, expected 0600"
     with pytest.raises(GnoError):
         ensure_token_file(path)
     for content in ("short", "x" * 600, "spaces inside the token are not visible ascii", "é" * 40):

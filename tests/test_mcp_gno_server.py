@@ -586,7 +586,13 @@ async def test_core_profile_hides_the_other_tools(
         assert {"gno_search", "gno_get"} <= set(listed) and "gno_status" not in listed
         hidden = await wire.call(2, "tools/call", {"name": "gno_status", "arguments": {}})
         assert hidden["error"]["code"] == -32602
-        assert hidden["error"]["data"] == {"name": "gno_status"}
+        assert hidden["error"]["data"] == {
+            "name": "gno_status",
+            "writeTool": False,
+            "profile": "core",
+            "enabledBy": ["--tool-profile full"],
+        }
+        assert "not in the core tool profile" in hidden["error"]["message"]
         unknown = await wire.call(3, "tools/call", {"name": "gno_nope", "arguments": {}})
         assert unknown["error"]["code"] == -32602
         served = await wire.call(4, "tools/call", search_call("zebra"))

@@ -89,6 +89,7 @@ async def served_tools(
     The server answers everything it read before stdin's EOF, then exits 0.
     """
     environ = {k: v for k, v in os.environ.items() if k != "GNO_MCP_ENABLE_WRITE"}
+    (tmp_path / "config").mkdir(parents=True, exist_ok=True)  # GNO_CONFIG_DIR must exist
     environ.update(
         GNO_CONFIG_DIR=str(tmp_path / "config"),
         GNO_DATA_DIR=str(tmp_path / "data"),

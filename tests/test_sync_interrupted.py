@@ -22,7 +22,7 @@ import pytest
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.ingest import sync
+from gno_trio.engine.ingest import apply
 from gno_trio.errors import GnoError
 from tests.conftest import gno_env
 
@@ -69,7 +69,7 @@ def test_kill_9_mid_sync_keeps_committed_batches_and_the_next_sync_resumes(
     tmp_path: Path,
 ) -> None:
     notes = tmp_path / "notes"
-    total = 3 * sync.BATCH_DOCS
+    total = 3 * apply.BATCH_DOCS
     write_notes(notes, total)
     env = gno_env(tmp_path)
     cli = [sys.executable, "-m", "gno_trio"]
@@ -92,7 +92,7 @@ def test_kill_9_mid_sync_keeps_committed_batches_and_the_next_sync_resumes(
     assert process.returncode == -signal.SIGKILL
     kept = check_consistent(db)
     assert 0 < kept < total
-    assert kept % sync.BATCH_DOCS == 0  # whole batches, nothing half-written
+    assert kept % apply.BATCH_DOCS == 0  # whole batches, nothing half-written
 
     again = subprocess.run(
         [*cli, "update", "--json"], env=env, check=True, capture_output=True, text=True
@@ -109,7 +109,7 @@ def test_kill_9_mid_sync_keeps_committed_batches_and_the_next_sync_resumes(
 def test_a_disk_that_fills_mid_sync_fails_cleanly_and_the_next_sync_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sync, "BATCH_DOCS", 50)
+    monkeypatch.setattr(apply, "BATCH_DOCS", 50)
     notes = tmp_path / "notes"
     write_notes(notes, 100)
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")

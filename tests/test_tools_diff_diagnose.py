@@ -20,8 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import load_config
-from gno_trio.engine import Engine
-from gno_trio.engine.egress.change import Confirmation, set_policy
+from gno_trio.engine import Confirmation, Engine
 from gno_trio.engine.reads.diff import document_diff
 from gno_trio.engine.search.diagnose import diagnose
 from gno_trio.engine.search.lexical import SearchRequest
@@ -165,17 +164,22 @@ def test_diff_answers_any_change_text_with_a_result_or_a_coded_error(
 # ---------------------------------------------------------------------------
 
 
-def test_diagnose_reports_strict_and_relaxed_legs_and_the_fused_rank(vault: Engine) -> None:
+def test_diagnose_reports_the_bm25_leg_and_the_fused_rank(vault: Engine) -> None:
     both = explain(vault, "notes/herd.md", "zebra dawn")
+    assert both["schemaVersion"] == "1.0"
     assert both["target"]["status"] == "diagnosed"
-    strict = stage(both, "bm25_strict")
-    assert strict["matched"] is True and strict["rank"] == 1 and strict["score"] > 0
+    assert [s["id"] for s in both["stages"]] == ["bm25", "vector", "fusion", "graph", "rerank"]
+    bm25 = stage(both, "bm25")
+    assert (bm25["present"], bm25["rank"], bm25["survived"]) == (True, 1, True)
+    assert bm25["score"] > 0 and "every term" in bm25["reason"]
     fusion = stage(both, "fusion")
     assert (fusion["rank"], fusion["survived"], fusion["dropReason"]) == (1, True, None)
-    # river.md has "dawn" but no "zebra": only the any-term leg finds it.
+    assert fusion["sourceCount"] == 1  # one lexical list, no vectors
+    assert both["chunk"]["startLine"] == 1 and both["chunk"]["seq"] == 0
+    assert both["target"]["chunkCount"] == 1 and both["target"]["mirrorHash"]
+    # river.md has "dawn" but no "zebra": it ranks after every full match.
     partial = explain(vault, "notes/river.md", "zebra dawn")
-    assert stage(partial, "bm25_strict")["matched"] is False
-    assert stage(partial, "bm25_relaxed")["matched"] is True
+    assert "some of the terms" in stage(partial, "bm25")["reason"]
     assert stage(partial, "fusion")["rank"] == 3
 
 
@@ -183,14 +187,16 @@ def test_diagnose_names_the_filters_that_exclude_the_target(vault: Engine) -> No
     found = explain(vault, "notes/herd.md", "zebra", tags_any=["animals"], exclude=["crossing"])
     assert found["target"]["status"] == "filtered_out"
     assert found["target"]["filterReasons"] == ["tagsAny", "exclude"]
-    assert stage(found, "bm25_strict")["matched"] is False
-    assert stage(found, "fusion")["dropReason"] == "not_in_candidate_set"
+    assert found["stages"] == []  # stages are traced only for a diagnosed target
+    assert found["chunk"] == {"seq": None, "startLine": None, "endLine": None, "language": None}
     kept = explain(vault, "notes/zebra.md", "zebra", tags_any=["animals"])
     assert kept["target"]["filterReasons"] == []
 
 
 def test_diagnose_explains_a_target_cut_by_the_limit(vault: Engine) -> None:
     found = explain(vault, "notes/herd.md", "zebra", limit=1)
+    assert found["meta"]["totalResults"] == 1
+    assert stage(found, "bm25")["dropReason"] == "below_cutoff"
     fusion = stage(found, "fusion")
     assert fusion["rank"] == 2 and fusion["survived"] is False
     assert fusion["dropReason"] == "below_cutoff"
@@ -198,18 +204,29 @@ def test_diagnose_explains_a_target_cut_by_the_limit(vault: Engine) -> None:
 
 def test_diagnose_marks_model_stages_as_skipped_and_unknown_targets(vault: Engine) -> None:
     found = explain(vault, "other/misc.md", "teapots")
-    skipped = {s["id"] for s in found["stages"] if s["status"] == "skipped"}
-    assert {"vector", "expansion", "rerank"} <= skipped
+    skipped = [s for s in found["stages"] if s["status"] == "skipped"]
+    assert {s["id"] for s in skipped} == {"vector", "graph", "rerank"}
+    assert {(s["present"], s["dropReason"]) for s in skipped} == {(False, "skipped")}
     assert found["meta"]["mode"] == "bm25_only" and found["meta"]["vectorsUsed"] is False
-    single = stage(found, "bm25_relaxed")
-    assert single["status"] == "skipped"  # one term has no relaxed form
     missing = explain(vault, "notes/none.md", "teapots")
     assert missing["target"]["status"] == "not_found" and missing["target"]["uri"] is None
+    assert missing["stages"] == [] and missing["target"]["chunkCount"] == 0
     with vault.connection() as conn:
         assert (
             error_code(lambda: diagnose(conn, SearchRequest(query="  "), "other/misc.md"))
             == "INVALID_INPUT"
         )
+
+
+def test_diagnose_keeps_gnos_contract_for_every_target_status(
+    vault: Engine, schema_check: Any
+) -> None:
+    (notes_root(vault) / "zebra.md").unlink()
+    vault.sync()
+    for target in ("notes/herd.md", "notes/zebra.md", "notes/none.md"):
+        for filters in ({}, {"tags_any": ["animals"]}):
+            schema_check("query-diagnose", explain(vault, target, "zebra", **filters))
+    assert explain(vault, "notes/zebra.md", "zebra")["target"]["status"] == "inactive"
 
 
 # ---------------------------------------------------------------------------
@@ -218,7 +235,7 @@ def test_diagnose_marks_model_stages_as_skipped_and_unknown_targets(vault: Engin
 
 
 def policy_set(engine: Engine, target: Any, confirmation: Confirmation | None = None) -> Any:
-    return valid("set", set_policy(engine, "notes", target, confirmation))
+    return valid("set", engine.set_egress_policy("notes", target, confirmation))
 
 
 def gateway_policy(book: PolicyBook, collection: str) -> str:
@@ -262,10 +279,10 @@ def test_tightening_needs_no_confirmation_and_restating_changes_nothing(vault: E
     assert again["change"] == "unchanged" and again["invalidation"] is None
     assert again["current"]["revision"] == 2
     # An implicit local_only made explicit is a source change, not a relaxation.
-    made_explicit = valid("set", set_policy(vault, "OTHER", "local_only"))
+    made_explicit = valid("set", vault.set_egress_policy("OTHER", "local_only"))
     assert made_explicit["change"] == "source_changed"
     assert made_explicit["current"]["source"] == "explicit"
-    assert error_code(lambda: set_policy(vault, "nope", "lan")) == "NOT_FOUND"
+    assert error_code(lambda: vault.set_egress_policy("nope", "lan")) == "NOT_FOUND"
 
 
 # ---------------------------------------------------------------------------
@@ -363,7 +380,7 @@ async def test_mcp_policy_set_relaxes_with_confirmation_under_the_lease(
 def test_policy_set_judges_the_file_on_disk_not_a_stale_copy(vault: Engine) -> None:
     # Another process (a CLI, a second server) relaxes the policy behind this engine's back.
     with Engine.open(dirs=vault.location.dirs) as other:
-        set_policy(other, "notes", "lan", Confirmation("local_only", 0, acknowledged=True))
+        other.set_egress_policy("notes", "lan", Confirmation("local_only", 0, acknowledged=True))
     stale = Confirmation("local_only", 0, acknowledged=True)
     assert error_code(lambda: policy_set(vault, "remote", stale)) == "CONFLICT"
     fresh = policy_set(vault, "remote", Confirmation("lan", 1, acknowledged=True))

@@ -75,7 +75,7 @@ def with_policies(engine: Engine, **policies: tuple[Policy, int]) -> None:
         else c
         for c in engine.config.collections
     )
-    engine.save_config(attrs.evolve(engine.config, collections=collections))
+    engine.update_config(lambda current: attrs.evolve(current, collections=collections))
 
 
 @pytest.fixture

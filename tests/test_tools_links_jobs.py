@@ -733,7 +733,7 @@ async def test_remove_keeps_the_indexed_data_inactive_and_re_adding_restores_it(
 async def test_remove_refuses_a_collection_that_contexts_refer_to(tools: Tools) -> None:
     engine = tools.runtime.engine
     guidance = Context(scope_type="collection", scope_key="other:", text="Archive, may be stale")
-    engine.save_config(attrs.evolve(engine.config, contexts=(guidance,)))
+    engine.update_config(lambda current: attrs.evolve(current, contexts=(guidance,)))
     before = config_text(engine)
     refused = await tools.call("gno_remove_collection", RemoveCollectionInput(collection="other"))
     assert refused.structured is not None and refused.structured["error"] == "HAS_REFERENCES"

@@ -23,12 +23,18 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def open_engine(args: argparse.Namespace, *, create: bool = True) -> Engine:
+def open_engine(
+    args: argparse.Namespace, *, create: bool = True, new_config: bool = False
+) -> Engine:
     """Open the selected index; read-only commands pass ``create=False``.
 
     A command that only reads must not leave an empty database behind when
     pointed at an index that was never initialised (a typo in ``--index``
     would otherwise create one); it fails with ``NOT_INITIALIZED`` (exit 2).
+    A config chosen with ``--config`` or ``GNO_CONFIG_DIR`` must exist
+    (``CONFIG_NOT_FOUND``, exit 1), so a typo never looks like an empty index;
+    a command that writes the config (``new_config``: ``init``, ``collection
+    add``) may start one for an index without collections.
     """
     config = Path(args.config).expanduser() if args.config else None
     if not create:
@@ -39,7 +45,13 @@ def open_engine(args: argparse.Namespace, *, create: bool = True) -> Engine:
                 f"Index {location.index_name} is not initialized ({location.db_path} does not "
                 "exist); run `gno-trio init` first",
             )
-    return Engine.open(index_name=args.index, config_path=config, create=create)
+    return Engine.open(
+        index_name=args.index,
+        config_path=config,
+        create=create,
+        config_required=True,
+        may_create_config=new_config,
+    )
 
 
 def split_list(values: Sequence[str] | None) -> list[str]:

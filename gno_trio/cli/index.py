@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.config import Collection
-from gno_trio.engine import Engine, normalize_name, validate_root
+from gno_trio.engine import Engine, lease_wait_from_env, normalize_name
 from gno_trio.errors import GnoError
+
+UPDATE_WAIT_SECONDS: Final = 30.0
+"""How long ``update`` waits for another writer before giving up (exit 4, naming it)."""
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    with open_engine(args) as engine:
+    with open_engine(args, new_config=True) as engine:
+        if not engine.location.config_path.exists():
+            engine.update_config(lambda current: current)  # an index starts with its config
         added = None
         existing = _already_added(engine, args.path, args.name) if args.path else None
         if existing is not None:
@@ -54,7 +59,7 @@ def _already_added(engine: Engine, path: str, name: str | None) -> Collection | 
     name) is success, while a clash with a different name or folder is still
     refused by ``add_collection`` with ``DUPLICATE``.
     """
-    root = validate_root(path)
+    root = engine.check_root(path)
     wanted = normalize_name(name) if name is not None else None
     for collection in engine.config.collections:
         if Path(collection.path) == root and wanted in (None, collection.name):
@@ -63,7 +68,7 @@ def _already_added(engine: Engine, path: str, name: str | None) -> Collection | 
 
 
 def cmd_collection(args: argparse.Namespace) -> int:
-    with open_engine(args) as engine:
+    with open_engine(args, new_config=args.collection_command == "add") as engine:
         action = args.collection_command
         if action == "add":
             added = engine.add_collection(
@@ -120,17 +125,20 @@ def cmd_update(args: argparse.Namespace) -> int:
             )
         bar = ProgressBar("Indexing", force=args.progress)
         try:
-            reports = engine.sync(args.collections or None, progress=bar.update)
+            with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
+                changes = engine.reconcile(lease=held)
+                reports = engine.sync(args.collections or None, progress=bar.update, lease=held)
         finally:
             bar.close()
         if args.json:
-            emit_json({"collections": [r.as_dict() for r in reports]})
+            emit_json({"collections": [r.as_dict() for r in reports], "configChanges": changes})
         else:
             for r in reports:
                 print(
                     f"{r.collection}: {r.scanned} files, {r.added} added, {r.updated} updated, "
                     f"{r.renamed} renamed, {r.removed} removed, {r.reactivated} restored, "
-                    f"{r.unchanged} unchanged, {len(r.errors)} errors ({r.duration_ms:.0f} ms)"
+                    f"{r.unchanged} unchanged, {r.skipped} skipped, {len(r.errors)} errors "
+                    f"({r.duration_ms:.0f} ms)"
                 )
                 for error in r.errors[:20]:
                     print(f"  ! {error['relPath']}: {error['code']}: {error['message']}")

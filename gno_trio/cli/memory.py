@@ -40,7 +40,7 @@ def _memory_collection(engine: Engine, chosen: str | None) -> str | None:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    with open_engine(args) as engine:
+    with open_engine(args, create=False) as engine:
         result = engine.recall(
             query=args.query,
             collection=_memory_collection(engine, args.collection),

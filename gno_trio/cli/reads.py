@@ -116,10 +116,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         synced = c["lastSyncedAt"] or "never"
         print(
             f"  {c['name']}: {c['documentCount']} docs, {c['chunkCount']} chunks, "
-            f"{c['errorCount']} errors, last sync {synced}  ({c['path']})"
+            f"{c['errorCount']} errors, {c['skippedCount']} skipped, last sync {synced}  "
+            f"({c['path']})"
         )
         for error in c["errors"][:10]:
             print(f"    ! {error['relPath']}: {error['code']}: {error['message']}")
+        for skipped in c["skipped"][:10]:
+            print(f"    - {skipped['relPath']}: {skipped['code']}")
+        if c["skippedCount"] > 10:
+            print(f"    - ... {c['skippedCount'] - 10} more not indexed for their type (--json)")
         for warning in c["warnings"][:10]:
             print(f"    ? {warning['relPath']}: {warning['code']}: {warning['message']}")
     return EXIT_OK

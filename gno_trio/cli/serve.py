@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING
 from gno_trio.cli.common import Subparsers, open_engine
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
+from gno_trio.server.unavailable import HTTP_SWITCHES, STDIO_SWITCHES
 
 if TYPE_CHECKING:
+    from gno_trio.engine import Engine
     from gno_trio.transports.http.workers import WorkerLaunch
 
 
@@ -38,7 +40,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     profile = parse_profile(args.tool_profile)
     write_enabled = args.enable_write or os.environ.get("GNO_MCP_ENABLE_WRITE") == "1"
-    with serving(open_engine(args), write_enabled=write_enabled, tool_profile=profile) as served:
+    with serving(
+        open_engine(args),
+        write_enabled=write_enabled,
+        tool_profile=profile,
+        switches=STDIO_SWITCHES,
+    ) as served:
         return trio.run(serve_stdio, served.app)
 
 
@@ -104,11 +111,16 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             workers=workers,
             as_json=as_json,
         )
+    first_worker = launch is None or launch.seat.index == 0
+    if first_worker:
+        _reconcile_at_start(engine)
     with serving(
-        engine, write_enabled=settings.enable_write, tool_profile=settings.tool_profile
+        engine,
+        write_enabled=settings.enable_write,
+        tool_profile=settings.tool_profile,
+        switches=HTTP_SWITCHES,
     ) as served:
         background: list[BackgroundTask] = []
-        first_worker = launch is None or launch.seat.index == 0
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
         return run_resident(
@@ -120,6 +132,16 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             sock=launch.sock if launch is not None else None,
             worker=launch.seat if launch is not None else None,
             on_ready=launch.on_ready if launch is not None else None,
+        )
+
+
+def _reconcile_at_start(engine: Engine) -> None:
+    """A resident server starts from ``index.yml`` as it is now; the engine logs each change."""
+    try:
+        engine.reconcile()
+    except GnoError as exc:
+        logging.getLogger("gno_trio.cli").warning(
+            "index.yml not reconciled at start: %s: %s", exc.code, exc.message
         )
 
 
@@ -152,9 +174,9 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
         "--mcp-allowed-origin", action="append", help="exact Origin to accept (repeatable)"
     )
     parser.add_argument(
-        "--mcp-enable-write", action="store_true", help="allow MCP write tools over HTTP"
+        HTTP_SWITCHES.enable_write, action="store_true", help="allow MCP write tools over HTTP"
     )
-    parser.add_argument("--mcp-tool-profile", help="core or full (default full)")
+    parser.add_argument(HTTP_SWITCHES.tool_profile, help="core or full (default full)")
     parser.add_argument(
         "--workers",
         type=int,
@@ -169,8 +191,8 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio (for IDEs)")
-    p.add_argument("--tool-profile", default="full", help="core or full (default full)")
-    p.add_argument("--enable-write", action="store_true", help="register write tools")
+    p.add_argument(STDIO_SWITCHES.tool_profile, default="full", help="core or full (default full)")
+    p.add_argument(STDIO_SWITCHES.enable_write, action="store_true", help="register write tools")
     p.set_defaults(handler=cmd_mcp)
 
     p = sub.add_parser("serve", parents=[common], help="resident HTTP MCP gateway (loopback)")

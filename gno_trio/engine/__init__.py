@@ -51,9 +51,9 @@ from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLIC
 from gno_trio.engine.ingest.capture import PRESETS as PRESETS
 from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
 from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
-from gno_trio.engine.ingest.roots import validate_root as validate_root
-from gno_trio.engine.ingest.sync import ProgressFn as ProgressFn
-from gno_trio.engine.ingest.sync import SyncReport as SyncReport
+from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
+from gno_trio.engine.ingest.spec import SyncReport as SyncReport
+from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
 from gno_trio.engine.jobs import JobControl as JobControl
 from gno_trio.engine.jobs import JobManager as JobManager
 from gno_trio.engine.jobs import JobPlan as JobPlan
@@ -69,9 +69,13 @@ from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
 from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
 from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
 from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
+from gno_trio.engine.reads.documents import MAX_TOTAL_BYTES as MULTI_GET_MAX_TOTAL_BYTES
+from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
+from gno_trio.engine.store.lease import HeldLease as HeldLease
+from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
 from gno_trio.engine.uris import parse_uri as parse_uri
 
 __all__ = [
@@ -83,9 +87,11 @@ __all__ = [
     "EGRESS_DENIED_CODE",
     "EGRESS_DENIED_MESSAGE",
     "EGRESS_METHODS",
+    "JOB_RETENTION_COUNT",
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
+    "MULTI_GET_MAX_TOTAL_BYTES",
     "POLICY_ORDER",
     "PRESETS",
     "RECALL_DEFAULT_MAX_FACTS",
@@ -100,6 +106,7 @@ __all__ = [
     "ContextRequest",
     "EgressDecision",
     "Engine",
+    "HeldLease",
     "Identity",
     "IndexLocation",
     "JobControl",
@@ -118,9 +125,10 @@ __all__ = [
     "classify_peer",
     "egress_scope_of",
     "evaluate_egress",
+    "lease_wait_from_env",
     "locate",
     "normalize_name",
     "parse_uri",
     "public_code",
-    "validate_root",
+    "standalone_resident",
 ]

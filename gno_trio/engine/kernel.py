@@ -1,12 +1,26 @@
-"""The kernel of an opened index: where it lives, its configuration, its connections.
+"""The kernel of an opened index: where it lives, its configuration, its writers' rules.
 
 :class:`EngineKernel` is what every engine service builds on: the index's
-location, the configuration it was opened with, the connection pool, and
-the few operations several concerns share (finding a collection, indexing
-a handful of paths after a write). The public :class:`~gno_trio.engine.Engine`
+location, the configuration as ``index.yml`` says now, the connection pool,
+and the rules every writer obeys. The public :class:`~gno_trio.engine.Engine`
 adds one face per concern on top of it (see :mod:`gno_trio.engine.core`);
-internal modules that need an engine take a kernel, so they never import
-the faces that call them.
+internal modules that need an engine take a kernel, so they never import the
+faces that call them.
+
+The rules held here, once, for every surface:
+
+* Opening an index never writes to it (beyond creating or upgrading its
+  schema). Bringing the database in line with a hand-edited ``index.yml``
+  (:meth:`EngineKernel.reconcile`) is a write, done by writers only, and
+  reported.
+* Every write holds the one write lease of the data directory
+  (:meth:`EngineKernel.writing`): a caller cannot forget it, and a caller
+  that must keep it across several writes passes the
+  :class:`~gno_trio.engine.store.lease.HeldLease` along.
+* The configuration is re-read when the file changes on disk, and written
+  only as read-modify-write of the file under the lease
+  (:meth:`EngineKernel.update_config`), so a running server never writes
+  back a stale copy.
 
 Each method accepts an optional ``conn`` so an async caller can hold the
 connection itself and interrupt its statement when the request is cancelled.
@@ -15,27 +29,33 @@ connection itself and interrupt its statement when the request is cancelled.
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
-from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config, save_config
+from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config
 from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
 from gno_trio.engine.ingest.collection_rows import reconcile_collections
-from gno_trio.engine.ingest.roots import validate_root
-from gno_trio.engine.ingest.sync import (
-    CollectionSpec,
-    ProgressFn,
-    SyncReport,
-    compact_full_text,
-    sync_collection,
-)
+from gno_trio.engine.ingest.documents.limits import limits_from_settings
+from gno_trio.engine.ingest.documents.runner import ConversionRunner
+from gno_trio.engine.ingest.roots import checked_root
+from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
+from gno_trio.engine.ingest.sync import sync_collection
+from gno_trio.engine.ingest.upkeep import compact_full_text
 from gno_trio.engine.store import journal
+from gno_trio.engine.store.config_file import save_config
 from gno_trio.engine.store.database import ConnectionPool, connect, migrate, unmapped
-from gno_trio.engine.store.lease import LOCKED_MESSAGE, write_lease
+from gno_trio.engine.store.lease import LOCKED_MESSAGE, HeldLease, write_lease
 from gno_trio.errors import GnoError
+
+logger = logging.getLogger("gno_trio.engine")
+
+StopFn = Callable[[], bool]
+ConfigStamp = tuple[int, int, int, int] | None
 
 
 def spec_for(collection: Collection) -> CollectionSpec:
@@ -57,6 +77,8 @@ class IndexLocation:
     dirs: Dirs
     index_name: str
     config_path: Path
+    config_explicit: bool = False
+    """The user chose the config (``--config`` or ``GNO_CONFIG_DIR``) rather than the default."""
 
     @property
     def db_path(self) -> Path:
@@ -74,7 +96,38 @@ def locate(
         dirs=dirs,
         index_name=validate_index_name(index_name),
         config_path=config_path or dirs.config_file,
+        config_explicit=config_path is not None or dirs.config_explicit,
     )
+
+
+def _missing_config(location: IndexLocation) -> GnoError | None:
+    """Why a config the user named explicitly cannot be used, or None when it can."""
+    if not location.config_explicit:
+        return None
+    if not location.config_path.parent.is_dir():
+        return GnoError(
+            "CONFIG_NOT_FOUND",
+            f"Config directory {location.config_path.parent} does not exist "
+            "(check --config or GNO_CONFIG_DIR)",
+        )
+    if location.config_path != location.dirs.config_file and not location.config_path.is_file():
+        return GnoError(
+            "CONFIG_NOT_FOUND",
+            f"Config file {location.config_path} does not exist (check --config)",
+        )
+    return None
+
+
+def _index_is_empty(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM collections LIMIT 1").fetchone() is None
+
+
+def _stamp(path: Path) -> ConfigStamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class EngineKernel:
@@ -82,7 +135,8 @@ class EngineKernel:
 
     def __init__(self, location: IndexLocation, config: Config) -> None:
         self.location = location
-        self.config = config
+        self._config = config
+        self._config_stamp = _stamp(location.config_path)
         self.pool = ConnectionPool(location.db_path)
 
     @classmethod
@@ -93,9 +147,23 @@ class EngineKernel:
         config_path: Path | None = None,
         dirs: Dirs | None = None,
         create: bool = True,
+        config_required: bool = False,
+        may_create_config: bool = False,
     ) -> Self:
-        """Open (and with ``create`` initialise) an index and apply migrations."""
+        """Open (with ``create``, initialise) an index and bring its schema up to date.
+
+        Nothing else is written: the collections of the database are left as
+        they are until a writer reconciles them with the config. With
+        ``config_required`` a config the user chose explicitly (a
+        ``config_path``, or ``GNO_CONFIG_DIR``) must exist (``CONFIG_NOT_FOUND``),
+        so a typo never looks like an empty index. ``may_create_config`` lets a
+        command that writes the config (``init``, ``collection add``) start a
+        new one, but only for an index that holds no collection yet.
+        """
         location = locate(index_name=index_name, config_path=config_path, dirs=dirs)
+        missing = _missing_config(location) if config_required else None
+        if missing is not None and not may_create_config:
+            raise missing
         config = load_config(location.config_path)
         db_path = location.db_path
         if not db_path.exists() and not create:
@@ -109,7 +177,12 @@ class EngineKernel:
         conn = connect(db_path)
         try:
             migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
-            reconcile_collections(conn, [spec_for(c) for c in config.collections])
+            if missing is not None and not _index_is_empty(conn):
+                raise GnoError(
+                    "CONFIG_NOT_FOUND",
+                    f"{missing.message}, and index {location.index_name} already holds "
+                    "collections: a new config would hide them",
+                )
         except sqlite3.DatabaseError as exc:
             raise GnoError("RUNTIME", f"Cannot open index database {db_path}: {exc}") from exc
         finally:
@@ -134,14 +207,16 @@ class EngineKernel:
             with self.pool.connection() as owned:
                 yield owned
 
+    # -- the write lease ----------------------------------------------------
+
     def lease(
         self,
         *,
         wait_seconds: float | None = None,
-        should_stop: Callable[[], bool] | None = None,
+        should_stop: StopFn | None = None,
         busy_code: str = "LOCKED",
         busy_message: str = LOCKED_MESSAGE,
-    ) -> contextlib.AbstractContextManager[None]:
+    ) -> contextlib.AbstractContextManager[HeldLease]:
         """The one write lease of this data directory, shared by every writer."""
         return write_lease(
             self.location.dirs.write_lock,
@@ -151,11 +226,64 @@ class EngineKernel:
             busy_message=busy_message,
         )
 
+    @contextlib.contextmanager
+    def writing(
+        self,
+        lease: HeldLease | None = None,
+        *,
+        wait_seconds: float | None = None,
+        should_stop: StopFn | None = None,
+    ) -> Iterator[HeldLease]:
+        """The block runs under the write lease: ``lease`` if the caller holds it, else taken."""
+        if lease is not None:
+            if not lease.active or lease.path != self.location.dirs.write_lock:
+                raise GnoError("RUNTIME", "The write lease handed over is not held")
+            yield lease
+            return
+        with self.lease(wait_seconds=wait_seconds, should_stop=should_stop) as held:
+            yield held
+
     # -- configuration -----------------------------------------------------
 
-    def save_config(self, config: Config) -> None:
-        save_config(self.location.config_path, config)
-        self.config = config
+    @property
+    def config(self) -> Config:
+        """The configuration as ``index.yml`` says now.
+
+        The file is re-read when its identity, size or modification time
+        changed (one ``stat`` per use otherwise). A file that no longer
+        parses leaves the last good configuration in force, with a warning;
+        writers refuse to write over it (:meth:`update_config`).
+        """
+        path = self.location.config_path
+        stamp = _stamp(path)
+        if stamp != self._config_stamp:
+            try:
+                self._config = load_config(path)
+            except GnoError as exc:
+                logger.warning(
+                    "index.yml changed but cannot be read, keeping the last good configuration: %s",
+                    exc.message,
+                )
+            self._config_stamp = stamp
+        return self._config
+
+    def update_config(
+        self, change: Callable[[Config], Config], *, lease: HeldLease | None = None
+    ) -> Config:
+        """Read-modify-write of ``index.yml`` under the write lease; the config written.
+
+        ``change`` gets the file as it is on disk now (not the copy this
+        engine loaded), so edits made by hand or by another process survive.
+        A file that does not parse is ``CONFIG_INVALID``: nothing is written.
+        """
+        path = self.location.config_path
+        with self.writing(lease):
+            current = load_config(path)
+            updated = change(current)
+            if updated != current or not path.exists():
+                save_config(path, updated)
+            self._config, self._config_stamp = updated, _stamp(path)
+            return updated
 
     def collection(self, name: str) -> Collection:
         found = self.config.collection(name.strip().lower())
@@ -165,43 +293,96 @@ class EngineKernel:
 
     # -- indexing ----------------------------------------------------------
 
+    def reconcile(self, *, lease: HeldLease | None = None) -> dict[str, Any]:
+        """Bring the database's collections in line with ``index.yml``; what changed.
+
+        A collection added to or edited in the file gets its row; one deleted
+        from the file leaves search, reads and links (its documents are
+        soft-deleted, journaled). When the file is missing nothing is
+        removed: a vanished config is not a request to empty the index.
+        """
+        with self.writing(lease):
+            config = self.config
+            exists = self.location.config_path.exists()
+            with self.pool.connection() as conn:
+                changes = reconcile_collections(
+                    conn, [spec_for(c) for c in config.collections], drop_missing=exists
+                )
+        for name in changes["added"]:
+            logger.warning("index.yml: collection %s added to the index", name)
+        for name in changes["updated"]:
+            logger.warning("index.yml: collection %s settings applied to the index", name)
+        for entry in changes["removed"]:
+            logger.warning(
+                "index.yml: collection %s removed from the index (%d documents inactive)",
+                entry["collection"],
+                entry["documents"],
+            )
+        return changes
+
     def sync(
         self,
         names: Sequence[str] | None = None,
         *,
         progress: ProgressFn | None = None,
         conn: sqlite3.Connection | None = None,
+        lease: HeldLease | None = None,
+        wait_seconds: float | None = None,
     ) -> list[SyncReport]:
-        """Bring the index in line with the files of ``names`` (every collection by default)."""
-        targets = [self.collection(n) for n in names] if names else list(self.config.collections)
-        reports = []
-        with self.connection(conn) as c, unmapped(c):
-            for collection in targets:
-                try:
-                    validate_root(collection.path)
-                except GnoError as error:
-                    report = SyncReport(collection=collection.name)
-                    report.errors.append(
-                        {"relPath": ".", "code": error.code, "message": error.message}
-                    )
-                    reports.append(report)
-                    continue
-                reports.append(sync_collection(c, spec_for(collection), progress=progress))
-            with contextlib.suppress(sqlite3.Error):
-                c.execute("BEGIN IMMEDIATE")
-                journal.prune(c)
-                c.execute("COMMIT")
-            with contextlib.suppress(sqlite3.Error):  # an optimisation: never fails a sync
-                compact_full_text(c, sum(report.changed for report in reports))
-        return reports
+        """Bring the index in line with the files of ``names`` (every collection by default).
+
+        Runs under the write lease (``LOCKED`` after ``wait_seconds``), after
+        reconciling the collections with the config.
+        """
+        with self.writing(lease, wait_seconds=wait_seconds) as held:
+            self.reconcile(lease=held)
+            targets = (
+                [self.collection(n) for n in names] if names else list(self.config.collections)
+            )
+            reports = []
+            with self.connection(conn) as c, unmapped(c), self._conversion_runner() as runner:
+                for collection in targets:
+                    try:
+                        checked_root(collection.path, self.location.dirs)
+                    except GnoError as error:
+                        report = SyncReport(collection=collection.name)
+                        report.errors.append(
+                            {"relPath": ".", "code": error.code, "message": error.message}
+                        )
+                        reports.append(report)
+                        continue
+                    spec = spec_for(collection)
+                    reports.append(sync_collection(c, spec, progress=progress, runner=runner))
+                with contextlib.suppress(sqlite3.Error):
+                    c.execute("BEGIN IMMEDIATE")
+                    journal.prune(c)
+                    c.execute("COMMIT")
+                with contextlib.suppress(sqlite3.Error):  # an optimisation: never fails a sync
+                    compact_full_text(c, sum(report.changed for report in reports))
+            return reports
 
     def sync_paths(
-        self, name: str, rel_paths: Sequence[str], *, conn: sqlite3.Connection | None = None
+        self,
+        name: str,
+        rel_paths: Sequence[str],
+        *,
+        conn: sqlite3.Connection | None = None,
+        lease: HeldLease | None = None,
     ) -> SyncReport:
         """Index just these files of one collection (after a write through gno-trio)."""
-        collection = self.collection(name)
-        with self.connection(conn) as c:
-            return sync_collection(c, spec_for(collection), only=set(rel_paths))
+        with self.writing(lease):
+            collection = self.collection(name)
+            with self.connection(conn) as c, self._conversion_runner() as runner:
+                return sync_collection(c, spec_for(collection), only=set(rel_paths), runner=runner)
+
+    def _conversion_runner(self) -> ConversionRunner:
+        """Conversion workers for one sync, bounded as ``conversion:`` in index.yml says.
+
+        Workers start only when a document needs converting, and stop with
+        the sync: an idle server keeps no converter processes.
+        """
+        settings = self.config.conversion
+        return ConversionRunner(limits_from_settings(settings), workers=settings.workers)
 
 
 __all__ = ["EngineKernel", "IndexLocation", "locate", "spec_for"]

@@ -11,17 +11,38 @@ newlines inside strings), which is exactly the stdio framing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any, Final
 
 import msgspec
 
-from gno_trio.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from gno_trio.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ProtocolError,
+    internal_error,
+)
+
+logger = logging.getLogger("gno_trio.protocol")
 
 RequestId = int | str
 ProgressToken = int | str
 
 JSONRPC_VERSION: Final = "2.0"
+
+MAX_RESPONSE_BYTES: Final = 16 * 1024 * 1024
+"""The largest answer line any transport sends (larger results become ``-32603``)."""
+
+MAX_NESTING_DEPTH: Final = 64
+"""Arrays and objects nested deeper than this are refused before msgspec sees them.
+
+No MCP message needs more than a handful of levels; msgspec itself would
+recurse once per level and give up only at Python's recursion limit.
+"""
 
 
 class Request(msgspec.Struct, frozen=True, gc=False):
@@ -110,16 +131,51 @@ def _classify_object(raw: dict[str, Any]) -> Incoming | DecodeFailure:
     return Request(id=echo_id, method=method, params=params)
 
 
+_BRACKETS: Final = b"[]{}"
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in _BRACKETS)
+_DEPTH_STEP: Final = tuple(1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256))
+
+
+def _openers(data: bytes) -> int:
+    return data.count(b"[") + data.count(b"{")
+
+
+def nesting_exceeds(data: bytes, limit: int = MAX_NESTING_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than ``limit`` (string contents ignored).
+
+    Every step is a C-level pass over the bytes, so a megabyte costs
+    milliseconds: escaped backslashes and quotes are dropped (JSON escapes
+    come in pairs, read left to right), the text inside quotes is dropped,
+    and only the brackets that remain are counted. For text that is not JSON
+    the answer is exact up to the first invalid byte, which is as far as any
+    parser would recurse.
+    """
+    if _openers(data) <= limit:
+        return False
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(unescaped.split(b'"')[::2]).translate(None, _NOT_BRACKETS)
+    if _openers(brackets) <= limit:
+        return False
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > limit
+
+
 def decode_line(line: bytes) -> Incoming | DecodeFailure:
     """Decode one newline-delimited message (surrounding whitespace is ignored).
 
-    Malformed JSON (including invalid UTF-8) is ``-32700``; JSON that is not a
-    single JSON-RPC object is ``-32600``, with the request id echoed when it is
+    Malformed JSON (including invalid UTF-8, and nesting deeper than
+    :data:`MAX_NESTING_DEPTH`) is ``-32700``; JSON that is not a single
+    JSON-RPC object is ``-32600``, with the request id echoed when it is
     readable; a top-level array is refused because batches left MCP in 2025-06-18.
     """
+    if nesting_exceeds(line):
+        return DecodeFailure(
+            PARSE_ERROR, f"Parse error: nesting deeper than {MAX_NESTING_DEPTH} levels"
+        )
     try:
         raw = msgspec.json.decode(line)
-    except msgspec.DecodeError as exc:  # also covers out-of-range numbers
+    except (msgspec.DecodeError, RecursionError, ValueError) as exc:
+        # DecodeError also covers out-of-range numbers; the others are a safety
+        # net: no input may escape as an exception.
         return DecodeFailure(PARSE_ERROR, f"Parse error: {exc}")
     if isinstance(raw, dict):
         return _classify_object(raw)
@@ -174,6 +230,31 @@ def encode_result(request_id: RequestId, result: Any) -> bytes:
     (e.g. a string holding a lone surrogate); callers answer ``-32603`` instead.
     """
     return _framed(_ResultMessage(id=request_id, result=result))
+
+
+def encode_answer(
+    request_id: RequestId, result: Any, *, max_bytes: int = MAX_RESPONSE_BYTES
+) -> bytes:
+    """A success response line, or ``ProtocolError(-32603)`` raised in its place.
+
+    Refused when ``result`` is not JSON (see :func:`encode_result`) or when the
+    line would exceed ``max_bytes``: no single answer may make a transport
+    buffer without bound.
+    """
+    try:
+        line = encode_result(request_id, result)
+    except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+        logger.error("a result is not encodable as JSON: %s", exc)
+        raise internal_error("Result could not be encoded") from None
+    if len(line) > max_bytes:
+        logger.warning("refused a %d-byte answer (limit %d)", len(line), max_bytes)
+        raise ProtocolError(
+            INTERNAL_ERROR,
+            f"The answer would be {len(line)} bytes, over the {max_bytes}-byte limit; "
+            "ask for less (a line range, a lower maxBytes, fewer refs)",
+            {"limitBytes": max_bytes, "answerBytes": len(line)},
+        )
+    return line
 
 
 def encode_error(request_id: RequestId | None, error: dict[str, Any]) -> bytes:

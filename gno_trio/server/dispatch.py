@@ -30,6 +30,7 @@ from gno_trio.protocol.stamping import stamp_result
 from gno_trio.protocol.versions import MODERN_VERSIONS, Era
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.server.tooltypes import BoundTool, ToolResult, tool_error
+from gno_trio.server.unavailable import Unavailable
 
 logger = logging.getLogger("gno_trio.mcp")
 
@@ -89,6 +90,12 @@ def _reject_cursor(params: Params) -> None:
         raise invalid_params("Invalid cursor")
 
 
+class LifecycleSlot(Protocol):
+    """Where the listener serving an app reports its resident status (the runtime's)."""
+
+    def attach(self, report: Callable[[], dict[str, Any]]) -> None: ...
+
+
 class McpApp:
     """The server's MCP surface: identity, capabilities, tools and resources."""
 
@@ -101,8 +108,17 @@ class McpApp:
         resources: ResourceProvider | None = None,
         instance_id: str | None = None,
         write_tools: Collection[str] = (),
+        inactive: Mapping[str, Unavailable] | None = None,
+        lifecycle: LifecycleSlot | None = None,
     ) -> None:
+        """``inactive``: known tools left out of ``tools``, refused with a hint when called.
+
+        ``write_tools``: every catalogued write tool, for the HTTP write gate.
+        """
         self.name = name
+        # Where a listener serving this app attaches its resident status
+        # (None: nothing reports one, as for an app serving no tools).
+        self.lifecycle = lifecycle
         self.version = version
         self.instance_id = instance_id if instance_id is not None else uuid.uuid4().hex
         self.server_info: dict[str, Any] = {"name": name, "version": version}
@@ -117,6 +133,7 @@ class McpApp:
         # Every catalogued write tool, served or not: the HTTP write gate refuses
         # them before dispatch while writes are disabled.
         self.write_tools: frozenset[str] = frozenset(write_tools)
+        self._inactive = inactive if inactive is not None else {}
         self.capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
         if resources is not None:
             self.capabilities["resources"] = {"subscribe": False, "listChanged": False}
@@ -177,6 +194,9 @@ class McpApp:
             raise invalid_params("tools/call needs a string name")
         bound = self._tools.get(name)
         if bound is None:
+            inactive = self._inactive.get(name)
+            if inactive is not None:
+                raise invalid_params(inactive.message, dict(inactive.data))
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
         arguments = params.get("arguments")
         try:

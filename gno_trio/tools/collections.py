@@ -24,13 +24,13 @@ from msgspec import UNSET, Meta, UnsetType
 
 from gno_trio.engine import (
     Engine,
+    HeldLease,
     JobControl,
     JobPlan,
     JobTicket,
     SyncReport,
     Work,
     normalize_name,
-    validate_root,
 )
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
@@ -191,8 +191,8 @@ def sync_result(reports: Sequence[SyncReport]) -> dict[str, Any]:
     }
 
 
-def sync_work(engine: Engine, names: Sequence[str]) -> Work:
-    """Sync ``names`` one after the other, reporting progress file by file."""
+def sync_work(engine: Engine, names: Sequence[str], lease: HeldLease) -> Work:
+    """Sync ``names`` one after the other under ``lease``, reporting progress file by file."""
 
     def work(control: JobControl) -> Mapping[str, Any]:
         reports: list[SyncReport] = []
@@ -202,15 +202,11 @@ def sync_work(engine: Engine, names: Sequence[str]) -> Work:
                 control.report({"collection": name, "processed": done, "total": total})
 
             control.report({"collection": name, "processed": 0, "total": 0})
-            reports.extend(engine.sync([name], progress=progress))
+            reports.extend(engine.sync([name], progress=progress, lease=lease))
         value = sync_result(reports)
         return {"result": value, "typedResult": {"kind": "sync", "value": value}}
 
     return work
-
-
-def _lease(runtime: Runtime, ctx: ToolCallContext) -> contextlib.AbstractContextManager[None]:
-    return runtime.engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled)
 
 
 def add_text(result: dict[str, Any]) -> str:
@@ -243,22 +239,26 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
         _refuse_external_steps(git_pull=args.gitPull)
         # The cheap checks first, so a bad folder or name is reported as such even
         # while a job runs; add_collection repeats them under the lease.
-        validate_root(args.path)
+        engine.check_root(args.path)
         name = opt(args.name)
         if name is not None:
             normalize_name(name)
         exclude = opt(args.exclude)
 
         def begin(hold: contextlib.ExitStack) -> JobPlan:
-            hold.enter_context(_lease(runtime, ctx))
+            lease = hold.enter_context(
+                engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled)
+            )
             added = engine.add_collection(
                 args.path,
                 name=name,
                 pattern=opt(args.pattern),
                 include=seq(args.include),
                 exclude=None if exclude is None else tuple(exclude),
+                lease=lease,
             )
-            return JobPlan(work=sync_work(engine, [added.name]), collections=(added.name,))
+            work = sync_work(engine, [added.name], lease)
+            return JobPlan(work=work, collections=(added.name,))
 
         ticket = runtime.jobs.start("add", begin)
         return {"jobId": ticket.job_id, "collection": ticket.collections[0], "status": "started"}
@@ -287,10 +287,10 @@ def start_sync_job(
     _sync_targets(engine, collection)
 
     def begin(hold: contextlib.ExitStack) -> JobPlan:
-        hold.enter_context(engine.lease(should_stop=should_stop))
+        lease = hold.enter_context(engine.lease(should_stop=should_stop))
         # Again under the lease: the configuration may have changed meanwhile.
         names = _sync_targets(engine, collection)
-        return JobPlan(work=sync_work(engine, names), collections=names)
+        return JobPlan(work=sync_work(engine, names, lease), collections=names)
 
     return runtime.jobs.start("sync", begin)
 
@@ -311,28 +311,14 @@ def make_sync(runtime: Runtime) -> ToolHandler:
     return engine_tool(runtime, call, sync_text, write=True)
 
 
-def _refuse_if_referenced(engine: Engine, name: str) -> None:
-    scopes = [
-        c.scope_key for c in engine.config.contexts if (c.collection_name or "").lower() == name
-    ]
-    if scopes:
-        raise GnoError(
-            "HAS_REFERENCES",
-            f"Collection {name} is referenced by contexts ({', '.join(scopes)}); "
-            "remove those contexts from the configuration first",
-        )
-
-
 def make_remove_collection(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
     def call(
         args: RemoveCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        with _lease(runtime, ctx):
-            name = engine.collection(args.collection).name
-            _refuse_if_referenced(engine, name)
-            removed = engine.remove_collection(name)
+        with engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled) as lease:
+            removed = engine.remove_collection(args.collection, lease=lease)
         return {
             "removed": True,
             "collection": removed["collection"],

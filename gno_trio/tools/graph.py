@@ -228,6 +228,7 @@ def make_graph(runtime: Runtime) -> ToolHandler:
             edge_limit=args.edgeLimit,
             linked_only=args.linkedOnly,
             include_similar=args.includeSimilar,
+            similar_top_k=args.similarTopK,
             conn=conn,
         )
 

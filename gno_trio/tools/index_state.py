@@ -9,14 +9,14 @@ from typing import Annotated, Any, Final
 from msgspec import UNSET, Meta, UnsetType
 
 from gno_trio import __version__
-from gno_trio.engine import parse_uri
+from gno_trio.engine import JOB_RETENTION_COUNT, parse_uri, standalone_resident
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (
     read_tool,
 )
-from gno_trio.server.tooltypes import ToolHandler
-from gno_trio.tools.common import engine_tool, opt
+from gno_trio.server.tooltypes import ToolHandler, ToolResult
+from gno_trio.tools.common import engine_tool, guarded, opt
 from gno_trio.tools.fields import (
     ToolInput,
 )
@@ -158,11 +158,61 @@ def changes_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def make_status(runtime: Runtime) -> ToolHandler:
-    def call(args: StatusInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return runtime.engine.status(conn=conn)
+def _process_facts(runtime: Runtime) -> tuple[dict[str, Any] | None, dict[str, int]]:
+    """The gateway's resident snapshot (if one serves us) and the reader slots.
 
-    return engine_tool(runtime, call, status_text)
+    Taken on the event loop, where the gateway's own objects live (a
+    multi-worker gateway keeps its sessions in SQLite, usable only there).
+    """
+    limiter = runtime.limiter
+    readers = {
+        "active": int(limiter.borrowed_tokens),
+        "queued": limiter.statistics().tasks_waiting,
+        "limit": int(limiter.total_tokens),
+        "maxQueued": 0,
+    }
+    return runtime.lifecycle.snapshot(), readers
+
+
+def resident_block(
+    runtime: Runtime,
+    reported: dict[str, Any] | None,
+    readers: dict[str, int],
+    generations: dict[str, int],
+) -> dict[str, Any]:
+    """``resident-status@1.0`` for this process: the gateway's, else a stdio one.
+
+    Jobs are this process's own (the gateway's snapshot counts none) and
+    the generations come from the index.
+    """
+    listing = runtime.jobs.listing(JOB_RETENTION_COUNT)
+    jobs = {
+        "active": len(listing["active"]),
+        "recent": len(listing["recent"]),
+        "failed": sum(1 for job in listing["recent"] if job["status"] == "failed"),
+    }
+    if reported is None:
+        return standalone_resident("stdio", generation=generations, readers=readers, jobs=jobs)
+    return {**reported, "jobs": jobs, "generations": generations}
+
+
+def make_status(runtime: Runtime) -> ToolHandler:
+    async def handler(args: StatusInput, ctx: ToolCallContext) -> ToolResult:
+        reported, readers = _process_facts(runtime)
+
+        def call(conn: sqlite3.Connection) -> dict[str, Any]:
+            result = runtime.engine.status(conn=conn)
+            generations = result["resident"]["generations"]
+            result["resident"] = resident_block(runtime, reported, readers, generations)
+            return result
+
+        async def produce() -> tuple[str, dict[str, Any]]:
+            result = await runtime.run(call)
+            return status_text(result), result
+
+        return await guarded(produce)
+
+    return handler
 
 
 def make_peek(runtime: Runtime) -> ToolHandler:

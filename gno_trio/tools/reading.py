@@ -192,7 +192,9 @@ MULTI_GET: Final = read_tool(
         "Read several documents at once, either from a refs list (URIs or docids taken from "
         "search hits) or from one glob pattern over URIs and paths. maxBytes caps each "
         "document and lineNumbers controls numbering; refs that cannot be read are listed "
-        "under skipped with a reason. All refs of one call must read one index (see ?index= "
+        "under skipped with a reason. One answer carries at most 1 MiB of content: past it "
+        "the last document is cut and the rest are skipped as exceeds_maxBytes, with "
+        "meta.truncated set. All refs of one call must read one index (see ?index= "
         "on gno_get); split a batch that spans indexes."
     ),
     core=(
@@ -200,7 +202,8 @@ MULTI_GET: Final = read_tool(
         "worth reading together. Resolves either a refs list (URIs or #docids) or one glob "
         "pattern over URIs and paths; pass exactly one of the two. Returns the documents, the "
         "skipped refs with a reason, and counts; maxBytes (default 10240) truncates each "
-        "document, so keep it small for large batches."
+        "document and 1 MiB bounds the whole answer (meta.truncated), so keep it small for "
+        "large batches."
     ),
 )
 

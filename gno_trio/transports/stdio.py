@@ -34,9 +34,9 @@ from gno_trio.protocol.jsonrpc import (
     RequestId,
     Response,
     decode_line,
+    encode_answer,
     encode_error,
     encode_notification,
-    encode_result,
 )
 from gno_trio.protocol.names import CANCELLED_NOTIFICATION
 from gno_trio.server.context import RequestContext
@@ -171,14 +171,22 @@ class _StdioServer:
         if not line.strip():
             return
         message = decode_line(line)
-        if isinstance(message, Request):
-            await self._start_request(message)
-        elif isinstance(message, Notification):
-            self._on_notification(message)
-        elif isinstance(message, DecodeFailure):
-            await self._emit(_error_line(message.id, message.code, message.message))
-        elif isinstance(message, Response):
-            logger.debug("dropped a response to id %r: this server sends no requests", message.id)
+        try:
+            if isinstance(message, Request):
+                await self._start_request(message)
+            elif isinstance(message, Notification):
+                self._on_notification(message)
+            elif isinstance(message, DecodeFailure):
+                await self._emit(_error_line(message.id, message.code, message.message))
+            elif isinstance(message, Response):
+                logger.debug(
+                    "dropped a response to id %r: this server sends no requests", message.id
+                )
+        except Exception:
+            # A safety net, never the plan: one message must not end the connection.
+            logger.exception("an input message could not be handled")
+            if isinstance(message, Request):
+                await self._emit(encode_error(message.id, internal_error().to_error_object()))
 
     async def _emit(self, line: bytes) -> None:
         await self._outbox.send(line)
@@ -225,18 +233,12 @@ class _StdioServer:
     async def _answer(self, request: Request, context: RequestContext) -> bytes:
         try:
             result = await self._app.handle_request(request.method, request.params, context)
+            return encode_answer(request.id, result)
         except ProtocolError as exc:
             return encode_error(request.id, exc.to_error_object())
         except Exception:
             logger.exception("request %s failed", request.method)
             return encode_error(request.id, internal_error().to_error_object())
-        try:
-            return encode_result(request.id, result)
-        except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
-            logger.error("result of %s is not encodable as JSON: %s", request.method, exc)
-            return encode_error(
-                request.id, internal_error("Result could not be encoded").to_error_object()
-            )
 
     async def _send_notification(self, method: str, params: Mapping[str, Any]) -> None:
         await self._outbox.send(encode_notification(method, params))

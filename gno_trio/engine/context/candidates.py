@@ -15,18 +15,19 @@ from __future__ import annotations
 import bisect
 import re
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Final
 
 from gno_trio.engine.context import codes
-from gno_trio.engine.context.canonical import PassageRef, sha256_text, utf8_size
-from gno_trio.engine.context.facets import FacetMatcher, facet_expression
-from gno_trio.engine.context.request import NormalizedRequest, iso_instant
+from gno_trio.engine.context.canonical import PassageRef, sha256_text
+from gno_trio.engine.context.facets import FacetMatcher, neighbour_pairs
+from gno_trio.engine.context.passages import Line, Weights, Window, best_window, describe_lines
+from gno_trio.engine.context.request import NormalizedRequest
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
-from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.search.lexical import SearchRequest, date_instant
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.errors import GnoError
 
@@ -61,6 +62,17 @@ class Passage:
     facets: tuple[str, ...]
     retrieval_rank: int
     retrieval_sources: tuple[str, ...]
+    # What each requested facet adds to the passage's relevance, in facet
+    # order, and what goal words standing together in it add.
+    facet_weights: tuple[float, ...] = ()
+    pair_weight: float = 0.0
+
+    def gain(self, covered: Collection[str], facets: Sequence[str]) -> float:
+        """Relevance still to be had from this passage: covered facets count half."""
+        return self.pair_weight + sum(
+            weight / 2 if facet in covered else weight
+            for facet, weight in zip(facets, self.facet_weights, strict=False)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +97,7 @@ def retrieve_documents(
     for index, collection in enumerate(targets):
         share = max(1, _share(request.limit, index, len(targets)))
         search = SearchRequest(
-            query=request.search_query,
+            query=request.retrieval_query,
             limit=min(MAX_SEARCH_LIMIT, share),
             collection=collection,
             min_score=request.min_score,
@@ -125,7 +137,8 @@ def retrieve_documents(
 
 def _chunk_match(request: NormalizedRequest) -> tuple[str, ...]:
     """FTS5 expressions ranking a document's chunks: exact words, then prefixes."""
-    parts = [parse_query(text).any_match for text in (request.search_query, *request.term_texts)]
+    texts = (request.retrieval_query, *request.term_texts)
+    parts = [parse_query(text).any_match for text in texts]
     return exact_first(" OR ".join(f"({part})" for part in parts))
 
 
@@ -194,20 +207,11 @@ def _heading_for(headings: tuple[list[int], list[str]], start: int, end: int) ->
     return None
 
 
-def _instant(value: object) -> str | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return iso_instant(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-
-
 def _document_date(value: object) -> str | None:
+    """A frontmatter date as written when it is a calendar date, else its UTC instant."""
     if isinstance(value, str) and _DATE_ONLY.fullmatch(value):
         return value
-    return _instant(value)
+    return date_instant(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,35 +284,52 @@ def _load_documents(
     return documents
 
 
-def _indexed_facets(
-    conn: sqlite3.Connection, facets: Sequence[str], chunk_ids: Sequence[int]
-) -> dict[int, set[str]]:
-    """Which facets the full-text index matches in each of these chunks."""
-    wanted = set(chunk_ids)
-    found: dict[int, set[str]] = {}
-    if not wanted:
-        return found
-    low, high = min(wanted), max(wanted)
-    for facet in facets:
-        expression = facet_expression(facet)
-        if expression is None:
-            continue
-        try:
-            rows = conn.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
-                (text_match(expression), low, high),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            continue
-        for row in rows:
-            if int(row[0]) in wanted:
-                found.setdefault(int(row[0]), set()).add(facet)
-    return found
+# The room one passage may take, given its document (URI, title, collection).
+PassageCap = Callable[[str, str | None, str], int]
 
 
-def _facets_of(facets: Sequence[str], *found: Collection[str]) -> tuple[str, ...]:
-    hits = set().union(*found)
-    return tuple(facet for facet in facets if facet in hits)
+def _unreadable(row: sqlite3.Row) -> PassageRef:
+    return PassageRef(
+        uri=row["uri"],
+        docid=row["docid"],
+        start_line=None,
+        end_line=None,
+        passage_hash=None,
+        source_hash=row["source_hash"],
+        mirror_hash=row["mirror_hash"],
+    )
+
+
+def _spans(doc: _Document) -> list[tuple[int, int]] | None:
+    """The document's chunk spans, or None when its mirror cannot give them back."""
+    lines = doc.lines
+    spans = [(int(chunk["start_line"]), int(chunk["end_line"])) for chunk in doc.chunks]
+    if lines is None or not spans or any(not 1 <= a <= b <= len(lines) for a, b in spans):
+        return None
+    return spans
+
+
+def _windows(
+    doc: _Document,
+    spans: Sequence[tuple[int, int]],
+    described: Sequence[Line],
+    weights: Weights,
+    cap: int,
+    count: int,
+) -> list[Window]:
+    """Up to ``count`` non-overlapping windows, the best chunk's first."""
+    taken: list[Window] = []
+    for _ in range(count):
+        before = len(taken)
+        for span in spans:
+            if len(taken) >= count:
+                break
+            found = best_window(described, span, cap, taken, weights)
+            if found is not None and (found.score > 0 or not taken):
+                taken.append(found)
+        if len(taken) == before:
+            break
+    return taken
 
 
 def collect_candidates(
@@ -317,80 +338,104 @@ def collect_candidates(
     retrieved: Sequence[RetrievedDocument],
     facets: Sequence[str],
     configured: Collection[str],
+    cap_for: PassageCap,
 ) -> CandidatePool:
-    """Materialise up to ``candidate_limit`` passages, best chunk of every document first.
+    """Materialise up to ``candidate_limit`` passages, ranked by what they say to the goal.
 
-    Candidates are ordered in tiers: each document's best chunk in document
-    order, then each document's second-best, and so on, so a tight budget
-    spends itself across documents before it goes deep into one.
+    Each retrieved document offers windows of its best-matching chunks
+    (:mod:`~gno_trio.engine.context.passages`), up to the depth policy's count
+    and each within the room ``cap_for`` gives it. Admission to the pool goes
+    in tiers (every document's best window, then every second-best, ...) so a
+    small candidate limit spreads over documents; the pool is then ordered by
+    relevance, document retrieval order breaking ties, and that order is each
+    passage's retrieval rank.
     """
     documents = _load_documents(conn, retrieved, request, configured)
-    matcher = FacetMatcher(facets)
-    indexed = _indexed_facets(
-        conn, facets, [int(chunk["id"]) for doc in documents for chunk in doc.chunks]
-    )
-    tiers = max((len(doc.chunks) for doc in documents), default=0)
-    passages: list[Passage] = []
+    matcher = FacetMatcher(facets, neighbour_pairs(request.search_query, facets))
+    readable: list[tuple[_Document, list[tuple[int, int]], list[Line]]] = []
     unreadable: list[PassageRef] = []
+    for doc in documents:
+        spans = _spans(doc)
+        if spans is None or doc.lines is None:
+            unreadable.append(_unreadable(doc.row))
+            continue
+        prose = doc.chunks[0]["language"] is None
+        readable.append((doc, spans, describe_lines(doc.lines, matcher, spans, prose=prose)))
+    weights = Weights(
+        [_span_counts(described, span) for _, spans, described in readable for span in spans],
+        matcher.width,
+    )
+    tiers: list[list[tuple[int, Window, _Document, list[Line]]]] = []
+    for order, (doc, spans, described) in enumerate(readable):
+        row = doc.row
+        title = row["title"][:MAX_METADATA_CHARS] if row["title"] else None
+        cap = cap_for(row["uri"], title, row["collection"])
+        found = _windows(doc, spans, described, weights, cap, request.passages_per_document)
+        for tier, window in enumerate(found):
+            while len(tiers) <= tier:
+                tiers.append([])
+            tiers[tier].append((order, window, doc, described))
+    admitted = [entry for tier in tiers for entry in tier][
+        : max(0, request.candidate_limit - len(unreadable))
+    ]
+    admitted.sort(key=lambda entry: (-entry[1].score, entry[0], entry[1].start))
     headings: dict[str, tuple[list[int], list[str]]] = {}
-    for tier in range(tiers):
-        for doc in documents:
-            if tier >= len(doc.chunks) or len(passages) + len(unreadable) >= (
-                request.candidate_limit
-            ):
-                continue
-            chunk = doc.chunks[tier]
-            row = doc.row
-            start, end = int(chunk["start_line"]), int(chunk["end_line"])
-            lines = doc.lines
-            text = "\n".join(lines[start - 1 : end]) if lines is not None else ""
-            if lines is None or not 1 <= start <= end <= len(lines) or not text.strip():
-                unreadable.append(
-                    PassageRef(
-                        uri=row["uri"],
-                        docid=row["docid"],
-                        start_line=None,
-                        end_line=None,
-                        passage_hash=None,
-                        source_hash=row["source_hash"],
-                        mirror_hash=row["mirror_hash"],
-                    )
-                )
-                continue
-            heading = None
-            if chunk["language"] is None:
-                found = headings.get(row["mirror_hash"])
-                if found is None:
-                    found = headings[row["mirror_hash"]] = _headings(lines)
-                heading = _heading_for(found, start, end)
-            title = row["title"][:MAX_METADATA_CHARS] if row["title"] else None
-            ref = PassageRef(
-                uri=row["uri"],
-                docid=row["docid"],
-                start_line=start,
-                end_line=end,
-                passage_hash=sha256_text(text),
-                source_hash=row["source_hash"],
-                mirror_hash=row["mirror_hash"],
-            )
-            passages.append(
-                Passage(
-                    ref=ref,
-                    candidate_id=ref.identity,
-                    text=text,
-                    size=utf8_size(text),
-                    collection=row["collection"],
-                    title=title,
-                    heading=heading,
-                    modified_at=_instant(row["source_mtime"]),
-                    document_date=_document_date(row["frontmatter_date"]),
-                    facets=_facets_of(
-                        facets,
-                        indexed.get(int(chunk["id"]), set()),
-                        matcher.matches(f"{title or ''}\n{text}"),
-                    ),
-                    retrieval_rank=len(passages) + len(unreadable) + 1,
-                    retrieval_sources=doc.retrieved.sources,
-                )
-            )
+    passages: list[Passage] = []
+    for _, window, doc, _described in admitted:
+        passages.append(_passage(doc, window, weights, matcher, headings, len(passages) + 1))
     return CandidatePool(tuple(passages), tuple(unreadable))
+
+
+def _span_counts(described: Sequence[Line], span: tuple[int, int]) -> tuple[int, ...]:
+    width = len(described[span[0] - 1].counts)
+    return tuple(
+        sum(described[n - 1].counts[i] for n in range(span[0], span[1] + 1)) for i in range(width)
+    )
+
+
+def _passage(
+    doc: _Document,
+    window: Window,
+    weights: Weights,
+    matcher: FacetMatcher,
+    headings: dict[str, tuple[list[int], list[str]]],
+    rank: int,
+) -> Passage:
+    row = doc.row
+    lines = doc.lines or []
+    text = "\n".join(lines[window.start - 1 : window.end])
+    mirror = row["mirror_hash"]
+    prose = doc.chunks[0]["language"] is None
+    found = headings.get(mirror)
+    if found is None:
+        found = headings[mirror] = _headings(lines) if prose else ([], [])
+    title = row["title"][:MAX_METADATA_CHARS] if row["title"] else None
+    ref = PassageRef(
+        uri=row["uri"],
+        docid=row["docid"],
+        start_line=window.start,
+        end_line=window.end,
+        passage_hash=sha256_text(text),
+        source_hash=row["source_hash"],
+        mirror_hash=mirror,
+    )
+    spoken = {facet for facet, count in zip(matcher.facets, window.counts, strict=False) if count}
+    shares = weights.contributions(window.counts)
+    width = len(matcher.facets)
+    titled = set(matcher.matches(title or ""))
+    return Passage(
+        ref=ref,
+        candidate_id=ref.identity,
+        text=text,
+        size=window.size,
+        collection=row["collection"],
+        title=title,
+        heading=_heading_for(found, window.start, window.end) if prose else None,
+        modified_at=date_instant(row["source_mtime"]),
+        document_date=_document_date(row["frontmatter_date"]),
+        facets=tuple(f for f in matcher.facets if f in spoken or f in titled),
+        retrieval_rank=rank,
+        retrieval_sources=doc.retrieved.sources,
+        facet_weights=shares[:width],
+        pair_weight=sum(shares[width:]),
+    )

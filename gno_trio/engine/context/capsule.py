@@ -9,13 +9,18 @@ then seals it:
 * ``capsuleId`` is the SHA-256 of the canonical JSON of the Capsule without
   the id itself and without the two measured fields (``usedBytes``,
   ``usedTokens``), so it names the content, not its accounting;
-* ``usedBytes`` is the UTF-8 size of the canonical JSON of the complete,
-  sealed Capsule, found by iterating to a fixed point because the number is
-  part of what it measures;
-* no tokenizer is available, so the estimator is ``unicode_conservative``:
-  ``usedTokens`` is the byte count (common tokenizers never yield more
-  tokens than bytes), and the Capsule says so with a ``tokenizer_unavailable`` fallback
-  and a ``token_estimate_used`` warning.
+* the budget is spent on what the model reads: the canonical JSON of the
+  ``gno-context-agent-v1`` projection, which carries every passage, span,
+  hash, gap and count once. ``usedBytes`` is its UTF-8 size and
+  ``usedTokens`` the engine's one token estimate of it (about four
+  characters per token, :func:`~gno_trio.engine.ingest.chunker.estimate_tokens`),
+  both found by iterating to a fixed point because the numbers are part of
+  what they measure. The full Capsule in ``structuredContent`` is for the
+  application and is bounded by the passages the budget admitted;
+* no tokenizer is available, so the estimator is ``unicode_conservative``
+  with a ``tokenizer_unavailable`` fallback and a ``token_estimate_used``
+  warning; the byte limit (four bytes per token unless given) keeps text
+  outside ASCII, where a character weighs more, from overrunning it.
 
 Nothing here runs a model. Semantic search, reranking and graph expansion
 are reported as requested-but-unavailable whenever the depth policy asks for
@@ -33,11 +38,11 @@ from gno_trio.config import Config, dump_config
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.candidates import Passage
 from gno_trio.engine.context.canonical import (
-    canonical_json,
     context_identity,
     hash_canonical,
     utf8_size,
 )
+from gno_trio.engine.context.projection import agent_projection_text
 from gno_trio.engine.context.request import (
     URI_PREFIX_PATTERN,
     NormalizedRequest,
@@ -45,6 +50,7 @@ from gno_trio.engine.context.request import (
 )
 from gno_trio.engine.context.selection import OMISSION_REASONS, Omission, Selection
 from gno_trio.engine.egress.policy import strictest
+from gno_trio.engine.ingest.chunker import CHARS_PER_TOKEN, estimate_tokens
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.1"
@@ -69,11 +75,14 @@ class GuidanceRule:
     text: str
 
     def applies_to(self, passage: Passage) -> bool:
+        return self.covers(passage.ref.uri, passage.collection)
+
+    def covers(self, uri: str, collection: str) -> bool:
         if self.scope_type == "global":
             return True
         if self.scope_type == "collection":
-            return self.scope_key[:-1] == passage.collection
-        return passage.ref.uri.startswith(self.scope_key)
+            return self.scope_key[:-1] == collection
+        return uri.startswith(self.scope_key)
 
     def as_guidance(self) -> dict[str, str]:
         return {
@@ -247,11 +256,11 @@ class CapsuleFrame:
 
     @property
     def room(self) -> int:
-        """Capsule bytes the budget admits; tokens are counted as bytes."""
+        """Projection bytes the budget admits after its safety margins."""
         request = self.request
         return min(
             request.budget_bytes - request.safety_margin_bytes,
-            request.budget_tokens - request.safety_margin_tokens,
+            (request.budget_tokens - request.safety_margin_tokens) * CHARS_PER_TOKEN,
         )
 
     def fits(self, capsule: Mapping[str, Any]) -> bool:
@@ -432,14 +441,15 @@ def capsule_id(capsule: Mapping[str, Any]) -> str:
 
 
 def seal(payload: dict[str, Any]) -> dict[str, Any]:
-    """Add ``capsuleId`` and the measured sizes of the finished canonical JSON."""
+    """Add ``capsuleId`` and the measured size of the model-visible projection."""
     identity = capsule_id(payload)
-    measured = 0
+    size, tokens = 0, 1
     for _ in range(_FIXED_POINT_ROUNDS):
-        budget = {**payload["budget"], "usedBytes": measured, "usedTokens": max(1, measured)}
+        budget = {**payload["budget"], "usedBytes": size, "usedTokens": tokens}
         capsule = {**payload, "budget": budget, "capsuleId": identity}
-        size = utf8_size(canonical_json(capsule))
-        if size == measured:
+        text = agent_projection_text(capsule)
+        measured = (utf8_size(text), max(1, estimate_tokens(text)))
+        if measured == (size, tokens):
             return capsule
-        measured = size
+        size, tokens = measured
     raise GnoError(codes.RUNTIME_ERROR, "Capsule size accounting did not settle")

@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from gno_trio.config import Config
 from gno_trio.engine.context import codes
-from gno_trio.engine.context.candidates import CandidatePool, collect_candidates, retrieve_documents
+from gno_trio.engine.context.candidates import (
+    CandidatePool,
+    Passage,
+    PassageCap,
+    collect_candidates,
+    retrieve_documents,
+)
+from gno_trio.engine.context.canonical import canonical_json, utf8_size
 from gno_trio.engine.context.capsule import (
-    MAX_OMISSION_ITEMS,
     CapsuleFrame,
     assemble,
     config_fingerprint,
@@ -30,6 +37,7 @@ from gno_trio.engine.context.capsule import (
     policies_of,
 )
 from gno_trio.engine.context.facets import derive_facets
+from gno_trio.engine.context.passages import MAX_PASSAGE_BYTES
 from gno_trio.engine.context.request import (
     BYTES_PER_TOKEN_REQUEST,
     MAX_SAFE_INTEGER,
@@ -37,9 +45,16 @@ from gno_trio.engine.context.request import (
     NormalizedRequest,
     normalize_request,
 )
-from gno_trio.engine.context.selection import Selection, pack, smallest_alone
+from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
 from gno_trio.engine.context.snapshot import index_fingerprint, read_snapshot
 from gno_trio.errors import GnoError
+
+_HASH: Final = "0" * 64
+# Room kept for the heading an evidence entry names, unknown until its
+# window is chosen.
+_HEADING_ALLOWANCE: Final = 96
+# One-passage Capsules measured to find the least budget that holds one.
+_MEASURED_ALONE: Final = 16
 
 
 def _scope_collections(request: NormalizedRequest, config: Config) -> tuple[str, ...]:
@@ -80,11 +95,27 @@ def compile_capsule(
             lineage=lineage,
         )
 
+    frame = CapsuleFrame(
+        request=normalized,
+        index_name=index_name,
+        facets=facets,
+        query_variants=tuple(dict.fromkeys((normalized.retrieval_query, *normalized.term_texts))),
+        index_before="",
+        index_after="",
+        config_fingerprint=config_fingerprint(config),
+        rules=context_rules(config),
+        policies=policies,
+        lineage=lineage,
+        collection_lineages={name: egress_lineage([name], policies) for name in policies},
+    )
     try:
         with read_snapshot(conn):
             before = fingerprint()
+            frame = dataclasses.replace(frame, index_before=before, index_after=before)
             retrieved = retrieve_documents(conn, normalized, moment)
-            pool = collect_candidates(conn, normalized, retrieved, facets, policies)
+            pool = collect_candidates(
+                conn, normalized, retrieved, facets, policies, passage_cap(frame)
+            )
             after = fingerprint()
     except sqlite3.Error as exc:
         raise GnoError(codes.RETRIEVAL_FAILED, f"Reading the index failed: {exc}") from None
@@ -93,21 +124,9 @@ def compile_capsule(
     if not pool.passages:
         raise GnoError(
             codes.NO_EVIDENCE,
-            f"No indexed passage in scope matches {normalized.search_query!r}",
+            f"No indexed passage in scope matches {normalized.retrieval_query!r}",
         )
-    frame = CapsuleFrame(
-        request=normalized,
-        index_name=index_name,
-        facets=facets,
-        query_variants=tuple(dict.fromkeys((normalized.search_query, *normalized.term_texts))),
-        index_before=before,
-        index_after=after,
-        config_fingerprint=config_fingerprint(config),
-        rules=context_rules(config),
-        policies=policies,
-        lineage=lineage,
-        collection_lineages={name: egress_lineage([name], policies) for name in policies},
-    )
+    frame = dataclasses.replace(frame, index_after=after)
 
     def build(selection: Selection) -> dict[str, Any] | None:
         capsule = assemble(frame, selection, audit_limit=0)
@@ -116,67 +135,101 @@ def compile_capsule(
     selection, capsule = pack(pool, facets, frame.room, build)
     if capsule is None:
         raise _nothing_fits(frame, pool)
-    return _widest_audit(frame, selection, capsule)
+    # The omission audit is not part of what the model reads, so it costs no
+    # budget: the sealed Capsule lists as many omitted candidates as it may.
+    return assemble(frame, selection)
 
 
-def _widest_audit(
-    frame: CapsuleFrame, selection: Selection, fitted: dict[str, Any]
-) -> dict[str, Any]:
-    """The fitted Capsule listing as many omitted candidates as the room left allows.
+def passage_cap(frame: CapsuleFrame) -> PassageCap:
+    """The room one passage of a document may take in the projection.
 
-    Evidence is packed first with an empty audit list; the audit then takes
-    what remains, up to its cap of 100 entries. Its total and per-reason
-    counts are exact whatever the number of entries listed.
+    It is the budget's room less what a Capsule with no passage already
+    spends and less what this document's evidence entry and guidance add,
+    capped at :data:`MAX_PASSAGE_BYTES` so that a large budget buys more
+    passages rather than longer ones.
     """
-    low, high = 0, min(MAX_OMISSION_ITEMS, fitted["omissions"]["total"])
-    best = fitted
-    while low < high:
-        middle = (low + high + 1) // 2
-        trial = assemble(frame, selection, audit_limit=middle)
-        if frame.fits(trial):
-            low, best = middle, trial
-        else:
-            high = middle - 1
-    return best
+    empty = assemble(frame, Selection((), (), frozenset()), audit_limit=0)
+    spare: int = frame.room - int(empty["budget"]["usedBytes"])
+
+    def cap(uri: str, title: str | None, collection: str) -> int:
+        overhead = _entry_size(frame, uri, title, None, collection) + _HEADING_ALLOWANCE
+        return max(1, min(MAX_PASSAGE_BYTES, spare - overhead))
+
+    return cap
+
+
+def _entry_size(
+    frame: CapsuleFrame, uri: str, title: str | None, heading: str | None, collection: str
+) -> int:
+    """Projection bytes a passage adds besides its text: its tuple and its guidance."""
+    rules = [rule for rule in frame.rules if rule.covers(uri, collection)]
+    policy = frame.policies.get(collection)
+    entry = [uri, 1 << 20, 1 << 20, _HASH, _HASH, _HASH, "", title, heading]
+    entry += [[rule.context_id for rule in rules], policy[0] if policy else "unclassified"]
+    return (
+        utf8_size(canonical_json(entry))
+        + 1
+        + sum(
+            utf8_size(canonical_json([r.context_id, r.scope_type, r.scope_key, r.text])) + 1
+            for r in rules
+        )
+    )
+
+
+def _projected_size(frame: CapsuleFrame) -> Callable[[Passage], int]:
+    def size(passage: Passage) -> int:
+        return passage.size + _entry_size(
+            frame, passage.ref.uri, passage.title, passage.heading, passage.collection
+        )
+
+    return size
 
 
 def _nothing_fits(frame: CapsuleFrame, pool: CandidatePool) -> GnoError:
     """``no_evidence`` when no passage speaks to the goal, else ``invalid_budget``.
 
     The budget error names the least budget that would produce a Capsule: the
-    size of the Capsule holding only the smallest admissible passage, measured
-    at that budget (the requested numbers are part of the bytes measured).
+    size of the smallest one-passage Capsule, measured at that budget (the
+    requested numbers are part of what is measured) over the cheapest few
+    passages, since what a passage settles in coverage changes the size too.
     """
     request = frame.request
-    if smallest_alone(pool, frame.facets, frame.room) is None:
+    cost = _projected_size(frame)
+    if not cheapest_alone(pool, frame.facets, frame.room, cost):
         return GnoError(
             codes.NO_EVIDENCE,
             f"No retrieved passage in scope speaks to any facet of the goal "
             f"({', '.join(frame.facets)})",
         )
-    tokens, size = request.budget_tokens, 0
+    tokens, size = request.budget_tokens, request.budget_bytes
     for _ in range(8):
         trial = dataclasses.replace(
             frame,
             request=dataclasses.replace(
                 request,
                 budget_tokens=tokens,
-                budget_bytes=max(request.budget_bytes, size + request.safety_margin_bytes)
+                budget_bytes=size
                 if request.budget_bytes_given
                 else min(MAX_SAFE_INTEGER, tokens * BYTES_PER_TOKEN_REQUEST),
             ),
         )
-        selection = smallest_alone(pool, frame.facets, trial.room)
-        if selection is None:
+        needs = []
+        for selection in cheapest_alone(pool, frame.facets, trial.room, cost, _MEASURED_ALONE):
+            budget = assemble(trial, selection, audit_limit=0)["budget"]
+            need_size = budget["usedBytes"] + request.safety_margin_bytes
+            need_tokens = budget["usedTokens"] + request.safety_margin_tokens
+            if not request.budget_bytes_given:
+                need_tokens = max(need_tokens, -(-need_size // BYTES_PER_TOKEN_REQUEST))
+            needs.append((need_tokens, need_size))
+        if min(needs) == (tokens, size):
             break
-        size = assemble(trial, selection, audit_limit=0)["budget"]["usedBytes"]
-        if size + request.safety_margin_tokens == tokens:
-            break
-        tokens = size + request.safety_margin_tokens
+        tokens, size = min(needs)
+    wanted = f"budgetTokens of at least {tokens}"
+    if request.budget_bytes_given:
+        wanted += f" and budgetBytes of at least {size}"
     return GnoError(
         codes.INVALID_BUDGET,
         f"No passage fits the budget: the smallest Capsule, with one passage, needs "
-        f"budgetTokens of at least {size + request.safety_margin_tokens} and budgetBytes of "
-        f"at least {size + request.safety_margin_bytes} (requested {request.budget_tokens} "
-        f"tokens and {request.budget_bytes} bytes)",
+        f"{wanted} (requested {request.budget_tokens} tokens and {request.budget_bytes} "
+        f"bytes)",
     )

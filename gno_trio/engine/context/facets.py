@@ -15,6 +15,7 @@ letter case and diacritics folded, a single word matched as a word prefix
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -35,10 +36,15 @@ _STOP_WORD_LINES: Final = (
     "some such than that the their them then there these they this those through to too",
     "under until up very was we were what when where which while who whom why will with",
     "would you your compare comparison find versus vs",
+    # What a goal asks the reader to do rather than what it is about.
+    "describe describes explain explains help know please show shows summarise summarize",
+    "tell understand want",
 )
 STOP_WORDS: Final = frozenset(word for line in _STOP_WORD_LINES for word in line.split())
 
 _WORD: Final = re.compile(r"[^\W_]+")
+# How far apart (in words) two neighbouring goal words may stand and still count as a pair.
+PAIR_DISTANCE: Final = 3
 
 
 def _fold(text: str) -> str:
@@ -77,6 +83,31 @@ def derive_facets(query: str, term_texts: Sequence[str] = ()) -> tuple[str, ...]
     return tuple(sorted(list(found)[:MAX_FACETS]))
 
 
+def retrieval_line(query: str) -> str:
+    """The line searched for a goal: its facets and exclusions, without the filler.
+
+    A goal is prose ("explain how CMake picks the C++ standard flag"); its
+    function words and one-letter fragments are prefix terms to the index
+    (``the*``, ``c*``) that match almost everything and drown the topic words
+    in the document ranking. A goal with no facet is searched as written.
+    """
+    facets = derive_facets(query)
+    if not facets:
+        return query
+    try:
+        negatives = parse_query(query).negative_terms
+    except GnoError:
+        negatives = ()
+    quoted = [f'"{facet}"' if " " in facet else facet for facet in facets]
+    excluded = [f'-"{term}"' if " " in term else f"-{term}" for term in negatives]
+    line = " ".join([*quoted, *excluded])
+    try:
+        parse_query(line)
+    except GnoError:
+        return query
+    return line
+
+
 def facet_expression(facet: str) -> str | None:
     """The FTS5 expression that finds ``facet``: a prefix term, or an exact phrase."""
     text = f'"{facet}"' if " " in facet else facet
@@ -86,34 +117,89 @@ def facet_expression(facet: str) -> str | None:
         return None
 
 
+def neighbour_pairs(query: str, facets: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Facet words that stand next to each other in the goal, in its order.
+
+    "how CMake picks the C++ standard flag" gives (cmake, picks), (picks,
+    standard) and (standard, flag): text where such words stand close
+    together is about the goal's thing, not just its words.
+    """
+    try:
+        terms = parse_query(query).positive_terms
+    except GnoError:
+        return ()
+    wanted = set(facets)
+    ordered = [term for term in terms if term in wanted and " " not in term]
+    return tuple(dict.fromkeys(itertools.pairwise(ordered)))
+
+
 class FacetMatcher:
-    """Answers "which requested facets does this text speak to?" for many passages."""
+    """Counts, for many texts, how often each facet (and each neighbour pair) occurs.
 
-    __slots__ = ("_plans",)
+    A one-word facet counts every word it starts (its trailing plural ``s``
+    ignored); a phrase counts its exact runs of words; a pair counts the
+    places where its two words stand at most :data:`PAIR_DISTANCE` words
+    apart, in either order. Counts come facets first, then pairs.
+    """
 
-    def __init__(self, facets: Sequence[str]) -> None:
+    __slots__ = ("_pairs", "_plans", "_stems", "_zero")
+
+    def __init__(self, facets: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> None:
         self._plans = [(facet, tuple(fold_words(facet))) for facet in facets]
+        index = {facet: position for position, facet in enumerate(facets)}
+        self._pairs = [
+            (index[a], index[b]) for a, b in pairs if a in index and b in index and a != b
+        ]
+        # Any text a facet occurs in contains its first word's stem: most
+        # lines are ruled out by a substring test before they are split.
+        self._stems = tuple(_singular(words[0]) for _, words in self._plans if words)
+        self._zero = (0,) * self.width
+
+    @property
+    def facets(self) -> tuple[str, ...]:
+        return tuple(facet for facet, _ in self._plans)
+
+    @property
+    def width(self) -> int:
+        return len(self._plans) + len(self._pairs)
+
+    def counts(self, text: str) -> tuple[int, ...]:
+        folded = _fold(text)
+        if not any(stem in folded for stem in self._stems):
+            return self._zero
+        tokens = _WORD.findall(folded)
+        found = []
+        places: list[list[int]] = []
+        for _, words in self._plans:
+            if not words:
+                hits: list[int] = []
+                found.append(0)
+            elif len(words) == 1:
+                stem = _singular(words[0])
+                hits = [i for i, token in enumerate(tokens) if token.startswith(stem)]
+                found.append(len(hits))
+            else:
+                hits = []
+                found.append(_count_runs(tokens, words))
+            places.append(hits)
+        for a, b in self._pairs:
+            others = places[b]
+            found.append(
+                sum(1 for i in places[a] if any(0 < abs(i - j) <= PAIR_DISTANCE for j in others))
+            )
+        return tuple(found)
 
     def matches(self, text: str) -> tuple[str, ...]:
-        tokens = fold_words(text)
-        vocabulary = set(tokens)
-        hits = []
-        for facet, words in self._plans:
-            if not words:
-                continue
-            if len(words) == 1:
-                stem = _singular(words[0])
-                if stem in vocabulary or any(token.startswith(stem) for token in vocabulary):
-                    hits.append(facet)
-            elif _contains_run(tokens, words):
-                hits.append(facet)
-        return tuple(hits)
+        counted = self.counts(text)
+        plans = self._plans
+        return tuple(facet for (facet, _), count in zip(plans, counted, strict=False) if count)
 
 
-def _contains_run(tokens: Sequence[str], words: Sequence[str]) -> bool:
+def _count_runs(tokens: Sequence[str], words: Sequence[str]) -> int:
     width = len(words)
     first = words[0]
-    return any(
-        tokens[i] == first and tuple(tokens[i : i + width]) == tuple(words)
+    return sum(
+        1
         for i in range(len(tokens) - width + 1)
+        if tokens[i] == first and tuple(tokens[i : i + width]) == tuple(words)
     )

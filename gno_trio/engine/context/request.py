@@ -19,6 +19,8 @@ from typing import Final, Literal
 
 from gno_trio.config import Config
 from gno_trio.engine.context import codes
+from gno_trio.engine.context.facets import retrieval_line
+from gno_trio.engine.ingest.chunker import CHARS_PER_TOKEN
 from gno_trio.engine.search.hybrid import QUERY_MODES
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.search.timefilter import parse_time_bound
@@ -35,7 +37,9 @@ MAX_FILTER_VALUES: Final = 128
 MAX_FILTER_CHARS: Final = 256
 DEFAULT_LIMIT: Final = 20
 DEFAULT_CANDIDATE_LIMIT: Final = 40
-BYTES_PER_TOKEN_REQUEST: Final = 4
+# budgetBytes defaults to budgetTokens times this: the same 4 characters per
+# token the shared estimate counts, so neither limit is tighter for ASCII text.
+BYTES_PER_TOKEN_REQUEST: Final = CHARS_PER_TOKEN
 # Passages taken from each retrieved document: the depth policy's only lever
 # besides the default candidate limit, since no model runs at any depth.
 PASSAGES_PER_DOCUMENT: Final[dict[str, int]] = {"fast": 1, "balanced": 2, "thorough": 3}
@@ -88,6 +92,7 @@ class NormalizedRequest:
     goal: str
     query: str
     search_query: str
+    retrieval_query: str
     collections: tuple[str, ...]
     uri_prefix: str | None
     uri_filter: str | None
@@ -387,6 +392,7 @@ def normalize_request(
         goal=goal,
         query=query,
         search_query=search_query,
+        retrieval_query=retrieval_line(search_query),
         collections=collections,
         uri_prefix=uri_prefix,
         uri_filter=uri_filter,

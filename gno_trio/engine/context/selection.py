@@ -1,16 +1,18 @@
-"""Choosing passages: greedy packing under one budget for the whole Capsule.
+"""Choosing passages: greedy packing under one budget for what the model reads.
 
-The budget covers the complete canonical Capsule, not just passage text, and
-every choice changes other parts of it (coverage, omissions, guidance), so a
-passage is admitted only after the whole Capsule with it has been assembled
-and measured. The order is deterministic:
+The budget covers the whole model-visible projection of the Capsule, not
+just passage text, and every choice changes other parts of it (coverage,
+omission counts, guidance), so a passage is admitted only after the whole
+Capsule with it has been assembled and measured. The order is deterministic:
 
 1. the same span of the same document offered twice collapses to one;
    identical text elsewhere is a ``duplicate``;
 2. when the goal has facets, a passage matching none of them is
    ``redundant_coverage``;
-3. of the rest, the passage covering the most still-uncovered facets goes
-   next, ties broken by retrieval rank and then by URI and lines;
+3. of the rest, the passage with the most relevance still to be had goes
+   next (its facets weighted by rarity, a facet already covered counting
+   half, plus goal words standing together), ties broken by retrieval rank
+   and then by URI and lines;
 4. a passage overlapping an admitted one of the same document is
    ``overlap``; a further passage that would give its document more than
    3/5 of the room (when several documents compete) is
@@ -175,11 +177,7 @@ def pack(
         covered = {facet for item in selected for facet in item.facets}
         pick = min(
             still_open,
-            key=lambda p: (
-                -len(set(p.facets) - covered),
-                p.retrieval_rank,
-                p.ref.sort_key(),
-            ),
+            key=lambda p: (-p.gain(covered, facets), p.retrieval_rank, p.ref.sort_key()),
         )
         still_open.remove(pick)
         packer.remaining = still_open
@@ -206,18 +204,26 @@ def pack(
     return final, None
 
 
-def smallest_alone(pool: CandidatePool, facets: Sequence[str], room: int) -> Selection | None:
-    """The selection holding only the smallest admissible passage, or None if none is.
+def cheapest_alone(
+    pool: CandidatePool,
+    facets: Sequence[str],
+    room: int,
+    cost: Callable[[Passage], int],
+    count: int = 1,
+) -> list[Selection]:
+    """Selections holding only one admissible passage each, the ``count`` cheapest.
 
-    This is the smallest Capsule packing could ever produce from ``pool``; its
-    size is the least budget that yields any Capsule at all.
+    ``cost`` estimates what a passage adds to the Capsule; the smallest
+    Capsule packing could ever produce from ``pool`` is among these (its
+    size also depends on the coverage the passage settles, so a caller
+    wanting the exact least budget measures a few).
     """
     packer = _Packer(pool, facets, room)
-    if not packer.remaining:
-        return None
-    smallest = min(packer.remaining, key=lambda p: (p.size, p.retrieval_rank, p.ref.sort_key()))
-    rest = [p for p in packer.remaining if p is not smallest]
-    return packer.selection([smallest], rest)
+    ranked = sorted(packer.remaining, key=lambda p: (cost(p), p.retrieval_rank, p.ref.sort_key()))
+    return [
+        packer.selection([alone], [p for p in packer.remaining if p is not alone])
+        for alone in ranked[:count]
+    ]
 
 
 def _used_bytes(capsule: dict[str, object]) -> int:

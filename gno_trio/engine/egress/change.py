@@ -21,6 +21,7 @@ from gno_trio.config import EgressPolicy, load_config
 from gno_trio.engine.egress import explain as egress_explain
 from gno_trio.engine.egress.policy import reach
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -88,8 +89,10 @@ def set_policy(
     collection: str,
     target: EgressPolicy,
     confirmation: Confirmation | None = None,
+    *,
+    lease: HeldLease,
 ) -> dict[str, Any]:
-    """Apply ``target`` to ``collection``; the caller holds the write lease.
+    """Apply ``target`` to ``collection``; the caller holds the write lease (``lease``).
 
     Returns ``collection-egress-policy-set@1.0``. ``NOT_FOUND`` for an
     unknown collection; for a relaxation, ``INVALID_INPUT`` without an
@@ -99,8 +102,7 @@ def set_policy(
     """
     # Judge against the file as it is now (another process may have changed it
     # since this engine loaded it), so a stale confirmation cannot slip through.
-    path = engine.location.config_path
-    config = load_config(path) if path.exists() else engine.config
+    config = load_config(engine.location.config_path)
     found = config.collection(collection)
     if found is None:
         raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
@@ -121,8 +123,8 @@ def set_policy(
     updated = attrs.evolve(
         found, egress_policy=target, egress_policy_revision=int(before["revision"]) + 1
     )
-    engine.save_config(config.with_collection(updated))
-    after = egress_explain.policy_state(engine.config.collections, found.name)
+    written = engine.update_config(lambda current: current.with_collection(updated), lease=lease)
+    after = egress_explain.policy_state(written.collections, found.name)
     return {
         "schemaVersion": SCHEMA_VERSION,
         "previous": before,

@@ -9,6 +9,7 @@ from gno_trio.config import EgressPolicy
 from gno_trio.engine.egress import change, explain
 from gno_trio.engine.egress.policy import Zone
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.lease import HeldLease
 
 
 class EgressFace(EngineKernel):
@@ -44,10 +45,11 @@ class EgressFace(EngineKernel):
         confirmation: change.Confirmation | None = None,
         *,
         should_stop: Callable[[], bool] | None = None,
+        lease: HeldLease | None = None,
     ) -> dict[str, Any]:
         """Apply ``target`` under the write lease; relaxing needs a bound confirmation."""
-        with self.lease(should_stop=should_stop):
-            return change.set_policy(self, collection, target, confirmation)
+        with self.writing(lease, should_stop=should_stop) as held:
+            return change.set_policy(self, collection, target, confirmation, lease=held)
 
 
 __all__ = ["EgressFace"]

@@ -58,6 +58,7 @@ class GraphFace(EngineKernel):
         edge_limit: int = overview.GRAPH_DEFAULT_EDGE_LIMIT,
         linked_only: bool = True,
         include_similar: bool = False,
+        similar_top_k: int = overview.SIMILAR_DEFAULT_TOP_K,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """The corpus link graph and its structure report."""
@@ -69,6 +70,7 @@ class GraphFace(EngineKernel):
                 edge_limit=edge_limit,
                 linked_only=linked_only,
                 include_similar=include_similar,
+                similar_top_k=similar_top_k,
             )
 
     def graph_query(

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Final, Literal
 
-from gno_trio.engine.graph.links import DocSummary, Resolver, summary
+from gno_trio.engine.graph.links import DocSummary, Resolution, Resolver, summary
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.uris import parse_ref
 
 Direction = Literal["in", "out", "both"]
 NEIGHBORS_DEFAULT_LIMIT: Final = 50
 PATH_DEFAULT_MAX_DEPTH: Final = 6
+_TRUST: Final = {"explicit": 0, "inferred": 1, "ambiguous": 2}
 
 
 @dataclass(slots=True)
@@ -35,6 +36,10 @@ class LinkGraph:
     docs: dict[int, DocSummary] = field(default_factory=dict)
     outgoing: dict[int, dict[int, Counter[str]]] = field(default_factory=dict)
     incoming: dict[int, dict[int, Counter[str]]] = field(default_factory=dict)
+    # Per (source, target, kind): the most trustworthy way one of its links resolved.
+    audits: dict[tuple[int, int, str], Resolution] = field(default_factory=dict)
+    # (source id, link kind) of every link that names no active document.
+    unresolved: list[tuple[int, str]] = field(default_factory=list)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> LinkGraph:
@@ -51,9 +56,19 @@ class LinkGraph:
         resolver = Resolver(conn)
         for row in rows:
             source = summary(row)
-            target = resolver.resolve(row["kind"], row["target"], row["link_collection"], source)
-            if target is None or target.id == source.id:
+            found = resolver.resolve_audited(
+                row["kind"], row["target"], row["link_collection"], source
+            )
+            if found is None:
+                graph.unresolved.append((source.id, row["kind"]))
                 continue
+            target = found.document
+            if target.id == source.id:
+                continue
+            key = (source.id, target.id, row["kind"])
+            known = graph.audits.get(key)
+            if known is None or _TRUST[found.confidence] < _TRUST[known.confidence]:
+                graph.audits[key] = found
             graph.docs.setdefault(source.id, source)
             graph.docs.setdefault(target.id, target)
             graph.outgoing.setdefault(source.id, {}).setdefault(target.id, Counter())[

@@ -115,6 +115,39 @@ def _first(candidates: Iterable[DocSummary]) -> DocSummary:
     return min(candidates, key=lambda doc: doc.rel_path)
 
 
+# How a wiki target matched, by rank: its path is exact, its stem a fallback, its title exact.
+_WIKI_RANKS: Final = ("exact-path", "path-fallback", "exact-title")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """How a link found its document (GNO's edge audit).
+
+    ``resolution`` is ``exact-path`` or ``exact-title`` when the link names
+    the document as written, ``path-fallback`` when only a looser reading
+    matches (another letter case, an added ``.md`` or ``/index.md``, a bare
+    file stem), and ``ambiguous-fallback`` when several documents matched
+    equally and the smallest path was taken; ``match_count`` says how many.
+    """
+
+    document: DocSummary
+    resolution: str
+    match_count: int
+
+    @classmethod
+    def of(cls, candidates: list[DocSummary], resolution: str) -> Resolution:
+        if len(candidates) > 1:
+            return cls(_first(candidates), "ambiguous-fallback", len(candidates))
+        return cls(candidates[0], resolution, 1)
+
+    @property
+    def confidence(self) -> str:
+        """``explicit``, ``inferred`` or ``ambiguous``: how far an agent may trust the edge."""
+        return {"ambiguous-fallback": "ambiguous", "path-fallback": "inferred"}.get(
+            self.resolution, "explicit"
+        )
+
+
 class Resolver:
     """Resolves stored link targets to active documents, loading each collection once."""
 
@@ -138,13 +171,20 @@ class Resolver:
     def resolve(
         self, kind: str, target: str, link_collection: str | None, source: DocSummary
     ) -> DocSummary | None:
+        found = self.resolve_audited(kind, target, link_collection, source)
+        return None if found is None else found.document
+
+    def resolve_audited(
+        self, kind: str, target: str, link_collection: str | None, source: DocSummary
+    ) -> Resolution | None:
+        """The document a link names and how it was found (see :class:`Resolution`)."""
         if kind == "wiki":
             return self._wiki(target, link_collection or source.collection)
         if kind == "markdown":
             return self._markdown(target, source)
         return None
 
-    def _wiki(self, target: str, collection: str) -> DocSummary | None:
+    def _wiki(self, target: str, collection: str) -> Resolution | None:
         key = _fold(target)
         if not key:
             return None
@@ -152,19 +192,19 @@ class Resolver:
         if key.endswith(_MARKDOWN_SUFFIX) and len(key) > len(_MARKDOWN_SUFFIX):
             keys.append(key[: -len(_MARKDOWN_SUFFIX)])
         index = self._index(collection)
-        for table in index.wiki:
-            matches = [doc for k in keys for doc in table.get(k, ())]
+        for rank, table in zip(_WIKI_RANKS, index.wiki, strict=True):
+            matches = {doc.id: doc for k in keys for doc in table.get(k, ())}
             if matches:
-                return _first(matches)
+                return Resolution.of(list(matches.values()), rank)
         return None
 
-    def _markdown(self, target: str, source: DocSummary) -> DocSummary | None:
+    def _markdown(self, target: str, source: DocSummary) -> Resolution | None:
         if target.startswith("gno://"):
             try:
                 collection, rel_path, _ = parse_uri(target)
             except GnoError:
                 return None
-            return self.by_path(collection, rel_path)
+            return self._path(collection, rel_path, "exact-path")
         if target.startswith("/"):
             joined = target.lstrip("/")
         else:
@@ -172,23 +212,28 @@ class Resolver:
         path = posixpath.normpath(joined) if joined else ""
         if not path or path == "." or path == ".." or path.startswith("../"):
             return None
-        candidates = [path]
-        if _without_suffix(path) == path:
-            candidates += [path + _MARKDOWN_SUFFIX, path + "/index" + _MARKDOWN_SUFFIX]
-        for candidate in candidates:
-            found = self.by_path(source.collection, candidate)
+        found = self._path(source.collection, path, "exact-path")
+        if found is not None or _without_suffix(path) != path:
+            return found
+        for candidate in (path + _MARKDOWN_SUFFIX, path + "/index" + _MARKDOWN_SUFFIX):
+            found = self._path(source.collection, candidate, "path-fallback")
             if found is not None:
                 return found
         return None
 
-    def by_path(self, collection: str, rel_path: str) -> DocSummary | None:
-        """The active document at exactly this path, else one whose path differs only in case."""
+    def _path(self, collection: str, rel_path: str, resolution: str) -> Resolution | None:
         index = self._index(collection)
         exact = index.exact.get(rel_path)
         if exact is not None:
-            return exact
+            return Resolution(exact, resolution, 1)
         folded = index.folded_paths.get(_fold(rel_path))
-        return _first(folded) if folded else None
+        # Found only when letter case is ignored: a fallback, not what was written.
+        return Resolution.of(folded, "path-fallback") if folded else None
+
+    def by_path(self, collection: str, rel_path: str) -> DocSummary | None:
+        """The active document at exactly this path, else one whose path differs only in case."""
+        found = self._path(collection, rel_path, "exact-path")
+        return None if found is None else found.document
 
 
 def _link_text(kind: str, target: str, display: str | None) -> str | None:

@@ -17,6 +17,7 @@ import sqlite3
 from collections import Counter
 from typing import Any, Final
 
+from gno_trio.engine.graph.communities import communities
 from gno_trio.engine.graph.linkgraph import LinkGraph
 from gno_trio.engine.graph.links import DocSummary, summary
 from gno_trio.errors import GnoError
@@ -24,6 +25,7 @@ from gno_trio.errors import GnoError
 GRAPH_DEFAULT_LIMIT: Final = 2000
 GRAPH_DEFAULT_EDGE_LIMIT: Final = 10000
 HUB_COUNT: Final = 10
+SIMILAR_DEFAULT_TOP_K: Final = 5
 SIMILAR_UNAVAILABLE: Final = (
     "includeSimilar needs vector embeddings, which this server does not build; "
     "no similarity edges were added"
@@ -63,8 +65,30 @@ def _components(ids: list[int], adjacent: dict[int, set[int]]) -> int:
     return count
 
 
-def _node(doc: DocSummary, degree: int) -> dict[str, Any]:
-    return {**doc.identity(), "degree": degree}
+def _node(doc: DocSummary, degree: int, community: str | None = None) -> dict[str, Any]:
+    entry = {**doc.identity(), "degree": degree}
+    if community is not None:
+        entry["communityId"] = community
+    return entry
+
+
+def _link(graph: LinkGraph, by_id: dict[int, DocSummary], edge: Edge) -> dict[str, Any]:
+    source, target, kind, count = edge
+    found = graph.audits[(source, target, kind)]
+    audit: dict[str, Any] = {"resolution": found.resolution}
+    if found.match_count > 1:
+        audit["matchCount"] = found.match_count
+    return {
+        "source": by_id[source].docid,
+        "target": by_id[target].docid,
+        "type": kind,
+        "weight": count,
+        "confidence": found.confidence,
+        "audit": audit,
+    }
+
+
+Edge = tuple[int, int, str, int]
 
 
 def overview(
@@ -75,20 +99,27 @@ def overview(
     edge_limit: int = GRAPH_DEFAULT_EDGE_LIMIT,
     linked_only: bool = True,
     include_similar: bool = False,
+    similar_top_k: int = SIMILAR_DEFAULT_TOP_K,
 ) -> dict[str, Any]:
     """The graph of active documents (highest degree first) and the links among them.
 
     Nodes are ranked by degree (distinct neighbours either way), then URI, and
     cut at ``limit``; edges are those between kept nodes, cut at
     ``edge_limit``. ``meta.truncated`` says whether either cut dropped
-    anything. The report counts hubs, isolated documents and connected
-    components over the whole scope, before any cut.
+    anything. Each edge says how far it can be trusted (``confidence``) and
+    how its link resolved (``audit``). The report counts hubs, bridges
+    (documents both linking and linked), isolated documents, unresolved
+    links, edge kinds and confidences and connected components over the
+    whole scope, before any cut; communities are found among the returned
+    nodes.
     """
     wanted, docs = _scope(conn, collection)
     by_id = {doc.id: doc for doc in docs}
     graph = LinkGraph.load(conn)
-    edges: list[tuple[int, int, str, int]] = []
+    edges: list[Edge] = []
     adjacent: dict[int, set[int]] = {}
+    linking: set[int] = set()
+    linked: set[int] = set()
     for source, targets in graph.outgoing.items():
         if source not in by_id:
             continue
@@ -97,7 +128,10 @@ def overview(
                 continue
             adjacent.setdefault(source, set()).add(target)
             adjacent.setdefault(target, set()).add(source)
+            linking.add(source)
+            linked.add(target)
             edges.extend((source, target, kind, count) for kind, count in kinds.items())
+    unresolved = Counter(kind for source, kind in graph.unresolved if source in by_id)
     degree = {doc_id: len(others) for doc_id, others in adjacent.items()}
     ranked = sorted(docs, key=lambda doc: (-degree.get(doc.id, 0), doc.uri))
     candidates = [doc for doc in ranked if degree.get(doc.id, 0) > 0 or not linked_only]
@@ -111,28 +145,45 @@ def overview(
     shown = in_scope[:edge_limit]
     isolated = [doc for doc in docs if doc.id not in adjacent]
     kinds = Counter(edge[2] for edge in edges)
+    trust = Counter(graph.audits[edge[:3]].confidence for edge in edges)
+    assigned, community_report = communities(
+        kept, adjacent, degree, lambda doc: _node(doc, degree.get(doc.id, 0), None)
+    )
+
+    def listed(doc: DocSummary) -> dict[str, Any]:
+        return _node(doc, degree.get(doc.id, 0), assigned.get(doc.id))
+
     warnings = [SIMILAR_UNAVAILABLE] if include_similar else []
     return {
-        "nodes": [_node(doc, degree.get(doc.id, 0)) for doc in kept],
-        "links": [
-            {
-                "source": by_id[source].docid,
-                "target": by_id[target].docid,
-                "type": kind,
-                "weight": count,
-            }
-            for source, target, kind, count in shown
-        ],
+        "nodes": [listed(doc) for doc in kept],
+        "links": [_link(graph, by_id, edge) for edge in shown],
         "report": {
-            "hubs": [
-                _node(doc, degree[doc.id]) for doc in ranked[:HUB_COUNT] if degree.get(doc.id)
-            ],
+            "hubs": [listed(doc) for doc in ranked[:HUB_COUNT] if degree.get(doc.id)],
+            "bridgeCandidates": [
+                listed(doc) for doc in ranked if doc.id in linking and doc.id in linked
+            ][:HUB_COUNT],
             "isolated": {
                 "total": len(isolated),
                 "examples": [_node(doc, 0) for doc in isolated[:HUB_COUNT]],
             },
+            "unresolvedLinks": {
+                "total": sum(unresolved.values()),
+                "byType": {"wiki": unresolved["wiki"], "markdown": unresolved["markdown"]},
+            },
             "components": _components([doc.id for doc in docs], adjacent),
             "edgeTypes": {"wiki": kinds["wiki"], "markdown": kinds["markdown"], "similar": 0},
+            "edgeConfidence": {
+                "explicit": trust["explicit"],
+                "inferred": trust["inferred"],
+                "ambiguous": trust["ambiguous"],
+                "similarity": 0,
+            },
+            "audit": {
+                "inferredEdges": trust["inferred"],
+                "ambiguousEdges": trust["ambiguous"],
+                "similarityEdges": 0,
+            },
+            "communities": community_report,
         },
         "meta": {
             "collection": wanted,
@@ -140,12 +191,15 @@ def overview(
             "edgeLimit": edge_limit,
             "totalNodes": len(candidates),
             "totalEdges": len(edges),
+            "totalEdgesUnresolved": sum(unresolved.values()),
             "returnedNodes": len(kept),
             "returnedEdges": len(shown),
             "truncated": len(kept) < len(candidates) or len(shown) < len(edges),
             "linkedOnly": linked_only,
             "includedSimilar": False,
             "similarAvailable": False,
+            "similarTopK": similar_top_k,
+            "similarTruncatedByComputeBudget": False,
             "warnings": warnings,
         },
     }

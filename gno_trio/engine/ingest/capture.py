@@ -20,11 +20,9 @@ computes embeddings; ``embed.status`` is always ``not_requested``.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import re
-import secrets
 import sqlite3
 import stat
 import unicodedata
@@ -37,11 +35,15 @@ from typing import Any, Final
 import yaml
 
 from gno_trio.config import Collection
+from gno_trio.dirs import Dirs
 from gno_trio.engine.ingest.convert import MARKDOWN, converter_for, extension_of
 from gno_trio.engine.ingest.frontmatter import extract_meta, normalize_tag
+from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.walker import glob_regex
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.atomic import create_new, replace
 from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import docid_for, make_uri
 from gno_trio.errors import GnoError
 
@@ -83,12 +85,6 @@ EMBED_REASON: Final = (
 # Paths under this prefix are reserved for records GNO derives from container
 # files; the walker never indexes them, so a capture there could not be found.
 _RESERVED_PREFIX: Final = ".gno/records/"
-_TEMP_PREFIX: Final = ".gno-capture-"
-_TEMP_SUFFIX: Final = ".tmp"
-# errno values meaning "this filesystem cannot hard-link" (FAT, some network mounts).
-_NO_HARD_LINKS: Final = frozenset(
-    {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV, errno.EMLINK}
-)
 # C0 controls other than tab, newline, carriage return and form feed mark
 # binary data (or terminal garbage), not prose.
 _BINARY_CONTROLS: Final = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
@@ -508,7 +504,12 @@ def compose_plain(content: str, *, tags: list[str], preset_id: str | None) -> Co
 # ---------------------------------------------------------------------------
 
 
-def _collection_root(collection: Collection) -> Path:
+def collection_root(collection: Collection, dirs: Dirs) -> Path:
+    """The folder gno-trio may write notes into for ``collection``, judged at every write.
+
+    ``PATH_NOT_FOUND`` when it is gone, ``FORBIDDEN_ROOT`` when ``index.yml``
+    (edited by hand) points it at a folder no collection may have.
+    """
     root = Path(collection.path)
     try:
         st = os.stat(root)
@@ -518,6 +519,7 @@ def _collection_root(collection: Collection) -> Path:
         ) from exc
     if not stat.S_ISDIR(st.st_mode):
         raise GnoError("PATH_NOT_FOUND", f"Collection folder {root} is not a directory")
+    checked_root(root, dirs)
     return root
 
 
@@ -568,72 +570,6 @@ def _parent_folders(root: Path, rel_path: str) -> Iterator[None]:
         raise
 
 
-def _write_exclusive(path: Path, text: str) -> None:
-    """Create ``path`` (never an existing one) with ``text``, flushed to disk.
-
-    The mode is 0666 less the umask, like a file an editor would create; a
-    partly written file is removed before the error propagates.
-    """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
-
-
-@contextlib.contextmanager
-def _staged(folder: Path, text: str) -> Iterator[Path]:
-    """A flushed temporary file with ``text`` next to its destination; always removed."""
-    while True:
-        temp = folder / f"{_TEMP_PREFIX}{secrets.token_hex(8)}{_TEMP_SUFFIX}"
-        try:
-            _write_exclusive(temp, text)
-            break
-        except FileExistsError:
-            continue
-    try:
-        yield temp
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-
-
-def create_new_file(path: Path, text: str) -> bool:
-    """Write ``path`` atomically unless it exists; False (nothing written) when it does.
-
-    A hard link cannot replace an existing name, so a file that appears
-    between planning and writing is never overwritten, and readers never see
-    a half-written note. On filesystems without hard links the file is
-    created in place with ``O_EXCL``: still never an overwrite.
-    """
-    with _staged(path.parent, text) as temp:
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            return False
-        except OSError as exc:
-            if exc.errno not in _NO_HARD_LINKS:
-                raise
-            try:
-                _write_exclusive(path, text)
-            except FileExistsError:
-                return False
-    return True
-
-
-def replace_file(path: Path, text: str) -> None:
-    """Atomically replace ``path`` (the legacy ``overwrite`` switch), keeping its mode."""
-    with _staged(path.parent, text) as temp:
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(temp, stat.S_IMODE(path.stat().st_mode))
-        os.replace(temp, path)
-
-
 # ---------------------------------------------------------------------------
 # Index
 # ---------------------------------------------------------------------------
@@ -664,14 +600,18 @@ class SyncOutcome:
 
 
 def index_written(
-    engine: EngineKernel, collection: str, rel_path: str, conn: sqlite3.Connection
+    engine: EngineKernel,
+    collection: str,
+    rel_path: str,
+    conn: sqlite3.Connection,
+    lease: HeldLease,
 ) -> SyncOutcome:
     """Index one file just written; a failure becomes the ``sync`` block, never an error.
 
     The file stays on disk either way: the next sync picks it up.
     """
     try:
-        report = engine.sync_paths(collection, [rel_path], conn=conn)
+        report = engine.sync_paths(collection, [rel_path], conn=conn, lease=lease)
         row = indexed_document(conn, collection, rel_path)
     except GnoError as error:
         return SyncOutcome({"status": "failed", "error": f"{error.code}: {error.message}"})
@@ -741,6 +681,7 @@ def _plan(engine: EngineKernel, request: CaptureRequest, now: datetime | None) -
     if not name:
         raise GnoError("INVALID_INPUT", "collection is required")
     collection = engine.collection(name)
+    root = collection_root(collection, engine.location.dirs)  # a forbidden root refuses first
     if request.collision_policy is not None and request.collision_policy not in COLLISION_POLICIES:
         raise GnoError(
             "INVALID_INPUT",
@@ -787,7 +728,7 @@ def _plan(engine: EngineKernel, request: CaptureRequest, now: datetime | None) -
     policy = request.collision_policy or ("open_existing" if named_by_hash else "error")
     return _Plan(
         collection=collection,
-        root=_collection_root(collection),
+        root=root,
         rel_path=rel_path,
         policy=policy,
         composed=composed,
@@ -814,7 +755,7 @@ def _settle(plan: _Plan, conn: sqlite3.Connection, overwrite: bool) -> _Outcome:
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise GnoError("CONFLICT", f"{rel_path} exists and is not a regular file")
         with _parent_folders(root, rel_path):
-            replace_file(target, text)
+            replace(target, text)
         return _Outcome(rel_path, "overwritten", wrote=True)
     if plan.policy == "create_with_suffix":
         for number in range(1, MAX_SUFFIX + 1):
@@ -822,13 +763,13 @@ def _settle(plan: _Plan, conn: sqlite3.Connection, overwrite: bool) -> _Outcome:
             if _taken(conn, root, name, candidate):
                 continue
             with _parent_folders(root, candidate):
-                if create_new_file(root / candidate, text):
+                if create_new(root / candidate, text):
                     result = "created" if number == 1 else "created_with_suffix"
                     return _Outcome(candidate, result, wrote=True)
         raise GnoError("CONFLICT", f"{rel_path} and its first {MAX_SUFFIX} suffixes are taken")
     if not _taken(conn, root, name, rel_path):
         with _parent_folders(root, rel_path):
-            if create_new_file(target, text):
+            if create_new(target, text):
                 return _Outcome(rel_path, "created", wrote=True)
     if plan.policy == "error":
         raise _conflict(plan, rel_path)
@@ -883,8 +824,9 @@ def capture(
     conn: sqlite3.Connection | None = None,
     lease_wait_seconds: float | None = None,
     now: datetime | None = None,
+    lease: HeldLease | None = None,
 ) -> dict[str, Any]:
-    """Create (or open, per the collision policy) one note and index it.
+    """Create (or open, per the collision policy) one note and index it, under the lease.
 
     Returns the ``mcp-capture-result@1.0`` receipt; ``serverInstanceId`` is
     included when given (the MCP server passes its own, the CLI has none).
@@ -895,10 +837,12 @@ def capture(
     plan = _plan(engine, request, now)
     try:
         with (
-            engine.lease(wait_seconds=lease_wait_seconds),
+            engine.writing(lease, wait_seconds=lease_wait_seconds) as held,
             engine.connection(conn) as c,
         ):
-            return _capture_under_lease(engine, plan, c, request.overwrite, server_instance_id)
+            return _capture_under_lease(
+                engine, plan, c, held, request.overwrite, server_instance_id
+            )
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise GnoError("RUNTIME", f"Cannot capture {plan.rel_path}: {reason}") from exc
@@ -908,13 +852,14 @@ def _capture_under_lease(
     engine: EngineKernel,
     plan: _Plan,
     conn: sqlite3.Connection,
+    lease: HeldLease,
     overwrite: bool,
     server_instance_id: str | None,
 ) -> dict[str, Any]:
     """Settle the name, write, index, and build the receipt (the lease is held)."""
     outcome = _settle(plan, conn, overwrite)
     abs_path = plan.root / outcome.rel_path
-    synced = index_written(engine, plan.collection.name, outcome.rel_path, conn)
+    synced = index_written(engine, plan.collection.name, outcome.rel_path, conn, lease)
     sync_status = synced.status
     if outcome.wrote:
         data = plan.composed.text.encode("utf-8")

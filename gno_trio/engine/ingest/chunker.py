@@ -58,8 +58,16 @@ _ATTACHED_LINE: Final = re.compile(r"[ \t]*(?:@|#|//|/\*|\*|--)")
 _MAX_ATTACHED_LINES: Final = 50
 
 
-def _estimate_tokens(length: int, chars_per_token: int) -> int:
-    return -(-length // chars_per_token)
+CHARS_PER_TOKEN: Final = 4
+
+
+def estimate_tokens(text: str, chars_per_token: int = CHARS_PER_TOKEN) -> int:
+    """The engine's one token estimate: about four characters per token, rounded up.
+
+    No tokenizer ships with the engine, so chunk sizes and every token budget
+    (Context Capsules included) are counted with this one rule.
+    """
+    return -(-len(text) // chars_per_token)
 
 
 def _prose_break(text: str, lo: int, hi: int, target: int, *, sentences: bool) -> int:
@@ -120,7 +128,7 @@ def chunk_text(
     code: bool = False,
     max_tokens: int = 800,
     overlap: float = 0.15,
-    chars_per_token: int = 4,
+    chars_per_token: int = CHARS_PER_TOKEN,
 ) -> list[Chunk]:
     """Split ``text`` into chunks covering every character; ``[]`` for empty text.
 
@@ -169,7 +177,7 @@ def chunk_text(
                 text=piece,
                 start_line=bisect.bisect_left(newlines, pos) + 1,
                 end_line=bisect.bisect_left(newlines, end - 1) + 1,
-                token_count=_estimate_tokens(len(piece), chars_per_token),
+                token_count=estimate_tokens(piece, chars_per_token),
             )
         )
         if end >= length:

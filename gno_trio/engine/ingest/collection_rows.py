@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
-from gno_trio.engine.ingest.sync import (
+from gno_trio.engine.ingest.spec import (
     CollectionSpec,
     collection_row_matches,
-    inactivate,
     now_iso,
     upsert_collection,
 )
+from gno_trio.engine.ingest.writes import inactivate
+from gno_trio.engine.memory.projection import backfill
 from gno_trio.engine.store.database import write_transaction
 
 
@@ -36,26 +38,37 @@ def drop_collection_rows(conn: sqlite3.Connection, name: str) -> int:
     return len(rows)
 
 
-def reconcile_collections(conn: sqlite3.Connection, specs: Sequence[CollectionSpec]) -> None:
-    """Make the database's collections those of the config file.
+def reconcile_collections(
+    conn: sqlite3.Connection, specs: Sequence[CollectionSpec], *, drop_missing: bool = True
+) -> dict[str, Any]:
+    """Make the database's collections those of the config file; what changed.
 
     A collection deleted from the file (or left behind by an interrupted
-    removal) must not keep serving search results from the database.
-    Nothing is written when they already agree.
+    removal) must not keep serving search results from the database; with
+    ``drop_missing`` false such rows are kept. A collection that became
+    memory-managed gets its already indexed facts projected. Nothing is
+    written when the two already agree.
     """
     rows = {row["name"]: row for row in conn.execute("SELECT * FROM collections")}
-    changed = [
-        s for s in specs if s.name not in rows or not collection_row_matches(rows[s.name], s)
-    ]
+    added = [s for s in specs if s.name not in rows]
+    updated = [s for s in specs if s.name in rows and not collection_row_matches(rows[s.name], s)]
     configured = {s.name for s in specs}
-    stale = [name for name in rows if name not in configured]
-    if not changed and not stale:
-        return
-    with write_transaction(conn):
-        for spec in changed:
-            upsert_collection(conn, spec)
-        for name in stale:
-            drop_collection_rows(conn, name)
+    stale = [name for name in rows if name not in configured] if drop_missing else []
+    removed: list[dict[str, Any]] = []
+    if added or updated or stale:
+        with write_transaction(conn):
+            for spec in (*added, *updated):
+                upsert_collection(conn, spec)
+            for name in stale:
+                removed.append({"collection": name, "documents": drop_collection_rows(conn, name)})
+        for spec in (*added, *updated):
+            if spec.memory_managed:
+                backfill(conn, spec.name)
+    return {
+        "added": [s.name for s in added],
+        "updated": [s.name for s in updated],
+        "removed": removed,
+    }
 
 
 __all__ = ["drop_collection_rows", "reconcile_collections"]

@@ -13,7 +13,6 @@ normalisation) live here and nowhere else.
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -22,7 +21,10 @@ from typing import Final, Protocol
 from gno_trio.errors import GnoError
 
 MAX_SOURCE_BYTES: Final[int] = 100 * 1024 * 1024
-"""Largest source file we convert (100 MiB); bigger files fail with ``FILE_TOO_LARGE``."""
+"""Largest source :func:`convert` accepts (100 MiB); bigger ones fail with ``TOO_LARGE``.
+
+A sync reads its limit from the index's ``conversion:`` settings instead.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,52 +76,17 @@ def extension_of(rel_path: str) -> str:
     return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
-_UTF16_BOMS: Final = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-
-
 def decode_text(rel_path: str, data: bytes) -> tuple[str, tuple[str, ...]]:
-    """Decode source bytes as text, or raise ``BINARY_FILE``.
+    """Decode source bytes as text in whatever encoding they are, or raise ``BINARY_FILE``.
 
-    UTF-8 is the contract. A UTF-8 BOM is dropped; a UTF-16 BOM is honoured
-    (Windows editors still write such files) and reported as a warning. A NUL
-    character or undecodable bytes mean the file is not text: indexing it would
-    only produce noise, so it is refused with a stable code instead.
-    Line endings are normalised to ``\\n`` so line numbers mean the same thing
-    on every platform.
+    The rules (byte-order marks, UTF-8, legacy code pages, binary detection)
+    live in :mod:`gno_trio.engine.ingest.documents.encoding`; line endings
+    come back normalised to ``\\n`` so line numbers mean the same thing on
+    every platform.
     """
-    warnings: list[str] = []
-    text: str | None = None
-    for bom, encoding in _UTF16_BOMS:
-        if data.startswith(bom):
-            try:
-                text = data[len(bom) :].decode(encoding)
-            except UnicodeDecodeError as exc:
-                raise GnoError(
-                    "BINARY_FILE",
-                    f"{rel_path}: starts with a UTF-16 byte-order mark but is not valid "
-                    f"UTF-16 (byte offset {exc.start + len(bom)})",
-                ) from None
-            warnings.append(f"decoded as {encoding.upper()} (byte-order mark)")
-            break
-    if text is None:
-        if b"\x00" in data:
-            raise GnoError(
-                "BINARY_FILE", f"{rel_path}: contains NUL bytes (binary file, not indexed)"
-            )
-        body = data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            offset = exc.start + (len(data) - len(body))
-            raise GnoError(
-                "BINARY_FILE",
-                f"{rel_path}: not valid UTF-8 text (byte offset {offset})",
-            ) from None
-    if "\x00" in text:
-        raise GnoError("BINARY_FILE", f"{rel_path}: contains NUL characters (binary file)")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, tuple(warnings)
+    from gno_trio.engine.ingest.documents.encoding import decode_text as decode
+
+    return decode(rel_path, data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +111,7 @@ class NativeTextConverter:
         mime = self.mime_by_ext.get(ext)
         if mime is None:
             raise GnoError(
-                "UNSUPPORTED_FORMAT", f"{rel_path}: converter {self.id} does not handle '{ext}'"
+                "UNSUPPORTED_TYPE", f"{rel_path}: converter {self.id} does not handle '{ext}'"
             )
         text, warnings = decode_text(rel_path, data)
         language = self.language_by_ext.get(ext)
@@ -245,8 +212,7 @@ def supported_extensions() -> frozenset[str]:
 def converter_for(rel_path: str) -> Converter | None:
     """The converter for this path, or ``None`` when its extension is not supported.
 
-    The walker skips unsupported files silently, so this must be cheap and
-    must not raise.
+    Must be cheap and must not raise: it is asked about every file a sync sees.
     """
     return _BY_EXTENSION.get(extension_of(rel_path))
 
@@ -255,17 +221,17 @@ def convert(rel_path: str, data: bytes, *, max_bytes: int | None = None) -> Conv
     """Convert one source file to its text mirror.
 
     ``max_bytes`` defaults to :data:`MAX_SOURCE_BYTES` (read at call time).
-    Raises :class:`GnoError` with code ``UNSUPPORTED_FORMAT``,
-    ``FILE_TOO_LARGE`` or ``BINARY_FILE``.
+    Raises :class:`GnoError` with code ``UNSUPPORTED_TYPE``,
+    ``TOO_LARGE`` or ``BINARY_FILE``.
     """
     converter = converter_for(rel_path)
     if converter is None:
         ext = extension_of(rel_path) or "(no extension)"
-        raise GnoError("UNSUPPORTED_FORMAT", f"{rel_path}: unsupported file type {ext}")
+        raise GnoError("UNSUPPORTED_TYPE", f"{rel_path}: unsupported file type {ext}")
     limit = MAX_SOURCE_BYTES if max_bytes is None else max_bytes
     if len(data) > limit:
         raise GnoError(
-            "FILE_TOO_LARGE",
+            "TOO_LARGE",
             f"{rel_path}: {len(data)} bytes exceeds the {limit}-byte limit",
             details={"size": len(data), "limit": limit},
         )

@@ -8,21 +8,34 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gno_trio.config import Collection
+from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
 from gno_trio.engine.ingest import filing
-from gno_trio.engine.ingest.collection_rows import drop_collection_rows
 from gno_trio.engine.ingest.roots import validate_root
-from gno_trio.engine.ingest.sync import upsert_collection
-from gno_trio.engine.kernel import EngineKernel, spec_for
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
 StopFn = Callable[[], bool]
 
 
+def refuse_if_referenced(config: Config, name: str) -> None:
+    """``HAS_REFERENCES`` while a configured context is scoped to collection ``name``."""
+    scopes = [c.scope_key for c in config.contexts if (c.collection_name or "").lower() == name]
+    if scopes:
+        raise GnoError(
+            "HAS_REFERENCES",
+            f"Collection {name} is referenced by contexts ({', '.join(scopes)}); "
+            "remove those contexts from the configuration first",
+        )
+
+
 class IngestFace(EngineKernel):
+    def check_root(self, path: str) -> Path:
+        """``path`` resolved, if it may be a collection root of this index (else the refusal)."""
+        return validate_root(path, dirs=self.location.dirs)
+
     def add_collection(
         self,
         path: str,
@@ -33,17 +46,15 @@ class IngestFace(EngineKernel):
         exclude: Sequence[str] | None = None,
         language_hint: str | None = None,
         memory_managed: bool = False,
+        lease: HeldLease | None = None,
     ) -> Collection:
-        """Validate and register a folder; nothing is written when a check fails."""
-        root = validate_root(path)
+        """Validate and register a folder; nothing is written when a check fails.
+
+        Runs under the write lease, against ``index.yml`` as it is on disk, and
+        brings the database's collections in line with the file afterwards.
+        """
+        root = self.check_root(path)
         chosen = normalize_name(name if name is not None else root.name)
-        if self.config.collection(chosen) is not None:
-            raise GnoError("DUPLICATE", f"Collection already exists: {chosen}")
-        for existing in self.config.collections:
-            if Path(existing.path) == root:
-                raise GnoError(
-                    "DUPLICATE", f"{root} is already indexed as collection {existing.name}"
-                )
         fields: dict[str, Any] = {"name": chosen, "path": root}
         if pattern:
             fields["pattern"] = pattern
@@ -59,20 +70,45 @@ class IngestFace(EngineKernel):
             collection = Collection(**fields)
         except (TypeError, ValueError) as exc:
             raise GnoError("INVALID_INPUT", str(exc)) from exc
-        self.save_config(self.config.with_collection(collection))
-        with self.pool.connection() as conn:
-            upsert_collection(conn, spec_for(collection))
+
+        def add(config: Config) -> Config:
+            if config.collection(chosen) is not None:
+                raise GnoError("DUPLICATE", f"Collection already exists: {chosen}")
+            for existing in config.collections:
+                if Path(existing.path) == root:
+                    raise GnoError(
+                        "DUPLICATE", f"{root} is already indexed as collection {existing.name}"
+                    )
+            return config.with_collection(collection)
+
+        with self.writing(lease) as held:
+            self.update_config(add, lease=held)
+            self.reconcile(lease=held)
         return collection
 
-    def remove_collection(self, name: str) -> dict[str, Any]:
-        """Drop a collection from the config; its documents leave search results."""
-        collection = self.collection(name)
-        # The config is the source of truth and is written first; if the
-        # database step fails, the next open reconciles it.
-        self.save_config(self.config.without_collection(collection.name))
-        with self.pool.connection() as conn, write_transaction(conn):
-            dropped = drop_collection_rows(conn, collection.name)
-        return {"removed": True, "collection": collection.name, "documents": dropped}
+    def remove_collection(self, name: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
+        """Drop a collection from the config; its documents leave search results.
+
+        Refused with ``HAS_REFERENCES`` while a configured context names it.
+        The config is the source of truth and is written first; the database
+        follows in the same lease.
+        """
+        removed: list[str] = []
+
+        def remove(config: Config) -> Config:
+            found = config.collection(name.strip().lower())
+            if found is None:
+                raise GnoError("NOT_FOUND", f"Collection not found: {name}")
+            refuse_if_referenced(config, found.name)
+            removed.append(found.name)
+            return config.without_collection(found.name)
+
+        with self.writing(lease) as held:
+            self.update_config(remove, lease=held)
+            changes = self.reconcile(lease=held)
+        gone = removed[0]
+        documents = sum(e["documents"] for e in changes["removed"] if e["collection"] == gone)
+        return {"removed": True, "collection": gone, "documents": documents}
 
     def capture(
         self,
@@ -82,6 +118,7 @@ class IngestFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
         lease_wait_seconds: float | None = None,
         now: datetime | None = None,
+        lease: HeldLease | None = None,
     ) -> dict[str, Any]:
         """Create (or open, per the collision policy) one note and index it."""
         return capture_mod.capture(
@@ -91,6 +128,7 @@ class IngestFace(EngineKernel):
             conn=conn,
             lease_wait_seconds=lease_wait_seconds,
             now=now,
+            lease=lease,
         )
 
     def create_folder(

@@ -22,9 +22,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gno_trio.config import Collection
 from gno_trio.engine.ingest.capture import (
-    create_new_file,
+    collection_root,
     index_written,
     indexed_document,
     path_segments,
@@ -32,6 +31,8 @@ from gno_trio.engine.ingest.capture import (
 )
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.store.atomic import create_new
+from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import docid_for, make_uri, parse_ref
 from gno_trio.errors import GnoError
 
@@ -53,13 +54,6 @@ def _lstat(path: Path) -> os.stat_result | None:
         return path.lstat()
     except (FileNotFoundError, NotADirectoryError):
         return None
-
-
-def _root(collection: Collection) -> Path:
-    root = Path(collection.path)
-    if not root.is_dir():
-        raise GnoError("PATH_NOT_FOUND", f"Collection folder of {collection.name} is not available")
-    return root
 
 
 def _real_folder(root: Path, segments: list[str]) -> Path:
@@ -89,6 +83,7 @@ def create_folder(
     *,
     parent_path: str | None = None,
     should_stop: Callable[[], bool] | None = None,
+    lease: HeldLease | None = None,
 ) -> dict[str, Any]:
     """Make one new folder in a collection, under an existing parent folder.
 
@@ -100,8 +95,8 @@ def create_folder(
     folder = _single_name(name, "name")
     parents = path_segments(parent_path, "parentPath") if parent_path is not None else []
     rel_path = "/".join([*parents, folder])
-    with engine.lease(should_stop=should_stop):
-        parent = _real_folder(_root(collection), parents)
+    with engine.writing(lease, should_stop=should_stop):
+        parent = _real_folder(collection_root(collection, engine.location.dirs), parents)
         try:
             (parent / folder).mkdir()
         except FileExistsError as exc:
@@ -145,6 +140,7 @@ def duplicate_note(
     folder_path: str | None = None,
     name: str | None = None,
     should_stop: Callable[[], bool] | None = None,
+    lease: HeldLease | None = None,
 ) -> dict[str, Any]:
     """Copy a note's source file to a new name in its collection and index the copy.
 
@@ -165,8 +161,8 @@ def duplicate_note(
     reason = unindexable_reason(collection, target_rel)
     if reason is not None:
         raise GnoError("INVALID_PATH", f"{target_rel} would not be indexed: {reason}")
-    with engine.lease(should_stop=should_stop):
-        root = _root(collection)
+    with engine.writing(lease, should_stop=should_stop) as held:
+        root = collection_root(collection, engine.location.dirs)
         folder = _real_folder(root, folders)
         text = _editable_text(root / source_rel, source_rel)
         target = folder / target_rel.rsplit("/", 1)[-1]
@@ -175,11 +171,11 @@ def duplicate_note(
             or indexed_document(conn, collection.name, target_rel) is not None
         )
         try:
-            if taken or not create_new_file(target, text):
+            if taken or not create_new(target, text):
                 raise GnoError("CONFLICT", f"{target_rel} already exists")
         except OSError as exc:
             raise GnoError("RUNTIME", f"Cannot write {target_rel}: {exc.strerror or exc}") from exc
-        indexed = index_written(engine, collection.name, target_rel, conn)
+        indexed = index_written(engine, collection.name, target_rel, conn, held)
     copied = indexed.row
     docid = str(copied["docid"]) if copied is not None else docid_for(text.encode("utf-8"))
     return {

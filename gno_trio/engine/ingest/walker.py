@@ -1,8 +1,10 @@
 """Finding the files of a collection.
 
 The walk never follows symbolic links (a link could lead out of the root or
-into a loop), prunes excluded directories before descending, and yields only
-files some converter understands, so unsupported files cost one ``stat``.
+into a loop) and prunes excluded directories before descending. It yields
+every regular file the collection's pattern and filters admit: a file no
+converter understands is still seen, so a sync can list it with its reason
+instead of dropping it silently.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import os
 import re
-import secrets
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from gno_trio.engine.store.atomic import create_new, sweep
 from gno_trio.errors import GnoError
 
 MAX_TEXT_BYTES = 4096
@@ -286,53 +286,30 @@ def render(record: FactRecord) -> str:
 
 
 def rel_path_for(record: FactRecord) -> str:
-    return f"facts/{record.created_at[:10]}/{record.record_id}.md"
+    return f"{FACTS_FOLDER}/{record.created_at[:10]}/{record.record_id}.md"
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+FACTS_FOLDER = "facts"
 
 
-def _open_temp(folder: Path) -> tuple[int, Path]:
-    """A new hidden temporary file next to the fact, created with the umask applied."""
-    while True:
-        candidate = folder / f".fact-{secrets.token_hex(8)}.tmp"
-        try:
-            return os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), candidate
-        except FileExistsError:
-            continue
+def sweep_facts(root: Path) -> int:
+    """Remove temporary files a killed writer left anywhere in a collection's fact folders."""
+    removed = 0
+    folder = root / FACTS_FOLDER
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                removed += sweep(Path(entry.path))
+    return removed
 
 
 def write_new_file(path: Path, text: str) -> None:
     """Create ``path`` with ``text`` atomically; never replaces an existing file.
 
-    The bytes go to a hidden temporary file in the same folder, are flushed
-    to disk, then hard-linked into place (``link`` fails if the name exists)
-    so a reader never sees a partial fact and no crash leaves one behind.
-    The temporary file is opened with mode 0666 so the umask decides the
-    fact's permissions, as for any file the user creates.
+    A reader never sees a partial fact and no crash leaves one behind (see
+    :mod:`gno_trio.engine.store.atomic`); the umask decides the fact's
+    permissions, as for any file the user creates.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_path = _open_temp(path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp_path, path)
-        except FileExistsError as exc:
-            raise GnoError("RUNTIME", f"Fact file already exists: {path}") from exc
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_path)
-    _fsync_dir(path.parent)
+    if not create_new(path, text):
+        raise GnoError("RUNTIME", f"Fact file already exists: {path}")

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from gno_trio.config import Collection
 from gno_trio.engine.ingest.convert import converter_for
+from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.walker import admits
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.memory import projection
 from gno_trio.engine.memory import recall as recall_mod
 from gno_trio.engine.memory import remember as remember_mod
 from gno_trio.engine.memory.identity import Identity
@@ -34,11 +33,12 @@ from gno_trio.engine.memory.records import (
     record_id_for,
     rel_path_for,
     render,
+    sweep_facts,
     validate_source,
     validate_text,
     write_new_file,
 )
-from gno_trio.engine.store.lease import MEMORY_WAIT_SECONDS, wait_from_env
+from gno_trio.engine.store.lease import MEMORY_WAIT_SECONDS, HeldLease, wait_from_env
 from gno_trio.errors import GnoError
 
 DECISIONS = ("add", "supersede")
@@ -62,8 +62,6 @@ class MemoryService:
 
     def __init__(self, engine: EngineKernel, *, lease_wait_seconds: float | None = None) -> None:
         self.engine = engine
-        self._projected: set[str] = set()
-        self._projected_lock = threading.Lock()
         self.lease_wait = (
             lease_wait_seconds
             if lease_wait_seconds is not None
@@ -84,19 +82,6 @@ class MemoryService:
                 f"Collection {found.name} is not memory-managed (set memoryManaged: true)",
             )
         return found
-
-    def ensure_projected(self, conn: sqlite3.Connection, collection: str) -> None:
-        """Project facts indexed before the collection became memory-managed (once per run).
-
-        The memoryManaged flag is read when the engine opens, so one check per
-        collection and service is enough.
-        """
-        with self._projected_lock:
-            if collection in self._projected:
-                return
-        _query(lambda: projection.backfill(conn, collection))
-        with self._projected_lock:
-            self._projected.add(collection)
 
     @staticmethod
     def policy(collection: Collection) -> CollectionPolicy:
@@ -134,7 +119,6 @@ class MemoryService:
         managed = self.managed_collection(collection)
         clean_scopes = normalize_scopes(scopes)
         with self.engine.connection(conn) as c:
-            self.ensure_projected(c, managed.name)
             return recall_mod.recall(
                 c,
                 query=query,
@@ -194,7 +178,6 @@ class MemoryService:
             )
         matching = remember_mod.matching_block()
         with self.engine.connection(conn) as c:
-            self.ensure_projected(c, managed.name)
             if decision != "supersede":
                 existing = _query(
                     lambda: remember_mod.find_exact(c, managed.name, clean_scopes, hash_hex)
@@ -217,7 +200,7 @@ class MemoryService:
                 busy_code="MEMORY_WRITE_LEASE_BUSY",
                 busy_message=LEASE_BUSY_MESSAGE,
                 should_stop=cancelled,
-            ):
+            ) as held:
                 if cancelled is not None and cancelled():
                     raise GnoError("MEMORY_WRITE_LEASE_BUSY", "The call was cancelled")
                 draft = FactRecord(
@@ -231,11 +214,17 @@ class MemoryService:
                     supersedes=(),
                     source=clean_source,
                 )
-                return self._write(c, managed, draft, decision, wanted_uri, wanted_hash, matching)
+                # A collection made memory-managed by hand gets its facts projected
+                # first, so the checks below see every fact already on disk.
+                self.engine.reconcile(lease=held)
+                return self._write(
+                    c, held, managed, draft, decision, wanted_uri, wanted_hash, matching
+                )
 
     def _write(
         self,
         conn: sqlite3.Connection,
+        lease: HeldLease,
         managed: Collection,
         draft: FactRecord,
         decision: str,
@@ -287,12 +276,14 @@ class MemoryService:
                 f"Collection {managed.name} does not index {rel_path} (its pattern, include or "
                 "exclude leave out facts/**/*.md); nothing was written",
             )
+        checked_root(managed.path, self.engine.location.dirs)
+        sweep_facts(Path(managed.path))
         try:
             write_new_file(abs_path, render(record))
         except OSError as exc:
             raise GnoError("RUNTIME", f"Cannot write fact file {abs_path}: {exc}") from exc
         try:
-            report = self.engine.sync_paths(managed.name, [rel_path], conn=conn)
+            report = self.engine.sync_paths(managed.name, [rel_path], conn=conn, lease=lease)
         except (GnoError, sqlite3.Error, OSError) as exc:
             # The sync rolled back: drop the file too, so nothing half-stored remains.
             _discard(abs_path)

@@ -15,11 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.dirs import database_file_name
+from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search.lexical import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.uris import Ref, parse_ref
 from gno_trio.errors import GnoError
 
 DEFAULT_MAX_BYTES = 10_240
+MAX_TOTAL_BYTES = 1024 * 1024
+"""The most content one ``multi_get`` answer carries, whatever ``maxBytes`` and the batch.
+
+Per-document ``maxBytes`` alone does not bound an answer: a glob can match
+thousands of documents. Past this budget the document that crosses it is
+truncated and the rest are skipped with reason ``exceeds_maxBytes``;
+``meta.truncated`` says the budget was reached.
+"""
 _EDITABLE_MIMES = frozenset({"text/markdown", "text/plain"})
 
 
@@ -78,7 +87,26 @@ def number_lines(lines: Sequence[str], first: int) -> str:
     return "\n".join(f"{first + i}: {line}" for i, line in enumerate(lines))
 
 
+def _not_editable_because(row: sqlite3.Row) -> str | None:
+    """Why writing the mirror back would not be an edit of the source, if it would not."""
+    if not str(row["converter_id"] or "").startswith("native/"):
+        return "converted from a non-text source"
+    if row["conversion_warnings_json"] not in (None, "", "[]"):
+        return "decoded from a legacy text encoding; writing it back would change the bytes"
+    return None
+
+
 def capabilities(row: sqlite3.Row) -> dict[str, Any]:
+    reason = _not_editable_because(row)
+    if reason is not None:
+        return {
+            "editable": False,
+            "tagsEditable": True,
+            "tagsWriteback": False,
+            "canCreateEditableCopy": True,
+            "mode": "read_only",
+            "reason": reason,
+        }
     if row["source_mime"] == "text/markdown":
         return {
             "editable": True,
@@ -135,11 +163,7 @@ def get(
     roots = collection_roots(conn)
     result["source"] = source_block(row, roots.get(row["collection"]))
     result["source"].pop("documentDate", None)
-    result["conversion"] = {
-        "converterId": row["converter_id"],
-        "converterVersion": row["converter_version"],
-        "mirrorHash": row["mirror_hash"],
-    }
+    result["conversion"] = conversion_block(row)
     result["capabilities"] = capabilities(row)
     tags = tags_by_doc(conn, [int(row["id"])]).get(int(row["id"]))
     if tags:
@@ -160,11 +184,13 @@ def _glob_rows(conn: sqlite3.Connection, pattern: str) -> list[sqlite3.Row]:
     ]
 
 
-def _truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
+def _truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool, int]:
+    """``text`` cut to at most ``max_bytes`` of UTF-8: (text, whether cut, its byte size)."""
     raw = text.encode("utf-8")
     if len(raw) <= max_bytes:
-        return text, False
-    return raw[:max_bytes].decode("utf-8", "ignore"), True
+        return text, False, len(raw)
+    kept = raw[:max_bytes].decode("utf-8", "ignore")
+    return kept, True, len(kept.encode("utf-8"))
 
 
 def multi_get(
@@ -195,8 +221,14 @@ def multi_get(
             except GnoError as error:
                 reason = "invalid_ref" if error.code == "INVALID_INPUT" else "not_found"
                 skipped.append({"ref": ref, "reason": reason})
+    budget = MAX_TOTAL_BYTES
+    over_budget = False
     for ref, row in targets:
         assert row is not None
+        if over_budget or budget == 0:
+            over_budget = True
+            skipped.append({"ref": ref, "reason": "exceeds_maxBytes"})
+            continue
         try:
             text = mirror_text(conn, row, ref)
         except GnoError:
@@ -204,7 +236,10 @@ def multi_get(
             continue
         lines = text.split("\n")
         body = number_lines(lines, 1) if line_numbers else text
-        body, truncated = _truncate_utf8(body, max_bytes)
+        limit = min(max_bytes, budget)
+        body, truncated, size = _truncate_utf8(body, limit)
+        budget -= size
+        over_budget = truncated and limit < max_bytes
         document: dict[str, Any] = {"docid": row["docid"], "uri": row["uri"]}
         if row["title"]:
             document["title"] = row["title"]
@@ -218,16 +253,16 @@ def multi_get(
         }
         documents.append(document)
     requested = len(refs) if refs is not None else len(targets)
-    return {
-        "documents": documents,
-        "skipped": skipped,
-        "meta": {
-            "requested": requested,
-            "returned": len(documents),
-            "skipped": len(skipped),
-            "maxBytes": max_bytes,
-        },
+    meta: dict[str, Any] = {
+        "requested": requested,
+        "returned": len(documents),
+        "skipped": len(skipped),
+        "maxBytes": max_bytes,
+        "maxTotalBytes": MAX_TOTAL_BYTES,
     }
+    if over_budget:
+        meta["truncated"] = True
+    return {"documents": documents, "skipped": skipped, "meta": meta}
 
 
 def ls(

@@ -153,6 +153,7 @@ class ReadsFace(EngineKernel):
                 index_name=self.location.index_name,
                 db_path=str(self.location.db_path),
                 config_path=str(self.location.config_path),
+                cache_dir=self.location.dirs.cache,
             )
 
     def peek(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from gno_trio.engine.ingest.documents.records import listing as not_indexed_files
 from gno_trio.engine.memory.projection import problems as memory_problems
+from gno_trio.engine.reads.readiness import readiness_fields
 
 
 def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
@@ -15,9 +18,14 @@ def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) ->
 
 
 def status(
-    conn: sqlite3.Connection, *, index_name: str, db_path: str, config_path: str | None
+    conn: sqlite3.Connection,
+    *,
+    index_name: str,
+    db_path: str,
+    config_path: str | None,
+    cache_dir: Path,
 ) -> dict[str, Any]:
-    """Per-collection counts, last sync, ingest errors and frontmatter warnings.
+    """Per-collection counts, last sync, files not indexed and frontmatter warnings.
 
     Warnings are derived from the stored documents rather than kept in their
     own table, so they can never outlive the problem: fixing the file and
@@ -35,13 +43,7 @@ def status(
             "documents WHERE collection = ? AND active = 1) d ON d.mirror_hash = c.mirror_hash",
             (name,),
         )
-        errors = [
-            {"relPath": e["rel_path"], "code": e["code"], "message": e["message"], "at": e["at"]}
-            for e in conn.execute(
-                "SELECT * FROM ingest_errors WHERE collection = ? ORDER BY rel_path LIMIT 50",
-                (name,),
-            )
-        ]
+        not_indexed = not_indexed_files(conn, name)
         warnings = [
             {"relPath": w["rel_path"], "code": "FRONTMATTER_INVALID", "message": w["msg"]}
             for w in conn.execute(
@@ -60,10 +62,7 @@ def status(
                 "documentCount": documents,
                 "chunkCount": chunks,
                 "embeddedCount": 0,
-                "errorCount": _scalar(
-                    conn, "SELECT COUNT(*) FROM ingest_errors WHERE collection = ?", (name,)
-                ),
-                "errors": errors,
+                **not_indexed,
                 "warnings": warnings,
                 "lastSyncedAt": row["last_synced_at"],
                 "memoryManaged": bool(row["memory_managed"]),
@@ -77,8 +76,11 @@ def status(
         "WHERE active = 1) d ON d.mirror_hash = c.mirror_hash",
     )
     since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="milliseconds")
+    # Files skipped for their type (a photo next to the notes) are no fault.
     recent_errors = _scalar(
-        conn, "SELECT COUNT(*) FROM ingest_errors WHERE at >= ?", (since.replace("+00:00", "Z"),)
+        conn,
+        "SELECT COUNT(*) FROM ingest_errors WHERE at >= ? AND unsupported = 0",
+        (since.replace("+00:00", "Z"),),
     )
     last_sync = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
     result: dict[str, Any] = {
@@ -95,6 +97,12 @@ def status(
     }
     if config_path:
         result["configPath"] = config_path
+    counts = {c["name"]: c["documentCount"] for c in collections}
+    result.update(
+        readiness_fields(
+            conn, counts, recent_errors=recent_errors, last_sync=last_sync, cache_dir=cache_dir
+        )
+    )
     return result
 
 
@@ -119,7 +127,7 @@ def peek(conn: sqlite3.Connection, *, index_name: str, recent: int = 5) -> dict[
             "collections": collections,
             "documents": documents,
             "chunks": _scalar(conn, "SELECT COUNT(*) FROM content_chunks"),
-            "errors": _scalar(conn, "SELECT COUNT(*) FROM ingest_errors"),
+            "errors": _scalar(conn, "SELECT COUNT(*) FROM ingest_errors WHERE unsupported = 0"),
         },
         "embeddingBacklog": 0,
         "lastIndexedAt": last,

@@ -1,21 +1,27 @@
 """``diagnose``: why one named document does or does not rank for a query.
 
-Retrieval here is model-free (see :mod:`gno_trio.engine.search.hybrid`), so the
-evidence is lexical: does the target match the strict query (every term),
-the relaxed any-term query, where does it rank by BM25 in each leg, where
-does it land after fusion, and which filters, if any, shut it out. The
-vector, expansion, rerank and graph stages are reported as skipped, because
-they did not run; nothing here pretends they did.
+The answer is GNO's ``query-diagnose@1.0`` (no content-type boost is ever
+applied here, and MCP callers never carry project affinity, so the closed
+1.0 shape is the exact one). Retrieval is model-free (see
+:mod:`gno_trio.engine.search.hybrid`), so the evidence is lexical: where the target
+ranks in the BM25 leg (every term first, then any term, as search ranks),
+where it lands after fusion and whether it survives the limit, and which
+filters shut it out. The vector, graph and rerank stages did not run and say
+so; nothing here pretends they did. Stages are traced only for a target that
+resolved to an indexed document that passes the filters.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
 from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.reads.readiness import content_type_boost
+from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import (
     FIELD_WEIGHTS,
@@ -34,10 +40,10 @@ FUSION_WINDOW: Final = 100
 
 _SKIPPED_STAGES: Final = (
     ("vector", "skipped: no embedding model is available to this server"),
-    ("expansion", "skipped: no query expansion model is available to this server"),
     ("graph", "skipped: graph expansion is not part of this server's query pipeline"),
     ("rerank", "skipped: no reranker is available to this server"),
 )
+_NO_CHUNK: Final = {"seq": None, "startLine": None, "endLine": None, "language": None}
 
 
 # Wire name of each filter and the SearchRequest field that carries it.
@@ -75,26 +81,22 @@ def _skipped_stage(stage: str, reason: str) -> dict[str, Any]:
     return {
         "id": stage,
         "status": "skipped",
-        "matched": False,
         "sourceCount": 0,
+        "present": False,
         "rank": None,
         "score": None,
+        "survived": False,
+        "dropReason": "skipped",
         "reason": reason,
     }
 
 
-def _leg(
-    conn: sqlite3.Connection,
-    stage: str,
-    match: str | None,
-    request: SearchRequest,
-    doc_id: int,
-) -> dict[str, Any]:
-    """The target's BM25 rank and raw score among filtered documents matching ``match``."""
+def _ranked(
+    conn: sqlite3.Connection, match: str | None, request: SearchRequest
+) -> list[tuple[int, float]]:
+    """(document id, raw BM25 score) of the filtered documents matching ``match``, best first."""
     if match is None:
-        return _skipped_stage(
-            stage, "skipped: the query has fewer than two terms, so there is no relaxed form"
-        )
+        return []
     clauses, params = filter_clauses(conn, request)
     weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
     rows = conn.execute(
@@ -103,20 +105,53 @@ def _leg(
         f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY rank",
         (match, *params),
     ).fetchall()
-    position = next((i for i, row in enumerate(rows, 1) if int(row[0]) == doc_id), None)
-    score = None if position is None else round(-float(rows[position - 1][1]), 6)
-    reason = (
-        f"matched at BM25 rank {position} of {len(rows)}"
-        if position is not None
-        else f"no match among {len(rows)} documents that pass the filters"
-    )
+    return [(int(row[0]), round(-float(row[1]), 6)) for row in rows]
+
+
+def _bm25(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    options: QueryOptions,
+    doc_id: int,
+) -> dict[str, Any]:
+    """The target in the BM25 leg: documents with every term rank first, then any term.
+
+    The leg hands fusion as many documents as the query asked for (twice as
+    many when ``term`` entries are fused in), so a target ranked deeper is
+    dropped below that cutoff.
+    """
+    parsed = parse_query(request.query)
+    strict = _ranked(conn, parsed.match, request)
+    seen = {doc for doc, _ in strict}
+    relaxed = [
+        item for item in _ranked(conn, relaxed_match(parsed), request) if item[0] not in seen
+    ]
+    ranked = strict + relaxed
+    terms = sum(1 for mode, _ in options.query_modes if mode == "term")
+    passed = request.limit * 2 if terms else request.limit
+    position = next((i for i, (doc, _) in enumerate(ranked, 1) if doc == doc_id), None)
+    drop: str | None
+    if position is None:
+        score, drop = None, "not_in_candidate_set"
+        reason = f"matches no term among {len(ranked)} documents that pass the filters"
+    else:
+        score = ranked[position - 1][1]
+        every = position <= len(strict)
+        drop = None if position <= passed else "below_cutoff"
+        reason = (
+            f"BM25 rank {position} of {len(ranked)}, matching "
+            f"{'every term' if every else 'some of the terms'}"
+            + ("" if drop is None else f"; only the first {passed} go on to fusion")
+        )
     return {
-        "id": stage,
+        "id": "bm25",
         "status": "active",
-        "matched": position is not None,
-        "sourceCount": len(rows),
+        "sourceCount": 1 + terms,
+        "present": position is not None,
         "rank": position,
         "score": score,
+        "survived": position is not None and drop is None,
+        "dropReason": drop,
         "reason": reason,
     }
 
@@ -147,25 +182,73 @@ def _fusion(
     return {
         "id": "fusion",
         "status": "active",
-        "matched": position is not None,
-        "sourceCount": len(hits),
+        "sourceCount": 1 + sum(1 for mode, _ in options.query_modes if mode == "term"),
+        "present": position is not None,
         "rank": position,
         "score": score,
-        "survived": drop is None,
+        "survived": position is not None and drop is None,
         "dropReason": drop,
         "reason": reason,
     }
 
 
+def _target_chunk(conn: sqlite3.Connection, mirror: str, request: SearchRequest) -> dict[str, Any]:
+    """The target's chunk that best matches the query (its first chunk when none does)."""
+    span = chunk_spans(conn, [mirror]).get(mirror)
+    if span is None:
+        return dict(_NO_CHUNK)
+    for expression in exact_first(parse_query(request.query).any_match):
+        row = conn.execute(
+            "SELECT c.seq, c.start_line, c.end_line, c.language FROM chunks_fts f "
+            "JOIN content_chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? "
+            "AND f.rowid BETWEEN ? AND ? ORDER BY f.rank, f.rowid LIMIT 1",
+            (text_match(expression), span[0], span[1]),
+        ).fetchone()
+        if row is not None:
+            break
+    else:
+        row = conn.execute(
+            "SELECT seq, start_line, end_line, language FROM content_chunks WHERE id = ?",
+            (span[0],),
+        ).fetchone()
+    return {"seq": row[0], "startLine": row[1], "endLine": row[2], "language": row[3]}
+
+
 def _target_block(
-    ref: str, row: sqlite3.Row | None, status: str, reasons: Sequence[str]
+    conn: sqlite3.Connection,
+    ref: str,
+    row: sqlite3.Row | None,
+    status: str,
+    reasons: Sequence[str],
 ) -> dict[str, Any]:
+    """What the target is: identity, content type (from its frontmatter) and chunks."""
+    mirror = None if row is None else row["mirror_hash"]
+    chunks = 0
+    if mirror:
+        chunks = int(
+            conn.execute(
+                "SELECT COUNT(*) FROM content_chunks WHERE mirror_hash = ?", (mirror,)
+            ).fetchone()[0]
+        )
+    content_type = None if row is None else row["content_type"]
+    categories = (
+        [] if row is None or not row["categories_json"] else json.loads(row["categories_json"])
+    )
     return {
         "ref": ref,
         "status": status,
         "docid": None if row is None else row["docid"],
         "uri": None if row is None else row["uri"],
         "title": None if row is None else row["title"],
+        "contentType": content_type,
+        "contentTypeSource": "frontmatter" if content_type else None,
+        "categories": list(categories),
+        # No configured content type, so no graph hints and no rule to compare with.
+        "graphHints": [],
+        "contentTypeRulesFingerprint": content_type_boost()["rulesFingerprint"],
+        "contentTypeFingerprintMatches": None,
+        "mirrorHash": mirror or None,
+        "chunkCount": chunks,
         "filterReasons": list(reasons),
     }
 
@@ -176,47 +259,54 @@ def diagnose(
     target: str,
     options: QueryOptions | None = None,
 ) -> dict[str, Any]:
-    """``query-diagnose`` evidence for ``target`` under ``request`` (the ``gno_query`` inputs).
+    """``query-diagnose@1.0`` evidence for ``target`` under ``request`` (the ``gno_query`` inputs).
 
-    Status ``not_found`` means no active document answers to ``target``;
+    Status ``not_found`` means no document answers to ``target``;
+    ``inactive`` one whose file is gone since the last sync;
     ``no_indexed_content`` a document with nothing in the text index;
     ``filtered_out`` one that a filter excludes (``filterReasons`` names each
-    such filter); otherwise ``diagnosed``, with the lexical legs and fusion
+    such filter); otherwise ``diagnosed``, with the BM25 leg and fusion
     reporting where the target stands.
     """
     options = options or QueryOptions()
     validate_request(request)
-    parsed = parse_query(request.query)
+    parse_query(request.query)
     try:
-        row: sqlite3.Row | None = resolve(conn, parse_ref(target))
+        row: sqlite3.Row | None = resolve(conn, parse_ref(target), inactive=True)
     except GnoError as error:
         if error.code != "NOT_FOUND":
             raise
         row = None
-    skipped = [_skipped_stage(stage, reason) for stage, reason in _SKIPPED_STAGES]
-    meta = {
+    returned = query(conn, request, options)["meta"]
+    meta: dict[str, Any] = {
         "mode": "bm25_only",
         "vectorsUsed": False,
-        "expanded": False,
         "reranked": False,
-        "limit": request.limit,
+        "totalResults": int(returned["totalResults"]),
     }
+    if "queryModes" in returned:
+        meta["queryModes"] = returned["queryModes"]
     base = {"schemaVersion": SCHEMA_VERSION, "query": request.query, "meta": meta}
+    untraced = {**base, "stages": [], "chunk": dict(_NO_CHUNK)}
     if row is None:
-        return {**base, "target": _target_block(target, None, "not_found", ()), "stages": skipped}
+        return {**untraced, "target": _target_block(conn, target, None, "not_found", ())}
+    if not row["active"]:
+        return {**untraced, "target": _target_block(conn, target, row, "inactive", ())}
     doc_id = int(row["id"])
     indexed = conn.execute("SELECT 1 FROM documents_fts WHERE rowid = ?", (doc_id,)).fetchone()
-    if indexed is None:
-        block = _target_block(target, row, "no_indexed_content", ())
-        return {**base, "target": block, "stages": skipped}
+    if indexed is None or not row["mirror_hash"]:
+        block = _target_block(conn, target, row, "no_indexed_content", ())
+        return {**untraced, "target": block}
     reasons = [
         name for name, single in _single_filters(request) if not _passes(conn, single, doc_id)
     ]
-    status = "filtered_out" if reasons else "diagnosed"
-    stages = [
-        _leg(conn, "bm25_strict", parsed.match, request, doc_id),
-        _leg(conn, "bm25_relaxed", relaxed_match(parsed), request, doc_id),
-        _fusion(conn, request, options, row["uri"]),
-        *skipped,
-    ]
-    return {**base, "target": _target_block(target, row, status, reasons), "stages": stages}
+    if reasons:
+        return {**untraced, "target": _target_block(conn, target, row, "filtered_out", reasons)}
+    bm25 = _bm25(conn, request, options, doc_id)
+    vector, graph, rerank = (_skipped_stage(stage, why) for stage, why in _SKIPPED_STAGES)
+    return {
+        **base,
+        "target": _target_block(conn, target, row, "diagnosed", ()),
+        "stages": [bm25, vector, _fusion(conn, request, options, row["uri"]), graph, rerank],
+        "chunk": _target_chunk(conn, row["mirror_hash"], request),
+    }

@@ -113,7 +113,12 @@ def query(
     if final_min_score is not None:
         meta["minScore"] = final_min_score
     if modes:
-        meta["queryModes"] = {m: sum(1 for k, _ in modes if k == m) for m in QUERY_MODES}
+        # Counts of term and intent entries; hyde says whether one was given (at most one is).
+        meta["queryModes"] = {
+            "term": sum(1 for kind, _ in modes if kind == "term"),
+            "intent": sum(1 for kind, _ in modes if kind == "intent"),
+            "hyde": any(kind == "hyde" for kind, _ in modes),
+        }
     if options.explain:
         meta["explain"] = {
             "lines": [

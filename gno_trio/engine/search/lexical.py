@@ -14,10 +14,11 @@ import math
 import sqlite3
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search.anchors import Anchor, anchors_for
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.search.timefilter import parse_time_bound
@@ -48,6 +49,7 @@ _RESULT_COLUMNS = ", ".join(
                 "mirror_hash",
                 "converter_id",
                 "converter_version",
+                "conversion_warnings_json",
                 "content_type",
                 "categories_json",
                 "frontmatter_date",
@@ -331,9 +333,25 @@ def source_block(row: sqlite3.Row, root: str | None) -> dict[str, Any]:
     }
     if root:
         source["absPath"] = f"{root.rstrip('/')}/{row['rel_path']}"
-    if row["frontmatter_date"]:
-        source["documentDate"] = row["frontmatter_date"]
+    dated = date_instant(row["frontmatter_date"])
+    if dated is not None:
+        source["documentDate"] = dated
     return source
+
+
+def date_instant(value: object) -> str | None:
+    """A frontmatter date as the UTC instant it names (a calendar date: its midnight UTC).
+
+    Output contracts carry document dates as date-times; a value that is no
+    date at all is left out rather than passed on.
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return _iso(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
 
 
 def collection_roots(conn: sqlite3.Connection) -> dict[str, str]:
@@ -343,6 +361,8 @@ def collection_roots(conn: sqlite3.Connection) -> dict[str, str]:
 def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
     """Run a BM25 search; returns a ``search-results@1.0`` object."""
     validate_request(request)
+    if request.now is None:  # one clock for the filters and their echo
+        request = replace(request, now=datetime.now(UTC))
     parsed = parse_query(request.query)
     recency = wants_recency(request.query)
     fetch = request.limit * 3 if recency else request.limit
@@ -390,11 +410,7 @@ def _result(
         "snippet": anchor.snippet if anchor else "",
         "source": source_block(row, row["collection_root"]),
         "title": row["title"],
-        "conversion": {
-            "converterId": row["converter_id"],
-            "converterVersion": row["converter_version"],
-            "mirrorHash": row["mirror_hash"],
-        },
+        "conversion": conversion_block(row),
     }
     if anchor is not None:
         result["line"] = anchor.line
@@ -425,10 +441,12 @@ def _echo_filters(meta: dict[str, Any], request: SearchRequest) -> None:
         meta["intent"] = request.intent
     if request.exclude:
         meta["exclude"] = list(request.exclude)
+    # The bounds echo as the instants they resolved to ("yesterday" included).
+    now = request.now or datetime.now(UTC)
     if request.since:
-        meta["since"] = request.since
+        meta["since"] = _iso(parse_time_bound(request.since, now=now))
     if request.until:
-        meta["until"] = request.until
+        meta["until"] = _iso(parse_time_bound(request.until, now=now, end_of_range=True))
     if request.categories:
         meta["categories"] = list(request.categories)
     if request.author:

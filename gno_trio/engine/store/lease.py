@@ -43,6 +43,54 @@ def wait_from_env(default: float) -> float:
     return millis / 1000
 
 
+class HeldLease:
+    """Proof that the holder has the write lease; valid until its ``with`` block ends.
+
+    Engine writers take the lease themselves unless they are handed one of
+    these, so a caller that must keep the lease across several writes (a
+    background job, ``update`` reconciling then syncing) passes it along
+    instead of taking the lease twice.
+    """
+
+    __slots__ = ("active", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.active = True
+
+
+def _holder_of(fd: int) -> int | None:
+    """The live process the lock file names, if it names one (GNO itself may not)."""
+    try:
+        raw = os.pread(fd, 32, 0)
+        pid = int(raw.decode("ascii").strip() or "0")
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if pid <= 0 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid  # alive, someone else's
+    return pid
+
+
+def _busy(code: str, message: str, fd: int) -> GnoError:
+    pid = _holder_of(fd)
+    if pid is not None:
+        message = f"{message} (the write lease is held by process {pid})"
+    return GnoError(code, message, details={"holderPid": pid} if pid is not None else None)
+
+
+def _record_holder(fd: int) -> None:
+    """Write this process's pid into the lock file, so a waiting writer can name it."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+
+
 @contextlib.contextmanager
 def write_lease(
     path: Path,
@@ -51,12 +99,12 @@ def write_lease(
     busy_code: str = "LOCKED",
     busy_message: str = LOCKED_MESSAGE,
     should_stop: Callable[[], bool] | None = None,
-) -> Iterator[None]:
+) -> Iterator[HeldLease]:
     """Hold the exclusive lease for the ``with`` block, waiting up to ``wait_seconds``.
 
     ``should_stop`` is polled while waiting: a request cancelled by its client
     stops queueing for the lease (``busy_code``) instead of writing later for
-    nobody.
+    nobody. A writer that gives up names the holder's pid when it can.
     """
     wait = wait_from_env(DEFAULT_WAIT_SECONDS) if wait_seconds is None else wait_seconds
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,11 +121,16 @@ def write_lease(
                         busy_code, "Stopped waiting for the write lease: the call was cancelled"
                     ) from None
                 if time.monotonic() >= deadline:
-                    raise GnoError(busy_code, busy_message) from None
+                    raise _busy(busy_code, busy_message, fd) from None
                 time.sleep(_POLL_SECONDS)
+        _record_holder(fd)
+        held = HeldLease(path)
         try:
-            yield
+            yield held
         finally:
+            held.active = False
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # nobody's name stays behind in the file
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

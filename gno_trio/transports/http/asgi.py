@@ -32,7 +32,13 @@ from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Req
 from gno_trio.protocol.names import PROTOCOL_VERSION_HEADER
 from gno_trio.protocol.versions import MODERN_VERSIONS
 from gno_trio.transports.http import legacy, modern
-from gno_trio.transports.http.boundary import Boundary, ClientGone, read_body
+from gno_trio.transports.http.boundary import (
+    Boundary,
+    Caller,
+    ClientGone,
+    bearer_identity,
+    read_body,
+)
 from gno_trio.transports.http.guards import EgressTicket, egress_guard, write_gate
 from gno_trio.transports.http.settings import MCP_PATH, METRICS_PATH, STATUS_PATH
 from gno_trio.transports.http.state import Exchange, GatewayState
@@ -72,11 +78,30 @@ def claims_modern_http(headers: RequestHeaders, message: Incoming) -> bool:
     return False
 
 
-async def _watch_disconnect(receive: Receive, on_gone: Callable[[], None]) -> None:
+class _Progress:
+    """Whether the last byte of the answer has been handed to the server."""
+
+    __slots__ = ("answered",)
+
+    def __init__(self) -> None:
+        self.answered = False
+
+
+async def _watch_disconnect(
+    receive: Receive, progress: _Progress, on_gone: Callable[[], None]
+) -> None:
+    """Cancel the request when its client hangs up before the answer is complete.
+
+    hypercorn also sends ``http.disconnect`` right after the final body, while
+    it is still closing or recycling the connection inside that same ``send``
+    call; cancelling then would abort its clean-up (leaving the socket open
+    and the keep-alive timer unstarted), so that one is ignored.
+    """
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            on_gone()
+            if not progress.answered:
+                on_gone()
             return
 
 
@@ -91,6 +116,21 @@ class GatewayApp:
             on_credentials_changed=self._credentials_changed,
         )
 
+    def count_write_timeout(self) -> None:
+        """A connection was closed because its client stopped reading."""
+        self.state.metrics.refusals["write-timeout"] += 1
+
+    def _still_authorized(self, caller: Caller) -> bool:
+        """Whether the token ``caller`` authenticated with is still the one in the token file.
+
+        Re-reading the file also revokes sessions when it changed, which ends
+        their streams from outside.
+        """
+        if not caller.authenticated:
+            return True
+        digest = self.boundary.current_digest()
+        return digest is not None and caller.identity == bearer_identity(digest)
+
     def _credentials_changed(self) -> None:
         closed = self.state.sessions.revoke_authenticated()
         self.state.metrics.refusals["credentials_changed"] += 1
@@ -101,8 +141,41 @@ class GatewayApp:
         kind = scope["type"]
         if kind == "http":
             await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
+        else:
+            raise ValueError(f"unsupported ASGI scope type {kind!r}")
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a WebSocket upgrade with a plain HTTP answer, after the boundary checks.
+
+        MCP is served over Streamable HTTP only. The boundary runs first, so a
+        forged Host or a missing token is refused exactly as on a POST.
+        """
+        self.state.metrics.requests["websocket"] += 1
+        verdict = self.boundary.check(scope, RequestHeaders(scope["headers"]))
+        reply = (
+            verdict
+            if isinstance(verdict, Reply)
+            else invalid_request_reply(
+                400,
+                f"WebSocket is not supported; MCP is served over Streamable HTTP (POST {MCP_PATH})",
+                reason="websocket",
+            )
+        )
+        if reply.status >= 400:
+            self.state.metrics.refusals[reply.reason or str(reply.status)] += 1
+        self.state.metrics.statuses[reply.status] += 1
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": 1008})  # the server answers 403
+            return
+
+        async def as_websocket_rejection(message: Message) -> None:
+            await send({**message, "type": "websocket." + message["type"]})
+
+        await send_reply(as_websocket_rejection, reply)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -120,10 +193,17 @@ class GatewayApp:
 
     async def _http(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
         statuses = self.state.metrics.statuses
+        memory = self.state.memory
+        progress = _Progress()
 
         async def send(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            kind = message["type"]
+            if kind == "http.response.start":
                 statuses[message["status"]] += 1
+            elif kind == "http.response.body":
+                memory.answered(len(message.get("body", b"")))
+                if not message.get("more_body", False):
+                    progress.answered = True
             await raw_send(message)
 
         headers = RequestHeaders(scope["headers"])
@@ -137,10 +217,12 @@ class GatewayApp:
         try:
             if path == MCP_PATH:
                 if method == "POST":
-                    await self._post(exchange)
+                    await self._post(exchange, progress)
                 elif method == "GET":
                     self.state.metrics.requests["legacy_get"] += 1
-                    await legacy.get(self.state, exchange)
+                    await legacy.get(
+                        self.state, exchange, lambda: self._still_authorized(exchange.caller)
+                    )
                 elif method == "DELETE":
                     self.state.metrics.requests["legacy_delete"] += 1
                     await self._admitted(lambda: legacy.delete(self.state, exchange), send)
@@ -190,7 +272,7 @@ class GatewayApp:
                 ),
             )
 
-    async def _post(self, exchange: Exchange) -> None:
+    async def _post(self, exchange: Exchange, progress: _Progress) -> None:
         headers = exchange.headers
         if not accepts(headers.get("accept"), "application/json", "text/event-stream"):
             raise Refused(
@@ -230,7 +312,9 @@ class GatewayApp:
         is_modern = claims_modern_http(headers, message)
         self.state.metrics.requests["modern" if is_modern else "legacy"] += 1
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_watch_disconnect, exchange.receive, nursery.cancel_scope.cancel)
+            nursery.start_soon(
+                _watch_disconnect, exchange.receive, progress, nursery.cancel_scope.cancel
+            )
             try:
                 await self._admitted(
                     lambda: self._guarded(exchange, message, is_modern), exchange.send

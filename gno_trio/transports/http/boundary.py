@@ -7,12 +7,18 @@ Checks, in order, each answering the closed ``mcp-http-error`` body:
    peers only (403);
 2. ``Host`` exactly in the allow-list, ``Origin`` (when sent) exactly in its
    allow-list (403);
-3. the per-peer rate limit (429, with ``Retry-After``);
-4. the bearer token, when required: the token file is re-read now; a file that
+3. the bearer token, when required: the token file is re-read now; a file that
    changed since the last request revokes authenticated sessions, a file that
-   is unusable refuses everyone (503), a missing or wrong token is 401;
+   is unusable refuses everyone (503), a missing or wrong token is 401.
+   Failed attempts draw on their own per-peer budget (429 once spent), so a
+   flood of bad or missing tokens never uses up a token holder's budget;
+4. the rate limit of the caller (429, with ``Retry-After``): per token when
+   authenticated, per peer otherwise;
 5. the declared body length (413). The streamed length and the time to deliver
    the body are enforced by :func:`read_body`.
+
+Every loopback address (``127.0.0.0/8``, ``::1``) is one peer for both
+budgets: on one machine, picking another source address is free.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ from nurseries import FixedWindowRateLimiter
 
 LOOPBACK_IDENTITY: Final = "loopback"
 RATE_WINDOW_SECONDS: Final = 60.0
+FAILED_AUTH_PER_WINDOW: Final = 30
+"""Failed authentications one peer may make per rate window before it gets 429."""
 MAX_RATE_KEYS: Final = 4096
 _MAX_ZONE_CACHE: Final = 4096
 _WWW_AUTHENTICATE: Final = ((b"www-authenticate", b"Bearer"),)
@@ -61,6 +69,14 @@ class Caller:
     identity: str
     """``"loopback"`` for unauthenticated loopback callers, else ``"bearer:<sha256 hex>"``."""
     authenticated: bool
+
+
+BEARER_PREFIX: Final = "bearer:"
+
+
+def bearer_identity(digest: bytes) -> str:
+    """The security identity of a token holder: its digest, never the token."""
+    return BEARER_PREFIX + digest.hex()
 
 
 class Boundary:
@@ -81,6 +97,9 @@ class Boundary:
         self._max_body = settings.limits.max_body_bytes
         self._rate = FixedWindowRateLimiter(
             settings.limits.max_requests_per_minute, RATE_WINDOW_SECONDS, MAX_RATE_KEYS
+        )
+        self._failed_auth = FixedWindowRateLimiter(
+            FAILED_AUTH_PER_WINDOW, RATE_WINDOW_SECONDS, MAX_RATE_KEYS
         )
         self._last_revision = token_state.revision if token_state is not None else None
         self._on_credentials_changed = on_credentials_changed
@@ -112,17 +131,22 @@ class Boundary:
             or origin.strip().lower() not in self._listener.allowed_origins
         ):
             return boundary_reply(403, "origin")
-        decision = self._rate.check(peer)
-        if not decision.allowed:
-            retry = str(max(1, math.ceil(decision.retry_after))).encode("ascii")
-            return boundary_reply(429, "rate", headers=((b"retry-after", retry),))
+        peer_key = LOOPBACK_IDENTITY if zone == "loopback" else peer
         if self._auth_required:
             identity_or_refusal = self._authenticate(headers)
             if isinstance(identity_or_refusal, Reply):
-                return identity_or_refusal
+                if identity_or_refusal.status != 401:
+                    return identity_or_refusal
+                spent = _over_budget(self._failed_auth, peer_key, "auth-rate")
+                return spent if spent is not None else identity_or_refusal
             caller = Caller(peer, zone, identity_or_refusal, authenticated=True)
+            rate_key: str | None = identity_or_refusal
         else:
             caller = Caller(peer, zone, LOOPBACK_IDENTITY, authenticated=False)
+            rate_key = peer_key
+        spent = _over_budget(self._rate, rate_key, "rate")
+        if spent is not None:
+            return spent
         declared = headers.get("content-length")
         if declared is not None:
             try:
@@ -140,17 +164,39 @@ class Boundary:
         return caller
 
     def _authenticate(self, headers: RequestHeaders) -> str | Reply:
+        presented = _bearer_digest(headers)
+        if presented is None:  # nothing to check, so no reason to read the file
+            return boundary_reply(401, "auth", headers=_WWW_AUTHENTICATE)
+        digest = self.current_digest()
+        if digest is None:
+            return boundary_reply(503, "credentials-unavailable")
+        if not digests_match(presented, digest):
+            return boundary_reply(401, "auth", headers=_WWW_AUTHENTICATE)
+        return bearer_identity(digest)
+
+    def current_digest(self) -> bytes | None:
+        """Re-read the token file: the digest it holds (None when unusable).
+
+        A file that changed since the last reading revokes authenticated
+        sessions (and with them their GET streams) before this returns.
+        """
         assert self._token_file is not None
         state = read_token_file(self._token_file)
+        if state.transient:  # out of descriptors: refuse this request, revoke nothing
+            return None
         if state.revision != self._last_revision:
             self._last_revision = state.revision
             self._on_credentials_changed()
-        if state.digest is None:
-            return boundary_reply(503, "credentials-unavailable")
-        presented = _bearer_digest(headers)
-        if presented is None or not digests_match(presented, state.digest):
-            return boundary_reply(401, "auth", headers=_WWW_AUTHENTICATE)
-        return "bearer:" + state.digest.hex()
+        return state.digest
+
+
+def _over_budget(limiter: FixedWindowRateLimiter, key: str | None, reason: str) -> Reply | None:
+    """Count one request against ``key``'s budget; the 429 to answer once it is spent."""
+    decision = limiter.check(key)
+    if decision.allowed:
+        return None
+    retry = str(max(1, math.ceil(decision.retry_after))).encode("ascii")
+    return boundary_reply(429, reason, headers=((b"retry-after", retry),))
 
 
 def _bearer_digest(headers: RequestHeaders) -> bytes | None:
@@ -201,4 +247,12 @@ async def read_body(receive: Receive, *, max_bytes: int, timeout: float) -> byte
     )
 
 
-__all__ = ["LOOPBACK_IDENTITY", "Boundary", "Caller", "ClientGone", "read_body"]
+__all__ = [
+    "BEARER_PREFIX",
+    "LOOPBACK_IDENTITY",
+    "Boundary",
+    "Caller",
+    "ClientGone",
+    "bearer_identity",
+    "read_body",
+]

@@ -32,12 +32,14 @@ from gno_trio.engine import (
 )
 from gno_trio.errors import GnoError
 from gno_trio.protocol.jsonrpc import Request
+from gno_trio.server.unavailable import HTTP_SWITCHES
 from gno_trio.transports.http.boundary import Caller
-from gno_trio.transports.http.wire import Reply, boundary_reply, jsonrpc_reply
+from gno_trio.transports.http.wire import BOUNDARY_ERROR_CODE, Reply, jsonrpc_reply
 
 logger = logging.getLogger("gno_trio.transports.http")
 
 EGRESS_ERROR_CODE: Final = -32003
+WRITE_DISABLED_CODE: Final = "WRITE_DISABLED"
 POLICY_CHANGED_CODE: Final = "EGRESS_POLICY_CHANGED"
 POLICY_CHANGED_MESSAGE: Final = "Collection policy changed; retry"
 
@@ -48,13 +50,28 @@ POLICY_CHANGED_MESSAGE: Final = "Collection policy changed; retry"
 def write_gate(
     request: Request, *, write_enabled: bool, write_tools: Container[str]
 ) -> Reply | None:
-    """403 for a ``tools/call`` of a write tool while writes are disabled."""
+    """403 for a ``tools/call`` of a write tool while writes are disabled.
+
+    The refusal echoes the request id and names the flag that allows the
+    call (``WRITE_DISABLED`` in ``data.code``, as GNO's tools report it).
+    """
     if write_enabled or request.method != "tools/call" or request.params is None:
         return None
     name = request.params.get("name")
-    if isinstance(name, str) and name in write_tools:
-        return boundary_reply(403, "write-disabled")
-    return None
+    if not isinstance(name, str) or name not in write_tools:
+        return None
+    flag = HTTP_SWITCHES.enable_write
+    return jsonrpc_reply(
+        403,
+        request.id,
+        {
+            "code": BOUNDARY_ERROR_CODE,
+            "message": f"Tool {name} is a write tool and writes are disabled on this gateway; "
+            f"start it with {flag} to allow it",
+            "data": {"code": WRITE_DISABLED_CODE, "name": name, "enabledBy": [flag]},
+        },
+        reason="write-disabled",
+    )
 
 
 # -- egress and the authorization epoch ---------------------------------------------------

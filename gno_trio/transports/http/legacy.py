@@ -11,6 +11,9 @@ clients expect.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Final
+
 import trio
 
 from gno_trio.protocol.connection import INITIALIZE
@@ -38,6 +41,8 @@ from gno_trio.transports.http.wire import (
     jsonrpc_reply,
     send_reply,
 )
+
+SESSIONS_FULL_CODE: Final = -32000
 
 
 def _legacy_status(code: int) -> int:
@@ -133,7 +138,21 @@ def _on_notification(state: GatewayState, session: HttpSession, message: Notific
 async def _initialize(state: GatewayState, exchange: Exchange, request: Request) -> None:
     session = state.sessions.open(exchange.caller.identity)
     if session is None:
-        raise Refused(boundary_reply(429, "sessions-full"))
+        retry = state.sessions.retry_after()
+        raise Refused(
+            jsonrpc_reply(
+                429,
+                request.id,
+                {
+                    "code": SESSIONS_FULL_CODE,
+                    "message": f"All {state.sessions.max_sessions} sessions are in use; "
+                    f"retry in {retry} s, or end unused sessions with DELETE",
+                    "data": {"maxSessions": state.sessions.max_sessions, "retryAfter": retry},
+                },
+                reason="sessions-full",
+                headers=((b"retry-after", str(retry).encode("ascii")),),
+            )
+        )
     try:
         admission = session.protocol.admit(request.method, request.params)
     except ProtocolError as exc:
@@ -223,8 +242,14 @@ async def _serve_request(
         state.sessions.touch(session)
 
 
-async def get(state: GatewayState, exchange: Exchange) -> None:
-    """Open the session's server-to-client stream."""
+def _always() -> bool:
+    return True
+
+
+async def get(
+    state: GatewayState, exchange: Exchange, still_authorized: Callable[[], bool] = _always
+) -> None:
+    """Open the session's server-to-client stream (``still_authorized``: see run_get_stream)."""
     if state.capacity.draining or state.supervisor.closed:
         raise Refused(boundary_reply(503, "draining"))
     if not accepts(exchange.headers.get("accept"), "text/event-stream"):
@@ -247,6 +272,7 @@ async def get(state: GatewayState, exchange: Exchange) -> None:
         keepalive=state.settings.stream_keepalive,
         metrics=state.metrics,
         store=state.sessions,
+        still_authorized=still_authorized,
     )
 
 

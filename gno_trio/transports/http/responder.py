@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gno_trio.protocol.errors import ProtocolError, internal_error
-from gno_trio.protocol.jsonrpc import Request, encode_error, encode_notification, encode_result
+from gno_trio.protocol.jsonrpc import Request, encode_answer, encode_error, encode_notification
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.wire import SSE_HEADERS, Header, Reply, Send, send_reply, sse_event
@@ -99,6 +99,8 @@ async def dispatch(
     """Run ``request`` through ``app`` and answer it; protocol errors become error replies."""
     try:
         result = await app.handle_request(request.method, request.params, context)
+        line = encode_answer(request.id, result)
+        status = 200
     except ProtocolError as exc:
         line = encode_error(request.id, exc.to_error_object())
         status = status_for(exc.code)
@@ -107,15 +109,6 @@ async def dispatch(
         error = internal_error()
         line = encode_error(request.id, error.to_error_object())
         status = status_for(error.code)
-    else:
-        try:
-            line = encode_result(request.id, result)
-            status = 200
-        except (TypeError, ValueError) as exc:
-            logger.error("result of %s is not encodable as JSON: %s", request.method, exc)
-            error = internal_error("Result could not be encoded")
-            line = encode_error(request.id, error.to_error_object())
-            status = status_for(error.code)
     finally:
         context.finish()
     refusal = final_check()

@@ -27,12 +27,12 @@ from functools import partial
 from typing import Any, Final
 
 import hypercorn.config
-import hypercorn.trio
 import trio
 
 from gno_trio.errors import GnoError
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
+from gno_trio.transports.http.connections import serve_connections
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CallerLabels
 from gno_trio.transports.http.metrics import TransportMetrics
@@ -47,6 +47,7 @@ from gno_trio.transports.http.settings import (
 )
 from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
 from gno_trio.transports.http.state import GatewayState, WorkerSeat
+from gno_trio.transports.http.status import resident_status
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import (
     AdmissionGate,
@@ -59,9 +60,11 @@ from nurseries import (
 logger = logging.getLogger("gno_trio.transports.http")
 
 SERVER_KEY: Final = "gno"
+LISTEN_FAILED_CODE: Final = "GATEWAY_LISTEN_FAILED"
 _BACKLOG: Final = 128
 _TASK_GRACE: Final = 2.0
 _HYPERCORN_GRACE: Final = 2.0
+_MEMORY_CHECK_EVERY: Final = 1.0
 
 BackgroundTask = Callable[[], Awaitable[object]]
 
@@ -99,19 +102,20 @@ def open_listening_socket(
             sock.listen(_BACKLOG)
     except OSError as exc:
         sock.close()
+        reason = exc.strerror or str(exc)
         raise GnoError(
-            "RUNTIME", f"Cannot listen on {host}:{port}: {exc.strerror or exc}"
+            LISTEN_FAILED_CODE, f"Cannot listen on {host}:{port}: {reason[:1].lower()}{reason[1:]}"
         ) from None
     return sock
 
 
-def _hypercorn_config(sock: socket.socket) -> hypercorn.config.Config:
+def _hypercorn_config(settings: GatewaySettings) -> hypercorn.config.Config:
     config = hypercorn.config.Config()
-    config.bind = [f"fd://{sock.detach()}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.include_server_header = False
     config.graceful_timeout = _HYPERCORN_GRACE
+    config.keep_alive_timeout = settings.keep_alive_timeout
     return config
 
 
@@ -181,20 +185,31 @@ async def serve_gateway(
         handle_signals = threading.current_thread() is threading.main_thread()
     async with open_supervisor() as supervisor:
         state = build_state(app, settings, port, supervisor, policies, worker)
+        if app.lifecycle is not None:  # gno_status over HTTP reports this gateway
+            app.lifecycle.attach(partial(resident_status, state))
         gateway = GatewayApp(state, token_state=token_state)
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
-        config = _hypercorn_config(sock)
+        supervisor.every(
+            _MEMORY_CHECK_EVERY,
+            lambda: state.memory.maybe_release(idle=state.capacity.stats().active == 0),
+            name="memory-return",
+        )
+        config = _hypercorn_config(settings)
         stop_listening = trio.Event()
         async with trio.open_nursery() as signals:
             if handle_signals:
                 await signals.start(drain.watch_signals)
             async with trio.open_nursery() as server:
-                # hypercorn types ASGI messages as TypedDicts; the app speaks plain dicts.
-                asgi_app: Any = gateway
                 await server.start(
                     partial(
-                        hypercorn.trio.serve, asgi_app, config, shutdown_trigger=stop_listening.wait
+                        serve_connections,
+                        gateway,
+                        config,
+                        sock,
+                        write_timeout=settings.write_timeout,
+                        shutdown_trigger=stop_listening.wait,
+                        on_write_timeout=gateway.count_write_timeout,
                     )
                 )
                 listener = state.listener
@@ -288,12 +303,30 @@ def run_resident(
             else:
                 announce(endpoint, settings, as_json=as_json)
 
+    # Everything that can fail before serving fails here, outside trio, so the
+    # user reads one line naming the cause instead of an exception group.
     check_bind(settings)
-    trio.run(main)
+    if settings.token_file is not None:
+        ensure_token_file(settings.token_file)
+    if sock is None:
+        sock = open_listening_socket(settings.host, settings.port)
+    try:
+        trio.run(main)
+    except BaseExceptionGroup as group:
+        raise _sole_error(group) from None
     return 0
 
 
+def _sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception inside nested single-member groups (the group itself otherwise)."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
 __all__ = [
+    "LISTEN_FAILED_CODE",
     "GatewayEndpoint",
     "announce",
     "client_configuration",

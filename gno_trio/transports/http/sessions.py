@@ -10,12 +10,16 @@ client knows to start over. Resumption is not offered (``Last-Event-ID`` is 400)
 At most one GET stream per session (409 for a second). It runs as a
 supervised task, so DELETE, the idle reaper, credential rotation and shutdown
 can end it from outside; it carries only server-initiated messages and
-keep-alive comments.
+keep-alive comments. Before each keep-alive it checks that its caller's
+credentials still hold (a rotated or deleted token file ends it then), and it
+ends by itself after one idle timeout: an open stream alone never keeps a
+session alive for longer than a client that re-opens it would.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 from collections.abc import Callable
 from typing import Final
@@ -25,6 +29,7 @@ import trio
 from gno_trio.protocol.connection import LegacySession
 from gno_trio.protocol.jsonrpc import RequestId
 from gno_trio.protocol.names import SESSION_HEADER
+from gno_trio.transports.http.boundary import BEARER_PREFIX
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.wire import (
     SSE_HEADERS,
@@ -74,7 +79,7 @@ class HttpSession:
 
     @property
     def authenticated(self) -> bool:
-        return self.identity.startswith("bearer:")
+        return self.identity.startswith(BEARER_PREFIX)
 
     def push(self, line: bytes) -> bool:
         """Queue a server-initiated message for the GET stream; False when none can take it."""
@@ -153,6 +158,13 @@ class SessionStore:
             self.close(session, reason)
         return len(doomed)
 
+    def retry_after(self) -> int:
+        """Seconds until the longest-idle session can be reaped (a hint for a full store)."""
+        if not self._sessions:
+            return 1
+        oldest = min(s.last_seen for s in self._sessions.values())
+        return max(1, math.ceil(oldest + self.idle_timeout - self._clock()))
+
     def reap(self) -> int:
         """Close sessions idle for longer than the timeout.
 
@@ -166,16 +178,29 @@ class SessionStore:
 
 
 async def _stream_events(
-    session: HttpSession, send: Send, keepalive: float, metrics: TransportMetrics
+    session: HttpSession,
+    send: Send,
+    keepalive: float,
+    metrics: TransportMetrics,
+    still_authorized: Callable[[], bool],
+    lifetime: float,
 ) -> None:
-    """The supervised body of a GET stream: queued messages, else a keep-alive comment."""
+    """The supervised body of a GET stream: queued messages, else a keep-alive comment.
+
+    Returns (ending the stream) when the caller's credentials no longer hold
+    or after ``lifetime`` seconds.
+    """
     metrics.streams["opened"] += 1
     try:
-        while True:
-            chunk = SSE_KEEPALIVE
-            with trio.move_on_after(keepalive):
-                chunk = sse_event(await session.inbox.receive())
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        with trio.move_on_after(lifetime) as lived:
+            while still_authorized():
+                chunk = SSE_KEEPALIVE
+                with trio.move_on_after(keepalive):
+                    chunk = sse_event(await session.inbox.receive())
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            metrics.streams["ended_credentials"] += 1
+        if lived.cancelled_caught:
+            metrics.streams["ended_lifetime"] += 1
     finally:
         metrics.streams["closed"] += 1
 
@@ -197,13 +222,25 @@ async def run_get_stream(
     keepalive: float,
     metrics: TransportMetrics,
     store: SessionStore,
+    still_authorized: Callable[[], bool],
 ) -> None:
-    """Serve one GET stream until the client leaves or the session/server ends it."""
+    """Serve one GET stream until the client leaves, the session/server ends it, or it expires.
+
+    ``still_authorized`` is asked before every keep-alive; the stream lives
+    at most the store's idle timeout.
+    """
     headers: list[Header] = [*SSE_HEADERS, (SESSION_HEADER.encode(), session.id.encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     try:
         handle = supervisor.start_soon(
-            _stream_events, session, send, keepalive, metrics, name="legacy-get-stream"
+            _stream_events,
+            session,
+            send,
+            keepalive,
+            metrics,
+            still_authorized,
+            store.idle_timeout,
+            name="legacy-get-stream",
         )
     except RuntimeError:  # the server began shutting down while the headers went out
         await send({"type": "http.response.body", "body": b"", "more_body": False})

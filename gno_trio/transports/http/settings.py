@@ -55,6 +55,20 @@ class GatewaySettings:
     """Seconds between SSE comment lines on an idle GET stream."""
 
     @property
+    def write_timeout(self) -> float:
+        """Seconds a client gets to take each 64 KiB of an answer (or one SSE event).
+
+        A client that does not read within it loses its connection, and with it
+        every slot its request held.
+        """
+        return self.limits.write_timeout_ms / 1000.0
+
+    @property
+    def keep_alive_timeout(self) -> float:
+        """Seconds an idle keep-alive connection stays open between requests."""
+        return self.limits.keep_alive_timeout_ms / 1000.0
+
+    @property
     def loopback_bind(self) -> bool:
         return is_loopback_host(self.host)
 

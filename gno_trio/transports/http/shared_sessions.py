@@ -26,6 +26,7 @@ from typing import Any, Final
 import msgspec
 
 from gno_trio.protocol.envelope import Implementation
+from gno_trio.transports.http.boundary import bearer_identity
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.sessions import HttpSession, SessionStore, new_session_id
 from gno_trio.transports.http.tokens import read_token_file
@@ -226,8 +227,10 @@ class SharedSessionStore(SessionStore):
         keep: str | None = None
         if self._token_file is not None:
             current = read_token_file(self._token_file)
+            if current.transient:  # unknowable right now; revoke nothing rather than all
+                return 0
             if current.digest is not None:
-                keep = "bearer:" + current.digest.hex()
+                keep = bearer_identity(current.digest)
         revoked = set(self._registry.revoke_bearer_except(keep))
         local = self.close_where(lambda s: s.authenticated and s.identity != keep, "credentials")
         return max(local, len(revoked))

@@ -10,6 +10,7 @@ from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.boundary import Caller
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CallerLabels
+from gno_trio.transports.http.memory import MemoryReturn
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.runtime_admission import RuntimeAdmission
 from gno_trio.transports.http.sessions import SessionStore
@@ -42,6 +43,8 @@ class GatewayState:
     readers: RuntimeAdmission
     """Runtime admission: a handle on the resident runtime for each dispatch (503 once closing)."""
     labels: CallerLabels
+    memory: MemoryReturn = field(default_factory=MemoryReturn)
+    """Answered bytes since the heap was last trimmed (see :mod:`.memory`)."""
     started_at: float = field(default_factory=time.monotonic)
     shutdown_state: str = "none"
     worker: WorkerSeat | None = None

@@ -13,6 +13,7 @@ surrounding whitespace is trimmed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
@@ -29,6 +30,7 @@ MAX_TOKEN_CHARS: Final = 512
 _MAX_FILE_BYTES: Final = 4096
 _GENERATED_BYTES: Final = 32  # 256 random bits
 _LOOSE_MODE_BITS: Final = stat.S_IRWXG | stat.S_IRWXO
+_EXHAUSTION_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,9 @@ class TokenFileState:
     digest: bytes | None
     revision: tuple[object, ...]
     problem: str | None = None
+    transient: bool = False
+    """The file could not be read for lack of descriptors or memory: nothing is known
+    about it, so the credentials must not be taken as changed."""
 
     @property
     def usable(self) -> bool:
@@ -74,10 +79,13 @@ def read_token_file(path: Path) -> TokenFileState:
     if not stat.S_ISREG(before.st_mode):
         return _broken("not a regular file", before.st_ino)
     if before.st_mode & _LOOSE_MODE_BITS:
-        return _broken("readable by group or others", before.st_ino, before.st_mode)
+        mode = stat.S_IMODE(before.st_mode)
+        return _broken(f"mode {mode:04o}, expected 0600", before.st_ino, before.st_mode)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+    except OSError as exc:
+        if exc.errno in _EXHAUSTION_ERRNOS:
+            return TokenFileState(digest=None, revision=(), problem="no descriptor", transient=True)
         return _broken("unreadable", before.st_ino)
     try:
         opened = os.fstat(fd)
@@ -128,9 +136,8 @@ def ensure_token_file(path: Path) -> TokenFileState:
     if not state.usable:
         raise GnoError(
             "GATEWAY_TOKEN_INVALID",
-            f"Token file {path} is not usable ({state.problem}); it must be a regular file "
-            f"with mode 0600 or stricter holding {MIN_TOKEN_CHARS}-{MAX_TOKEN_CHARS} "
-            "visible ASCII characters",
+            f"token file {path}: {state.problem} (it must be a regular file with mode 0600 "
+            f"or stricter holding {MIN_TOKEN_CHARS}-{MAX_TOKEN_CHARS} visible ASCII characters)",
         )
     return state
 

@@ -1,0 +1,46 @@
+"""Why a file was not indexed, and what a converter warns about.
+
+Skip reasons are the codes ``status`` lists next to every file the walker saw
+but the index does not hold; warning codes are GNO's
+``conversion.warnings[].code`` values (a document indexed with a caveat).
+Both are declared here once; converters and the runner raise or return them.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+UNSUPPORTED_TYPE: Final = "UNSUPPORTED_TYPE"
+"""No converter handles the file's type."""
+TOO_LARGE: Final = "TOO_LARGE"
+"""The source is bigger than the per-file limit (or inflates past the unpacked limit)."""
+CONVERSION_FAILED: Final = "CONVERSION_FAILED"
+"""The file is damaged, hostile, or the converter crashed or ran out of memory."""
+CONVERSION_TIMEOUT: Final = "CONVERSION_TIMEOUT"
+"""The conversion ran past its wall-time limit and was stopped."""
+ENCRYPTED: Final = "ENCRYPTED"
+"""The document is password-protected."""
+BINARY_FILE: Final = "BINARY_FILE"
+"""The file holds binary data, not text in any encoding we recognise."""
+
+SKIP_REASONS: Final = frozenset(
+    {UNSUPPORTED_TYPE, TOO_LARGE, CONVERSION_FAILED, CONVERSION_TIMEOUT, ENCRYPTED, BINARY_FILE}
+)
+
+WarningCode = Literal["LOSSY", "TRUNCATED", "PARTIAL", "UNSUPPORTED_FEATURE", "LOW_CONFIDENCE"]
+WARNING_CODES: Final = frozenset(
+    {"LOSSY", "TRUNCATED", "PARTIAL", "UNSUPPORTED_FEATURE", "LOW_CONFIDENCE"}
+)
+
+
+def warning(code: WarningCode, message: str) -> str:
+    """A converter warning as the converter interface carries it (``"CODE: message"``)."""
+    return f"{code}: {message}"
+
+
+def parse_warning(text: str) -> dict[str, str]:
+    """``{code, message}`` as GNO's ``conversion.warnings`` items; untagged text is ``LOSSY``."""
+    code, sep, message = text.partition(": ")
+    if sep and code in WARNING_CODES:
+        return {"code": code, "message": message}
+    return {"code": "LOSSY", "message": text}
