@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import trio
 
 from gno_trio import SERVER_NAME, __version__
-from gno_trio.engine import Engine
+from gno_trio.engine import BackgroundEmbedder, Engine
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.dispatch import McpApp
@@ -61,21 +61,33 @@ class Served:
 
 @contextlib.contextmanager
 def serving(
-    engine: Engine, *, write_enabled: bool, tool_profile: str, switches: Switches | None = None
+    engine: Engine,
+    *,
+    write_enabled: bool,
+    tool_profile: str,
+    switches: Switches | None = None,
+    embed_in_background: bool = False,
 ) -> Iterator[Served]:
     """The runtime and app over ``engine`` for the ``with`` block; then everything closes.
 
-    Background jobs are stopped before the engine closes, so no job thread
+    With ``embed_in_background`` (the resident gateways) a background
+    embedder gives new chunks vectors while the server serves. It and the
+    background jobs are stopped before the engine closes, so no thread
     writes through a closed pool. The engine is closed here even when
     building the runtime fails.
     """
+    embedder = BackgroundEmbedder(engine) if embed_in_background else None
     try:
         runtime = Runtime(
             engine=engine, write_enabled=write_enabled, tool_profile=parse_profile(tool_profile)
         )
         try:
+            if embedder is not None:
+                embedder.start()
             yield Served(engine=engine, runtime=runtime, app=build_app(runtime, switches))
         finally:
+            if embedder is not None:
+                embedder.close()
             runtime.jobs.close()
     finally:
         engine.close()

@@ -120,6 +120,19 @@ def test_reads_never_write_and_the_next_writer_reports_the_reconciliation(
     assert cli.json("update")["configChanges"]["removed"] == []
 
 
+def test_a_writer_reports_hand_edits_but_not_its_own_change(cli: Cli, notes: Path) -> None:
+    hand = write_corpus(cli.home / "hand", {"h.md": "# H\n"})
+    mine = write_corpus(cli.home / "mine", {"m.md": "# M\n"})
+    assert cli.run("init", str(notes), "--name", "notes").stderr == ""
+    data = yaml.safe_load(cli.config_file.read_text("utf-8"))
+    data["collections"].append({"name": "hand", "path": str(hand)})
+    cli.config_file.write_text(yaml.safe_dump(data), "utf-8")
+    added = cli.run("collection", "add", str(mine), "--name", "mine")
+    assert "collection hand added to the index" in added.stderr
+    assert "mine" not in added.stderr
+    assert cli.run("update").stderr == ""
+
+
 # -- one lease for every writer -------------------------------------------------------------------
 
 

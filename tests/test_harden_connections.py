@@ -163,6 +163,7 @@ def _limit_descriptors() -> None:
 
 
 async def test_descriptor_exhaustion_pauses_accept_quietly_then_serves(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
     env = {
         "GNO_CONFIG_DIR": str(tmp_path / "config"),
         "GNO_DATA_DIR": str(tmp_path / "data"),

@@ -71,6 +71,7 @@ def test_a_thousand_levels_is_a_parse_error_and_the_limit_itself_decodes() -> No
 
 
 async def test_stdio_answers_deep_nesting_with_parse_error_then_ping(dirs: Dirs) -> None:
+    dirs.config.mkdir(parents=True)
     command = [sys.executable, "-m", "gno_trio", "mcp"]
     async with open_stdio_process(command, env=server_environment(dirs)) as process:
         session = ProcessSession(process)

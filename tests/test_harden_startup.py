@@ -12,6 +12,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "config").mkdir(exist_ok=True)
     env = {
         **os.environ,
         "GNO_CONFIG_DIR": str(tmp_path / "config"),

@@ -98,6 +98,8 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "gno_graph": {"collection": "notes"},
     "gno_graph_query": {"ref": "gno://notes/alpha.md"},
     "gno_impact": {"ref": "gno://notes/beta.md"},
+    "gno_vsearch": {"query": "the database server refuses my connection", "limit": 3},
+    "gno_similar": {"ref": TROUBLESHOOTING, "threshold": 0, "limit": 3},
 }
 # Calls whose right answer, on this read-only server, is a tool error.
 ERROR_ANSWERS = {"gno_job_status": "NOT_FOUND"}
@@ -183,6 +185,13 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
     elif name == "gno_impact":
         assert [e["document"]["uri"] for e in structured["impacted"]] == ["gno://notes/alpha.md"]
         assert structured["impacted"][0]["evidencePath"][0]["edgeSource"] == "wikilink"
+    elif name == "gno_vsearch":
+        assert structured["meta"]["mode"] == "vector"
+        assert structured["results"][0]["uri"] == TROUBLESHOOTING
+    elif name == "gno_similar":
+        uris = [item["uri"] for item in structured["similar"]]
+        assert len(uris) == 3 and TROUBLESHOOTING not in uris
+        assert structured["meta"]["uri"] == TROUBLESHOOTING
     else:  # a new tool must be given an expectation here
         raise AssertionError(f"no expectation for {name}")
 
@@ -205,7 +214,9 @@ def server_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
         engine.add_collection(str(notes), name="notes")
         engine.add_collection(str(facts), name="facts", memory_managed=True)
         reports = engine.sync()
+        embedded = engine.embed()
     assert sum(r.added for r in reports) == DOCUMENT_COUNT
+    assert embedded.embedded > 0 and embedded.errors == 0
     yield {
         "GNO_CONFIG_DIR": str(dirs.config),
         "GNO_DATA_DIR": str(dirs.data),
@@ -236,7 +247,7 @@ async def test_official_client_lists_calls_every_tool_and_reads(
     params = StdioServerParameters(
         command=sys.executable, args=server_command()[1:], env=server_env, cwd=REPO_ROOT
     )
-    with trio.fail_after(30):
+    with trio.fail_after(120):
         async with Client(params, mode=mode, cache=None) as client:
             assert client.protocol_version == EXPECTED_VERSION[mode]
             if mode != MODERN:  # a pinned modern client never asks who we are
@@ -323,6 +334,9 @@ WRITE_FLOWS = frozenset(
         "gno_create_folder",
         "gno_duplicate_note",
         "gno_egress_policy_set",
+        "gno_embed",
+        "gno_index",
+        "gno_clear_collection_embeddings",
     }
 )
 
@@ -337,7 +351,7 @@ async def test_official_client_calls_the_write_tools_when_enabled(
         env=write_env,
         cwd=REPO_ROOT,
     )
-    with trio.fail_after(30):
+    with trio.fail_after(300):
         async with Client(params, mode=mode, cache=None) as client:
             listed = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert list(listed) == CATALOGUE.select("full", True)
@@ -442,15 +456,45 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                 assert (await wait_for_job(call, synced["jobId"]))["status"] == "completed"
                 found = await call("gno_search", {"query": "numbat"})
                 assert [hit["uri"] for hit in found["results"]] == [f"gno://{name}/numbat.md"]
+                if "gno_embed" in listed:
+                    await embed_flow(call, name)
                 removed = await call("gno_remove_collection", {"collection": name})
                 assert removed["removed"] is True and removed["indexedDataRetained"] is True
                 gone = await client.call_tool("gno_search", {"query": "numbat"})
                 assert gone.structured_content["results"] == []  # type: ignore[index]
 
 
-async def wait_for_job(call: Any, job_id: str) -> dict[str, Any]:
+async def embed_flow(call: Any, name: str) -> None:
+    """Embed a collection, find it by meaning, re-index it, clear its vectors."""
+    status = await call("gno_status", {})
+    assert status["embeddingBacklog"] > 0
+    started = await call("gno_embed", {"collection": name})
+    assert started["model"] == "builtin:use-multilingual-v3"
+    job = await wait_for_job(call, started["jobId"], seconds=120)
+    assert job["status"] == "completed", job
+    assert job["typedResult"]["kind"] == "embed"
+    assert job["typedResult"]["value"]["embedded"] == 2
+    found = await call(
+        "gno_vsearch", {"query": "what it eats: ants and termites", "collection": name}
+    )
+    assert found["results"][0]["uri"] == f"gno://{name}/numbat.md"
+    fused = await call("gno_query", {"query": "what it eats", "collection": name})
+    assert fused["meta"]["mode"] == "hybrid" and fused["meta"]["vectorsUsed"] is True
+    indexed = await call("gno_index", {"collection": name})
+    assert indexed["phases"] == ["sync", "embed"]
+    job = await wait_for_job(call, indexed["jobId"], seconds=120)
+    assert job["status"] == "completed" and job["typedResult"]["kind"] == "index", job
+    assert job["typedResult"]["value"]["embed"]["embedded"] == 0  # nothing changed
+    cleared = await call("gno_clear_collection_embeddings", {"collection": name, "mode": "all"})
+    assert cleared["deletedVectors"] == 2 and cleared["mode"] == "all"
+    status = await call("gno_status", {})
+    row = next(c for c in status["collections"] if c["name"] == name)
+    assert row["embeddedCount"] == 0 and status["embeddingBacklog"] >= 2
+
+
+async def wait_for_job(call: Any, job_id: str, *, seconds: float = 15) -> dict[str, Any]:
     """Poll gno_job_status until the job leaves ``running`` (bounded)."""
-    with trio.fail_after(15):
+    with trio.fail_after(seconds):
         while True:
             job: dict[str, Any] = await call("gno_job_status", {"jobId": job_id})
             if job["status"] != "running":

@@ -46,7 +46,7 @@ class Wire(RawWire):
     """One spawned echo server and the raw lines exchanged with it."""
 
     def __init__(self, process: trio.Process, stderr_path: Path) -> None:
-        super().__init__(process, stderr_path, timeout=5.0)
+        super().__init__(process, stderr_path, timeout=15.0)
 
     async def handshake(self) -> None:
         await self.call(0, "initialize", initialize())

@@ -46,6 +46,7 @@ from gno_trio.engine.memory.records import (
     render,
     write_new_file,
 )
+from gno_trio.engine.memory.semantic import NOT_EMBEDDED
 from gno_trio.engine.memory.service import MemoryService
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store import lease as locks
@@ -335,7 +336,7 @@ def test_added_fact_is_one_file_with_memory_frontmatter_and_searchable_at_once(
     assert result["matching"] == {
         "mode": "lexical",
         "threshold": 0.5,
-        "semanticUnavailable": "no embedding model available",
+        "semanticUnavailable": NOT_EMBEDDED.format(name="facts"),
     }
     front = yaml.safe_load((facts_dir / rel).read_text("utf-8").split("---\n")[1])
     assert front["memory"]["recordId"] == record["recordId"]
@@ -737,7 +738,7 @@ def test_recall_reports_lexical_mode_lineage_and_a_hint_only_when_empty(
     assert "hint" not in full
     assert full["retrieval"] == {
         "mode": "lexical",
-        "semanticUnavailable": "no embedding model available",
+        "semanticUnavailable": NOT_EMBEDDED.format(name="facts"),
     }
     assert full["egressLineage"]["effectivePolicy"] == "local_only"
     assert full["egressLineage"]["sources"] == [

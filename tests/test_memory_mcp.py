@@ -26,6 +26,7 @@ import trio.testing
 from gno_trio.compose import build_app
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.engine.memory.semantic import NOT_EMBEDDED
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.tools import CATALOGUE, CORE_READ, CORE_WRITE
@@ -341,7 +342,7 @@ async def test_remember_outcomes_and_supersession_over_mcp(engine: Engine) -> No
             "matching": {
                 "mode": "lexical",
                 "threshold": 0.5,
-                "semanticUnavailable": "no embedding model available",
+                "semanticUnavailable": NOT_EMBEDDED.format(name="facts"),
             },
         }
         added = (await client.ok("gno_remember", remember_args(decision="add")))["record"]

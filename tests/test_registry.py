@@ -138,6 +138,11 @@ def test_definitions_cover_the_implemented_tools_in_catalogue_order() -> None:
         "gno_query_diagnose",
         "gno_diff",
         "gno_egress_policy_set",
+        "gno_vsearch",
+        "gno_similar",
+        "gno_embed",
+        "gno_index",
+        "gno_clear_collection_embeddings",
     }
     positions = [TOOL_ORDER.index(name) for name in IMPLEMENTED]
     assert positions == sorted(positions)
@@ -191,6 +196,7 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
     assert CATALOGUE.select("full", False, among=IMPLEMENTED) == [
         "gno_context",
         "gno_search",
+        "gno_vsearch",
         "gno_query",
         "gno_query_diagnose",
         "gno_get",
@@ -205,6 +211,7 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_list_tags",
         "gno_links",
         "gno_backlinks",
+        "gno_similar",
         "gno_graph",
         "gno_graph_query",
         "gno_graph_neighbors",
@@ -220,7 +227,10 @@ def test_selection_over_the_implemented_tools_for_all_four_combinations() -> Non
         "gno_remember",
         "gno_add_collection",
         "gno_sync",
+        "gno_embed",
+        "gno_index",
         "gno_remove_collection",
+        "gno_clear_collection_embeddings",
         "gno_create_folder",
         "gno_duplicate_note",
     ]
@@ -352,11 +362,11 @@ def test_core_descriptions_name_the_bound_each_caller_must_respect() -> None:
     assert "budgetTokens" in CATALOGUE.description("gno_context", "core")
 
 
-def test_query_descriptions_say_the_server_runs_bm25_only() -> None:
+def test_query_descriptions_say_what_runs_and_when_it_degrades() -> None:
     for profile in ("full", "core"):
         text = CATALOGUE.description("gno_query", profile)
-        assert "bm25_only" in text
-        assert "model-free" in text
+        assert "hybrid" in text and "bm25_only" in text
+        assert "model-free" not in text
 
 
 def test_description_for_unknown_tool_is_an_error() -> None:

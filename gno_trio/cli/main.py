@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from gno_trio import __version__
-from gno_trio.cli import capture, index, memory, reads, serve
+from gno_trio.cli import capture, index, memory, reads, semantic, serve
 from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
 
 EXIT_INTERRUPTED = 130
-_FAMILIES = (index, reads, memory, serve, capture)
+_FAMILIES = (index, reads, semantic, memory, serve, capture)
 
 
 class _Parser(argparse.ArgumentParser):

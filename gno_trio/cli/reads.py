@@ -9,45 +9,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
-from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES, SearchRequest
+from gno_trio.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    add_search_options,
+    emit_json,
+    open_engine,
+    print_hits,
+    search_request,
+)
+from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    limit = args.limit if args.limit is not None else (20 if args.json else 5)
-    request = SearchRequest(
-        query=args.query,
-        limit=limit,
-        collection=args.collection,
-        min_score=args.min_score,
-        lang=args.lang,
-        intent=args.intent,
-        exclude=split_list(args.exclude),
-        since=args.since,
-        until=args.until,
-        categories=split_list(args.category),
-        author=args.author,
-        tags_all=split_list(args.tags_all),
-        tags_any=split_list(args.tags_any),
-    )
     with open_engine(args, create=False) as engine:
-        result = engine.search(request)
+        result = engine.search(search_request(args))
     if args.json:
         emit_json(result)
-        return EXIT_OK
-    hits = result["results"]
-    if not hits:
-        print(f'No results for "{args.query}"')
-        return EXIT_OK
-    print(f'Found {len(hits)} results for "{args.query}"')
-    for hit in hits:
-        line = f":{hit['line']}" if "line" in hit else ""
-        print(f"\n{hit['docid']}  {hit['uri']}{line}  ({hit['score']:.3f})")
-        if hit.get("title"):
-            print(f"  {hit['title']}")
-        snippet = " ".join(str(hit.get("snippet", "")).split())
-        if snippet:
-            print(f"  {snippet.replace('<mark>', '').replace('</mark>', '')[:240]}")
+    else:
+        print_hits(args.query, result)
     return EXIT_OK
 
 
@@ -146,19 +126,7 @@ def cmd_changes(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("search", parents=[common], help="BM25 keyword search")
-    p.add_argument("query")
-    p.add_argument("-n", "--limit", type=int)
-    p.add_argument("-c", "--collection")
-    p.add_argument("--min-score", type=float)
-    p.add_argument("--lang")
-    p.add_argument("--intent")
-    p.add_argument("--exclude", action="append")
-    p.add_argument("--since")
-    p.add_argument("--until")
-    p.add_argument("--category", action="append")
-    p.add_argument("--author")
-    p.add_argument("--tags-all", action="append")
-    p.add_argument("--tags-any", action="append")
+    add_search_options(p)
     p.set_defaults(handler=cmd_search)
 
     p = sub.add_parser("get", parents=[common], help="read a document")

@@ -119,6 +119,7 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
         write_enabled=settings.enable_write,
         tool_profile=settings.tool_profile,
         switches=HTTP_SWITCHES,
+        embed_in_background=first_worker and not getattr(args, "no_embed", False),
     ) as served:
         background: list[BackgroundTask] = []
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
@@ -177,6 +178,9 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
         HTTP_SWITCHES.enable_write, action="store_true", help="allow MCP write tools over HTTP"
     )
     parser.add_argument(HTTP_SWITCHES.tool_profile, help="core or full (default full)")
+    parser.add_argument(
+        "--no-embed", action="store_true", help="do not embed new chunks in the background"
+    )
     parser.add_argument(
         "--workers",
         type=int,

@@ -16,6 +16,8 @@ Layout (internals, by concern):
 * ``search/``: query grammar, BM25, anchors, time filters, the query
   pipeline and its diagnosis;
 * ``graph/``: links, the link graph, typed edges, overview, impact;
+* ``vectors/``: embedders (the bundled model, HTTP endpoints), vector
+  storage and the in-memory copy searched, the embed phase;
 * ``egress/``: the one home of the egress policy order and rules;
 * ``reads/``: documents by reference, listings, tags, status, diffs;
 * ``memory/``: scoped, cited facts; ``context/``: Context Capsules;
@@ -77,6 +79,7 @@ from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
 from gno_trio.engine.store.lease import HeldLease as HeldLease
 from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
 from gno_trio.engine.uris import parse_uri as parse_uri
+from gno_trio.engine.vectors.background import BackgroundEmbedder as BackgroundEmbedder
 
 __all__ = [
     "CAPTURE_MAX_TEXT_BYTES",
@@ -99,6 +102,7 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
+    "BackgroundEmbedder",
     "CaptureRequest",
     "CollectionPolicy",
     "Confirmation",

@@ -13,7 +13,8 @@ connections, sync):
 
 * :mod:`.ingest.face`: add and remove collections, capture notes, file copies;
 * :mod:`.reads.face`: get, multi-get, ls, tags, changes, diff, status, peek;
-* :mod:`.search.face`: search, query, diagnose;
+* :mod:`.search.face`: search, vector search, similar, query, diagnose;
+* :mod:`.vectors.face`: the embed phase, clearing vectors, model facts;
 * :mod:`.graph.face`: links, backlinks, neighbours, paths, graph, typed walks;
 * :mod:`.egress.face`: policy views and the confirmed policy change;
 * :mod:`.memory.face`: recall and remember;
@@ -29,9 +30,12 @@ from gno_trio.engine.ingest.face import IngestFace
 from gno_trio.engine.memory.face import MemoryFace
 from gno_trio.engine.reads.face import ReadsFace
 from gno_trio.engine.search.face import SearchFace
+from gno_trio.engine.vectors.face import VectorsFace
 
 
-class Engine(IngestFace, ReadsFace, SearchFace, GraphFace, EgressFace, MemoryFace, ContextFace):
+class Engine(
+    IngestFace, ReadsFace, SearchFace, VectorsFace, GraphFace, EgressFace, MemoryFace, ContextFace
+):
     """An opened index and every service over it (see the module docstring for the map)."""
 
 

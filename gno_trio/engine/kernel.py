@@ -32,7 +32,7 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -293,13 +293,17 @@ class EngineKernel:
 
     # -- indexing ----------------------------------------------------------
 
-    def reconcile(self, *, lease: HeldLease | None = None) -> dict[str, Any]:
+    def reconcile(
+        self, *, lease: HeldLease | None = None, expected: Container[str] = ()
+    ) -> dict[str, Any]:
         """Bring the database's collections in line with ``index.yml``; what changed.
 
         A collection added to or edited in the file gets its row; one deleted
         from the file leaves search, reads and links (its documents are
         soft-deleted, journaled). When the file is missing nothing is
         removed: a vanished config is not a request to empty the index.
+        Every change is logged as a warning, except those of the collections
+        in ``expected`` (the ones the calling writer itself just changed).
         """
         with self.writing(lease):
             config = self.config
@@ -309,10 +313,14 @@ class EngineKernel:
                     conn, [spec_for(c) for c in config.collections], drop_missing=exists
                 )
         for name in changes["added"]:
-            logger.warning("index.yml: collection %s added to the index", name)
+            if name not in expected:
+                logger.warning("index.yml: collection %s added to the index", name)
         for name in changes["updated"]:
-            logger.warning("index.yml: collection %s settings applied to the index", name)
+            if name not in expected:
+                logger.warning("index.yml: collection %s settings applied to the index", name)
         for entry in changes["removed"]:
+            if entry["collection"] in expected:
+                continue
             logger.warning(
                 "index.yml: collection %s removed from the index (%d documents inactive)",
                 entry["collection"],

@@ -54,6 +54,10 @@ OUTPUT_SCHEMA_NAMES: Final = (
     "collection-egress-policy-set",
     "document-diff",
     "query-diagnose",
+    "similar",
+    "mcp-embed-result",
+    "mcp-index-result",
+    "mcp-clear-embeddings-result",
 )
 
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"

@@ -27,6 +27,7 @@ from gno_trio.tools import (
     memory,
     reading,
     retrieval,
+    semantic,
 )
 from gno_trio.tools.planned import PLANNED
 
@@ -104,6 +105,7 @@ CATALOGUE: Final = Catalogue(
     order=TOOL_ORDER,
     tools=(
         *retrieval.TOOLS,
+        *semantic.TOOLS,
         *diagnostics.TOOLS,
         *context.TOOLS,
         *reading.TOOLS,

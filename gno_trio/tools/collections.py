@@ -141,7 +141,7 @@ REMOVE_NOTE: Final = (
 )
 
 
-def _refuse_external_steps(*, git_pull: bool, run_update_cmd: bool = False) -> None:
+def refuse_external_steps(*, git_pull: bool, run_update_cmd: bool = False) -> None:
     if git_pull:
         raise GnoError(
             "INVALID_INPUT",
@@ -236,7 +236,7 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
     def call(
         args: AddCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        _refuse_external_steps(git_pull=args.gitPull)
+        refuse_external_steps(git_pull=args.gitPull)
         # The cheap checks first, so a bad folder or name is reported as such even
         # while a job runs; add_collection repeats them under the lease.
         engine.check_root(args.path)
@@ -266,7 +266,8 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
     return engine_tool(runtime, call, add_text, write=True)
 
 
-def _sync_targets(engine: Engine, collection: str | None) -> tuple[str, ...]:
+def sync_targets(engine: Engine, collection: str | None) -> tuple[str, ...]:
+    """The named collection, or every configured one (``NOT_FOUND`` when there are none)."""
     if collection is not None:
         return (engine.collection(collection).name,)
     names = tuple(c.name for c in engine.config.collections)
@@ -284,12 +285,12 @@ def start_sync_job(
     never overlap: both need the single job slot and the lease.
     """
     engine = runtime.engine
-    _sync_targets(engine, collection)
+    sync_targets(engine, collection)
 
     def begin(hold: contextlib.ExitStack) -> JobPlan:
         lease = hold.enter_context(engine.lease(should_stop=should_stop))
         # Again under the lease: the configuration may have changed meanwhile.
-        names = _sync_targets(engine, collection)
+        names = sync_targets(engine, collection)
         return JobPlan(work=sync_work(engine, names, lease), collections=names)
 
     return runtime.jobs.start("sync", begin)
@@ -297,7 +298,7 @@ def start_sync_job(
 
 def make_sync(runtime: Runtime) -> ToolHandler:
     def call(args: SyncInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        _refuse_external_steps(git_pull=args.gitPull, run_update_cmd=args.runUpdateCmd)
+        refuse_external_steps(git_pull=args.gitPull, run_update_cmd=args.runUpdateCmd)
         ticket = start_sync_job(
             runtime, opt(args.collection), should_stop=lambda: ctx.cancellation.is_cancelled
         )

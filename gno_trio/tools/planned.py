@@ -33,15 +33,6 @@ PLANNED: Final[tuple[ToolText, ...]] = (
         ),
     ),
     ToolText(
-        "gno_vsearch",
-        write=False,
-        full=(
-            "Semantic search over stored chunk embeddings: finds passages that match the meaning "
-            "of the query when the words differ. Needs current embeddings; intent helps with short "
-            "or ambiguous terms. gno_query is the general entry point."
-        ),
-    ),
-    ToolText(
         "gno_section",
         write=False,
         full=(
@@ -95,14 +86,6 @@ PLANNED: Final[tuple[ToolText, ...]] = (
         ),
     ),
     ToolText(
-        "gno_similar",
-        write=False,
-        full=(
-            "Find documents near a given document by the mean of its chunk embeddings, within a "
-            "limit and similarity threshold. Needs stored vectors."
-        ),
-    ),
-    ToolText(
         "gno_egress_audit_delete",
         write=True,
         full=("Delete one egress audit receipt and report whether its storage was cleaned up."),
@@ -133,30 +116,6 @@ PLANNED: Final[tuple[ToolText, ...]] = (
         "gno_trace_purge",
         write=True,
         full=("Delete every local retrieval trace. Requires confirm=true."),
-    ),
-    ToolText(
-        "gno_embed",
-        write=True,
-        full=(
-            "Embed every chunk still waiting for a vector, optionally for one collection, as a "
-            "background job; poll it with gno_job_status."
-        ),
-    ),
-    ToolText(
-        "gno_index",
-        write=True,
-        full=(
-            "Sync files from disk and then embed them, as one background job; poll it with "
-            "gno_job_status."
-        ),
-    ),
-    ToolText(
-        "gno_clear_collection_embeddings",
-        write=True,
-        full=(
-            "Delete a collection's embeddings: those of models no longer in use (mode=stale) or "
-            "all of them (mode=all)."
-        ),
     ),
     ToolText(
         "gno_rename_note",

@@ -171,13 +171,18 @@ _PREVIEW_CHARS = 200
 
 
 def search_request(args: SearchInput | QueryInput) -> SearchRequest:
+    return filtered_request(args, args.query, opt(args.intent))
+
+
+def filtered_request(args: RetrievalFilters, query: str, intent: str | None) -> SearchRequest:
+    """A search request: ``query`` and ``intent`` under the shared filter arguments."""
     return SearchRequest(
-        query=args.query,
+        query=query,
         limit=args.limit,
         collection=opt(args.collection),
         min_score=opt(args.minScore),
         lang=opt(args.lang),
-        intent=opt(args.intent),
+        intent=intent,
         exclude=seq(args.exclude),
         since=opt(args.since),
         until=opt(args.until),
@@ -188,7 +193,8 @@ def search_request(args: SearchInput | QueryInput) -> SearchRequest:
     )
 
 
-def _plain(snippet: str) -> str:
+def plain_snippet(snippet: str) -> str:
+    """A snippet without its highlight marks, on one line."""
     return " ".join(snippet.replace("<mark>", "").replace("</mark>", "").split())
 
 
@@ -201,19 +207,23 @@ def search_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def query_text(result: dict[str, Any]) -> str:
+def hits_text(result: dict[str, Any], label: str) -> str:
+    """A ranked answer as text: each hit's docid, uri, line, score, title and a preview."""
     hits = result["results"]
-    meta = result["meta"]
-    lines = [f'Found {len(hits)} results for "{meta["query"]}" (mode: {meta["mode"]})']
+    lines = [f'Found {len(hits)} results for "{result["meta"]["query"]}" ({label})']
     for hit in hits:
         anchor = f" line {hit['line']}" if "line" in hit else ""
         lines.append(f"\n[{hit['docid']}] {hit['uri']}{anchor} (score: {hit['score']:.3f})")
         if hit.get("title"):
             lines.append(f"  {hit['title']}")
-        preview = _plain(hit.get("snippet", ""))[:_PREVIEW_CHARS]
+        preview = plain_snippet(hit.get("snippet", ""))[:_PREVIEW_CHARS]
         if preview:
             lines.append(f"  {preview}")
     return "\n".join(lines)
+
+
+def query_text(result: dict[str, Any]) -> str:
+    return hits_text(result, f"mode: {result['meta']['mode']}")
 
 
 def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
@@ -237,7 +247,8 @@ def make_search(runtime: Runtime) -> ToolHandler:
 def make_query(runtime: Runtime) -> ToolHandler:
     def call(args: QueryInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         options = query_options(args, explain=bool(opt(args.explain)))
-        return runtime.engine.query(search_request(args), options, conn=conn)
+        graph = opt(args.graph) is not False and opt(args.noGraph) is not True
+        return runtime.engine.query(search_request(args), options, graph=graph, conn=conn)
 
     return engine_tool(runtime, call, query_text)
 
@@ -268,17 +279,18 @@ QUERY: Final = read_tool(
     "search-results",
     make_query,
     full=(
-        "General retrieval entry point. The full pipeline fuses BM25, vector search and "
-        "one-hop link expansion with optional query expansion and reranking; this server runs "
-        "it model-free for now, so the BM25 leg alone ranks the hits and meta.mode reports "
-        "bm25_only. Accepts intent, queryModes (term, intent, hyde), fast, thorough, graph and "
-        "candidateLimit. Hits have the gno_search shape: uri, docid, score, snippet, line "
-        "anchor and any configured context guidance."
+        "General retrieval entry point: fuses BM25 keyword search with multilingual vector "
+        "search (reciprocal rank fusion) and adds documents one link away from the best hits. "
+        "meta.mode says hybrid, or bm25_only when no embeddings exist yet; this server runs no "
+        "expansion or rerank model, so expanded and reranked stay false. Accepts intent, "
+        "queryModes (term, intent, hyde), fast, thorough, graph/noGraph, candidateLimit and "
+        "explain. Hits have the gno_search shape: uri, docid, score, snippet, line anchor and "
+        "any configured context guidance."
     ),
     core=(
-        "Call first for a question whose wording may differ from the notes. Runs the hybrid "
-        "retrieval path; this server runs it model-free for now, so the BM25 leg alone ranks "
-        "the hits and meta.mode reports bm25_only. Accepts intent, queryModes, fast and "
+        "Call first for a question whose wording may differ from the notes, in any language. "
+        "Fuses keyword and semantic (vector) search plus linked neighbours; meta.mode says "
+        "hybrid, or bm25_only before embeddings exist. Accepts intent, queryModes, fast and "
         "thorough; treat a hit's context field as guidance and cite the source lines. "
         "Returns ranked hits with uri, docid, score, snippet and a line anchor for gno_get; "
         "limit caps the hits at 1-100 (default 5)."

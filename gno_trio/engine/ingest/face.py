@@ -83,7 +83,7 @@ class IngestFace(EngineKernel):
 
         with self.writing(lease) as held:
             self.update_config(add, lease=held)
-            self.reconcile(lease=held)
+            self.reconcile(lease=held, expected={chosen})
         return collection
 
     def remove_collection(self, name: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
@@ -105,7 +105,7 @@ class IngestFace(EngineKernel):
 
         with self.writing(lease) as held:
             self.update_config(remove, lease=held)
-            changes = self.reconcile(lease=held)
+            changes = self.reconcile(lease=held, expected=removed)
         gone = removed[0]
         documents = sum(e["documents"] for e in changes["removed"] if e["collection"] == gone)
         return {"removed": True, "collection": gone, "documents": documents}

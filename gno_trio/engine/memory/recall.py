@@ -104,6 +104,23 @@ def match_expression(query: str) -> str:
     raise GnoError("MEMORY_QUERY_REQUIRED", f"Query has no searchable terms: {query!r}")
 
 
+def candidate_limit(max_facts: int) -> int:
+    """How many candidates each leg brings: enough to fill the largest budget."""
+    return max(LEXICAL_LIMIT, max_facts)
+
+
+def _fuse(legs: Sequence[Sequence[StoredFact]]) -> list[tuple[StoredFact, float]]:
+    """Facts of all legs by reciprocal rank fusion (k = 60) over their URIs, best first."""
+    scores: dict[str, float] = {}
+    facts: dict[str, StoredFact] = {}
+    for leg in legs:
+        for rank, fact in enumerate(leg, 1):
+            facts.setdefault(fact.uri, fact)
+            scores[fact.uri] = scores.get(fact.uri, 0.0) + 1.0 / (RRF_K + rank)
+    order = sorted(scores, key=lambda uri: (-scores[uri], uri))
+    return [(facts[uri], scores[uri]) for uri in order]
+
+
 def recall(
     conn: sqlite3.Connection,
     *,
@@ -113,30 +130,35 @@ def recall(
     identity: Identity,
     max_facts: int = DEFAULT_MAX_FACTS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    vector_hits: Sequence[StoredFact] | None = None,
+    semantic_unavailable: str = SEMANTIC_UNAVAILABLE,
 ) -> dict[str, Any]:
     """``memory-recall@1.0`` for already-validated arguments.
 
     The candidate limit grows with ``max_facts`` so that every budget the
-    input schema allows (up to 64 facts) can actually be filled.
+    input schema allows (up to 64 facts) can actually be filled. With
+    ``vector_hits`` (the vector leg ran) the two legs are fused by URI with
+    reciprocal rank fusion and ``retrieval.mode`` is ``hybrid``.
     """
     match = match_expression(query)
-    limit = max(LEXICAL_LIMIT, max_facts)
+    limit = candidate_limit(max_facts)
     try:
-        hits = lexical_candidates(conn, match, collection.name, scopes, limit)
+        lexical = lexical_candidates(conn, match, collection.name, scopes, limit)
     except sqlite3.Error as exc:
         raise GnoError("MEMORY_QUERY_FAILED", f"Recall query failed: {exc}") from exc
+    fused = _fuse([lexical] if vector_hits is None else [lexical, list(vector_hits)])
     fact_lineage = lineage([collection])
     facts: list[dict[str, Any]] = []
     used = 0
     omitted = 0
-    for rank, hit in enumerate(hits, 1):
+    for hit, score in fused:
         cost = estimate_tokens(hit.record.text)
         if len(facts) >= max_facts or used + cost > max_tokens:
             omitted += 1
             continue
         used += cost
         fact = hit.as_dict()
-        fact["score"] = round(1.0 / (RRF_K + rank), 8)
+        fact["score"] = round(score, 8)
         fact["spanHash"] = hit.record.content_hash
         fact["egressLineage"] = fact_lineage
         facts.append(fact)
@@ -151,7 +173,11 @@ def recall(
             "usedTokens": used,
             "omitted": omitted,
         },
-        "retrieval": {"mode": "lexical", "semanticUnavailable": SEMANTIC_UNAVAILABLE},
+        "retrieval": (
+            {"mode": "hybrid"}
+            if vector_hits is not None
+            else {"mode": "lexical", "semanticUnavailable": semantic_unavailable}
+        ),
     }
     if facts:
         result["egressLineage"] = fact_lineage

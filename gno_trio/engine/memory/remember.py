@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 from gno_trio.engine.memory.queries import (
@@ -40,12 +40,17 @@ def jaccard(left: set[str], right: set[str]) -> float:
     return len(left & right) / len(left | right)
 
 
-def matching_block() -> dict[str, Any]:
-    return {
-        "mode": "lexical",
-        "threshold": LEXICAL_THRESHOLD,
-        "semanticUnavailable": SEMANTIC_UNAVAILABLE,
-    }
+Similarity = Callable[[str, Sequence[str]], list[float]]
+"""Cosine of a text with each of several others (the semantic matcher)."""
+
+
+def matching_block(
+    *, semantic_threshold: float | None = None, unavailable: str = SEMANTIC_UNAVAILABLE
+) -> dict[str, Any]:
+    """How candidates were matched: semantically (with its threshold) or lexically, and why."""
+    if semantic_threshold is not None:
+        return {"mode": "semantic", "threshold": semantic_threshold}
+    return {"mode": "lexical", "threshold": LEXICAL_THRESHOLD, "semanticUnavailable": unavailable}
 
 
 def find_exact(
@@ -61,9 +66,23 @@ def find_exact(
 
 
 def candidates(
-    conn: sqlite3.Connection, collection: str, scopes: Sequence[str], text: str, hash_hex: str
+    conn: sqlite3.Connection,
+    collection: str,
+    scopes: Sequence[str],
+    text: str,
+    hash_hex: str,
+    *,
+    nearby: Sequence[StoredFact] = (),
+    similarity: Similarity | None = None,
+    threshold: float = LEXICAL_THRESHOLD,
 ) -> list[dict[str, Any]]:
-    """Current in-scope facts sharing words with ``text``, most similar first."""
+    """Current in-scope facts like ``text``, most similar first.
+
+    Candidates are the facts sharing words with ``text`` plus ``nearby`` (the
+    vector leg's, when the collection is embedded). With ``similarity`` they
+    are scored by it (cosine of embeddings) against ``threshold``; without,
+    by the Jaccard overlap of their words.
+    """
     words = sorted(tokens(text))[:MAX_MATCH_TOKENS]
     found: dict[str, tuple[StoredFact, float]] = {}
     if words:
@@ -78,27 +97,26 @@ def candidates(
         mine = tokens(text)
         for row in rows:
             fact = fact_from_row(row)
-            similarity = (
-                1.0
-                if fact.record.content_hash == hash_hex
-                else jaccard(mine, tokens(fact.record.text))
-            )
-            found[fact.uri] = (fact, similarity)
+            found[fact.uri] = (fact, jaccard(mine, tokens(fact.record.text)))
+    for fact in nearby:
+        found.setdefault(fact.uri, (fact, 0.0))
+    if similarity is not None and found:
+        pairs = list(found.values())
+        scores = similarity(text, [fact.record.text for fact, _ in pairs])
+        found = {fact.uri: (fact, score) for (fact, _), score in zip(pairs, scores, strict=True)}
+    found = {
+        uri: (fact, 1.0 if fact.record.content_hash == hash_hex else score)
+        for uri, (fact, score) in found.items()
+    }
     exact = find_exact(conn, collection, scopes, hash_hex)
     if exact is not None:
         found[exact.uri] = (exact, 1.0)
     ordered = sorted(found.values(), key=lambda pair: (-pair[1], pair[0].record.record_id))
     out = []
-    for fact, similarity in ordered:
+    for fact, score in ordered:
         entry = fact.as_dict()
-        entry["similarity"] = round(similarity, 6)
-        entry["match"] = (
-            "exact"
-            if similarity >= 1.0
-            else "likely"
-            if similarity >= LEXICAL_THRESHOLD
-            else "weak"
-        )
+        entry["similarity"] = round(score, 6)
+        entry["match"] = "exact" if score >= 1.0 else "likely" if score >= threshold else "weak"
         out.append(entry)
     return out
 

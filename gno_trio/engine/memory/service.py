@@ -23,6 +23,7 @@ from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.memory import recall as recall_mod
 from gno_trio.engine.memory import remember as remember_mod
 from gno_trio.engine.memory.identity import Identity
+from gno_trio.engine.memory.queries import StoredFact
 from gno_trio.engine.memory.recall import CollectionPolicy, now_iso
 from gno_trio.engine.memory.receipts import PresentedReceipt, fenced_spans, parse_presented
 from gno_trio.engine.memory.records import (
@@ -119,6 +120,9 @@ class MemoryService:
         managed = self.managed_collection(collection)
         clean_scopes = normalize_scopes(scopes)
         with self.engine.connection(conn) as c:
+            vector_hits, unavailable = self._vector_leg(
+                c, managed.name, clean_scopes, query, recall_mod.candidate_limit(max_facts)
+            )
             return recall_mod.recall(
                 c,
                 query=query,
@@ -127,7 +131,54 @@ class MemoryService:
                 identity=who,
                 max_facts=max_facts,
                 max_tokens=max_tokens,
+                vector_hits=vector_hits,
+                semantic_unavailable=unavailable,
             )
+
+    def _matcher(
+        self, conn: sqlite3.Connection, collection: str, scopes: Sequence[str], text: str
+    ) -> tuple[list[StoredFact], remember_mod.Similarity | None, dict[str, Any]]:
+        """Remember's candidate matching: semantic when the collection is embedded."""
+        from gno_trio.engine.memory import semantic
+
+        memory = semantic.semantic_memory(conn, self.engine.config, collection)
+        if isinstance(memory, str):
+            return [], None, remember_mod.matching_block(unavailable=memory)
+        try:
+            nearby = semantic.vector_candidates(
+                conn, memory, collection, scopes, text, remember_mod.CANDIDATE_LIMIT
+            )
+        except GnoError as error:
+            return (
+                [],
+                None,
+                remember_mod.matching_block(unavailable=f"{error.code}: {error.message}"),
+            )
+
+        def similarity(mine: str, others: Sequence[str]) -> list[float]:
+            return semantic.similarities(memory, mine, others)
+
+        block = remember_mod.matching_block(semantic_threshold=memory.threshold)
+        return nearby, similarity, block
+
+    def _vector_leg(
+        self,
+        conn: sqlite3.Connection,
+        collection: str,
+        scopes: Sequence[str],
+        query: str,
+        limit: int,
+    ) -> tuple[list[StoredFact] | None, str]:
+        """Recall's vector leg when the collection is embedded, else why not."""
+        from gno_trio.engine.memory import semantic
+
+        memory = semantic.semantic_memory(conn, self.engine.config, collection)
+        if isinstance(memory, str):
+            return None, memory
+        try:
+            return semantic.vector_candidates(conn, memory, collection, scopes, query, limit), ""
+        except GnoError as error:  # the model stopped answering: the lexical leg still does
+            return None, f"{error.code}: {error.message}"
 
     # -- remember ----------------------------------------------------------
 
@@ -176,8 +227,8 @@ class MemoryService:
                 "MEMORY_PREDECESSOR_REQUIRED",
                 "supersede needs predecessorUri and predecessorHash (from gno_recall)",
             )
-        matching = remember_mod.matching_block()
         with self.engine.connection(conn) as c:
+            nearby, similarity, matching = self._matcher(c, managed.name, clean_scopes, normalized)
             if decision != "supersede":
                 existing = _query(
                     lambda: remember_mod.find_exact(c, managed.name, clean_scopes, hash_hex)
@@ -191,7 +242,14 @@ class MemoryService:
             if decision is None:
                 found = _query(
                     lambda: remember_mod.candidates(
-                        c, managed.name, clean_scopes, normalized, hash_hex
+                        c,
+                        managed.name,
+                        clean_scopes,
+                        normalized,
+                        hash_hex,
+                        nearby=nearby,
+                        similarity=similarity,
+                        threshold=float(matching["threshold"]),
                     )
                 )
                 return {"outcome": "candidates", "candidates": found, "matching": matching}

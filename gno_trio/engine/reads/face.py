@@ -147,18 +147,28 @@ class ReadsFace(EngineKernel):
             return diff_mod.document_diff(c, ref, change)
 
     def status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        """Counts, health and the true embedding backlog of every collection."""
+        from gno_trio.engine.vectors.service import backlog_by_collection
+
         with self.connection(conn) as c:
             return status_mod.status(
                 c,
                 index_name=self.location.index_name,
                 db_path=str(self.location.db_path),
                 config_path=str(self.location.config_path),
+                embeddings=backlog_by_collection(c, self.config),
                 cache_dir=self.location.dirs.cache,
             )
 
     def peek(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        from gno_trio.engine.vectors.service import backlog_by_collection
+
         with self.connection(conn) as c:
-            return status_mod.peek(c, index_name=self.location.index_name)
+            return status_mod.peek(
+                c,
+                index_name=self.location.index_name,
+                embeddings=backlog_by_collection(c, self.config),
+            )
 
 
 __all__ = ["ReadsFace"]

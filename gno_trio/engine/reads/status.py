@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ def status(
     db_path: str,
     config_path: str | None,
     cache_dir: Path,
+    embeddings: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
     """Per-collection counts, last sync, files not indexed and frontmatter warnings.
 
@@ -61,7 +63,7 @@ def status(
                 "path": row["path"],
                 "documentCount": documents,
                 "chunkCount": chunks,
-                "embeddedCount": 0,
+                "embeddedCount": (embeddings or {}).get(name, (0, 0))[0],
                 **not_indexed,
                 "warnings": warnings,
                 "lastSyncedAt": row["last_synced_at"],
@@ -83,17 +85,23 @@ def status(
         (since.replace("+00:00", "Z"),),
     )
     last_sync = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
+    vectors = any(embedded for embedded, _ in (embeddings or {}).values())
     result: dict[str, Any] = {
         "indexName": index_name,
         "dbPath": db_path,
         "collections": collections,
         "totalDocuments": total_docs,
         "totalChunks": total_chunks,
-        "embeddingBacklog": 0,
+        "embeddingBacklog": backlog_total(embeddings),
         "recentErrors": recent_errors,
         "lastUpdated": last_sync,
         "healthy": recent_errors == 0,
-        "capabilities": {"bm25": True, "vector": False, "hybrid": False, "answer": False},
+        "capabilities": {
+            "bm25": True,
+            "vector": vectors,
+            "hybrid": vectors,
+            "answer": False,
+        },
     }
     if config_path:
         result["configPath"] = config_path
@@ -106,7 +114,18 @@ def status(
     return result
 
 
-def peek(conn: sqlite3.Connection, *, index_name: str, recent: int = 5) -> dict[str, Any]:
+def backlog_total(embeddings: Mapping[str, tuple[int, int]] | None) -> int:
+    """Chunks waiting for a vector, over every collection."""
+    return sum(waiting for _, waiting in (embeddings or {}).values())
+
+
+def peek(
+    conn: sqlite3.Connection,
+    *,
+    index_name: str,
+    recent: int = 5,
+    embeddings: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
     """A model-free snapshot cheap enough to call before every task."""
     collections = _scalar(conn, "SELECT COUNT(*) FROM collections")
     documents = _scalar(conn, "SELECT COUNT(*) FROM documents WHERE active = 1")
@@ -129,7 +148,7 @@ def peek(conn: sqlite3.Connection, *, index_name: str, recent: int = 5) -> dict[
             "chunks": _scalar(conn, "SELECT COUNT(*) FROM content_chunks"),
             "errors": _scalar(conn, "SELECT COUNT(*) FROM ingest_errors WHERE unsupported = 0"),
         },
-        "embeddingBacklog": 0,
+        "embeddingBacklog": backlog_total(embeddings),
         "lastIndexedAt": last,
         "recentDocuments": recent_docs,
     }

@@ -1,20 +1,26 @@
-"""The engine's retrieval: keyword search, the query pipeline and its diagnosis.
+"""The engine's retrieval: keyword search, vector search, the query pipeline, diagnosis.
 
 Configured contexts (``index.yml`` guidance per scope) are attached here, so
-every surface's hits carry the same guidance.
+every surface's hits carry the same guidance. The embedding model comes from
+the configuration (:mod:`gno_trio.engine.vectors.models`); a model that
+cannot run leaves ``query`` lexical, with the reason in its explain lines.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.search import diagnose as diagnose_mod
-from gno_trio.engine.search import hybrid, lexical
+from gno_trio.engine.search import lexical
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.lexical import ContextRule, SearchRequest
+from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    from gno_trio.engine.vectors.embedder import EmbeddingBackend
 
 
 class SearchFace(EngineKernel):
@@ -36,16 +42,69 @@ class SearchFace(EngineKernel):
         with self.connection(conn) as c:
             return lexical.search(c, self._with_contexts(request))
 
+    def _embedder(self, collection: str | None) -> EmbeddingBackend:
+        from gno_trio.engine.vectors.models import configured_backend
+
+        return configured_backend(self.config, collection)
+
     def query(
         self,
         request: SearchRequest,
         options: QueryOptions | None = None,
         *,
+        graph: bool = True,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        """The general retrieval pipeline (model-free today); ``search-results@1.0``."""
+        """The hybrid retrieval pipeline; ``search-results@1.0`` (``hybrid`` or ``bm25_only``)."""
+        from gno_trio.engine.search import pipeline
+
+        try:
+            embedder: EmbeddingBackend | None = self._embedder(request.collection)
+            reason = None
+        except GnoError as error:
+            embedder, reason = None, f"{error.code}: {error.message}"
         with self.connection(conn) as c:
-            return hybrid.query(c, self._with_contexts(request), options or QueryOptions())
+            return pipeline.hybrid_query(
+                c,
+                self._with_contexts(request),
+                options or QueryOptions(),
+                embedder,
+                graph=graph,
+                unavailable=reason,
+            )
+
+    def vsearch(
+        self, request: SearchRequest, *, conn: sqlite3.Connection | None = None
+    ) -> dict[str, Any]:
+        """Vector search; ``search-results@1.0`` with ``mode: vector``."""
+        from gno_trio.engine.search import semantic
+
+        embedder = self._embedder(request.collection)
+        with self.connection(conn) as c:
+            return semantic.vector_search(c, embedder, self._with_contexts(request))
+
+    def similar(
+        self,
+        ref: str,
+        *,
+        limit: int = 5,
+        threshold: float | None = None,
+        cross_collection: bool = False,
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """Documents nearest one document's mean chunk vector; ``similar@1.0``."""
+        from gno_trio.engine.search import semantic
+
+        embedder = self._embedder(None)
+        with self.connection(conn) as c:
+            return semantic.similar(
+                c,
+                embedder,
+                ref,
+                limit=limit,
+                threshold=threshold,
+                cross_collection=cross_collection,
+            )
 
     def diagnose(
         self,

@@ -1,0 +1,336 @@
+"""Speed and memory of the semantic half.
+
+    python3 bench/bench_vectors.py embed          # chunks/s at 800-token chunks, 1 and 2 threads
+    python3 bench/bench_vectors.py query-embed    # query embedding latency
+    python3 bench/bench_vectors.py search-100k    # vector search at 100,000 synthetic chunks
+    python3 bench/bench_vectors.py mcp-docs [--keep DIR]   # vsearch / query latency on mcp-docs
+
+``embed`` runs each worker-thread count (``GNO_EMBED_THREADS``; each worker
+runs BLAS on one thread) in its own process on real text: 3,200-character slices (800 tokens at 4
+characters per token, the chunker's size) of the mcp-docs pages, through
+the same path as ``gno-trio embed`` (windows, title wording). It also times
+the raw model on whole chunks, which is the floor.
+
+``search-100k`` stores synthetic unit vectors for 100,000 chunks of 4
+windows each (what full 800-token chunks get; a chunk's windows share a
+random topic, as a document's passages share theirs) and searches them
+with queries near stored windows; it prints the p50/p95, the memory the
+in-memory copy holds, and the recall@10 against an exact float32 search.
+
+``mcp-docs`` indexes and embeds the corpus (several minutes at this
+machine's speed; ``--keep DIR`` reuses an index made before) and times
+vector search and the hybrid query through the engine with varied queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import FIXTURES, REPO, describe_ms
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]{3,}")
+
+
+def corpus_text(limit_chars: int) -> str:
+    parts: list[str] = []
+    size = 0
+    for path in sorted((FIXTURES / "mcp-docs" / "corpus").rglob("*.md")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if len(text) > 200_000:  # the two schema pages are JSON-like, not prose
+            continue
+        parts.append(text)
+        size += len(text)
+        if size >= limit_chars:
+            break
+    return "\n".join(parts)
+
+
+def _embed_worker(count: int) -> None:
+    """In a child process: time the raw model and the embed path on ``count`` chunks."""
+    from gno_trio.engine.vectors.bundled import BundledEmbedder
+    from gno_trio.engine.vectors.embedder import document_text, windows
+
+    text = corpus_text(3200 * (count + 10))
+    chunks = [text[i : i + 3200] for i in range(0, 3200 * count, 3200)]
+    backend = BundledEmbedder()
+    started = time.perf_counter()
+    backend.load()
+    load_s = time.perf_counter() - started
+    backend.embed_texts(chunks[:4])  # warm
+    started, started_cpu = time.perf_counter(), time.process_time()
+    for start in range(0, len(chunks), 32):
+        backend.embed_texts(chunks[start : start + 32])
+    raw = len(chunks) / (time.perf_counter() - started)
+    raw_cpu = len(chunks) / (time.process_time() - started_cpu)
+    started, started_cpu = time.perf_counter(), time.process_time()
+    for start in range(0, len(chunks), 32):
+        worded = [
+            document_text(backend.identity.uri, "Title", window)
+            for chunk in chunks[start : start + 32]
+            for _, window in windows(chunk)
+        ]
+        backend.embed_texts(worded)
+    windowed = len(chunks) / (time.perf_counter() - started)
+    windowed_cpu = len(chunks) / (time.process_time() - started_cpu)
+    print(
+        json.dumps(
+            {
+                "load_s": load_s,
+                "raw": raw,
+                "windowed": windowed,
+                "raw_cpu": raw_cpu,
+                "windowed_cpu": windowed_cpu,
+            }
+        )
+    )
+
+
+def bench_embed(args: argparse.Namespace) -> None:
+    print(f"embedding {args.chunks} chunks of 3,200 characters (800 tokens) from mcp-docs")
+    for threads in (1, 2):
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(REPO),
+            GNO_EMBED_THREADS=str(threads),
+        )
+        out = subprocess.run(
+            [sys.executable, __file__, "_embed-worker", "--chunks", str(args.chunks)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        got = json.loads(out.strip().splitlines()[-1])
+        print(
+            f"threads={threads}: embed path {got['windowed']:.1f} chunks/s "
+            f"(raw model on whole chunks {got['raw']:.1f} chunks/s), model load "
+            f"{got['load_s']:.2f} s; per CPU-second of the process: embed path "
+            f"{got['windowed_cpu']:.1f}, raw {got['raw_cpu']:.1f} chunks"
+        )
+
+
+def bench_query_embed(args: argparse.Namespace) -> None:
+    from gno_trio.engine.vectors.bundled import BundledEmbedder
+    from gno_trio.engine.vectors.embedder import embed_query
+
+    backend = BundledEmbedder()
+    backend.load()
+    rng = random.Random(3)
+    words = sorted({w.lower() for w in _WORD.findall(corpus_text(200_000))})
+    queries = [" ".join(rng.sample(words, rng.randint(2, 8))) for _ in range(args.queries)]
+    queries += [
+        "wie konfiguriere ich die Authentifizierung",
+        "如何设置会话超时",
+        "セッションの再開",
+    ]
+    for q in queries[:5]:
+        embed_query(backend, q)
+    samples = []
+    cpu = []
+    for q in queries:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        embed_query(backend, q)
+        samples.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
+    print(describe_ms("query embedding", samples))
+    print(describe_ms("query embedding CPU time", cpu))
+
+
+def bench_search_100k(args: argparse.Namespace) -> None:
+    import numpy as np
+
+    from gno_trio.engine.store.database import connect, migrate
+    from gno_trio.engine.vectors.cache import matrix_for
+    from gno_trio.engine.vectors.embedder import ModelIdentity
+    from gno_trio.engine.vectors.storage import register_model, store
+
+    rng = np.random.default_rng(11)
+    chunks = args.chunks
+    per_chunk = args.windows
+    dim = 512
+    base = Path(tempfile.mkdtemp(prefix="gno-bench-vec-"))
+    conn = connect(base / "index.sqlite")
+    migrate(conn)
+    identity = ModelIdentity("bench:random", "1", dim)
+    started = time.perf_counter()
+    conn.execute("BEGIN IMMEDIATE")
+    model = register_model(conn, identity, dim)
+    batch = 20_000
+    total = 0
+    keys_all = [(f"{i:064x}", 0, p) for i in range(chunks) for p in range(per_chunk)]
+    per_batch = batch // per_chunk
+    for first in range(0, chunks, per_batch):
+        count = min(per_batch, chunks - first)
+        # Windows of one chunk share a topic, as a document's passages do.
+        topics = rng.standard_normal((count, 1, dim), dtype=np.float32)
+        noise = rng.standard_normal((count, per_chunk, dim), dtype=np.float32)
+        vectors = (topics + 0.6 * noise).reshape(-1, dim)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        keys = keys_all[first * per_chunk : (first + count) * per_chunk]
+        total += store(conn, model, keys, vectors)
+    conn.execute("COMMIT")
+    print(
+        f"stored {total} vectors ({chunks} chunks x {per_chunk}) in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    started = time.perf_counter()
+    matrix = matrix_for(conn, model)
+    print(
+        f"loaded into memory in {time.perf_counter() - started:.2f} s; "
+        f"{matrix.size} rows hold {matrix.nbytes / 1e6:.1f} MB "
+        f"({matrix.nbytes / max(1, chunks):.0f} bytes per chunk)"
+    )
+    picks = rng.integers(0, matrix.size, args.queries)
+    # Queries near stored windows, as real queries are near their answers.
+    queries = matrix.vectors(picks) + 0.9 * rng.standard_normal(
+        (args.queries, dim), dtype=np.float32
+    ) / np.sqrt(dim)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    samples = []
+    cpu = []
+    answers = []
+    for q in queries:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        found = matrix.nearest(q, 40)
+        samples.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
+        answers.append({row for row, _ in found[:10]})
+    print(describe_ms(f"vector search, {matrix.size} rows", samples))
+    print(describe_ms("vector search CPU time", cpu))
+    recall = 0.0
+    for q, answer in zip(queries, answers, strict=True):
+        scores = np.concatenate(
+            [
+                matrix.vectors(np.arange(start, min(matrix.size, start + 50_000))) @ q
+                for start in range(0, matrix.size, 50_000)
+            ]
+        )
+        recall += len(set(np.argsort(-scores)[:10].tolist()) & answer) / 10
+    print(f"recall@10 vs exact float32: {recall / len(queries):.3f}")
+    conn.close()
+
+
+def bench_mcp_docs(args: argparse.Namespace) -> None:
+    from _common import temp_engine
+
+    from gno_trio.dirs import Dirs
+    from gno_trio.engine import Engine, QueryOptions, SearchRequest
+
+    corpus = FIXTURES / "mcp-docs" / "corpus"
+    if args.keep:
+        keep = Path(args.keep)
+        engine = Engine.open(dirs=Dirs(config=keep / "c", data=keep / "d", cache=keep / "x"))
+    else:
+        engine = temp_engine(corpus)
+    if engine.config.collection("docs") is None:
+        engine.add_collection(str(corpus), name="docs")
+    engine.sync()
+    with engine.connection() as conn:
+        started = time.perf_counter()
+        report = engine.embed(
+            progress=lambda d, t: print(f"\rembedding {d}/{t}", end="", flush=True), conn=conn
+        )
+        print()
+        if report.embedded:
+            elapsed = time.perf_counter() - started
+            print(
+                f"embedded {report.embedded} chunks in {elapsed:.0f} s "
+                f"({report.embedded / elapsed:.1f} chunks/s)"
+            )
+        headings = [
+            r[0] for r in conn.execute("SELECT title FROM documents WHERE title IS NOT NULL")
+        ]
+        rng = random.Random(5)
+        words = sorted({w.lower() for h in headings for w in _WORD.findall(h)})
+        texts = [" ".join(rng.sample(words, rng.randint(1, 4))) for _ in range(args.queries)]
+        texts[:4] = [
+            "how does a client resume a session after reconnecting",
+            "streamable http session",
+            "wie meldet sich ein Client mit OAuth an",
+            "服务器如何通知客户端资源变化",
+        ]
+        engine.vsearch(SearchRequest(query="warm up"), conn=conn)  # loads the model and vectors
+        for mode in ("vsearch", "query"):
+            samples = []
+            cpu = []
+            for text in texts:
+                request = SearchRequest(query=text, limit=5)
+                started, started_cpu = time.perf_counter(), time.process_time()
+                if mode == "vsearch":
+                    engine.vsearch(request, conn=conn)
+                else:
+                    engine.query(request, QueryOptions(), conn=conn)
+                samples.append(time.perf_counter() - started)
+                cpu.append(time.process_time() - started_cpu)
+            print(describe_ms(f"{mode} (engine API, mcp-docs)", samples))
+            # CPU time of this process: what a quiet machine's wall time would be.
+            print(describe_ms(f"{mode} CPU time", cpu))
+        rows = conn.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0]
+        chunks = conn.execute("SELECT COUNT(*) FROM content_chunks").fetchone()[0]
+        print(f"{chunks} chunks, {rows} vectors")
+        sketch_recall(conn, engine.embed_backend(), texts)
+    engine.close()
+
+
+def sketch_recall(conn: object, backend: object, texts: list[str]) -> None:
+    """Recall@10 of the sketch shortlist on these real vectors (as a large index uses it)."""
+    import numpy as np
+
+    from gno_trio.engine.search.semantic import require_vectors
+    from gno_trio.engine.vectors.cache import matrix_for
+    from gno_trio.engine.vectors.embedder import embed_query
+
+    model = require_vectors(conn, backend)  # type: ignore[arg-type]
+    matrix = matrix_for(conn, model)  # type: ignore[arg-type]
+    everything = np.arange(matrix.size)
+    exact = matrix.vectors(everything)
+    recall = 0.0
+    for text in texts:
+        q = embed_query(backend, text)  # type: ignore[arg-type]
+        truth = set(np.argsort(-(exact @ q))[:10].tolist())
+        # The large-index path, forced here: 1/32 of the chunks (at least 16 per result).
+        rows = matrix._shortlist(q, 10, None, minimum=max(1, matrix.chunks // 32))
+        best = rows[np.argsort(-(exact[rows] @ q))[:10]]
+        recall += len(truth & set(best.tolist())) / 10
+    print(
+        f"chunk-sketch shortlist (1/32 of {matrix.chunks} chunks): recall@10 "
+        f"{recall / len(texts):.3f} on real vectors"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "what", choices=["embed", "query-embed", "search-100k", "mcp-docs", "_embed-worker"]
+    )
+    parser.add_argument("--chunks", type=int, default=None)
+    parser.add_argument("--windows", type=int, default=4)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--keep", default=None)
+    args = parser.parse_args()
+    if args.what == "_embed-worker":
+        _embed_worker(args.chunks or 64)
+    elif args.what == "embed":
+        args.chunks = args.chunks or 64
+        bench_embed(args)
+    elif args.what == "query-embed":
+        bench_query_embed(args)
+    elif args.what == "search-100k":
+        args.chunks = args.chunks or 100_000
+        bench_search_100k(args)
+    else:
+        bench_mcp_docs(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

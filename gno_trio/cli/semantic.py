@@ -1,0 +1,218 @@
+"""``vsearch``, ``similar``, ``embed``, ``index`` and ``models``: the semantic commands.
+
+``embed`` is its own phase, as in GNO: it gives every chunk that has no
+vector of the configured model one, batch by batch with a progress bar.
+Each batch is committed on its own, so Ctrl-C (or a kill) loses at most the
+batch in flight and the next run picks up where this one stopped; ``update``
+is never blocked for longer than one batch's write. ``index`` is ``update``
+followed by ``embed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gno_trio.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    add_search_options,
+    emit_json,
+    open_engine,
+    print_hits,
+    search_request,
+)
+from gno_trio.cli.progress import ProgressBar
+from gno_trio.errors import GnoError
+
+EXIT_CANCELLED = 1
+EXIT_RUNTIME = 2
+
+
+def cmd_vsearch(args: argparse.Namespace) -> int:
+    request = search_request(args)
+    with open_engine(args, create=False) as engine:
+        result = engine.vsearch(request)
+    if args.json:
+        emit_json(result)
+    else:
+        print_hits(args.query, result, "vector search")
+    return EXIT_OK
+
+
+def cmd_similar(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.similar(
+            args.doc,
+            limit=args.limit,
+            threshold=args.threshold,
+            cross_collection=args.cross_collection,
+        )
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    similar = result["similar"]
+    print(f"{len(similar)} documents similar to {result['meta']['uri']}")
+    for item in similar:
+        print(f"  {item['docid']}  {item['uri']}  ({item['score']:.3f})")
+    return EXIT_OK
+
+
+def _targets(args: argparse.Namespace) -> list[str] | None:
+    names = [*(args.collections or ()), *([args.collection] if args.collection else [])]
+    return names or None
+
+
+def _embed(engine: Any, args: argparse.Namespace, names: list[str] | None) -> dict[str, Any]:
+    """Run the embed phase with a progress bar; Ctrl-C stops between batches' writes."""
+    bar = ProgressBar("Embedding", force=getattr(args, "progress", False))
+    try:
+        run = engine.embed(names, batch_size=args.batch_size, force=args.force, progress=bar.update)
+    except KeyboardInterrupt:
+        bar.close()
+        raise GnoError(
+            "CANCELLED",
+            "Stopped; every finished batch is kept. Run the command again to resume.",
+        ) from None
+    finally:
+        bar.close()
+    result: dict[str, Any] = run.as_dict()
+    return result
+
+
+def _embed_summary(result: dict[str, Any]) -> None:
+    print(
+        f"Embedded {result['embedded']} chunks with {result['model']} in "
+        f"{result['duration']:.1f} s ({result['errors']} errors)"
+    )
+    for skipped in result["skipped"]:
+        print(f"  ! {skipped['collection']}: {skipped['code']}: {skipped['message']}")
+    if result.get("lastError"):
+        print(f"  ! {result['lastError']}")
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    names = _targets(args)
+    with open_engine(args) as engine:
+        for name in names or ():
+            engine.collection(name)  # NOT_FOUND before any work
+        if args.dry_run:
+            counts = engine.embedding_counts()
+            waiting = {n: counts[n][1] for n in (names or counts)}
+            if args.json:
+                emit_json({"dryRun": True, "backlog": waiting, "total": sum(waiting.values())})
+            else:
+                for name, count in waiting.items():
+                    print(f"{name}: {count} chunks to embed")
+            return EXIT_OK
+        model = engine.embed_backend(names[0] if names else None).identity.uri
+        if not args.json:
+            print(f"Model: {model}")
+        result = _embed(engine, args, names)
+    if args.json:
+        emit_json(result)
+    else:
+        _embed_summary(result)
+    return EXIT_RUNTIME if result["errors"] or result["skipped"] else EXIT_OK
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    if args.git_pull:
+        raise GnoError(
+            "INVALID_INPUT", "--git-pull is not supported: run git pull yourself, then index"
+        )
+    names = _targets(args)
+    with open_engine(args) as engine:
+        if not engine.config.collections:
+            raise GnoError(
+                "VALIDATION",
+                "No collections to index. Add one with: gno-trio collection add <path>",
+            )
+        bar = ProgressBar("Indexing", force=args.progress)
+        try:
+            reports = engine.sync(names, progress=bar.update)
+        finally:
+            bar.close()
+        synced = {"collections": [r.as_dict() for r in reports]}
+        embedded = None if args.no_embed else _embed(engine, args, names)
+    if args.json:
+        emit_json({"syncResult": synced, "embedSkipped": embedded is None, "embedResult": embedded})
+        return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
+    for r in reports:
+        print(
+            f"{r.collection}: {r.scanned} files, {r.added} added, {r.updated} updated, "
+            f"{r.removed} removed, {len(r.errors)} errors"
+        )
+    if embedded is not None:
+        _embed_summary(embedded)
+    return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.models()
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    embed = result["embed"]
+    state = "available" if embed["cached"] else "not available"
+    version = f" {embed['version']}" if embed.get("version") else ""
+    print(f"embed:  {embed['uri']}{version} ({state})")
+    print("rerank: none (this server runs no reranker)")
+    print("gen:    none (this server runs no generation model)")
+    return EXIT_OK
+
+
+def cmd_models_path(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        path = engine.models_path()
+    if path is None:
+        raise GnoError("MODEL_NOT_FOUND", "The bundled embedding model is not installed")
+    if args.json:
+        emit_json({"path": path})
+    else:
+        print(path)
+    return EXIT_OK
+
+
+def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("vsearch", parents=[common], help="vector (semantic) search")
+    add_search_options(p)
+    p.set_defaults(handler=cmd_vsearch)
+
+    p = sub.add_parser("similar", parents=[common], help="documents similar to one document")
+    p.add_argument("doc", help="document reference: gno:// URI, collection/path or #docid")
+    p.add_argument("-n", "--limit", type=int, default=5)
+    p.add_argument("--threshold", type=float, default=None, help="minimum score (default 0.7)")
+    p.add_argument("--cross-collection", action="store_true")
+    p.set_defaults(handler=cmd_similar)
+
+    def embed_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("collections", nargs="*", metavar="COLLECTION")
+        p.add_argument("--collection", help="same as naming one COLLECTION")
+        p.add_argument("--force", action="store_true", help="re-embed even embedded chunks")
+        p.add_argument("--batch-size", type=int, default=32, help="chunks per batch (32)")
+        p.add_argument("--yes", "-y", action="store_true", help="no prompts (there are none)")
+        p.add_argument("--progress", action="store_true", help="draw the bar even off a tty")
+
+    p = sub.add_parser("embed", parents=[common], help="give chunks without vectors a vector")
+    embed_options(p)
+    p.add_argument("--dry-run", action="store_true", help="count the backlog, embed nothing")
+    p.set_defaults(handler=cmd_embed)
+
+    p = sub.add_parser("index", parents=[common], help="update, then embed")
+    embed_options(p)
+    p.add_argument("--no-embed", action="store_true", help="run the update only")
+    p.add_argument("--git-pull", action="store_true", help="not supported (refused)")
+    p.add_argument("--models-pull", action="store_true", help="nothing to pull: the model ships")
+    p.set_defaults(handler=cmd_index)
+
+    p = sub.add_parser("models", parents=[common], help="the models this server uses")
+    models = p.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+    q = models.add_parser("list", parents=[common], help="configured models and their state")
+    q.set_defaults(handler=cmd_models_list)
+    q = models.add_parser("path", parents=[common], help="where the bundled model lives")
+    q.set_defaults(handler=cmd_models_path)
+
+
+__all__ = ["add_parsers"]

@@ -1,0 +1,217 @@
+"""Graph expansion for the hybrid query: one hop of links around the top results.
+
+The five best fused documents are the seeds. Their neighbours (documents a
+seed links to, and documents linking to a seed) become up to twenty extra
+candidates, fused like another retrieval list. Only links touching the
+seeds are read: a seed's own links, wiki links whose target text can name a
+seed (an indexed lookup), and markdown links whose path ends in a seed's
+file name. Links are resolved by the same rules as ``gno_links``.
+
+A neighbour's weight is the sum over its links of ``confidence / seed
+rank``: a link written as the neighbour's path (or a markdown/``gno://``
+link) is ``explicit`` (1), a wiki link that matched a file stem or title is
+``inferred`` (0.65), as GNO weighs them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from gno_trio.engine.graph.links import DocSummary, Resolver, _CollectionIndex, summary
+
+SEED_LIMIT: Final = 5
+CANDIDATE_LIMIT: Final = 20
+EDGE_LIMIT: Final = 10_000
+_CONFIDENCE: Final = {"explicit": 1.0, "inferred": 0.65, "ambiguous": 0.35, "similarity": 0.25}
+_MD: Final = ".md"
+
+
+@dataclass(slots=True)
+class GraphExpansion:
+    """The neighbour candidates (document ids, best first) and the ``graphExpansion`` meta."""
+
+    candidates: list[int] = field(default_factory=list)
+    seed_count: int = 0
+    max_candidates: int = CANDIDATE_LIMIT
+    confidence: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_CONFIDENCE, 0))
+    fallback: list[str] = field(default_factory=list)
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "enabled": bool(self.candidates),
+            "seedCount": self.seed_count,
+            "candidateCount": len(self.candidates),
+            "maxCandidates": self.max_candidates,
+            "edgeConfidence": dict(self.confidence),
+            "fallbackReasons": list(self.fallback),
+        }
+
+
+_indexes: dict[tuple[str, str], tuple[int, _CollectionIndex]] = {}
+_indexes_lock = threading.Lock()
+
+
+class _CachedResolver(Resolver):
+    """A resolver whose per-collection lookup tables outlive one query.
+
+    Every change to a collection's documents (create, update, rename,
+    inactivate, reactivate) is journaled, so the journal's newest id for the
+    collection says whether tables built earlier still hold; rebuilding them
+    for each query cost more than the rest of the graph stage.
+    """
+
+    def _index(self, collection: str) -> _CollectionIndex:
+        known = self._collections.get(collection)
+        if known is not None:
+            return known
+        conn = self._conn
+        path = str(conn.execute("PRAGMA database_list").fetchone()[2])
+        row = conn.execute(
+            "SELECT MAX(id) FROM document_changes WHERE collection = ?", (collection,)
+        ).fetchone()
+        version = int(row[0] or 0)
+        with _indexes_lock:
+            cached = _indexes.get((path, collection))
+        if cached is not None and cached[0] == version:
+            self._collections[collection] = cached[1]
+            return cached[1]
+        built = super()._index(collection)
+        with _indexes_lock:
+            _indexes[(path, collection)] = (version, built)
+        return built
+
+
+def disabled(reason: str = "graph_disabled") -> GraphExpansion:
+    return GraphExpansion(fallback=[reason])
+
+
+def _fold(text: str) -> str:
+    return text.strip().casefold()
+
+
+def _stem(rel_path: str) -> str:
+    name = rel_path.rpartition("/")[2]
+    base, dot, _ = name.rpartition(".")
+    return base if dot and base else name
+
+
+def _confidence(kind: str, target: str, resolved: DocSummary) -> str:
+    if kind == "markdown":
+        return "explicit"
+    key = _fold(target)
+    path = _fold(resolved.rel_path)
+    if key in (path, path.removesuffix(_MD)) or key + _MD == path:
+        return "explicit"
+    return "inferred"
+
+
+def _names(seed: DocSummary) -> set[str]:
+    stem = _stem(seed.rel_path)
+    names = {seed.rel_path, seed.rel_path.removesuffix(_MD), stem, stem + _MD}
+    if seed.title:
+        names.add(seed.title)
+    return {_fold(name) for name in names if name}
+
+
+def expand(
+    conn: sqlite3.Connection, seed_ids: Sequence[int], *, max_candidates: int = CANDIDATE_LIMIT
+) -> GraphExpansion:
+    """Neighbour candidates of the first :data:`SEED_LIMIT` seeds (document ids)."""
+    result = GraphExpansion(max_candidates=max(1, min(CANDIDATE_LIMIT, max_candidates)))
+    seeds = list(dict.fromkeys(seed_ids))[:SEED_LIMIT]
+    if not seeds:
+        result.fallback.append("graph_no_seed_candidates")
+        return result
+    marks = ", ".join("?" for _ in seeds)
+    seed_docs = {
+        int(row["id"]): summary(row)
+        for row in conn.execute(
+            f"SELECT id, docid, uri, title, collection, rel_path FROM documents "
+            f"WHERE id IN ({marks}) AND active = 1",
+            seeds,
+        )
+    }
+    rank = {doc_id: position for position, doc_id in enumerate(seeds, 1) if doc_id in seed_docs}
+    result.seed_count = len(rank)
+    if not rank:
+        result.fallback.append("graph_seed_lookup_empty")
+        return result
+    scores: dict[int, float] = {}
+    resolver = _CachedResolver(conn)
+
+    def credit(neighbour: int, seed: int, confidence: str) -> None:
+        if neighbour in rank:
+            return
+        result.confidence[confidence] += 1
+        scores[neighbour] = scores.get(neighbour, 0.0) + _CONFIDENCE[confidence] / rank[seed]
+
+    edges = 0
+    for row in _links_touching(conn, list(rank), list(seed_docs.values())):
+        source = summary(row)
+        target = resolver.resolve(row["kind"], row["target"], row["link_collection"], source)
+        if target is None or target.id == source.id:
+            continue
+        confidence = _confidence(row["kind"], row["target"], target)
+        if source.id in rank:
+            credit(target.id, source.id, confidence)
+        if target.id in rank:
+            credit(source.id, target.id, confidence)
+        edges += 1
+        if edges >= EDGE_LIMIT:
+            break
+    if edges == 0:
+        result.fallback.append("graph_empty")
+        return result
+    ordered = sorted(scores, key=lambda doc_id: (-scores[doc_id], doc_id))
+    result.candidates = ordered
+    if not ordered:
+        result.fallback.append("graph_no_new_candidates")
+    return result
+
+
+def _links_touching(
+    conn: sqlite3.Connection, seed_ids: list[int], seeds: list[DocSummary]
+) -> list[sqlite3.Row]:
+    """Links written in a seed, plus links elsewhere whose target text may name a seed."""
+    columns = (
+        "l.kind, l.target, l.collection AS link_collection, "
+        "d.id, d.docid, d.uri, d.title, d.collection, d.rel_path"
+    )
+    marks = ", ".join("?" for _ in seed_ids)
+    rows = conn.execute(
+        f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
+        f"WHERE l.doc_id IN ({marks}) AND d.active = 1 LIMIT ?",
+        [*seed_ids, EDGE_LIMIT],
+    ).fetchall()
+    names = sorted(set().union(*(_names(seed) for seed in seeds)))
+    name_marks = ", ".join("?" for _ in names)
+    rows += conn.execute(
+        f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
+        f"WHERE l.kind = 'wiki' AND l.target COLLATE NOCASE IN ({name_marks}) "
+        f"AND d.active = 1 AND l.doc_id NOT IN ({marks}) LIMIT ?",
+        [*names, *seed_ids, EDGE_LIMIT],
+    ).fetchall()
+    # A markdown link can only reach a seed if its path ends in the seed's file
+    # name (with or without .md, or as a folder's index.md).
+    endings = set()
+    for seed in seeds:
+        folder, _, name = seed.rel_path.rpartition("/")
+        stem = name.removesuffix(_MD)
+        endings.update({name, stem})
+        if stem == "index" and folder:
+            endings.add(folder.rpartition("/")[2])
+    tests = " OR ".join("(l.target = ? OR l.target LIKE ?)" for _ in endings)
+    params: list[object] = []
+    for ending in sorted(endings):
+        params += [ending, "%/" + ending.replace("%", "").replace("_", "")]
+    rows += conn.execute(
+        f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
+        f"WHERE l.kind = 'markdown' AND ({tests}) AND d.active = 1 "
+        f"AND l.doc_id NOT IN ({marks}) LIMIT ?",
+        [*params, *seed_ids, EDGE_LIMIT],
+    ).fetchall()
+    return rows

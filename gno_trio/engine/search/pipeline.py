@@ -1,0 +1,455 @@
+"""``query``: hybrid retrieval, BM25 and vectors fused, one hop of links added.
+
+The steps, as GNO runs them (GNO's numbers throughout):
+
+1. Depth: ``fast`` skips graph expansion; ``thorough`` raises the candidate
+   limit to 40. No expander or reranker runs here, so ``expanded`` and
+   ``reranked`` are always false, and said so.
+2. Strong-signal check: with no intent and no caller-typed entries, a BM25
+   top hit that stands out (sigmoid-normalised score >= 0.84, >= 0.14 ahead of
+   the second) means the words themselves answered the question. GNO skips
+   query expansion then; with no expander, what is skipped here is the
+   vector leg, so such a query answers exactly as lexical search would.
+3. Legs: BM25 of the query (limit x 2 x m, weight 2.0), BM25 of each ``term``
+   entry (limit x m, 0.5), vectors of the query (limit x 2 x m, 2.0) and of
+   the ``hyde`` passage, embedded as a document (limit x m, 0.7); m = 3 when
+   filters prune after retrieval or recency reorders, else 1. ``intent``
+   entries join the intent, which steers which chunk represents a document.
+4. Reciprocal rank fusion, k = 60, over documents; +0.1 for a document first
+   in the query's own BM25 or vector list, else +0.04 for one in their top
+   five. BM25 hits that match only some of the query's words (lexical
+   search's top-up) are fused as a variant (0.5, no bonus).
+5. Graph: neighbours of the five best fused documents (up to 20) fused in
+   with weight 0.8, unless ``fast`` or the graph is turned off.
+6. Scores are min-max normalised over the answer; ``minScore`` and
+   ``limit`` apply last.
+
+Without stored vectors for the configured model (or with a model that
+cannot run) the query is the model-free one of :mod:`gno_trio.engine.hybrid`,
+byte for byte, flagged ``bm25_only``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from gno_trio.engine.search import graph_expansion as graph_leg
+from gno_trio.engine.search import hybrid as lexical_query
+from gno_trio.engine.search.hybrid import QUERY_MODES, QueryOptions, _validate_modes
+from gno_trio.engine.search.lexical import (
+    _RESULT_COLUMNS,
+    SearchRequest,
+    _echo_filters,
+    _rank,
+    _result,
+    filter_clauses,
+    normalise_scores,
+    search,
+    validate_request,
+)
+from gno_trio.engine.search.querygrammar import parse_query, wants_recency
+from gno_trio.engine.search.semantic import VectorHit, anchors, require_vectors, vector_leg
+from gno_trio.engine.search.semantic import query_vector as checked_query
+from gno_trio.engine.vectors.cache import matrix_for
+from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
+from gno_trio.engine.vectors.index import VectorMatrix
+from gno_trio.errors import GnoError
+
+RRF_K: Final = 60
+WEIGHT_BM25: Final = 2.0
+WEIGHT_BM25_VARIANT: Final = 0.5
+WEIGHT_VECTOR: Final = 2.0
+WEIGHT_HYDE: Final = 0.7
+WEIGHT_GRAPH: Final = 0.8
+BONUS_FIRST: Final = 0.1
+BONUS_TOP5: Final = 0.04
+STRONG_TOP: Final = 0.84
+STRONG_GAP: Final = 0.14
+
+
+@dataclass(slots=True)
+class _Candidate:
+    """One document in the fusion: its result body and what each list said of it."""
+
+    result: dict[str, Any]
+    doc_id: int
+    fusion: float = 0.0
+    bonus: float = 0.0
+    bm25: float | None = None
+    vector: float | None = None
+    graph: bool = False
+
+
+@dataclass(slots=True)
+class _Fusion:
+    candidates: dict[str, _Candidate] = dataclasses.field(default_factory=dict)
+
+    def add(
+        self,
+        weight: float,
+        hits: Sequence[tuple[dict[str, Any], int]],
+        *,
+        bonus: bool = True,
+    ) -> None:
+        for rank, (result, doc_id) in enumerate(hits, 1):
+            found = self.candidates.get(result["uri"])
+            if found is None:
+                found = _Candidate(result, doc_id)
+                self.candidates[result["uri"]] = found
+            found.fusion += weight / (RRF_K + rank)
+            if bonus:
+                award = BONUS_FIRST if rank == 1 else BONUS_TOP5 if rank <= 5 else 0.0
+                found.bonus = max(found.bonus, award)
+
+    def ranked(self) -> list[_Candidate]:
+        return sorted(
+            self.candidates.values(),
+            key=lambda c: (-(c.fusion + c.bonus), c.result["uri"]),
+        )
+
+
+def strong_signal(raw_scores: Sequence[float]) -> tuple[bool, float, float]:
+    """GNO's test on the BM25 top hits: (strong, normalised top, gap to the second)."""
+    if not raw_scores:
+        return False, 0.0, 0.0
+    squash = [1.0 / (1.0 + math.exp(-(abs(s) - 4.5) / 2.8)) for s in raw_scores[:5]]
+    top = squash[0]
+    gap = top - (squash[1] if len(squash) > 1 else 0.0)
+    return top >= STRONG_TOP and gap >= STRONG_GAP, top, gap
+
+
+def _post_filters(request: SearchRequest) -> bool:
+    return bool(
+        request.tags_all
+        or request.tags_any
+        or request.since
+        or request.until
+        or request.categories
+        or request.author
+        or request.exclude
+        or request.min_score is not None
+    )
+
+
+def _doc_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
+    if not uris:
+        return {}
+    marks = ", ".join("?" for _ in uris)
+    return {
+        row[0]: int(row[1])
+        for row in conn.execute(
+            f"SELECT uri, id FROM documents WHERE active = 1 AND uri IN ({marks})", list(uris)
+        )
+    }
+
+
+def _lexical_hits(
+    conn: sqlite3.Connection, request: SearchRequest
+) -> tuple[list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int]]]:
+    """BM25 hits split in two: documents matching every term, and any-term top-ups.
+
+    Lexical search tops a short answer up with documents that match only
+    some of the words. Fused at full weight, a stray shared word ("und",
+    "error") would rank a document first; the top-ups are a looser variant
+    of the query and are fused as one.
+    """
+    hits = search(conn, request)["results"]
+    ids = _doc_ids(conn, [h["uri"] for h in hits])
+    found = [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
+    if not found:
+        return [], []
+    marks = ", ".join("?" for _ in found)
+    strict = {
+        int(row[0])
+        for row in conn.execute(
+            f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid IN ({marks})",
+            [parse_query(request.query).match, *(doc_id for _, doc_id in found)],
+        )
+    }
+    return (
+        [hit for hit in found if hit[1] in strict],
+        [hit for hit in found if hit[1] not in strict],
+    )
+
+
+def _vector_results(
+    conn: sqlite3.Connection, hits: Sequence[VectorHit], request: SearchRequest
+) -> list[tuple[dict[str, Any], int, float]]:
+    found = anchors(conn, [h.window for h in hits])
+    return [
+        (
+            _result(h.row, h.score, found.get(h.window), request),
+            int(h.row["id"]),
+            h.score,
+        )
+        for h in hits
+    ]
+
+
+def _graph_results(
+    conn: sqlite3.Connection,
+    ids: Sequence[int],
+    request: SearchRequest,
+    matrix: VectorMatrix,
+    query: npt.NDArray[np.float32],
+) -> list[tuple[dict[str, Any], int]]:
+    """Neighbour documents that pass the request's filters, at their chunk nearest the query."""
+    if not ids:
+        return []
+    clauses, params = filter_clauses(conn, request)
+    marks = ", ".join("?" for _ in ids)
+    rows = {
+        int(row["id"]): row
+        for row in conn.execute(
+            f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
+            f"AND {' AND '.join(clauses)}",
+            [*ids, *params],
+        )
+    }
+    hits = []
+    for doc_id in ids:
+        row = rows.get(doc_id)
+        if row is None:
+            continue
+        own = matrix.rows_of(row["mirror_hash"]) if row["mirror_hash"] else np.zeros(0, np.intp)
+        if len(own):
+            cosine = matrix.vectors(own) @ query
+            best = int(np.argmax(cosine))
+            chosen = own[best]
+            hits.append(
+                VectorHit(
+                    row, float(cosine[best]), int(matrix.seqs[chosen]), int(matrix.parts[chosen])
+                )
+            )
+        else:
+            hits.append(VectorHit(row, -1.0, 0))
+    return [(result, doc_id) for result, doc_id, _ in _vector_results(conn, hits, request)]
+
+
+def hybrid_query(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    options: QueryOptions,
+    backend: EmbeddingBackend | None,
+    *,
+    graph: bool = True,
+    unavailable: str | None = None,
+) -> dict[str, Any]:
+    """Run ``query``; returns ``search-results@1.0`` (``hybrid``, or ``bm25_only``)."""
+    modes = _validate_modes(options.query_modes)
+    validate_request(request)
+    if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
+        raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
+    model = None
+    query_vector = None
+    if backend is not None:
+        try:
+            model = require_vectors(conn, backend)
+            query_vector = checked_query(backend, model, request.query)
+        except GnoError as error:  # no vectors, or the model cannot answer: lexical only
+            if error.code == "INVALID_INPUT":
+                raise
+            model = None
+            unavailable = f"{error.code}: {error.message}"
+    if backend is None or model is None or query_vector is None:
+        result = lexical_query.query(conn, request, options)
+        if unavailable and options.explain:
+            result["meta"]["explain"]["lines"][1]["message"] = f"skipped: {unavailable}"
+        return result
+
+    intents = [text for mode, text in modes if mode == "intent"]
+    if intents and not request.intent:
+        request = dataclasses.replace(request, intent=" ".join(intents))
+    terms = [text for mode, text in modes if mode == "term"]
+    hyde = next((text for mode, text in modes if mode == "hyde"), None)
+    final_min_score = request.min_score
+    unbounded = dataclasses.replace(request, min_score=None)
+    m = 3 if _post_filters(request) or wants_recency(request.query) else 1
+    wide = min(100, request.limit * 2 * m)
+    narrow = min(100, request.limit * m)
+    lines: list[dict[str, str]] = []
+
+    raw = [score for _, score in _rank(conn, parse_query(request.query), unbounded, 5)]
+    strong, top, gap = strong_signal(raw)
+    bypass = strong and not request.intent and not modes
+    fusion = _Fusion()
+    bm25, partial = _lexical_hits(conn, dataclasses.replace(unbounded, limit=wide))
+    fusion.add(WEIGHT_BM25, bm25)
+    fusion.add(WEIGHT_BM25_VARIANT, partial, bonus=False)
+    for result, _ in bm25 + partial:
+        fusion.candidates[result["uri"]].bm25 = result["score"]
+    lines.append(
+        {
+            "stage": "lexical",
+            "message": f"bm25: {len(bm25)} candidates matching every term, {len(partial)} "
+            f"matching some, plus {len(terms)} term entries",
+        }
+    )
+    for term in terms:
+        strict, loose = _lexical_hits(
+            conn, dataclasses.replace(unbounded, query=term, limit=narrow)
+        )
+        fusion.add(WEIGHT_BM25_VARIANT, strict + loose, bonus=False)
+    strength = f"top={top:.2f}, gap={gap:.2f}"
+    vectors_used = not bypass
+    matrix = matrix_for(conn, model)
+    wants_graph = graph and not options.fast
+    if bypass:
+        lines.append(
+            {
+                "stage": "vector",
+                "message": f"skipped: strong lexical signal ({strength}); lexical order kept",
+            }
+        )
+    else:
+        steer = (
+            _embedded(lambda: checked_query(backend, model, request.intent or ""))
+            if request.intent and request.intent.strip()
+            else None
+        )
+        vector = _vector_results(
+            conn, vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer), unbounded
+        )
+        fusion.add(WEIGHT_VECTOR, [(r, d) for r, d, _ in vector])
+        for result, _, score in vector:
+            fusion.candidates[result["uri"]].vector = score
+        message = f"vector: {len(vector)} candidates (model {backend.identity.uri})"
+        hyde_vector = _embedded(lambda: embed_passage(backend, hyde)) if hyde else None
+        if hyde_vector is not None:
+            passage = vector_leg(conn, matrix, hyde_vector, unbounded, narrow, steer=steer)
+            fusion.add(
+                WEIGHT_HYDE,
+                [(r, d) for r, d, _ in _vector_results(conn, passage, unbounded)],
+                bonus=False,
+            )
+            message += f"; hyde: {len(passage)} candidates"
+        elif hyde:
+            message += "; hyde: skipped (the model did not answer)"
+        lines.append({"stage": "vector", "message": message})
+    lines.append(
+        {
+            "stage": "fusion",
+            "message": f"RRF k={RRF_K}, {len(fusion.candidates)} unique candidates "
+            f"(strong signal: {'yes' if strong else 'no'}, {strength})",
+        }
+    )
+    expansion = (
+        _expand_graph(conn, fusion, unbounded, matrix, query_vector, options.candidate_limit)
+        if wants_graph
+        else graph_leg.disabled()
+    )
+    lines.append({"stage": "graph", "message": _graph_line(expansion)})
+    lines.append({"stage": "expansion", "message": "skipped: no expansion model available"})
+    lines.append({"stage": "rerank", "message": "skipped: no reranker available"})
+
+    ranked = fusion.ranked()
+    if bypass:  # the lexical order stands; graph neighbours may follow it
+        lexical = [c for c in ranked if c.bm25 is not None]
+        lexical.sort(key=lambda c: -(c.bm25 or 0.0))
+        ranked = lexical + [c for c in ranked if c.bm25 is None]
+    ranked = ranked[: request.limit]
+    scores = normalise_scores([c.fusion + c.bonus for c in ranked])
+    kept = [
+        (c, s)
+        for c, s in zip(ranked, scores, strict=True)
+        if final_min_score is None or s >= final_min_score
+    ]
+    results = [dict(c.result, score=round(s, 6)) for c, s in kept]
+    meta: dict[str, Any] = {
+        "query": request.query,
+        "mode": "hybrid",
+        "totalResults": len(results),
+    }
+    _echo_filters(meta, unbounded)
+    meta.update(
+        {
+            "expanded": False,
+            "reranked": False,
+            "vectorsUsed": vectors_used,
+            "candidateLimit": options.candidate_limit or (40 if options.thorough else 20),
+            "graphExpansion": expansion.meta(),
+        }
+    )
+    if final_min_score is not None:
+        meta["minScore"] = final_min_score
+    if modes:
+        meta["queryModes"] = {
+            "term": len(terms),
+            "intent": len(intents),
+            "hyde": hyde is not None,
+        }
+    if options.explain:
+        meta["explain"] = {
+            "lines": lines,
+            "results": [_explain_result(i, c, s) for i, (c, s) in enumerate(kept, 1)],
+        }
+    return {"results": results, "meta": meta}
+
+
+def _embedded(
+    make: Callable[[], npt.NDArray[np.float32]],
+) -> npt.NDArray[np.float32] | None:
+    """An extra vector (intent, hyde) or None when the model fails: it only refines."""
+    try:
+        return make()
+    except GnoError:
+        return None
+
+
+def _expand_graph(
+    conn: sqlite3.Connection,
+    fusion: _Fusion,
+    request: SearchRequest,
+    matrix: VectorMatrix,
+    query: npt.NDArray[np.float32],
+    candidate_limit: int | None = None,
+) -> graph_leg.GraphExpansion:
+    seeds = [c.doc_id for c in fusion.ranked()[: graph_leg.SEED_LIMIT]]
+    cap = min(graph_leg.CANDIDATE_LIMIT, candidate_limit or graph_leg.CANDIDATE_LIMIT)
+    expansion = graph_leg.expand(conn, seeds, max_candidates=cap)
+    hits = _graph_results(conn, expansion.candidates, request, matrix, query)
+    hits = hits[: expansion.max_candidates]
+    expansion.candidates = [doc_id for _, doc_id in hits]
+    if expansion.candidates:
+        fusion.add(WEIGHT_GRAPH, hits, bonus=False)
+        for result, _ in hits:
+            fusion.candidates[result["uri"]].graph = True
+    elif not expansion.fallback:
+        expansion.fallback.append("graph_neighbor_lookup_empty")
+    return expansion
+
+
+def _graph_line(expansion: graph_leg.GraphExpansion) -> str:
+    if expansion.fallback and not expansion.candidates:
+        return f"graph: no candidates ({', '.join(expansion.fallback)})"
+    c = expansion.confidence
+    return (
+        f"graph: seeds={expansion.seed_count}, candidates={len(expansion.candidates)}/"
+        f"{expansion.max_candidates}, explicit={c['explicit']}, inferred={c['inferred']}, "
+        f"ambiguous={c['ambiguous']}, similarity={c['similarity']}"
+    )
+
+
+def _explain_result(rank: int, candidate: _Candidate, score: float) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "rank": rank,
+        "docid": candidate.result["docid"],
+        "score": round(score, 6),
+        "fusionScore": round(candidate.fusion + candidate.bonus, 6),
+    }
+    if candidate.bm25 is not None:
+        entry["bm25Score"] = round(candidate.bm25, 6)
+    if candidate.vector is not None:
+        entry["vecScore"] = round(candidate.vector, 6)
+    return entry
+
+
+__all__ = ["QUERY_MODES", "hybrid_query", "strong_signal"]

@@ -1,0 +1,310 @@
+"""Vector search (``vsearch``) and similar documents (``similar``).
+
+Results are documents, like lexical search: the chunks nearest the query are
+found first, then each document is reported once, at its best chunk (which
+gives the line anchor and the snippet). A score is GNO's ``1 - d / 2`` for
+cosine distance ``d``, i.e. ``(1 + cosine) / 2``. Filters are the lexical
+search's own (collection, dates, tags, categories, author, language,
+exclude): with any of them the nearest chunks are looked for among the
+matching documents only, so a selective filter never empties the answer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.search.anchors import ELLIPSIS, FALLBACK_SNIPPET_CHARS, Anchor
+from gno_trio.engine.search.lexical import (
+    _ACTIVE,
+    _RESULT_COLUMNS,
+    SearchRequest,
+    _echo_filters,
+    _result,
+    filter_clauses,
+    validate_request,
+)
+from gno_trio.engine.uris import parse_ref
+from gno_trio.engine.vectors.cache import matrix_for
+from gno_trio.engine.vectors.chunktext import chunk_texts
+from gno_trio.engine.vectors.embedder import (
+    EMBED_DIMENSION_MISMATCH,
+    VECTORS_UNAVAILABLE,
+    EmbeddingBackend,
+    embed_query,
+    windows,
+)
+from gno_trio.engine.vectors.index import VectorMatrix
+from gno_trio.engine.vectors.storage import ModelRow, find_model
+from gno_trio.errors import GnoError
+
+DEFAULT_SIMILAR_THRESHOLD: Final = 0.7
+WindowKey = tuple[str, int, int]  # mirror_hash, seq, part
+# How much an intent pulls the choice of a document's chunk (the query counts 1).
+_INTENT_WEIGHT: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    """One document found by the vector leg, at its best chunk."""
+
+    row: sqlite3.Row
+    cosine: float
+    seq: int
+    part: int = 0
+
+    @property
+    def window(self) -> WindowKey:
+        return (self.row["mirror_hash"], self.seq, self.part)
+
+    @property
+    def score(self) -> float:
+        return min(1.0, max(0.0, (1.0 + self.cosine) / 2.0))
+
+
+def require_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> ModelRow:
+    """The model row with stored vectors, or ``VECTORS_UNAVAILABLE`` (what to run is said)."""
+    model = find_model(conn, backend.identity.key)
+    if (
+        model is None
+        or conn.execute(
+            "SELECT 1 FROM content_vectors WHERE model_id = ? AND length(codes) > 0 LIMIT 1",
+            (model.id,),
+        ).fetchone()
+        is None
+    ):
+        raise GnoError(
+            VECTORS_UNAVAILABLE,
+            f"No embeddings for model {backend.identity.uri} yet: run gno-trio embed "
+            f"(or gno-trio index)",
+        )
+    return model
+
+
+def query_vector(backend: EmbeddingBackend, model: ModelRow, text: str) -> npt.NDArray[np.float32]:
+    """The unit vector of a query, checked against the dimension of the stored vectors."""
+    vector = embed_query(backend, text)
+    if vector.shape[0] != model.dimension:
+        raise GnoError(
+            EMBED_DIMENSION_MISMATCH,
+            f"Model {backend.identity.uri} now gives {vector.shape[0]}-dimensional vectors "
+            f"but its stored vectors have {model.dimension}",
+        )
+    return vector
+
+
+def _allowed_rows(
+    conn: sqlite3.Connection, matrix: VectorMatrix, request: SearchRequest
+) -> tuple[npt.NDArray[np.intp] | None, str, list[Any]]:
+    """Matrix rows the request's filters admit (None: every active one), and the SQL filter."""
+    clauses, params = filter_clauses(conn, request)
+    where = " AND ".join(clauses)
+    if clauses == [_ACTIVE]:
+        return None, where, params
+    mirrors = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT DISTINCT d.mirror_hash FROM documents d WHERE {where} "
+            f"AND d.mirror_hash IS NOT NULL",
+            params,
+        )
+    ]
+    return matrix.rows_of_mirrors(mirrors), where, params
+
+
+def vector_leg(
+    conn: sqlite3.Connection,
+    matrix: VectorMatrix,
+    query: npt.NDArray[np.float32],
+    request: SearchRequest,
+    limit: int,
+    *,
+    steer: npt.NDArray[np.float32] | None = None,
+) -> list[VectorHit]:
+    """Up to ``limit`` documents nearest ``query`` that pass the request's filters."""
+    rows, where, params = _allowed_rows(conn, matrix, request)
+    available = matrix.size if rows is None else len(rows)
+    wanted = limit * 3 + 10
+    while True:
+        nearest = matrix.nearest(query, wanted, rows)
+        best: dict[str, tuple[float, int, int]] = {}
+        for row_index, cosine in nearest:
+            mirror = matrix.mirrors[int(matrix.mirror_of[row_index])]
+            if mirror not in best:
+                best[mirror] = (
+                    cosine,
+                    int(matrix.seqs[row_index]),
+                    int(matrix.parts[row_index]),
+                )
+        hits = _documents(conn, best, where, params)
+        if len(hits) >= limit or wanted >= available:
+            break
+        wanted *= 4
+    if steer is not None:
+        hits = [_steered(matrix, hit, query, steer) for hit in hits]
+    return hits[:limit]
+
+
+def _documents(
+    conn: sqlite3.Connection,
+    best: dict[str, tuple[float, int, int]],
+    where: str,
+    params: list[Any],
+) -> list[VectorHit]:
+    if not best:
+        return []
+    marks = ", ".join("?" for _ in best)
+    rows = conn.execute(
+        f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE d.mirror_hash IN ({marks}) AND {where}",
+        [*best, *params],
+    ).fetchall()
+    hits = [VectorHit(row, *best[row["mirror_hash"]]) for row in rows]
+    hits.sort(key=lambda hit: (-hit.cosine, hit.row["uri"]))
+    return hits
+
+
+def _steered(
+    matrix: VectorMatrix,
+    hit: VectorHit,
+    query: npt.NDArray[np.float32],
+    steer: npt.NDArray[np.float32],
+) -> VectorHit:
+    """The hit at the chunk that best serves query and intent together (score unchanged)."""
+    rows = matrix.rows_of(hit.row["mirror_hash"])
+    if len(rows) < 2:
+        return hit
+    vectors = matrix.vectors(rows)
+    pull = vectors @ query + _INTENT_WEIGHT * (vectors @ steer)
+    chosen = int(rows[int(np.argmax(pull))])
+    return VectorHit(hit.row, hit.cosine, int(matrix.seqs[chosen]), int(matrix.parts[chosen]))
+
+
+def excerpt(text: str) -> str:
+    """The opening of a chunk as a one-line snippet."""
+    flat = " ".join(text[: FALLBACK_SNIPPET_CHARS * 2].split())
+    if len(flat) > FALLBACK_SNIPPET_CHARS:
+        flat = flat[:FALLBACK_SNIPPET_CHARS].rsplit(" ", 1)[0] + ELLIPSIS
+    return flat
+
+
+def anchors(conn: sqlite3.Connection, keys: Sequence[WindowKey]) -> dict[WindowKey, Anchor]:
+    """The anchor of each embedding window: its opening as the snippet, its own lines."""
+    texts = chunk_texts(conn, list(dict.fromkeys((mirror, seq) for mirror, seq, _ in keys)))
+    found: dict[WindowKey, Anchor] = {}
+    for key in keys:
+        chunk = texts.get((key[0], key[1]))
+        if chunk is None:
+            continue
+        parts = windows(chunk.text)
+        offset, text = parts[key[2]] if key[2] < len(parts) else parts[0]
+        start = chunk.start_line + chunk.text.count("\n", 0, offset)
+        end = min(chunk.end_line, start + text.rstrip("\n").count("\n"))
+        found[key] = Anchor(excerpt(text), start, end, chunk.language, start)
+    return found
+
+
+def vector_search(
+    conn: sqlite3.Connection, backend: EmbeddingBackend, request: SearchRequest
+) -> dict[str, Any]:
+    """``vsearch``: a ``search-results@1.0`` object with ``meta.mode = "vector"``."""
+    validate_request(request)
+    model = require_vectors(conn, backend)
+    query = query_vector(backend, model, request.query)
+    steer = (
+        query_vector(backend, model, request.intent)
+        if request.intent and request.intent.strip()
+        else None
+    )
+    matrix = matrix_for(conn, model)
+    hits = vector_leg(conn, matrix, query, request, request.limit, steer=steer)
+    if request.min_score is not None:
+        hits = [hit for hit in hits if hit.score >= request.min_score]
+    found = anchors(conn, [hit.window for hit in hits])
+    results = [_result(hit.row, hit.score, found.get(hit.window), request) for hit in hits]
+    meta: dict[str, Any] = {
+        "query": request.query,
+        "mode": "vector",
+        "totalResults": len(results),
+        "vectorsUsed": True,
+    }
+    _echo_filters(meta, request)
+    return {"results": results, "meta": meta}
+
+
+def similar(
+    conn: sqlite3.Connection,
+    backend: EmbeddingBackend,
+    ref: str,
+    *,
+    limit: int = 5,
+    threshold: float | None = None,
+    cross_collection: bool = False,
+) -> dict[str, Any]:
+    """``similar@1.0``: documents nearest the mean of ``ref``'s chunk vectors."""
+    if not 1 <= limit <= 50:
+        raise GnoError("INVALID_INPUT", "limit must be between 1 and 50")
+    chosen = DEFAULT_SIMILAR_THRESHOLD if threshold is None else threshold
+    if not 0 <= chosen <= 1:
+        raise GnoError("INVALID_INPUT", "threshold must be between 0 and 1")
+    source = resolve(conn, parse_ref(ref))
+    mirror = source["mirror_hash"]
+    if (
+        not mirror
+        or conn.execute(
+            "SELECT 1 FROM content_chunks WHERE mirror_hash = ? LIMIT 1", (mirror,)
+        ).fetchone()
+        is None
+    ):
+        raise GnoError("NOT_FOUND", f"Document has no content: {ref}")
+    model = require_vectors(conn, backend)
+    matrix = matrix_for(conn, model)
+    own = matrix.rows_of(mirror)
+    if len(own) == 0:
+        raise GnoError(
+            VECTORS_UNAVAILABLE, f"Document has no embeddings yet: {ref} (run gno-trio embed)"
+        )
+    centre = matrix.vectors(own).mean(axis=0)
+    norm = float(np.linalg.norm(centre))
+    if norm == 0:
+        raise GnoError(VECTORS_UNAVAILABLE, f"Document has no usable embeddings: {ref}")
+    centre = (centre / norm).astype(np.float32)
+    request = SearchRequest(
+        query=ref, limit=limit, collection=None if cross_collection else source["collection"]
+    )
+    hits = [
+        hit
+        for hit in vector_leg(conn, matrix, centre, request, limit + 8)
+        if hit.row["id"] != source["id"] and hit.score >= chosen
+    ][:limit]
+    items = []
+    for hit in hits:
+        item: dict[str, Any] = {
+            "docid": hit.row["docid"],
+            "uri": hit.row["uri"],
+            "score": round(hit.score, 6),
+            "collection": hit.row["collection"],
+            "relPath": hit.row["rel_path"],
+        }
+        if hit.row["title"]:
+            item["title"] = hit.row["title"]
+        root = hit.row["collection_root"]
+        if root:
+            item["absPath"] = f"{root.rstrip('/')}/{hit.row['rel_path']}"
+        items.append(item)
+    meta: dict[str, Any] = {
+        "docid": source["docid"],
+        "uri": source["uri"],
+        "totalResults": len(items),
+        "limit": limit,
+        "threshold": chosen,
+        "crossCollection": cross_collection,
+    }
+    if source["title"]:
+        meta["title"] = source["title"]
+    return {"similar": items, "meta": meta}

@@ -1,0 +1,230 @@
+"""The per-process copy of each model's vectors, kept in step with the database.
+
+Each process holds, per index file and model, the arrays behind
+:class:`~gno_trio.engine.vectors.index.VectorMatrix` snapshots. Before each
+search two indexed lookups tell whether rows were added (ids only grow, so
+only the new ones are read) or deleted (the model's ``generation`` moved:
+everything is read again). A snapshot is a set of views on arrays that later
+appends only extend past its ``size``, and that a reload replaces, so a
+search never sees a half-updated copy and never blocks the next refresh.
+
+All windows of one chunk are written in one transaction and so have
+consecutive ids: they land on consecutive rows, which the chunk table
+(first row, row count, sketch of the windows' sum) relies on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from gno_trio.engine.vectors.blas import single_threaded
+from gno_trio.engine.vectors.index import VectorMatrix, sketch
+from gno_trio.engine.vectors.storage import ModelRow
+
+# Up to this many rows a float32 copy (32 MB at most) is kept as well: the
+# product then needs no int8 conversion, a few times faster on small indexes.
+DENSE_ROWS: Final = 16_384
+_LOAD_PAGE: Final = 20_000
+
+Row = tuple[int, str, int, int, bytes, float]  # id, mirror_hash, seq, part, codes, scale
+
+
+def _empty(shape: tuple[int, ...], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    return np.zeros(shape, dtype=dtype)
+
+
+@dataclass(slots=True)
+class _Entry:
+    """The growing arrays of one (index file, model)."""
+
+    model: ModelRow
+    generation: int = -1
+    last_id: int = 0
+    size: int = 0
+    chunks: int = 0
+    arrays: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
+    dense: npt.NDArray[np.float32] | None = None
+    mirrors: list[str] = field(default_factory=list)
+    mirror_index: dict[str, int] = field(default_factory=dict)
+    last_chunk: tuple[int, int] = (-1, -1)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def reset(self, generation: int) -> None:
+        dim = self.model.dimension
+        words = (dim + 63) // 64
+        self.generation = generation
+        self.last_id = self.size = self.chunks = 0
+        self.arrays = {
+            "codes": _empty((0, dim), np.int8),
+            "scales": _empty((0,), np.float32),
+            "mirror_of": _empty((0,), np.int32),
+            "seqs": _empty((0,), np.int32),
+            "parts": _empty((0,), np.int16),
+            "chunk_of": _empty((0,), np.int32),
+            "chunk_start": _empty((0,), np.int32),
+            "chunk_count": _empty((0,), np.int32),
+            "chunk_sketch": _empty((0, words), np.uint64),
+        }
+        self.dense = np.zeros((0, dim), np.float32)
+        self.mirrors = []
+        self.mirror_index = {}
+        self.last_chunk = (-1, -1)
+
+    def _grow(self, names: tuple[str, ...], used: int, need: int) -> int:
+        have = len(self.arrays[names[0]])
+        if need <= have:
+            return have
+        capacity = max(need, int(have * 1.5) + 1024)
+        for name in names:
+            old = self.arrays[name]
+            bigger = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+            bigger[:used] = old[:used]
+            self.arrays[name] = bigger
+        return capacity
+
+    def append(self, rows: list[Row]) -> None:
+        dim = self.model.dimension
+        if rows:
+            self.last_id = max(self.last_id, max(r[0] for r in rows))
+        kept = [r for r in rows if len(r[4]) == dim]  # empty codes: a blank chunk
+        if not kept:
+            return
+        start, stop = self.size, self.size + len(kept)
+        capacity = self._grow(
+            ("codes", "scales", "mirror_of", "seqs", "parts", "chunk_of"), start, stop
+        )
+        if self.dense is not None:
+            if capacity > DENSE_ROWS:
+                self.dense = None
+            elif len(self.dense) < capacity:
+                bigger = np.zeros((capacity, dim), np.float32)
+                bigger[:start] = self.dense[:start]
+                self.dense = bigger
+        a = self.arrays
+        codes = np.frombuffer(b"".join(r[4] for r in kept), dtype=np.int8).reshape(-1, dim)
+        a["codes"][start:stop] = codes
+        a["scales"][start:stop] = np.fromiter((r[5] for r in kept), np.float32, len(kept))
+        a["parts"][start:stop] = np.fromiter((r[3] for r in kept), np.int16, len(kept))
+        if self.dense is not None:
+            self.dense[start:stop] = codes.astype(np.float32) * a["scales"][start:stop, None]
+        first_touched = self._assign_chunks(kept, start)
+        self.size = stop
+        self._sketch_chunks(first_touched)
+
+    def _assign_chunks(self, kept: list[Row], start: int) -> int:
+        """Mirror, seq and chunk slot of each new row; returns the first slot touched."""
+        first_touched = max(0, self.chunks - 1)
+        self._grow(
+            ("chunk_start", "chunk_count", "chunk_sketch"), self.chunks, self.chunks + len(kept)
+        )
+        a = self.arrays
+        for offset, (_, mirror, seq, _, _, _) in enumerate(kept):
+            index = self.mirror_index.get(mirror)
+            if index is None:
+                index = len(self.mirrors)
+                self.mirrors.append(mirror)
+                self.mirror_index[mirror] = index
+            row = start + offset
+            a["mirror_of"][row] = index
+            a["seqs"][row] = seq
+            if (index, seq) != self.last_chunk:
+                a["chunk_start"][self.chunks] = row
+                a["chunk_count"][self.chunks] = 0
+                self.chunks += 1
+                self.last_chunk = (index, seq)
+            a["chunk_of"][row] = self.chunks - 1
+            a["chunk_count"][self.chunks - 1] += 1
+        return first_touched
+
+    def _sketch_chunks(self, first: int) -> None:
+        """Recompute the sketches of chunk slots ``first..`` from their rows."""
+        a = self.arrays
+        if first >= self.chunks:
+            return
+        low = int(a["chunk_start"][first])
+        weighted = a["codes"][low : self.size].astype(np.float32)
+        weighted *= a["scales"][low : self.size, None]
+        starts = a["chunk_start"][first : self.chunks].astype(np.intp) - low
+        sums = np.add.reduceat(weighted, starts, axis=0)
+        a["chunk_sketch"][first : self.chunks] = sketch(sums)
+
+    def snapshot(self) -> VectorMatrix:
+        a = self.arrays
+        return VectorMatrix(
+            dimension=self.model.dimension,
+            size=self.size,
+            codes=a["codes"],
+            scales=a["scales"],
+            mirror_of=a["mirror_of"],
+            seqs=a["seqs"],
+            parts=a["parts"],
+            chunk_of=a["chunk_of"],
+            chunks=self.chunks,
+            chunk_start=a["chunk_start"],
+            chunk_count=a["chunk_count"],
+            chunk_sketch=a["chunk_sketch"],
+            mirrors=self.mirrors,
+            mirror_index=self.mirror_index,
+            dense=self.dense,
+        )
+
+
+_entries: dict[tuple[str, int, str], _Entry] = {}
+_entries_lock = threading.Lock()
+
+
+def _database_file(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row is not None else ""
+
+
+def _load(conn: sqlite3.Connection, entry: _Entry) -> None:
+    """Bring ``entry`` up to date with the database (the caller holds the entry lock)."""
+    row = conn.execute(
+        "SELECT generation FROM embed_models WHERE id = ?", (entry.model.id,)
+    ).fetchone()
+    generation = int(row[0]) if row is not None else -1
+    if generation != entry.generation:
+        entry.reset(generation)
+    while True:
+        page = conn.execute(
+            "SELECT id, mirror_hash, seq, part, codes, scale FROM content_vectors "
+            "WHERE model_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (entry.model.id, entry.last_id, _LOAD_PAGE),
+        ).fetchall()
+        entry.append(
+            [(int(r[0]), str(r[1]), int(r[2]), int(r[3]), bytes(r[4]), float(r[5])) for r in page]
+        )
+        if len(page) < _LOAD_PAGE:
+            return
+
+
+def matrix_for(conn: sqlite3.Connection, model: ModelRow) -> VectorMatrix:
+    """A current snapshot of ``model``'s vectors in this index.
+
+    Read inside one read transaction (when the caller has none open), so a
+    deletion between the generation check and the rows cannot be missed.
+    """
+    single_threaded()
+    key = (_database_file(conn), model.id, model.key)
+    with _entries_lock:
+        entry = _entries.get(key)
+        if entry is None or entry.model.dimension != model.dimension:
+            entry = _Entry(model)
+            _entries[key] = entry
+    own_transaction = not conn.in_transaction
+    with entry.lock:
+        if own_transaction:
+            conn.execute("BEGIN")
+        try:
+            _load(conn, entry)
+        finally:
+            if own_transaction:
+                conn.execute("COMMIT")
+        return entry.snapshot()

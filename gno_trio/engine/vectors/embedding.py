@@ -1,0 +1,166 @@
+"""The embed phase: give every chunk of the active documents a vector of the current model.
+
+Work goes batch by batch (32 chunks by default, GNO's size). A batch is read,
+embedded with no transaction open (embedding a batch takes about a second
+on a laptop core; a sync must never wait for it), then written in one short
+transaction. So a kill -9 loses at most the batch in flight, never leaves a
+half-written one, and the next run resumes where this one stopped: the
+backlog is simply "chunks with no vector of this model". ``should_stop`` is
+asked between batches.
+
+A batch the model fails on is counted in ``errors`` and skipped (its chunks
+stay in the backlog for the next run); three failing batches in a row, a
+model that cannot load, or vectors of the wrong dimension end the run with
+the error, because every further batch would fail the same way. A run in
+which no batch succeeded raises its last error too.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.vectors.chunktext import chunk_texts
+from gno_trio.engine.vectors.embedder import (
+    EMBED_DIMENSION_MISMATCH,
+    MODEL_LOAD_FAILED,
+    MODEL_NOT_FOUND,
+    EmbeddingBackend,
+    checked,
+    document_text,
+    windows,
+)
+from gno_trio.engine.vectors.storage import (
+    ModelRow,
+    backlog_count,
+    backlog_page,
+    delete_orphans,
+    find_model,
+    register_model,
+    store,
+)
+from gno_trio.errors import GnoError
+
+DEFAULT_BATCH_SIZE: Final = 32
+MAX_BATCH_SIZE: Final = 512
+_FAILED_BATCHES_BEFORE_GIVING_UP: Final = 3
+# Failures no later batch can escape: the run ends with them at once.
+_FATAL: Final = frozenset({EMBED_DIMENSION_MISMATCH, MODEL_LOAD_FAILED, MODEL_NOT_FOUND})
+
+EmbedProgress = Callable[[int, int], None]
+"""Called after each batch with (chunks handled so far, chunks in the backlog at the start)."""
+
+
+@dataclass(slots=True)
+class EmbedReport:
+    model: str
+    backlog: int = 0
+    embedded: int = 0
+    blank: int = 0
+    errors: int = 0
+    stopped: bool = False
+    duration_s: float = 0.0
+    last_error: str | None = None
+
+
+def backlog(
+    conn: sqlite3.Connection, backend: EmbeddingBackend, collections: Sequence[str] | None = None
+) -> int:
+    """Chunks of active documents (in ``collections``) with no vector of ``backend``'s model."""
+    model = find_model(conn, backend.identity.key)
+    return backlog_count(conn, model.id if model else None, collections)
+
+
+def embed_backlog(
+    conn: sqlite3.Connection,
+    backend: EmbeddingBackend,
+    *,
+    collections: Sequence[str] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    should_stop: Callable[[], bool] | None = None,
+    progress: EmbedProgress | None = None,
+) -> EmbedReport:
+    """Embed the backlog of ``collections`` (all when None); see the module docstring."""
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise GnoError("INVALID_INPUT", f"batch size must be between 1 and {MAX_BATCH_SIZE}")
+    started = time.perf_counter()
+    identity = backend.identity
+    report = EmbedReport(model=identity.uri)
+    with write_transaction(conn):
+        delete_orphans(conn)
+    model = find_model(conn, identity.key)
+    report.backlog = backlog_count(conn, model.id if model else None, collections)
+    handled = 0
+    after = 0
+    failures = 0
+    last: GnoError | None = None
+    while True:
+        if should_stop is not None and should_stop():
+            report.stopped = True
+            break
+        page = backlog_page(conn, model.id if model else None, collections, after, batch_size)
+        if not page:
+            break
+        after = page[-1][0]
+        try:
+            model, written, blank = _embed_page(conn, backend, model, page)
+        except GnoError as error:
+            if error.code in _FATAL:
+                raise
+            last = error
+            failures += 1
+            report.errors += len(page)
+            report.last_error = f"{error.code}: {error.message}"
+            if failures >= _FAILED_BATCHES_BEFORE_GIVING_UP:
+                raise
+        else:
+            failures = 0
+            report.embedded += written
+            report.blank += blank
+        handled += len(page)
+        if progress is not None:
+            progress(handled, report.backlog)
+    report.duration_s = time.perf_counter() - started
+    if last is not None and report.embedded == 0:
+        raise last  # nothing worked: the caller must hear why
+    return report
+
+
+def _embed_page(
+    conn: sqlite3.Connection,
+    backend: EmbeddingBackend,
+    model: ModelRow | None,
+    page: list[tuple[int, str, int, str | None]],
+) -> tuple[ModelRow, int, int]:
+    """Embed and store one page; returns the model row, chunks embedded, blank chunks."""
+    identity = backend.identity
+    texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq, _ in page])
+    keys: list[tuple[str, int, int]] = []
+    worded: list[str] = []
+    blank: list[tuple[str, int]] = []
+    for _, mirror, seq, title in page:
+        chunk = texts.get((mirror, seq))
+        if chunk is None:  # collected by a sync since the page was read
+            continue
+        if not chunk.text.strip():
+            blank.append((mirror, seq))
+            continue
+        for part, (_, window) in enumerate(windows(chunk.text)):
+            keys.append((mirror, seq, part))
+            worded.append(document_text(identity.uri, title, window))
+    vectors = checked(backend.embed_texts(worded), len(worded), identity) if worded else None
+    if vectors is not None:
+        dimension = int(vectors.shape[1])
+    elif model is not None:
+        dimension = model.dimension
+    else:  # only blank chunks so far: ask the model once for its dimension
+        dimension = int(checked(backend.embed_texts(["."]), 1, identity).shape[1])
+    with write_transaction(conn):
+        if model is None:
+            model = register_model(conn, identity, dimension)
+        store(conn, model, keys, vectors, blank)
+    return model, len({(mirror, seq) for mirror, seq, _ in keys}), len(blank)

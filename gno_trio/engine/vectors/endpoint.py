@@ -1,0 +1,156 @@
+"""An OpenAI-compatible embeddings endpoint as the embedder (a bigger local model server).
+
+Configured the way GNO names HTTP model roles: the embed model URI is
+``http(s)://host:port/v1/embeddings#model-name`` (the fragment is the model
+name sent in the request; without one, the last path segment is used).
+Requests are ``POST {"model": name, "input": [texts]}`` and the answer's
+``data[].embedding`` rows are put back in ``index`` order.
+
+Chunk text leaves the process here, so the endpoint's network zone is
+checked against each collection's egress policy before anything is sent
+(a loopback server is allowed for every policy; a host name that is not
+``localhost`` counts as remote, since resolving it could not prove more).
+Failures are errors with a code, never partial vectors: a server that is
+down, slow (``models.inferenceTimeout``, default 30 s), answers an HTTP error,
+malformed JSON, too few rows or another dimension than before.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from gno_trio.engine.egress.policy import classify_peer
+from gno_trio.engine.vectors.embedder import (
+    EMBED_ENDPOINT_FAILED,
+    MODEL_NOT_FOUND,
+    Matrix,
+    ModelIdentity,
+    checked,
+)
+from gno_trio.errors import GnoError
+
+DEFAULT_TIMEOUT_S: Final = 30.0
+# An answer larger than this is refused rather than read into memory
+# (a batch of 32 vectors of 4,096 floats as JSON is about 3 MB).
+MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
+_POLICY_ZONES: Final[dict[str, frozenset[str]]] = {
+    "local_only": frozenset({"loopback"}),
+    "lan": frozenset({"loopback", "lan"}),
+    "remote": frozenset({"loopback", "lan", "remote"}),
+}
+
+
+def is_endpoint_uri(uri: str) -> bool:
+    return uri.startswith(("http://", "https://"))
+
+
+def endpoint_zone(uri: str) -> str:
+    """The network zone of an endpoint's host: loopback, lan or remote."""
+    host = urlsplit(uri).hostname or ""
+    if host == "localhost":
+        return "loopback"
+    try:
+        socket.inet_pton(socket.AF_INET6 if ":" in host else socket.AF_INET, host)
+    except OSError:
+        return "remote"
+    return classify_peer(host)
+
+
+def allowed_by_policy(uri: str, policy: str) -> bool:
+    """May a collection with egress ``policy`` have its text sent to this endpoint?"""
+    return endpoint_zone(uri) in _POLICY_ZONES.get(policy, _POLICY_ZONES["local_only"])
+
+
+class EndpointEmbedder:
+    """Embeddings from an OpenAI-compatible HTTP server."""
+
+    def __init__(
+        self, uri: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, dimension: int | None = None
+    ) -> None:
+        url, _, fragment = uri.partition("#")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise GnoError(MODEL_NOT_FOUND, f"Not an embeddings endpoint URL: {uri}")
+        self._url = url
+        self._model = fragment or parts.path.rstrip("/").rpartition("/")[2] or "embedding-model"
+        self._timeout = timeout_s
+        self._identity = ModelIdentity(uri=uri, version="", dimension=dimension)
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self._identity
+
+    def pin_dimension(self, dimension: int) -> None:
+        """Expect ``dimension`` from now on (what this model's stored vectors have)."""
+        self._identity = ModelIdentity(self._identity.uri, self._identity.version, dimension)
+
+    def embed_texts(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self._identity.dimension or 0), dtype=np.float32)
+        body = json.dumps({"model": self._model, "input": list(texts)}).encode("utf-8")
+        request = urllib.request.Request(
+            self._url,
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        answer = self._post(request)
+        rows = _rows(answer, len(texts), self._identity.uri)
+        matrix = checked(rows, len(texts), self._identity)
+        if self._identity.dimension is None:
+            self.pin_dimension(int(matrix.shape[1]))
+        return matrix
+
+    def _post(self, request: urllib.request.Request) -> Any:
+        uri = self._identity.uri
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+                raw = response.read(MAX_RESPONSE_BYTES + 1)
+        except urllib.error.HTTPError as exc:
+            detail = exc.read(512).decode("utf-8", "replace").strip()
+            raise GnoError(
+                EMBED_ENDPOINT_FAILED,
+                f"Embeddings endpoint {uri} answered HTTP {exc.code}"
+                + (f": {detail}" if detail else ""),
+            ) from exc
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise GnoError(
+                EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri} is unreachable: {reason}"
+            ) from exc
+        if len(raw) > MAX_RESPONSE_BYTES:
+            raise GnoError(EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri} answered too much")
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise GnoError(
+                EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri} answered something not JSON"
+            ) from exc
+
+
+def _rows(answer: Any, count: int, uri: str) -> list[Any]:
+    """The embedding rows of an OpenAI-style answer, in input order."""
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list) or len(data) != count:
+        raise GnoError(
+            EMBED_ENDPOINT_FAILED,
+            f"Embeddings endpoint {uri} answered {len(data) if isinstance(data, list) else 0} "
+            f"embeddings for {count} texts",
+        )
+    placed: list[Any] = [None] * count
+    for position, item in enumerate(data):
+        if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
+            raise GnoError(EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri}: malformed item")
+        index = item.get("index", position)
+        if not isinstance(index, int) or not 0 <= index < count or placed[index] is not None:
+            raise GnoError(EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri}: bad item index")
+        placed[index] = item["embedding"]
+    return placed

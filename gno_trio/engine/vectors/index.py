@@ -1,0 +1,169 @@
+"""Nearest-neighbour search over an in-memory snapshot of one model's vectors.
+
+A snapshot holds every window vector of the model as int8 rows (d bytes
+each) with the factor that restores unit length, which chunk and window
+each row is, and per chunk a 1-bit sign sketch of the sum of its windows
+(d / 8 bytes). Rows of one chunk are contiguous. For 100,000 chunks of four
+512-dimensional windows that is about 220 MB, nine tenths of it the int8
+rows; see :mod:`gno_trio.engine.vectors.cache` for how it stays current.
+
+Search is exact when at most :data:`EXACT_ROWS` rows are candidates: one
+product per block of rows (from a float32 copy on small indexes). Beyond
+that, the query's sign sketch is compared with each chunk's (Hamming
+distance over 64-bit words: a quarter of the rows' bytes, read once), the
+closest chunks are shortlisted, and only their windows are scored exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from gno_trio.engine.vectors.embedder import EMBED_DIMENSION_MISMATCH
+from gno_trio.errors import GnoError
+
+EXACT_ROWS: Final = 32_768
+_BLOCK_ROWS: Final = 8192
+_MIN_SHORTLIST: Final = 1024
+
+
+def shortlist_size(chunks: int, wanted: int, minimum: int = _MIN_SHORTLIST) -> int:
+    """How many sketch-nearest chunks have their windows scored exactly."""
+    return min(chunks, max(minimum, chunks // 32, wanted * 16))
+
+
+def sketch(vectors: npt.NDArray[np.floating] | npt.NDArray[np.int8]) -> npt.NDArray[np.uint64]:
+    """One sign bit per dimension, packed into 64-bit words (dimension padded to 64)."""
+    bits = np.packbits(vectors > 0, axis=1)
+    pad = (-bits.shape[1]) % 8
+    if pad:
+        bits = np.pad(bits, ((0, 0), (0, pad)))
+    packed: npt.NDArray[np.uint64] = np.ascontiguousarray(bits).view(np.uint64)
+    return packed
+
+
+@dataclass(slots=True)
+class VectorMatrix:
+    """A consistent snapshot of one model's vectors (rows ``[0, size)``)."""
+
+    dimension: int
+    size: int
+    codes: npt.NDArray[np.int8]
+    scales: npt.NDArray[np.float32]
+    mirror_of: npt.NDArray[np.int32]
+    seqs: npt.NDArray[np.int32]
+    parts: npt.NDArray[np.int16]
+    chunk_of: npt.NDArray[np.int32]
+    chunks: int
+    chunk_start: npt.NDArray[np.int32]
+    chunk_count: npt.NDArray[np.int32]
+    chunk_sketch: npt.NDArray[np.uint64]
+    mirrors: list[str]
+    mirror_index: dict[str, int]
+    dense: npt.NDArray[np.float32] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the arrays (their capacity, not just the used rows)."""
+        arrays = (
+            self.codes,
+            self.scales,
+            self.mirror_of,
+            self.seqs,
+            self.parts,
+            self.chunk_of,
+            self.chunk_start,
+            self.chunk_count,
+            self.chunk_sketch,
+        )
+        total = sum(int(a.nbytes) for a in arrays)
+        return total + (int(self.dense.nbytes) if self.dense is not None else 0)
+
+    def rows_of(self, mirror: str) -> npt.NDArray[np.intp]:
+        index = self.mirror_index.get(mirror)
+        if index is None:
+            return np.zeros(0, dtype=np.intp)
+        return np.flatnonzero(self.mirror_of[: self.size] == index)
+
+    def rows_of_mirrors(self, mirrors: list[str]) -> npt.NDArray[np.intp]:
+        wanted = np.zeros(len(self.mirrors) + 1, dtype=bool)
+        for mirror in mirrors:
+            index = self.mirror_index.get(mirror)
+            if index is not None:
+                wanted[index] = True
+        return np.flatnonzero(wanted[self.mirror_of[: self.size]])
+
+    def vectors(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+        """Rows as float32 unit vectors."""
+        if self.dense is not None:
+            return self.dense[rows]
+        block: npt.NDArray[np.float32] = self.codes[rows].astype(np.float32)
+        block *= self.scales[rows, None]
+        return block
+
+    def scores(
+        self, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float32]:
+        """Cosine of ``query`` with each of ``rows``."""
+        if self.dense is not None:
+            result: npt.NDArray[np.float32] = self.dense[rows] @ query
+            return result
+        out = np.empty(len(rows), dtype=np.float32)
+        for start in range(0, len(rows), _BLOCK_ROWS):
+            part = rows[start : start + _BLOCK_ROWS]
+            block = self.codes[part].astype(np.float32)
+            out[start : start + len(part)] = (block @ query) * self.scales[part]
+        return out
+
+    def nearest(
+        self,
+        query: npt.NDArray[np.float32],
+        wanted: int,
+        rows: npt.NDArray[np.intp] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``wanted`` rows most similar to ``query`` (within ``rows``), best first."""
+        if query.shape != (self.dimension,):
+            raise GnoError(
+                EMBED_DIMENSION_MISMATCH,
+                f"A {query.shape[-1]}-dimensional query for vectors of {self.dimension}",
+            )
+        candidates = np.arange(self.size, dtype=np.intp) if rows is None else rows
+        if len(candidates) == 0 or wanted <= 0:
+            return []
+        if len(candidates) > EXACT_ROWS:
+            candidates = self._shortlist(query, wanted, rows)
+        cosine = self.scores(query, candidates)
+        take = min(wanted, len(candidates))
+        top = np.argpartition(-cosine, take - 1)[:take]
+        top = top[np.lexsort((candidates[top], -cosine[top]))]
+        return [(int(candidates[i]), float(cosine[i])) for i in top]
+
+    def _shortlist(
+        self,
+        query: npt.NDArray[np.float32],
+        wanted: int,
+        rows: npt.NDArray[np.intp] | None,
+        *,
+        minimum: int = _MIN_SHORTLIST,
+    ) -> npt.NDArray[np.intp]:
+        """Rows of the chunks whose sketches are nearest the query's (within ``rows``)."""
+        if rows is None:
+            slots = np.arange(self.chunks, dtype=np.intp)
+        else:
+            slots = np.unique(self.chunk_of[rows]).astype(np.intp)
+        words = self.chunk_sketch[slots] if rows is not None else self.chunk_sketch[: self.chunks]
+        distance = np.bitwise_count(np.bitwise_xor(words, sketch(query[None, :])[0])).sum(
+            axis=1, dtype=np.uint16
+        )
+        short = shortlist_size(len(slots), wanted, minimum)
+        kept = np.sort(slots[np.argpartition(distance, short - 1)[:short]])
+        starts = self.chunk_start[kept].astype(np.intp)
+        counts = self.chunk_count[kept].astype(np.intp)
+        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts)
+        found = offsets + np.arange(int(counts.sum()), dtype=np.intp)
+        if rows is not None:
+            found = found[np.isin(found, rows, assume_unique=True)]
+        return found

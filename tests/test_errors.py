@@ -1,0 +1,44 @@
+"""The one error table: every surface derives what a code means from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gno_trio.errors import CODE_KINDS, GnoError, Kind, kind_of
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "exit_code"),
+    [
+        ("INVALID_INPUT", Kind.INVALID, 1),
+        ("CONFIG_NOT_FOUND", Kind.INVALID, 1),
+        ("HAS_REFERENCES", Kind.INVALID, 1),
+        ("MEMORY_DECISION_INVALID", Kind.INVALID, 1),
+        ("NOT_FOUND", Kind.NOT_FOUND, 1),
+        ("PATH_NOT_FOUND", Kind.NOT_FOUND, 1),
+        ("FORBIDDEN_ROOT", Kind.FORBIDDEN, 1),
+        ("CONFLICT", Kind.CONFLICT, 2),
+        ("LOCKED", Kind.BUSY, 4),
+        ("MEMORY_WRITE_LEASE_BUSY", Kind.BUSY, 4),
+        ("MEMORY_SUPERSEDE_CONFLICT", Kind.BUSY, 4),
+        ("MEMORY_SYNC_FAILED", Kind.RUNTIME, 2),
+        ("NOT_INITIALIZED", Kind.RUNTIME, 2),
+        ("RUNTIME", Kind.RUNTIME, 2),
+        ("SOMETHING_NEW", Kind.RUNTIME, 2),
+    ],
+)
+def test_each_code_has_one_kind_and_one_exit_code(code: str, kind: Kind, exit_code: int) -> None:
+    assert kind_of(code) is kind
+    assert GnoError(code, "x").kind.exit_code == exit_code
+
+
+def test_the_table_lists_no_runtime_codes_and_kinds_have_distinct_labels() -> None:
+    assert Kind.RUNTIME not in CODE_KINDS.values()  # runtime is what an unlisted code means
+    assert len({kind.label for kind in Kind}) == len(Kind)
+    assert {kind.exit_code for kind in Kind} == {1, 2, 4}
+    assert Kind.FORBIDDEN.http_status == 403 and Kind.NOT_FOUND.http_status == 404
+    assert [kind for kind in Kind if kind.is_caller_error] == [
+        Kind.INVALID,
+        Kind.NOT_FOUND,
+        Kind.FORBIDDEN,
+    ]

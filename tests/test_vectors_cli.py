@@ -1,0 +1,77 @@
+"""The semantic commands of ``gno-trio``, run for real: vsearch, similar, embed, index, models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import write_corpus
+from tests.test_cli import Cli, make_cli
+
+NOTES = {
+    "bread.md": "# Bread\n\nKnead the dough, let it rise, bake the loaf in a hot oven.\n",
+    "bike.md": "# Bicycle\n\nPatch the inner tube and pump the tyre back up.\n",
+    "garden.md": "# Garden\n\nWater the tomato seedlings every morning.\n",
+}
+
+
+def _cli(tmp_path: Path) -> Cli:
+    cli = make_cli(tmp_path)
+    notes = write_corpus(tmp_path / "notes", NOTES)
+    cli.run("init", str(notes), "--name", "notes")
+    cli.run("update")
+    return cli
+
+
+def test_embed_then_vsearch_similar_and_status(tmp_path: Path) -> None:
+    cli = _cli(tmp_path)
+    assert cli.json("status")["embeddingBacklog"] == 3
+    dry = cli.json("embed", "--dry-run")
+    assert dry == {"dryRun": True, "backlog": {"notes": 3}, "total": 3}
+    assert cli.json("vsearch", "fix a flat tyre", code=2)["error"] == "VECTORS_UNAVAILABLE"
+    done = cli.json("embed")
+    assert (done["embedded"], done["errors"], done["model"]) == (
+        3,
+        0,
+        "builtin:use-multilingual-v3",
+    )
+    assert cli.json("status")["embeddingBacklog"] == 0
+    found = cli.json("vsearch", "réparer un pneu crevé", "-n", "1")  # French, no shared word
+    assert [h["uri"] for h in found["results"]] == ["gno://notes/bike.md"]
+    text = cli.run("vsearch", "baking").stdout
+    assert "gno://notes/bread.md" in text and "vector search" in text
+    similar = cli.json("similar", "notes/bread.md", "--threshold", "0")
+    assert "gno://notes/bread.md" not in [s["uri"] for s in similar["similar"]]
+    assert cli.json("similar", "notes/nope.md", code=1)["error"] == "NOT_FOUND"
+    assert cli.json("embed", "nope", code=1)["error"] == "NOT_FOUND"
+
+
+def test_index_updates_then_embeds_and_models_say_what_runs(tmp_path: Path) -> None:
+    cli = _cli(tmp_path)
+    (tmp_path / "notes" / "kayak.md").write_text("# Kayak\n\nPaddle along the coast.\n")
+    result = cli.json("index")
+    assert result["embedSkipped"] is False
+    assert result["syncResult"]["collections"][0]["added"] == 1
+    assert result["embedResult"]["embedded"] == 4
+    again = cli.json("index", "--no-embed")
+    assert again["embedSkipped"] is True and again["embedResult"] is None
+    assert cli.json("index", "--git-pull", code=1)["error"] == "INVALID_INPUT"
+    models = cli.json("models", "list")
+    assert models["embed"]["uri"] == "builtin:use-multilingual-v3"
+    assert models["embed"]["cached"] is True and models["embed"]["dimension"] == 512
+    path = Path(cli.run("models", "path").stdout.strip())
+    assert (path / "weights.npz").is_file()
+
+
+def test_a_gguf_model_in_the_config_is_a_clear_error_and_query_stays_lexical(
+    tmp_path: Path,
+) -> None:
+    cli = _cli(tmp_path)
+    config = cli.config_file.read_text()
+    cli.config_file.write_text(
+        config
+        + "models:\n  activePreset: mine\n  presets:\n"
+        + "    - {id: mine, name: Mine, embed: 'hf:org/model-GGUF/model.gguf'}\n"
+    )
+    assert cli.json("embed", code=2)["error"] == "MODEL_NOT_FOUND"
+    assert cli.json("vsearch", "bread", code=2)["error"] == "MODEL_NOT_FOUND"
+    assert cli.json("models", "list")["embed"]["cached"] is False
