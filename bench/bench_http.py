@@ -833,7 +833,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--parts", default="1,2,3", help="which parts to run (default 1,2,3)")
     parser.add_argument("--cases", default="bare,sdk,gateway,search,sdk-search,search-x2")
     parser.add_argument(
-        "--queries", type=int, default=100, help="varied search queries (default 100)"
+        "--queries",
+        type=int,
+        default=1200,
+        help="varied search queries, more than the parse cache holds (default 1200)",
     )
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per measured run")

@@ -2,9 +2,10 @@
 
 Indexes ``fixtures/mcp-docs/corpus`` into a throwaway index, then times
 sequential ``tools/call gno_search`` requests (one in flight at a time;
-``--varied N`` distinct heading words in turn, each checked to find
-something, so the figures are not those of one hot query; ``--query`` times
-one query instead) from request line written to
+``--varied N`` different queries drawn from the corpus headings in turn:
+words, phrases, negations, prefixes, each checked to find something, more
+of them than the parse cache holds, so the figures are not those of one hot
+query or of a cached parse; ``--query`` times one query instead) from request line written to
 response line read, in both protocol eras: legacy after ``initialize``, modern with the per-request
 ``_meta`` envelope after ``server/discover``.
 
@@ -35,7 +36,7 @@ envelope, the engine call inline or in ``trio.to_thread``): no server can
 beat them, so SDK ÷ bare is the highest ratio reachable for this engine call.
 
     python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--block 100]
-                                       [--varied 200 | --query roots] [--limit 5] [--floors]
+                                       [--varied 1200 | --query roots] [--limit 5] [--floors]
 """
 
 from __future__ import annotations
@@ -45,8 +46,6 @@ import contextlib
 import itertools
 import json
 import os
-import random
-import re
 import shutil
 import statistics
 import subprocess
@@ -61,6 +60,8 @@ from typing import IO, Any, Protocol
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from _queries import DEFAULT_COUNT, TEXT_KINDS, build_queries, check_uncached  # noqa: E402
 
 from gno_trio.dirs import Dirs, resolve_dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
@@ -388,20 +389,11 @@ def row(label: str, samples: Sequence[float]) -> str:
 
 
 def varied_queries(engine: Engine, count: int, limit: int) -> list[str]:
-    """``count`` distinct heading words (seeded choice) that each find something."""
-    with engine.connection() as conn:
-        headings = " ".join(
-            str(row[0]) for row in conn.execute("SELECT headings_json FROM documents")
-        )
-    words = sorted({word.lower() for word in re.findall(r"[A-Za-z]{4,}", headings)})
-    random.Random(7).shuffle(words)
-    chosen: list[str] = []
-    for word in words:
-        if engine.search(SearchRequest(query=word, limit=limit))["results"]:
-            chosen.append(word)
-            if len(chosen) == count:
-                break
-    return chosen
+    """``count`` different query texts (words, phrases, negations, prefixes) that each hit."""
+    chosen, _ = build_queries(engine, count, collection="mcp", kinds=TEXT_KINDS, limit=limit)
+    queries = [request.query for _, request in chosen]
+    check_uncached(queries)
+    return queries
 
 
 def build_index(base: Path) -> tuple[Dirs, int]:
@@ -424,10 +416,10 @@ def main() -> int:
     parser.add_argument(
         "--varied",
         type=int,
-        default=200,
+        default=DEFAULT_COUNT,
         metavar="N",
-        help="cycle through N distinct words from the corpus headings, each with hits "
-        "(default 200)",
+        help="cycle through N different queries drawn from the corpus headings, each with "
+        f"hits, more than the parse cache holds (default {DEFAULT_COUNT})",
     )
     parser.add_argument("--limit", type=int, default=5, help="hits per search (default 5)")
     parser.add_argument(
@@ -478,7 +470,9 @@ def main() -> int:
         with Engine.open(dirs=dirs, create=False) as engine:
             if options.query is None:
                 queries = varied_queries(engine, options.varied, options.limit)
-                described = f"{len(queries)} varied one-word queries in turn"
+                described = (
+                    f"{len(queries)} varied queries in turn (words, phrases, negations, prefixes)"
+                )
             else:
                 queries = [options.query]
                 hits = len(
