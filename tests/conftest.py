@@ -93,6 +93,16 @@ def gno_env(base: Path) -> dict[str, str]:
     }
 
 
+BACKENDS = ("fts5", "tantivy")
+"""The document-ranking backends (``search.backend``); behavioural search tests run on both."""
+
+
+def choose_backend(config_dir: Path, backend: str) -> None:
+    """Start an index's ``index.yml`` with ``search.backend`` set (before the first open)."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "index.yml").write_text(f"search:\n  backend: {backend}\n", "utf-8")
+
+
 def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
     """Write ``files`` (default: ``CORPUS``) under ``root`` and return ``root``."""
     for rel, text in (CORPUS if files is None else files).items():

@@ -12,7 +12,7 @@ if nothing refers to them any more.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 
 from gno_trio.engine.ingest import writes
 from gno_trio.engine.ingest.documents import records
@@ -28,6 +28,7 @@ from gno_trio.engine.ingest.prepare import (
 )
 from gno_trio.engine.ingest.spec import (
     CollectionSpec,
+    IndexHooks,
     ProgressFn,
     SyncReport,
     now_iso,
@@ -42,10 +43,21 @@ BATCH_CHARS = 8_000_000
 
 
 class Batches:
-    """Write transactions of bounded size: commit after ``docs`` documents or ``chars`` of text."""
+    """Write transactions of bounded size: commit after ``docs`` documents or ``chars`` of text.
 
-    def __init__(self, conn: sqlite3.Connection, *, docs: int, chars: int) -> None:
+    ``on_commit`` runs after each commit, outside a transaction.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        docs: int,
+        chars: int,
+        on_commit: Callable[[], None] | None = None,
+    ) -> None:
         self._conn = conn
+        self._on_commit = on_commit
         self._docs_limit = docs
         self._chars_limit = chars
         self._docs = 0
@@ -59,13 +71,18 @@ class Batches:
         self._docs += 1
         self._chars += chars
         if self._docs >= self._docs_limit or self._chars >= self._chars_limit:
-            self._conn.execute("COMMIT")
+            self._commit()
             self._conn.execute("BEGIN IMMEDIATE")
             self._docs = self._chars = 0
 
+    def _commit(self) -> None:
+        self._conn.execute("COMMIT")
+        if self._on_commit is not None:
+            self._on_commit()
+
     def __exit__(self, kind: object, error: object, trace: object) -> None:
         if error is None:
-            self._conn.execute("COMMIT")
+            self._commit()
         elif self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
 
@@ -86,8 +103,10 @@ class _Applier:
         report: SyncReport,
         runner: ConversionRunner,
         progress: ProgressFn | None,
+        hooks: IndexHooks | None,
     ) -> None:
         self.conn = conn
+        self.hooks = hooks
         self.spec = spec
         self.plan = plan
         self.report = report
@@ -101,7 +120,11 @@ class _Applier:
 
     def run(self, walk_errors: Sequence[tuple[str, OSError]], *, full: bool) -> None:
         conn, spec, plan = self.conn, self.spec, self.plan
-        with Batches(conn, docs=BATCH_DOCS, chars=BATCH_CHARS) as batch:
+        on_commit = None
+        if self.hooks is not None:
+            self.hooks.before_writing(_expected_active(conn, plan))
+            on_commit = self.hooks.after_commit
+        with Batches(conn, docs=BATCH_DOCS, chars=BATCH_CHARS, on_commit=on_commit) as batch:
             upsert_collection(conn, spec)
             for rel, exc in walk_errors:
                 error = GnoError("READ_ERROR", f"Cannot list {rel}: {exc.strerror or exc}")
@@ -214,12 +237,13 @@ def apply_plan(
     walk_errors: Sequence[tuple[str, OSError]] = (),
     progress: ProgressFn | None = None,
     full: bool = True,
+    hooks: IndexHooks | None = None,
 ) -> None:
     """Carry out a plan: read, convert and write each file to read, then retire the vanished."""
     report.scanned = plan.scanned
     report.unchanged = plan.unchanged
     try:
-        _Applier(conn, spec, plan, report, runner, progress).run(walk_errors, full=full)
+        _Applier(conn, spec, plan, report, runner, progress, hooks).run(walk_errors, full=full)
     except sqlite3.OperationalError as exc:
         if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
             raise
@@ -231,6 +255,13 @@ def apply_plan(
             f"(about {done - done % BATCH_DOCS} of {len(plan.to_read)} to index). Free some "
             f"space and run the sync again: it carries on from there.",
         ) from exc
+
+
+def _expected_active(conn: sqlite3.Connection, plan: SyncPlan) -> int:
+    """About how many active documents the index holds once the plan is written."""
+    active = int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+    new = sum(1 for _, row in plan.to_read if row is None)
+    return active + new - len(plan.vanished)
 
 
 def _forget_records(conn: sqlite3.Connection, collection: str, keep: Set[str]) -> None:

@@ -25,7 +25,7 @@ import time
 from gno_trio.engine.ingest.apply import apply_plan
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.plan import decide, stored_documents
-from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
+from gno_trio.engine.ingest.spec import CollectionSpec, IndexHooks, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
 
 
@@ -72,6 +72,7 @@ def sync_collection(
     progress: ProgressFn | None = None,
     only: set[str] | None = None,
     runner: ConversionRunner | None = None,
+    hooks: IndexHooks | None = None,
 ) -> SyncReport:
     """Bring the index in line with the files of one collection.
 
@@ -79,10 +80,13 @@ def sync_collection(
     capture or a remembered fact: one file, no walk, no soft-deletes).
     Conversions go through ``runner`` (documents in its worker processes);
     without one, a runner with the default limits is used for this sync.
+    ``hooks`` keep the document index informed (see :class:`.spec.IndexHooks`).
     """
     if runner is None:
         with ConversionRunner() as own:
-            return sync_collection(conn, spec, progress=progress, only=only, runner=own)
+            return sync_collection(
+                conn, spec, progress=progress, only=only, runner=own, hooks=hooks
+            )
     started = time.perf_counter()
     files, walk_errors = found_files(spec, only)
     stored = stored_documents(conn, spec.name, None if only is None else sorted(only))
@@ -97,6 +101,7 @@ def sync_collection(
         walk_errors=walk_errors,
         progress=progress,
         full=only is None,
+        hooks=hooks,
     )
     report.duration_ms = (time.perf_counter() - started) * 1000
     return report

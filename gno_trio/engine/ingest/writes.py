@@ -21,6 +21,7 @@ from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.memory.projection import project as project_memory
 from gno_trio.engine.store import journal as journal
+from gno_trio.engine.store.database import fts5_ranks_documents
 from gno_trio.engine.uris import make_uri
 from gno_trio.errors import GnoError
 
@@ -99,10 +100,19 @@ def fts_upsert(
     rel_path: str,
     meta: DocumentMeta,
     *,
+    memory_managed: bool,
     fresh: bool = False,
 ) -> None:
+    """(Re)write a document's ``documents_fts`` row, if that index holds it.
+
+    When tantivy ranks documents, ``documents_fts`` keeps only the
+    documents of memory-managed collections; the tantivy index learns of
+    every change through migration 8's triggers.
+    """
     if not fresh:
         conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    if not memory_managed and not fts5_ranks_documents(conn):
+        return
     conn.execute(
         "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
         (doc_id, rel_path, meta.title, meta.body),
@@ -135,6 +145,8 @@ def _doc_values(spec: CollectionSpec, p: Prepared, indexed_at: str) -> dict[str,
         "frontmatter_date": meta.date,
         "frontmatter_error": meta.frontmatter_error,
         "headings_json": json.dumps(list(meta.headings)),
+        # The body (the text after the front matter) is a suffix of the mirror.
+        "body_pos": len(p.converted.markdown) - len(meta.body),
         "active": 1,
         "last_error_code": None,
         "last_error_message": None,
@@ -172,7 +184,14 @@ def write_document(
         assignments = ", ".join(f"{k} = ?" for k in values)
         conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
     fresh = existing is None
-    fts_upsert(conn, doc_id, prepared.found.rel_path, prepared.meta, fresh=fresh)
+    fts_upsert(
+        conn,
+        doc_id,
+        prepared.found.rel_path,
+        prepared.meta,
+        memory_managed=spec.memory_managed,
+        fresh=fresh,
+    )
     _write_structure(conn, doc_id, prepared.meta, fresh=fresh)
     if not fresh or spec.memory_managed:  # a new row has no memory rows to clear
         project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
@@ -199,7 +218,13 @@ def rename(
     assignments = ", ".join(f"{k} = ?" for k in values)
     conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), old["id"]))
     store_content(conn, prepared)
-    fts_upsert(conn, int(old["id"]), prepared.found.rel_path, prepared.meta)
+    fts_upsert(
+        conn,
+        int(old["id"]),
+        prepared.found.rel_path,
+        prepared.meta,
+        memory_managed=spec.memory_managed,
+    )
     _write_structure(conn, int(old["id"]), prepared.meta)
     project_memory(conn, int(old["id"]), prepared.meta, managed=spec.memory_managed)
     journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})
@@ -221,12 +246,15 @@ def refresh_stat(
 
 def reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row, at: str) -> None:
     conn.execute("UPDATE documents SET active = 1, indexed_at = ? WHERE id = ?", (at, row["id"]))
-    markdown_row = conn.execute(
-        "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
-    ).fetchone()
-    if markdown_row is not None:
-        meta = extract_meta(markdown_row[0], row["rel_path"])
-        fts_upsert(conn, int(row["id"]), row["rel_path"], meta)
+    if spec.memory_managed or fts5_ranks_documents(conn):
+        markdown_row = conn.execute(
+            "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
+        ).fetchone()
+        if markdown_row is not None:
+            meta = extract_meta(markdown_row[0], row["rel_path"])
+            fts_upsert(
+                conn, int(row["id"]), row["rel_path"], meta, memory_managed=spec.memory_managed
+            )
     previous = journal.snapshot(row)
     journal.record(conn, "reactivate", spec.name, at, previous, dict(previous, active=True), {})
 

@@ -275,3 +275,13 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def fts5_ranks_documents(conn: sqlite3.Connection) -> bool:
+    """Whether ``documents_fts`` ranks documents (migration 8's ``document_index``).
+
+    When tantivy does, writers leave ``documents_fts`` to the documents of
+    memory-managed collections (memory recall ranks them with FTS5).
+    """
+    row = conn.execute("SELECT value FROM schema_meta WHERE key = 'document_index'").fetchone()
+    return row is None or row[0] != "tantivy"
