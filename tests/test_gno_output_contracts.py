@@ -50,6 +50,8 @@ class Call:
     gno_schema: str | None = None
     # The tool error code that is the right answer here, if any.
     error: str | None = None
+    # Wait for the jobs started before (one job at a time is GNO's rule).
+    after_jobs: bool = False
 
 
 ALPHA = "gno://notes/alpha.md"
@@ -118,6 +120,9 @@ READ_CALLS: tuple[Call, ...] = (
     Call("gno_graph_query", {"ref": ALPHA}, "graph-query"),
     Call("gno_graph_neighbors", {"ref": BETA}),
     Call("gno_graph_path", {"from": BETA, "to": ALPHA}),
+    Call("gno_vsearch", {"query": "zebra launch"}, "search-results"),
+    Call("gno_vsearch", {"query": "zebra launch", "collection": "notes", "limit": 3}),
+    Call("gno_similar", {"ref": ALPHA}, "similar"),
 )
 
 CAPTURE = {
@@ -152,6 +157,13 @@ WRITE_CALLS: tuple[Call, ...] = (
         "collection-egress-policy-set",
     ),
     Call("gno_remove_collection", {"collection": "extra"}, "mcp-remove-result"),
+    Call("gno_embed", {"collection": "drafts"}),
+    Call("gno_index", {"collection": "drafts"}, after_jobs=True),
+    Call(
+        "gno_clear_collection_embeddings",
+        {"collection": "drafts", "mode": "all"},
+        after_jobs=True,
+    ),
 )
 
 NOTES = {
@@ -189,6 +201,7 @@ def read_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dirs]:
         engine.add_collection(str(base / "notes"), name="notes")
         engine.add_collection(str(base / "facts"), name="facts", memory_managed=True)
         engine.sync()
+        engine.embed()  # the semantic tools answer from vectors
     yield dirs
 
 
@@ -219,6 +232,15 @@ def type_arrays(node: Any, path: str = "") -> list[str]:
     return found
 
 
+async def jobs_finished(client: Client) -> None:
+    """Poll ``gno_list_jobs`` until no job is running."""
+    while True:
+        listing = (await client.call_tool("gno_list_jobs", {})).structured_content or {}
+        if not listing.get("active"):
+            return
+        await trio.sleep(0.1)
+
+
 async def run_calls(
     params: StdioServerParameters, mode: str, calls: tuple[Call, ...], seen: dict[str, Any]
 ) -> tuple[set[str], list[str]]:
@@ -235,6 +257,8 @@ async def run_calls(
                 problems.append(f"{call.tool}: not listed")
                 continue
             arguments = call.arguments(seen) if callable(call.arguments) else call.arguments
+            if call.after_jobs:
+                await jobs_finished(client)
             try:
                 result = await client.call_tool(call.tool, dict(arguments))
             except RuntimeError as error:  # the client's own output-schema check

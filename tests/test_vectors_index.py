@@ -31,6 +31,15 @@ def _vectors(rng: np.random.Generator, chunks: int) -> npt.NDArray[np.float32]:
     return flat
 
 
+def _chunks(conn: object, first: int, count: int) -> None:
+    """Chunk rows for synthetic mirrors (vectors are stored only for chunks that exist)."""
+    conn.executemany(  # type: ignore[attr-defined]
+        "INSERT INTO content_chunks (mirror_hash, seq, pos, text, start_line, end_line, "
+        "token_count) VALUES (?, 0, 0, '', 1, 1, 0)",
+        [(f"{c:064x}",) for c in range(first, first + count)],
+    )
+
+
 def test_large_index_search_finds_exact_neighbours_and_follows_changes(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     conn = connect(tmp_path / "index.sqlite")
@@ -38,6 +47,7 @@ def test_large_index_search_finds_exact_neighbours_and_follows_changes(tmp_path:
     vectors = _vectors(rng, CHUNKS)
     keys = [(f"{c:064x}", 0, w) for c in range(CHUNKS) for w in range(WINDOWS)]
     with write_transaction(conn):
+        _chunks(conn, 0, CHUNKS + 1)
         model = register_model(conn, ModelIdentity("test:random", "1", DIM), DIM)
         store(conn, model, keys, vectors)
     matrix = matrix_for(conn, model)

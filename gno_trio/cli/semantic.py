@@ -2,9 +2,10 @@
 
 ``embed`` is its own phase, as in GNO: it gives every chunk that has no
 vector of the configured model one, batch by batch with a progress bar.
-Each batch is committed on its own, so Ctrl-C (or a kill) loses at most the
-batch in flight and the next run picks up where this one stopped; ``update``
-is never blocked for longer than one batch's write. ``index`` is ``update``
+Each batch is committed on its own, under the write lease taken for that
+write only, so Ctrl-C (or a kill) loses at most the batch in flight and the
+next run picks up where this one stopped; ``update`` is never blocked for
+longer than one batch's write. ``index`` is ``update``
 followed by ``embed``.
 """
 
@@ -22,7 +23,9 @@ from gno_trio.cli.common import (
     print_hits,
     search_request,
 )
+from gno_trio.cli.index import UPDATE_WAIT_SECONDS
 from gno_trio.cli.progress import ProgressBar
+from gno_trio.engine import lease_wait_from_env
 from gno_trio.errors import GnoError
 
 EXIT_CANCELLED = 1
@@ -67,7 +70,14 @@ def _embed(engine: Any, args: argparse.Namespace, names: list[str] | None) -> di
     """Run the embed phase with a progress bar; Ctrl-C stops between batches' writes."""
     bar = ProgressBar("Embedding", force=getattr(args, "progress", False))
     try:
-        run = engine.embed(names, batch_size=args.batch_size, force=args.force, progress=bar.update)
+        run = engine.embed(
+            names,
+            batch_size=args.batch_size,
+            force=args.force,
+            model=getattr(args, "model", None),
+            progress=bar.update,
+            lease_wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS),
+        )
     except KeyboardInterrupt:
         bar.close()
         raise GnoError(
@@ -105,7 +115,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
                 for name, count in waiting.items():
                     print(f"{name}: {count} chunks to embed")
             return EXIT_OK
-        model = engine.embed_backend(names[0] if names else None).identity.uri
+        model = engine.embed_backend(names[0] if names else None, model=args.model).identity.uri
         if not args.json:
             print(f"Model: {model}")
         result = _embed(engine, args, names)
@@ -130,7 +140,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
         bar = ProgressBar("Indexing", force=args.progress)
         try:
-            reports = engine.sync(names, progress=bar.update)
+            reports = engine.sync(
+                names, progress=bar.update, wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)
+            )
         finally:
             bar.close()
         synced = {"collections": [r.as_dict() for r in reports]}
@@ -198,6 +210,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("embed", parents=[common], help="give chunks without vectors a vector")
     embed_options(p)
     p.add_argument("--dry-run", action="store_true", help="count the backlog, embed nothing")
+    p.add_argument("--model", help="embed with this model URI instead of the configured one")
     p.set_defaults(handler=cmd_embed)
 
     p = sub.add_parser("index", parents=[common], help="update, then embed")

@@ -171,7 +171,9 @@ def embed_value(run: Mapping[str, Any]) -> dict[str, Any]:
     return {"embedded": run["embedded"], "errors": run["errors"], **run}
 
 
-def embed_work(engine: Engine, names: Sequence[str] | None) -> Work:
+def embed_work(engine: Engine, names: Sequence[str] | None, lease: HeldLease) -> Work:
+    """The embed phase as a job; the job holds ``lease`` throughout (GNO's rule for jobs)."""
+
     def work(control: JobControl) -> Mapping[str, Any]:
         label = ", ".join(names) if names else "*"
 
@@ -179,7 +181,9 @@ def embed_work(engine: Engine, names: Sequence[str] | None) -> Work:
             control.report({"collection": label, "processed": done, "total": total})
 
         control.report({"collection": label, "processed": 0, "total": 0})
-        run = engine.embed(names, should_stop=lambda: control.stopping, progress=progress)
+        run = engine.embed(
+            names, should_stop=lambda: control.stopping, progress=progress, lease=lease
+        )
         value = embed_value(run.as_dict())
         return {"typedResult": {"kind": "embed", "value": value}}
 
@@ -191,7 +195,7 @@ def index_work(engine: Engine, names: Sequence[str], lease: HeldLease) -> Work:
 
     def work(control: JobControl) -> Mapping[str, Any]:
         synced = sync(control)["result"]
-        embedded = embed_work(engine, names)(control)["typedResult"]["value"]
+        embedded = embed_work(engine, names, lease)(control)["typedResult"]["value"]
         return {
             "result": synced,
             "typedResult": {"kind": "index", "value": {"sync": synced, "embed": embedded}},
@@ -230,8 +234,10 @@ def make_embed(runtime: Runtime) -> ToolHandler:
         model = engine.embed_backend(names[0] if names else None).identity.uri  # MODEL_NOT_FOUND
 
         def begin(hold: contextlib.ExitStack) -> JobPlan:
-            hold.enter_context(engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled))
-            return JobPlan(work=embed_work(engine, names), collections=names or ())
+            lease = hold.enter_context(
+                engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled)
+            )
+            return JobPlan(work=embed_work(engine, names, lease), collections=names or ())
 
         ticket = runtime.jobs.start("embed", begin)
         return {"jobId": ticket.job_id, "status": "started", "model": model}
@@ -273,8 +279,12 @@ def make_clear_embeddings(runtime: Runtime) -> ToolHandler:
     def call(
         args: ClearEmbeddingsInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        with engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled):
-            return engine.clear_embeddings(args.collection, mode=args.mode, conn=conn)
+        return engine.clear_embeddings(
+            args.collection,
+            mode=args.mode,
+            conn=conn,
+            should_stop=lambda: ctx.cancellation.is_cancelled,
+        )
 
     return engine_tool(runtime, call, clear_text, write=True)
 

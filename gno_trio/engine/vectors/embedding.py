@@ -1,12 +1,17 @@
 """The embed phase: give every chunk of the active documents a vector of the current model.
 
 Work goes batch by batch (32 chunks by default, GNO's size). A batch is read,
-embedded with no transaction open (embedding a batch takes about a second
-on a laptop core; a sync must never wait for it), then written in one short
-transaction. So a kill -9 loses at most the batch in flight, never leaves a
-half-written one, and the next run resumes where this one stopped: the
-backlog is simply "chunks with no vector of this model". ``should_stop`` is
-asked between batches.
+embedded with no transaction open and no write lease held (embedding a batch
+takes about a second on a laptop core; a sync must never wait for it), then
+written in one short transaction under the write lease (``guard``: the
+caller's way of taking it, or of using one it already holds). So a writer
+that wants the lease waits at most for one batch's write, a kill -9 loses at
+most the batch in flight and never leaves a half-written one, and the next
+run resumes where this one stopped: the backlog is simply "chunks with no
+vector of this model". ``should_stop`` is asked between batches.
+
+A chunk a sync removed while its batch was being embedded gets no vector:
+the write keeps only rows whose chunk still exists, checked under the lease.
 
 A batch the model fails on is counted in ``errors`` and skipped (its chunks
 stay in the backlog for the next run); three failing batches in a row, a
@@ -17,9 +22,10 @@ which no batch succeeded raises its last error too.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -53,6 +59,20 @@ _FATAL: Final = frozenset({EMBED_DIMENSION_MISMATCH, MODEL_LOAD_FAILED, MODEL_NO
 
 EmbedProgress = Callable[[int, int], None]
 """Called after each batch with (chunks handled so far, chunks in the backlog at the start)."""
+WriteGuard = Callable[[], contextlib.AbstractContextManager[object]]
+"""Entered around every write of the embed phase: takes (or reuses) the write lease."""
+
+
+@contextlib.contextmanager
+def _unguarded() -> Iterator[None]:
+    yield
+
+
+@contextlib.contextmanager
+def guarded_write(conn: sqlite3.Connection, guard: WriteGuard | None) -> Iterator[None]:
+    """One write transaction under ``guard`` (the write lease), the lease taken first."""
+    with (guard or _unguarded)(), write_transaction(conn):
+        yield
 
 
 @dataclass(slots=True)
@@ -83,6 +103,7 @@ def embed_backlog(
     batch_size: int = DEFAULT_BATCH_SIZE,
     should_stop: Callable[[], bool] | None = None,
     progress: EmbedProgress | None = None,
+    guard: WriteGuard | None = None,
 ) -> EmbedReport:
     """Embed the backlog of ``collections`` (all when None); see the module docstring."""
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
@@ -90,7 +111,7 @@ def embed_backlog(
     started = time.perf_counter()
     identity = backend.identity
     report = EmbedReport(model=identity.uri)
-    with write_transaction(conn):
+    with guarded_write(conn, guard):
         delete_orphans(conn)
     model = find_model(conn, identity.key)
     report.backlog = backlog_count(conn, model.id if model else None, collections)
@@ -107,7 +128,7 @@ def embed_backlog(
             break
         after = page[-1][0]
         try:
-            model, written, blank = _embed_page(conn, backend, model, page)
+            model, written, blank = _embed_page(conn, backend, model, page, guard)
         except GnoError as error:
             if error.code in _FATAL:
                 raise
@@ -135,6 +156,7 @@ def _embed_page(
     backend: EmbeddingBackend,
     model: ModelRow | None,
     page: list[tuple[int, str, int, str | None]],
+    guard: WriteGuard | None,
 ) -> tuple[ModelRow, int, int]:
     """Embed and store one page; returns the model row, chunks embedded, blank chunks."""
     identity = backend.identity
@@ -159,7 +181,7 @@ def _embed_page(
         dimension = model.dimension
     else:  # only blank chunks so far: ask the model once for its dimension
         dimension = int(checked(backend.embed_texts(["."]), 1, identity).shape[1])
-    with write_transaction(conn):
+    with guarded_write(conn, guard):
         if model is None:
             model = register_model(conn, identity, dimension)
         store(conn, model, keys, vectors, blank)

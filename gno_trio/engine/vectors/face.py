@@ -2,30 +2,92 @@
 
 The numpy-backed machinery is imported on first use, so commands that never
 touch vectors (a keyword search, a ``get``) do not pay for loading numpy.
+
+Every write here runs under the one write lease (issue 10's rule). The
+embed phase takes it once per batch, only around the batch's write, so a
+CLI ``update`` or an MCP write waits for at most one batch's write, never
+for the backlog; a caller that already holds the lease (an MCP job holds it
+for the whole job) hands its :class:`HeldLease` down instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.lease import HeldLease
+from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
     from gno_trio.engine.vectors.embedder import EmbeddingBackend
-    from gno_trio.engine.vectors.embedding import EmbedProgress
+    from gno_trio.engine.vectors.embedding import EmbedProgress, WriteGuard
     from gno_trio.engine.vectors.service import EmbedRun
+
+PATIENT_STEP_SECONDS: Final = 1.0
+"""A patient writer (the background embedder) asks for the lease this long at a time."""
 
 
 class VectorsFace(EngineKernel):
     """Embedding: the embed phase, clearing a collection's vectors, model facts."""
 
-    def embed_backend(self, collection: str | None = None) -> EmbeddingBackend:
-        """The embedder configured for ``collection`` (or the index); ``MODEL_NOT_FOUND``."""
-        from gno_trio.engine.vectors.models import configured_backend
+    def embed_backend(
+        self, collection: str | None = None, *, model: str | None = None
+    ) -> EmbeddingBackend:
+        """The embedder for ``collection`` (or the index): ``model`` or the configured one.
 
-        return configured_backend(self.config, collection)
+        ``MODEL_NOT_FOUND`` when the model cannot run here.
+        """
+        from gno_trio.engine.vectors.service import chosen_backend
+
+        return chosen_backend(self.config, collection, model)
+
+    @contextlib.contextmanager
+    def _batch_lease(
+        self,
+        lease: HeldLease | None,
+        *,
+        wait_seconds: float | None,
+        should_stop: Callable[[], bool] | None,
+        patient: bool,
+    ) -> Iterator[HeldLease]:
+        """The write lease for one batch's write: ``lease`` when held, else taken now.
+
+        A ``patient`` writer never gives up while another writer holds the
+        lease: it keeps asking (``should_stop`` ends the wait, as ``LOCKED``).
+        """
+        if lease is not None or not patient:
+            with self.writing(lease, wait_seconds=wait_seconds, should_stop=should_stop) as held:
+                yield held
+            return
+        with contextlib.ExitStack() as stack:
+            while True:
+                try:
+                    held = stack.enter_context(
+                        self.lease(wait_seconds=PATIENT_STEP_SECONDS, should_stop=should_stop)
+                    )
+                except GnoError as error:
+                    if error.code != "LOCKED" or (should_stop is not None and should_stop()):
+                        raise
+                    continue
+                break
+            yield held
+
+    def _write_guard(
+        self,
+        lease: HeldLease | None,
+        wait_seconds: float | None,
+        should_stop: Callable[[], bool] | None,
+        patient: bool = False,
+    ) -> WriteGuard:
+        def guard() -> contextlib.AbstractContextManager[object]:
+            return self._batch_lease(
+                lease, wait_seconds=wait_seconds, should_stop=should_stop, patient=patient
+            )
+
+        return guard
 
     def embed(
         self,
@@ -33,18 +95,26 @@ class VectorsFace(EngineKernel):
         *,
         batch_size: int | None = None,
         force: bool = False,
+        model: str | None = None,
         should_stop: Callable[[], bool] | None = None,
         progress: EmbedProgress | None = None,
         conn: sqlite3.Connection | None = None,
+        lease: HeldLease | None = None,
+        lease_wait_seconds: float | None = None,
+        patient: bool = False,
     ) -> EmbedRun:
         """Give every chunk of the collections (all by default) a vector.
 
         Batch by batch, resumable, stopping between batches when ``should_stop``
-        says so; see :func:`gno_trio.engine.vectors.service.embed`.
+        says so; see :func:`gno_trio.engine.vectors.service.embed`. ``model``
+        overrides the configured model URI for this run (``embed --model``).
+        Each batch's write takes the write lease (waiting ``lease_wait_seconds``,
+        then ``LOCKED``; forever with ``patient``) unless ``lease`` is held.
         """
         from gno_trio.engine.vectors.embedding import DEFAULT_BATCH_SIZE
         from gno_trio.engine.vectors.service import embed
 
+        guard = self._write_guard(lease, lease_wait_seconds, should_stop, patient)
         with self.connection(conn) as c:
             return embed(
                 c,
@@ -54,7 +124,15 @@ class VectorsFace(EngineKernel):
                 force=force,
                 should_stop=should_stop,
                 progress=progress,
+                guard=guard,
+                model_uri=model,
             )
+
+    def content_stamp(self, *, conn: sqlite3.Connection | None = None) -> int:
+        """A number that grows whenever a chunk is added (one indexed lookup)."""
+        with self.connection(conn) as c:
+            row = c.execute("SELECT MAX(id) FROM content_chunks").fetchone()
+            return int(row[0] or 0)
 
     def embedding_counts(
         self, *, conn: sqlite3.Connection | None = None
@@ -66,13 +144,21 @@ class VectorsFace(EngineKernel):
             return backlog_by_collection(c, self.config)
 
     def clear_embeddings(
-        self, collection: str, *, mode: str = "stale", conn: sqlite3.Connection | None = None
+        self,
+        collection: str,
+        *,
+        mode: str = "stale",
+        conn: sqlite3.Connection | None = None,
+        lease: HeldLease | None = None,
+        lease_wait_seconds: float | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
-        """Delete a collection's vectors of stale models (or ``all``)."""
+        """Delete a collection's vectors of stale models (or ``all``), under the write lease."""
         from gno_trio.engine.vectors.service import clear
 
+        guard = self._write_guard(lease, lease_wait_seconds, should_stop)
         with self.connection(conn) as c:
-            return clear(c, self.config, collection, mode=mode)
+            return clear(c, self.config, collection, mode=mode, guard=guard)
 
     def models(self) -> dict[str, Any]:
         """The configured model roles and whether each can run here (``models list``)."""

@@ -15,13 +15,21 @@ from typing import Any
 
 from gno_trio.config import Config
 from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE
-from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.vectors import storage
-from gno_trio.engine.vectors.embedding import DEFAULT_BATCH_SIZE, EmbedProgress, embed_backlog
+from gno_trio.engine.vectors.embedder import EmbeddingBackend
+from gno_trio.engine.vectors.embedding import (
+    DEFAULT_BATCH_SIZE,
+    EmbedProgress,
+    WriteGuard,
+    embed_backlog,
+    guarded_write,
+)
 from gno_trio.engine.vectors.endpoint import allowed_by_policy, is_endpoint_uri
 from gno_trio.engine.vectors.models import (
+    backend_for,
     configured_backend,
     embed_model_uri,
+    inference_timeout_s,
 )
 from gno_trio.errors import GnoError
 
@@ -59,16 +67,33 @@ class EmbedRun:
         return result
 
 
-def _groups(config: Config, names: Sequence[str] | None) -> dict[str, list[str]]:
-    """Collections (all, or ``names``) grouped by the embed model URI they use."""
+def _groups(
+    config: Config, names: Sequence[str] | None, model_uri: str | None = None
+) -> dict[str, list[str]]:
+    """Collections (all, or ``names``) grouped by the embed model URI they use.
+
+    ``model_uri`` (``embed --model``) puts every collection under that one model.
+    """
     wanted = list(names) if names else [c.name for c in config.collections]
     groups: dict[str, list[str]] = {}
     for name in wanted:
         found = config.collection(name)
         if found is None:
             raise GnoError("NOT_FOUND", f"Collection not found: {name}")
-        groups.setdefault(embed_model_uri(config, found.name), []).append(found.name)
+        uri = model_uri or embed_model_uri(config, found.name)
+        groups.setdefault(uri, []).append(found.name)
     return groups
+
+
+def chosen_backend(
+    config: Config, collection: str | None, model_uri: str | None = None
+) -> EmbeddingBackend:
+    """The embedder for ``collection``: ``model_uri`` when given, else the configured one."""
+    if model_uri is None:
+        return configured_backend(config, collection)
+    if not model_uri.strip():
+        raise GnoError("INVALID_INPUT", "--model must name a model URI")
+    return backend_for(model_uri.strip(), timeout_s=inference_timeout_s(config))
 
 
 def embed(
@@ -80,16 +105,20 @@ def embed(
     force: bool = False,
     should_stop: Callable[[], bool] | None = None,
     progress: EmbedProgress | None = None,
+    guard: WriteGuard | None = None,
+    model_uri: str | None = None,
 ) -> EmbedRun:
     """Embed the backlog of the collections (all when ``names`` is empty).
 
     A collection whose egress policy forbids sending its text to the
     configured endpoint is skipped and reported (``EGRESS_DENIED``); ``force``
-    first deletes the collections' vectors of the current model.
+    first deletes the collections' vectors. Every write happens inside
+    ``guard`` (the write lease), one batch at a time.
     """
     run = EmbedRun()
-    for uri, collections in _groups(config, names).items():
-        chosen = configured_backend(config, collections[0])
+    model_uri = model_uri.strip() if model_uri is not None else None
+    for uri, collections in _groups(config, names, model_uri).items():
+        chosen = chosen_backend(config, collections[0], model_uri)
         run.models.append(uri)
         allowed = []
         for name in collections:
@@ -109,7 +138,7 @@ def embed(
         if not allowed:
             continue
         if force:
-            with write_transaction(conn):
+            with guarded_write(conn, guard):
                 for name in allowed:
                     storage.clear_collection(conn, name, mode="all", current_key=None)
         report = embed_backlog(
@@ -119,6 +148,7 @@ def embed(
             batch_size=batch_size,
             should_stop=should_stop,
             progress=progress,
+            guard=guard,
         )
         run.embedded += report.embedded
         run.blank += report.blank
@@ -151,7 +181,12 @@ def backlog_by_collection(conn: sqlite3.Connection, config: Config) -> dict[str,
 
 
 def clear(
-    conn: sqlite3.Connection, config: Config, collection: str, *, mode: str = "stale"
+    conn: sqlite3.Connection,
+    config: Config,
+    collection: str,
+    *,
+    mode: str = "stale",
+    guard: WriteGuard | None = None,
 ) -> dict[str, Any]:
     """``clear-embeddings``: vectors of stale models (or ``all``) of one collection."""
     if mode not in ("stale", "all"):
@@ -163,7 +198,7 @@ def clear(
         current = configured_backend(config, found.name).identity.key
     except GnoError:
         current = None
-    with write_transaction(conn):
+    with guarded_write(conn, guard):
         result = storage.clear_collection(conn, found.name, mode=mode, current_key=current)
     if mode == "all":
         result["note"] = f"Run gno-trio embed {found.name} (or gno_embed) to rebuild embeddings."

@@ -99,7 +99,9 @@ def store(
 
     ``keys`` name each vector's chunk and window (mirror_hash, seq, part).
     ``blank`` chunks had no text: they get an empty row so they leave the
-    backlog. A chunk another writer embedded meanwhile is left as it is.
+    backlog. A chunk another writer embedded meanwhile is left as it is, and
+    a chunk that no longer exists (a sync collected it while the batch was
+    being embedded) gets no row, so no vector outlives its chunk.
     """
     at = now_iso()
     rows: list[tuple[int, str, int, int, bytes, float, str]] = []
@@ -119,7 +121,8 @@ def store(
     conn.executemany(
         "INSERT OR IGNORE INTO content_vectors "
         "(model_id, mirror_hash, seq, part, codes, scale, embedded_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS "
+        "(SELECT 1 FROM content_chunks WHERE mirror_hash = ?2 AND seq = ?3)",
         rows,
     )
     return conn.total_changes - before
