@@ -97,10 +97,16 @@ BACKENDS = ("fts5", "tantivy")
 """The document-ranking backends (``search.backend``); behavioural search tests run on both."""
 
 
-def choose_backend(config_dir: Path, backend: str) -> None:
-    """Start an index's ``index.yml`` with ``search.backend`` set (before the first open)."""
+def choose_backend(config_dir: Path, backend: str, *, tokenizer: str | None = None) -> None:
+    """Start an index's ``index.yml`` with ``search.backend`` (and maybe the tokenizer) set.
+
+    Call it before the index is first opened.
+    """
     config_dir.mkdir(parents=True, exist_ok=True)
-    (config_dir / "index.yml").write_text(f"search:\n  backend: {backend}\n", "utf-8")
+    text = f"search:\n  backend: {backend}\n"
+    if tokenizer is not None:
+        text = f"ftsTokenizer: {tokenizer}\n{text}"
+    (config_dir / "index.yml").write_text(text, "utf-8")
 
 
 def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:

@@ -27,7 +27,8 @@ def _as_schema_3(db_path: Path, tokenize: str) -> None:
     """Put an index's chunks back in their version-3 shape.
 
     As version 3 wrote them: every chunk's text stored in ``content_chunks``
-    and a one-column chunk index over those stored texts (no mirror hash).
+    and a one-column chunk index over those stored texts (no mirror hash),
+    and none of the later migrations' tables, columns and triggers.
     """
     conn = sqlite3.connect(db_path)
     try:
@@ -50,6 +51,14 @@ def _as_schema_3(db_path: Path, tokenize: str) -> None:
             ALTER TABLE ingest_errors DROP COLUMN source_mtime_ns;
             ALTER TABLE ingest_errors DROP COLUMN policy;
             ALTER TABLE documents DROP COLUMN conversion_warnings_json;
+            DROP TRIGGER doc_index_on_insert;
+            DROP TRIGGER doc_index_on_update;
+            DROP TRIGGER doc_index_on_delete;
+            DROP TRIGGER doc_index_on_tag_insert;
+            DROP TRIGGER doc_index_on_tag_delete;
+            DROP TABLE doc_index_pending;
+            ALTER TABLE documents DROP COLUMN body_pos;
+            DELETE FROM schema_meta WHERE key = 'document_index';
             UPDATE schema_meta SET value = '3' WHERE key = 'version';
             UPDATE schema_meta SET value = '{tokenize}' WHERE key = 'fts_tokenizer';
             """
