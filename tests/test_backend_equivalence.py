@@ -134,13 +134,16 @@ def test_both_backends_find_the_same_documents(
     finds ``user``): there the sets may differ for a few queries, never
     for more than one in ten. Plain words are prefix terms: FTS5 scores all
     the words a prefix expands to as one term, tantivy each expansion on its
-    own, so the order of close scores may differ there.
+    own (rescaled to FTS5's weight, :mod:`gno_trio.engine.search.docindex.query`),
+    and each scores field lengths its own way, so the order of close scores
+    may differ.
     """
     stemmed = request.node.callspec.params["engines"] != "unicode61"
     requests = _queries()
     assert len(requests) > 500
     found = different = 0
     top_same: dict[str, list[bool]] = {}
+    close: list[bool] = []
     for query in requests:
         fts5, tantivy = (_answer(engines[b], query) for b in BACKENDS)
         if isinstance(fts5, str) or isinstance(tantivy, str):
@@ -160,10 +163,16 @@ def test_both_backends_find_the_same_documents(
         if fts5 and tantivy:
             found += 1
             top_same.setdefault(_kind(query), []).append(fts5[0]["uri"] == tantivy[0]["uri"])
+            # FTS5's own normalised score (best 1, worst 0) of tantivy's best document.
+            twin = by_uri.get(tantivy[0]["uri"])
+            close.append(twin is not None and twin["score"] >= 0.5)
     assert found > len(requests) // 2  # most queries find something: the sets are not empty
     assert different <= len(requests) // 10, different
     agreeing = {kind: sum(same) / len(same) for kind, same in top_same.items()}
     # The best document is the same for most queries (see the docstring for why not
     # all): for nearly every exact phrase, for most prefix terms.
     assert agreeing["phrase"] >= 0.9, agreeing
-    assert all(share >= 0.5 for share in agreeing.values()), agreeing
+    assert sum(map(sum, top_same.values())) >= 0.7 * found, agreeing
+    # Where they differ, FTS5 itself all but ties the two: tantivy's best is one FTS5
+    # scores in the upper half of its own results, for all but a handful of queries.
+    assert sum(close) >= 0.98 * len(close), (len(close) - sum(close), len(close))

@@ -23,6 +23,7 @@ add nothing to the score.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Sequence
 from functools import cache
@@ -70,6 +71,8 @@ class QueryBuilder:
         words = self.terms(unit.text)
         if not words:
             return None
+        if len(words) == 1 and not self._trigram:
+            return self._word(words[0], prefix=not unit.is_phrase)
         fields = []
         for name, weight in zip(analysis.TEXT_FIELDS, analysis.FIELD_WEIGHTS, strict=True):
             query = self._in_field(name, words, prefix=not unit.is_phrase)
@@ -84,25 +87,51 @@ class QueryBuilder:
             return Query.boolean_query(
                 [(Occur.Must, Query.term_query(self._schema, name, w)) for w in words]
             )
-        if len(words) > 1:
-            if prefix:
-                return Query.phrase_prefix_query(self._schema, name, list(words))
-            return Query.phrase_query(self._schema, name, list(words))
-        if not prefix:
-            return Query.term_query(self._schema, name, words[0])
-        return self._prefix(name, words[0])
+        if prefix:
+            return Query.phrase_prefix_query(self._schema, name, list(words))
+        return Query.phrase_query(self._schema, name, list(words))
 
-    def _prefix(self, name: str, stem: str) -> Query | None:
-        expansions = self._searcher.terms_with_prefix(name, stem, limit=PREFIX_TERMS)
-        if not expansions:
+    def _word(self, term: str, *, prefix: bool) -> Query | None:
+        """One term (every word it begins, ``prefix``) over the text fields, weighed as FTS5 does.
+
+        FTS5 gives a term one inverse document frequency, counted over whole
+        documents, and counts every word a prefix expands to as that one
+        term; tantivy weighs each word of each field by its own frequency in
+        that field. Each word's score is rescaled to FTS5's weight (times
+        the field's), so a rare expansion or a rare title word does not
+        outweigh the term itself.
+        """
+        documents = self._searcher.num_docs
+        found: list[tuple[str, float, list[tuple[str, int]]]] = []
+        for name, weight in zip(analysis.TEXT_FIELDS, analysis.FIELD_WEIGHTS, strict=True):
+            if prefix:
+                words = self._searcher.terms_with_prefix(name, term, limit=PREFIX_TERMS)
+            else:
+                frequency = self._searcher.doc_freq(name, term)
+                words = [(term, frequency)] if frequency else []
+            if words:
+                found.append((name, weight, words))
+        if not found:
             return None
-        scored = [(Occur.Should, Query.term_query(self._schema, name, t)) for t, _ in expansions]
-        if len(expansions) >= PREFIX_TERMS:  # more exist: they match, unscored
-            every = Query.regex_query(self._schema, name, regex_literal(stem) + ".*")
-            scored.append((Occur.Should, Query.const_score_query(every, 0.0)))
-        if len(scored) == 1:
-            return scored[0][1]
-        return Query.boolean_query(scored)
+        pooled = max(_pooled(documents, [df for _, df in words]) for _, _, words in found)
+        target = _fts5_idf(documents, pooled)
+        fields = []
+        for name, weight, words in found:
+            clauses = [
+                (
+                    Occur.Should,
+                    Query.boost_query(
+                        Query.term_query(self._schema, name, word),
+                        weight * target / _idf(documents, df),
+                    ),
+                )
+                for word, df in words
+            ]
+            if prefix and len(words) >= PREFIX_TERMS:  # more exist: they match, unscored
+                every = Query.regex_query(self._schema, name, regex_literal(term) + ".*")
+                clauses.append((Occur.Should, Query.const_score_query(every, 0.0)))
+            fields.append((Occur.Should, Query.boolean_query(clauses)))
+        return Query.boolean_query(fields)
 
     def text(self, parsed: LexicalQuery, *, any_term: bool) -> list[tuple[Occur, Query]] | None:
         """The clauses of a parsed query: all positives (or any, ``any_term``), no negative.
@@ -190,6 +219,26 @@ class QueryBuilder:
 
     def documents(self, doc_ids: Sequence[int]) -> Query:
         return Query.term_set_query(self._schema, analysis.ID_FIELD, list(doc_ids))
+
+
+def _idf(documents: int, frequency: int) -> float:
+    """tantivy's BM25 inverse document frequency."""
+    return math.log1p((documents - frequency + 0.5) / (frequency + 0.5))
+
+
+def _fts5_idf(documents: int, frequency: int) -> float:
+    """FTS5's: ``log((N - n + 0.5) / (n + 0.5))``, never below a millionth."""
+    return max(1e-6, math.log((documents - frequency + 0.5) / (frequency + 0.5)))
+
+
+def _pooled(documents: int, frequencies: Sequence[int]) -> int:
+    """About how many documents hold any of several words (each held independently)."""
+    if documents <= 0:
+        return 0
+    missing = 1.0
+    for frequency in frequencies:
+        missing *= max(0.0, 1.0 - frequency / documents)
+    return round(documents * (1.0 - missing))
 
 
 def unscored(query: Query) -> Query:
