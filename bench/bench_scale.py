@@ -17,7 +17,8 @@ temporary folder, measures, and removes everything it wrote:
   ``/proc`` by this process, the peak of its anonymous memory (``RssAnon``,
   i.e. not counting pages of the database file mapped in);
 * **no-change re-sync** in a fresh process (the time of ``sync`` alone);
-* **database size** (file + WAL) against the text size, and the floor's;
+* **database size** (file + WAL, plus the tantivy document index beside it
+  when tantivy ranks) against the text size, and the floor's;
 * **search**: ``--queries`` varied queries (one, two and three words of one
   sentence of a random document, exact phrases, prefixes, negations, and a
   tag and a folder filter), each checked to find something in gno-trio
@@ -31,7 +32,7 @@ Ratios to the floor are printed; nothing is asserted about time. Disk use is
 bounded: the run refuses to start unless the working folder's disk has ten
 times the expected text size free.
 
-    python3 bench/bench_scale.py [--docs 10000] [--queries 300] [--rounds 3]
+    python3 bench/bench_scale.py [--docs 10000] [--queries 1200] [--rounds 3]
                                  [--workdir DIR] [--keep]
 """
 
@@ -61,6 +62,7 @@ if str(REPO) not in sys.path:
 
 import _synthetic  # noqa: E402
 from _common import percentile  # noqa: E402
+from _queries import check_uncached  # noqa: E402
 
 from gno_trio.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
@@ -207,10 +209,14 @@ def child_floor_index(work: Path) -> dict[str, Any]:
 
 
 def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> list[dict[str, Any]]:
-    """``count`` varied queries drawn from random documents, each finding something."""
+    """``count`` varied queries drawn from random documents, each finding something.
+
+    Every query text is different (a repeated one would be a cached parse).
+    """
     rng = random.Random(seed)
     root = work / "corpus"
     chosen: list[dict[str, Any]] = []
+    taken: set[str] = set()
     redrawn = 0
     while len(chosen) < count:
         kind = KINDS[len(chosen) % len(KINDS)]
@@ -257,6 +263,8 @@ def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> li
         else:
             folder = _synthetic.relative_path(number).split("/")[0]
             request.update(query=word, uri_prefix=f"gno://{COLLECTION}/{folder}/")
+        if request["query"] in taken:
+            continue
         try:
             found = engine.search(SearchRequest(**request))["results"]
         except GnoError:
@@ -264,6 +272,7 @@ def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> li
         if not found:
             redrawn += 1
             continue
+        taken.add(request["query"])
         chosen.append({"kind": kind, **request})
     chosen.append({"redrawn": redrawn})
     return chosen
@@ -285,6 +294,11 @@ def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> d
     with Engine.open(dirs=gno_dirs(work), create=False) as engine:
         drawn = _queries(engine, work, docs, count, seed)
         redrawn = drawn.pop()["redrawn"]
+        check_uncached([spec["query"] for spec in drawn])
+        with engine.connection() as conn:
+            backend = conn.execute(
+                "SELECT value FROM schema_meta WHERE key = 'document_index'"
+            ).fetchone()
         gno: dict[str, list[float]] = defaultdict(list)
         fts: dict[str, list[float]] = defaultdict(list)
         empty = 0
@@ -311,6 +325,7 @@ def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> d
         "redrawn": redrawn,
         "empty": empty,
         "queries": len(drawn),
+        "backend": backend[0] if backend else "fts5",
     }
 
 
@@ -384,6 +399,11 @@ def file_bytes(path: Path) -> int:
     )
 
 
+def tree_bytes(path: Path) -> int:
+    """Every file under ``path`` (the tantivy document index beside the database)."""
+    return sum(entry.stat().st_size for entry in path.rglob("*") if entry.is_file())
+
+
 def table_sizes(path: Path, top: int = 8) -> list[tuple[str, float]]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -412,7 +432,12 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--docs", type=int, default=10_000, help="documents (default 10000)")
-    parser.add_argument("--queries", type=int, default=300, help="varied queries (default 300)")
+    parser.add_argument(
+        "--queries",
+        type=int,
+        default=1200,
+        help="varied queries, more than the parse cache holds (default 1200)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="search rounds; the first warms up")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", help="where the temporary folder goes (default: TMPDIR)")
@@ -448,7 +473,8 @@ def main() -> int:
         floor = run_child("floor-index", work)
         resync = run_child("gno-resync", work)
         db = gno_dirs(work).data / "index-default.sqlite"
-        gno_size = file_bytes(db)
+        terms_size = tree_bytes(db.with_suffix(".terms"))
+        gno_size = file_bytes(db) + terms_size
         floor_size = file_bytes(floor_path(work))
         parts = table_sizes(db)
         search = run_child(
@@ -483,7 +509,8 @@ def main() -> int:
     )
     print(
         f"{'database (file + WAL)':<28} {gno_size / 1e6:>11,.0f} MB {floor_size / 1e6:>11,.0f} MB "
-        f"{gno_size / floor_size:>7.2f}x"
+        f"{gno_size / floor_size:>7.2f}x   (gno-trio: with its tantivy index, "
+        f"{terms_size / 1e6:,.0f} MB)"
     )
     print(
         f"{'database / text':<28} {gno_size / text:>13.2f}x {floor_size / text:>13.2f}x "
@@ -501,7 +528,8 @@ def main() -> int:
     print(
         f"search: {search['queries']} varied queries that hit ({search['redrawn']} drawn "
         f"that found nothing were replaced), {options.rounds - 1} timed rounds; "
-        f"{search['empty']} empty answers while timing"
+        f"{search['empty']} empty answers while timing; documents ranked by "
+        f"{search['backend']}"
     )
     gno_all = [v for kind, vs in search["gno"].items() for v in vs]
     gno_plain = [v for kind, vs in search["gno"].items() if kind not in FILTERED for v in vs]

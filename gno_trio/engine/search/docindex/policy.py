@@ -8,11 +8,10 @@ does not switch back and forth). Switching is a write, done at the start of
 a sync (before its batches, so a first sync of a large corpus feeds tantivy
 from its first batch and never fills ``documents_fts``) and at its end.
 
-Why the line sits where it does (``bench/bench_scale.py``, same-run
-figures in the README of ``bench/``): below it FTS5's search is already
-within the latency targets and its ranking is the one the retrieval eval
-was measured on; above it FTS5's p99 climbs past them while tantivy's
-stays flat.
+Why the line sits where it does (``bench/bench_scale.py`` times both in
+one run): below it FTS5's search is already within the latency targets and
+its ranking is the one the retrieval eval was measured on; above it FTS5's
+p99 climbs past them while tantivy's stays flat.
 """
 
 from __future__ import annotations
