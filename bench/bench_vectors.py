@@ -176,6 +176,12 @@ def bench_search_100k(args: argparse.Namespace) -> None:
         vectors = (topics + 0.6 * noise).reshape(-1, dim)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         keys = keys_all[first * per_chunk : (first + count) * per_chunk]
+        # Vectors are only stored for chunks that exist.
+        conn.executemany(
+            "INSERT INTO content_chunks (mirror_hash, seq, pos, text, start_line, end_line, "
+            "token_count) VALUES (?, 0, 0, '', 1, 1, 0)",
+            [(f"{i:064x}",) for i in range(first, first + count)],
+        )
         total += store(conn, model, keys, vectors)
     conn.execute("COMMIT")
     print(

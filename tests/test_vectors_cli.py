@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from tests.conftest import write_corpus
+from tests.conftest import gno_schema_errors, write_corpus
 from tests.test_cli import Cli, make_cli
 
 NOTES = {
@@ -75,3 +76,48 @@ def test_a_gguf_model_in_the_config_is_a_clear_error_and_query_stays_lexical(
     assert cli.json("embed", code=2)["error"] == "MODEL_NOT_FOUND"
     assert cli.json("vsearch", "bread", code=2)["error"] == "MODEL_NOT_FOUND"
     assert cli.json("models", "list")["embed"]["cached"] is False
+
+
+def _semantic_status(status: dict[str, Any]) -> tuple[Any, ...]:
+    assert gno_schema_errors("status", status) == []
+    (collection,) = status["activation"]["collections"]
+    return (
+        collection["stages"]["semantic"]["status"],
+        collection["semanticAvailability"]["code"],
+        status["background"]["embedding"]["pendingDocCount"],
+        status["bootstrap"]["models"],
+    )
+
+
+def test_status_tells_the_embedding_side_as_it_is(tmp_path: Path) -> None:
+    cli = _cli(tmp_path)
+    stage, code, pending, models = _semantic_status(cli.json("status"))
+    assert (stage, code, pending) == ("pending", "embeddings_pending", 3)
+    (entry,) = models["entries"]
+    assert entry["role"] == "embed" and entry["uri"] == "builtin:use-multilingual-v3"
+    assert entry["cached"] is True and entry["sizeBytes"] > 10_000_000
+    assert Path(entry["path"], "weights.npz").is_file()
+    assert (models["cachedCount"], models["totalCount"], models["downloading"]) == (1, 1, False)
+    assert "3 chunks wait for vectors" in models["summary"]
+    cli.run("embed")
+    status = cli.json("status")
+    stage, code, pending, models = _semantic_status(status)
+    assert (stage, code, pending) == ("passed", "semantic_not_checked", 0)
+    assert status["background"]["embedding"]["available"] is True
+    assert status["activePreset"]["id"] == "bundled" and "wait" not in models["summary"]
+
+
+def test_status_says_when_the_configured_model_cannot_run(tmp_path: Path) -> None:
+    cli = _cli(tmp_path)
+    cli.config_file.write_text(
+        cli.config_file.read_text()
+        + "models:\n  activePreset: mine\n  presets:\n"
+        + "    - {id: mine, name: Mine, embed: 'hf:org/model-GGUF/model.gguf'}\n"
+    )
+    status = cli.json("status")
+    stage, code, _, models = _semantic_status(status)
+    assert (stage, code) == ("skipped", "models_missing")
+    assert status["background"]["embedding"]["available"] is False
+    assert status["activePreset"]["id"] == "mine"
+    assert models["cachedCount"] == 0 and models["entries"][0]["cached"] is False
+    assert "cannot run here" in models["summary"]

@@ -387,8 +387,7 @@ def test_background_embedder_follows_new_documents_and_stops_cleanly(
             time.sleep(0.05)
         assert waiting() == 0 and embedder.embedded > 0
         (tmp_path / "notes" / "kayak.md").write_text("# Kayaking\n\nPaddle along the coast.\n")
-        notes.sync()
-        assert waiting() == 1
+        notes.sync()  # the new chunk is backlog now (the embedder may already be at it)
         deadline = time.monotonic() + 60
         while waiting() and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -45,7 +45,7 @@ from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.sync import sync_collection
-from gno_trio.engine.ingest.upkeep import compact_full_text
+from gno_trio.engine.ingest.upkeep import compact_full_text, finish_upgrades
 from gno_trio.engine.search.docindex.policy import (
     DocumentIndexing,
     document_index_lags,
@@ -182,6 +182,7 @@ class EngineKernel:
         conn = connect(db_path)
         try:
             migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
+            finish_upgrades(conn)
             if missing is not None and not _index_is_empty(conn):
                 raise GnoError(
                     "CONFIG_NOT_FOUND",

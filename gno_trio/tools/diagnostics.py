@@ -17,7 +17,7 @@ from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import (
     ToolInput,
 )
-from gno_trio.tools.retrieval import QueryInput, query_options, search_request
+from gno_trio.tools.retrieval import QueryInput, query_graph, query_options, search_request
 
 
 class QueryDiagnoseInput(QueryInput, kw_only=True):
@@ -105,7 +105,11 @@ def make_query_diagnose(runtime: Runtime) -> ToolHandler:
         args: QueryDiagnoseInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
         return runtime.engine.diagnose(
-            search_request(args), args.target, query_options(args), conn=conn
+            search_request(args),
+            args.target,
+            query_options(args),
+            graph=query_graph(args),
+            conn=conn,
         )
 
     return engine_tool(runtime, call, diagnose_text)

@@ -237,6 +237,11 @@ def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
     )
 
 
+def query_graph(args: QueryInput) -> bool:
+    """Whether graph expansion may run (``graph: false`` and ``noGraph: true`` turn it off)."""
+    return opt(args.graph) is not False and opt(args.noGraph) is not True
+
+
 def make_search(runtime: Runtime) -> ToolHandler:
     def call(args: SearchInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         return runtime.engine.search(search_request(args), conn=conn)
@@ -247,7 +252,7 @@ def make_search(runtime: Runtime) -> ToolHandler:
 def make_query(runtime: Runtime) -> ToolHandler:
     def call(args: QueryInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         options = query_options(args, explain=bool(opt(args.explain)))
-        graph = opt(args.graph) is not False and opt(args.noGraph) is not True
+        graph = query_graph(args)
         return runtime.engine.query(search_request(args), options, graph=graph, conn=conn)
 
     return engine_tool(runtime, call, query_text)

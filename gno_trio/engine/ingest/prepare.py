@@ -66,8 +66,15 @@ FileProgress = Callable[[int, FoundFile, int, int], None]
 """``(position in the plan, file, units done, units)``: pages, sheets, slides of one file."""
 
 
+def has_frontmatter(mime: str) -> bool:
+    """Whether documents of this source type carry a frontmatter block (Markdown does)."""
+    return mime == "text/markdown"
+
+
 def prepare(found: FoundFile, data: bytes, converted: Converted) -> Prepared:
-    meta = extract_meta(converted.markdown, found.rel_path)
+    meta = extract_meta(
+        converted.markdown, found.rel_path, frontmatter=has_frontmatter(converted.mime)
+    )
     return Prepared(
         found=found,
         source_hash=sha256_hex(data),

@@ -8,18 +8,20 @@ mirror is stored once (``content``); its chunks are ranges of it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from gno_trio.engine.ingest.chunker import chunk_text
+from gno_trio.engine.ingest.chunker import Chunk, chunk_text
 from gno_trio.engine.ingest.documents import records
 from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
-from gno_trio.engine.ingest.prepare import Prepared
+from gno_trio.engine.ingest.prepare import Prepared, has_frontmatter
 from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.memory.projection import project as project_memory
+from gno_trio.engine.store import fulltext
 from gno_trio.engine.store import journal as journal
 from gno_trio.engine.store.database import fts5_ranks_documents
 from gno_trio.engine.uris import make_uri
@@ -43,14 +45,54 @@ def store_content(
     ).rowcount
     if not inserted:
         return
-    chunks = chunk_text(markdown, code=prepared.converted.is_code)
-    language = prepared.converted.language
+    insert_chunks(
+        conn,
+        prepared.mirror_hash,
+        body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
+        prepared.converted.language,
+        tick,
+    )
+
+
+def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]:
+    """The chunks of a mirror's text after its frontmatter, addressed in the whole text.
+
+    Chunks are what snippets, line anchors and embeddings are made of; the
+    frontmatter is metadata (indexed in its own fields), so no snippet ever
+    shows a ``---`` block. Only Markdown has frontmatter (see
+    :func:`.prepare.has_frontmatter`): a YAML file's ``---`` is content.
+    Positions and line numbers still count from the top of the mirror, so
+    ``get(ref, fromLine=line)`` lands where a hit points.
+    """
+    if meta.body_start_line <= 1:  # no frontmatter block was taken off
+        return chunk_text(markdown, code=code)
+    offset = len(markdown) - len(meta.body)
+    skipped_lines = markdown.count("\n", 0, offset)
+    return [
+        dataclasses.replace(
+            chunk,
+            pos=chunk.pos + offset,
+            start_line=chunk.start_line + skipped_lines,
+            end_line=chunk.end_line + skipped_lines,
+        )
+        for chunk in chunk_text(markdown[offset:], code=code)
+    ]
+
+
+def insert_chunks(
+    conn: sqlite3.Connection,
+    mirror_hash: str,
+    chunks: list[Chunk],
+    language: str | None,
+    tick: ChunkTick | None = None,
+) -> None:
+    """A mirror's chunks, as ranges of it, and their full-text entries."""
     for chunk in chunks:
         cur = conn.execute(
             """INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line,
                    language, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
             (
-                prepared.mirror_hash,
+                mirror_hash,
                 chunk.seq,
                 chunk.pos,
                 len(chunk.text),
@@ -62,7 +104,7 @@ def store_content(
         )
         conn.execute(
             "INSERT INTO chunks_fts(rowid, text, mirror_hash) VALUES (?, ?, ?)",
-            (cur.lastrowid, chunk.text, prepared.mirror_hash),
+            (cur.lastrowid, chunk.text, mirror_hash),
         )
         if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
             tick(chunk.seq + 1, len(chunks))
@@ -105,18 +147,17 @@ def fts_upsert(
 ) -> None:
     """(Re)write a document's ``documents_fts`` row, if that index holds it.
 
-    When tantivy ranks documents, ``documents_fts`` keeps only the
-    documents of memory-managed collections; the tantivy index learns of
-    every change through migration 8's triggers.
+    Call it after the document's row and tags are written (the metadata
+    fields are read from them). When tantivy ranks documents,
+    ``documents_fts`` keeps only the documents of memory-managed
+    collections; the tantivy index learns of every change through
+    migration 12's triggers.
     """
-    if not fresh:
-        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
     if not memory_managed and not fts5_ranks_documents(conn):
+        if not fresh:
+            fulltext.remove_document(conn, doc_id)
         return
-    conn.execute(
-        "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, rel_path, meta.title, meta.body),
-    )
+    fulltext.index_document(conn, doc_id, filepath=rel_path, title=meta.title, body=meta.body)
 
 
 def _doc_values(spec: CollectionSpec, p: Prepared, indexed_at: str) -> dict[str, Any]:
@@ -184,6 +225,7 @@ def write_document(
         assignments = ", ".join(f"{k} = ?" for k in values)
         conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
     fresh = existing is None
+    _write_structure(conn, doc_id, prepared.meta, fresh=fresh)
     fts_upsert(
         conn,
         doc_id,
@@ -192,7 +234,6 @@ def write_document(
         memory_managed=spec.memory_managed,
         fresh=fresh,
     )
-    _write_structure(conn, doc_id, prepared.meta, fresh=fresh)
     if not fresh or spec.memory_managed:  # a new row has no memory rows to clear
         project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
     current = journal.snapshot_values(values)
@@ -218,6 +259,7 @@ def rename(
     assignments = ", ".join(f"{k} = ?" for k in values)
     conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), old["id"]))
     store_content(conn, prepared)
+    _write_structure(conn, int(old["id"]), prepared.meta)
     fts_upsert(
         conn,
         int(old["id"]),
@@ -225,7 +267,6 @@ def rename(
         prepared.meta,
         memory_managed=spec.memory_managed,
     )
-    _write_structure(conn, int(old["id"]), prepared.meta)
     project_memory(conn, int(old["id"]), prepared.meta, managed=spec.memory_managed)
     journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})
 
@@ -251,7 +292,9 @@ def reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row,
             "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
         ).fetchone()
         if markdown_row is not None:
-            meta = extract_meta(markdown_row[0], row["rel_path"])
+            meta = extract_meta(
+                markdown_row[0], row["rel_path"], frontmatter=has_frontmatter(row["source_mime"])
+            )
             fts_upsert(
                 conn, int(row["id"]), row["rel_path"], meta, memory_managed=spec.memory_managed
             )
@@ -263,7 +306,7 @@ def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> 
     conn.execute(
         "UPDATE documents SET active = 0, indexed_at = ? WHERE id = ?", (observed_at, row["id"])
     )
-    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (row["id"],))
+    fulltext.remove_document(conn, int(row["id"]))
     previous = journal.snapshot(row)
     current = dict(previous, active=False)
     journal.record(conn, "inactivate", row["collection"], observed_at, previous, current, {})

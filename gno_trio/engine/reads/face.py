@@ -12,6 +12,7 @@ from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.reads import diff as diff_mod
 from gno_trio.engine.reads import documents
 from gno_trio.engine.reads import status as status_mod
+from gno_trio.engine.reads.readiness import SemanticFacts, model_size
 from gno_trio.engine.store import journal
 from gno_trio.engine.store.database import connect, schema_version
 from gno_trio.engine.uris import parse_ref, with_index
@@ -147,18 +148,37 @@ class ReadsFace(EngineKernel):
             return diff_mod.document_diff(c, ref, change)
 
     def status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
-        """Counts, health and the true embedding backlog of every collection."""
-        from gno_trio.engine.vectors.service import backlog_by_collection
-
+        """Counts, health, the true embedding backlog and the embed model in force."""
         with self.connection(conn) as c:
             return status_mod.status(
                 c,
                 index_name=self.location.index_name,
                 db_path=str(self.location.db_path),
                 config_path=str(self.location.config_path),
-                embeddings=backlog_by_collection(c, self.config),
+                semantic=self._semantic_facts(c),
                 cache_dir=self.location.dirs.cache,
             )
+
+    def _semantic_facts(self, conn: sqlite3.Connection) -> SemanticFacts:
+        """The embedding side as status reports it: read from config and index, no model run."""
+        from gno_trio.engine.vectors.models import models_list, models_path
+        from gno_trio.engine.vectors.service import backlog_by_collection, pending_documents
+
+        listed = models_list(self.config)
+        embed = listed["embed"]
+        kind = "bundled" if embed.get("bundled") else "endpoint" if embed.get("endpoint") else ""
+        path = models_path() if kind == "bundled" else None
+        return SemanticFacts(
+            embed_uri=str(embed["uri"]),
+            kind=kind or "unsupported",
+            runnable=bool(embed.get("cached")),
+            preset_id=listed.get("activePreset") or None,
+            version=embed.get("version"),
+            path=path,
+            size_bytes=model_size(path),
+            pending_documents=pending_documents(conn, self.config),
+            embeddings=backlog_by_collection(conn, self.config),
+        )
 
     def peek(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
         from gno_trio.engine.vectors.service import backlog_by_collection

@@ -9,9 +9,13 @@ knows, never a stand-in:
 * the index and lexical stages are verified per collection (documents
   present; every active document in the full-text index), with the time
   each check took;
-* this engine runs no models and no file watcher and applies no content-type
-  boost, so those sections say exactly that (no preset models, nothing to
-  download, nothing pending, no rules);
+* the semantic side is described from stored facts, never by running a
+  model (status stays passive, as GNO's is): the embed model in force, whether
+  it can run here (its package installed, or an endpoint configured), its
+  files and their size, and the chunks and documents still waiting for
+  vectors; availability at run time stays ``semantic_not_checked``;
+* there is no file watcher and no content-type boost, so those sections say
+  exactly that (nothing pending, no rules);
 * the resident block describes a process that serves no listener; a
   surface that does (the HTTP gateway) or that knows its mode (stdio)
   replaces it.
@@ -26,6 +30,7 @@ import platform
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -35,9 +40,56 @@ from gno_trio.engine.search.lexical import unranked_documents
 PRESET: Final = {"id": "lexical", "name": "Lexical search (BM25, no models)"}
 ADD_COLLECTION: Final = "gno-trio collection add <path>"
 SYNC: Final = "gno-trio update"
+EMBED: Final = "gno-trio embed"
 # The content-type boosts ranking applies: none (contentTypes in index.yml are kept, not used).
 BOOST_RULES: Final[tuple[Mapping[str, Any], ...]] = ()
 _NO_MODELS: Final = "This server uses no models: search is lexical (BM25) only."
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticFacts:
+    """What status knows of the embedding side without running a model.
+
+    ``kind`` is ``bundled`` (the model inside an installed package),
+    ``endpoint`` (an OpenAI-compatible server from the configuration) or
+    ``unsupported`` (a URI only GNO's native runtime can run); ``runnable``
+    says whether this server can embed with it at all.
+    """
+
+    embed_uri: str
+    kind: str
+    runnable: bool
+    preset_id: str | None = None
+    version: str | None = None
+    path: str | None = None
+    size_bytes: int | None = None
+    pending_documents: int = 0
+    embeddings: Mapping[str, tuple[int, int]] | None = None  # collection: (embedded, waiting)
+
+    @property
+    def waiting(self) -> int:
+        return sum(waiting for _, waiting in (self.embeddings or {}).values())
+
+    def preset(self) -> dict[str, str]:
+        """The active preset: the configured one, else the bundled model with BM25."""
+        if self.preset_id:
+            return {"id": self.preset_id, "name": f"{self.preset_id} (embed: {self.embed_uri})"}
+        if self.kind == "bundled":
+            return {"id": "bundled", "name": "BM25 + bundled multilingual embeddings"}
+        return {"id": "custom", "name": f"BM25 + {self.embed_uri}"}
+
+    def summary(self) -> str:
+        if not self.runnable:
+            return (
+                f"Embedding model {self.embed_uri} cannot run here; search is lexical (BM25) "
+                f"until it can (gno-trio models list)."
+            )
+        where = {
+            "bundled": f"bundled in the installed package (version {self.version})",
+            "endpoint": "served by the configured endpoint",
+        }.get(self.kind, "configured")
+        waiting = f"; {self.waiting} chunks wait for vectors ({EMBED})" if self.waiting else ""
+        return f"Embedding model {self.embed_uri} is {where}; nothing is downloaded{waiting}."
 
 
 def _instant(moment: datetime) -> str:
@@ -67,7 +119,43 @@ def _timed(check: Any) -> tuple[Any, tuple[str, str, int]]:
     return outcome, (_instant(started), _instant(datetime.now(UTC)), latency)
 
 
-def _collection_activation(conn: sqlite3.Connection, name: str, documents: int) -> dict[str, Any]:
+def _semantic(
+    name: str, ready: bool, facts: SemanticFacts | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The semantic stage and availability of one collection, from its stored vectors.
+
+    ``passed``: every chunk has a vector of the model in force. Whether the
+    model answers right now is not checked (status never runs one), so the
+    availability says ``semantic_not_checked`` then, as GNO's passive status does.
+    """
+    embedded, waiting = (facts.embeddings or {}).get(name, (0, 0)) if facts else (0, 0)
+    if facts is None or not ready:
+        stage = _stage("skipped")
+        availability = {"status": "pending", "code": "semantic_not_checked", "command": SYNC}
+    elif not facts.runnable:
+        stage = _stage("skipped")
+        availability = {
+            "status": "pending",
+            "code": "models_missing",
+            "command": "gno-trio models list",
+        }
+    elif waiting:
+        stage = _stage("pending")
+        availability = {"status": "pending", "code": "embeddings_pending", "command": EMBED}
+    else:
+        passed, timing = _timed(lambda: embedded > 0)
+        stage = _stage("passed" if passed else "skipped", timing=timing)
+        availability = {
+            "status": "pending",
+            "code": "semantic_not_checked",
+            "command": "gno-trio vsearch <query>",
+        }
+    return stage, availability
+
+
+def _collection_activation(
+    conn: sqlite3.Connection, name: str, documents: int, facts: SemanticFacts | None = None
+) -> dict[str, Any]:
     """Index and lexical stages for one collection, each checked against the database."""
     index_ok, index_time = _timed(lambda: documents > 0)
     remediation: dict[str, str] | None
@@ -103,6 +191,7 @@ def _collection_activation(conn: sqlite3.Connection, name: str, documents: int) 
             }
         )
     ready = index["status"] == "passed" and lexical["status"] == "passed"
+    semantic, availability = _semantic(name, ready, facts)
     return {
         "collection": name,
         "ready": ready,
@@ -110,18 +199,19 @@ def _collection_activation(conn: sqlite3.Connection, name: str, documents: int) 
         "stages": {
             "index": index,
             "lexical": lexical,
-            "semantic": _stage("skipped"),
+            "semantic": semantic,
             "connector": _stage("skipped", "connector_not_requested"),
         },
-        # No command can turn semantic search on in this build, so none is named.
-        "semanticAvailability": {"status": "skipped", "code": "vector_unavailable", "command": ""},
+        "semanticAvailability": availability,
         "remediation": remediation,
     }
 
 
-def activation(conn: sqlite3.Connection, counts: Mapping[str, int]) -> dict[str, Any]:
+def activation(
+    conn: sqlite3.Connection, counts: Mapping[str, int], facts: SemanticFacts | None = None
+) -> dict[str, Any]:
     """GNO's activation report: which collections are usable, verified stage by stage."""
-    collections = [_collection_activation(conn, name, n) for name, n in counts.items()]
+    collections = [_collection_activation(conn, name, n, facts) for name, n in counts.items()]
     return {
         "schemaVersion": "1.0",
         "usable": any(item["ready"] for item in collections),
@@ -132,7 +222,7 @@ def activation(conn: sqlite3.Connection, counts: Mapping[str, int]) -> dict[str,
     }
 
 
-def onboarding(counts: Mapping[str, int]) -> dict[str, Any]:
+def onboarding(counts: Mapping[str, int], facts: SemanticFacts | None = None) -> dict[str, Any]:
     """Where first-time setup stands: add a collection, index it, done."""
     has_collection = bool(counts)
     has_documents = any(counts.values())
@@ -149,7 +239,8 @@ def onboarding(counts: Mapping[str, int]) -> dict[str, Any]:
             f"Collections are configured but hold no indexed documents yet: {SYNC}",
         )
     else:
-        stage, headline, detail = "ready", "Ready to search", _NO_MODELS
+        detail = _NO_MODELS if facts is None else facts.summary()
+        stage, headline = "ready", "Ready to search"
     order = ("add-collection", "indexing", "ready")
     position = order.index(stage)
 
@@ -243,8 +334,12 @@ def health(
     return {"state": state, "summary": summary, "checks": checks}
 
 
-def background(last_sync: str | None) -> dict[str, Any]:
-    """Background work: no file watcher, no embedding runs, no event stream."""
+def background(last_sync: str | None, facts: SemanticFacts | None = None) -> dict[str, Any]:
+    """Background work: no file watcher, no event stream; the embedding backlog.
+
+    ``running`` is about this process: a direct ``status`` runs no embedder
+    (a resident ``serve`` embeds in its own process).
+    """
     return {
         "watcher": {
             "expectedCollections": [],
@@ -256,8 +351,8 @@ def background(last_sync: str | None) -> dict[str, Any]:
             "lastSyncAt": last_sync,
         },
         "embedding": {
-            "available": False,
-            "pendingDocCount": 0,
+            "available": facts is not None and facts.runnable,
+            "pendingDocCount": 0 if facts is None else facts.pending_documents,
             "running": False,
             "nextRunAt": None,
             "lastRunAt": None,
@@ -287,8 +382,51 @@ def _size_label(size: int) -> str:
     return f"{value:.1f} GB"
 
 
-def bootstrap(cache_dir: Path) -> dict[str, Any]:
-    """Runtime, download policy, cache and models: Python, never a download, no models.
+def _models(facts: SemanticFacts | None) -> dict[str, Any]:
+    """``bootstrap.models``: the embed role in force, its files, nothing downloading."""
+    if facts is None:
+        return {
+            "activePresetId": PRESET["id"],
+            "activePresetName": PRESET["name"],
+            "estimatedFootprint": None,
+            "downloading": False,
+            "cachedCount": 0,
+            "totalCount": 0,
+            "summary": _NO_MODELS,
+            "entries": [],
+        }
+    preset = facts.preset()
+    label = {"bundled": "bundled", "endpoint": "endpoint"}.get(facts.kind, "unsupported here")
+    return {
+        "activePresetId": preset["id"],
+        "activePresetName": preset["name"],
+        "estimatedFootprint": None if facts.size_bytes is None else _size_label(facts.size_bytes),
+        "downloading": False,
+        "cachedCount": int(facts.runnable),
+        "totalCount": 1,
+        "summary": facts.summary(),
+        "entries": [
+            {
+                "role": "embed",
+                "uri": facts.embed_uri,
+                "cached": facts.runnable,
+                "path": facts.path,
+                "sizeBytes": facts.size_bytes,
+                "statusLabel": label if facts.runnable else f"{label}: cannot run",
+            }
+        ],
+    }
+
+
+def model_size(path: str | None) -> int | None:
+    """Bytes of the model's files under ``path`` (None when there is no local copy)."""
+    if path is None or not Path(path).is_dir():
+        return None
+    return _tree_size(Path(path))
+
+
+def bootstrap(cache_dir: Path, facts: SemanticFacts | None = None) -> dict[str, Any]:
+    """Runtime, download policy, cache and models: Python, never a download.
 
     GNO's contract knows one runtime kind (``bun``, installed by hand); this
     server needs none beside the Python running it, which ``summary`` and
@@ -318,16 +456,7 @@ def bootstrap(cache_dir: Path) -> dict[str, Any]:
             "totalSizeBytes": size,
             "totalSizeLabel": _size_label(size),
         },
-        "models": {
-            "activePresetId": PRESET["id"],
-            "activePresetName": PRESET["name"],
-            "estimatedFootprint": None,
-            "downloading": False,
-            "cachedCount": 0,
-            "totalCount": 0,
-            "summary": _NO_MODELS,
-            "entries": [],
-        },
+        "models": _models(facts),
     }
 
 
@@ -398,19 +527,26 @@ def readiness_fields(
     recent_errors: int,
     last_sync: str | None,
     cache_dir: Path,
+    semantic: SemanticFacts | None = None,
 ) -> dict[str, Any]:
     """Every ``status@1.0`` section beyond the counts, for a process serving no listener."""
-    report = activation(conn, counts)
+    report = activation(conn, counts, semantic)
     return {
-        "activePreset": dict(PRESET),
+        "activePreset": dict(PRESET) if semantic is None else semantic.preset(),
         "contentTypeBoost": content_type_boost(),
         "activation": report,
-        "onboarding": onboarding(counts),
+        "onboarding": onboarding(counts, semantic),
         "health": health(counts, recent_errors, report),
-        "background": background(last_sync),
-        "bootstrap": bootstrap(cache_dir),
+        "background": background(last_sync, semantic),
+        "bootstrap": bootstrap(cache_dir, semantic),
         "resident": standalone_resident("direct-cli", generation=generations(conn)),
     }
 
 
-__all__: Sequence[str] = ("PRESET", "readiness_fields", "standalone_resident")
+__all__: Sequence[str] = (
+    "PRESET",
+    "SemanticFacts",
+    "model_size",
+    "readiness_fields",
+    "standalone_resident",
+)

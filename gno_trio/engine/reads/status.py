@@ -10,7 +10,7 @@ from typing import Any
 
 from gno_trio.engine.ingest.documents.records import listing as not_indexed_files
 from gno_trio.engine.memory.projection import problems as memory_problems
-from gno_trio.engine.reads.readiness import readiness_fields
+from gno_trio.engine.reads.readiness import SemanticFacts, readiness_fields
 
 
 def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
@@ -26,13 +26,19 @@ def status(
     config_path: str | None,
     cache_dir: Path,
     embeddings: Mapping[str, tuple[int, int]] | None = None,
+    semantic: SemanticFacts | None = None,
 ) -> dict[str, Any]:
     """Per-collection counts, last sync, files not indexed and frontmatter warnings.
+
+    ``semantic`` describes the embedding side (see :class:`SemanticFacts`);
+    its ``embeddings`` are used when ``embeddings`` is not given.
 
     Warnings are derived from the stored documents rather than kept in their
     own table, so they can never outlive the problem: fixing the file and
     syncing clears them.
     """
+    if embeddings is None and semantic is not None:
+        embeddings = semantic.embeddings
     collections = []
     for row in conn.execute("SELECT * FROM collections ORDER BY name"):
         name = row["name"]
@@ -108,7 +114,12 @@ def status(
     counts = {c["name"]: c["documentCount"] for c in collections}
     result.update(
         readiness_fields(
-            conn, counts, recent_errors=recent_errors, last_sync=last_sync, cache_dir=cache_dir
+            conn,
+            counts,
+            recent_errors=recent_errors,
+            last_sync=last_sync,
+            cache_dir=cache_dir,
+            semantic=semantic,
         )
     )
     return result

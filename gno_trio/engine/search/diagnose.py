@@ -2,13 +2,20 @@
 
 The answer is GNO's ``query-diagnose@1.0`` (no content-type boost is ever
 applied here, and MCP callers never carry project affinity, so the closed
-1.0 shape is the exact one). Retrieval is model-free (see
-:mod:`gno_trio.engine.search.hybrid`), so the evidence is lexical: where the target
-ranks in the BM25 leg (every term first, then any term, as search ranks),
-where it lands after fusion and whether it survives the limit, and which
-filters shut it out. The vector, graph and rerank stages did not run and say
-so; nothing here pretends they did. Stages are traced only for a target that
-resolved to an indexed document that passes the filters.
+1.0 shape is the exact one). It follows the pipeline ``query`` runs for the
+same request: where the target ranks in the BM25 leg (every term first, then
+any term, as search ranks), which filters shut it out, and then either
+
+* with stored vectors (and no ``fast``, which GNO keeps BM25-only here): the
+  hybrid run itself (:mod:`gno_trio.engine.search.diagnose_hybrid`): the
+  vector leg, fusion, one hop of graph expansion, the final cut; or
+* without them: the model-free query (:mod:`gno_trio.engine.search.hybrid`),
+  where fusion is the last stage and the vector and graph stages say why
+  they did not run.
+
+Rerank never runs and says so; nothing here pretends a stage ran. Stages
+are traced only for a target that resolved to an indexed document that
+passes the filters.
 """
 
 from __future__ import annotations
@@ -21,30 +28,38 @@ from typing import Any, Final
 
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.reads.readiness import content_type_boost
+from gno_trio.engine.search import diagnose_hybrid as staged
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.docindex.ranking import ranker
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import (
-    FIELD_WEIGHTS,
     SearchRequest,
     filter_clauses,
     relaxed_match,
     request_filters,
     validate_request,
 )
+from gno_trio.engine.search.pipeline import (
+    PipelineRun,
+    checked_vectors,
+    final_scores,
+    query_modes_meta,
+    run_pipeline,
+    validate_options,
+)
 from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.uris import parse_ref
+from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
 FUSION_WINDOW: Final = 100
 """How deep the fused list is searched for the target (the largest query limit)."""
 
-_SKIPPED_STAGES: Final = (
-    ("vector", "skipped: no embedding model is available to this server"),
-    ("graph", "skipped: graph expansion is not part of this server's query pipeline"),
-    ("rerank", "skipped: no reranker is available to this server"),
-)
+_NO_RERANK: Final = "skipped: no reranker is available to this server"
+_NO_GRAPH: Final = "skipped: without vectors the query is BM25 only, with no graph expansion"
+_FAST: Final = "skipped: fast keeps the diagnosis BM25-only (no model is loaded)"
 _NO_CHUNK: Final = {"seq": None, "startLine": None, "endLine": None, "language": None}
 
 
@@ -132,12 +147,13 @@ def _bm25(
     request: SearchRequest,
     options: QueryOptions,
     doc_id: int,
+    passed: int | None = None,
 ) -> dict[str, Any]:
     """The target in the BM25 leg: documents with every term rank first, then any term.
 
-    The leg hands fusion as many documents as the query asked for (twice as
-    many when ``term`` entries are fused in), so a target ranked deeper is
-    dropped below that cutoff.
+    The model-free leg hands fusion as many documents as the query asked for
+    (twice as many when ``term`` entries are fused in); the hybrid one hands
+    it ``passed``. A target ranked deeper is dropped below that cutoff.
     """
     parsed = parse_query(request.query)
     strict = _ranked(conn, parsed, request, any_term=False)
@@ -149,7 +165,8 @@ def _bm25(
         ]
     ranked = strict + relaxed
     terms = sum(1 for mode, _ in options.query_modes if mode == "term")
-    passed = request.limit * 2 if terms else request.limit
+    if passed is None:
+        passed = request.limit * 2 if terms else request.limit
     position = next((i for i, (doc, _) in enumerate(ranked, 1) if doc == doc_id), None)
     drop: str | None
     if position is None:
@@ -213,8 +230,14 @@ def _fusion(
     }
 
 
-def _target_chunk(conn: sqlite3.Connection, mirror: str, request: SearchRequest) -> dict[str, Any]:
-    """The target's chunk that best matches the query (its first chunk when none does)."""
+def _target_chunk(
+    conn: sqlite3.Connection, mirror: str, request: SearchRequest, nearest: int | None = None
+) -> dict[str, Any]:
+    """The target's chunk that best matches the query's words.
+
+    With none matching: the chunk nearest the query's vector (``nearest``)
+    when vectors ran, else its first chunk.
+    """
     span = chunk_spans(conn, [mirror]).get(mirror)
     if span is None:
         return dict(_NO_CHUNK)
@@ -228,10 +251,18 @@ def _target_chunk(conn: sqlite3.Connection, mirror: str, request: SearchRequest)
         if row is not None:
             break
     else:
-        row = conn.execute(
-            "SELECT seq, start_line, end_line, language FROM content_chunks WHERE id = ?",
-            (span[0],),
-        ).fetchone()
+        row = None
+        if nearest is not None:
+            row = conn.execute(
+                "SELECT seq, start_line, end_line, language FROM content_chunks "
+                "WHERE mirror_hash = ? AND seq = ?",
+                (mirror, nearest),
+            ).fetchone()
+        if row is None:
+            row = conn.execute(
+                "SELECT seq, start_line, end_line, language FROM content_chunks WHERE id = ?",
+                (span[0],),
+            ).fetchone()
     return {"seq": row[0], "startLine": row[1], "endLine": row[2], "language": row[3]}
 
 
@@ -279,6 +310,10 @@ def diagnose(
     request: SearchRequest,
     target: str,
     options: QueryOptions | None = None,
+    *,
+    backend: EmbeddingBackend | None = None,
+    graph: bool = True,
+    unavailable: str | None = None,
 ) -> dict[str, Any]:
     """``query-diagnose@1.0`` evidence for ``target`` under ``request`` (the ``gno_query`` inputs).
 
@@ -286,11 +321,13 @@ def diagnose(
     ``inactive`` one whose file is gone since the last sync;
     ``no_indexed_content`` a document with nothing in the text index;
     ``filtered_out`` one that a filter excludes (``filterReasons`` names each
-    such filter); otherwise ``diagnosed``, with the BM25 leg and fusion
-    reporting where the target stands.
+    such filter); otherwise ``diagnosed``, with every stage reporting where
+    the target stands. ``backend`` is the configured embedding model (None:
+    none could be built, ``unavailable`` says why); ``graph`` as for ``query``.
     """
     options = options or QueryOptions()
     validate_request(request)
+    validate_options(options)
     parse_query(request.query)
     try:
         row: sqlite3.Row | None = resolve(conn, parse_ref(target), inactive=True)
@@ -298,15 +335,16 @@ def diagnose(
         if error.code != "NOT_FOUND":
             raise
         row = None
-    returned = query(conn, request, options)["meta"]
-    meta: dict[str, Any] = {
-        "mode": "bm25_only",
-        "vectorsUsed": False,
-        "reranked": False,
-        "totalResults": int(returned["totalResults"]),
-    }
-    if "queryModes" in returned:
-        meta["queryModes"] = returned["queryModes"]
+    run: PipelineRun | None = None
+    if options.fast:
+        unavailable = _FAST
+    else:
+        model, embedded, failed = checked_vectors(conn, backend, request)
+        if backend is not None and model is not None and embedded is not None:
+            run = run_pipeline(conn, request, options, backend, model, embedded, graph=graph)
+        else:
+            unavailable = f"skipped: {failed or unavailable or 'no embedding model is configured'}"
+    meta = _meta(conn, request, options, run)
     base = {"schemaVersion": SCHEMA_VERSION, "query": request.query, "meta": meta}
     untraced = {**base, "stages": [], "chunk": dict(_NO_CHUNK)}
     if row is None:
@@ -322,11 +360,80 @@ def diagnose(
     ]
     if reasons:
         return {**untraced, "target": _target_block(conn, target, row, "filtered_out", reasons)}
-    bm25 = _bm25(conn, request, options, doc_id)
-    vector, graph, rerank = (_skipped_stage(stage, why) for stage, why in _SKIPPED_STAGES)
+    rerank = _skipped_stage("rerank", _NO_RERANK)
+    if run is None:
+        stages = [
+            _bm25(conn, request, options, doc_id),
+            _skipped_stage("vector", unavailable or _FAST),
+            _fusion(conn, request, options, row["uri"]),
+            _skipped_stage(
+                "graph", "skipped: fast skips graph expansion" if options.fast else _NO_GRAPH
+            ),
+            rerank,
+        ]
+        nearest = None
+    else:
+        if run.bypass:
+            vector = _skipped_stage(
+                "vector", "skipped: strong lexical signal; the BM25 order answers this query"
+            )
+        else:
+            vector = staged.vector_stage(conn, run, doc_id)
+        graph_step = (
+            staged.graph_stage(run, row["uri"], request.min_score)
+            if run.graph_wanted
+            else _skipped_stage(
+                "graph",
+                "skipped: fast skips graph expansion"
+                if options.fast
+                else "skipped: graph expansion is turned off for this query",
+            )
+        )
+        stages = [
+            _bm25(conn, request, options, doc_id, passed=run.wide),
+            vector,
+            staged.fusion_stage(run, row["uri"], request.min_score),
+            graph_step,
+            rerank,
+        ]
+        nearest = staged.target_seq(run, row["mirror_hash"])
     return {
         **base,
         "target": _target_block(conn, target, row, "diagnosed", ()),
-        "stages": [bm25, vector, _fusion(conn, request, options, row["uri"]), graph, rerank],
-        "chunk": _target_chunk(conn, row["mirror_hash"], request),
+        "stages": stages,
+        "chunk": _target_chunk(conn, row["mirror_hash"], request, nearest),
     }
+
+
+def _meta(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    options: QueryOptions,
+    run: PipelineRun | None,
+) -> dict[str, Any]:
+    """The retrieval meta of the query being diagnosed (what ``gno_query`` would report)."""
+    if run is None:
+        returned = query(conn, request, options)["meta"]
+        meta: dict[str, Any] = {
+            "mode": "bm25_only",
+            "vectorsUsed": False,
+            "reranked": False,
+            "totalResults": int(returned["totalResults"]),
+        }
+        if "queryModes" in returned:
+            meta["queryModes"] = returned["queryModes"]
+        return meta
+    kept = [
+        s
+        for _, s in final_scores(run, request.limit)
+        if request.min_score is None or s >= request.min_score
+    ]
+    meta = {
+        "mode": "hybrid",
+        "vectorsUsed": not run.bypass,
+        "reranked": False,
+        "totalResults": len(kept),
+    }
+    if options.query_modes:
+        meta["queryModes"] = query_modes_meta(run)
+    return meta

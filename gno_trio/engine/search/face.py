@@ -47,6 +47,15 @@ class SearchFace(EngineKernel):
 
         return configured_backend(self.config, collection)
 
+    def _optional_embedder(
+        self, collection: str | None
+    ) -> tuple[EmbeddingBackend | None, str | None]:
+        """The configured model, or None and why (the query then stays lexical)."""
+        try:
+            return self._embedder(collection), None
+        except GnoError as error:
+            return None, f"{error.code}: {error.message}"
+
     def query(
         self,
         request: SearchRequest,
@@ -58,11 +67,7 @@ class SearchFace(EngineKernel):
         """The hybrid retrieval pipeline; ``search-results@1.0`` (``hybrid`` or ``bm25_only``)."""
         from gno_trio.engine.search import pipeline
 
-        try:
-            embedder: EmbeddingBackend | None = self._embedder(request.collection)
-            reason = None
-        except GnoError as error:
-            embedder, reason = None, f"{error.code}: {error.message}"
+        embedder, reason = self._optional_embedder(request.collection)
         with self.connection(conn) as c:
             return pipeline.hybrid_query(
                 c,
@@ -112,11 +117,25 @@ class SearchFace(EngineKernel):
         target: str,
         options: QueryOptions | None = None,
         *,
+        graph: bool = True,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        """Where ``target`` ranks or drops out for ``request``; ``query-diagnose``."""
+        """Where ``target`` ranks or drops out for ``request`` in ``query``; ``query-diagnose``.
+
+        ``fast`` keeps it BM25-only (GNO: no model is loaded for it).
+        """
+        fast = options is not None and options.fast
+        embedder, reason = (None, None) if fast else self._optional_embedder(request.collection)
         with self.connection(conn) as c:
-            return diagnose_mod.diagnose(c, self._with_contexts(request), target, options)
+            return diagnose_mod.diagnose(
+                c,
+                self._with_contexts(request),
+                target,
+                options,
+                backend=embedder,
+                graph=graph,
+                unavailable=reason,
+            )
 
 
 __all__ = ["SearchFace"]

@@ -62,6 +62,7 @@ from gno_trio.engine.search.semantic import query_vector as checked_query
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
 from gno_trio.engine.vectors.index import VectorMatrix
+from gno_trio.engine.vectors.storage import ModelRow
 from gno_trio.errors import GnoError
 
 RRF_K: Final = 60
@@ -228,6 +229,58 @@ def _graph_results(
     return [(result, doc_id) for result, doc_id, _ in _vector_results(conn, hits, request)]
 
 
+@dataclass(slots=True)
+class PipelineRun:
+    """What one run of the hybrid pipeline decided, before the answer is cut to the limit.
+
+    ``query`` formats it; ``query-diagnose`` reads the same run to say where
+    one document stood at each stage, so the two can never disagree.
+    """
+
+    request: SearchRequest  # the caller's, intents joined, minScore lifted
+    matrix: VectorMatrix
+    query_vector: npt.NDArray[np.float32]
+    steer: npt.NDArray[np.float32] | None
+    wide: int
+    narrow: int
+    terms: list[str]
+    intents: list[str]
+    hyde: str | None
+    bypass: bool
+    strong: bool
+    fused: list[_Candidate]  # fusion order before graph expansion
+    ranked: list[_Candidate]  # the final order (graph fused in, bypass applied), uncut
+    expansion: graph_leg.GraphExpansion
+    graph_wanted: bool
+    lines: list[dict[str, str]]
+
+
+def checked_vectors(
+    conn: sqlite3.Connection, backend: EmbeddingBackend | None, request: SearchRequest
+) -> tuple[ModelRow | None, npt.NDArray[np.float32] | None, str | None]:
+    """The model with stored vectors and the query's vector, or why there are none.
+
+    An empty query is the caller's error and raises; any other failure (no
+    vectors yet, a model that cannot answer) leaves the query lexical.
+    """
+    if backend is None:
+        return None, None, None
+    try:
+        model = require_vectors(conn, backend)
+        return model, checked_query(backend, model, request.query), None
+    except GnoError as error:
+        if error.code == "INVALID_INPUT":
+            raise
+        return None, None, f"{error.code}: {error.message}"
+
+
+def validate_options(options: QueryOptions) -> None:
+    """``INVALID_INPUT`` for query modes or a candidate limit the pipeline cannot take."""
+    _validate_modes(options.query_modes)
+    if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
+        raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
+
+
 def hybrid_query(
     conn: sqlite3.Connection,
     request: SearchRequest,
@@ -238,33 +291,36 @@ def hybrid_query(
     unavailable: str | None = None,
 ) -> dict[str, Any]:
     """Run ``query``; returns ``search-results@1.0`` (``hybrid``, or ``bm25_only``)."""
-    modes = _validate_modes(options.query_modes)
     validate_request(request)
-    if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
-        raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
-    model = None
-    query_vector = None
-    if backend is not None:
-        try:
-            model = require_vectors(conn, backend)
-            query_vector = checked_query(backend, model, request.query)
-        except GnoError as error:  # no vectors, or the model cannot answer: lexical only
-            if error.code == "INVALID_INPUT":
-                raise
-            model = None
-            unavailable = f"{error.code}: {error.message}"
+    validate_options(options)
+    model, query_vector, failed = checked_vectors(conn, backend, request)
     if backend is None or model is None or query_vector is None:
         result = lexical_query.query(conn, request, options)
+        unavailable = failed or unavailable
         if unavailable and options.explain:
             result["meta"]["explain"]["lines"][1]["message"] = f"skipped: {unavailable}"
         return result
+    run = run_pipeline(conn, request, options, backend, model, query_vector, graph=graph)
+    return _answer(run, request.min_score, options)
 
+
+def run_pipeline(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    options: QueryOptions,
+    backend: EmbeddingBackend,
+    model: ModelRow,
+    query_vector: npt.NDArray[np.float32],
+    *,
+    graph: bool = True,
+) -> PipelineRun:
+    """The legs, the fusion and the graph step for a request already validated."""
+    modes = _validate_modes(options.query_modes)
     intents = [text for mode, text in modes if mode == "intent"]
     if intents and not request.intent:
         request = dataclasses.replace(request, intent=" ".join(intents))
     terms = [text for mode, text in modes if mode == "term"]
     hyde = next((text for mode, text in modes if mode == "hyde"), None)
-    final_min_score = request.min_score
     unbounded = dataclasses.replace(request, min_score=None)
     m = 3 if _post_filters(request) or wants_recency(request.query) else 1
     wide = min(100, request.limit * 2 * m)
@@ -293,9 +349,13 @@ def hybrid_query(
         )
         fusion.add(WEIGHT_BM25_VARIANT, strict + loose, bonus=False)
     strength = f"top={top:.2f}, gap={gap:.2f}"
-    vectors_used = not bypass
     matrix = matrix_for(conn, model)
     wants_graph = graph and not options.fast
+    steer = (
+        _embedded(lambda: checked_query(backend, model, request.intent or ""))
+        if request.intent and request.intent.strip() and not bypass
+        else None
+    )
     if bypass:
         lines.append(
             {
@@ -304,11 +364,6 @@ def hybrid_query(
             }
         )
     else:
-        steer = (
-            _embedded(lambda: checked_query(backend, model, request.intent or ""))
-            if request.intent and request.intent.strip()
-            else None
-        )
         vector = _vector_results(
             conn, vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer), unbounded
         )
@@ -335,6 +390,7 @@ def hybrid_query(
             f"(strong signal: {'yes' if strong else 'no'}, {strength})",
         }
     )
+    fused = fusion.ranked()
     expansion = (
         _expand_graph(conn, fusion, unbounded, matrix, query_vector, options.candidate_limit)
         if wants_graph
@@ -349,43 +405,68 @@ def hybrid_query(
         lexical = [c for c in ranked if c.bm25 is not None]
         lexical.sort(key=lambda c: -(c.bm25 or 0.0))
         ranked = lexical + [c for c in ranked if c.bm25 is None]
-    ranked = ranked[: request.limit]
-    scores = normalise_scores([c.fusion + c.bonus for c in ranked])
+    return PipelineRun(
+        request=unbounded,
+        matrix=matrix,
+        query_vector=query_vector,
+        steer=steer,
+        wide=wide,
+        narrow=narrow,
+        terms=terms,
+        intents=intents,
+        hyde=hyde,
+        bypass=bypass,
+        strong=strong,
+        fused=fused,
+        ranked=ranked,
+        expansion=expansion,
+        graph_wanted=wants_graph,
+        lines=lines,
+    )
+
+
+def final_scores(run: PipelineRun, limit: int) -> list[tuple[_Candidate, float]]:
+    """The answer before ``minScore``: the first ``limit`` candidates, scores min-max scaled."""
+    ranked = run.ranked[:limit]
+    return list(zip(ranked, normalise_scores([c.fusion + c.bonus for c in ranked]), strict=True))
+
+
+def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) -> dict[str, Any]:
     kept = [
         (c, s)
-        for c, s in zip(ranked, scores, strict=True)
-        if final_min_score is None or s >= final_min_score
+        for c, s in final_scores(run, run.request.limit)
+        if min_score is None or s >= min_score
     ]
     results = [dict(c.result, score=round(s, 6)) for c, s in kept]
     meta: dict[str, Any] = {
-        "query": request.query,
+        "query": run.request.query,
         "mode": "hybrid",
         "totalResults": len(results),
     }
-    _echo_filters(meta, unbounded)
+    _echo_filters(meta, run.request)
     meta.update(
         {
             "expanded": False,
             "reranked": False,
-            "vectorsUsed": vectors_used,
+            "vectorsUsed": not run.bypass,
             "candidateLimit": options.candidate_limit or (40 if options.thorough else 20),
-            "graphExpansion": expansion.meta(),
+            "graphExpansion": run.expansion.meta(),
         }
     )
-    if final_min_score is not None:
-        meta["minScore"] = final_min_score
-    if modes:
-        meta["queryModes"] = {
-            "term": len(terms),
-            "intent": len(intents),
-            "hyde": hyde is not None,
-        }
+    if min_score is not None:
+        meta["minScore"] = min_score
+    if options.query_modes:
+        meta["queryModes"] = query_modes_meta(run)
     if options.explain:
         meta["explain"] = {
-            "lines": lines,
+            "lines": run.lines,
             "results": [_explain_result(i, c, s) for i, (c, s) in enumerate(kept, 1)],
         }
     return {"results": results, "meta": meta}
+
+
+def query_modes_meta(run: PipelineRun) -> dict[str, Any]:
+    return {"term": len(run.terms), "intent": len(run.intents), "hyde": run.hyde is not None}
 
 
 def _embedded(
@@ -446,4 +527,4 @@ def _explain_result(rank: int, candidate: _Candidate, score: float) -> dict[str,
     return entry
 
 
-__all__ = ["QUERY_MODES", "hybrid_query", "strong_signal"]
+__all__ = ["QUERY_MODES", "PipelineRun", "hybrid_query", "run_pipeline", "strong_signal"]

@@ -58,6 +58,12 @@ def _migration_scripts() -> list[tuple[int, str]]:
     return scripts
 
 
+def latest_version() -> int:
+    """The schema version this gno-trio brings an index to."""
+    scripts = _migration_scripts()
+    return scripts[-1][0] if scripts else 0
+
+
 def _configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -278,7 +284,7 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def fts5_ranks_documents(conn: sqlite3.Connection) -> bool:
-    """Whether ``documents_fts`` ranks documents (migration 8's ``document_index``).
+    """Whether ``documents_fts`` ranks documents (migration 12's ``document_index``).
 
     When tantivy does, writers leave ``documents_fts`` to the documents of
     memory-managed collections (memory recall ranks them with FTS5).

@@ -17,7 +17,7 @@ PrepareStep = Callable[[sqlite3.Connection], None]
 
 
 def prepare_chunk_ranges(conn: sqlite3.Connection) -> None:
-    """Migration 7's step: chunk ranges replace the stored chunk texts.
+    """Migration 11's step: chunk ranges replace the stored chunk texts.
 
     Every chunk's stored text must be exactly the range of its mirror that
     ``pos`` and its length name; if one is not, the upgrade stops and rolls
@@ -40,4 +40,4 @@ def prepare_chunk_ranges(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE content_chunks DROP COLUMN text")
 
 
-MIGRATION_STEPS: dict[int, PrepareStep] = {7: prepare_chunk_ranges}
+MIGRATION_STEPS: dict[int, PrepareStep] = {11: prepare_chunk_ranges}

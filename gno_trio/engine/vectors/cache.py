@@ -69,7 +69,7 @@ class _Entry:
             "chunk_of": _empty((0,), np.int32),
             "chunk_start": _empty((0,), np.int32),
             "chunk_count": _empty((0,), np.int32),
-            "chunk_sketch": _empty((0, words), np.uint64),
+            "chunk_sketch": _empty((words, 0), np.uint64),  # word-major
         }
         self.dense = np.zeros((0, dim), np.float32)
         self.mirrors = []
@@ -87,6 +87,14 @@ class _Entry:
             bigger[:used] = old[:used]
             self.arrays[name] = bigger
         return capacity
+
+    def _grow_sketches(self, used: int, capacity: int) -> None:
+        old = self.arrays["chunk_sketch"]
+        if old.shape[1] >= capacity:
+            return
+        bigger = np.zeros((old.shape[0], capacity), dtype=old.dtype)
+        bigger[:, :used] = old[:, :used]
+        self.arrays["chunk_sketch"] = bigger
 
     def append(self, rows: list[Row]) -> None:
         dim = self.model.dimension
@@ -120,9 +128,8 @@ class _Entry:
     def _assign_chunks(self, kept: list[Row], start: int) -> int:
         """Mirror, seq and chunk slot of each new row; returns the first slot touched."""
         first_touched = max(0, self.chunks - 1)
-        self._grow(
-            ("chunk_start", "chunk_count", "chunk_sketch"), self.chunks, self.chunks + len(kept)
-        )
+        capacity = self._grow(("chunk_start", "chunk_count"), self.chunks, self.chunks + len(kept))
+        self._grow_sketches(self.chunks, capacity)
         a = self.arrays
         for offset, (_, mirror, seq, _, _, _) in enumerate(kept):
             index = self.mirror_index.get(mirror)
@@ -152,7 +159,7 @@ class _Entry:
         weighted *= a["scales"][low : self.size, None]
         starts = a["chunk_start"][first : self.chunks].astype(np.intp) - low
         sums = np.add.reduceat(weighted, starts, axis=0)
-        a["chunk_sketch"][first : self.chunks] = sketch(sums)
+        a["chunk_sketch"][:, first : self.chunks] = sketch(sums).T
 
     def snapshot(self) -> VectorMatrix:
         a = self.arrays

@@ -3,7 +3,7 @@
 Chunks are identified by ``(mirror_hash, seq)`` everywhere (vectors, fusion,
 the embed backlog). Reading their text goes through :func:`chunk_texts` only,
 so where chunk text lives can change without touching the callers: it is
-cut from the document's mirror (the ``chunk_texts`` view, migration 7).
+cut from the document's mirror (the ``chunk_texts`` view, migration 11).
 """
 
 from __future__ import annotations

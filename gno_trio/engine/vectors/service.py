@@ -162,22 +162,37 @@ def embed(
     return run
 
 
-def backlog_by_collection(conn: sqlite3.Connection, config: Config) -> dict[str, tuple[int, int]]:
-    """``{collection: (embedded chunks, chunks needing a vector)}`` for the status report."""
-    counts: dict[str, tuple[int, int]] = {}
+def _model_groups(conn: sqlite3.Connection, config: Config) -> list[tuple[int | None, list[str]]]:
+    """The stored model id (None: no vectors yet, or a model that cannot run) per group."""
+    found: list[tuple[int | None, list[str]]] = []
     for collections in _groups(config, None).values():
         try:
             key = configured_backend(config, collections[0]).identity.key
         except GnoError:  # a model that cannot run: everything waits for one that can
             key = None
         model = storage.find_model(conn, key) if key else None
-        model_id = model.id if model else None
+        found.append((model.id if model else None, collections))
+    return found
+
+
+def backlog_by_collection(conn: sqlite3.Connection, config: Config) -> dict[str, tuple[int, int]]:
+    """``{collection: (embedded chunks, chunks needing a vector)}`` for the status report."""
+    counts: dict[str, tuple[int, int]] = {}
+    for model_id, collections in _model_groups(conn, config):
         for name in collections:
             counts[name] = (
                 storage.embedded_count(conn, model_id, [name]),
                 storage.backlog_count(conn, model_id, [name]),
             )
     return counts
+
+
+def pending_documents(conn: sqlite3.Connection, config: Config) -> int:
+    """Active documents with a chunk still waiting for a vector, over every collection."""
+    return sum(
+        storage.backlog_documents(conn, model_id, collections)
+        for model_id, collections in _model_groups(conn, config)
+    )
 
 
 def clear(

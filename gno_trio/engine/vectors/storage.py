@@ -163,6 +163,25 @@ def backlog_count(
     return int(conn.execute(sql, [*params, model_id]).fetchone()[0])
 
 
+def backlog_documents(
+    conn: sqlite3.Connection, model_id: int | None, collections: Sequence[str] | None = None
+) -> int:
+    """Active documents with at least one chunk that has no vector of the model."""
+    where, params = _collection_filter(collections)
+    missing = (
+        ""
+        if model_id is None
+        else "AND NOT EXISTS (SELECT 1 FROM content_vectors v WHERE v.mirror_hash = c.mirror_hash "
+        "AND v.seq = c.seq AND v.model_id = ?)"
+    )
+    sql = (
+        f"SELECT COUNT(*) FROM documents WHERE active = 1 {where} AND EXISTS "
+        f"(SELECT 1 FROM content_chunks c WHERE c.mirror_hash = documents.mirror_hash {missing})"
+    )
+    extra = [] if model_id is None else [model_id]
+    return int(conn.execute(sql, [*params, *extra]).fetchone()[0])
+
+
 def embedded_count(
     conn: sqlite3.Connection, model_id: int | None, collections: Sequence[str] | None = None
 ) -> int:

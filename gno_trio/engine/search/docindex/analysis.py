@@ -27,16 +27,19 @@ from typing import Final
 
 import tantivy
 
-TEXT_FIELDS: Final = ("filepath", "title", "body")
-FIELD_WEIGHTS: Final = (1.5, 4.0, 1.0)
-"""BM25 weights of :data:`TEXT_FIELDS`, the same as the FTS5 ranking's."""
+from gno_trio.engine.store import fulltext
+
+TEXT_FIELDS: Final = fulltext.DOCUMENT_FIELDS
+"""The ranked fields: ``documents_fts``'s, filled with the same text."""
+FIELD_WEIGHTS: Final = fulltext.FIELD_WEIGHTS
+"""BM25 weights of :data:`TEXT_FIELDS`, the FTS5 ranking's."""
 
 ID_FIELD: Final = "id"
 """``documents.id``; the reserved value :data:`STAMP_ID` marks the stamp document."""
 STAMP_ID: Final = 0
 STAMP_FIELD: Final = "stamp"
 GENERATION_FIELD: Final = "generation"
-LAYOUT: Final = 1
+LAYOUT: Final = 2
 """Version of the fields and analysis below: an index stamped with another is rebuilt."""
 
 

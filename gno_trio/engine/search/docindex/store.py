@@ -1,7 +1,7 @@
 """The tantivy document index on disk: where it lives, how it learns changes, how it heals.
 
 The index is a directory beside the database (``index-<name>.terms/<generation>/``)
-and only ever a copy: SQLite is the source of truth. Migration 8's triggers
+and only ever a copy: SQLite is the source of truth. Migration 12's triggers
 queue every change to a document's searchable columns or tags in
 ``doc_index_pending`` (one row per document, the newest change last), in the
 same transaction as the change. After each commit the writer applies the
@@ -40,7 +40,9 @@ from typing import Any, Final
 import tantivy
 
 from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.ingest.prepare import has_frontmatter
 from gno_trio.engine.search.docindex import analysis
+from gno_trio.engine.store import fulltext
 from gno_trio.errors import GnoError
 
 logger = logging.getLogger("gno_trio.engine")
@@ -101,10 +103,22 @@ SELECT d.id, d.active, d.collection, d.rel_path, d.uri, COALESCE(d.title, ''),
             || char(31) || lower(COALESCE(d.content_type, '')), char(31)),
        lower(COALESCE(d.author, '')),
        COALESCE(lower(d.language_hint), '-'),
-       julianday(COALESCE(d.frontmatter_date, d.source_mtime))
+       julianday(COALESCE(d.frontmatter_date, d.source_mtime)),
+       COALESCE(d.author, ''),
+       COALESCE((SELECT group_concat(t.tag, ' ') FROM doc_tags t WHERE t.doc_id = d.id), ''),
+       trim(COALESCE((SELECT group_concat(j.value, ' ') FROM json_each(d.categories_json) j), '')
+            || ' ' || COALESCE(d.content_type, '')),
+       d.source_mime
 FROM documents d LEFT JOIN content c ON c.mirror_hash = d.mirror_hash
 WHERE d.id IN (SELECT value FROM json_each(?))
 """
+
+
+def _body(markdown: str | None, rel_path: str, mime: str | None) -> str:
+    """The text after the frontmatter (only Markdown has one), from the whole mirror."""
+    if markdown is None:
+        return ""
+    return extract_meta(markdown, rel_path, frontmatter=has_frontmatter(mime or "")).body
 
 
 def _split(joined: str | None) -> list[str]:
@@ -113,13 +127,18 @@ def _split(joined: str | None) -> list[str]:
 
 def _document(row: Sequence[Any]) -> tantivy.Document:
     doc_id, _, collection, rel_path, uri, title, body, markdown = row[:8]
-    tags, categories, author_key, language_key, date = row[8:]
+    tags, categories, author_key, language_key, date = row[8:13]
+    # The searchable metadata, as engine/store/fulltext.py writes it for FTS5.
+    author_text, tags_text, categories_text = row[13:16]
     if body is None:  # indexed before body positions were stored
-        body = extract_meta(markdown, rel_path).body if markdown is not None else ""
+        body = _body(markdown, rel_path, row[16])
     document = tantivy.Document(
         filepath=analysis.normalized(rel_path),
         title=analysis.normalized(title),
         body=analysis.normalized(body),
+        author=analysis.normalized(author_text),
+        tags=analysis.normalized(tags_text),
+        categories=analysis.normalized(categories_text),
         collection=collection,
         uri=uri,
         tag=_split(tags),
@@ -437,11 +456,8 @@ def _fts5_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
     for row in rows:
         doc_id, _, _, rel_path, _, title, body, markdown = row[:8]
         if body is None:
-            body = extract_meta(markdown, rel_path).body if markdown is not None else ""
-        conn.execute(
-            "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-            (doc_id, rel_path, title, body),
-        )
+            body = _body(markdown, rel_path, row[16])
+        fulltext.index_document(conn, int(doc_id), filepath=rel_path, title=title, body=body)
 
 
 def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
