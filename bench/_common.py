@@ -26,15 +26,19 @@ if TYPE_CHECKING:
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
 
 
-def temp_engine(root: Path) -> Engine:
+def temp_engine(root: Path, *, backend: str | None = None) -> Engine:
     """An engine whose config and data live in a fresh temporary folder.
 
     The folder (an index of the corpus: tens of MB) is removed when the
-    benchmark's process exits.
+    benchmark's process exits. ``backend`` sets ``search.backend`` (which
+    index ranks documents; default: the configuration's default).
     """
     base = Path(tempfile.mkdtemp(prefix="gno-bench-"))
     atexit.register(shutil.rmtree, base, ignore_errors=True)
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+    if backend is not None:
+        dirs.config.mkdir(parents=True)
+        (dirs.config / "index.yml").write_text(f"search:\n  backend: {backend}\n", "utf-8")
     del root
     return Engine.open(dirs=dirs)
 

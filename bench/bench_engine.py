@@ -9,7 +9,7 @@ timed rounds check again that every query returned results (a query that
 finds nothing costs a fraction of one that does and would flatter the
 figures).
 
-    python3 bench/bench_engine.py [--queries 1200] [--rounds 3]
+    python3 bench/bench_engine.py [--queries 1200] [--rounds 3] [--backend tantivy]
 """
 
 from __future__ import annotations
@@ -30,9 +30,12 @@ def main() -> int:
     )
     parser.add_argument("--queries", type=int, default=DEFAULT_COUNT)
     parser.add_argument("--rounds", type=int, default=3, help="the first round warms up")
+    parser.add_argument(
+        "--backend", choices=("auto", "fts5", "tantivy"), help="which index ranks documents"
+    )
     args = parser.parse_args()
     corpus = FIXTURES / "mcp-docs" / "corpus"
-    engine = temp_engine(corpus)
+    engine = temp_engine(corpus, backend=args.backend)
     engine.add_collection(str(corpus), name=COLLECTION)
     started = time.perf_counter()
     (report,) = engine.sync()
