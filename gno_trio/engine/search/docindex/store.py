@@ -256,6 +256,18 @@ class _Readers:
         with self._lock:
             self._opened.pop(base, None)
 
+    def committed(self, base: Path) -> None:
+        """A writer of this process committed: the next search reloads at once.
+
+        Without this, a reader that reloaded a moment before the commit
+        (and found it missing) would wait out :data:`_RETRY_S` and answer
+        from the older index meanwhile.
+        """
+        with self._lock:
+            opened = self._opened.get(base)
+            if opened is not None:
+                opened.retry_at = 0.0
+
 
 READERS: Final = _Readers()
 
@@ -339,6 +351,7 @@ class Feeder:
             with contextlib.suppress(Exception):
                 writer.rollback()
             raise
+        READERS.committed(self._base)
         opened.reload()
 
     def _rebuild(self, generation: str, tokenizer: str) -> None:
