@@ -1,6 +1,7 @@
 """Reusable structured-concurrency pieces for trio servers (no product knowledge).
 
 * :class:`AdmissionGate` -- N active requests, M queued, the rest refused.
+* :class:`ByteBudget` -- bytes waiting in a queue, bounded in total size.
 * :class:`FixedWindowRateLimiter` -- per-key request budget with bounded memory.
 * :func:`open_supervisor` / :class:`Supervisor` -- long-lived tasks whose crashes
   are contained, with per-task handles and periodic jobs.
@@ -14,6 +15,7 @@ from nurseries.admission import (
     Draining,
     Overloaded,
 )
+from nurseries.bytebudget import ByteBudget
 from nurseries.ratelimit import FixedWindowRateLimiter, RateDecision
 from nurseries.supervisor import (
     CrashPolicy,
@@ -30,6 +32,7 @@ __all__ = [
     "AdmissionGate",
     "AdmissionRefused",
     "AdmissionStats",
+    "ByteBudget",
     "CrashPolicy",
     "DrainOutcome",
     "Draining",

@@ -1,8 +1,9 @@
 """A sandboxed ``gno-trio`` command line for subprocess tests, shared by the CLI test files.
 
-Every run gets ``GNO_CONFIG_DIR``/``GNO_DATA_DIR``/``GNO_CACHE_DIR`` and
-``HOME`` inside a temporary directory, so nothing touches the real user's
-files.
+Every run gets ``GNO_CONFIG_DIR``/``GNO_DATA_DIR``/``GNO_CACHE_DIR``,
+``HOME`` and ``XDG_CONFIG_HOME`` inside a temporary directory (``APPDATA``
+unset) and runs there, so nothing touches the real user's files: their
+index, nor any MCP client's configuration.
 """
 
 from __future__ import annotations
@@ -41,13 +42,19 @@ class Cli:
         return self.data_dir / "index-default.sqlite"
 
     def run(
-        self, *args: str, code: int = 0, env: Mapping[str, str] | None = None
+        self,
+        *args: str,
+        code: int = 0,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run one command (with ``env`` entries replacing the sandbox's); assert its exit code."""
         done = subprocess.run(
             [sys.executable, "-m", "gno_trio", *args],
             env={**self.env, **(env or {})},
-            cwd=self.home,
+            cwd=cwd or self.home,
+            input=stdin if stdin is not None else "",
             capture_output=True,
             text=True,
             timeout=60,
@@ -75,8 +82,8 @@ class Cli:
             results.append((proc.returncode, out, err))
         return results
 
-    def json(self, *args: str, code: int = 0) -> Any:
-        return json.loads(self.run(*args, "--json", code=code).stdout)
+    def json(self, *args: str, code: int = 0, cwd: Path | None = None) -> Any:
+        return json.loads(self.run(*args, "--json", code=code, cwd=cwd).stdout)
 
     def state(self) -> tuple[bytes | None, dict[str, list[tuple[Any, ...]]] | None]:
         """The config file bytes and every database row: "did anything change?"."""
@@ -89,8 +96,10 @@ def make_cli(base: Path) -> Cli:
     home = base / "home"
     home.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GNO_", "XDG_"))}
+    env.pop("APPDATA", None)
     env.update(
         HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
         GNO_CONFIG_DIR=str(base / "config"),
         GNO_DATA_DIR=str(base / "data"),
         GNO_CACHE_DIR=str(base / "cache"),

@@ -136,7 +136,7 @@ def test_update_records_bad_files_and_finishes(cli: Cli, notes: Path) -> None:
     ]
     assert collection["documentCount"] == 4
     human = cli.run("status").stdout
-    assert "binary.md: BINARY_FILE" in human and "1 errors" in human
+    assert "binary.md: BINARY_FILE" in human and "1 error," in human
     assert "hedgehog" in cli.run("search", "hedgehog").stdout
 
 
@@ -147,7 +147,7 @@ def test_update_records_bad_files_and_finishes(cli: Cli, notes: Path) -> None:
 
 def test_search_human_and_json(ready: Cli, schema_check: SchemaCheck) -> None:
     human = ready.run("search", "kubernetes").stdout
-    assert human.startswith('Found 1 results for "kubernetes"')
+    assert human.startswith('Found 1 result for "kubernetes"')
     assert "gno://notes/alpha.md:6" in human and "kubernetes rollout plan" in human
     assert "<mark>" not in human
     result = ready.json("search", "banana", "-c", "notes", "--tags-any", "project,other")
@@ -182,7 +182,7 @@ def test_multi_get_by_glob_and_refs(ready: Cli, schema_check: SchemaCheck) -> No
     assert all(d["truncated"] for d in result["documents"])
     refs = ready.run("multi-get", "notes/alpha.md", "notes/missing.md")
     assert refs.stdout.startswith("==> gno://notes/alpha.md")
-    assert "skipped notes/missing.md: not_found" in refs.stderr
+    assert "skipped notes/missing.md: not found" in refs.stderr
 
 
 def test_ls_status_and_changes(ready: Cli, schema_check: SchemaCheck) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -173,7 +174,7 @@ async def test_human_output_prints_url_and_client_configuration(tmp_path: Path) 
     text = ""
     try:
         with trio.fail_after(15):
-            while "}\n}\n}" not in text.replace(" ", ""):
+            while not re.search(r"^  zed .*\n", text, re.MULTILINE):
                 chunk = await process.stdout.receive_some(4096)
                 assert chunk, text
                 text += chunk.decode()
@@ -184,8 +185,19 @@ async def test_human_output_prints_url_and_client_configuration(tmp_path: Path) 
     first, _, rest = text.partition("\n")
     assert first.startswith("gno-trio serve: MCP endpoint http://127.0.0.1:")
     url = first.rsplit(" ", 1)[1]
-    config = json.loads(rest[rest.index("{") :])
-    assert config["mcpServers"]["gno"]["url"] == url
+    shown = {
+        line.split()[0]: line.split(None, 1)[1] for line in rest.splitlines() if line[:2] == "  "
+    }
+    assert json.loads(shown["vscode"]) == {"servers": {"gno": {"type": "http", "url": url}}}
+    assert json.loads(shown["cursor"]) == {"mcpServers": {"gno": {"url": url}}}
+    assert json.loads(shown["windsurf"]) == {"mcpServers": {"gno": {"serverUrl": url}}}
+    assert json.loads(shown["zed"]) == {"context_servers": {"gno": {"url": url}}}
+    assert json.loads(shown["opencode"])["mcp"]["gno"] == {
+        "type": "remote",
+        "url": url,
+        "enabled": True,
+    }
+    assert shown["codex"] == f'[mcp_servers.gno] url = "{url}"'
 
 
 async def test_flags_beat_config_which_beats_defaults(tmp_path: Path) -> None:

@@ -956,7 +956,7 @@ async def test_cancelled_engine_call_interrupts_sqlite_and_returns_its_connectio
     def probe(conn: sqlite3.Connection) -> tuple[sqlite3.Connection, int]:
         return conn, conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
-    with trio.fail_after(2.0):
+    with trio.fail_after(10.0):  # generous: a loaded machine schedules the return late
         while True:
             reused, documents = await runtime.run(probe)
             if reused is slow_conn[0]:

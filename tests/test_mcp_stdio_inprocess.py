@@ -127,3 +127,48 @@ async def test_session_identity_defaults_to_the_app_instance_id() -> None:
     app = McpApp(name="memory", version="1", tools=[tool("whoami", whoami)], instance_id="inst-9")
     _, messages = await exchange([line(INITIALIZE), call(1, "whoami")], app)
     assert messages[-1]["result"]["content"][0]["text"] == "inst-9"
+
+
+class _StalledStdout(trio.abc.SendStream):
+    """A client that never reads what the server writes."""
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await trio.sleep_forever()
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.sleep_forever()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+async def _flood_a_client_that_never_reads(answer_bytes: int, requests: int) -> int:
+    """How many of ``requests`` calls the server ran before it stopped taking more."""
+    ran = 0
+
+    async def big(args: NoInput, ctx: ToolCallContext) -> ToolResult:
+        nonlocal ran
+        ran += 1
+        return ToolResult(text="x" * answer_bytes, structured=None)
+
+    app = McpApp(name="memory", version="1", tools=[tool("big", big)], instance_id="inst-1")
+    to_server_send, to_server_receive = trio.testing.memory_stream_one_way_pair()
+    flood = line(INITIALIZE) + b"".join(call(i, "big") for i in range(1, requests + 1))
+    await to_server_send.send_all(flood)
+    with trio.move_on_after(3):
+        await serve_stdio(
+            app, stdin=to_server_receive, stdout=_StalledStdout(), handle_signals=False
+        )
+    return ran
+
+
+async def test_a_client_that_never_reads_stops_being_served_small_answers() -> None:
+    # Without a bound every request would run and its answer wait in memory.
+    ran = await _flood_a_client_that_never_reads(answer_bytes=10, requests=2000)
+    assert 32 <= ran <= 32 + 256 + 2
+
+
+async def test_a_client_that_never_reads_holds_a_bounded_number_of_large_answers() -> None:
+    # 1 MiB answers: the outbox's byte budget (32 MiB) bounds them, not its line count.
+    ran = await _flood_a_client_that_never_reads(answer_bytes=1024 * 1024, requests=200)
+    assert 32 <= ran <= 32 + 33 + 2

@@ -358,3 +358,31 @@ def test_concurrent_supersedes_of_one_fact_from_two_processes_one_wins(
     assert len(files) == 2 and not any(p.name.startswith(".") for p in files)
     _, recalled, _ = run(capsys, "recall", "staging rebuilt racer", "--scope", SCOPE, "--json")
     assert [f["uri"] for f in recalled["facts"]] == [winner["record"]["uri"]]
+
+
+def test_remember_without_add_says_nothing_was_stored(
+    facts_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(capsys, "remember", FACT, "--scope", SCOPE)
+    assert status == 0 and fact_files(facts_dir) == []
+    assert "Nothing stored" in err and "--add" in err
+    run(capsys, *ADD)
+    status, out, err = run(
+        capsys, "remember", "The staging database is rebuilt weekly.", "--scope", SCOPE
+    )
+    assert status == 0 and "Nothing stored: 1 similar fact above" in err
+    status, out, _ = run(capsys, *ADD)
+    assert status == 0 and out.startswith("Already stored (nothing written): gno://facts/")
+
+
+def test_cli_supersede_errors_name_cli_flags(
+    facts_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (
+        ["remember", "Newer fact.", "--scope", SCOPE, "--supersede", "gno://facts/x.md"],
+        ["remember", "Newer fact.", "--scope", SCOPE, "--decision", "supersede"],
+    ):
+        status, _, err = run(capsys, *argv)
+        assert status == 1 and "MEMORY_PREDECESSOR_REQUIRED" in err
+        assert "--predecessor-hash" in err and "gno-trio recall" in err
+        assert "predecessorHash" not in err and "gno_recall" not in err

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
 from gno_trio.engine import (
     CAPTURE_MAX_TEXT_BYTES,
@@ -98,9 +99,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(receipt)
         return EXIT_OK
-    verb = _CAPTURE_VERBS[receipt["collisionPolicyResult"]]
-    print(f"{verb} {receipt['uri']} {receipt['docid']}")
-    print(f"  {receipt['absPath']}")
+    if render.quiet():  # GNO: quiet prints only the created (or opened) URI
+        print(receipt["uri"])
+    else:
+        verb = _CAPTURE_VERBS[receipt["collisionPolicyResult"]]
+        print(f"{verb} {receipt['uri']} {receipt['docid']}")
+        print(f"  {receipt['absPath']}")
     if receipt["sync"]["status"] != "completed":
         print(f"warning: not indexed: {receipt['sync'].get('error', '')}", file=sys.stderr)
     return EXIT_OK

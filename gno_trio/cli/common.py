@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gno_trio.engine import Engine, SearchRequest, locate
+from gno_trio.dirs import DEFAULT_INDEX_NAME
+from gno_trio.engine import Engine, locate
 from gno_trio.errors import GnoError
 
 EXIT_OK = 0
@@ -43,7 +45,7 @@ def open_engine(
             raise GnoError(
                 "NOT_INITIALIZED",
                 f"Index {location.index_name} is not initialized ({location.db_path} does not "
-                "exist); run `gno-trio init` first",
+                f"exist); run `{command_line(args, 'init')}` first",
             )
     return Engine.open(
         index_name=args.index,
@@ -54,6 +56,21 @@ def open_engine(
     )
 
 
+def command_line(args: argparse.Namespace, *words: str) -> str:
+    """``gno-trio`` with the index and config options this run was given, then ``words``.
+
+    A hint such as "run init first" must work when pasted: with ``--index
+    other`` the command to run is ``gno-trio --index other init``.
+    """
+    parts = ["gno-trio"]
+    index = getattr(args, "index", DEFAULT_INDEX_NAME)
+    if index != DEFAULT_INDEX_NAME:
+        parts += ["--index", shlex.quote(index)]
+    if getattr(args, "config", None):
+        parts += ["--config", shlex.quote(str(args.config))]
+    return " ".join([*parts, *words])
+
+
 def split_list(values: Sequence[str] | None) -> list[str]:
     """Repeatable, comma-separated option values as one flat list."""
     out: list[str] = []
@@ -62,68 +79,12 @@ def split_list(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-def add_search_options(p: argparse.ArgumentParser) -> None:
-    """The query argument and the filters every retrieval command takes (GNO's flags)."""
-    p.add_argument("query")
-    p.add_argument("-n", "--limit", type=int, help="maximum results (5; 20 with --json)")
-    p.add_argument("-c", "--collection")
-    p.add_argument("--min-score", type=float)
-    p.add_argument("--lang")
-    p.add_argument("--intent")
-    p.add_argument("--exclude", action="append")
-    p.add_argument("--since")
-    p.add_argument("--until")
-    p.add_argument("--category", action="append")
-    p.add_argument("--author")
-    p.add_argument("--tags-all", action="append")
-    p.add_argument("--tags-any", action="append")
-
-
-def search_request(args: argparse.Namespace) -> SearchRequest:
-    """The request those options describe."""
-    limit = args.limit if args.limit is not None else (20 if args.json else 5)
-    return SearchRequest(
-        query=args.query,
-        limit=limit,
-        collection=args.collection,
-        min_score=args.min_score,
-        lang=args.lang,
-        intent=args.intent,
-        exclude=split_list(args.exclude),
-        since=args.since,
-        until=args.until,
-        categories=split_list(args.category),
-        author=args.author,
-        tags_all=split_list(args.tags_all),
-        tags_any=split_list(args.tags_any),
-    )
-
-
-def print_hits(query: str, result: dict[str, Any], label: str | None = None) -> None:
-    """Ranked hits for a terminal: docid, uri, line anchor, score, title, snippet."""
-    hits = result["results"]
-    if not hits:
-        print(f'No results for "{query}"')
-        return
-    print(f'Found {len(hits)} results for "{query}"' + (f" ({label})" if label else ""))
-    for hit in hits:
-        line = f":{hit['line']}" if "line" in hit else ""
-        print(f"\n{hit['docid']}  {hit['uri']}{line}  ({hit['score']:.3f})")
-        if hit.get("title"):
-            print(f"  {hit['title']}")
-        snippet = " ".join(str(hit.get("snippet", "")).split())
-        if snippet:
-            print(f"  {snippet.replace('<mark>', '').replace('</mark>', '')[:240]}")
-
-
 __all__ = [
     "EXIT_OK",
     "Handler",
     "Subparsers",
-    "add_search_options",
+    "command_line",
     "emit_json",
     "open_engine",
-    "print_hits",
-    "search_request",
     "split_list",
 ]

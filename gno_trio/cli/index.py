@@ -6,8 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any, Final
 
+from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
 from gno_trio.cli.progress import ProgressBar
+from gno_trio.cli.render.health import COLLECTIONS
+from gno_trio.cli.render.primitives import plural
 from gno_trio.config import Collection
 from gno_trio.engine import Engine, lease_wait_from_env, normalize_name
 from gno_trio.errors import GnoError
@@ -95,6 +98,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
                     f"Removed collection {result['collection']} ({result['documents']} documents)"
                 )
             return EXIT_OK
+        if action == "clear-embeddings":
+            return _clear_embeddings(engine, args)
         collections = [
             {
                 "name": c.name,
@@ -106,13 +111,31 @@ def cmd_collection(args: argparse.Namespace) -> int:
             }
             for c in engine.config.collections
         ]
-        if args.json:
-            emit_json({"collections": collections})
-        elif not collections:
-            print("No collections. Add one with: gno-trio collection add <path> --name <name>")
-        else:
-            for c in collections:
-                print(f"{c['name']}\t{c['path']}\t{c['pattern']}")
+        render.emit(args, COLLECTIONS, {"collections": collections})
+    return EXIT_OK
+
+
+def _clear_embeddings(engine: Engine, args: argparse.Namespace) -> int:
+    """Drop a collection's vectors of stale models (``--all``: every vector), as the MCP tool."""
+    result = engine.clear_embeddings(
+        args.name,
+        mode="all" if args.all else "stale",
+        lease_wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS),
+    )
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    stale = "" if result["mode"] == "all" else " of models no longer configured"
+    print(f"{result['collection']}: removed {plural(result['deletedVectors'], 'vector')}{stale}")
+    if result["deletedModels"]:
+        print(f"Models: {', '.join(result['deletedModels'])}")
+    if result["protectedSharedVectors"]:
+        print(
+            f"Kept {result['protectedSharedVectors']} shared with an active document "
+            "of another collection"
+        )
+    if result.get("note"):
+        print(result["note"])
     return EXIT_OK
 
 
@@ -159,7 +182,7 @@ def _collection_options(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("init", parents=[common], help="create the index (and add a folder)")
-    p.add_argument("path", nargs="?")
+    p.add_argument("path", nargs="?", help="a folder to add as the first collection")
     _collection_options(p)
     p.set_defaults(handler=cmd_init)
 
@@ -169,15 +192,25 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         dest="collection_command", required=True, metavar="ACTION", parser_class=type(p)
     )
     pa = csub.add_parser("add", parents=[common], help="add a folder")
-    pa.add_argument("path")
+    pa.add_argument("path", help="the folder to index")
     _collection_options(pa)
     pa.add_argument("--memory", action="store_true", help="memory-managed collection (facts)")
-    csub.add_parser("list", parents=[common], help="list collections")
+    pl = csub.add_parser("list", parents=[common], help="list collections")
+    render.add_format_flags(pl, render.MD)
     pr = csub.add_parser("remove", parents=[common], help="remove a collection")
-    pr.add_argument("name")
+    pr.add_argument("name", help="the collection to remove (its files stay on disk)")
+    pc = csub.add_parser(
+        "clear-embeddings", parents=[common], help="delete a collection's stale (or all) vectors"
+    )
+    pc.add_argument("name", help="the collection whose vectors to delete")
+    pc.add_argument(
+        "--all",
+        action="store_true",
+        help="delete every vector, not only those of models no longer configured",
+    )
 
     p = sub.add_parser("update", parents=[common], help="sync collections from disk")
-    p.add_argument("collections", nargs="*")
+    p.add_argument("collections", nargs="*", help="collections to sync (default: all)")
     p.add_argument("--progress", action="store_true", help="draw the progress bar even off a TTY")
     p.set_defaults(handler=cmd_update)
 

@@ -11,33 +11,66 @@ adds its sub-parsers here.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import logging
 import sqlite3
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from gno_trio import __version__
-from gno_trio.cli import capture, index, memory, reads, semantic, serve
+from gno_trio.cli import (
+    capture,
+    doctor,
+    graph,
+    index,
+    memory,
+    reads,
+    render,
+    retrieval,
+    semantic,
+    serve,
+    tags,
+)
 from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
 
 EXIT_INTERRUPTED = 130
-_FAMILIES = (index, reads, semantic, memory, serve, capture)
+_FAMILIES = (index, retrieval, semantic, reads, tags, graph, memory, serve, capture, doctor)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error; here bad input is exit 1."""
+    """argparse exits 2 on a usage error; here bad input is exit 1, with a suggestion."""
 
     def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(Kind.INVALID.exit_code)
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """An unknown command or choice names the nearest valid one (``serach`` -> search)."""
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(choice) for choice in choices]
+        nearest = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+        hint = f"; did you mean {nearest[0]}?" if nearest else ""
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r} (choose from {', '.join(names)}){hint}"
+        )
+
+
+_ACCEPTED_NO_OPS: Final = {
+    "--no-color": "no effect: output is never coloured",
+    "--no-pager": "no effect: output is never paged",
+    "--offline": "no effect: the model ships with gno-trio, nothing is downloaded",
+}
+"""GNO's global flags that change nothing here, accepted so GNO's scripts run."""
+
 
 def _common_options(*, with_defaults: bool) -> _Parser:
-    """The options every level accepts (``--index``, ``--config``, ``--json``, ``--verbose``).
+    """The options every level accepts (``--index``, ``--config``, ``--json``, ``--quiet`` ...).
 
     Only the top level carries defaults. argparse copies everything a
     subparser's namespace holds over what an outer level already parsed, so a
@@ -52,11 +85,28 @@ def _common_options(*, with_defaults: bool) -> _Parser:
 
     common = _Parser(add_help=False)
     common.add_argument("--index", default=default("default"), help="index name (default: default)")
-    common.add_argument("--config", default=default(None), help="path to index.yml")
+    common.add_argument(
+        "--config", default=default(None), help="path to index.yml (default: the config dir's)"
+    )
     common.add_argument("--json", action="store_true", default=default(False), help="print JSON")
     common.add_argument(
         "--verbose", action="store_true", default=default(False), help="log to stderr"
     )
+    common.add_argument(
+        "--quiet",
+        action="store_true",
+        default=default(False),
+        help="print the result only: no progress bar, notes or hints on stderr",
+    )
+    common.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        default=default(False),
+        help="never prompt (gno-trio never does; accepted for GNO's scripts)",
+    )
+    for flag, why in _ACCEPTED_NO_OPS.items():
+        common.add_argument(flag, action="store_true", default=default(False), help=why)
     return common
 
 
@@ -93,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    render.set_quiet(bool(getattr(args, "quiet", False)))
     handler: Handler = args.handler
     as_json = bool(getattr(args, "json", False))
     try:

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
+from gno_trio.cli.render.primitives import plural
 from gno_trio.engine import RECALL_DEFAULT_MAX_FACTS, RECALL_DEFAULT_MAX_TOKENS, Engine, Identity
 from gno_trio.errors import GnoError
 
@@ -81,11 +83,20 @@ def cmd_remember(args: argparse.Namespace) -> int:
         return EXIT_OK
     outcome = result["outcome"]
     if outcome == "candidates":
-        if not result["candidates"]:
-            print("No similar facts in scope. Store it with --add.")
         for c in result["candidates"]:
             print(f"[{c['match']} {c['similarity']:.2f}] {c['text']}")
             print(f"  {c['uri']}  hash {c['contentHash']}")
+        similar = (
+            "No similar facts in scope"
+            if not result["candidates"]
+            else f"{plural(len(result['candidates']), 'similar fact')} above"
+        )
+        render.note(
+            f"Nothing stored: {similar}. Store it with --add, or replace one with "
+            "--supersede URI --predecessor-hash HASH."
+        )
+    elif outcome == "existing":
+        print(f"Already stored (nothing written): {result['record']['uri']}")
     else:
         print(f"{outcome}: {result['record']['uri']}")
     return EXIT_OK
@@ -103,7 +114,21 @@ def _remember_decision(args: argparse.Namespace) -> str | None:
             "MEMORY_DECISION_INVALID",
             f"Conflicting decisions: {', '.join(sorted(chosen))} (pick one)",
         )
-    return chosen.pop() if chosen else None
+    decision = chosen.pop() if chosen else None
+    # The engine names its own parameters; here the missing piece is a flag.
+    if decision == "supersede" and not (args.supersede or args.predecessor):
+        raise GnoError(
+            "MEMORY_PREDECESSOR_REQUIRED",
+            "--decision supersede needs --supersede URI and --predecessor-hash HASH "
+            "(both printed by gno-trio recall)",
+        )
+    if decision == "supersede" and not args.predecessor_hash:
+        raise GnoError(
+            "MEMORY_PREDECESSOR_REQUIRED",
+            "--supersede needs --predecessor-hash HASH: the hash gno-trio recall printed "
+            "for the fact being replaced",
+        )
+    return decision
 
 
 def _read_receipt(path: str) -> Any:
@@ -125,9 +150,19 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     identity.add_argument("--session", help="session identity (default ppid:<pid>)")
 
     p = sub.add_parser("recall", parents=[common, identity], help="recall facts")
-    p.add_argument("query")
-    p.add_argument("--max-facts", type=int, default=RECALL_DEFAULT_MAX_FACTS)
-    p.add_argument("--max-tokens", type=int, default=RECALL_DEFAULT_MAX_TOKENS)
+    p.add_argument("query", help="what the facts should be about")
+    p.add_argument(
+        "--max-facts",
+        type=int,
+        default=RECALL_DEFAULT_MAX_FACTS,
+        help=f"most facts to return (default {RECALL_DEFAULT_MAX_FACTS})",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=RECALL_DEFAULT_MAX_TOKENS,
+        help=f"token budget of the returned facts (default {RECALL_DEFAULT_MAX_TOKENS})",
+    )
     p.set_defaults(handler=cmd_recall)
 
     p = sub.add_parser("remember", parents=[common, identity], help="store one fact")

@@ -16,7 +16,9 @@ class ProgressBar:
     def __init__(self, label: str, *, stream: TextIO | None = None, force: bool = False) -> None:
         self.label = label
         self.stream = stream or sys.stderr
-        self.enabled = force or self.stream.isatty()
+        from gno_trio.cli.render import quiet
+
+        self.enabled = not quiet() and (force or self.stream.isatty())
         self._last_draw = 0.0
         self._drawn = False
 

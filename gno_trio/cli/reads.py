@@ -1,4 +1,4 @@
-"""``search``, ``get``, ``multi-get``, ``ls``, ``status`` and ``changes``: the read commands.
+"""``get``, ``multi-get``, ``ls``, ``status``, ``changes`` and ``diff``: the read commands.
 
 None of them creates an index: pointed at one that was never initialised they
 fail with ``NOT_INITIALIZED`` instead of leaving an empty database behind.
@@ -7,28 +7,13 @@ fail with ``NOT_INITIALIZED`` instead of leaving an empty database behind.
 from __future__ import annotations
 
 import argparse
-import sys
 
-from gno_trio.cli.common import (
-    EXIT_OK,
-    Subparsers,
-    add_search_options,
-    emit_json,
-    open_engine,
-    print_hits,
-    search_request,
-)
-from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    with open_engine(args, create=False) as engine:
-        result = engine.search(search_request(args))
-    if args.json:
-        emit_json(result)
-    else:
-        print_hits(args.query, result)
-    return EXIT_OK
+from gno_trio.cli import render
+from gno_trio.cli.common import EXIT_OK, Subparsers, open_engine, split_list
+from gno_trio.cli.render.documents import CHANGES, DIFF, DOCUMENT, DOCUMENTS, LISTING
+from gno_trio.cli.render.health import STATUS
+from gno_trio.cli.render.primitives import plural
+from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES, parse_ref
 
 
 def cmd_get(args: argparse.Namespace) -> int:
@@ -39,20 +24,30 @@ def cmd_get(args: argparse.Namespace) -> int:
             line_count=args.lines,
             line_numbers=args.line_numbers,
         )
-    if args.json:
-        emit_json(result)
-    else:
-        # The text as stored: `gno-trio get ref > file` reproduces a whole
-        # document byte for byte, so no newline is added after a final one.
-        content = result["content"]
-        sys.stdout.write(content if not content or content.endswith("\n") else content + "\n")
+    render.emit(args, DOCUMENT, result)
+    if not result["content"] and "returnedLines" not in result:
+        first = args.from_line or parse_ref(args.ref).line or 1
+        if first > result["totalLines"]:
+            render.note(
+                f"Nothing to show: line {first} is past the end of {result['uri']} "
+                f"({plural(result['totalLines'], 'line')})"
+            )
     return EXIT_OK
 
 
+def _is_glob(ref: str) -> bool:
+    """Whether a lone ``multi-get`` argument is a pattern (a URI's ``?index=`` is not)."""
+    if ref.startswith("#"):
+        return False
+    if ref.startswith("gno://"):
+        ref = ref.split("?", 1)[0]
+    return any(ch in ref for ch in "*?[")
+
+
 def cmd_multi_get(args: argparse.Namespace) -> int:
-    refs = [r for r in args.refs if r]
+    refs = split_list(args.refs)
     pattern = None
-    if len(refs) == 1 and any(ch in refs[0] for ch in "*?") and not refs[0].startswith("#"):
+    if len(refs) == 1 and _is_glob(refs[0]):
         pattern, refs = refs[0], []
     with open_engine(args, create=False) as engine:
         result = engine.multi_get(
@@ -61,101 +56,115 @@ def cmd_multi_get(args: argparse.Namespace) -> int:
             max_bytes=args.max_bytes,
             line_numbers=args.line_numbers,
         )
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    for doc in result["documents"]:
-        flag = " (truncated)" if doc.get("truncated") else ""
-        print(f"==> {doc['uri']} {doc['docid']}{flag}")
-        print(doc["content"])
+    render.emit(args, DOCUMENTS, result)
     for skip in result["skipped"]:
-        print(f"skipped {skip['ref']}: {skip['reason']}", file=sys.stderr)
+        render.note(f"skipped {skip['ref']}: {skip['reason'].replace('_', ' ')}")
+    if pattern is not None and not result["documents"]:
+        render.note(f"No documents match {pattern}")
     return EXIT_OK
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.ls(collection=args.collection, prefix=args.prefix, limit=args.limit)
-    if args.json:
-        emit_json(result)
-    else:
-        for doc in result["documents"]:
-            print(f"{doc['docid']}  {doc['uri']}")
+    render.emit(args, LISTING, result)
+    meta = result["meta"]
+    if not result["documents"]:
+        render.note("No documents" + (f" in {args.collection}" if args.collection else ""))
+    elif meta["total"] > meta["returned"] + meta["offset"]:
+        render.note(
+            f"Showing {meta['returned']} of {meta['total']} documents; raise --limit to see more"
+        )
     return EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.status()
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    print(f"Index: {result['indexName']} ({result['dbPath']})")
-    print(f"Documents: {result['totalDocuments']}  Chunks: {result['totalChunks']}")
-    for c in result["collections"]:
-        synced = c["lastSyncedAt"] or "never"
-        print(
-            f"  {c['name']}: {c['documentCount']} docs, {c['chunkCount']} chunks, "
-            f"{c['errorCount']} errors, {c['skippedCount']} skipped, last sync {synced}  "
-            f"({c['path']})"
-        )
-        for error in c["errors"][:10]:
-            print(f"    ! {error['relPath']}: {error['code']}: {error['message']}")
-        for skipped in c["skipped"][:10]:
-            print(f"    - {skipped['relPath']}: {skipped['code']}")
-        if c["skippedCount"] > 10:
-            print(f"    - ... {c['skippedCount'] - 10} more not indexed for their type (--json)")
-        for warning in c["warnings"][:10]:
-            print(f"    ? {warning['relPath']}: {warning['code']}: {warning['message']}")
+    render.emit(args, STATUS, result)
     return EXIT_OK
 
 
 def cmd_changes(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.changes(since=args.since, collection=args.collection, limit=args.limit)
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    for change in result["changes"]:
-        snap = change["current"] or change["previous"] or {}
-        print(f"{change['observedAt']}  {change['kind']:<10} {snap.get('uri', '')}")
-    page = result["page"]
-    print(f"next: {page['nextCursor'] or page['latestCursor']}")
+    render.emit(args, CHANGES, result)
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.diff(args.doc, args.change)
+    render.emit(args, DIFF, result)
     return EXIT_OK
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("search", parents=[common], help="BM25 keyword search")
-    add_search_options(p)
-    p.set_defaults(handler=cmd_search)
-
     p = sub.add_parser("get", parents=[common], help="read a document")
-    p.add_argument("ref")
-    p.add_argument("--from", dest="from_line", type=int)
-    p.add_argument("-l", "--lines", type=int)
-    p.add_argument("--line-numbers", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument(
+        "ref",
+        help="gno://collection/path, collection/path or #docid; a :LINE suffix "
+        "(as search prints it) starts the read at that line",
+    )
+    p.add_argument("--from", dest="from_line", type=int, help="first line to show (1-based)")
+    p.add_argument("-l", "--lines", type=int, help="how many lines to show")
+    p.add_argument(
+        "--line-numbers",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="prefix each line with its number",
+    )
+    render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_get)
 
     p = sub.add_parser("multi-get", parents=[common], help="read several documents")
-    p.add_argument("refs", nargs="+")
-    p.add_argument("--max-bytes", type=int, default=MULTI_GET_DEFAULT_MAX_BYTES)
-    p.add_argument("--line-numbers", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument(
+        "refs",
+        nargs="+",
+        help="refs (comma separated or several), or one glob such as 'notes/*.md'",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MULTI_GET_DEFAULT_MAX_BYTES,
+        help=f"cut each document at this many bytes (default {MULTI_GET_DEFAULT_MAX_BYTES})",
+    )
+    p.add_argument(
+        "--line-numbers",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="prefix each line with its number",
+    )
+    render.add_format_flags(p, render.FILES, render.MD)
     p.set_defaults(handler=cmd_multi_get)
 
     p = sub.add_parser("ls", parents=[common], help="list indexed documents")
-    p.add_argument("collection", nargs="?")
-    p.add_argument("--prefix")
-    p.add_argument("--limit", type=int, default=1000)
+    p.add_argument("collection", nargs="?", help="list this collection only (default: all)")
+    p.add_argument("--prefix", help="only paths starting with this (inside the collection)")
+    p.add_argument("--limit", type=int, default=1000, help="most documents to list (default 1000)")
+    render.add_format_flags(p, render.FILES, render.MD)
     p.set_defaults(handler=cmd_ls)
 
     p = sub.add_parser("status", parents=[common], help="index health")
+    render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_status)
 
     p = sub.add_parser("changes", parents=[common], help="metadata-only change feed")
-    p.add_argument("--since")
-    p.add_argument("-c", "--collection")
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument(
+        "--since", help="changes after this ISO-8601 time, or the cursor a previous page printed"
+    )
+    p.add_argument("-c", "--collection", help="changes of this collection only")
+    p.add_argument(
+        "--limit", type=int, default=100, help="most changes per page, 1-1000 (default 100)"
+    )
     p.set_defaults(handler=cmd_changes)
+
+    p = sub.add_parser("diff", parents=[common], help="what changed in a document's structure")
+    p.add_argument("doc", help="the document: #docid, gno://collection/path or collection/path")
+    p.add_argument(
+        "--change", help="a change id (as changes prints it); default: the latest retained"
+    )
+    p.set_defaults(handler=cmd_diff)
 
 
 __all__ = ["add_parsers"]

@@ -14,17 +14,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gno_trio.cli.common import (
-    EXIT_OK,
-    Subparsers,
-    add_search_options,
-    emit_json,
-    open_engine,
-    print_hits,
-    search_request,
-)
+from gno_trio.cli import render
+from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
 from gno_trio.cli.index import UPDATE_WAIT_SECONDS
 from gno_trio.cli.progress import ProgressBar
+from gno_trio.cli.render.health import MODELS
+from gno_trio.cli.render.hits import RESULTS, SIMILAR
+from gno_trio.cli.retrieval import add_search_options, present_hits, search_request
 from gno_trio.engine import lease_wait_from_env
 from gno_trio.errors import GnoError
 
@@ -36,10 +32,8 @@ def cmd_vsearch(args: argparse.Namespace) -> int:
     request = search_request(args)
     with open_engine(args, create=False) as engine:
         result = engine.vsearch(request)
-    if args.json:
-        emit_json(result)
-    else:
-        print_hits(args.query, result, "vector search")
+        present_hits(engine, result, args)
+    render.emit(args, RESULTS, result)
     return EXIT_OK
 
 
@@ -51,13 +45,7 @@ def cmd_similar(args: argparse.Namespace) -> int:
             threshold=args.threshold,
             cross_collection=args.cross_collection,
         )
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    similar = result["similar"]
-    print(f"{len(similar)} documents similar to {result['meta']['uri']}")
-    for item in similar:
-        print(f"  {item['docid']}  {item['uri']}  ({item['score']:.3f})")
+    render.emit(args, SIMILAR, result)
     return EXIT_OK
 
 
@@ -163,15 +151,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_models_list(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.models()
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    embed = result["embed"]
-    state = "available" if embed["cached"] else "not available"
-    version = f" {embed['version']}" if embed.get("version") else ""
-    print(f"embed:  {embed['uri']}{version} ({state})")
-    print("rerank: none (this server runs no reranker)")
-    print("gen:    none (this server runs no generation model)")
+    render.emit(args, MODELS, result)
     return EXIT_OK
 
 
@@ -194,17 +174,21 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("similar", parents=[common], help="documents similar to one document")
     p.add_argument("doc", help="document reference: gno:// URI, collection/path or #docid")
-    p.add_argument("-n", "--limit", type=int, default=5)
+    p.add_argument("-n", "--limit", type=int, default=5, help="most documents to list (5)")
     p.add_argument("--threshold", type=float, default=None, help="minimum score (default 0.7)")
-    p.add_argument("--cross-collection", action="store_true")
+    p.add_argument(
+        "--cross-collection", action="store_true", help="look in every collection, not just its own"
+    )
+    render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_similar)
 
     def embed_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("collections", nargs="*", metavar="COLLECTION")
+        p.add_argument(
+            "collections", nargs="*", metavar="COLLECTION", help="collections to do (default: all)"
+        )
         p.add_argument("--collection", help="same as naming one COLLECTION")
         p.add_argument("--force", action="store_true", help="re-embed even embedded chunks")
         p.add_argument("--batch-size", type=int, default=32, help="chunks per batch (32)")
-        p.add_argument("--yes", "-y", action="store_true", help="no prompts (there are none)")
         p.add_argument("--progress", action="store_true", help="draw the bar even off a tty")
 
     p = sub.add_parser("embed", parents=[common], help="give chunks without vectors a vector")
@@ -223,6 +207,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("models", parents=[common], help="the models this server uses")
     models = p.add_subparsers(dest="models_command", required=True, metavar="ACTION")
     q = models.add_parser("list", parents=[common], help="configured models and their state")
+    render.add_format_flags(q, render.MD)
     q.set_defaults(handler=cmd_models_list)
     q = models.add_parser("path", parents=[common], help="where the bundled model lives")
     q.set_defaults(handler=cmd_models_path)

@@ -18,6 +18,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from gno_trio.cli import mcp_setup, render
+from gno_trio.cli.clients.snippets import http_snippets
+from gno_trio.cli.clients.targets import TARGETS
 from gno_trio.cli.common import Subparsers, open_engine
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
@@ -40,6 +43,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     profile = parse_profile(args.tool_profile)
     write_enabled = args.enable_write or os.environ.get("GNO_MCP_ENABLE_WRITE") == "1"
+    if sys.stdin.isatty() and not render.quiet():
+        # Someone typed the command: say what it is waiting for (stdout stays JSON-RPC only).
+        print(
+            "gno-trio mcp speaks the Model Context Protocol (JSON-RPC) on stdin/stdout; "
+            "an MCP client starts it. Waiting for one now: press Ctrl+D or Ctrl+C to stop.\n"
+            "To set a client up instead: gno-trio mcp install --target <client> "
+            f"(one of {', '.join(sorted(TARGETS))}).",
+            file=sys.stderr,
+            flush=True,
+        )
     with serving(
         open_engine(args),
         write_enabled=write_enabled,
@@ -110,6 +123,7 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             data_dir=data_dir,
             workers=workers,
             as_json=as_json,
+            clients=http_snippets,
         )
     first_worker = launch is None or launch.seat.index == 0
     if first_worker:
@@ -133,6 +147,7 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             sock=launch.sock if launch is not None else None,
             worker=launch.seat if launch is not None else None,
             on_ready=launch.on_ready if launch is not None else None,
+            clients=http_snippets,
         )
 
 
@@ -194,10 +209,13 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio (for IDEs)")
+    p = sub.add_parser(
+        "mcp", parents=[common], help="serve MCP over stdio (for IDEs), or set a client up"
+    )
     p.add_argument(STDIO_SWITCHES.tool_profile, default="full", help="core or full (default full)")
     p.add_argument(STDIO_SWITCHES.enable_write, action="store_true", help="register write tools")
     p.set_defaults(handler=cmd_mcp)
+    mcp_setup.add_actions(p, common)
 
     p = sub.add_parser("serve", parents=[common], help="resident HTTP MCP gateway (loopback)")
     _gateway_arguments(p, daemon=False)

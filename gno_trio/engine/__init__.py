@@ -70,14 +70,18 @@ from gno_trio.engine.memory.receipts import PresentedReceipt as PresentedReceipt
 from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
 from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
 from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
+from gno_trio.engine.reads.doctor import check as doctor_check
+from gno_trio.engine.reads.doctor import index_checks as doctor_checks
 from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
 from gno_trio.engine.reads.documents import MAX_TOTAL_BYTES as MULTI_GET_MAX_TOTAL_BYTES
 from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
 from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
+from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
 from gno_trio.engine.store.lease import HeldLease as HeldLease
 from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
+from gno_trio.engine.uris import parse_ref as parse_ref
 from gno_trio.engine.uris import parse_uri as parse_uri
 from gno_trio.engine.vectors.background import BackgroundEmbedder as BackgroundEmbedder
 
@@ -127,12 +131,16 @@ __all__ = [
     "Zone",
     "agent_projection_text",
     "classify_peer",
+    "doctor_check",
+    "doctor_checks",
     "egress_scope_of",
     "evaluate_egress",
     "lease_wait_from_env",
     "locate",
     "normalize_name",
+    "parse_ref",
     "parse_uri",
     "public_code",
     "standalone_resident",
+    "write_file_atomically",
 ]

@@ -11,7 +11,7 @@ The methods are grouped by concern, one face per subpackage, on top of
 :class:`~gno_trio.engine.kernel.EngineKernel` (location, configuration,
 connections, sync):
 
-* :mod:`.ingest.face`: add and remove collections, capture notes, file copies;
+* :mod:`.ingest.face`: add and remove collections, capture notes, file copies, tags;
 * :mod:`.reads.face`: get, multi-get, ls, tags, changes, diff, status, peek;
 * :mod:`.search.face`: search, vector search, similar, query, diagnose;
 * :mod:`.vectors.face`: the embed phase, clearing vectors, model facts;

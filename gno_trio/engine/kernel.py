@@ -48,6 +48,7 @@ from gno_trio.engine.ingest.sync import (
     ProgressFn,
     SyncReport,
     compact_full_text,
+    finish_upgrades,
     sync_collection,
 )
 from gno_trio.engine.store import journal
@@ -181,6 +182,7 @@ class EngineKernel:
         conn = connect(db_path)
         try:
             migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
+            finish_upgrades(conn)
             if missing is not None and not _index_is_empty(conn):
                 raise GnoError(
                     "CONFIG_NOT_FOUND",

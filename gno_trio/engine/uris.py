@@ -108,8 +108,8 @@ def parse_ref(raw: str) -> Ref:
     """Parse what a user or agent passes as ``ref``.
 
     Accepted: ``gno://collection/path[?index=name]``, ``collection/path``,
-    ``#docid`` (6 or more hex digits). A ``:N`` line suffix on a path form is
-    parsed into ``line``.
+    ``#docid`` (6 or more hex digits). A ``:N`` line suffix (N >= 1) on a path
+    form is parsed into ``line``, which reads start from; a docid takes none.
     """
     ref = raw.strip()
     if not ref:
@@ -117,6 +117,8 @@ def parse_ref(raw: str) -> Ref:
     if "\x00" in ref:
         raise GnoError("INVALID_INPUT", "Reference contains a NUL byte")
     if ref.startswith("#"):
+        if _LINE_SUFFIX_RE.search(ref):
+            raise GnoError("INVALID_INPUT", f"A docid reference cannot take a :line suffix: {raw}")
         match = _DOCID_RE.match(ref)
         if not match:
             raise GnoError(
@@ -127,6 +129,8 @@ def parse_ref(raw: str) -> Ref:
     line_match = _LINE_SUFFIX_RE.search(ref)
     if line_match:
         line = int(line_match.group(1))
+        if line < 1:
+            raise GnoError("INVALID_INPUT", f"Invalid line suffix (lines count from 1): {raw}")
         ref = ref[: line_match.start()]
     if ref.startswith(SCHEME):
         collection, rel_path, index = parse_uri(ref)

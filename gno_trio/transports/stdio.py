@@ -41,6 +41,7 @@ from gno_trio.protocol.jsonrpc import (
 from gno_trio.protocol.names import CANCELLED_NOTIFICATION
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
+from nurseries.bytebudget import ByteBudget
 
 logger = logging.getLogger("gno_trio.transports.stdio")
 
@@ -48,6 +49,10 @@ DEFAULT_MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_DRAIN_TIMEOUT: Final = 10.0
 _READ_CHUNK: Final = 64 * 1024
 _OUTBOX_SIZE: Final = 256
+MAX_IN_FLIGHT: Final = 32
+"""Requests served at once; the next one is not read until one finishes (pipe backpressure)."""
+OUTBOX_BYTES: Final = 32 * 1024 * 1024
+"""Answer bytes waiting for a client that is slow to read stdout; producers wait beyond it."""
 _NEWLINE: Final = b"\n"
 
 
@@ -97,6 +102,8 @@ class _StdioServer:
         self._connection = StdioConnection()
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._outbox, self._outbox_reader = trio.open_memory_channel[bytes](_OUTBOX_SIZE)
+        self._outbox_bytes = ByteBudget(OUTBOX_BYTES)
+        self._slots = trio.Semaphore(MAX_IN_FLIGHT)
         self._requests: trio.Nursery | None = None
         self._everything = trio.CancelScope()
         self._writer_done = trio.Event()
@@ -189,21 +196,39 @@ class _StdioServer:
                 await self._emit(encode_error(message.id, internal_error().to_error_object()))
 
     async def _emit(self, line: bytes) -> None:
-        await self._outbox.send(line)
+        """Queue one line for the writer, within the outbox's byte budget."""
+        await self._outbox_bytes.acquire(len(line))
+        try:
+            await self._outbox.send(line)
+        except BaseException:
+            self._outbox_bytes.release(len(line))
+            raise
 
     # -- requests ----------------------------------------------------------------------
 
     async def _start_request(self, request: Request) -> None:
+        # Waiting here stops reading stdin: a flooding client meets its own pipe's limit.
+        await self._slots.acquire()
+        try:
+            started = await self._admit_and_start(request)
+        except BaseException:
+            self._slots.release()
+            raise
+        if not started:
+            self._slots.release()
+
+    async def _admit_and_start(self, request: Request) -> bool:
+        """Start ``request``'s task (it owns the slot from then on); False if refused."""
         if request.id in self._in_flight:
             await self._emit(
                 _error_line(request.id, INVALID_REQUEST, "Request id is already in use")
             )
-            return
+            return False
         try:
             admission = self._connection.admit(request.method, request.params)
         except ProtocolError as exc:
             await self._emit(encode_error(request.id, exc.to_error_object()))
-            return
+            return False
         # The spec forbids cancelling initialize; its answer is always sent.
         entry = _InFlight(cancellable=request.method != INITIALIZE)
         self._in_flight[request.id] = entry
@@ -216,6 +241,7 @@ class _StdioServer:
         entry.context = context
         assert self._requests is not None
         self._requests.start_soon(self._serve_request, request, entry, context)
+        return True
 
     async def _serve_request(
         self, request: Request, entry: _InFlight, context: RequestContext
@@ -225,10 +251,11 @@ class _StdioServer:
                 line = await self._answer(request, context)
                 # Queued from inside the request's scope: once the client has
                 # cancelled, this raises instead of committing a response.
-                await self._outbox.send(line)
+                await self._emit(line)
         finally:
             context.finish()
             del self._in_flight[request.id]
+            self._slots.release()
 
     async def _answer(self, request: Request, context: RequestContext) -> bytes:
         try:
@@ -241,7 +268,7 @@ class _StdioServer:
             return encode_error(request.id, internal_error().to_error_object())
 
     async def _send_notification(self, method: str, params: Mapping[str, Any]) -> None:
-        await self._outbox.send(encode_notification(method, params))
+        await self._emit(encode_notification(method, params))
 
     # -- notifications -----------------------------------------------------------------
 
@@ -278,6 +305,8 @@ class _StdioServer:
                     logger.info("stdout closed by the client; stopping")
                     self._everything.cancel()
                     return
+                finally:
+                    self._outbox_bytes.release(sum(len(part) for part in lines))
         self._writer_done.set()
 
     async def _watch_signals(

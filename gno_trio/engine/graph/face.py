@@ -5,8 +5,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gno_trio.engine.graph import linkgraph, links, overview, typed
+from gno_trio.engine.graph import edges, linkgraph, links, overview, typed
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.errors import GnoError
 
 
 class GraphFace(EngineKernel):
@@ -15,18 +16,45 @@ class GraphFace(EngineKernel):
         ref: str,
         *,
         link_type: links.LinkKind | None = None,
+        edge_type: str | None = None,
+        relation: str | None = None,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        """``links-list``: the outgoing links of one document, each resolved if possible."""
+        """``links-list``: the outgoing links of one document, each resolved if possible.
+
+        With ``edge_type`` (or its alias ``relation``) the answer lists the
+        document's edges of that type instead; a link syntax filter then
+        makes no sense and is refused.
+        """
         with self.connection(conn) as c:
-            return links.outgoing(c, ref, link_type=link_type)
+            if edge_type is None and relation is None:
+                return links.outgoing(c, ref, link_type=link_type)
+            if link_type is not None:
+                raise GnoError(
+                    "INVALID_INPUT",
+                    "a link type (wiki, markdown) cannot be combined with an edge type",
+                )
+            return edges.typed_links(c, ref, edge_type=edge_type, relation=relation)
 
     def backlinks(
-        self, ref: str, *, collection: str | None = None, conn: sqlite3.Connection | None = None
+        self,
+        ref: str,
+        *,
+        collection: str | None = None,
+        edge_type: str | None = None,
+        relation: str | None = None,
+        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        """``backlinks``: every link in an active document that resolves to ``ref``."""
+        """``backlinks``: every link in an active document that resolves to ``ref``.
+
+        With ``edge_type`` (or ``relation``): the edges of that type pointing at it.
+        """
         with self.connection(conn) as c:
-            return links.backlinks(c, ref, collection=collection)
+            if edge_type is None and relation is None:
+                return links.backlinks(c, ref, collection=collection)
+            return edges.typed_backlinks(
+                c, ref, edge_type=edge_type, relation=relation, collection=collection
+            )
 
     def neighbors(
         self,

@@ -308,7 +308,7 @@ def outgoing(
     return {"links": links, "meta": meta}
 
 
-def _known_collection(conn: sqlite3.Connection, name: str) -> str:
+def known_collection(conn: sqlite3.Connection, name: str) -> str:
     wanted = name.strip().lower()
     found = conn.execute("SELECT 1 FROM collections WHERE name = ?", (wanted,)).fetchone()
     if found is None:
@@ -331,7 +331,7 @@ def backlinks(
     when it does not exist). Sources are ordered by URI, then position.
     """
     target = _document(conn, ref)
-    source_filter = _known_collection(conn, collection) if collection is not None else None
+    source_filter = known_collection(conn, collection) if collection is not None else None
     # Markdown links only reach their own collection unless they are gno:// URIs;
     # wiki links reach another collection only through an explicit prefix.
     query = """

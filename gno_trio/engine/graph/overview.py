@@ -27,7 +27,7 @@ GRAPH_DEFAULT_EDGE_LIMIT: Final = 10000
 HUB_COUNT: Final = 10
 SIMILAR_DEFAULT_TOP_K: Final = 5
 SIMILAR_UNAVAILABLE: Final = (
-    "includeSimilar needs vector embeddings, which this server does not build; "
+    "Similarity edges need vector embeddings, which this server does not build; "
     "no similarity edges were added"
 )
 
@@ -113,6 +113,13 @@ def overview(
     whole scope, before any cut; communities are found among the returned
     nodes.
     """
+    for name, value, high in (
+        ("limit", limit, 5000),
+        ("edge limit", edge_limit, 50000),
+        ("similar top-k", similar_top_k, 20),
+    ):
+        if not 1 <= value <= high:
+            raise GnoError("INVALID_INPUT", f"{name} must be between 1 and {high} (got {value})")
     wanted, docs = _scope(conn, collection)
     by_id = {doc.id: doc for doc in docs}
     graph = LinkGraph.load(conn)

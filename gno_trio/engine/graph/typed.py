@@ -35,7 +35,15 @@ DEFAULT_MAX_NODES: Final = 100
 DEFAULT_MAX_EDGES: Final = 500
 DEFAULT_FRONTIER_LIMIT: Final = 100
 DEFAULT_VISITED_LIMIT: Final = 500
-_LINK_EDGE_TYPE: Final = "links_to"
+CAPS: Final = {
+    "max depth": (1, 6),
+    "max nodes": (1, 1000),
+    "max edges": (1, 5000),
+    "frontier limit": (1, 1000),
+    "visited limit": (1, 5000),
+}
+"""The range of each traversal cap, on every surface (the MCP schemas say the same)."""
+LINK_EDGE_TYPE: Final = "links_to"
 _LINK_SOURCES: Final = {"wiki": "wikilink", "markdown": "markdown-link"}
 
 
@@ -123,22 +131,22 @@ def typed_edges(conn: sqlite3.Connection, edge_type: str | None = None) -> EdgeS
     return found
 
 
-def _with_links(conn: sqlite3.Connection, edges: EdgeSet) -> EdgeSet:
+def with_links(conn: sqlite3.Connection, edges: EdgeSet) -> EdgeSet:
     """``edges`` plus one edge per resolved (source, target, link kind)."""
     links = LinkGraph.load(conn)
     for source, targets in links.outgoing.items():
         for target, kinds in targets.items():
             for kind in sorted(kinds):
-                edge = Edge(source, target, _LINK_EDGE_TYPE, "parsed", _LINK_SOURCES[kind])
+                edge = Edge(source, target, LINK_EDGE_TYPE, "parsed", _LINK_SOURCES[kind])
                 edges.add(edge, links.docs[source], links.docs[target])
     return edges
 
 
-def _root(conn: sqlite3.Connection, ref: str) -> DocSummary:
+def root_doc(conn: sqlite3.Connection, ref: str) -> DocSummary:
     return summary(resolve(conn, parse_ref(ref)))
 
 
-def _edge_fields(edge: Edge) -> dict[str, Any]:
+def edge_fields(edge: Edge) -> dict[str, Any]:
     return {
         "edgeType": edge.edge_type,
         "relationType": edge.edge_type,
@@ -156,6 +164,21 @@ class _Walk:
     frontier_limit: int
     visited_limit: int
     max_edges: int | None = None
+
+    def __post_init__(self) -> None:
+        given = {
+            "max depth": self.max_depth,
+            "max nodes": self.max_nodes,
+            "frontier limit": self.frontier_limit,
+            "visited limit": self.visited_limit,
+            "max edges": self.max_edges,
+        }
+        for name, value in given.items():
+            low, high = CAPS[name]
+            if value is not None and not low <= value <= high:
+                raise GnoError(
+                    "INVALID_INPUT", f"{name} must be between {low} and {high} (got {value})"
+                )
 
     def run(
         self, root: int, steps: Callable[[int], list[tuple[Edge, int]]]
@@ -220,7 +243,8 @@ def graph_query(
     either. Each node carries its hop count; ``graphHints`` marks the root
     and documents whose further edges the depth cap left unexplored.
     """
-    root = _root(conn, ref)
+    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit)
+    root = root_doc(conn, ref)
     edges = typed_edges(conn, edge_type)
     edges.docs.setdefault(root.id, root)
 
@@ -232,7 +256,6 @@ def graph_query(
             found += [(e, e.source) for e in edges.ordered(edges.incoming.get(here, ()), "source")]
         return [(edge, other) for edge, other in found if other != here]
 
-    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit)
     depth_of, _, walked, truncated = walk.run(root.id, steps)
     kept = [e for e in walked if e.source in depth_of and e.target in depth_of]
 
@@ -254,7 +277,7 @@ def graph_query(
             {
                 "source": edges.docs[e.source].docid,
                 "target": edges.docs[e.target].docid,
-                **_edge_fields(e),
+                **edge_fields(e),
                 "depth": max(depth_of[e.source], depth_of[e.target]),
             }
             for e in kept
@@ -289,15 +312,15 @@ def impact(
     ``max_nodes`` counts the root. Each impacted document comes with the
     chain of edges, from it towards ``ref``, by which the walk first reached it.
     """
-    root = _root(conn, ref)
-    edges = _with_links(conn, typed_edges(conn))
+    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit, max_edges)
+    root = root_doc(conn, ref)
+    edges = with_links(conn, typed_edges(conn))
     edges.docs.setdefault(root.id, root)
 
     def steps(here: int) -> list[tuple[Edge, int]]:
         inbound = edges.ordered(edges.incoming.get(here, ()), "source")
         return [(e, e.source) for e in inbound if e.source != here]
 
-    walk = _Walk(max_depth, max_nodes, frontier_limit, visited_limit, max_edges)
     depth_of, reached_by, walked, truncated = walk.run(root.id, steps)
 
     def endpoint(doc_id: int) -> dict[str, Any]:
@@ -309,7 +332,7 @@ def impact(
             edge = reached_by[doc_id]
             chain.append(
                 {"source": endpoint(edge.source), "target": endpoint(edge.target)}
-                | _edge_fields(edge)
+                | edge_fields(edge)
             )
             doc_id = edge.target
         return chain
@@ -350,11 +373,11 @@ def check_edge_type(edge_type: str | None, relation: str | None) -> str | None:
     """``edgeType`` and its alias ``relation`` as one filter; both set must agree."""
     if edge_type is not None and relation is not None and edge_type != relation:
         raise GnoError(
-            "INVALID_INPUT", f"edgeType ({edge_type}) and relation ({relation}) disagree"
+            "INVALID_INPUT", f"edge type ({edge_type}) and relation ({relation}) disagree"
         )
     chosen = edge_type if edge_type is not None else relation
     if chosen is not None and not chosen.strip():
-        raise GnoError("INVALID_INPUT", "edgeType must not be empty")
+        raise GnoError("INVALID_INPUT", "the edge type must not be empty")
     return chosen.strip() if chosen is not None else None
 
 

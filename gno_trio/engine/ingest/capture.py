@@ -41,6 +41,7 @@ from gno_trio.engine.ingest.frontmatter import extract_meta, normalize_tag
 from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.walker import glob_regex
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.atomic import create_new, replace
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.lease import HeldLease
@@ -77,9 +78,9 @@ MAX_SEGMENT_BYTES: Final = 255
 MAX_TITLE_CHARS: Final = 1000
 MAX_SOURCE_VALUE_CHARS: Final = 4096
 MAX_TAGS: Final = 100
+# Said to every surface alike, so it names no command or tool.
 EMBED_REASON: Final = (
-    "capture indexes keywords only; run gno_embed or gno_index to make the note "
-    "visible to vector search"
+    "capture indexes keywords only; the note reaches vector search with the next embedding run"
 )
 
 # Paths under this prefix are reserved for records GNO derives from container
@@ -634,6 +635,7 @@ def _add_index_tags(conn: sqlite3.Connection, doc_id: int, tags: Sequence[str]) 
             "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'user')",
             [(doc_id, tag) for tag in tags],
         )
+        fulltext.refresh_metadata(conn, doc_id)
 
 
 def _doc_tags(conn: sqlite3.Connection, doc_id: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""The engine's writers of collections and notes: add, remove, capture, file."""
+"""The engine's writers of collections and notes: add, remove, capture, file, tag."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
-from gno_trio.engine.ingest import filing
+from gno_trio.engine.ingest import filing, tagging
 from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.store.lease import HeldLease
@@ -157,6 +157,47 @@ class IngestFace(EngineKernel):
         with self.connection(conn) as c:
             return filing.duplicate_note(
                 self, c, ref, folder_path=folder_path, name=name, should_stop=should_stop
+            )
+
+    def add_tag(
+        self,
+        ref: str,
+        tag: str,
+        *,
+        should_stop: StopFn | None = None,
+        conn: sqlite3.Connection | None = None,
+        lease: HeldLease | None = None,
+    ) -> dict[str, Any]:
+        """Tag one document (a Markdown note also in its frontmatter); idempotent."""
+        return self._change_tag(ref, tag, add=True, should_stop=should_stop, conn=conn, lease=lease)
+
+    def remove_tag(
+        self,
+        ref: str,
+        tag: str,
+        *,
+        should_stop: StopFn | None = None,
+        conn: sqlite3.Connection | None = None,
+        lease: HeldLease | None = None,
+    ) -> dict[str, Any]:
+        """Take one tag off a document (and out of a Markdown note's frontmatter)."""
+        return self._change_tag(
+            ref, tag, add=False, should_stop=should_stop, conn=conn, lease=lease
+        )
+
+    def _change_tag(
+        self,
+        ref: str,
+        tag: str,
+        *,
+        add: bool,
+        should_stop: StopFn | None,
+        conn: sqlite3.Connection | None,
+        lease: HeldLease | None,
+    ) -> dict[str, Any]:
+        with self.connection(conn) as c:
+            return tagging.change_tag(
+                self, c, ref, tag, add=add, should_stop=should_stop, lease=lease
             )
 
 

@@ -56,7 +56,7 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _real_folder(root: Path, segments: list[str]) -> Path:
+def real_folder(root: Path, segments: list[str]) -> Path:
     """``root`` joined with ``segments``, every step an existing folder and no link."""
     current = root
     for segment in segments:
@@ -96,7 +96,7 @@ def create_folder(
     parents = path_segments(parent_path, "parentPath") if parent_path is not None else []
     rel_path = "/".join([*parents, folder])
     with engine.writing(lease, should_stop=should_stop):
-        parent = _real_folder(collection_root(collection, engine.location.dirs), parents)
+        parent = real_folder(collection_root(collection, engine.location.dirs), parents)
         try:
             (parent / folder).mkdir()
         except FileExistsError as exc:
@@ -117,14 +117,14 @@ def _copy_name(source_rel: str, name: str | None) -> str:
     return chosen if PurePosixPath(chosen).suffix else chosen + source.suffix
 
 
-def _editable_text(path: Path, rel_path: str) -> str:
+def editable_text(path: Path, rel_path: str, *, action: str = "duplicated") -> str:
     """The source file's text exactly as stored (line endings kept), or why it cannot be."""
     try:
         with path.open("r", encoding="utf-8", newline="") as handle:
             return handle.read()
     except UnicodeDecodeError as exc:
         raise GnoError(
-            "INVALID_INPUT", f"{rel_path} is not an editable text note and cannot be duplicated"
+            "INVALID_INPUT", f"{rel_path} is not an editable text note and cannot be {action}"
         ) from exc
     except OSError as exc:
         raise GnoError(
@@ -163,8 +163,8 @@ def duplicate_note(
         raise GnoError("INVALID_PATH", f"{target_rel} would not be indexed: {reason}")
     with engine.writing(lease, should_stop=should_stop) as held:
         root = collection_root(collection, engine.location.dirs)
-        folder = _real_folder(root, folders)
-        text = _editable_text(root / source_rel, source_rel)
+        folder = real_folder(root, folders)
+        text = editable_text(root / source_rel, source_rel)
         target = folder / target_rel.rsplit("/", 1)[-1]
         taken = (
             _lstat(target) is not None
@@ -189,4 +189,4 @@ def duplicate_note(
     }
 
 
-__all__ = ["COPY_SUFFIX", "create_folder", "duplicate_note"]
+__all__ = ["COPY_SUFFIX", "create_folder", "duplicate_note", "editable_text", "real_folder"]

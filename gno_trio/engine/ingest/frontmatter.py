@@ -311,6 +311,21 @@ def _author(value: Any) -> str | None:
     return _scalar_text(value)
 
 
+def _source_author(source: Any) -> str | None:
+    """The author a captured note's provenance names (``source: {author: ...}``).
+
+    A captured note records who wrote the text it holds under ``source``;
+    with no top-level ``author`` that is the note's author for filtering and
+    search.
+    """
+    if not isinstance(source, dict):
+        return None
+    for key, value in source.items():
+        if isinstance(key, str) and key.lower() == "author":
+            return _author(value)
+    return None
+
+
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item for item in items if item))
 
@@ -707,26 +722,28 @@ def _stem(rel_path: str) -> str:
     return path.stem or path.name or rel_path
 
 
-def extract_meta(text: str, rel_path: str) -> DocumentMeta:
+def extract_meta(text: str, rel_path: str, *, frontmatter: bool = True) -> DocumentMeta:
     """Parse frontmatter and scan the body of one document's text mirror.
 
     A malformed or non-mapping frontmatter block is reported in
     ``frontmatter_error`` and the whole text is treated as body, so nothing
-    the user wrote disappears from search.
+    the user wrote disappears from search. Frontmatter is a Markdown
+    convention: for other text (``frontmatter=False``, such as a YAML file
+    whose first line is its ``---`` document marker) all of it is body.
     """
     if text.startswith("\ufeff"):
         text = text[1:]
-    block = _find_block(text)
-    frontmatter: dict[str, Any] = {}
+    block = _find_block(text) if frontmatter else _Block(None, text, 1, None)
+    parsed: dict[str, Any] = {}
     error = block.error
     body, body_start_line = block.body, block.body_start_line
     if block.yaml_text is not None:
-        frontmatter, error = _parse_yaml(block.yaml_text)
+        parsed, error = _parse_yaml(block.yaml_text)
         if error is not None:
             body, body_start_line = text, 1
 
     fields: dict[str, Any] = {}
-    for key, value in frontmatter.items():
+    for key, value in parsed.items():
         fields.setdefault(key.lower(), value)
 
     scan = _scan_body(body, body_start_line)
@@ -736,13 +753,13 @@ def extract_meta(text: str, rel_path: str) -> DocumentMeta:
         _first_field(fields, "type", "contenttype", "content_type", "content-type")
     )
     return DocumentMeta(
-        frontmatter=MappingProxyType(frontmatter),
+        frontmatter=MappingProxyType(parsed),
         frontmatter_error=error,
         body=body,
         body_start_line=body_start_line,
         title=title,
         tags=tuple(sorted(set(tags))),
-        author=_author(fields.get("author")),
+        author=_author(fields.get("author")) or _source_author(fields.get("source")),
         categories=_categories(_first_field(fields, "categories", "category")),
         content_type=content_type,
         date=_date(fields),

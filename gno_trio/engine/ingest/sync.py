@@ -12,6 +12,7 @@ last good content.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.config import DEFAULT_EXCLUDES
-from gno_trio.engine.ingest.chunker import chunk_text
+from gno_trio.engine.ingest.chunker import Chunk, chunk_text
 from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents import records
 from gno_trio.engine.ingest.documents.reasons import TOO_LARGE
@@ -32,6 +33,7 @@ from gno_trio.engine.ingest.documents.runner import ConversionJob, ConversionRun
 from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
 from gno_trio.engine.memory.projection import project as project_memory
+from gno_trio.engine.store import fulltext
 from gno_trio.engine.store import journal as journal
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.uris import docid_for, make_uri, sha256_hex
@@ -158,7 +160,9 @@ def upsert_collection(conn: sqlite3.Connection, spec: CollectionSpec) -> None:
 
 
 def _prepare(found: FoundFile, data: bytes, converted: Converted) -> _Prepared:
-    meta = extract_meta(converted.markdown, found.rel_path)
+    meta = extract_meta(
+        converted.markdown, found.rel_path, frontmatter=has_frontmatter(converted.mime)
+    )
     return _Prepared(
         found=found,
         source_hash=sha256_hex(data),
@@ -197,14 +201,58 @@ def _store_content(
     ).rowcount
     if not inserted:
         return
-    chunks = chunk_text(markdown, code=prepared.converted.is_code)
-    language = prepared.converted.language
+    _insert_chunks(
+        conn,
+        prepared.mirror_hash,
+        body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
+        prepared.converted.language,
+        tick,
+    )
+
+
+def has_frontmatter(mime: str) -> bool:
+    """Whether documents of this source type carry a frontmatter block (Markdown does)."""
+    return mime == "text/markdown"
+
+
+def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]:
+    """The chunks of a mirror's text after its frontmatter, addressed in the whole text.
+
+    Chunks are what snippets, line anchors and embeddings are made of; the
+    frontmatter is metadata (indexed in its own fields), so no snippet ever
+    shows a ``---`` block. Only Markdown has frontmatter (see
+    :func:`has_frontmatter`): a YAML file's ``---`` is content. Positions
+    and line numbers still count from the top of the mirror, so
+    ``get(ref, fromLine=line)`` lands where a hit points.
+    """
+    if meta.body_start_line <= 1:  # no frontmatter block was taken off
+        return chunk_text(markdown, code=code)
+    offset = len(markdown) - len(meta.body)
+    skipped_lines = markdown.count("\n", 0, offset)
+    return [
+        dataclasses.replace(
+            chunk,
+            pos=chunk.pos + offset,
+            start_line=chunk.start_line + skipped_lines,
+            end_line=chunk.end_line + skipped_lines,
+        )
+        for chunk in chunk_text(markdown[offset:], code=code)
+    ]
+
+
+def _insert_chunks(
+    conn: sqlite3.Connection,
+    mirror_hash: str,
+    chunks: list[Chunk],
+    language: str | None,
+    tick: ChunkTick | None = None,
+) -> None:
     for chunk in chunks:
         cur = conn.execute(
             """INSERT INTO content_chunks(mirror_hash, seq, pos, text, start_line, end_line,
                    language, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
             (
-                prepared.mirror_hash,
+                mirror_hash,
                 chunk.seq,
                 chunk.pos,
                 chunk.text,
@@ -216,8 +264,10 @@ def _store_content(
         )
         conn.execute(
             "INSERT INTO chunks_fts(rowid, text, mirror_hash) VALUES (?, ?, ?)",
-            (cur.lastrowid, chunk.text, prepared.mirror_hash),
+            (cur.lastrowid, chunk.text, mirror_hash),
         )
+        if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
+            tick(chunk.seq + 1, len(chunks))
         if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
             tick(chunk.seq + 1, len(chunks))
 
@@ -245,11 +295,7 @@ def _write_structure(conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta) 
 
 
 def _fts_upsert(conn: sqlite3.Connection, doc_id: int, rel_path: str, meta: DocumentMeta) -> None:
-    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-    conn.execute(
-        "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, rel_path, meta.title, meta.body),
-    )
+    fulltext.index_document(conn, doc_id, filepath=rel_path, title=meta.title, body=meta.body)
 
 
 def _doc_values(spec: CollectionSpec, p: _Prepared, indexed_at: str) -> dict[str, Any]:
@@ -314,8 +360,8 @@ def write_document(
         old_structure = journal.stored_structure(conn, existing)
         assignments = ", ".join(f"{k} = ?" for k in values)
         conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
-    _fts_upsert(conn, doc_id, prepared.found.rel_path, prepared.meta)
     _write_structure(conn, doc_id, prepared.meta)
+    _fts_upsert(conn, doc_id, prepared.found.rel_path, prepared.meta)
     project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
     current = journal.snapshot_values(values)
     delta = journal.structure_delta(old_structure, journal.structure_of(prepared.meta))
@@ -395,7 +441,7 @@ def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> 
     conn.execute(
         "UPDATE documents SET active = 0, indexed_at = ? WHERE id = ?", (observed_at, row["id"])
     )
-    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (row["id"],))
+    fulltext.remove_document(conn, int(row["id"]))
     previous = journal.snapshot(row)
     current = dict(previous, active=False)
     journal.record(conn, "inactivate", row["collection"], observed_at, previous, current, {})
@@ -676,7 +722,9 @@ def _reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row
         "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
     ).fetchone()
     if markdown_row is not None:
-        meta = extract_meta(markdown_row[0], row["rel_path"])
+        meta = extract_meta(
+            markdown_row[0], row["rel_path"], frontmatter=has_frontmatter(row["source_mime"])
+        )
         _fts_upsert(conn, int(row["id"]), row["rel_path"], meta)
     previous = journal.snapshot(row)
     journal.record(conn, "reactivate", spec.name, at, previous, dict(previous, active=True), {})
@@ -691,8 +739,8 @@ def _rename(
     assignments = ", ".join(f"{k} = ?" for k in values)
     conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), old["id"]))
     _store_content(conn, prepared)
-    _fts_upsert(conn, int(old["id"]), prepared.found.rel_path, prepared.meta)
     _write_structure(conn, int(old["id"]), prepared.meta)
+    _fts_upsert(conn, int(old["id"]), prepared.found.rel_path, prepared.meta)
     project_memory(conn, int(old["id"]), prepared.meta, managed=spec.memory_managed)
     journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})
 
@@ -732,13 +780,84 @@ def collect_garbage(conn: sqlite3.Connection) -> None:
         )
     ]
     for mirror_hash in orphans:
-        for chunk_id, text in conn.execute(
-            "SELECT id, text FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,)
-        ).fetchall():
-            conn.execute(
-                "INSERT INTO chunks_fts(chunks_fts, rowid, text, mirror_hash) "
-                "VALUES ('delete', ?, ?, ?)",
-                (chunk_id, text, mirror_hash),
-            )
-        conn.execute("DELETE FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,))
+        _drop_chunks(conn, mirror_hash)
         conn.execute("DELETE FROM content WHERE mirror_hash = ?", (mirror_hash,))
+
+
+_RECHUNK_FLAG = "rechunk_frontmatter"
+
+
+def finish_upgrades(conn: sqlite3.Connection) -> None:
+    """Work a migration left for code: redo the chunks of mirrors that begin with frontmatter.
+
+    Migration 010 took the frontmatter out of chunks; mirrors chunked before
+    it are chunked again here, once (the flag it set is cleared in the same
+    transaction), and documents whose only author is their capture source
+    get it as their author. Their vectors, if any, are dropped with their old chunks:
+    the text they were computed from is gone. Only mirrors whose text starts
+    with ``---`` can change, so this touches few rows on most indexes.
+    """
+    if not _upgrade_pending(conn):
+        return
+    with write_transaction(conn):
+        if not _upgrade_pending(conn):  # another process finished it meanwhile
+            return
+        has_vectors = (
+            conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'content_vectors'"
+            ).fetchone()
+            is not None
+        )
+        rows = conn.execute(
+            "SELECT c.mirror_hash, c.markdown, "
+            "(SELECT MIN(d.source_mime = 'text/markdown') FROM documents d "
+            " WHERE d.mirror_hash = c.mirror_hash) AS markdown_only, "
+            "(SELECT language FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash "
+            " ORDER BY seq LIMIT 1) AS language "
+            "FROM content c WHERE substr(c.markdown, 1, 3) = '---' "
+            "OR substr(c.markdown, 1, 4) = ?",
+            ("\ufeff---",),
+        ).fetchall()
+        for row in rows:
+            markdown = str(row["markdown"])
+            if not row["markdown_only"]:
+                continue  # chunked from the top before and after
+            meta = extract_meta(markdown, "upgrade.md")
+            if meta.body_start_line <= 1:
+                continue
+            mirror_hash = row["mirror_hash"]
+            if meta.author:  # a captured note's source author counts as its author now
+                for (doc_id,) in conn.execute(
+                    "SELECT id FROM documents WHERE mirror_hash = ? AND author IS NULL",
+                    (mirror_hash,),
+                ).fetchall():
+                    conn.execute(
+                        "UPDATE documents SET author = ? WHERE id = ?", (meta.author, doc_id)
+                    )
+                    fulltext.refresh_metadata(conn, int(doc_id))
+            _drop_chunks(conn, mirror_hash)
+            if has_vectors:
+                conn.execute("DELETE FROM content_vectors WHERE mirror_hash = ?", (mirror_hash,))
+            _insert_chunks(
+                conn, mirror_hash, body_chunks(markdown, meta, code=False), row["language"]
+            )
+        conn.execute("DELETE FROM schema_meta WHERE key = ?", (_RECHUNK_FLAG,))
+
+
+def _upgrade_pending(conn: sqlite3.Connection) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM schema_meta WHERE key = ?", (_RECHUNK_FLAG,)).fetchone()
+        is not None
+    )
+
+
+def _drop_chunks(conn: sqlite3.Connection, mirror_hash: str) -> None:
+    for chunk_id, text in conn.execute(
+        "SELECT id, text FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,)
+    ).fetchall():
+        conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, text, mirror_hash) "
+            "VALUES ('delete', ?, ?, ?)",
+            (chunk_id, text, mirror_hash),
+        )
+    conn.execute("DELETE FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,))

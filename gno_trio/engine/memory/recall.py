@@ -29,8 +29,8 @@ from gno_trio.engine.memory.queries import (
     fact_from_row,
 )
 from gno_trio.engine.memory.records import normalize_text
-from gno_trio.engine.search.lexical import FIELD_WEIGHTS
 from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.errors import GnoError
 
 LEXICAL_LIMIT = 32

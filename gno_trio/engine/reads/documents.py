@@ -140,6 +140,10 @@ def get(
     if line_count is not None and line_count < 1:
         raise GnoError("INVALID_INPUT", "lineCount must be at least 1")
     parsed = parse_ref(ref)
+    if from_line is None and parsed.line is not None:
+        # ``gno://c/p.md:52`` (what a search hit prints) reads from line 52;
+        # an explicit fromLine wins over the suffix.
+        from_line = parsed.line
     row = resolve(conn, parsed)
     text = mirror_text(conn, row, ref)
     lines = text.split("\n")

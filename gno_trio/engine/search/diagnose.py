@@ -32,7 +32,6 @@ from gno_trio.engine.search import diagnose_hybrid as staged
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import (
-    FIELD_WEIGHTS,
     SearchRequest,
     filter_clauses,
     relaxed_match,
@@ -47,6 +46,7 @@ from gno_trio.engine.search.pipeline import (
     validate_options,
 )
 from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.errors import GnoError

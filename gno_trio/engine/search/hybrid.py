@@ -33,6 +33,8 @@ class QueryOptions:
     fast: bool = False
     thorough: bool = False
     explain: bool = False
+    graph: bool = True
+    """One-hop expansion over links from the top hits; the lexical-only pipeline has none."""
 
 
 def _validate_modes(modes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -22,10 +22,9 @@ from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search.anchors import Anchor, anchors_for
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.search.timefilter import parse_time_bound
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.errors import GnoError
 
-# bm25() column weights: filepath, title, body.
-FIELD_WEIGHTS = (1.5, 4.0, 1.0)
 _ACTIVE = "d.active = 1"
 # Everything a search result is built from, read for the top rows only: the
 # document's columns, its collection's folder, its tags, and the id range of

@@ -39,6 +39,12 @@ def _migration_scripts() -> list[tuple[int, str]]:
     return scripts
 
 
+def latest_version() -> int:
+    """The schema version this gno-trio brings an index to."""
+    scripts = _migration_scripts()
+    return scripts[-1][0] if scripts else 0
+
+
 def _configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")

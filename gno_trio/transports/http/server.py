@@ -21,9 +21,10 @@ import logging
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, Final
 
 import hypercorn.config
@@ -247,18 +248,43 @@ def client_configuration(endpoint: GatewayEndpoint, settings: GatewaySettings) -
     return {"mcpServers": {SERVER_KEY: entry}}
 
 
-def announce(endpoint: GatewayEndpoint, settings: GatewaySettings, *, as_json: bool) -> None:
-    """Print where the gateway listens, and a client configuration, to stdout."""
+ClientSnippets = Callable[[str, Path | None], Mapping[str, Mapping[str, Any]]]
+"""Per-client configuration for a URL: ``{client: {"text": ..., ...}}`` (the CLI's table)."""
+
+
+def announce(
+    endpoint: GatewayEndpoint,
+    settings: GatewaySettings,
+    *,
+    as_json: bool,
+    clients: ClientSnippets | None = None,
+) -> None:
+    """Print where the gateway listens, and client configurations, to stdout."""
     config = client_configuration(endpoint, settings)
+    snippets = clients(endpoint.mcp_url, settings.token_file) if clients is not None else None
     if as_json:
-        document = {
+        document: dict[str, Any] = {
             "mode": settings.mode,
             "url": endpoint.mcp_url,
             "port": endpoint.port,
             "statusUrl": endpoint.status_url,
             "clientConfig": config,
         }
+        if snippets is not None:
+            document["clients"] = snippets
         sys.stdout.write(json.dumps(document) + "\n")
+    elif snippets is not None:
+        width = max(len(name) for name in snippets)
+        lines = "".join(
+            f"  {name:<{width}}  {' '.join(str(s['text']).split(chr(10)))}\n"
+            for name, s in snippets.items()
+        )
+        sys.stdout.write(
+            f"gno-trio {settings.mode}: MCP endpoint {endpoint.mcp_url}\n"
+            f"Status: {endpoint.status_url}\n"
+            "Client configuration (each in the shape its client reads):\n"
+            f"{lines}"
+        )
     else:
         sys.stdout.write(
             f"gno-trio {settings.mode}: MCP endpoint {endpoint.mcp_url}\n"
@@ -279,10 +305,12 @@ def run_resident(
     sock: socket.socket | None = None,
     worker: WorkerSeat | None = None,
     on_ready: Callable[[GatewayEndpoint], None] | None = None,
+    clients: ClientSnippets | None = None,
 ) -> int:
     """Blocking entry for the CLI: serve until SIGINT/SIGTERM, then drain; returns 0.
 
-    ``on_ready`` replaces the announcement (a worker reports to its parent instead).
+    ``on_ready`` replaces the announcement (a worker reports to its parent instead);
+    ``clients`` gives the per-client configurations it prints.
     """
 
     async def main() -> None:
@@ -301,7 +329,7 @@ def run_resident(
             if on_ready is not None:
                 on_ready(endpoint)
             else:
-                announce(endpoint, settings, as_json=as_json)
+                announce(endpoint, settings, as_json=as_json, clients=clients)
 
     # Everything that can fail before serving fails here, outside trio, so the
     # user reads one line naming the cause instead of an exception group.
@@ -327,6 +355,7 @@ def _sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 __all__ = [
     "LISTEN_FAILED_CODE",
+    "ClientSnippets",
     "GatewayEndpoint",
     "announce",
     "client_configuration",

@@ -34,7 +34,12 @@ from types import FrameType
 from typing import IO, Final
 
 from gno_trio.errors import GnoError
-from gno_trio.transports.http.server import GatewayEndpoint, announce, open_listening_socket
+from gno_trio.transports.http.server import (
+    ClientSnippets,
+    GatewayEndpoint,
+    announce,
+    open_listening_socket,
+)
 from gno_trio.transports.http.settings import GatewaySettings
 from gno_trio.transports.http.shared_sessions import SessionRegistry
 from gno_trio.transports.http.state import WorkerSeat
@@ -115,6 +120,7 @@ def run_workers(
     data_dir: Path,
     workers: int,
     as_json: bool,
+    clients: ClientSnippets | None = None,
 ) -> int:
     """Parent of ``workers`` gateway processes; blocks until they all stopped.
 
@@ -144,7 +150,7 @@ def run_workers(
             children.append(_start_child(entry, payload))
         deadline = time.monotonic() + _READY_TIMEOUT
         endpoints = [_await_ready(child, deadline) for child in children]
-        announce(endpoints[0], settings, as_json=as_json)
+        announce(endpoints[0], settings, as_json=as_json, clients=clients)
         while not stop_requested:
             ended = [child for child in children if child.poll() is not None]
             if ended:
