@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,37 @@ def test_similar_and_models_read_well_in_text_and_markdown(tmp_path: Path) -> No
     models = cli.run("models", "list", "--md").stdout
     assert "| embed | builtin:use-multilingual-v3 " in models and "| rerank | none |" in models
     assert cli.run("models", "list").stdout.startswith("embed:  builtin:use-multilingual-v3")
+
+
+def test_graph_similarity_edges_come_from_the_embeddings(
+    tmp_path: Path, schema_check: Callable[[str, Any], None]
+) -> None:
+    cli = make_cli(tmp_path)
+    notes = write_corpus(
+        tmp_path / "notes",
+        {
+            **NOTES,
+            "loaf.md": "# Bread\n\nKnead the dough, let it rise, bake the loaf in a warm oven.\n",
+        },
+    )
+    cli.run("init", str(notes), "--name", "notes")
+    cli.run("update")
+    cli.run("embed")
+    wide = ("graph", "--include-similar", "--include-isolated")
+    graph = cli.json(*wide, "--threshold", "0.9")
+    schema_check("graph", graph)
+    uris = {node["id"]: node["uri"] for node in graph["nodes"]}
+    similar = [link for link in graph["links"] if link["type"] == "similar"]
+    assert [{uris[s["source"]], uris[s["target"]]} for s in similar] == [
+        {"gno://notes/bread.md", "gno://notes/loaf.md"}
+    ]
+    assert similar[0]["confidence"] == "similarity" and similar[0]["weight"] >= 0.9
+    meta = graph["meta"]
+    assert meta["includedSimilar"] is True and meta["similarAvailable"] is True
+    assert meta["warnings"] == [] and graph["report"]["edgeTypes"]["similar"] == 1
+    loose = cli.json(*wide, "--threshold", "0")
+    assert sum(link["type"] == "similar" for link in loose["links"]) == 6  # every pair of 4
+    nearest = cli.json(*wide, "--threshold", "0", "--similar-top-k", "1")
+    assert 2 <= sum(link["type"] == "similar" for link in nearest["links"]) <= 4
+    refused = cli.run("graph", "--threshold", "2", code=1)
+    assert "threshold must be between 0 and 1" in refused.stderr

@@ -48,7 +48,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
         result = engine.graph(
             linked_only=not args.include_isolated,
             include_similar=args.include_similar,
-            **_given(args, "collection", "limit", "edge_limit", "similar_top_k"),
+            **_given(
+                args, "collection", "limit", "edge_limit", "similar_top_k", "similar_threshold"
+            ),
         )
     render.emit(args, GRAPH, result)
     return EXIT_OK
@@ -130,9 +132,15 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--include-similar",
         action="store_true",
-        help="add similarity edges (needs vectors; reported as unavailable otherwise)",
+        help="add similarity edges between the documents shown (needs embeddings: gno-trio embed)",
     )
     p.add_argument("--similar-top-k", type=int, help="similar documents per node, 1-20 (default 5)")
+    p.add_argument(
+        "--threshold",
+        dest="similar_threshold",
+        type=float,
+        help="lowest similarity score for a similarity edge, 0-1 (default 0.7)",
+    )
     p.set_defaults(handler=cmd_graph)
     actions = p.add_subparsers(dest="graph_command", metavar="ACTION", parser_class=type(p))
     pq = actions.add_parser(

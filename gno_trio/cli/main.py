@@ -22,6 +22,8 @@ from typing import Any, Final
 from gno_trio import __version__
 from gno_trio.cli import (
     capture,
+    completion,
+    contexts,
     doctor,
     graph,
     index,
@@ -37,7 +39,20 @@ from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
 
 EXIT_INTERRUPTED = 130
-_FAMILIES = (index, retrieval, semantic, reads, tags, graph, memory, serve, capture, doctor)
+_FAMILIES = (
+    index,
+    retrieval,
+    semantic,
+    reads,
+    tags,
+    graph,
+    contexts,
+    memory,
+    serve,
+    capture,
+    doctor,
+    completion,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -87,10 +87,21 @@ class GraphFace(EngineKernel):
         linked_only: bool = True,
         include_similar: bool = False,
         similar_top_k: int = overview.SIMILAR_DEFAULT_TOP_K,
+        similar_threshold: float = overview.SIMILAR_DEFAULT_THRESHOLD,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        """The corpus link graph and its structure report."""
+        """The corpus link graph and its structure report (similarity edges on request)."""
         with self.connection(conn) as c:
+
+            def find_similar(
+                nodes: list[links.DocSummary], top_k: int, threshold: float
+            ) -> tuple[list[tuple[int, int, float]], bool]:
+                from gno_trio.engine.graph.similarity import similar_edges
+                from gno_trio.engine.vectors.models import configured_backend
+
+                backend = configured_backend(self.config, collection)
+                return similar_edges(c, backend, nodes, top_k=top_k, threshold=threshold)
+
             return overview.overview(
                 c,
                 collection=collection,
@@ -99,6 +110,8 @@ class GraphFace(EngineKernel):
                 linked_only=linked_only,
                 include_similar=include_similar,
                 similar_top_k=similar_top_k,
+                similar_threshold=similar_threshold,
+                find_similar=find_similar,
             )
 
     def graph_query(

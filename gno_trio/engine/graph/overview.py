@@ -6,15 +6,17 @@ One edge is reported per (source, target, link kind), weighted by how many
 such links the source holds. With a collection filter only documents of that
 collection and the links between them take part.
 
-Similarity edges need vector embeddings, which this server does not build:
-``includeSimilar`` is accepted and answered with ``similarAvailable: false``
-and a warning rather than silently ignored.
+With ``includeSimilar`` the caller's ``find_similar`` adds similarity edges
+among the returned nodes (:mod:`~gno_trio.engine.graph.similarity`); when
+there are no vectors to compare the answer says ``similarAvailable: false``
+with the reason as a warning, rather than silently leaving them out.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, Final
 
 from gno_trio.engine.graph.communities import communities
@@ -26,10 +28,9 @@ GRAPH_DEFAULT_LIMIT: Final = 2000
 GRAPH_DEFAULT_EDGE_LIMIT: Final = 10000
 HUB_COUNT: Final = 10
 SIMILAR_DEFAULT_TOP_K: Final = 5
-SIMILAR_UNAVAILABLE: Final = (
-    "Similarity edges need vector embeddings, which this server does not build; "
-    "no similarity edges were added"
-)
+SIMILAR_DEFAULT_THRESHOLD: Final = 0.7
+SimilarFinder = Callable[[list[DocSummary], int, float], tuple[list[tuple[int, int, float]], bool]]
+"""(nodes, top-k, threshold) -> (edges as (source id, target id, score), cut by the budget)."""
 
 
 def _scope(conn: sqlite3.Connection, collection: str | None) -> tuple[str | None, list[DocSummary]]:
@@ -91,6 +92,18 @@ def _link(graph: LinkGraph, by_id: dict[int, DocSummary], edge: Edge) -> dict[st
 Edge = tuple[int, int, str, int]
 
 
+def _similar_link(by_id: dict[int, DocSummary], edge: tuple[int, int, float]) -> dict[str, Any]:
+    source, target, score = edge
+    return {
+        "source": by_id[source].docid,
+        "target": by_id[target].docid,
+        "type": "similar",
+        "weight": score,
+        "confidence": "similarity",
+        "audit": {"resolution": "similarity", "score": score},
+    }
+
+
 def overview(
     conn: sqlite3.Connection,
     *,
@@ -100,6 +113,8 @@ def overview(
     linked_only: bool = True,
     include_similar: bool = False,
     similar_top_k: int = SIMILAR_DEFAULT_TOP_K,
+    similar_threshold: float = SIMILAR_DEFAULT_THRESHOLD,
+    find_similar: SimilarFinder | None = None,
 ) -> dict[str, Any]:
     """The graph of active documents (highest degree first) and the links among them.
 
@@ -120,6 +135,10 @@ def overview(
     ):
         if not 1 <= value <= high:
             raise GnoError("INVALID_INPUT", f"{name} must be between 1 and {high} (got {value})")
+    if not 0 <= similar_threshold <= 1:
+        raise GnoError(
+            "INVALID_INPUT", f"threshold must be between 0 and 1 (got {similar_threshold})"
+        )
     wanted, docs = _scope(conn, collection)
     by_id = {doc.id: doc for doc in docs}
     graph = LinkGraph.load(conn)
@@ -160,10 +179,25 @@ def overview(
     def listed(doc: DocSummary) -> dict[str, Any]:
         return _node(doc, degree.get(doc.id, 0), assigned.get(doc.id))
 
-    warnings = [SIMILAR_UNAVAILABLE] if include_similar else []
+    similar: list[tuple[int, int, float]] = []
+    budget_cut = available = False
+    warnings: list[str] = []
+    if include_similar and find_similar is None:
+        warnings.append("Similarity edges need vector embeddings; none were compared")
+    elif include_similar and find_similar is not None:
+        try:
+            similar, budget_cut = find_similar(kept, similar_top_k, similar_threshold)
+            available = True
+        except GnoError as error:
+            warnings.append(f"No similarity edges (vector search unavailable): {error.message}")
+    similar.sort(key=lambda edge: (uri[edge[0]], uri[edge[1]]))
+    shown_similar = similar[: max(0, edge_limit - len(shown))]
+    if budget_cut:
+        warnings.append("Similarity edges cover only the first nodes (compute budget)")
     return {
         "nodes": [listed(doc) for doc in kept],
-        "links": [_link(graph, by_id, edge) for edge in shown],
+        "links": [_link(graph, by_id, edge) for edge in shown]
+        + [_similar_link(by_id, edge) for edge in shown_similar],
         "report": {
             "hubs": [listed(doc) for doc in ranked[:HUB_COUNT] if degree.get(doc.id)],
             "bridgeCandidates": [
@@ -178,17 +212,21 @@ def overview(
                 "byType": {"wiki": unresolved["wiki"], "markdown": unresolved["markdown"]},
             },
             "components": _components([doc.id for doc in docs], adjacent),
-            "edgeTypes": {"wiki": kinds["wiki"], "markdown": kinds["markdown"], "similar": 0},
+            "edgeTypes": {
+                "wiki": kinds["wiki"],
+                "markdown": kinds["markdown"],
+                "similar": len(similar),
+            },
             "edgeConfidence": {
                 "explicit": trust["explicit"],
                 "inferred": trust["inferred"],
                 "ambiguous": trust["ambiguous"],
-                "similarity": 0,
+                "similarity": len(similar),
             },
             "audit": {
                 "inferredEdges": trust["inferred"],
                 "ambiguousEdges": trust["ambiguous"],
-                "similarityEdges": 0,
+                "similarityEdges": len(similar),
             },
             "communities": community_report,
         },
@@ -197,16 +235,18 @@ def overview(
             "nodeLimit": limit,
             "edgeLimit": edge_limit,
             "totalNodes": len(candidates),
-            "totalEdges": len(edges),
+            "totalEdges": len(edges) + len(similar),
             "totalEdgesUnresolved": sum(unresolved.values()),
             "returnedNodes": len(kept),
-            "returnedEdges": len(shown),
-            "truncated": len(kept) < len(candidates) or len(shown) < len(edges),
+            "returnedEdges": len(shown) + len(shown_similar),
+            "truncated": len(kept) < len(candidates)
+            or len(shown) < len(edges)
+            or len(shown_similar) < len(similar),
             "linkedOnly": linked_only,
-            "includedSimilar": False,
-            "similarAvailable": False,
+            "includedSimilar": include_similar and available,
+            "similarAvailable": available,
             "similarTopK": similar_top_k,
-            "similarTruncatedByComputeBudget": False,
+            "similarTruncatedByComputeBudget": budget_cut,
             "warnings": warnings,
         },
     }

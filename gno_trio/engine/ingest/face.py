@@ -27,7 +27,7 @@ def refuse_if_referenced(config: Config, name: str) -> None:
         raise GnoError(
             "HAS_REFERENCES",
             f"Collection {name} is referenced by contexts ({', '.join(scopes)}); "
-            "remove those contexts from the configuration first",
+            f"remove them first (gno-trio context rm {scopes[0]})",
         )
 
 

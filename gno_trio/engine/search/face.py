@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from gno_trio.config import Config
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.search import contexts as contexts_mod
 from gno_trio.engine.search import diagnose as diagnose_mod
 from gno_trio.engine.search import lexical
 from gno_trio.engine.search.hybrid import QueryOptions
@@ -29,6 +32,36 @@ class SearchFace(EngineKernel):
             ContextRule(scope_type=c.scope_type, scope_key=c.scope_key, text=c.text)
             for c in self.config.contexts
         )
+
+    def contexts(self) -> list[dict[str, Any]]:
+        """``context list``: every configured context, in file order."""
+        return [contexts_mod.entry(c) for c in self.config.contexts]
+
+    def add_context(self, scope: str, text: str) -> dict[str, Any]:
+        """``context add``: attach guidance to a scope (written to ``index.yml``)."""
+        return self._edit_contexts(lambda config: contexts_mod.with_context(config, scope, text))
+
+    def remove_context(self, scope: str, text: str | None = None) -> dict[str, Any]:
+        """``context rm``: drop the one context of a scope (or the one with ``text``)."""
+        return self._edit_contexts(lambda config: contexts_mod.without_context(config, scope, text))
+
+    def _edit_contexts(
+        self, edit: Callable[[Config], tuple[Config, dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """Apply ``edit`` to ``index.yml`` as it is on disk; the context it added or removed."""
+        touched: dict[str, Any] = {}
+
+        def change(config: Config) -> Config:
+            updated, found = edit(config)
+            touched.update(found)
+            return updated
+
+        self.update_config(change)
+        return touched
+
+    def check_contexts(self) -> dict[str, Any]:
+        """``context check``: contexts that apply to nothing, or are configured twice."""
+        return contexts_mod.check(self.config)
 
     def _with_contexts(self, request: SearchRequest) -> SearchRequest:
         if request.contexts or not self.config.contexts:
