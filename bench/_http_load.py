@@ -5,11 +5,13 @@ CPU so a reader can tell whether the client was the bottleneck. It takes one
 job as a JSON argument and prints one JSON line of results:
 
     python bench/_http_load.py '{"mode": "closed", "port": 8000, ...}'
+    python bench/_http_load.py - < job.json
 
 Modes:
 
-* ``closed``: ``connections`` keep-alive connections, each sending the same
-  request back to back for ``duration`` seconds (closed loop). All
+* ``closed``: ``connections`` keep-alive connections, each sending requests
+  back to back for ``duration`` seconds (closed loop): the one ``body``, or
+  with ``bodies`` each connection cycles through them from its own offset. All
   connections are opened before the clock starts. Latencies are kept per
   HTTP status, so under overload the admitted requests (200) and the shed
   ones (429) are reported separately.
@@ -43,13 +45,21 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _CONNECT_PARALLELISM = 64
 
 
-def build_request(job: dict[str, Any]) -> bytes:
+def build_request(job: dict[str, Any], body_text: str | None = None) -> bytes:
     """The full request bytes (head and body) from the job's path, headers and body."""
-    body: bytes = job["body"].encode()
+    body: bytes = (job["body"] if body_text is None else body_text).encode()
     lines = [f"POST {job.get('path', '/mcp')} HTTP/1.1", f"Host: 127.0.0.1:{job['port']}"]
     lines.extend(f"{name}: {value}" for name, value in job.get("headers", {}).items())
     lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def build_requests(job: dict[str, Any]) -> list[bytes]:
+    """Every request of a job: one per entry of ``bodies`` (varied calls), else ``body``."""
+    bodies: list[str] | None = job.get("bodies")
+    if not bodies:
+        return [build_request(job)]
+    return [build_request(job, body) for body in bodies]
 
 
 def process_cpu_seconds(pids: list[int]) -> float:
@@ -220,7 +230,7 @@ async def _connect(port: int, limiter: trio.CapacityLimiter) -> Connection:
 async def run_closed(job: dict[str, Any]) -> dict[str, Any]:
     """Each connection sends its next request as soon as the last one was answered."""
     port: int = job["port"]
-    request = build_request(job)
+    requests = build_requests(job)
     connections: int = job["connections"]
     duration: float = job["duration"]
     pids: list[int] = job.get("server_pids", [])
@@ -238,10 +248,13 @@ async def run_closed(job: dict[str, Any]) -> dict[str, Any]:
     deadline = 0.0
     honour_retry_after = bool(job.get("honour_retry_after"))
 
-    async def worker(connection: Connection) -> None:
+    async def worker(connection: Connection, offset: int) -> None:
         latencies = tallies.latencies
         clock = time.perf_counter
+        turn = offset
         while clock() < deadline:
+            request = requests[turn % len(requests)]
+            turn += 1
             started = clock()
             try:
                 status, usable = await connection.exchange(request)
@@ -267,8 +280,10 @@ async def run_closed(job: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     deadline = started + duration
     async with trio.open_nursery() as nursery:
-        for connection in opened:
-            nursery.start_soon(worker, connection)
+        for index, connection in enumerate(opened):
+            # Each connection walks the requests from its own place, so the
+            # server sees them mixed rather than in lockstep.
+            nursery.start_soon(worker, connection, index * 7)
     elapsed = time.perf_counter() - started
     cpu = window.close()
     everything = [value for bucket in tallies.latencies.values() for value in bucket]
@@ -407,7 +422,8 @@ async def run_storm(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    job: dict[str, Any] = json.loads(argv[0])
+    # "-" reads the job from stdin (a job with many request bodies outgrows argv).
+    job: dict[str, Any] = json.loads(sys.stdin.read() if argv[0] == "-" else argv[0])
     runners = {"closed": run_closed, "open": run_open, "storm": run_storm}
     result = trio.run(runners[job["mode"]], job)
     sys.stdout.write(json.dumps(result) + "\n")

@@ -1,8 +1,9 @@
 """The servers ``bench_http.py`` measures, one per process.
 
-    python bench/_http_servers.py bare     [--port N] [--reuseport]
-    python bench/_http_servers.py sdk      [--port N]
-    python bench/_http_servers.py gateway  [--port N] [--reuseport]
+    python bench/_http_servers.py bare        [--port N] [--reuseport]
+    python bench/_http_servers.py sdk         [--port N]
+    python bench/_http_servers.py sdk-search  [--port N]   (index from GNO_*_DIR)
+    python bench/_http_servers.py gateway     [--port N] [--reuseport]
 
 Each binds 127.0.0.1 itself, prints one JSON line ``{"port": N, "pid": P}`` once
 the socket listens, and serves until SIGTERM/SIGINT.
@@ -12,8 +13,16 @@ the socket listens, and serves until SIGTERM/SIGINT.
   configures it) that reads the body, decodes it with ``json`` and answers a
   JSON-RPC result shaped and sized like the gateway's echo answer.
 * ``sdk``: the peer. The official SDK's ``MCPServer`` with an ``echo`` tool,
-  served as its ``run_streamable_http_async`` would (uvicorn with default loop
-  and HTTP parser, log level WARNING), stateless with JSON responses.
+  started by the SDK's own launcher (``MCPServer.run("streamable-http")``,
+  stateless with JSON responses): uvicorn binds the port itself, so asyncio
+  sets ``TCP_NODELAY`` on every accepted connection exactly as it does for
+  any user of the SDK. (Handing uvicorn a socket made with protocol 0 skips
+  that, and every keep-alive answer then stalls ~40 ms on Nagle plus delayed
+  ACK: a benchmark artefact, not the SDK's speed.)
+* ``sdk-search``: the same launcher with one ``gno_search`` tool that makes
+  the identical engine call ``gno-trio serve`` makes, over the index named by
+  ``GNO_*_DIR``, and returns the identical payload (the same summary text and
+  the same structured result), so both sides put the same bytes on the wire.
 * ``gateway``: our gateway (:func:`serve_gateway`) over a two-tool app:
   ``echo`` (the same work as the peer's tool) and ``sleep`` (waits, then
   echoes), with the rate limit lifted and the admission limits from flags.
@@ -29,12 +38,17 @@ import json
 import os
 import socket
 import sys
+import threading
+import time
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import trio
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -138,23 +152,63 @@ def run_bare(port: int, reuseport: bool) -> None:
 # -- the official SDK ---------------------------------------------------------------------
 
 
+def free_port() -> int:
+    """A port nothing listens on right now, for a launcher that binds by number."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def announce_when_listening(port: int) -> None:
+    """Announce ``port`` from a side thread once a connection to it succeeds."""
+
+    def wait() -> None:
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+                    break
+            except OSError:
+                time.sleep(0.02)
+        announce(port)
+
+    threading.Thread(target=wait, daemon=True).start()
+
+
+def run_sdk_launcher(server: MCPServer[Any], port: int) -> None:
+    """Serve ``server`` the way the SDK's own launcher does (it binds, not us)."""
+    bound = port or free_port()
+    announce_when_listening(bound)
+    server.run(
+        "streamable-http", host="127.0.0.1", port=bound, stateless_http=True, json_response=True
+    )
+
+
 def run_sdk(port: int) -> None:
-    import uvicorn
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer(SERVER_NAME, log_level="WARNING")
+    server: MCPServer[Any] = MCPServer(SERVER_NAME, log_level="WARNING")
 
     @server.tool()
     def echo(text: str) -> str:
         """Echo the text back."""
         return text
 
-    app = server.streamable_http_app(stateless_http=True, json_response=True)
-    sock = listening_socket(port, reuseport=False)
-    bound = sock.getsockname()[1]
-    announce(bound)
-    config = uvicorn.Config(app, host="127.0.0.1", port=bound, log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
+    run_sdk_launcher(server, port)
+
+
+def run_sdk_search(port: int) -> None:
+    """The SDK peer of ``gno-trio serve``'s ``gno_search``: same engine call, same payload."""
+    from _common import sdk_search_peer
+
+    from gno_trio.dirs import resolve_dirs
+    from gno_trio.engine import Engine
+
+    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    try:
+        run_sdk_launcher(sdk_search_peer(engine), port)
+    finally:
+        engine.close()
 
 
 # -- our gateway ----------------------------------------------------------------------------
@@ -227,7 +281,7 @@ def run_gateway(port: int, reuseport: bool, max_active: int, max_queued: int) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("kind", choices=("bare", "sdk", "gateway"))
+    parser.add_argument("kind", choices=("bare", "sdk", "sdk-search", "gateway"))
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--reuseport", action="store_true")
     parser.add_argument("--max-active", type=int, default=64)
@@ -237,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         run_bare(options.port, options.reuseport)
     elif options.kind == "sdk":
         run_sdk(options.port)
+    elif options.kind == "sdk-search":
+        run_sdk_search(options.port)
     else:
         run_gateway(options.port, options.reuseport, options.max_active, options.max_queued)
     return 0

@@ -18,12 +18,22 @@ stopped here (by PID).
      stateless, JSON responses, its default uvicorn stack): the peer;
    * ``gateway``: our gateway (``serve_gateway``, the code behind
      ``gno-trio serve``) with an identical ``echo`` tool;
-   * ``search``: ``gno-trio serve`` itself, the real ``gno_search`` over the
-     small gno-evals fixture index;
-   * ``gateway-x2``: two gateway processes sharing one port through
-     ``SO_REUSEPORT``. ``serve`` has no worker option: 2025-era sessions
-     live in one process's memory, so only the sessionless modern leg can be
-     spread over processes like this.
+   * ``search``: ``gno-trio serve`` itself, the real ``gno_search`` over an
+     index of the mcp-docs fixture (344 pages), with ``--queries`` varied
+     one-word queries that each find something (every connection cycles
+     through them from its own offset);
+   * ``sdk-search``: the official SDK (same launcher as ``sdk``) with one
+     ``gno_search`` tool making the identical engine call over the same
+     index and returning the identical payload; both answers are compared
+     for every query before the run (same content, same structured result,
+     response sizes printed);
+   * ``search-x2``: ``gno-trio serve --workers 2`` over the same index: the
+     product's own multi-process mode (two workers sharing the port).
+
+   Before the rounds every case answers 20 sequential requests on one
+   keep-alive connection; if even the fastest takes over 30 ms, every answer
+   stalls on Nagle plus delayed ACK (a server not setting ``TCP_NODELAY``)
+   and the benchmark stops rather than print a flattering ratio.
 
 2. Overload against the default limits (64 active + 16 queued): how many
    requests were shed with 429, and the admitted requests' p99 against the
@@ -75,7 +85,7 @@ from typing import IO, Any
 REPO = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
-SEARCH_CORPUS = FIXTURES / "gno-evals" / "corpus"
+SEARCH_CORPUS = FIXTURES / "mcp-docs" / "corpus"
 
 MODERN = "2026-07-28"
 ENVELOPE = {
@@ -84,7 +94,10 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench-http", "version": "1"},
 }
 ECHO_TEXT = "hello"
-SEARCH_QUERY = "rate limiting requests per minute"
+# A keep-alive answer that waits for the peer's delayed ACK (Nagle, no
+# TCP_NODELAY) takes about 40 ms however idle the machine: when even the
+# fastest of 20 round trips is that slow, every one of them stalled.
+STALL_MS = 30.0
 STORM_TOOL_MS = 60_000.0
 _START_TIMEOUT = 60.0
 _STOP_TIMEOUT = 5.0
@@ -124,22 +137,41 @@ class Server:
     tool: str = "echo"
     arguments: dict[str, Any] = field(default_factory=lambda: {"text": ECHO_TEXT})
     expect: str = ECHO_TEXT
+    # Varied calls (one argument set per request in turn); empty: ``arguments`` only.
+    varied: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def pids(self) -> list[int]:
-        return [process.pid for process in self.processes]
+        """The server processes and all their descendants (``--workers`` children)."""
+        return process_tree([process.pid for process in self.processes])
 
     def job(self, **settings: Any) -> dict[str, Any]:
         """A load-client job for this server (``tool``/``arguments`` may be overridden)."""
         tool = settings.pop("tool", self.tool)
-        arguments = settings.pop("arguments", self.arguments)
-        return {
+        arguments = settings.pop("arguments", None)
+        job = {
             "port": self.port,
             "server_pids": self.pids,
-            "body": tool_call(tool, arguments),
+            "body": tool_call(tool, arguments or self.arguments),
             "headers": modern_headers(tool),
             **settings,
         }
+        if arguments is None and self.varied:
+            job["bodies"] = [tool_call(tool, varied) for varied in self.varied]
+        return job
+
+
+def process_tree(roots: Sequence[int]) -> list[int]:
+    """``roots`` and every process below them, from ``/proc/<pid>/task/*/children``."""
+    found: list[int] = []
+    pending = list(roots)
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                pending.extend(int(c) for c in (task / "children").read_text().split())
+    return found
 
 
 class Fleet:
@@ -215,49 +247,119 @@ def gno_env(root: Path) -> dict[str, str]:
     }
 
 
-def start_search_server(fleet: Fleet, root: Path) -> Server:
-    """``gno-trio serve`` over a fresh index of the gno-evals corpus, rate limit lifted."""
+def build_search_index(root: Path, count: int) -> list[dict[str, Any]]:
+    """Index the mcp-docs corpus with the CLI; ``count`` varied queries that each hit."""
     env = gno_env(root)
     cli = [sys.executable, "-m", "gno_trio"]
-    for step in (["init", str(SEARCH_CORPUS), "--name", "evals"], ["update"]):
+    for step in (["init", str(SEARCH_CORPUS), "--name", "mcp"], ["update"]):
         subprocess.run(
             cli + step,
             cwd=REPO,
             env={**os.environ, **env},
             check=True,
             capture_output=True,
-            timeout=120,
+            timeout=300,
         )
     with open(root / "config" / "index.yml", "a", encoding="utf-8") as config:
         config.write("gateway:\n  limits:\n    maxRequestsPerMinute: 1000000000\n")
-    process, info = fleet.start("search", [*cli, "serve", "--port", "0", "--json"], env)
+    sys.path.insert(0, str(REPO))
+    from bench_stdio_search import varied_queries
+
+    from gno_trio.dirs import Dirs
+    from gno_trio.engine import Engine
+
+    dirs = Dirs(config=root / "config", data=root / "data", cache=root / "cache")
+    with Engine.open(dirs=dirs, create=False) as engine:
+        words = varied_queries(engine, count, 5)
+    return [{"query": word, "limit": 5} for word in words]
+
+
+def start_search_server(
+    fleet: Fleet, name: str, root: Path, varied: list[dict[str, Any]], *extra: str
+) -> Server:
+    """``gno-trio serve`` (``extra`` flags, e.g. ``--workers 2``) over the search index."""
+    process, info = fleet.start(
+        name,
+        [sys.executable, "-m", "gno_trio", "serve", "--port", "0", "--json", *extra],
+        gno_env(root),
+    )
+    return search_server(name, [process], int(info["port"]), varied)
+
+
+def start_sdk_search_server(fleet: Fleet, root: Path, varied: list[dict[str, Any]]) -> Server:
+    """The SDK peer with the identical ``gno_search`` over the same index."""
+    argv = [sys.executable, str(BENCH / "_http_servers.py"), "sdk-search"]
+    process, info = fleet.start("sdk-search", argv, gno_env(root))
+    return search_server("sdk-search", [process], int(info["port"]), varied)
+
+
+def search_server(
+    name: str, processes: list[subprocess.Popen[bytes]], port: int, varied: list[dict[str, Any]]
+) -> Server:
     return Server(
-        "search",
-        [process],
-        int(info["port"]),
+        name,
+        processes,
+        port,
         tool="gno_search",
-        arguments={"query": SEARCH_QUERY, "limit": 5},
+        arguments=varied[0],
         expect="structuredContent",
+        varied=varied,
     )
 
 
 # -- talking to servers -------------------------------------------------------------------
 
 
-def probe(server: Server) -> int:
-    """One real request: HTTP 200, a JSON-RPC result, the expected text. Returns the body size."""
-    job = server.job()
+def probe(server: Server, count: int = 20) -> tuple[int, float, float, list[dict[str, Any]]]:
+    """``count`` sequential real requests on one keep-alive connection.
+
+    Each must be HTTP 200 with a JSON-RPC result holding the expected text.
+    Returns the first answer's size, the fastest and the median round trip
+    in ms (a fastest near 40 ms is the Nagle / delayed-ACK stall of a socket
+    without ``TCP_NODELAY``) and the results of the varied calls, one each.
+    """
+    tool = server.tool
+    bodies = [tool_call(tool, arguments) for arguments in server.varied or [server.arguments]]
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    size = 0
+    times: list[float] = []
+    results: list[dict[str, Any]] = []
     try:
-        connection.request("POST", "/mcp", body=job["body"], headers=job["headers"])
-        response = connection.getresponse()
-        body = response.read()
+        for index in range(max(count, len(bodies))):
+            body_text = bodies[index % len(bodies)]
+            started = time.perf_counter()
+            connection.request("POST", "/mcp", body=body_text, headers=modern_headers(tool))
+            response = connection.getresponse()
+            body = response.read()
+            times.append((time.perf_counter() - started) * 1000)
+            document = json.loads(body)
+            if (
+                response.status != 200
+                or "result" not in document
+                or server.expect not in body.decode()
+            ):
+                raise RuntimeError(
+                    f"{server.name}: unexpected answer {response.status} {body[:300]!r}"
+                )
+            size = size or len(body)
+            if index < len(bodies):
+                results.append({"size": len(body), "result": document["result"]})
     finally:
         connection.close()
-    document = json.loads(body)
-    if response.status != 200 or "result" not in document or server.expect not in body.decode():
-        raise RuntimeError(f"{server.name}: unexpected answer {response.status} {body[:300]!r}")
-    return len(body)
+    return size, min(times), statistics.median(times), results
+
+
+def same_payloads(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> str:
+    """Check two servers gave the same content for every varied call; describe the sizes."""
+    for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        for key in ("content", "structuredContent"):
+            if a["result"].get(key) != b["result"].get(key):
+                raise RuntimeError(f"varied call {index}: the servers' {key} differ")
+    mine = statistics.fmean(item["size"] for item in ours)
+    other = statistics.fmean(item["size"] for item in theirs)
+    if abs(mine - other) / other > 0.02:
+        raise RuntimeError(f"answer sizes differ: {mine:.0f} B against {other:.0f} B")
+    return f"{mine:,.0f} B against {other:,.0f} B"
 
 
 def get_json(port: int, path: str) -> dict[str, Any]:
@@ -274,8 +376,9 @@ def get_json(port: int, path: str) -> dict[str, Any]:
 def run_load(job: dict[str, Any], timeout: float) -> dict[str, Any]:
     """Run the load client on ``job`` in its own process; its JSON result."""
     completed = subprocess.run(
-        [sys.executable, str(BENCH / "_http_load.py"), json.dumps(job)],
+        [sys.executable, str(BENCH / "_http_load.py"), "-"],
         cwd=REPO,
+        input=json.dumps(job).encode(),
         capture_output=True,
         timeout=timeout,
         check=False,
@@ -332,32 +435,44 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
     )
     cases = [name.strip() for name in options.cases.split(",") if name.strip()]
     servers: dict[str, Server] = {}
+    varied: list[dict[str, Any]] = []
+    if any(name.startswith(("search", "sdk-search")) for name in cases):
+        varied = build_search_index(search_root, options.queries)
+        print(f"  search index: {SEARCH_CORPUS.parent.name}, {len(varied)} varied queries")
     for name in cases:
-        if name == "bare":
-            process, port = start_bench_server(fleet, name, "bare")
-            servers[name] = Server(name, [process], port)
-        elif name == "sdk":
-            process, port = start_bench_server(fleet, name, "sdk")
-            servers[name] = Server(name, [process], port)
-        elif name == "gateway":
-            process, port = start_bench_server(fleet, name, "gateway")
+        if name in ("bare", "sdk", "gateway"):
+            process, port = start_bench_server(fleet, name, name)
             servers[name] = Server(name, [process], port)
         elif name == "search":
-            servers[name] = start_search_server(fleet, search_root)
-        elif name == "gateway-x2":
-            first, port = start_bench_server(fleet, "gateway-x2a", "gateway", "--reuseport")
-            second, _ = start_bench_server(
-                fleet, "gateway-x2b", "gateway", "--reuseport", port=port
-            )
-            servers[name] = Server(name, [first, second], port)
+            servers[name] = start_search_server(fleet, name, search_root, varied)
+        elif name == "search-x2":
+            servers[name] = start_search_server(fleet, name, search_root, varied, "--workers", "2")
+        elif name == "sdk-search":
+            servers[name] = start_sdk_search_server(fleet, search_root, varied)
         else:
             raise SystemExit(f"unknown case {name!r}")
     if "gateway" not in servers:
         process, port = start_bench_server(fleet, "gateway", "gateway")
         servers["gateway"] = Server("gateway", [process], port)
+    answers: dict[str, list[dict[str, Any]]] = {}
     for server in servers.values():
-        size = probe(server)
-        print(f"  {server.name:<11} port {server.port:<5} pids {server.pids} answer {size} B")
+        size, fastest_ms, median_ms, answers[server.name] = probe(server)
+        print(
+            f"  {server.name:<11} port {server.port:<5} pids {server.pids} answer {size} B, "
+            f"sequential keep-alive fastest {fastest_ms:.2f} ms, p50 {median_ms:.2f} ms"
+        )
+        if fastest_ms > STALL_MS:
+            raise RuntimeError(
+                f"{server.name}: every keep-alive round trip takes over {fastest_ms:.0f} ms; a "
+                "socket without TCP_NODELAY stalls on Nagle and delayed ACK, so no ratio "
+                "would be fair"
+            )
+    for name in ("search", "search-x2"):
+        if name in servers and "sdk-search" in servers:
+            print(
+                f"  {name} and sdk-search answered all {len(varied)} varied calls alike: "
+                + same_payloads(answers[name], answers["sdk-search"])
+            )
     timeout = options.duration + 120
     for name in cases:
         run_load(
@@ -397,13 +512,6 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
         " non-2xx answers plus socket errors)"
     )
     _print_ratios(results, cases)
-    if "gateway-x2" in cases:
-        print(
-            "  gateway-x2: `gno-trio serve` has no worker count. One process serves, because"
-            " 2025-era sessions live in that process's memory; two processes sharing the port"
-            " (SO_REUSEPORT) are only valid for the sessionless 2026-07-28 leg, since a legacy"
-            " client whose next connection lands on the other process would find no session."
-        )
     return servers["gateway"]
 
 
@@ -423,10 +531,9 @@ def _print_ratios(results: dict[str, list[dict[str, Any]]], cases: Sequence[str]
     rows: list[tuple[str, str, str, float | None]] = [
         ("gateway", "bare", "ours / (a) bare hypercorn-trio", 0.80),
         ("gateway", "sdk", "ours / (b) official SDK on uvicorn", 1.50),
-        ("search", "bare", "gno_search / (a)", None),
-        ("search", "sdk", "gno_search / (b) echo", None),
-        ("gateway-x2", "gateway", "two gateway processes / one", None),
-        ("gateway-x2", "bare", "two gateway processes / (a)", None),
+        ("search", "sdk-search", "gno_search / SDK gno_search", 1.50),
+        ("search-x2", "search", "serve --workers 2 / --workers 1", None),
+        ("search-x2", "sdk-search", "serve --workers 2 / SDK gno_search", None),
     ]
     for top, bottom, label, target in rows:
         if top not in cases or bottom not in cases:
@@ -724,7 +831,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--parts", default="1,2,3", help="which parts to run (default 1,2,3)")
-    parser.add_argument("--cases", default="bare,sdk,gateway,search,gateway-x2")
+    parser.add_argument("--cases", default="bare,sdk,gateway,search,sdk-search,search-x2")
+    parser.add_argument(
+        "--queries",
+        type=int,
+        default=1200,
+        help="varied search queries, more than the parse cache holds (default 1200)",
+    )
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per measured run")
     parser.add_argument("--rounds", type=int, default=3)

@@ -1,9 +1,11 @@
 """``gno_search`` round trips over stdio: gno-trio against the official Python SDK.
 
 Indexes ``fixtures/mcp-docs/corpus`` into a throwaway index, then times
-sequential ``tools/call gno_search`` requests (one in flight at a time; the
-same query each time, or with ``--varied N`` N distinct words in turn, so
-the figures are not those of one hot query) from request line written to
+sequential ``tools/call gno_search`` requests (one in flight at a time;
+``--varied N`` different queries drawn from the corpus headings in turn:
+words, phrases, negations, prefixes, each checked to find something, more
+of them than the parse cache holds, so the figures are not those of one hot
+query or of a cached parse; ``--query`` times one query instead) from request line written to
 response line read, in both protocol eras: legacy after ``initialize``, modern with the per-request
 ``_meta`` envelope after ``server/discover``.
 
@@ -12,7 +14,14 @@ Two servers answer the same requests over the same index:
 * ``gno-trio mcp`` (``python -m gno_trio mcp``);
 * a minimal server on the SDK's high-level API (``mcp`` 2.3.0 ``MCPServer``
   over its stdio transport) whose one tool makes the identical engine call,
-  ``Engine.search`` on the same index. It is this file run with ``--serve-sdk``.
+  ``Engine.search`` on the same index, and returns the identical payload
+  (the same summary text and structured result, as a ``CallToolResult``).
+  It is this file run with ``--serve-sdk``.
+
+Every server's answer to each query is kept once and compared: the
+``content`` and ``structuredContent`` must be equal on every side, and the
+response line sizes are printed (they differ only by the server name and
+the key order of the few result fields around them).
 
 Both are driven by the same blocking pipe client, so the client costs the
 same on both sides. The engine's own in-process time for the query is
@@ -27,7 +36,7 @@ envelope, the engine call inline or in ``trio.to_thread``): no server can
 beat them, so SDK ÷ bare is the highest ratio reachable for this engine call.
 
     python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--block 100]
-                                       [--query roots | --varied 200] [--limit 5] [--floors]
+                                       [--varied 1200 | --query roots] [--limit 5] [--floors]
 """
 
 from __future__ import annotations
@@ -37,8 +46,6 @@ import contextlib
 import itertools
 import json
 import os
-import random
-import re
 import shutil
 import statistics
 import subprocess
@@ -46,12 +53,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from _queries import DEFAULT_COUNT, TEXT_KINDS, build_queries, check_uncached  # noqa: E402
 
 from gno_trio.dirs import Dirs, resolve_dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
@@ -75,16 +85,10 @@ BARE_MODES = ("inline", "thread")
 
 def serve_sdk() -> None:
     """One ``gno_search`` tool on the SDK's ``MCPServer``, over the index in GNO_*_DIR."""
-    from mcp.server.mcpserver import MCPServer
+    from _common import sdk_search_peer
 
     engine = Engine.open(dirs=resolve_dirs(), create=False)
-    server: MCPServer[Any] = MCPServer("gno-sdk-peer", log_level="WARNING")
-
-    @server.tool()
-    def gno_search(query: str, limit: int = 5) -> dict[str, Any]:
-        """BM25 keyword search over the index."""
-        return engine.search(SearchRequest(query=query, limit=limit))
-
+    server = sdk_search_peer(engine)
     try:
         server.run("stdio")
     finally:
@@ -161,6 +165,47 @@ def _exchange(stdin: IO[bytes], stdout: IO[bytes], line: bytes) -> bytes:
     return answer
 
 
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """One answer's line size and the two parts every server must send alike."""
+
+    size: int
+    content: Any
+    structured: Any
+
+
+def compare_payloads(peers: Sequence[Peer]) -> tuple[str, float]:
+    """Check every server sent the same content for every query; describe the sizes.
+
+    Raises ``RuntimeError`` when two servers disagree on a query's
+    ``content`` or ``structuredContent``, or when gno-trio's and the SDK's
+    response lines differ in size by more than 2 % on average: then the
+    comparison would not be of the same work.
+    """
+    reference = peers[0]
+    parts = []
+    for peer in peers:
+        for query, payload in reference.payloads.items():
+            other = peer.payloads.get(query)
+            if other is None:
+                continue
+            if (other.content, other.structured) != (payload.content, payload.structured):
+                raise RuntimeError(
+                    f"{peer.label} and {reference.label} answered {query!r} differently"
+                )
+        mean = statistics.fmean(p.size for p in peer.payloads.values())
+        parts.append((peer.label, mean))
+    sizes = ", ".join(f"{label} {mean:,.0f} B" for label, mean in parts)
+    # gno-trio and the SDK peer must send the same bytes give or take the
+    # server name; the bare floors leave out the envelope fields on purpose.
+    compared = [mean for label, mean in parts if not label.startswith("bare-")]
+    low, high = min(compared), max(compared)
+    spread = (high - low) / low
+    if spread > 0.02:
+        raise RuntimeError(f"response sizes differ by {spread:.1%}: {sizes}")
+    return sizes, spread
+
+
 class Peer:
     """One spawned server with its era opened, timing ``tools/call gno_search`` on demand."""
 
@@ -176,6 +221,7 @@ class Peer:
         self.label = label
         self.era = era
         self.samples_ms: list[float] = []
+        self.payloads: dict[str, Payload] = {}
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self._process = subprocess.Popen(
             list(command),
@@ -253,6 +299,11 @@ class Peer:
                 raise RuntimeError(f"unexpected answer {raw[:300]!r}")
             if result.get("isError") or not result["structuredContent"]["results"]:
                 raise RuntimeError(f"the search failed or found nothing: {raw[:300]!r}")
+            query = params["arguments"]["query"]
+            if query not in self.payloads:
+                self.payloads[query] = Payload(
+                    len(raw), result["content"], result["structuredContent"]
+                )
             if timed:
                 self.samples_ms.append(elapsed / 1e6)
 
@@ -338,20 +389,11 @@ def row(label: str, samples: Sequence[float]) -> str:
 
 
 def varied_queries(engine: Engine, count: int, limit: int) -> list[str]:
-    """``count`` distinct heading words (seeded choice) that each find something."""
-    with engine.connection() as conn:
-        headings = " ".join(
-            str(row[0]) for row in conn.execute("SELECT headings_json FROM documents")
-        )
-    words = sorted({word.lower() for word in re.findall(r"[A-Za-z]{4,}", headings)})
-    random.Random(7).shuffle(words)
-    chosen: list[str] = []
-    for word in words:
-        if engine.search(SearchRequest(query=word, limit=limit))["results"]:
-            chosen.append(word)
-            if len(chosen) == count:
-                break
-    return chosen
+    """``count`` different query texts (words, phrases, negations, prefixes) that each hit."""
+    chosen, _ = build_queries(engine, count, collection="mcp", kinds=TEXT_KINDS, limit=limit)
+    queries = [request.query for _, request in chosen]
+    check_uncached(queries)
+    return queries
 
 
 def build_index(base: Path) -> tuple[Dirs, int]:
@@ -368,13 +410,16 @@ def main() -> int:
     )
     parser.add_argument("--calls", type=int, default=2000, help="timed calls per server and era")
     parser.add_argument("--warmup", type=int, default=200, help="untimed calls first")
-    parser.add_argument("--query", default="roots", help="the search query (default: roots)")
+    parser.add_argument(
+        "--query", help="time this one query instead of the varied ones (e.g. roots)"
+    )
     parser.add_argument(
         "--varied",
         type=int,
-        default=0,
+        default=DEFAULT_COUNT,
         metavar="N",
-        help="instead of one query, cycle through N distinct words from the corpus headings",
+        help="cycle through N different queries drawn from the corpus headings, each with "
+        f"hits, more than the parse cache holds (default {DEFAULT_COUNT})",
     )
     parser.add_argument("--limit", type=int, default=5, help="hits per search (default 5)")
     parser.add_argument(
@@ -421,10 +466,13 @@ def main() -> int:
                     mode,
                 ]
         results: dict[str, dict[str, list[float]]] = {}
+        payload_notes: dict[str, tuple[str, float]] = {}
         with Engine.open(dirs=dirs, create=False) as engine:
-            if options.varied:
+            if options.query is None:
                 queries = varied_queries(engine, options.varied, options.limit)
-                described = f"{len(queries)} varied one-word queries in turn"
+                described = (
+                    f"{len(queries)} varied queries in turn (words, phrases, negations, prefixes)"
+                )
             else:
                 queries = [options.query]
                 hits = len(
@@ -444,6 +492,7 @@ def main() -> int:
                 finally:
                     for peer in peers:
                         peer.close()
+                payload_notes[era] = compare_payloads(peers)
                 results[era] = {floor.label: floor.samples_ms}
                 results[era].update({peer.label: peer.samples_ms for peer in peers})
 
@@ -453,6 +502,11 @@ def main() -> int:
             f"and era after {options.warmup} warm-up, one in flight, in alternating blocks "
             f"of {options.block}"
         )
+        for era, (sizes, spread) in payload_notes.items():
+            print(
+                f"{era}: identical content and structuredContent on every server for every "
+                f"query; mean response line {sizes} (spread {spread:.1%})"
+            )
         print(f"{'round trip (ms)':<24} {'calls':>6} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
         for era in ERAS:
             for label, samples in results[era].items():

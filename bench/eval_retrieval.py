@@ -12,7 +12,7 @@ For each it prints Recall@5, Recall@10, nDCG@10 (graded 0-3 judgments) and
 MRR, and how many queries the hybrid query answers worse than lexical search
 (by nDCG@10).
 
-    python3 bench/eval_retrieval.py [--verbose] [--only lexical]
+    python3 bench/eval_retrieval.py [--verbose] [--only lexical] [--backend tantivy]
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--only", choices=MODES, action="append")
+    parser.add_argument(
+        "--backend", choices=("auto", "fts5", "tantivy"), help="which index ranks documents"
+    )
     args = parser.parse_args()
     modes = args.only or list(MODES)
     corpus = FIXTURES / "gno-evals" / "corpus"
@@ -62,7 +65,7 @@ def main() -> int:
         "gno-evals": json.loads((FIXTURES / "gno-evals" / "queries.json").read_text()),
         "cross-lingual": json.loads(CROSS_LINGUAL.read_text())["queries"],
     }
-    engine = temp_engine(corpus)
+    engine = temp_engine(corpus, backend=args.backend)
     engine.add_collection(str(corpus), name="evals")
     engine.sync()
     with engine.connection() as conn:

@@ -41,7 +41,8 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from gno_trio.config import load_config, save_config  # noqa: E402
+from gno_trio.config import load_config  # noqa: E402
+from gno_trio.engine.store.config_file import save_config  # noqa: E402
 
 MODERN = "2026-07-28"
 ENVELOPE = {

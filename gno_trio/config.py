@@ -49,6 +49,8 @@ __all__ = [
     "GatewayLimits",
     "RetrievalTraces",
     "ScopeType",
+    "Search",
+    "SearchBackend",
     "SourceAvailability",
     "ToolProfile",
     "TraceRedactionMode",
@@ -74,6 +76,7 @@ EgressPolicySource: TypeAlias = Literal["explicit", "config_default"]
 SourceAvailability: TypeAlias = Literal["any", "local"]
 ScopeType: TypeAlias = Literal["global", "collection", "prefix"]
 ToolProfile: TypeAlias = Literal["full", "core"]
+SearchBackend: TypeAlias = Literal["auto", "fts5", "tantivy"]
 
 FTS_TOKENIZERS: tuple[FtsTokenizer, ...] = get_args(FtsTokenizer)
 DEFAULT_FTS_TOKENIZER: FtsTokenizer = "snowball english"
@@ -357,6 +360,21 @@ class Conversion:
 
 
 @attrs.frozen
+class Search:
+    """Which index ranks documents (``search:`` in ``index.yml``).
+
+    ``fts5`` ranks in SQLite's full-text index, ``tantivy`` in a tantivy
+    index beside the database (much faster on large corpora, a smaller
+    database); ``auto`` (the default) uses FTS5 for small indexes, whose
+    ranking it keeps exactly, and tantivy from
+    ``AUTO_TANTIVY_DOCUMENTS`` active documents on. A change takes effect at
+    the next sync. Snippets and line anchors come from FTS5 either way.
+    """
+
+    backend: SearchBackend = "auto"
+
+
+@attrs.frozen
 class Context:
     """User guidance attached to results in a scope; never treated as evidence."""
 
@@ -450,6 +468,7 @@ class Config:
     contexts: tuple[Context, ...] = attrs.field(default=(), converter=_tuple)
     gateway: Gateway = attrs.field(factory=Gateway)
     conversion: Conversion = attrs.field(factory=Conversion)
+    search: Search = attrs.field(factory=Search)
     content_types: Any = attrs.field(default=None, hash=False)
     models: Any = attrs.field(default=None, hash=False)
     retrieval_traces: RetrievalTraces | None = None

@@ -82,6 +82,33 @@ CORPUS: dict[str, str] = {
 }
 
 
+def gno_env(base: Path) -> dict[str, str]:
+    """The environment of a ``gno-trio`` child process whose index lives under ``base``."""
+    return {
+        **os.environ,
+        "GNO_CONFIG_DIR": str(base / "config"),
+        "GNO_DATA_DIR": str(base / "data"),
+        "GNO_CACHE_DIR": str(base / "cache"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+
+
+BACKENDS = ("fts5", "tantivy")
+"""The document-ranking backends (``search.backend``); behavioural search tests run on both."""
+
+
+def choose_backend(config_dir: Path, backend: str, *, tokenizer: str | None = None) -> None:
+    """Start an index's ``index.yml`` with ``search.backend`` (and maybe the tokenizer) set.
+
+    Call it before the index is first opened.
+    """
+    config_dir.mkdir(parents=True, exist_ok=True)
+    text = f"search:\n  backend: {backend}\n"
+    if tokenizer is not None:
+        text = f"ftsTokenizer: {tokenizer}\n{text}"
+    (config_dir / "index.yml").write_text(text, "utf-8")
+
+
 def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
     """Write ``files`` (default: ``CORPUS``) under ``root`` and return ``root``."""
     for rel, text in (CORPUS if files is None else files).items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+from pathlib import PurePosixPath
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from gno_trio.engine.ingest.convert import (
     Converted,
     convert,
     converter_for,
+    extension_of,
     supported_extensions,
 )
 from gno_trio.errors import GnoError
@@ -171,3 +173,10 @@ def test_utf8_text_round_trips_up_to_newline_normalisation(text: str) -> None:
     result = convert("fuzz.txt", text.encode("utf-8"))
     expected = text[1:] if text.startswith("\ufeff") else text
     assert result.markdown == expected.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab./\\ .MD_-é")), max_size=14))
+def test_the_extension_is_the_one_pathlib_gives(rel_path: str) -> None:
+    """The string cut the walker relies on agrees with pathlib on any name."""
+    expected = PurePosixPath(rel_path.replace("\\", "/")).suffix.lower()
+    assert extension_of(rel_path) == expected

@@ -9,7 +9,7 @@ import pytest
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.ingest import sync
+from gno_trio.engine.ingest import prepare
 from tests import document_factory as make
 
 
@@ -70,13 +70,13 @@ def test_an_unchanged_document_or_skipped_file_costs_a_stat_on_resync(
         engine.add_collection(str(root), name="papers")
         engine.sync()
         reads: list[str] = []
-        real_read = sync._read
+        real_read = prepare.read_source
 
         def counting(found: Any, limit: int) -> bytes:
             reads.append(found.rel_path)
             return real_read(found, limit)
 
-        monkeypatch.setattr(sync, "_read", counting)
+        monkeypatch.setattr(prepare, "read_source", counting)
         (again,) = engine.sync()
         assert reads == []
         assert again.unchanged == 2 and again.skipped == 1

@@ -16,7 +16,7 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.errors import GnoError
-from tests.conftest import CORPUS, write_corpus
+from tests.conftest import BACKENDS, CORPUS, choose_backend, write_corpus
 
 _FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 3
 _LONG = "\n".join(f"line {i} filler words about nothing in particular" for i in range(1, 300))
@@ -38,16 +38,29 @@ EXTRA: dict[str, str] = {
     "okapi/late.md": f"# Park\n\n{_LONG}\n{_LONG}\nlone okapi at the end\n",
     "okapi/path.md": "# Elsewhere\n\nnothing here names the animal\n",
 }
+CJK = {
+    "cjk/tokyo.md": "# 東京の案内\n\n東京都に住んでいます。大阪にも行きました。\n",
+    "cjk/beijing.md": "# 北京\n\n我们在北京学习中文。\n",
+    "cjk/seoul.md": "# 서울\n\n한국어 텍스트를 검색합니다.\n",
+    "cjk/mixed.md": "# Mixed\n\nThe API返回值 is documented in 日本語ドキュメント.\n",
+}
 GERMAN = {"anleitung.md": "# Anleitung\n\nDie Bereitstellung braucht einen Plan für kubernetes.\n"}
 NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """One read-only index for the whole module: these tests never write."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Engine]:
+    """One read-only index per backend for the whole module: these tests never write.
+
+    Every test of this module runs once with FTS5 and once with tantivy
+    ranking the documents: both must behave alike.
+    """
     base = tmp_path_factory.mktemp("search")
-    notes = write_corpus(base / "notes", {**CORPUS, **EXTRA})
+    notes = write_corpus(base / "notes", {**CORPUS, **EXTRA, **CJK})
     german = write_corpus(base / "german", GERMAN)
+    choose_backend(base / "config", request.param)
     opened = Engine.open(dirs=Dirs(base / "config", base / "data", base / "cache"))
     opened.add_collection(str(notes), name="notes")
     opened.add_collection(str(german), name="german", language_hint="de")
@@ -153,6 +166,32 @@ def test_any_query_either_searches_or_is_invalid_input(engine: Engine, query: st
 # ---------------------------------------------------------------------------
 # Ranking, scores, snippets and anchors
 # ---------------------------------------------------------------------------
+
+
+def test_cjk_runs_are_found_by_their_leading_characters(engine: Engine) -> None:
+    """A run of CJK characters is one term on both backends, found by how it starts.
+
+    FTS5's ``unicode61`` tokenizer keeps every letter together, so
+    ``東京都に住んでいます`` is one term; tantivy's analyzer cuts text the same
+    way, so a query finds the same documents on either (and the snippet,
+    cut by FTS5 either way, marks the same term).
+    """
+    assert paths(engine, "東京") == ["cjk/tokyo.md"]
+    assert paths(engine, "大阪") == ["cjk/tokyo.md"]  # a new run after the full stop
+    assert paths(engine, "北京") == ["cjk/beijing.md"]
+    assert paths(engine, "我们在北京") == ["cjk/beijing.md"]
+    assert paths(engine, "한국어") == ["cjk/seoul.md"]
+    assert paths(engine, "日本語") == ["cjk/mixed.md"]
+    assert paths(engine, "API返回") == ["cjk/mixed.md"]  # a mixed-script run, case folded
+    assert paths(engine, "東京 -大阪") == []
+    (hit,) = run(engine, "大阪")["results"]
+    assert "<mark>大阪にも行きました</mark>" in hit["snippet"]
+
+
+def test_cjk_text_inside_a_run_is_not_a_term(engine: Engine) -> None:
+    """Neither backend splits a CJK run, so its middle is not findable on either."""
+    assert paths(engine, "住んで") == []
+    assert paths(engine, "返回值") == []
 
 
 def test_title_match_outranks_body_only_match(engine: Engine) -> None:
@@ -419,8 +458,12 @@ def test_hit_fields(engine: Engine) -> None:
 # ---------------------------------------------------------------------------
 
 
-def test_gno_evals_queries_find_their_relevant_documents(gno_evals: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gno_evals_queries_find_their_relevant_documents(
+    gno_evals: Path, tmp_path: Path, backend: str
+) -> None:
     queries = json.loads((gno_evals.parent / "queries.json").read_text("utf-8"))
+    choose_backend(tmp_path / "c", backend)
     with Engine.open(dirs=Dirs(tmp_path / "c", tmp_path / "d", tmp_path / "k")) as evals:
         evals.add_collection(str(gno_evals), name="evals")
         (report,) = evals.sync()

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, normalize_name
 from gno_trio.engine.ingest import convert as convert
-from gno_trio.engine.ingest import sync as sync
+from gno_trio.engine.ingest import prepare
 from gno_trio.engine.ingest import walker as walker
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.database import _migration_scripts
@@ -401,13 +401,13 @@ def test_uris_percent_encode_each_segment(indexed: Engine, rel: str, uri: str) -
 def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every file that goes through conversion and parsing."""
     parsed: list[str] = []
-    real = sync._prepare
+    real = prepare.prepare
 
     def counting(found: walker.FoundFile, data: bytes, converted: Any) -> Any:
         parsed.append(found.rel_path)
         return real(found, data, converted)
 
-    monkeypatch.setattr(sync, "_prepare", counting)
+    monkeypatch.setattr(prepare, "prepare", counting)
     return parsed
 
 
@@ -693,7 +693,7 @@ def test_unreadable_file_is_recorded_without_chmod(
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(sync, "open", guarded_open, raising=False)
+    monkeypatch.setattr(prepare, "open", guarded_open, raising=False)
     engine.add_collection(str(root), name="notes")
     report = report_of(engine)
     assert report["added"] == 1

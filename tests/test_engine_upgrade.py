@@ -24,12 +24,23 @@ NOTES = {
 
 
 def _as_schema_3(db_path: Path, tokenize: str) -> None:
-    """Put the index back in its version-3 shape: a one-column chunk index, no later columns."""
+    """Put an index's chunks back in their version-3 shape.
+
+    As version 3 wrote them: every chunk's text stored in ``content_chunks``
+    and a one-column chunk index over those stored texts (no mirror hash),
+    and none of the later migrations' tables, columns and triggers.
+    """
     conn = sqlite3.connect(db_path)
     try:
         conn.executescript(
             f"""
+            ALTER TABLE content_chunks ADD COLUMN text TEXT NOT NULL DEFAULT '';
+            UPDATE content_chunks SET text = (
+                SELECT substr(c.markdown, content_chunks.pos + 1, content_chunks.length)
+                FROM content c WHERE c.mirror_hash = content_chunks.mirror_hash);
             DROP TABLE chunks_fts;
+            DROP VIEW chunk_texts;
+            ALTER TABLE content_chunks DROP COLUMN length;
             CREATE VIRTUAL TABLE chunks_fts USING fts5 (
                 text, content = 'content_chunks', content_rowid = 'id',
                 tokenize = '{tokenize}'
@@ -40,6 +51,14 @@ def _as_schema_3(db_path: Path, tokenize: str) -> None:
             ALTER TABLE ingest_errors DROP COLUMN source_mtime_ns;
             ALTER TABLE ingest_errors DROP COLUMN policy;
             ALTER TABLE documents DROP COLUMN conversion_warnings_json;
+            DROP TRIGGER doc_index_on_insert;
+            DROP TRIGGER doc_index_on_update;
+            DROP TRIGGER doc_index_on_delete;
+            DROP TRIGGER doc_index_on_tag_insert;
+            DROP TRIGGER doc_index_on_tag_delete;
+            DROP TABLE doc_index_pending;
+            ALTER TABLE documents DROP COLUMN body_pos;
+            DELETE FROM schema_meta WHERE key = 'document_index';
             UPDATE schema_meta SET value = '3' WHERE key = 'version';
             UPDATE schema_meta SET value = '{tokenize}' WHERE key = 'fts_tokenizer';
             """
@@ -156,3 +175,72 @@ def test_an_open_that_waits_too_long_fails_clearly_and_changes_nothing(
     assert "mirror_hash" not in _chunk_index_sql(db_path)  # still the old shape, intact
     with Engine.open(dirs=dirs) as engine:
         assert set(_snippets(engine, "okapi")) == {"zoo.md", "farm.md"}
+
+
+def _anchors(engine: Engine, query: str) -> list[tuple[object, ...]]:
+    found = engine.search(SearchRequest(query=query, limit=10))
+    return [
+        (hit["uri"], hit["score"], hit["snippet"], hit.get("line"), hit.get("snippetRange"))
+        for hit in found["results"]
+    ]
+
+
+def _tables(db_path: Path) -> set[str]:
+    conn = sqlite3.connect(db_path)
+    try:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+
+
+def _chunk_columns(db_path: Path) -> set[str]:
+    conn = sqlite3.connect(db_path)
+    try:
+        return {row[1] for row in conn.execute("PRAGMA table_info(content_chunks)")}
+    finally:
+        conn.close()
+
+
+def test_the_upgrade_drops_stored_chunk_texts_and_keeps_every_snippet_and_line_anchor(
+    tmp_path: Path,
+) -> None:
+    """The mcp-docs corpus (344 pages, up to 0.7 MB each), before and after the upgrade."""
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mcp-docs" / "corpus"
+    if not corpus.is_dir():
+        pytest.skip("the mcp-docs fixture is not beside the repository")
+    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    queries = ["roots", "sampling request", '"tool result"', "auth -oauth", "elicit*", "schema"]
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(corpus), name="mcp")
+        engine.sync()
+        before = {query: _anchors(engine, query) for query in queries}
+        db_path = engine.location.db_path
+    _as_schema_3(db_path, PORTER)
+    assert "text" in _chunk_columns(db_path)
+
+    with Engine.open(dirs=dirs) as engine:
+        after = {query: _anchors(engine, query) for query in queries}
+        with engine.connection() as conn:
+            for table in ("documents_fts", "chunks_fts"):
+                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+    assert after == before
+    assert all(before.values())
+    # Chunks are ranges of the mirror now: their texts are not stored again.
+    assert "text" not in _chunk_columns(db_path)
+    assert "chunk_texts" in _tables(db_path)
+
+
+def test_an_upgrade_that_finds_a_chunk_unlike_its_text_refuses_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    dirs, db_path, _ = _old_index(tmp_path)
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE content_chunks SET text = 'something else' WHERE id = 1")
+    conn.commit()
+    conn.close()
+    with pytest.raises(GnoError) as info:
+        Engine.open(dirs=dirs)
+    assert info.value.code == "RUNTIME"
+    assert "differ from their place in the text" in info.value.message
+    assert "text" in _chunk_columns(db_path)  # the old shape, untouched
+    assert "chunk_texts" not in _tables(db_path)

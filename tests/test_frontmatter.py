@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gno_trio.engine.ingest import frontmatter
 from gno_trio.engine.ingest.frontmatter import (
     Link,
     extract_meta,
@@ -509,3 +510,25 @@ def test_real_corpus_is_parsed_quickly() -> None:
     assert len(with_frontmatter) >= 340
     assert all(meta.title == meta.frontmatter["title"] for meta in with_frontmatter)
     assert sum(len(meta.links) for meta in metas) > 1000
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "title: Plain\ntags: [a, b]\ndate: 2024-03-01",
+        "date: 2024-03-01T10:00:00Z\nupdated: 2024-03-01 10:00:00",
+        "tags:\n  - one\n  - two\nnested:\n  deep: {x: 1, y: [true, null, 1.5]}",
+        "base: &b {k: v}\ncopy: *b\nyes: yes\noctal: 0o17\nlarge: 1e3",
+        "title: 'quoted: colon'\nauthor: \"Ann \\u00e9\"\ncategories: x, y",
+        "title: x\n\tindented: bad",
+        "list: [unclosed\nnext: 2",
+        "- just\n- a list",
+    ],
+)
+def test_libyaml_and_pure_python_parsing_agree(block: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast loader is an optimisation: values and error messages stay the same."""
+    text = f"---\n{block}\n---\nBody #tag\n"
+    fast = extract_meta(text, "note.md")
+    monkeypatch.setattr(frontmatter, "_FAST_LOADER", None)
+    slow = extract_meta(text, "note.md")
+    assert fast == slow

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from gno_trio.config import load_config
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.store.config_file import save_config
+from tests.conftest import gno_env
 from tests.http_gateway_support import (
     EVALS_CORPUS,
     check_schema,
@@ -31,16 +31,6 @@ from tests.http_gateway_support import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def gno_env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "GNO_CONFIG_DIR": str(tmp_path / "config"),
-        "GNO_DATA_DIR": str(tmp_path / "data"),
-        "GNO_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": str(REPO_ROOT),
-    }
 
 
 def make_index(tmp_path: Path, *, sync: bool = True, **gateway: Any) -> Path:

@@ -51,6 +51,7 @@ from gno_trio.engine.memory.service import MemoryService
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store import lease as locks
 from gno_trio.errors import GnoError
+from tests.conftest import BACKENDS, choose_backend
 from tests.lease_holder import lease_held_elsewhere
 from tests.memory_schemas import valid_recall, valid_remember
 
@@ -72,8 +73,10 @@ def facts_dir(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def mem_engine(tmp_path: Path, facts_dir: Path) -> Iterator[Engine]:
+@pytest.fixture(params=BACKENDS)
+def mem_engine(request: pytest.FixtureRequest, tmp_path: Path, facts_dir: Path) -> Iterator[Engine]:
+    """Each memory test runs with either backend ranking documents (facts rank alike)."""
+    choose_backend(tmp_path / "config", request.param)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "plan.md").write_text("# Plan\n\nThe deploy window is a note here.\n", "utf-8")

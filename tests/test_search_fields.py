@@ -111,7 +111,11 @@ def test_a_captured_notes_snippet_has_no_frontmatter_and_its_author_is_found(cli
 
 
 def _before_010(db_path: Path) -> None:
-    """Put an index back in its shape before 010: three FTS fields, chunks with frontmatter."""
+    """Put an index back in its shape before 010: three FTS fields, chunks with frontmatter.
+
+    Migrations 011 and 012 are undone too (stored chunk texts, no document
+    index queue), as an index written before 010 never had them.
+    """
     conn = sqlite3.connect(db_path)
     conn.row_factory = sqlite3.Row
     try:
@@ -120,6 +124,28 @@ def _before_010(db_path: Path) -> None:
         ).fetchone()[0]
         conn.executescript(
             f"""
+            -- Undo 012 (the document index queue) and 011 (chunks as ranges):
+            -- before 010 chunk texts were stored.
+            DROP TRIGGER doc_index_on_insert;
+            DROP TRIGGER doc_index_on_update;
+            DROP TRIGGER doc_index_on_delete;
+            DROP TRIGGER doc_index_on_tag_insert;
+            DROP TRIGGER doc_index_on_tag_delete;
+            DROP TABLE doc_index_pending;
+            ALTER TABLE documents DROP COLUMN body_pos;
+            DELETE FROM schema_meta WHERE key = 'document_index';
+            ALTER TABLE content_chunks ADD COLUMN text TEXT NOT NULL DEFAULT '';
+            UPDATE content_chunks SET text = (
+                SELECT substr(c.markdown, content_chunks.pos + 1, content_chunks.length)
+                FROM content c WHERE c.mirror_hash = content_chunks.mirror_hash);
+            DROP TABLE chunks_fts;
+            DROP VIEW chunk_texts;
+            ALTER TABLE content_chunks DROP COLUMN length;
+            CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+                text, mirror_hash, content = 'content_chunks', content_rowid = 'id',
+                tokenize = '{tokenize}'
+            );
+            INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
             CREATE VIRTUAL TABLE old_fts USING fts5 (
                 filepath, title, body, prefix = '3 4', tokenize = '{tokenize}'
             );

@@ -16,19 +16,11 @@ import pytest
 
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from tests.conftest import gno_schema_errors, write_corpus
+from tests.test_vectors_engine import DOCS as NOTES
 
-DOCS: dict[str, str] = {
-    "cooking/bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, then bake "
-    "the loaf in a hot oven until the crust is golden.\n\nSee [[garden]] for herbs.\n",
-    "garden.md": "# Vegetable garden\n\nPlant tomatoes in spring, water the seedlings every "
-    "morning and pull the weeds between the rows.\n",
-    "de/auto.md": "# Reifenwechsel\n\nVor dem Winter die Sommerreifen abmontieren und "
-    "Winterreifen mit genug Profil montieren.\n",
-    "fr/finance.md": "# Épargne et budget\n\nOuvrir un compte épargne, suivre ses dépenses "
-    "chaque mois et rembourser les dettes.\n",
-    "es/salud.md": "# Dormir bien\n\nDormir ocho horas, evitar el café por la noche y "
-    "mantener un horario regular de sueño.\n",
-}
+# The engine tests' notes in four languages (one links another), without the
+# long and the blank file: five documents, one chunk each.
+DOCS = {path: text for path, text in NOTES.items() if path not in ("long.md", "blank.md")}
 URIS = [f"gno://notes/{path}" for path in DOCS]
 SLEEP = "how can I sleep better at night"
 

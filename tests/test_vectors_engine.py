@@ -118,7 +118,10 @@ def test_embed_fills_the_backlog_batch_by_batch(
     assert report.embedded + report.blank == before and report.blank == 1
     assert seen[-1] == (before, before) and len(seen) == (before + 1) // 2
     # The long chunk got one vector per window; every chunk has all its windows.
-    for mirror, seq, text in conn.execute("SELECT mirror_hash, seq, text FROM content_chunks"):
+    for mirror, seq, text in conn.execute(
+        "SELECT c.mirror_hash, c.seq, t.text FROM content_chunks c "
+        "JOIN chunk_texts t ON t.id = c.id"
+    ):
         parts = conn.execute(
             "SELECT COUNT(*) FROM content_vectors WHERE mirror_hash = ? AND seq = ? "
             "AND length(codes) > 0",

@@ -34,8 +34,8 @@ def _vectors(rng: np.random.Generator, chunks: int) -> npt.NDArray[np.float32]:
 def _chunks(conn: object, first: int, count: int) -> None:
     """Chunk rows for synthetic mirrors (vectors are stored only for chunks that exist)."""
     conn.executemany(  # type: ignore[attr-defined]
-        "INSERT INTO content_chunks (mirror_hash, seq, pos, text, start_line, end_line, "
-        "token_count) VALUES (?, 0, 0, '', 1, 1, 0)",
+        "INSERT INTO content_chunks (mirror_hash, seq, pos, length, start_line, end_line, "
+        "token_count) VALUES (?, 0, 0, 0, 1, 1, 0)",
         [(f"{c:064x}",) for c in range(first, first + count)],
     )
 

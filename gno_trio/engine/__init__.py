@@ -65,8 +65,8 @@ from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLIC
 from gno_trio.engine.ingest.capture import PRESETS as PRESETS
 from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
 from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
-from gno_trio.engine.ingest.sync import ProgressFn as ProgressFn
-from gno_trio.engine.ingest.sync import SyncReport as SyncReport
+from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
+from gno_trio.engine.ingest.spec import SyncReport as SyncReport
 from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
 from gno_trio.engine.jobs import JobControl as JobControl
 from gno_trio.engine.jobs import JobManager as JobManager

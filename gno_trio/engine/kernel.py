@@ -43,17 +43,17 @@ from gno_trio.engine.ingest.collection_rows import reconcile_collections
 from gno_trio.engine.ingest.documents.limits import limits_from_settings
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.roots import checked_root
-from gno_trio.engine.ingest.sync import (
-    CollectionSpec,
-    ProgressFn,
-    SyncReport,
-    compact_full_text,
-    finish_upgrades,
-    sync_collection,
+from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
+from gno_trio.engine.ingest.sync import sync_collection
+from gno_trio.engine.ingest.upkeep import compact_full_text, finish_upgrades
+from gno_trio.engine.search.docindex.policy import (
+    DocumentIndexing,
+    document_index_lags,
+    heal_document_index,
 )
 from gno_trio.engine.store import journal
 from gno_trio.engine.store.config_file import save_config
-from gno_trio.engine.store.database import ConnectionPool, connect, migrate
+from gno_trio.engine.store.database import ConnectionPool, connect, migrate, unmapped
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, HeldLease, write_lease
 from gno_trio.errors import GnoError
 
@@ -193,7 +193,9 @@ class EngineKernel:
             raise GnoError("RUNTIME", f"Cannot open index database {db_path}: {exc}") from exc
         finally:
             conn.close()
-        return cls(location, config)
+        kernel = cls(location, config)
+        kernel._heal_at_open()
+        return kernel
 
     def close(self) -> None:
         self.pool.close()
@@ -215,6 +217,7 @@ class EngineKernel:
 
     # -- the write lease ----------------------------------------------------
 
+    @contextlib.contextmanager
     def lease(
         self,
         *,
@@ -222,15 +225,23 @@ class EngineKernel:
         should_stop: StopFn | None = None,
         busy_code: str = "LOCKED",
         busy_message: str = LOCKED_MESSAGE,
-    ) -> contextlib.AbstractContextManager[HeldLease]:
-        """The one write lease of this data directory, shared by every writer."""
-        return write_lease(
+    ) -> Iterator[HeldLease]:
+        """The one write lease of this data directory, shared by every writer.
+
+        Before it is let go, the tantivy document index learns what the
+        holder's writes committed (when tantivy ranks documents).
+        """
+        with write_lease(
             self.location.dirs.write_lock,
             wait_seconds=wait_seconds,
             should_stop=should_stop,
             busy_code=busy_code,
             busy_message=busy_message,
-        )
+        ) as held:
+            try:
+                yield held
+            finally:
+                self._catch_up_documents(prune=True)
 
     @contextlib.contextmanager
     def writing(
@@ -248,6 +259,33 @@ class EngineKernel:
             return
         with self.lease(wait_seconds=wait_seconds, should_stop=should_stop) as held:
             yield held
+
+    def _catch_up_documents(self, *, prune: bool) -> None:
+        """Let the tantivy document index learn what the writes committed (no-op under FTS5).
+
+        Never fails the write it follows: whatever it cannot do now, the next
+        writer or the next open replays (see :mod:`.search.docindex.store`).
+        """
+        try:
+            with self.pool.connection() as conn:
+                heal_document_index(conn, prune=prune)
+        except (GnoError, sqlite3.Error, OSError, ValueError) as exc:
+            logger.warning("the document index could not catch up yet: %s", exc)
+
+    def _heal_at_open(self) -> None:
+        """After a crash between SQLite's commit and tantivy's, the next open catches up.
+
+        Only the tantivy directory is written (never the database), and only
+        when the write lease is free: a running writer catches up itself.
+        """
+        with self.pool.connection() as conn:
+            if not document_index_lags(conn):
+                return
+        with (
+            contextlib.suppress(GnoError),
+            write_lease(self.location.dirs.write_lock, wait_seconds=0),
+        ):
+            self._catch_up_documents(prune=False)
 
     # -- configuration -----------------------------------------------------
 
@@ -354,7 +392,12 @@ class EngineKernel:
                 [self.collection(n) for n in names] if names else list(self.config.collections)
             )
             reports = []
-            with self.connection(conn) as c, self._conversion_runner() as runner:
+            with (
+                self.connection(conn) as c,
+                unmapped(c),
+                self._conversion_runner() as runner,
+                contextlib.closing(DocumentIndexing(c, self.config.search.backend)) as indexing,
+            ):
                 for collection in targets:
                     try:
                         checked_root(collection.path, self.location.dirs)
@@ -366,13 +409,16 @@ class EngineKernel:
                         reports.append(report)
                         continue
                     spec = spec_for(collection)
-                    reports.append(sync_collection(c, spec, progress=progress, runner=runner))
+                    reports.append(
+                        sync_collection(c, spec, progress=progress, runner=runner, hooks=indexing)
+                    )
                 with contextlib.suppress(sqlite3.Error):
                     c.execute("BEGIN IMMEDIATE")
                     journal.prune(c)
                     c.execute("COMMIT")
                 with contextlib.suppress(sqlite3.Error):  # an optimisation: never fails a sync
                     compact_full_text(c, sum(report.changed for report in reports))
+                indexing.finish()
             return reports
 
     def sync_paths(
@@ -383,11 +429,19 @@ class EngineKernel:
         conn: sqlite3.Connection | None = None,
         lease: HeldLease | None = None,
     ) -> SyncReport:
-        """Index just these files of one collection (after a write through gno-trio)."""
+        """Index just these files of one collection (after a write through gno-trio).
+
+        The files are searchable when this returns, even while the caller
+        keeps the lease for more writes.
+        """
         with self.writing(lease):
             collection = self.collection(name)
             with self.connection(conn) as c, self._conversion_runner() as runner:
-                return sync_collection(c, spec_for(collection), only=set(rel_paths), runner=runner)
+                report = sync_collection(
+                    c, spec_for(collection), only=set(rel_paths), runner=runner
+                )
+            self._catch_up_documents(prune=True)
+            return report
 
     def _conversion_runner(self) -> ConversionRunner:
         """Conversion workers for one sync, bounded as ``conversion:`` in index.yml says.

@@ -11,13 +11,13 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from gno_trio.engine.ingest.sync import (
+from gno_trio.engine.ingest.spec import (
     CollectionSpec,
     collection_row_matches,
-    inactivate,
     now_iso,
     upsert_collection,
 )
+from gno_trio.engine.ingest.writes import inactivate
 from gno_trio.engine.memory.projection import backfill
 from gno_trio.engine.store.database import write_transaction
 

@@ -61,8 +61,19 @@ class Converter(Protocol):
 
 
 def extension_of(rel_path: str) -> str:
-    """Lower-case extension with the dot (``""`` when there is none)."""
-    return PurePosixPath(rel_path.replace("\\", "/")).suffix.lower()
+    """Lower-case extension with the dot (``""`` when there is none).
+
+    Asked once per walked file, so the usual name is cut with string
+    methods (a ``PurePosixPath`` per file was half of a no-change sync's
+    time); names pathlib would normalise first (``.``, ``..``, empty) go
+    through it.
+    """
+    path = rel_path.replace("\\", "/")
+    name = path.rstrip("/").rpartition("/")[2]
+    if name in ("", ".", ".."):
+        return PurePosixPath(path).suffix.lower()
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
 def decode_text(rel_path: str, data: bytes) -> tuple[str, tuple[str, ...]]:

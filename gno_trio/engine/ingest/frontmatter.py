@@ -245,6 +245,23 @@ def _yaml_kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+# libyaml's safe loader builds the same values as PyYAML's pure-Python one
+# about ten times faster (a 3-line block: 0.14 ms instead of 1.3 ms, most of
+# the indexing time of a small note). Its error messages are worded
+# differently, so a block it refuses is parsed again by the pure-Python
+# loader, whose message (and position) is the one reported.
+_FAST_LOADER: Final = getattr(yaml, "CSafeLoader", None)
+
+
+def _load_yaml(yaml_text: str) -> Any:
+    if _FAST_LOADER is not None:
+        try:
+            return yaml.load(yaml_text, Loader=_FAST_LOADER)  # a safe loader (libyaml)
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_load(yaml_text)
+
+
 def _parse_yaml(yaml_text: str) -> tuple[dict[str, Any], str | None]:
     """Parse the block with ``yaml.safe_load``; ``({}, message)`` on any problem."""
     if len(yaml_text) > MAX_FRONTMATTER_CHARS:
@@ -252,7 +269,7 @@ def _parse_yaml(yaml_text: str) -> tuple[dict[str, Any], str | None]:
             f"frontmatter block is larger than {MAX_FRONTMATTER_CHARS // 1024} KiB; not parsed"
         )
     try:
-        loaded = yaml.safe_load(yaml_text)
+        loaded = _load_yaml(yaml_text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "syntax error"

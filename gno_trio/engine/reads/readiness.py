@@ -35,6 +35,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from gno_trio.engine.search.lexical import unranked_documents
+
 PRESET: Final = {"id": "lexical", "name": "Lexical search (BM25, no models)"}
 ADD_COLLECTION: Final = "gno-trio collection add <path>"
 SYNC: Final = "gno-trio update"
@@ -170,12 +172,7 @@ def _collection_activation(
         index = _stage("passed", timing=index_time)
 
         def searchable() -> bool:
-            row = conn.execute(
-                "SELECT COUNT(*) FROM documents d WHERE d.collection = ? AND d.active = 1 "
-                "AND NOT EXISTS (SELECT 1 FROM documents_fts f WHERE f.rowid = d.id)",
-                (name,),
-            ).fetchone()
-            return int(row[0]) == 0
+            return unranked_documents(conn, name) == 0
 
         in_sync, lexical_time = _timed(searchable)
         lexical = _stage(

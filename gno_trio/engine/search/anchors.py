@@ -160,36 +160,49 @@ def anchors_for(
 def _snippet_anchors(
     conn: sqlite3.Connection, chunk_ids: Sequence[int], form: str
 ) -> dict[int, Anchor]:
-    """FTS5's snippet of each of these chunks that ``form`` matches.
+    """FTS5's snippet of each of these chunks that ``form`` matches, in two statements.
 
-    One statement per chunk: with ``rowid IN (...)`` and the join, SQLite
-    plans the FTS5 scan worse and the batch costs more than the statements.
+    One FTS5 statement cuts every snippet (``rowid IN``: the expression is
+    set up once, each chunk is a seek), one plain statement reads the
+    chunks' line ranges. Joining the two in one statement makes SQLite plan
+    the full-text scan worse; one statement per chunk set the expression up
+    once per hit.
     """
+    if not chunk_ids:
+        return {}
+    marks = ", ".join("?" for _ in chunk_ids)
+    try:
+        cut = conn.execute(
+            f"SELECT rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), text FROM chunks_fts "
+            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, text_match(form), *chunk_ids),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    if not cut:
+        return {}
+    ranges = {
+        int(row[0]): (int(row[1]), int(row[2]), row[3])
+        for row in conn.execute(
+            f"SELECT id, start_line, end_line, language FROM content_chunks "
+            f"WHERE id IN ({', '.join('?' for _ in cut)})",
+            tuple(int(row[0]) for row in cut),
+        )
+    }
     found: dict[int, Anchor] = {}
-    expression = text_match(form)
-    for chunk_id in chunk_ids:
-        try:
-            row = conn.execute(
-                "SELECT snippet(chunks_fts, 0, ?, ?, ?, ?), c.text, c.start_line, c.end_line, "
-                "c.language FROM chunks_fts JOIN content_chunks c ON c.id = chunks_fts.rowid "
-                "WHERE chunks_fts MATCH ? AND chunks_fts.rowid = ?",
-                (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, expression, chunk_id),
-            ).fetchone()
-        except sqlite3.OperationalError:
-            return found
-        if row is not None:
-            snippet, text, start, end, language = row
-            found[chunk_id] = Anchor(
-                snippet, start, end, language, first_hit_line(snippet, text, start)
-            )
+    for chunk_id, snippet, text in cut:
+        start, end, language = ranges[int(chunk_id)]
+        found[int(chunk_id)] = Anchor(
+            snippet, start, end, language, first_hit_line(snippet, text, start)
+        )
     return found
 
 
 def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:
     """The first chunk's opening text: the anchor of a hit no chunk of which matches."""
     row = conn.execute(
-        "SELECT text, start_line, end_line, language FROM content_chunks "
-        "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
+        "SELECT t.text, c.start_line, c.end_line, c.language FROM content_chunks c "
+        "JOIN chunk_texts t ON t.id = c.id WHERE c.mirror_hash = ? ORDER BY c.seq LIMIT 1",
         (mirror,),
     ).fetchone()
     if row is None:

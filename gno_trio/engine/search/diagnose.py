@@ -30,11 +30,13 @@ from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.reads.readiness import content_type_boost
 from gno_trio.engine.search import diagnose_hybrid as staged
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
+from gno_trio.engine.search.docindex.ranking import ranker
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import (
     SearchRequest,
     filter_clauses,
     relaxed_match,
+    request_filters,
     validate_request,
 )
 from gno_trio.engine.search.pipeline import (
@@ -45,7 +47,7 @@ from gno_trio.engine.search.pipeline import (
     run_pipeline,
     validate_options,
 )
-from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
@@ -91,6 +93,15 @@ def _passes(conn: sqlite3.Connection, request: SearchRequest, doc_id: int) -> bo
     return conn.execute(sql, (doc_id, *params)).fetchone() is not None
 
 
+def _indexed(conn: sqlite3.Connection, doc_id: int) -> bool:
+    """Whether the index that ranks documents holds this one."""
+    tantivy = ranker(conn)
+    if tantivy is not None:
+        return tantivy.holds(doc_id)
+    found = conn.execute("SELECT 1 FROM documents_fts WHERE rowid = ?", (doc_id,)).fetchone()
+    return found is not None
+
+
 def _skipped_stage(stage: str, reason: str) -> dict[str, Any]:
     """A stage that did not run for this query, and why."""
     return {
@@ -107,9 +118,17 @@ def _skipped_stage(stage: str, reason: str) -> dict[str, Any]:
 
 
 def _ranked(
-    conn: sqlite3.Connection, match: str | None, request: SearchRequest
+    conn: sqlite3.Connection, parsed: LexicalQuery, request: SearchRequest, *, any_term: bool
 ) -> list[tuple[int, float]]:
-    """(document id, raw BM25 score) of the filtered documents matching ``match``, best first."""
+    """(document id, raw BM25 score) of every filtered document matching, best first.
+
+    ``any_term``: matching some positive term, not all (the top-up form).
+    """
+    tantivy = ranker(conn)
+    if tantivy is not None:
+        found = tantivy.top(conn, parsed, request_filters(conn, request), None, any_term=any_term)
+        return [(doc, round(score, 6)) for doc, score in found]
+    match = relaxed_match(parsed) if any_term else parsed.match
     if match is None:
         return []
     clauses, params = filter_clauses(conn, request)
@@ -137,11 +156,13 @@ def _bm25(
     it ``passed``. A target ranked deeper is dropped below that cutoff.
     """
     parsed = parse_query(request.query)
-    strict = _ranked(conn, parsed.match, request)
+    strict = _ranked(conn, parsed, request, any_term=False)
     seen = {doc for doc, _ in strict}
-    relaxed = [
-        item for item in _ranked(conn, relaxed_match(parsed), request) if item[0] not in seen
-    ]
+    relaxed = []
+    if relaxed_match(parsed) is not None:
+        relaxed = [
+            item for item in _ranked(conn, parsed, request, any_term=True) if item[0] not in seen
+        ]
     ranked = strict + relaxed
     terms = sum(1 for mode, _ in options.query_modes if mode == "term")
     if passed is None:
@@ -331,8 +352,7 @@ def diagnose(
     if not row["active"]:
         return {**untraced, "target": _target_block(conn, target, row, "inactive", ())}
     doc_id = int(row["id"])
-    indexed = conn.execute("SELECT 1 FROM documents_fts WHERE rowid = ?", (doc_id,)).fetchone()
-    if indexed is None or not row["mirror_hash"]:
+    if not _indexed(conn, doc_id) or not row["mirror_hash"]:
         block = _target_block(conn, target, row, "no_indexed_content", ())
         return {**untraced, "target": block}
     reasons = [

@@ -15,6 +15,7 @@ link) is ``explicit`` (1), a wiki link that matched a file stem or title is
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -83,6 +84,44 @@ class _CachedResolver(Resolver):
         with _indexes_lock:
             _indexes[(path, collection)] = (version, built)
         return built
+
+
+_endings: dict[str, tuple[tuple[int, int, int], dict[str, list[int]]]] = {}
+_endings_lock = threading.Lock()
+
+
+def _last_segment(target: str) -> str:
+    return target.rpartition("/")[2].lower()
+
+
+def _markdown_links_ending(conn: sqlite3.Connection, endings: set[str]) -> list[int]:
+    """Row ids of the markdown links whose path ends in one of ``endings`` (any case).
+
+    Matching the endings with SQL meant a ``LIKE`` per ending on every link
+    row for every query (the costliest statement of the hybrid query). The
+    links' last path segments are grouped once per index and rebuilt when
+    the links can have changed: the change journal moved, or the link table
+    gained or lost rows.
+    """
+    path = str(conn.execute("PRAGMA database_list").fetchone()[2])
+    journal = conn.execute("SELECT COALESCE(MAX(id), 0) FROM document_changes").fetchone()
+    links = conn.execute("SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM doc_links").fetchone()
+    stamp = (int(journal[0]), int(links[0]), int(links[1]))
+    with _endings_lock:
+        cached = _endings.get(path)
+    if cached is None or cached[0] != stamp:
+        grouped: dict[str, list[int]] = {}
+        for rowid, target in conn.execute(
+            "SELECT rowid, target FROM doc_links WHERE kind = 'markdown' ORDER BY rowid"
+        ):
+            grouped.setdefault(_last_segment(str(target)), []).append(int(rowid))
+        cached = (stamp, grouped)
+        with _endings_lock:
+            _endings[path] = cached
+    found: set[int] = set()
+    for ending in endings:
+        found.update(cached[1].get(ending.lower(), ()))
+    return sorted(found)
 
 
 def disabled(reason: str = "graph_disabled") -> GraphExpansion:
@@ -204,14 +243,12 @@ def _links_touching(
         endings.update({name, stem})
         if stem == "index" and folder:
             endings.add(folder.rpartition("/")[2])
-    tests = " OR ".join("(l.target = ? OR l.target LIKE ?)" for _ in endings)
-    params: list[object] = []
-    for ending in sorted(endings):
-        params += [ending, "%/" + ending.replace("%", "").replace("_", "")]
-    rows += conn.execute(
-        f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
-        f"WHERE l.kind = 'markdown' AND ({tests}) AND d.active = 1 "
-        f"AND l.doc_id NOT IN ({marks}) LIMIT ?",
-        [*params, *seed_ids, EDGE_LIMIT],
-    ).fetchall()
+    candidates = _markdown_links_ending(conn, endings)
+    if candidates:
+        rows += conn.execute(
+            f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
+            f"WHERE l.rowid IN (SELECT value FROM json_each(?)) AND d.active = 1 "
+            f"AND l.doc_id NOT IN ({marks}) ORDER BY l.rowid LIMIT ?",
+            [json.dumps(candidates), *seed_ids, EDGE_LIMIT],
+        ).fetchall()
     return rows

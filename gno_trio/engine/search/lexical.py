@@ -20,6 +20,8 @@ from typing import Any
 
 from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search.anchors import Anchor, anchors_for
+from gno_trio.engine.search.docindex.ranking import TantivyRanker, ranker
+from gno_trio.engine.search.filters import Filters
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.search.timefilter import parse_time_bound
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
@@ -127,8 +129,8 @@ def _normalise_tags(tags: Sequence[str]) -> list[str]:
     return list(seen)
 
 
-def _exclude_match(terms: Sequence[str]) -> str | None:
-    """One FTS5 expression matching any exclude term as an exact phrase.
+def _exclude_phrases(terms: Sequence[str]) -> tuple[str, ...]:
+    """The exclude terms worth matching, each an exact phrase.
 
     Control characters become spaces (FTS5 ends a string at NUL and reports
     "unterminated string"), and a term with no letter or digit is dropped:
@@ -138,8 +140,8 @@ def _exclude_match(terms: Sequence[str]) -> str | None:
     for term in terms:
         cleaned = "".join(" " if unicodedata.category(c) == "Cc" else c for c in term).strip()
         if any(unicodedata.category(c)[0] in "LN" for c in cleaned):
-            phrases.append(fts_quote(cleaned))
-    return " OR ".join(phrases) if phrases else None
+            phrases.append(cleaned)
+    return tuple(phrases)
 
 
 def validate_request(request: SearchRequest) -> None:
@@ -149,69 +151,102 @@ def validate_request(request: SearchRequest) -> None:
         raise GnoError("INVALID_INPUT", "minScore must be between 0 and 1")
 
 
+def request_filters(conn: sqlite3.Connection, request: SearchRequest) -> Filters:
+    """A request's filters, normalised (``NOT_FOUND`` for an unknown collection)."""
+    collection = None
+    if request.collection:
+        collection = request.collection.strip().lower()
+        if (
+            conn.execute("SELECT 1 FROM collections WHERE name = ?", (collection,)).fetchone()
+            is None
+        ):
+            raise GnoError("NOT_FOUND", f"Collection not found: {request.collection}")
+    now = request.now or datetime.now(UTC)
+    since = until = None
+    if request.since:
+        since = _iso(parse_time_bound(request.since, now=now))
+    if request.until:
+        until = _iso(parse_time_bound(request.until, now=now, end_of_range=True))
+    author = request.author.strip().lower() if request.author else ""
+    lang = request.lang.strip().lower() if request.lang else ""
+    return Filters(
+        collection=collection,
+        uri_prefix=request.uri_prefix or None,
+        since=since,
+        until=until,
+        tags_all=tuple(_normalise_tags(request.tags_all)),
+        tags_any=tuple(_normalise_tags(request.tags_any)),
+        categories=tuple(c.strip().lower() for c in request.categories if c.strip()),
+        author=author or None,
+        lang=lang or None,
+        exclude=_exclude_phrases(request.exclude),
+    )
+
+
 def filter_clauses(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str], list[Any]]:
     """SQL conditions (on documents ``d``) and their parameters for a request's filters."""
+    return sql_filters(conn, request_filters(conn, request))
+
+
+def sql_filters(conn: sqlite3.Connection, filters: Filters) -> tuple[list[str], list[Any]]:
+    """The SQL form of normalised filters (on documents ``d``)."""
     clauses = [_ACTIVE]
     params: list[Any] = []
-    if request.collection:
-        name = request.collection.strip().lower()
-        if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
-            raise GnoError("NOT_FOUND", f"Collection not found: {request.collection}")
+    if filters.collection:
         clauses.append("d.collection = ?")
-        params.append(name)
-    if request.uri_prefix:
+        params.append(filters.collection)
+    if filters.uri_prefix:
         clauses.append("substr(d.uri, 1, ?) = ?")
-        params.extend([len(request.uri_prefix), request.uri_prefix])
-    now = request.now or datetime.now(UTC)
+        params.extend([len(filters.uri_prefix), filters.uri_prefix])
     # Stored dates mix shapes ("2024-03-01", "...T10:00:00Z", naive times), so
     # they are compared as instants: as text, "2024-03-01" sorts before
     # "2024-03-01T00:00:00.000Z" and a note dated that day would fall out of
     # since=2024-03-01.
-    if request.since:
-        bound = parse_time_bound(request.since, now=now)
+    if filters.since:
         clauses.append(f"julianday({_DOC_DATE}) >= julianday(?)")
-        params.append(_iso(bound))
-    if request.until:
-        bound = parse_time_bound(request.until, now=now, end_of_range=True)
+        params.append(filters.since)
+    if filters.until:
         clauses.append(f"julianday({_DOC_DATE}) <= julianday(?)")
-        params.append(_iso(bound))
-    tags_all = _normalise_tags(request.tags_all)
-    if tags_all:
-        marks = ", ".join("?" for _ in tags_all)
+        params.append(filters.until)
+    if filters.tags_all:
+        marks = ", ".join("?" for _ in filters.tags_all)
         clauses.append(
             f"(SELECT COUNT(DISTINCT t.tag) FROM doc_tags t WHERE t.doc_id = d.id "
             f"AND t.tag IN ({marks})) = ?"
         )
-        params.extend([*tags_all, len(tags_all)])
-    tags_any = _normalise_tags(request.tags_any)
-    if tags_any:
-        marks = ", ".join("?" for _ in tags_any)
+        params.extend([*filters.tags_all, len(filters.tags_all)])
+    if filters.tags_any:
+        marks = ", ".join("?" for _ in filters.tags_any)
         clauses.append(
             f"EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({marks}))"
         )
-        params.extend(tags_any)
-    categories = [c.strip().lower() for c in request.categories if c.strip()]
-    if categories:
-        marks = ", ".join("?" for _ in categories)
+        params.extend(filters.tags_any)
+    if filters.categories:
+        marks = ", ".join("?" for _ in filters.categories)
         clauses.append(
             f"(lower(COALESCE(d.content_type, '')) IN ({marks}) OR EXISTS (SELECT 1 FROM "
             f"json_each(d.categories_json) j WHERE lower(j.value) IN ({marks})))"
         )
-        params.extend([*categories, *categories])
-    if request.author and request.author.strip():
+        params.extend([*filters.categories, *filters.categories])
+    if filters.author:
         clauses.append("instr(lower(COALESCE(d.author, '')), ?) > 0")
-        params.append(request.author.strip().lower())
-    if request.lang and request.lang.strip():
-        lang = request.lang.strip().lower()
+        params.append(filters.author)
+    if filters.lang:
         clauses.append(
             "(d.language_hint IS NULL OR lower(d.language_hint) = ? "
             "OR lower(d.language_hint) LIKE ? || '-%')"
         )
-        params.extend([lang, lang])
-    exclude = _exclude_match(request.exclude)
-    if exclude:
-        clauses.append("d.id NOT IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)")
-        params.append(exclude)
+        params.extend([filters.lang, filters.lang])
+    if filters.exclude:
+        tantivy = ranker(conn)
+        if tantivy is None:
+            clauses.append(
+                "d.id NOT IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
+            )
+            params.append(" OR ".join(fts_quote(p) for p in filters.exclude))
+        else:
+            clauses.append("d.id NOT IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(tantivy.matching_any(filters.exclude))))
     return clauses, params
 
 
@@ -255,8 +290,13 @@ def _rank(
     A query whose terms never all co-occur would otherwise return nothing;
     documents matching only some terms follow every full match, their raw
     scores scaled below the weakest full match so the order stays honest.
+    Whichever index ranks documents (see :mod:`.docindex`), the rule is this.
     """
-    clauses, params = filter_clauses(conn, request)
+    filters = request_filters(conn, request)
+    tantivy = ranker(conn)
+    if tantivy is not None:
+        return _rank_on_tantivy(conn, tantivy, parsed, filters, fetch)
+    clauses, params = sql_filters(conn, filters)
     if clauses == [_ACTIVE]:
         sql = _UNFILTERED_RANK_SQL
         query_params: tuple[Any, ...] = ()
@@ -277,6 +317,13 @@ def _rank(
         for row in run(relaxed, fetch + len(seen))
         if int(row["id"]) not in seen
     ][: fetch - len(strict)]
+    return _topped_up(strict, extra)
+
+
+def _topped_up(
+    strict: list[tuple[sqlite3.Row, float]], extra: list[tuple[sqlite3.Row, float]]
+) -> list[tuple[sqlite3.Row, float]]:
+    """Full matches, then the any-term ones scaled below the weakest full match."""
     if strict and extra:
         floor = min(score for _, score in strict)
         top = max(score for _, score in extra)
@@ -284,6 +331,78 @@ def _rank(
             factor = 0.5 * floor / top
             extra = [(row, score * factor) for row, score in extra]
     return strict + extra
+
+
+def _rank_on_tantivy(
+    conn: sqlite3.Connection,
+    tantivy: TantivyRanker,
+    parsed: LexicalQuery,
+    filters: Filters,
+    fetch: int,
+) -> list[tuple[sqlite3.Row, float]]:
+    strict_ids = tantivy.top(conn, parsed, filters, fetch, any_term=False)
+    extra_ids: list[tuple[int, float]] = []
+    if len(strict_ids) < fetch and relaxed_match(parsed) is not None:
+        seen = {doc for doc, _ in strict_ids}
+        extra_ids = [
+            hit
+            for hit in tantivy.top(conn, parsed, filters, fetch + len(seen), any_term=True)
+            if hit[0] not in seen
+        ]
+    rows = result_rows(conn, [doc for doc, _ in (*strict_ids, *extra_ids)])
+    # The index may lag SQLite by a batch: a document retired since is skipped.
+    strict = [(rows[doc], score) for doc, score in strict_ids if doc in rows][:fetch]
+    extra = [(rows[doc], score) for doc, score in extra_ids if doc in rows]
+    return _topped_up(strict, extra[: fetch - len(strict)])
+
+
+def strictly_matching(
+    conn: sqlite3.Connection, parsed: LexicalQuery, doc_ids: Sequence[int]
+) -> set[int]:
+    """Which of these documents match every term of the query (not just some)."""
+    if not doc_ids:
+        return set()
+    tantivy = ranker(conn)
+    if tantivy is not None:
+        return tantivy.among(parsed, doc_ids)
+    return {
+        int(row[0])
+        for row in conn.execute(
+            "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid IN "
+            "(SELECT value FROM json_each(?))",
+            (parsed.match, json.dumps(list(doc_ids))),
+        )
+    }
+
+
+def unranked_documents(conn: sqlite3.Connection, collection: str) -> int:
+    """Active documents of a collection that the ranking index does not hold (yet)."""
+    tantivy = ranker(conn)
+    if tantivy is None:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM documents d WHERE d.collection = ? AND d.active = 1 "
+            "AND NOT EXISTS (SELECT 1 FROM documents_fts f WHERE f.rowid = d.id)",
+            (collection,),
+        ).fetchone()
+        return int(row[0])
+    active = conn.execute(
+        "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (collection,)
+    ).fetchone()
+    return max(0, int(active[0]) - tantivy.collection_size(collection))
+
+
+def result_rows(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
+    """The result columns of these active documents, by id."""
+    if not doc_ids:
+        return {}
+    return {
+        int(row["id"]): row
+        for row in conn.execute(
+            f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE {_ACTIVE} AND d.id IN "
+            f"(SELECT value FROM json_each(?))",
+            (json.dumps(list(doc_ids)),),
+        )
+    }
 
 
 def normalise_scores(raw: Sequence[float]) -> list[float]:

@@ -53,6 +53,7 @@ from gno_trio.engine.search.lexical import (
     filter_clauses,
     normalise_scores,
     search,
+    strictly_matching,
     validate_request,
 )
 from gno_trio.engine.search.querygrammar import parse_query, wants_recency
@@ -167,14 +168,7 @@ def _lexical_hits(
     found = [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
     if not found:
         return [], []
-    marks = ", ".join("?" for _ in found)
-    strict = {
-        int(row[0])
-        for row in conn.execute(
-            f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid IN ({marks})",
-            [parse_query(request.query).match, *(doc_id for _, doc_id in found)],
-        )
-    }
+    strict = strictly_matching(conn, parse_query(request.query), [doc for _, doc in found])
     return (
         [hit for hit in found if hit[1] in strict],
         [hit for hit in found if hit[1] not in strict],

@@ -37,7 +37,14 @@ from dataclasses import dataclass
 
 from gno_trio.errors import GnoError
 
-__all__ = ["RECENCY_WORDS", "LexicalQuery", "fts_quote", "parse_query", "wants_recency"]
+__all__ = [
+    "RECENCY_WORDS",
+    "LexicalQuery",
+    "QueryUnit",
+    "fts_quote",
+    "parse_query",
+    "wants_recency",
+]
 
 # Words that ask for newest-first ordering of the results.
 RECENCY_WORDS = frozenset({"latest", "newest", "recent"})
@@ -65,6 +72,17 @@ class LexicalQuery:
     phrases: tuple[str, ...]
     negative_terms: tuple[str, ...]
     any_match: str
+    units: tuple[QueryUnit, ...] = ()
+    """Every term and phrase as typed, for an index other than FTS5 to analyze itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryUnit:
+    """One prefix term or exact phrase of a query, its text as typed (edges tidied)."""
+
+    text: str
+    is_phrase: bool
+    negated: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +257,7 @@ def parse_query(query: str) -> LexicalQuery:
         phrases=tuple(c.normalised for c in positives if c.is_phrase),
         negative_terms=tuple(c.normalised for c in negatives),
         any_match=_joined(positives, "OR"),
+        units=tuple(QueryUnit(c.source, c.is_phrase, c.negated) for c in (*positives, *negatives)),
     )
 
 

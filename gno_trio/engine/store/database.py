@@ -19,12 +19,31 @@ from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
+from gno_trio.engine.store.upgrades import MIGRATION_STEPS
 from gno_trio.errors import GnoError
 
 logger = logging.getLogger("gno_trio.engine.store")
 
 DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _BUSY_TIMEOUT_MS = 5000
+# Readers map up to this much of the file (fewer copies, faster searches).
+MMAP_BYTES = 268_435_456
+
+
+@contextlib.contextmanager
+def unmapped(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """The connection with memory-mapped reads off for a while (a long write).
+
+    Mapped pages count towards the process's resident memory: a sync that
+    reads its way through a large index would otherwise grow by up to the
+    whole map (256 MiB). Pages read through the bounded page cache cost the
+    writer nothing it needs.
+    """
+    conn.execute("PRAGMA mmap_size = 0")
+    try:
+        yield conn
+    finally:
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
 
 
 def _migration_scripts() -> list[tuple[int, str]]:
@@ -51,7 +70,7 @@ def _configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA temp_store = MEMORY")
     conn.execute("PRAGMA cache_size = -32000")
-    conn.execute("PRAGMA mmap_size = 268435456")
+    conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
@@ -163,6 +182,9 @@ def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> in
             # the index was created with, whatever the configuration says now:
             # its two FTS tables must tokenize alike.
             chosen = stored_tokenizer(conn) or tokenize
+            prepare = MIGRATION_STEPS.get(number)
+            if prepare is not None:
+                prepare(conn)
             for statement in _split_statements(script.replace("{tokenize}", chosen)):
                 conn.execute(statement)
             conn.execute(
@@ -259,3 +281,13 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def fts5_ranks_documents(conn: sqlite3.Connection) -> bool:
+    """Whether ``documents_fts`` ranks documents (migration 12's ``document_index``).
+
+    When tantivy does, writers leave ``documents_fts`` to the documents of
+    memory-managed collections (memory recall ranks them with FTS5).
+    """
+    row = conn.execute("SELECT value FROM schema_meta WHERE key = 'document_index'").fetchone()
+    return row is None or row[0] != "tantivy"

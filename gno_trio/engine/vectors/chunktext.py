@@ -2,7 +2,8 @@
 
 Chunks are identified by ``(mirror_hash, seq)`` everywhere (vectors, fusion,
 the embed backlog). Reading their text goes through :func:`chunk_texts` only,
-so where chunk text lives can change without touching the callers.
+so where chunk text lives can change without touching the callers: it is
+cut from the document's mirror (the ``chunk_texts`` view, migration 11).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ def chunk_texts(conn: sqlite3.Connection, keys: Sequence[ChunkKey]) -> dict[Chun
     if not keys:
         return {}
     rows = conn.execute(
-        "SELECT c.mirror_hash, c.seq, c.text, c.start_line, c.end_line, c.language "
+        "SELECT c.mirror_hash, c.seq, t.text, c.start_line, c.end_line, c.language "
         "FROM json_each(?) k JOIN content_chunks c "
         "ON c.mirror_hash = json_extract(k.value, '$[0]') "
-        "AND c.seq = json_extract(k.value, '$[1]')",
+        "AND c.seq = json_extract(k.value, '$[1]') "
+        "JOIN chunk_texts t ON t.id = c.id",
         (json.dumps([[mirror, seq] for mirror, seq in keys]),),
     )
     return {

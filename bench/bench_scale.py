@@ -1,0 +1,555 @@
+"""Indexing and search at scale: gno-trio against an FTS5 floor, in the same run.
+
+Generates a seeded synthetic corpus (``--docs`` Markdown documents, median
+3.5 KB, words from the mcp-docs fixture; see ``_synthetic.py``) in a
+temporary folder, measures, and removes everything it wrote:
+
+* **index from scratch**: ``Engine.open`` + ``add_collection`` + ``sync`` of
+  the whole corpus (the work ``gno-trio init`` + ``update`` does, full-text
+  merge included), in a child process;
+* **the floor**, in another child: the same files walked and read, front
+  matter split off, inserted into one contentless FTS5 table
+  (``content=''``) with the same tokenizer and prefix indexes as gno-trio's
+  document index, then merged (``optimize``) as gno-trio merges after a bulk
+  sync. It ranks and stores nothing else: no text, no chunks, no metadata;
+* **peak RSS** of each indexing process: the kernel's high-water mark
+  (``VmHWM``, read by the child as it ends) and, sampled every 50 ms from
+  ``/proc`` by this process, the peak of its anonymous memory (``RssAnon``,
+  i.e. not counting pages of the database file mapped in);
+* **no-change re-sync** in a fresh process (the time of ``sync`` alone);
+* **database size** (file + WAL, plus the tantivy document index beside it
+  when tantivy ranks) against the text size, and the floor's;
+* **search**: ``--queries`` varied queries (one, two and three words of one
+  sentence of a random document, exact phrases, prefixes, negations, and a
+  tag and a folder filter), each checked to find something in gno-trio
+  before timing; gno-trio's ``Engine.search`` (ranking, snippets, line
+  anchors) and the floor's ranking statement with the same MATCH strings
+  (the strict form, then the any-term form when the strict one finds fewer
+  than the limit, as gno-trio does) alternate query by query. The floor
+  has no document table, so it ignores the two filters.
+
+Ratios to the floor are printed; nothing is asserted about time. Disk use is
+bounded: the run refuses to start unless the working folder's disk has ten
+times the expected text size free.
+
+    python3 bench/bench_scale.py [--docs 10000] [--queries 1200] [--rounds 3]
+                                 [--workdir DIR] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import _synthetic  # noqa: E402
+from _common import percentile  # noqa: E402
+from _queries import check_uncached  # noqa: E402
+
+from gno_trio.dirs import Dirs  # noqa: E402
+from gno_trio.engine import Engine, SearchRequest  # noqa: E402
+from gno_trio.engine.search.lexical import FIELD_WEIGHTS, relaxed_match  # noqa: E402
+from gno_trio.engine.search.querygrammar import parse_query  # noqa: E402
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE  # noqa: E402
+from gno_trio.errors import GnoError  # noqa: E402
+
+FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
+MODEL_CORPUS = FIXTURES / "mcp-docs" / "corpus"
+COLLECTION = "scale"
+FLOOR_BATCH = 1000
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_TITLE = re.compile(r"^title:\s*(.*)$", re.M)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
+STOP = frozenset(
+    [
+        "also",
+        "been",
+        "from",
+        "have",
+        "into",
+        "more",
+        "must",
+        "that",
+        "than",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "when",
+        "where",
+        "which",
+        "while",
+        "will",
+        "with",
+        "would",
+        "your",
+        "what",
+        "only",
+        "each",
+        "such",
+    ]
+)
+KINDS = (
+    "one word",
+    "two words",
+    "phrase",
+    "three words",
+    "prefix",
+    "negation",
+    "tag filter",
+    "folder filter",
+)
+FILTERED = frozenset({"tag filter", "folder filter"})
+
+
+# -- child processes ----------------------------------------------------------------------
+
+
+def gno_dirs(work: Path) -> Dirs:
+    base = work / "gno"
+    return Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+
+
+def peak_rss_kib() -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def child_gno_index(work: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    with Engine.open(dirs=gno_dirs(work)) as engine:
+        engine.add_collection(str(work / "corpus"), name=COLLECTION)
+        (report,) = engine.sync()
+    return {
+        "seconds": time.perf_counter() - started,
+        "added": report.added,
+        "errors": len(report.errors),
+    }
+
+
+def child_gno_resync(work: Path) -> dict[str, Any]:
+    with Engine.open(dirs=gno_dirs(work), create=False) as engine:
+        started = time.perf_counter()
+        (report,) = engine.sync()
+        seconds = time.perf_counter() - started
+    return {"seconds": seconds, "unchanged": report.unchanged, "changed": report.changed}
+
+
+def floor_path(work: Path) -> Path:
+    return work / "floor" / "floor.sqlite"
+
+
+def child_floor_index(work: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    path = floor_path(work)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(filepath, title, body, content='', "
+        f"prefix='3 4', tokenize='{DEFAULT_TOKENIZE}')"
+    )
+    root = work / "corpus"
+    batch: list[tuple[int, str, str, str]] = []
+    rowid = 0
+
+    def flush() -> None:
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO f(rowid, filepath, title, body) VALUES (?, ?, ?, ?)", batch)
+        conn.execute("COMMIT")
+        batch.clear()
+
+    for folder, subfolders, files in os.walk(root):
+        subfolders.sort()
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            with open(full, "rb") as handle:
+                text = handle.read().decode("utf-8", errors="replace")
+            title = ""
+            front = _FRONT.match(text)
+            if front:
+                found = _TITLE.search(front.group(1))
+                title = found.group(1) if found else ""
+                text = text[front.end() :]
+            rowid += 1
+            batch.append((rowid, os.path.relpath(full, root), title, text))
+            if len(batch) >= FLOOR_BATCH:
+                flush()
+    if batch:
+        flush()
+    conn.execute("INSERT INTO f(f) VALUES ('optimize')")
+    conn.close()
+    return {"seconds": time.perf_counter() - started, "added": rowid}
+
+
+def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> list[dict[str, Any]]:
+    """``count`` varied queries drawn from random documents, each finding something.
+
+    Every query text is different (a repeated one would be a cached parse).
+    """
+    rng = random.Random(seed)
+    root = work / "corpus"
+    chosen: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    redrawn = 0
+    while len(chosen) < count:
+        kind = KINDS[len(chosen) % len(KINDS)]
+        number = rng.randrange(docs)
+        text = (root / _synthetic.relative_path(number)).read_text(encoding="utf-8")
+        front = _FRONT.match(text)
+        tags = (
+            re.findall(r"[a-z]+", front.group(1).split("tags:")[1].split("\n")[0]) if front else []
+        )
+        body = text[front.end() :] if front else text
+        sentence = rng.choice([s for s in re.split(r"(?<=\.)\s", body) if len(s) > 40] or [body])
+        words = [w.lower() for w in _WORD.findall(sentence) if w.lower() not in STOP]
+        words = list(dict.fromkeys(words))
+        if len(words) < 3:
+            continue
+        word = rng.choice(words)
+        request: dict[str, Any] = {"limit": rng.choice((5, 10))}
+        if kind == "one word":
+            request["query"] = word
+        elif kind == "two words":
+            request["query"] = " ".join(rng.sample(words, 2))
+        elif kind == "three words":
+            request["query"] = " ".join(rng.sample(words, 3))
+        elif kind == "phrase":
+            pairs = re.findall(r"(?=\b([A-Za-z]{3,} [A-Za-z]{3,})\b)", sentence)
+            if not pairs:
+                continue
+            request["query"] = f'"{rng.choice(pairs).lower()}"'
+        elif kind == "prefix":
+            request["query"] = f"{word[:4]} {rng.choice([w for w in words if w != word])}"
+        elif kind == "negation":
+            other = rng.choice(
+                _WORD.findall(
+                    (root / _synthetic.relative_path(rng.randrange(docs))).read_text(
+                        encoding="utf-8"
+                    )
+                )
+            ).lower()
+            if other in words:
+                continue
+            request["query"] = f"{word} -{other}"
+        elif kind == "tag filter":
+            request.update(query=word, tags_any=[rng.choice(tags)] if tags else [])
+        else:
+            folder = _synthetic.relative_path(number).split("/")[0]
+            request.update(query=word, uri_prefix=f"gno://{COLLECTION}/{folder}/")
+        if request["query"] in taken:
+            continue
+        try:
+            found = engine.search(SearchRequest(**request))["results"]
+        except GnoError:
+            found = []
+        if not found:
+            redrawn += 1
+            continue
+        taken.add(request["query"])
+        chosen.append({"kind": kind, **request})
+    chosen.append({"redrawn": redrawn})
+    return chosen
+
+
+def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> dict[str, Any]:
+    floor = sqlite3.connect(f"file:{floor_path(work)}?mode=ro", uri=True)
+    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+    floor_sql = f"SELECT rowid, bm25(f, {weights}) AS r FROM f WHERE f MATCH ? ORDER BY r LIMIT ?"
+
+    def floor_search(query: str, limit: int) -> int:
+        parsed = parse_query(query)
+        rows = floor.execute(floor_sql, (parsed.match, limit)).fetchall()
+        relaxed = relaxed_match(parsed)
+        if len(rows) < limit and relaxed is not None:
+            rows += floor.execute(floor_sql, (relaxed, limit + len(rows))).fetchall()
+        return len(rows)
+
+    with Engine.open(dirs=gno_dirs(work), create=False) as engine:
+        drawn = _queries(engine, work, docs, count, seed)
+        redrawn = drawn.pop()["redrawn"]
+        check_uncached([spec["query"] for spec in drawn])
+        with engine.connection() as conn:
+            backend = conn.execute(
+                "SELECT value FROM schema_meta WHERE key = 'document_index'"
+            ).fetchone()
+        gno: dict[str, list[float]] = defaultdict(list)
+        fts: dict[str, list[float]] = defaultdict(list)
+        empty = 0
+        with engine.connection() as conn:
+            for round_no in range(rounds):
+                for index, spec in enumerate(drawn):
+                    kind = spec["kind"]
+                    request = SearchRequest(**{k: v for k, v in spec.items() if k != "kind"})
+                    pair = ("gno", "floor") if (index + round_no) % 2 == 0 else ("floor", "gno")
+                    for side in pair:
+                        started = time.perf_counter()
+                        if side == "gno":
+                            hits = len(engine.search(request, conn=conn)["results"])
+                            empty += not hits
+                        else:
+                            floor_search(request.query, request.limit)
+                        elapsed = (time.perf_counter() - started) * 1000
+                        if round_no:  # the first round warms the caches
+                            (gno if side == "gno" else fts)[kind].append(elapsed)
+    floor.close()
+    return {
+        "gno": dict(gno),
+        "floor": dict(fts),
+        "redrawn": redrawn,
+        "empty": empty,
+        "queries": len(drawn),
+        "backend": backend[0] if backend else "fts5",
+    }
+
+
+CHILDREN = {
+    "gno-index": child_gno_index,
+    "gno-resync": child_gno_resync,
+    "floor-index": child_floor_index,
+}
+
+
+def child_main(kind: str, work: Path, extra: list[str]) -> int:
+    if kind == "search":
+        docs, count, rounds, seed = (int(value) for value in extra)
+        result = child_search(work, docs, count, rounds, seed)
+    else:
+        result = CHILDREN[kind](work)
+    result["vm_hwm_kib"] = peak_rss_kib()
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+# -- the parent ---------------------------------------------------------------------------
+
+
+def _status_kib(pid: int) -> dict[str, int]:
+    found: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "RssAnon", "RssFile"):
+                    found[key] = int(value.split()[0])
+    except OSError:
+        pass
+    return found
+
+
+def run_child(kind: str, work: Path, *extra: str) -> dict[str, Any]:
+    """Run one measured step in a fresh process, sampling its memory from ``/proc``."""
+    process = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(work), *extra],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    peaks: dict[str, int] = defaultdict(int)
+
+    def sample() -> None:
+        while process.poll() is None:
+            for key, value in _status_kib(process.pid).items():
+                peaks[key] = max(peaks[key], value)
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = process.communicate()
+    sampler.join()
+    if process.returncode != 0:
+        raise RuntimeError(f"{kind} failed ({process.returncode}):\n{err.decode()[-3000:]}")
+    result: dict[str, Any] = json.loads(out)
+    result["peak_anon_kib"] = peaks["RssAnon"]
+    result["peak_file_kib"] = peaks["RssFile"]
+    return result
+
+
+def file_bytes(path: Path) -> int:
+    return sum(
+        Path(f"{path}{suffix}").stat().st_size
+        for suffix in ("", "-wal")
+        if Path(f"{path}{suffix}").exists()
+    )
+
+
+def tree_bytes(path: Path) -> int:
+    """Every file under ``path`` (the tantivy document index beside the database)."""
+    return sum(entry.stat().st_size for entry in path.rglob("*") if entry.is_file())
+
+
+def table_sizes(path: Path, top: int = 8) -> list[tuple[str, float]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT ?", (top,)
+        ).fetchall()
+    except sqlite3.Error:
+        rows = []
+    conn.close()
+    return [(str(name), int(size) / 1e6) for name, size in rows]
+
+
+def pct(values: list[float], at: float) -> float:
+    return percentile(values, at)
+
+
+def summary(values: list[float]) -> str:
+    return (
+        f"p50 {pct(values, 50):7.2f}  p99 {pct(values, 99):7.2f}  max {max(values):7.2f} ms"
+        f"  (n={len(values)})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--docs", type=int, default=10_000, help="documents (default 10000)")
+    parser.add_argument(
+        "--queries",
+        type=int,
+        default=1200,
+        help="varied queries, more than the parse cache holds (default 1200)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="search rounds; the first warms up")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workdir", help="where the temporary folder goes (default: TMPDIR)")
+    parser.add_argument("--keep", action="store_true", help="keep the folder (its path is printed)")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        kind, work, *extra = options.child
+        return child_main(kind, Path(work), extra)
+
+    expected_text = options.docs * 4300
+    base = Path(options.workdir or tempfile.gettempdir())
+    free = shutil.disk_usage(base).free
+    if free < 10 * expected_text:
+        print(
+            f"need {10 * expected_text / 1e9:.1f} GB free under {base}, have {free / 1e9:.1f} GB",
+            file=sys.stderr,
+        )
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="gno-bench-scale-", dir=base))
+    try:
+        started = time.perf_counter()
+        model = _synthetic.learn(MODEL_CORPUS)
+        sizes = list(_synthetic.generate(model, work / "corpus", options.docs, seed=options.seed))
+        text = sum(sizes)
+        print(
+            f"corpus: {options.docs:,} documents, {text / 1e6:,.1f} MB (median "
+            f"{statistics.median(sizes) / 1000:.1f} KB, largest {max(sizes) / 1000:.1f} KB), "
+            f"generated in {time.perf_counter() - started:.1f} s under {work}"
+        )
+        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (shared machine)")
+        gno = run_child("gno-index", work)
+        floor = run_child("floor-index", work)
+        resync = run_child("gno-resync", work)
+        db = gno_dirs(work).data / "index-default.sqlite"
+        terms_size = tree_bytes(db.with_suffix(".terms"))
+        gno_size = file_bytes(db) + terms_size
+        floor_size = file_bytes(floor_path(work))
+        parts = table_sizes(db)
+        search = run_child(
+            "search",
+            work,
+            str(options.docs),
+            str(options.queries),
+            str(options.rounds),
+            str(options.seed),
+        )
+        if options.keep:
+            print(f"kept: {work}")
+    finally:
+        if not options.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def mib(kib: int) -> str:
+        return f"{kib / 1024:,.0f} MiB"
+
+    print(f"\n{'':<28} {'gno-trio':>14} {'floor':>14} {'ratio':>8}")
+    print(
+        f"{'index from scratch':<28} {gno['seconds']:>12.1f} s {floor['seconds']:>12.1f} s "
+        f"{gno['seconds'] / floor['seconds']:>7.2f}x   (target <= 1.5x)"
+    )
+    print(
+        f"{'peak RSS (VmHWM)':<28} {mib(gno['vm_hwm_kib']):>14} {mib(floor['vm_hwm_kib']):>14} "
+        f"{gno['vm_hwm_kib'] / floor['vm_hwm_kib']:>7.2f}x   (target < 300 MiB)"
+    )
+    print(
+        f"{'peak anonymous RSS':<28} {mib(gno['peak_anon_kib']):>14} "
+        f"{mib(floor['peak_anon_kib']):>14}"
+    )
+    print(
+        f"{'database (file + WAL)':<28} {gno_size / 1e6:>11,.0f} MB {floor_size / 1e6:>11,.0f} MB "
+        f"{gno_size / floor_size:>7.2f}x   (gno-trio: with its tantivy index, "
+        f"{terms_size / 1e6:,.0f} MB)"
+    )
+    print(
+        f"{'database / text':<28} {gno_size / text:>13.2f}x {floor_size / text:>13.2f}x "
+        f"{'':>8}   (target <= 2.5x)"
+    )
+    print(
+        f"{'no-change re-sync':<28} {resync['seconds']:>12.3f} s {'':>14} {'':>8}   "
+        f"({resync['unchanged']:,} unchanged; target < 1.5 s at 100k)"
+    )
+    print(f"  index: {gno['added']:,} added, {gno['errors']} errors; floor {floor['added']:,} rows")
+    print(
+        "  largest parts of the gno-trio database: "
+        + ", ".join(f"{name} {size:,.0f} MB" for name, size in parts)
+    )
+    print(
+        f"search: {search['queries']} varied queries that hit ({search['redrawn']} drawn "
+        f"that found nothing were replaced), {options.rounds - 1} timed rounds; "
+        f"{search['empty']} empty answers while timing; documents ranked by "
+        f"{search['backend']}"
+    )
+    gno_all = [v for kind, vs in search["gno"].items() for v in vs]
+    gno_plain = [v for kind, vs in search["gno"].items() if kind not in FILTERED for v in vs]
+    floor_plain = [v for kind, vs in search["floor"].items() if kind not in FILTERED for v in vs]
+    print(f"  gno-trio, all kinds         {summary(gno_all)}")
+    print(f"  gno-trio, unfiltered        {summary(gno_plain)}")
+    print(f"  floor (ranking only)        {summary(floor_plain)}")
+    print(
+        f"  gno-trio / floor: p50 {pct(gno_plain, 50) / pct(floor_plain, 50):.2f}x, "
+        f"p99 {pct(gno_plain, 99) / pct(floor_plain, 99):.2f}x (unfiltered queries)"
+    )
+    for kind in KINDS:
+        values = search["gno"].get(kind, [])
+        floor_values = search["floor"].get(kind, [])
+        if values:
+            print(
+                f"    {kind:<14} gno {summary(values)}   floor p50 {pct(floor_values, 50):.2f} ms"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,276 @@
+"""The last step of a sync: writing a plan's outcomes in bounded batches.
+
+Each batch is its own transaction (at most :data:`BATCH_DOCS` written
+documents or :data:`BATCH_CHARS` characters of text), so memory stays
+bounded however large the collection, and an interrupted sync leaves a
+consistent index that the next one carries on from. Vanished documents are
+retired after every file was seen (a new file with a vanished document's
+bytes is that document renamed), and mirrors the sync replaced are dropped
+if nothing refers to them any more.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence, Set
+
+from gno_trio.engine.ingest import writes
+from gno_trio.engine.ingest.documents import records
+from gno_trio.engine.ingest.documents.runner import ConversionRunner
+from gno_trio.engine.ingest.plan import RenameBook, StoredDoc, SyncPlan
+from gno_trio.engine.ingest.prepare import (
+    Outcome,
+    Prepared,
+    Refused,
+    Relisted,
+    SameBytes,
+    outcomes,
+)
+from gno_trio.engine.ingest.spec import (
+    CollectionSpec,
+    IndexHooks,
+    ProgressFn,
+    SyncReport,
+    now_iso,
+    upsert_collection,
+)
+from gno_trio.engine.ingest.upkeep import collect_garbage
+from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.errors import GnoError
+
+BATCH_DOCS = 500
+BATCH_CHARS = 8_000_000
+
+
+class Batches:
+    """Write transactions of bounded size: commit after ``docs`` documents or ``chars`` of text.
+
+    ``on_commit`` runs after each commit, outside a transaction.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        docs: int,
+        chars: int,
+        on_commit: Callable[[], None] | None = None,
+    ) -> None:
+        self._conn = conn
+        self._on_commit = on_commit
+        self._docs_limit = docs
+        self._chars_limit = chars
+        self._docs = 0
+        self._chars = 0
+
+    def __enter__(self) -> Batches:
+        self._conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def count(self, chars: int) -> None:
+        self._docs += 1
+        self._chars += chars
+        if self._docs >= self._docs_limit or self._chars >= self._chars_limit:
+            self._commit()
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._docs = self._chars = 0
+
+    def _commit(self) -> None:
+        self._conn.execute("COMMIT")
+        if self._on_commit is not None:
+            self._on_commit()
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if error is None:
+            self._commit()
+        elif self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+
+def _full_row(conn: sqlite3.Connection, doc_id: int) -> sqlite3.Row:
+    row: sqlite3.Row = conn.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    return row
+
+
+class _Applier:
+    """The state of one plan being written: its report, renames, replaced mirrors."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        spec: CollectionSpec,
+        plan: SyncPlan,
+        report: SyncReport,
+        runner: ConversionRunner,
+        progress: ProgressFn | None,
+        hooks: IndexHooks | None,
+    ) -> None:
+        self.conn = conn
+        self.hooks = hooks
+        self.spec = spec
+        self.plan = plan
+        self.report = report
+        self.runner = runner
+        self.progress = progress
+        self.observed_at = now_iso()
+        self.renames = RenameBook(plan.vanished)
+        self.replaced: set[str] = set()
+        self.policy = records.policy_fingerprint(runner.limits)
+        self.judged: dict[str, sqlite3.Row] = {}
+
+    def run(self, walk_errors: Sequence[tuple[str, OSError]], *, full: bool) -> None:
+        conn, spec, plan = self.conn, self.spec, self.plan
+        on_commit = None
+        if self.hooks is not None:
+            self.hooks.before_writing(_expected_active(conn, plan))
+            on_commit = self.hooks.after_commit
+        with Batches(conn, docs=BATCH_DOCS, chars=BATCH_CHARS, on_commit=on_commit) as batch:
+            upsert_collection(conn, spec)
+            for rel, exc in walk_errors:
+                error = GnoError("READ_ERROR", f"Cannot list {rel}: {exc.strerror or exc}")
+                writes.record_error(conn, spec, rel, error, None, self.report, self.observed_at)
+            self.judged = records.load(conn, spec.name)
+            for index, found, row, outcome in outcomes(
+                plan.to_read, self.runner, self.judged, on_progress=self._file_progress
+            ):
+                if self.progress is not None:
+                    self.progress(plan.unchanged + index, plan.scanned, found.rel_path)
+                batch.count(self._one(index, found, row, outcome))
+            for gone in self.renames.unclaimed():
+                writes.inactivate(conn, _full_row(conn, gone.id), self.observed_at)
+                self.report.removed += 1
+            if full:
+                errored = {e["relPath"] for e in self.report.errors}
+                _forget_records(conn, spec.name, plan.seen | errored)
+                conn.execute(
+                    "UPDATE collections SET last_synced_at = ? WHERE name = ?",
+                    (self.observed_at, spec.name),
+                )
+            collect_garbage(conn, self.replaced)
+
+    def _file_progress(self, index: int, found: FoundFile, done: int, units: int) -> None:
+        """Keep the bar moving inside one big file (pages, sheets, slides)."""
+        if self.progress is not None:
+            at = self.plan.unchanged + index
+            self.progress(at, self.plan.scanned, f"{found.rel_path} ({done}/{units})")
+
+    def _chunk_tick(self, index: int, rel_path: str) -> writes.ChunkTick | None:
+        """Keep the bar moving while a large mirror's chunks are written."""
+        if self.progress is None:
+            return None
+        report_to, at, total = self.progress, self.plan.unchanged + index, self.plan.scanned
+        return lambda done, chunks: report_to(at, total, f"{rel_path} (chunk {done}/{chunks})")
+
+    def _one(self, index: int, found: FoundFile, row: StoredDoc | None, outcome: Outcome) -> int:
+        """Bring one file's document up to date from its outcome; the text size written."""
+        conn, spec, report, at = self.conn, self.spec, self.report, self.observed_at
+        if isinstance(outcome, Relisted):
+            writes.relist(report, outcome.record)
+            return 0
+        if isinstance(outcome, Refused):
+            judged = (found, self.policy) if outcome.judged else None
+            doc_id = None if row is None else row.id
+            writes.record_error(
+                conn,
+                spec,
+                found.rel_path,
+                outcome.error,
+                doc_id,
+                report,
+                at,
+                judged=judged,
+                unsupported=outcome.unsupported,
+            )
+            return 0
+        if isinstance(outcome, SameBytes):
+            assert row is not None
+            writes.refresh_stat(conn, spec, row.id, found)
+            if row.active:
+                report.unchanged += 1
+            else:
+                writes.reactivate(conn, spec, _full_row(conn, row.id), at)
+                report.reactivated += 1
+            return 0
+        self._write(index, found, row, outcome)
+        return len(outcome.converted.markdown)
+
+    def _write(
+        self, index: int, found: FoundFile, row: StoredDoc | None, prepared: Prepared
+    ) -> None:
+        conn, spec, report, at = self.conn, self.spec, self.report, self.observed_at
+        writes.note_warnings(report, prepared)
+        tick = self._chunk_tick(index, found.rel_path)
+        if row is None:
+            old = self.renames.claim(prepared.source_hash)
+            if old is not None:
+                full_old = _full_row(conn, old.id)
+                if full_old["mirror_hash"]:
+                    self.replaced.add(full_old["mirror_hash"])
+                writes.rename(conn, spec, prepared, full_old, at)
+                report.renamed += 1
+            else:
+                writes.write_document(
+                    conn, spec, prepared, None, kind="create", observed_at=at, tick=tick
+                )
+                report.added += 1
+            if found.rel_path in self.judged:  # refused before, indexed now
+                writes.forget_record(conn, spec.name, found.rel_path)
+            return
+        existing = _full_row(conn, row.id)
+        if existing["mirror_hash"]:
+            self.replaced.add(existing["mirror_hash"])
+        kind = "update" if row.active else "reactivate"
+        writes.write_document(conn, spec, prepared, existing, kind=kind, observed_at=at, tick=tick)
+        if kind == "update":
+            report.updated += 1
+        else:
+            report.reactivated += 1
+
+
+def apply_plan(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    plan: SyncPlan,
+    report: SyncReport,
+    runner: ConversionRunner,
+    *,
+    walk_errors: Sequence[tuple[str, OSError]] = (),
+    progress: ProgressFn | None = None,
+    full: bool = True,
+    hooks: IndexHooks | None = None,
+) -> None:
+    """Carry out a plan: read, convert and write each file to read, then retire the vanished."""
+    report.scanned = plan.scanned
+    report.unchanged = plan.unchanged
+    try:
+        _Applier(conn, spec, plan, report, runner, progress, hooks).run(walk_errors, full=full)
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
+            raise
+        done = report.written
+        raise GnoError(
+            "RUNTIME",
+            f"The disk is full (or the index reached its size limit) while indexing "
+            f"{spec.name}; the documents of the batches already written are kept "
+            f"(about {done - done % BATCH_DOCS} of {len(plan.to_read)} to index). Free some "
+            f"space and run the sync again: it carries on from there.",
+        ) from exc
+
+
+def _expected_active(conn: sqlite3.Connection, plan: SyncPlan) -> int:
+    """About how many active documents the index holds once the plan is written."""
+    active = int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+    new = sum(1 for _, row in plan.to_read if row is None)
+    return active + new - len(plan.vanished)
+
+
+def _forget_records(conn: sqlite3.Connection, collection: str, keep: Set[str]) -> None:
+    """Drop the records of paths this sync no longer has (read few rows, not all paths)."""
+    stale = [
+        (collection, rel)
+        for (rel,) in conn.execute(
+            "SELECT rel_path FROM ingest_errors WHERE collection = ?", (collection,)
+        )
+        if rel not in keep
+    ]
+    conn.executemany("DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", stale)

@@ -1,0 +1,172 @@
+"""The middle step of a sync: what each file to read turns out to be, without writing.
+
+:func:`outcomes` takes the files a plan says to read and yields, in the
+plan's order, one :data:`Outcome` per file: an earlier verdict that still
+holds (a ``stat``), bytes that hash as indexed (a read), a refusal (too
+large, unreadable, unsupported, failed to convert), or a prepared document
+(converted, its front matter parsed) ready for :mod:`.apply` to write.
+Conversions go through the :class:`ConversionRunner` (documents in its
+worker processes, text in-process); nothing here touches the database, so
+the writer alone decides what a batch holds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from gno_trio.engine.ingest.convert import Converted
+from gno_trio.engine.ingest.documents import records
+from gno_trio.engine.ingest.documents.reasons import TOO_LARGE
+from gno_trio.engine.ingest.documents.runner import ConversionJob, ConversionRunner
+from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.ingest.plan import StoredDoc
+from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.engine.uris import docid_for, sha256_hex
+from gno_trio.errors import GnoError
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A converted and parsed file, ready to be written."""
+
+    found: FoundFile
+    source_hash: str
+    docid: str
+    converted: Converted
+    meta: DocumentMeta
+    mirror_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class SameBytes:
+    """The file's bytes hash as indexed: only its stat columns need refreshing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Relisted:
+    """The file was judged before and is unchanged since: report the old verdict."""
+
+    record: sqlite3.Row
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Not indexed this time. ``judged``: the verdict holds until the file or policy changes."""
+
+    error: GnoError
+    judged: bool
+    unsupported: bool = False
+
+
+Outcome = Prepared | SameBytes | Relisted | Refused
+FileProgress = Callable[[int, FoundFile, int, int], None]
+"""``(position in the plan, file, units done, units)``: pages, sheets, slides of one file."""
+
+
+def has_frontmatter(mime: str) -> bool:
+    """Whether documents of this source type carry a frontmatter block (Markdown does)."""
+    return mime == "text/markdown"
+
+
+def prepare(found: FoundFile, data: bytes, converted: Converted) -> Prepared:
+    meta = extract_meta(
+        converted.markdown, found.rel_path, frontmatter=has_frontmatter(converted.mime)
+    )
+    return Prepared(
+        found=found,
+        source_hash=sha256_hex(data),
+        docid=docid_for(data),
+        converted=converted,
+        meta=meta,
+        mirror_hash=sha256_hex(converted.markdown),
+    )
+
+
+def read_source(found: FoundFile, limit: int) -> bytes:
+    # The conversion limit decides "too large to read" too: such a file costs a stat.
+    if found.size > limit:
+        raise GnoError(TOO_LARGE, f"{found.rel_path}: {found.size:,} bytes (limit {limit:,})")
+    try:
+        with open(found.abs_path, "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError as exc:
+        raise GnoError(
+            "READ_ERROR", f"Cannot read {found.rel_path}: {exc.strerror or exc}"
+        ) from exc
+
+
+Item = tuple[int, FoundFile, StoredDoc | None, Outcome]
+"""``(position in the plan, from 1; the file; its stored row; what it turned out to be)``."""
+
+
+WINDOW = 512
+"""Files handed to the runner at a time: bounds the queue of files decided without converting."""
+
+
+def outcomes(
+    to_read: Sequence[tuple[FoundFile, StoredDoc | None]],
+    runner: ConversionRunner,
+    judged: Mapping[str, sqlite3.Row],
+    *,
+    on_progress: FileProgress | None = None,
+) -> Iterator[Item]:
+    """Each file to read with its outcome, in the order of ``to_read``.
+
+    Files that need converting go through ``runner``, which draws a few
+    ahead to keep its workers busy; the files decided without converting
+    meanwhile wait in a queue (at most :data:`WINDOW`) so the order never
+    changes.
+    """
+    policy = records.policy_fingerprint(runner.limits)
+    for start in range(0, len(to_read), WINDOW):
+        window = to_read[start : start + WINDOW]
+        yield from _window(window, start, runner, judged, policy, on_progress)
+
+
+def _window(
+    window: Sequence[tuple[FoundFile, StoredDoc | None]],
+    start: int,
+    runner: ConversionRunner,
+    judged: Mapping[str, sqlite3.Row],
+    policy: str,
+    on_progress: FileProgress | None,
+) -> Iterator[Item]:
+    decided: deque[Item] = deque()
+
+    def to_convert() -> Iterator[ConversionJob]:
+        for index, (found, row) in enumerate(window, start + 1):
+            record = judged.get(found.rel_path)
+            if records.still_valid(record, found.size, found.mtime_ns, policy):
+                assert record is not None
+                decided.append((index, found, row, Relisted(record)))
+                continue
+            try:
+                data = read_source(found, runner.limits.max_bytes)
+            except GnoError as error:
+                decided.append((index, found, row, Refused(error, judged=error.code == TOO_LARGE)))
+                continue
+            if row is not None and row.has_mirror and row.source_hash == sha256_hex(data):
+                decided.append((index, found, row, SameBytes()))
+                continue
+            yield ConversionJob(found.rel_path, data, key=(index, found, row))
+
+    def file_progress(job: ConversionJob, done: int, units: int) -> None:
+        if on_progress is not None:
+            index, found, _ = job.key
+            on_progress(index, found, done, units)
+
+    for result in runner.run(to_convert(), on_progress=file_progress, ordered=True):
+        index, found, row = result.job.key
+        while decided and decided[0][0] < index:
+            yield decided.popleft()
+        outcome: Outcome
+        if result.error is not None:
+            outcome = Refused(result.error, judged=True, unsupported=result.unsupported)
+        else:
+            assert result.converted is not None
+            outcome = prepare(found, result.job.data, result.converted)
+        yield index, found, row, outcome
+    yield from decided

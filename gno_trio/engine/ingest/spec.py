@@ -1,0 +1,142 @@
+"""What a sync works on and what it reports: the collection spec and the sync report.
+
+Shared by every step of a sync (decide, prepare, apply) and by the
+collection rows kept in line with ``index.yml``, so it sits below them all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from gno_trio.config import DEFAULT_EXCLUDES
+
+ProgressFn = Callable[[int, int, str], None]
+"""``(files done, files in the collection, what is being worked on)``."""
+
+
+class IndexHooks(Protocol):
+    """What a sync tells the document index (the tantivy side, when it ranks).
+
+    ``before_writing`` runs before the first batch, outside any transaction,
+    with the number of active documents the sync should end with;
+    ``after_commit`` runs after every committed batch.
+    """
+
+    def before_writing(self, expected_active: int) -> None: ...
+
+    def after_commit(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionSpec:
+    """What sync needs to know about a collection (mirrors the config entry)."""
+
+    name: str
+    path: Path
+    pattern: str = "**/*"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    language_hint: str | None = None
+    egress_policy: str = "local_only"
+    memory_managed: bool = False
+
+
+@dataclass(slots=True)
+class SyncReport:
+    collection: str
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    renamed: int = 0
+    removed: int = 0
+    reactivated: int = 0
+    # Files not indexed because of their type (listed in status as "skipped").
+    skipped: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+    # Indexed anyway, but something in the file deserves the user's attention
+    # (today: frontmatter that could not be parsed).
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+    @property
+    def changed(self) -> int:
+        """Documents whose indexed content or presence this sync changed."""
+        return self.added + self.updated + self.renamed + self.removed + self.reactivated
+
+    @property
+    def written(self) -> int:
+        """Documents this sync wrote (new, changed, moved or back)."""
+        return self.added + self.updated + self.renamed + self.reactivated
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "scanned": self.scanned,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "renamed": self.renamed,
+            "removed": self.removed,
+            "reactivated": self.reactivated,
+            "skipped": self.skipped,
+            "errors": list(self.errors),
+            "warnings": list(self.warnings),
+            "durationMs": round(self.duration_ms, 1),
+        }
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def mtime_iso(mtime_ns: int) -> str:
+    stamp = datetime.fromtimestamp(mtime_ns / 1e9, UTC)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_COLLECTION_COLUMNS = (
+    "path",
+    "pattern",
+    "include_json",
+    "exclude_json",
+    "language_hint",
+    "egress_policy",
+    "memory_managed",
+)
+
+
+def collection_columns(spec: CollectionSpec) -> dict[str, Any]:
+    """The ``collections`` row a spec should have (besides name and timestamps)."""
+    return {
+        "path": os.fspath(spec.path),
+        "pattern": spec.pattern,
+        "include_json": json.dumps(list(spec.include)),
+        "exclude_json": json.dumps(list(spec.exclude)),
+        "language_hint": spec.language_hint,
+        "egress_policy": spec.egress_policy,
+        "memory_managed": int(spec.memory_managed),
+    }
+
+
+def collection_row_matches(row: sqlite3.Row, spec: CollectionSpec) -> bool:
+    return all(row[k] == v for k, v in collection_columns(spec).items())
+
+
+def upsert_collection(conn: sqlite3.Connection, spec: CollectionSpec) -> None:
+    values = collection_columns(spec)
+    columns = ", ".join(_COLLECTION_COLUMNS)
+    updates = ", ".join(f"{c}=excluded.{c}" for c in _COLLECTION_COLUMNS)
+    conn.execute(
+        f"INSERT INTO collections(name, {columns}, created_at) "
+        f"VALUES (?, {', '.join('?' for _ in _COLLECTION_COLUMNS)}, ?) "
+        f"ON CONFLICT(name) DO UPDATE SET {updates}",
+        (spec.name, *(values[c] for c in _COLLECTION_COLUMNS), now_iso()),
+    )

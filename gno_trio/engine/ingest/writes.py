@@ -1,0 +1,376 @@
+"""The writes of a sync: one document's rows, its text and chunks, its full-text entries.
+
+Every function here runs inside the caller's transaction and changes the
+rows of one document (or one file's record) and nothing else, so the apply
+step (:mod:`.apply`) can group them into batches of any size. The text of a
+mirror is stored once (``content``); its chunks are ranges of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from gno_trio.engine.ingest.chunker import Chunk, chunk_text
+from gno_trio.engine.ingest.documents import records
+from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.ingest.prepare import Prepared, has_frontmatter
+from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
+from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.engine.memory.projection import project as project_memory
+from gno_trio.engine.store import fulltext
+from gno_trio.engine.store import journal as journal
+from gno_trio.engine.store.database import fts5_ranks_documents
+from gno_trio.engine.uris import make_uri
+from gno_trio.errors import GnoError
+
+FRONTMATTER_INVALID = "FRONTMATTER_INVALID"
+
+ChunkTick = Callable[[int, int], None]
+"""``(chunks written, chunks in the document)``: progress while one large mirror is stored."""
+_TICK_EVERY = 256
+
+
+def store_content(
+    conn: sqlite3.Connection, prepared: Prepared, tick: ChunkTick | None = None
+) -> None:
+    """Store a mirror once, its chunks as ranges into it, and index the chunks."""
+    markdown = prepared.converted.markdown
+    inserted = conn.execute(
+        "INSERT OR IGNORE INTO content(mirror_hash, markdown, line_count) VALUES (?, ?, ?)",
+        (prepared.mirror_hash, markdown, markdown.count("\n") + 1),
+    ).rowcount
+    if not inserted:
+        return
+    insert_chunks(
+        conn,
+        prepared.mirror_hash,
+        body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
+        prepared.converted.language,
+        tick,
+    )
+
+
+def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]:
+    """The chunks of a mirror's text after its frontmatter, addressed in the whole text.
+
+    Chunks are what snippets, line anchors and embeddings are made of; the
+    frontmatter is metadata (indexed in its own fields), so no snippet ever
+    shows a ``---`` block. Only Markdown has frontmatter (see
+    :func:`.prepare.has_frontmatter`): a YAML file's ``---`` is content.
+    Positions and line numbers still count from the top of the mirror, so
+    ``get(ref, fromLine=line)`` lands where a hit points.
+    """
+    if meta.body_start_line <= 1:  # no frontmatter block was taken off
+        return chunk_text(markdown, code=code)
+    offset = len(markdown) - len(meta.body)
+    skipped_lines = markdown.count("\n", 0, offset)
+    return [
+        dataclasses.replace(
+            chunk,
+            pos=chunk.pos + offset,
+            start_line=chunk.start_line + skipped_lines,
+            end_line=chunk.end_line + skipped_lines,
+        )
+        for chunk in chunk_text(markdown[offset:], code=code)
+    ]
+
+
+def insert_chunks(
+    conn: sqlite3.Connection,
+    mirror_hash: str,
+    chunks: list[Chunk],
+    language: str | None,
+    tick: ChunkTick | None = None,
+) -> None:
+    """A mirror's chunks, as ranges of it, and their full-text entries."""
+    for chunk in chunks:
+        cur = conn.execute(
+            """INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line,
+                   language, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                mirror_hash,
+                chunk.seq,
+                chunk.pos,
+                len(chunk.text),
+                chunk.start_line,
+                chunk.end_line,
+                language,
+                chunk.token_count,
+            ),
+        )
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, text, mirror_hash) VALUES (?, ?, ?)",
+            (cur.lastrowid, chunk.text, mirror_hash),
+        )
+        if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
+            tick(chunk.seq + 1, len(chunks))
+
+
+def _write_structure(
+    conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta, *, fresh: bool = False
+) -> None:
+    """A document's tags, links and typed edges (``fresh``: a new row, nothing to replace)."""
+    if not fresh:
+        conn.execute("DELETE FROM doc_tags WHERE doc_id = ? AND source = 'frontmatter'", (doc_id,))
+        conn.execute("DELETE FROM doc_links WHERE doc_id = ?", (doc_id,))
+        conn.execute("DELETE FROM doc_edges WHERE src_doc_id = ?", (doc_id,))
+    conn.executemany(
+        "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'frontmatter')",
+        [(doc_id, tag) for tag in meta.tags],
+    )
+    conn.executemany(
+        """INSERT INTO doc_links(doc_id, kind, target, collection, heading, display, line, col)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+        [
+            (doc_id, ln.kind, ln.target, ln.collection, ln.heading, ln.display, ln.line, ln.col)
+            for ln in meta.links
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO doc_edges(src_doc_id, edge_type, target) VALUES (?, ?, ?)",
+        [(doc_id, edge_type, target) for edge_type, target in meta.relations],
+    )
+
+
+def fts_upsert(
+    conn: sqlite3.Connection,
+    doc_id: int,
+    rel_path: str,
+    meta: DocumentMeta,
+    *,
+    memory_managed: bool,
+    fresh: bool = False,
+) -> None:
+    """(Re)write a document's ``documents_fts`` row, if that index holds it.
+
+    Call it after the document's row and tags are written (the metadata
+    fields are read from them). When tantivy ranks documents,
+    ``documents_fts`` keeps only the documents of memory-managed
+    collections; the tantivy index learns of every change through
+    migration 12's triggers.
+    """
+    if not memory_managed and not fts5_ranks_documents(conn):
+        if not fresh:
+            fulltext.remove_document(conn, doc_id)
+        return
+    fulltext.index_document(conn, doc_id, filepath=rel_path, title=meta.title, body=meta.body)
+
+
+def _doc_values(spec: CollectionSpec, p: Prepared, indexed_at: str) -> dict[str, Any]:
+    meta = p.meta
+    return {
+        "collection": spec.name,
+        "rel_path": p.found.rel_path,
+        "docid": p.docid,
+        "uri": make_uri(spec.name, p.found.rel_path),
+        "title": meta.title,
+        "source_hash": p.source_hash,
+        "source_mime": p.converted.mime,
+        "source_ext": p.converted.ext,
+        "source_size": p.found.size,
+        "source_mtime": mtime_iso(p.found.mtime_ns),
+        "source_mtime_ns": p.found.mtime_ns,
+        "mirror_hash": p.mirror_hash,
+        "converter_id": p.converted.converter_id,
+        "converter_version": p.converted.converter_version,
+        "conversion_warnings_json": records.warnings_json(p.converted.warnings),
+        "language": p.converted.language,
+        "language_hint": spec.language_hint,
+        "content_type": meta.content_type,
+        "author": meta.author,
+        "categories_json": json.dumps(list(meta.categories)),
+        "frontmatter_date": meta.date,
+        "frontmatter_error": meta.frontmatter_error,
+        "headings_json": json.dumps(list(meta.headings)),
+        # The body (the text after the front matter) is a suffix of the mirror.
+        "body_pos": len(p.converted.markdown) - len(meta.body),
+        "active": 1,
+        "last_error_code": None,
+        "last_error_message": None,
+        "last_error_at": None,
+        "indexed_at": indexed_at,
+    }
+
+
+def write_document(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    prepared: Prepared,
+    existing: sqlite3.Row | None,
+    *,
+    kind: str,
+    observed_at: str,
+    tick: ChunkTick | None = None,
+) -> int:
+    """Insert or update one document row with its content, FTS and structure."""
+    store_content(conn, prepared, tick)
+    values = _doc_values(spec, prepared, observed_at)
+    if existing is None:
+        columns = ", ".join(values)
+        placeholders = ", ".join("?" for _ in values)
+        cur = conn.execute(
+            f"INSERT INTO documents({columns}) VALUES ({placeholders})", tuple(values.values())
+        )
+        doc_id = int(cur.lastrowid or 0)
+        previous = None
+        old_structure = None
+    else:
+        doc_id = int(existing["id"])
+        previous = journal.snapshot(existing)
+        old_structure = journal.stored_structure(conn, existing)
+        assignments = ", ".join(f"{k} = ?" for k in values)
+        conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
+    fresh = existing is None
+    _write_structure(conn, doc_id, prepared.meta, fresh=fresh)
+    fts_upsert(
+        conn,
+        doc_id,
+        prepared.found.rel_path,
+        prepared.meta,
+        memory_managed=spec.memory_managed,
+        fresh=fresh,
+    )
+    if not fresh or spec.memory_managed:  # a new row has no memory rows to clear
+        project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
+    current = journal.snapshot_values(values)
+    delta = journal.structure_delta(old_structure, journal.structure_of(prepared.meta))
+    journal.record(conn, kind, spec.name, observed_at, previous, current, delta)
+    if not fresh:  # a path seen for the first time has no record to clear (the writer does)
+        forget_record(conn, spec.name, prepared.found.rel_path)
+    return doc_id
+
+
+def forget_record(conn: sqlite3.Connection, collection: str, rel_path: str) -> None:
+    conn.execute(
+        "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", (collection, rel_path)
+    )
+
+
+def rename(
+    conn: sqlite3.Connection, spec: CollectionSpec, prepared: Prepared, old: sqlite3.Row, at: str
+) -> None:
+    """The same bytes moved to a new path: keep the row (and its id), move it."""
+    previous = journal.snapshot(old)
+    values = _doc_values(spec, prepared, at)
+    assignments = ", ".join(f"{k} = ?" for k in values)
+    conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), old["id"]))
+    store_content(conn, prepared)
+    _write_structure(conn, int(old["id"]), prepared.meta)
+    fts_upsert(
+        conn,
+        int(old["id"]),
+        prepared.found.rel_path,
+        prepared.meta,
+        memory_managed=spec.memory_managed,
+    )
+    project_memory(conn, int(old["id"]), prepared.meta, managed=spec.memory_managed)
+    journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})
+
+
+def refresh_stat(
+    conn: sqlite3.Connection, spec: CollectionSpec, doc_id: int, found: FoundFile
+) -> None:
+    """A touched file whose bytes did not change: store its new size and mtime, clear its error."""
+    conn.execute(
+        """UPDATE documents SET source_size = ?, source_mtime = ?,
+               source_mtime_ns = ?, last_error_code = NULL,
+               last_error_message = NULL, last_error_at = NULL
+           WHERE id = ?""",
+        (found.size, mtime_iso(found.mtime_ns), found.mtime_ns, doc_id),
+    )
+    forget_record(conn, spec.name, found.rel_path)
+
+
+def reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row, at: str) -> None:
+    conn.execute("UPDATE documents SET active = 1, indexed_at = ? WHERE id = ?", (at, row["id"]))
+    if spec.memory_managed or fts5_ranks_documents(conn):
+        markdown_row = conn.execute(
+            "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
+        ).fetchone()
+        if markdown_row is not None:
+            meta = extract_meta(
+                markdown_row[0], row["rel_path"], frontmatter=has_frontmatter(row["source_mime"])
+            )
+            fts_upsert(
+                conn, int(row["id"]), row["rel_path"], meta, memory_managed=spec.memory_managed
+            )
+    previous = journal.snapshot(row)
+    journal.record(conn, "reactivate", spec.name, at, previous, dict(previous, active=True), {})
+
+
+def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> None:
+    conn.execute(
+        "UPDATE documents SET active = 0, indexed_at = ? WHERE id = ?", (observed_at, row["id"])
+    )
+    fulltext.remove_document(conn, int(row["id"]))
+    previous = journal.snapshot(row)
+    current = dict(previous, active=False)
+    journal.record(conn, "inactivate", row["collection"], observed_at, previous, current, {})
+
+
+def record_error(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    rel_path: str,
+    error: GnoError,
+    existing_id: int | None,
+    report: SyncReport,
+    at: str,
+    *,
+    judged: tuple[FoundFile, str] | None = None,
+    unsupported: bool = False,
+) -> None:
+    """Record why a file is not indexed (see :mod:`.ingest.documents.records`).
+
+    With ``judged`` (the file as seen, and the conversion policy) the record
+    holds until the file or the policy changes; without, the file is tried
+    again on the next sync (a read error may be passing). A document indexed
+    before keeps its last good content and carries the error.
+    """
+    found, policy = judged if judged is not None else (None, None)
+    records.save(
+        conn,
+        spec.name,
+        rel_path,
+        error,
+        at=at,
+        unsupported=unsupported,
+        size=found.size if found else None,
+        mtime_ns=found.mtime_ns if found else None,
+        policy=policy,
+    )
+    if unsupported:
+        report.skipped += 1
+        return
+    if existing_id is not None:
+        conn.execute(
+            """UPDATE documents SET last_error_code = ?, last_error_message = ?, last_error_at = ?
+               WHERE id = ?""",
+            (error.code, error.message, at, existing_id),
+        )
+    report.errors.append({"relPath": rel_path, "code": error.code, "message": error.message})
+
+
+def relist(report: SyncReport, record: sqlite3.Row) -> None:
+    """Report a file whose earlier verdict still holds, without reading it again."""
+    if record["unsupported"]:
+        report.skipped += 1
+    else:
+        report.errors.append(
+            {"relPath": record["rel_path"], "code": record["code"], "message": record["message"]}
+        )
+
+
+def note_warnings(report: SyncReport, prepared: Prepared) -> None:
+    if prepared.meta.frontmatter_error:
+        report.warnings.append(
+            {
+                "relPath": prepared.found.rel_path,
+                "code": FRONTMATTER_INVALID,
+                "message": prepared.meta.frontmatter_error,
+            }
+        )

@@ -1,0 +1,109 @@
+"""Which index ranks documents, and keeping the tantivy one current while a sync writes.
+
+``search.backend`` in ``index.yml`` chooses: ``fts5``, ``tantivy``, or
+``auto`` (the default): FTS5 until an index holds
+:data:`AUTO_TANTIVY_DOCUMENTS` active documents, tantivy from then on, and
+FTS5 again only if it shrinks below half that (so an index near the line
+does not switch back and forth). Switching is a write, done at the start of
+a sync (before its batches, so a first sync of a large corpus feeds tantivy
+from its first batch and never fills ``documents_fts``) and at its end.
+
+Why the line sits where it does (``bench/bench_scale.py`` times both in
+one run): below it FTS5's search is already within the latency targets and
+its ranking is the one the retrieval eval was measured on; above it FTS5's
+p99 climbs past them while tantivy's stays flat.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final
+
+from gno_trio.engine.search.docindex.store import FTS5, READERS, TANTIVY, Feeder, state
+
+AUTO_TANTIVY_DOCUMENTS: Final = 10_000
+
+
+def wanted(setting: str, active: int, current: str) -> str:
+    """The backend an index should rank with, given the setting and its size."""
+    if setting in (FTS5, TANTIVY):
+        return setting
+    if current == FTS5 and active >= AUTO_TANTIVY_DOCUMENTS:
+        return TANTIVY
+    if current == TANTIVY and active < AUTO_TANTIVY_DOCUMENTS // 2:
+        return FTS5
+    return current
+
+
+def active_documents(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+
+
+class DocumentIndexing:
+    """What a sync does for the document index: choose the backend, feed tantivy.
+
+    Used by the writer holding the lease for the whole sync; see
+    :class:`gno_trio.engine.ingest.spec.IndexHooks` for when each is called.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, setting: str) -> None:
+        self._conn = conn
+        self._setting = setting
+        self._feeder = Feeder(conn)
+
+    def before_writing(self, expected_active: int) -> None:
+        """Switch backends before a sync's batches if its outcome calls for it."""
+        self._switch(expected_active)
+
+    def after_commit(self) -> None:
+        """A batch was committed: tantivy learns it now (no-op under FTS5)."""
+        self._feeder.catch_up()
+
+    def finish(self) -> None:
+        """The sync is over: settle the backend for the final size, merge segments."""
+        self._switch(active_documents(self._conn))
+        self._feeder.catch_up()
+        self._feeder.finish()
+
+    def close(self) -> None:
+        self._feeder.close()
+
+    def _switch(self, active: int) -> None:
+        current = state(self._conn).mode
+        target = wanted(self._setting, active, current)
+        if target == current:
+            return
+        if target == TANTIVY:
+            self._feeder.to_tantivy()
+        else:
+            self._feeder.to_fts5()
+
+
+def document_index_lags(conn: sqlite3.Connection) -> bool:
+    """Whether tantivy ranks and its index is missing, unreadable or behind SQLite."""
+    now = state(conn)
+    if now.mode != TANTIVY:
+        return False
+    opened = READERS.current(conn, now)
+    return opened is None or opened.position < now.position
+
+
+def heal_document_index(conn: sqlite3.Connection, *, prune: bool) -> bool:
+    """Replay what the tantivy index missed, or rebuild it; True if it changed.
+
+    Called by writers after their writes and by an open that can take the
+    write lease; ``prune`` (writers only) also drops the applied queue rows.
+    """
+    if not document_index_lags(conn) and not (prune and _queued(conn)):
+        return False
+    feeder = Feeder(conn)
+    try:
+        changed = feeder.catch_up(prune=prune)
+        feeder.finish()
+        return changed
+    finally:
+        feeder.close()
+
+
+def _queued(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM doc_index_pending LIMIT 1").fetchone() is not None

@@ -1,0 +1,43 @@
+"""Data steps of index migrations, run inside the migration's transaction.
+
+Numbered SQL migrations do most of the work; a few upgrades also need
+checks or data work a script cannot express. Each step here runs just before
+its migration's script, in the same transaction, so a failure rolls the
+whole migration back.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from gno_trio.errors import GnoError
+
+PrepareStep = Callable[[sqlite3.Connection], None]
+
+
+def prepare_chunk_ranges(conn: sqlite3.Connection) -> None:
+    """Migration 11's step: chunk ranges replace the stored chunk texts.
+
+    Every chunk's stored text must be exactly the range of its mirror that
+    ``pos`` and its length name; if one is not, the upgrade stops and rolls
+    back (the index stays as it was) rather than index different text.
+    """
+    conn.execute("ALTER TABLE content_chunks ADD COLUMN length INTEGER NOT NULL DEFAULT 0")
+    conn.execute("UPDATE content_chunks SET length = length(text)")
+    mismatched = conn.execute(
+        "SELECT COUNT(*) FROM content_chunks ch JOIN content c ON c.mirror_hash = ch.mirror_hash "
+        "WHERE substr(c.markdown, ch.pos + 1, ch.length) IS NOT ch.text"
+    ).fetchone()[0]
+    if mismatched:
+        raise GnoError(
+            "RUNTIME",
+            f"Cannot upgrade the index: {mismatched} chunks differ from their place in the "
+            "text. The index was left as it was; remove its database file and run "
+            "`gno-trio update` to rebuild it.",
+        )
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute("ALTER TABLE content_chunks DROP COLUMN text")
+
+
+MIGRATION_STEPS: dict[int, PrepareStep] = {11: prepare_chunk_ranges}

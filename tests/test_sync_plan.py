@@ -1,0 +1,118 @@
+"""Deciding what a sync must do, on its own: no database, no writes.
+
+``decide`` takes what a walk found and what the index holds and says which
+files to read and which documents vanished; these tests pin its rules
+(stat-unchanged files cost nothing, errors and inactive documents are
+retried, unlisted folders shield their contents, a sync of named files never
+retires anything) and the rename book that pairs vanished documents with new
+files of the same bytes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from gno_trio.engine.ingest.plan import RenameBook, StoredDoc, decide, stored_documents
+from gno_trio.engine.ingest.walker import FoundFile
+
+
+def found(rel: str, size: int = 10, mtime_ns: int = 1) -> FoundFile:
+    return FoundFile(rel, f"/notes/{rel}", size, mtime_ns)
+
+
+def stored(
+    rel: str,
+    doc_id: int,
+    *,
+    size: int = 10,
+    mtime_ns: int = 1,
+    active: bool = True,
+    errored: bool = False,
+    source_hash: str = "h",
+) -> StoredDoc:
+    return StoredDoc(doc_id, rel, size, mtime_ns, active, errored, source_hash, True)
+
+
+def test_only_files_that_may_have_changed_are_read() -> None:
+    rows = {
+        "same.md": stored("same.md", 1),
+        "grown.md": stored("grown.md", 2),
+        "touched.md": stored("touched.md", 3),
+        "failed.md": stored("failed.md", 4, errored=True),
+        "back.md": stored("back.md", 5, active=False),
+    }
+    files = [
+        found("same.md"),
+        found("grown.md", size=11),
+        found("touched.md", mtime_ns=2),
+        found("failed.md"),
+        found("back.md"),
+        found("new.md"),
+    ]
+    plan = decide(files, rows)
+    assert (plan.scanned, plan.unchanged) == (6, 1)
+    assert [(f.rel_path, row.id if row else None) for f, row in plan.to_read] == [
+        ("grown.md", 2),
+        ("touched.md", 3),
+        ("failed.md", 4),
+        ("back.md", 5),
+        ("new.md", None),
+    ]
+    assert plan.vanished == ()
+    assert plan.seen == {f.rel_path for f in files}
+
+
+def test_vanished_documents_exclude_inactive_ones_and_unlisted_folders() -> None:
+    rows = {
+        "kept.md": stored("kept.md", 1),
+        "gone.md": stored("gone.md", 2),
+        "old.md": stored("old.md", 3, active=False),
+        "locked/inner.md": stored("locked/inner.md", 4),
+        "lockedness.md": stored("lockedness.md", 5),
+    }
+    plan = decide([found("kept.md")], rows, unlisted=["locked"])
+    assert [row.rel_path for row in plan.vanished] == ["gone.md", "lockedness.md"]
+    # An unreadable root shields everything.
+    assert decide([], rows, unlisted=["."]).vanished == ()
+
+
+def test_a_sync_of_named_files_never_retires_anything() -> None:
+    rows = {"a.md": stored("a.md", 1), "b.md": stored("b.md", 2)}
+    plan = decide([found("a.md", size=99)], rows, partial=True)
+    assert [f.rel_path for f, _ in plan.to_read] == ["a.md"]
+    assert plan.vanished == ()
+
+
+def test_the_rename_book_pairs_each_vanished_document_once_in_path_order() -> None:
+    book = RenameBook(
+        [stored("a.md", 1, source_hash="x"), stored("b.md", 2, source_hash="x"), stored("c.md", 3)]
+    )
+    first, second = book.claim("x"), book.claim("x")
+    assert (first and first.id, second and second.id) == (1, 2)
+    assert book.claim("x") is None
+    assert book.claim("nothing like it") is None
+    assert [row.id for row in book.unclaimed()] == [3]
+
+
+def test_stored_documents_reads_one_narrow_row_per_path(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "t.sqlite")
+    conn.execute(
+        "CREATE TABLE documents (id INTEGER PRIMARY KEY, collection TEXT, rel_path TEXT, "
+        "source_size INT, source_mtime_ns INT, active INT, last_error_code TEXT, "
+        "source_hash TEXT, mirror_hash TEXT)"
+    )
+    conn.executemany(
+        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (1, "notes", "a.md", 10, 1, 1, None, "h1", "m1"),
+            (2, "notes", "b.md", 20, 2, 0, "READ_ERROR", "h2", None),
+            (3, "other", "a.md", 30, 3, 1, None, "h3", "m3"),
+        ],
+    )
+    rows = stored_documents(conn, "notes")
+    assert rows == {
+        "a.md": StoredDoc(1, "a.md", 10, 1, True, False, "h1", True),
+        "b.md": StoredDoc(2, "b.md", 20, 2, False, True, "h2", False),
+    }
+    assert set(stored_documents(conn, "notes", ["b.md"])) == {"b.md"}
