@@ -244,3 +244,11 @@ def test_an_upgrade_that_finds_a_chunk_unlike_its_text_refuses_and_changes_nothi
     assert "differ from their place in the text" in info.value.message
     assert "text" in _chunk_columns(db_path)  # the old shape, untouched
     assert "chunk_texts" not in _tables(db_path)
+
+
+def test_every_shipped_migration_has_its_own_number() -> None:
+    # Two scripts sharing a number once left a fresh index without its
+    # full-text tables; the loader now refuses such a package outright.
+    numbers = [number for number, _ in store._migration_scripts()]
+    assert numbers == sorted(set(numbers))
+    assert store.latest_version() == numbers[-1]

@@ -55,6 +55,11 @@ def _migration_scripts() -> list[tuple[int, str]]:
         if name.endswith(".sql") and name[:3].isdigit():
             scripts.append((int(name[:3]), entry.read_text(encoding="utf-8")))
     scripts.sort()
+    numbers = [number for number, _ in scripts]
+    if len(set(numbers)) != len(numbers):
+        # Two scripts with one number: the index would record that version after
+        # running only one of them, and never run the other.
+        raise RuntimeError(f"duplicate migration numbers: {numbers}")
     return scripts
 
 
