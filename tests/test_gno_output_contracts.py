@@ -33,7 +33,7 @@ from tests.stdio_session import server_environment
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
-ERAS = ("legacy", "2026-07-28")
+ERAS = ("legacy", "2026-07-28", "auto")  # auto settles on 2026-07-28 over stdio
 SCOPE = "project:gno-trio"
 
 # Arguments: a mapping, or a function of the answers so far (tool name ->
