@@ -123,3 +123,24 @@ def test_a_package_whose_pass_differs_runs_its_own_pass(
 
     assert bundled._fused(Skewed(package_model)) is None
     assert bundled._fused(package_model) is not None
+
+
+@pytest.mark.parametrize(
+    ("scope_tokens", "scope_distinct", "micro_tokens"),
+    [(8192, 4096, 512), (300, 4096, 512), (8192, 60, 512), (8192, 4096, 40)],
+)
+def test_scopes_and_micro_batches_do_not_change_the_vectors(
+    monkeypatch: pytest.MonkeyPatch, scope_tokens: int, scope_distinct: int, micro_tokens: int
+) -> None:
+    from gno_trio.engine.vectors import use_forward
+
+    backend = bundled.BundledEmbedder()
+    backend.load()
+    texts = [text for text in AWKWARD if text.strip()] * 2
+    theirs = bundled.package_encode()(texts)
+    monkeypatch.setattr(use_forward, "SCOPE_TOKENS", scope_tokens)
+    monkeypatch.setattr(use_forward, "SCOPE_DISTINCT", scope_distinct)
+    monkeypatch.setattr(use_forward, "MICRO_TOKENS", micro_tokens)
+    monkeypatch.setenv("GNO_EMBED_THREADS", "1")
+    ours = backend.embed_texts(texts)
+    assert (ours * theirs).sum(axis=1).min() >= 0.9999

