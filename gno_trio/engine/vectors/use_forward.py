@@ -63,14 +63,13 @@ _MAX_RIGHT: Final = 2
 _FEATURES: Final = _EMB + len(_ORDERS) * _BRANCH
 
 
-def _layernorm(x: Floats, gamma: Floats, beta: Floats, eps: float) -> Floats:
-    """Layer norm over rows, in place, in the package's order of operations."""
-    x -= x.mean(axis=-1, keepdims=True)
-    var = np.einsum("ij,ij->i", x, x) / x.shape[-1]
-    x *= np.reciprocal(np.sqrt(var + eps))[:, None]
-    x *= gamma
-    x += beta
-    return x
+def _normalize_rows(rows: Floats, gain: Floats, bias: Floats, eps: float) -> None:
+    """Layer normalization of each row (zero mean, unit variance, then gain and bias), in place."""
+    rows -= rows.mean(axis=1, keepdims=True)
+    variance = np.einsum("ij,ij->i", rows, rows) / rows.shape[1]
+    rows *= (1.0 / np.sqrt(variance + eps))[:, None]
+    rows *= gain
+    rows += bias
 
 
 def _window_index(lengths: Ints) -> Ints:
@@ -136,7 +135,7 @@ class FusedForward:
         embedded = self._embedding_rows(distinct)
         projected = embedded @ self._proj_w
         projected += self._proj_b
-        _layernorm(projected, *self._ln_in, self._eps)
+        _normalize_rows(projected, *self._ln_in, self._eps)
         # products[i]: row (u * n + k) = projected branch i of distinct token u @ W1 position k;
         # the extra rows at u = count are zeros, for window slots outside the text.
         products: list[Floats] = []
@@ -207,30 +206,33 @@ class FusedForward:
             offset = _EMB + i * _BRANCH
             features[:, offset : offset + _BRANCH] = second
         del scratch, token_projected
-        _layernorm(features, *self._ln_out, self._eps)
+        _normalize_rows(features, *self._ln_out, self._eps)
         np.add.reduceat(features, np.cumsum(lengths) - lengths, axis=0, out=pooled)
 
     def _head(self, pooled: Floats, lengths: Ints, out: Floats) -> None:
-        """Each text's summed features through the output projection and the dense head.
+        """Each text's summed token features through the output layers, to a unit vector.
 
-        The sum over tokens is taken before the (linear) projection, as in the package.
+        The model averages the projected token features with a 1/sqrt(length)
+        scale; the projection is linear, so the sum over tokens is projected
+        once per text instead of once per token. Then two residual dense
+        layers and a tanh, as the model defines them.
         """
-        cnn_w, cnn_b = self._cnn
-        mean = pooled @ cnn_w
-        counts = lengths.astype(np.float32)
-        mean += counts[:, None] * cnn_b
-        mean *= np.reciprocal(np.sqrt(counts))[:, None]
+        weights, bias = self._cnn
+        counts = lengths.astype(np.float32)[:, None]
+        sentence = pooled @ weights
+        sentence += counts * bias
+        sentence /= np.sqrt(counts)
         d0, d1, d2, d3, p1, p3 = self._dense
-        y0 = np.maximum(mean @ d0, 0)
-        y1 = mean @ p1
-        y1 += y0 @ d1
-        np.maximum(y1, 0, out=y1)
-        y2 = np.maximum(y1 @ d2, 0)
-        z = y1 @ p3
-        z += y2 @ d3
-        np.tanh(z, out=z)
-        z *= np.reciprocal(np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), self._eps, None)))[:, None]
-        out[:] = z
+        first = np.maximum(sentence @ d0, 0)
+        second = sentence @ p1
+        second += first @ d1
+        np.maximum(second, 0, out=second)
+        third = np.maximum(second @ d2, 0)
+        result = second @ p3
+        result += third @ d3
+        np.tanh(result, out=result)
+        norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", result, result), self._eps))
+        out[:] = result / norms[:, None]
 
 
 def _groups(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:
