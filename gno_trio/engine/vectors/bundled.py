@@ -16,7 +16,7 @@ depend on the other rows).
 
 Texts are embedded through :mod:`use_forward` and :mod:`use_tokens` (the
 same vectors from the package's weights and tokenizer, with the per-token
-work done once per distinct token and word; ~1.7x less CPU), checked
+work done once per distinct token and word: about half the CPU), checked
 against the package's own pass at load; a package that does not match
 falls back to its own pass.
 

@@ -16,15 +16,14 @@ eight is new within a few thousand) are projected once, and their products
 with every window position of every first-layer weight are taken in one
 product each (``P``). The first layer of a token then reads and adds rows
 of ``P``. Only the second convolution layer and the pooling run per token.
-On 800-token chunks this is ~1.7x less CPU than the package's own pass, and
-it gives the same vectors up to float rounding (sums taken in another order;
-cosine to the package's vector >= 0.99999, checked at load by
-:func:`matches_package` and in the tests).
+On 800-token chunks this takes about half the CPU of the package's own
+pass, and it gives the same vectors up to float rounding (sums taken in
+another order; cosine to the package's vector >= 0.99999, checked at load
+by :func:`matches_package` and in the tests).
 
 The weights are read from the loaded package model (its attributes in
-version 0.2.1, which the project pins), never copied or
-changed. A different package layout is detected at load and the package's
-own pass is used instead.
+version 0.2.1, which the project pins), never changed. Another version, or
+a pass that does not match at load, runs the package's own pass instead.
 
 Memory, per worker thread and bounded: a *scope* of whole texts, at most
 :data:`SCOPE_TOKENS` tokens and :data:`SCOPE_DISTINCT` distinct ones, holds
