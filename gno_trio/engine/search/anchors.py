@@ -14,11 +14,14 @@ was most of a search's time for common words.
 from __future__ import annotations
 
 import bisect
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gno_trio.engine.search import snippetcut
 from gno_trio.engine.search.querygrammar import fts_quote
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
 
 Span = tuple[int, int]
 
@@ -27,6 +30,7 @@ FALLBACK_SNIPPET_CHARS = 240
 MARK_OPEN = "<mark>"
 MARK_CLOSE = "</mark>"
 ELLIPSIS = "..."
+_SNIPPET_MARKS = (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,17 +142,24 @@ def anchors_for(
     found: dict[str, Anchor] = {}
     if match:
         waiting = best_chunks(conn, spans, match)
-        for form in exact_first(match):
-            # A chunk found by one form is cut with that form; a single-chunk
-            # mirror's chunk (form unknown) tries each form in turn.
-            owners = {
-                chunk_id: mirror
-                for mirror, (chunk_id, found_by) in waiting.items()
-                if found_by in ("", form)
-            }
-            for chunk_id, snippet in _snippet_anchors(conn, list(owners), form).items():
-                found[owners[chunk_id]] = snippet
-                del waiting[owners[chunk_id]]
+        chunks = _chunk_rows(conn, [chunk_id for chunk_id, _ in waiting.values()])
+        tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
+        with snippetcut.loaded(tokenize, {cid: row[0] for cid, row in chunks.items()}) as table:
+            for form in exact_first(match):
+                # A chunk found by one form is cut with that form; a single-chunk
+                # mirror's chunk (form unknown) tries each form in turn.
+                owners = {
+                    chunk_id: mirror
+                    for mirror, (chunk_id, found_by) in waiting.items()
+                    if found_by in ("", form)
+                }
+                cut = table.snippets(list(owners), text_match(form), _SNIPPET_MARKS)
+                for chunk_id, snippet in cut.items():
+                    text, start, end, language = chunks[chunk_id]
+                    found[owners[chunk_id]] = Anchor(
+                        snippet, start, end, language, first_hit_line(snippet, text, start)
+                    )
+                    del waiting[owners[chunk_id]]
     for mirror in spans:
         if mirror not in found:
             opening = _opening_anchor(conn, mirror)
@@ -157,45 +168,21 @@ def anchors_for(
     return found
 
 
-def _snippet_anchors(
-    conn: sqlite3.Connection, chunk_ids: Sequence[int], form: str
-) -> dict[int, Anchor]:
-    """FTS5's snippet of each of these chunks that ``form`` matches, in two statements.
-
-    One FTS5 statement cuts every snippet (``rowid IN``: the expression is
-    set up once, each chunk is a seek), one plain statement reads the
-    chunks' line ranges. Joining the two in one statement makes SQLite plan
-    the full-text scan worse; one statement per chunk set the expression up
-    once per hit.
-    """
+def _chunk_rows(
+    conn: sqlite3.Connection, chunk_ids: Sequence[int]
+) -> dict[int, tuple[str, int, int, str | None]]:
+    """Text, line range and language of each of these chunks, in one statement."""
     if not chunk_ids:
         return {}
-    marks = ", ".join("?" for _ in chunk_ids)
-    try:
-        cut = conn.execute(
-            f"SELECT rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), text FROM chunks_fts "
-            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-            (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, text_match(form), *chunk_ids),
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return {}
-    if not cut:
-        return {}
-    ranges = {
-        int(row[0]): (int(row[1]), int(row[2]), row[3])
+    return {
+        int(row[0]): (str(row[1]), int(row[2]), int(row[3]), row[4])
         for row in conn.execute(
-            f"SELECT id, start_line, end_line, language FROM content_chunks "
-            f"WHERE id IN ({', '.join('?' for _ in cut)})",
-            tuple(int(row[0]) for row in cut),
+            "SELECT c.id, t.text, c.start_line, c.end_line, c.language FROM json_each(?) wanted "
+            "CROSS JOIN content_chunks c ON c.id = wanted.value "
+            "CROSS JOIN chunk_texts t ON t.id = c.id",
+            (json.dumps(list(chunk_ids)),),
         )
     }
-    found: dict[int, Anchor] = {}
-    for chunk_id, snippet, text in cut:
-        start, end, language = ranges[int(chunk_id)]
-        found[int(chunk_id)] = Anchor(
-            snippet, start, end, language, first_hit_line(snippet, text, start)
-        )
-    return found
 
 
 def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:
