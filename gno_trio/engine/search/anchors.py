@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gno_trio.engine.search import snippetcut
+from gno_trio.engine.search import chunkrank, snippetcut
 from gno_trio.engine.search.querygrammar import fts_quote
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
 
@@ -141,10 +141,9 @@ def anchors_for(
     """
     found: dict[str, Anchor] = {}
     if match:
-        waiting = best_chunks(conn, spans, match)
-        chunks = _chunk_rows(conn, [chunk_id for chunk_id, _ in waiting.values()])
         tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
-        with snippetcut.loaded(tokenize, {cid: row[0] for cid, row in chunks.items()}) as table:
+        with snippetcut.scratch_table(tokenize) as table:
+            waiting, chunks = _chosen_chunks(conn, table, spans, match, tokenize)
             for form in exact_first(match):
                 # A chunk found by one form is cut with that form; a single-chunk
                 # mirror's chunk (form unknown) tries each form in turn.
@@ -166,6 +165,69 @@ def anchors_for(
             if opening is not None:
                 found[mirror] = opening
     return found
+
+
+def _chosen_chunks(
+    conn: sqlite3.Connection,
+    table: snippetcut.SnippetTable,
+    spans: Mapping[str, Span],
+    match: str,
+    tokenize: str,
+) -> tuple[dict[str, tuple[int, str]], dict[int, tuple[str, int, int, str | None]]]:
+    """Each mirror's best chunk (and the form that found it), every one loaded in ``table``.
+
+    Mirrors of several chunks are ranked in the table when they are few
+    enough to load (:mod:`.chunkrank`), else by FTS5 on the chunk index.
+    """
+    forms = exact_first(match)
+    parsed = [chunkrank.or_phrases(form) for form in forms]
+    pending = {mirror: span for mirror, span in spans.items() if span[0] != span[1]}
+    loadable = sum(last - first + 1 for first, last in pending.values())
+    in_table = (
+        "trigram" not in tokenize
+        and loadable <= chunkrank.CHUNK_BUDGET
+        and all(phrases is not None for phrases in parsed)
+    )
+    chosen: dict[str, tuple[int, str]] = {
+        mirror: (first, "") for mirror, (first, last) in spans.items() if first == last
+    }
+    wanted = [first for first, _ in chosen.values()]
+    if in_table:
+        wanted += [cid for first, last in pending.values() for cid in range(first, last + 1)]
+    chunks = _chunk_rows(conn, wanted)
+    table.load({chunk_id: row[0] for chunk_id, row in chunks.items()})
+    ranked = None
+    if in_table:
+        ranked = _rank_in_table(conn, table, pending, forms, parsed)
+    if ranked is None:
+        ranked = best_chunks(conn, pending, match)
+        extra = _chunk_rows(conn, [cid for cid, _ in ranked.values() if cid not in chunks])
+        table.load({chunk_id: row[0] for chunk_id, row in extra.items()})
+        chunks.update(extra)
+    chosen.update(ranked)
+    return chosen, chunks
+
+
+def _rank_in_table(
+    conn: sqlite3.Connection,
+    table: snippetcut.SnippetTable,
+    pending: Mapping[str, Span],
+    forms: Sequence[str],
+    parsed: Sequence[list[chunkrank.Phrase] | None],
+) -> dict[str, tuple[int, str]] | None:
+    """:func:`best_chunks` computed over the loaded chunks (None: rank on the index)."""
+    chosen: dict[str, tuple[int, str]] = {}
+    left = dict(pending)
+    for form, phrases in zip(forms, parsed, strict=True):
+        if not left or phrases is None:
+            break
+        best = chunkrank.best_in_table(conn, table, left, phrases)
+        if best is None:
+            return None
+        for mirror, chunk_id in best.items():
+            chosen[mirror] = (chunk_id, form)
+            del left[mirror]
+    return chosen
 
 
 def _chunk_rows(

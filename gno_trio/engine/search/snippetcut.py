@@ -36,15 +36,68 @@ def _scratch(tokenize: str) -> sqlite3.Connection:
         conn = sqlite3.connect(":memory:", isolation_level=None)
         quoted = tokenize.replace("'", "''")
         conn.execute(f"CREATE VIRTUAL TABLE cut USING fts5(text, tokenize = '{quoted}')")
+        conn.execute("CREATE VIRTUAL TABLE cut_words USING fts5vocab(cut, instance)")
+        # Query phrases are tokenized in a table of their own: reading their
+        # tokens back then never walks the chunks' words.
+        conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
+        conn.execute("CREATE VIRTUAL TABLE said_words USING fts5vocab(said, instance)")
         held[tokenize] = conn
     return conn
 
 
 class SnippetTable:
-    """Chunks loaded for one search; :meth:`snippets` cuts them as the chunk index would."""
+    """Chunks loaded for one search; :meth:`snippets` cuts them as the chunk index would.
+
+    It also tells where words occur in the loaded chunks (:meth:`positions`),
+    which is what ranking a document's chunks needs, and how the index's
+    tokenizer splits a text (:meth:`tokens`).
+    """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        self._said = 0
+        self._held: set[int] = set()
+
+    def load(self, texts: Mapping[int, str]) -> None:
+        """Add chunk texts (by chunk id); a chunk already loaded is left as it is."""
+        fresh = [(chunk_id, text) for chunk_id, text in texts.items() if chunk_id not in self._held]
+        self._conn.executemany("INSERT INTO cut(rowid, text) VALUES (?, ?)", fresh)
+        self._held.update(chunk_id for chunk_id, _ in fresh)
+
+    def holds(self, chunk_id: int) -> bool:
+        return chunk_id in self._held
+
+    def tokens(self, text: str) -> list[str]:
+        """The tokens ``text`` is indexed as (FTS5 tokenizes a query phrase alike)."""
+        self._said += 1
+        self._conn.execute("INSERT INTO said(rowid, text) VALUES (?, ?)", (self._said, text))
+        found = self._conn.execute(
+            "SELECT term, offset FROM said_words WHERE doc = ?", (self._said,)
+        ).fetchall()
+        return [str(term) for term, _ in sorted(found, key=lambda pair: int(pair[1]))]
+
+    def _words(self, term: str, *, prefix: bool) -> Iterator[tuple[str, int, int]]:
+        """(term, chunk id, token offset) of each occurrence of ``term`` (of every word
+        it begins, ``prefix``) in the loaded chunks."""
+        if prefix:
+            rows = self._conn.execute(
+                "SELECT term, doc, offset FROM cut_words WHERE term >= ?", (term,)
+            )
+        else:
+            rows = self._conn.execute(
+                "SELECT term, doc, offset FROM cut_words WHERE term = ?", (term,)
+            )
+        for found, doc, offset in rows:
+            if prefix and not str(found).startswith(term):
+                break  # terms come in order: past the last word ``term`` begins
+            yield str(found), int(doc), int(offset)
+
+    def positions(self, term: str, *, prefix: bool) -> dict[int, set[int]]:
+        """Token offsets of ``term`` (or of any word it begins) in each loaded chunk."""
+        found: dict[int, set[int]] = {}
+        for _, doc, offset in self._words(term, prefix=prefix):
+            found.setdefault(doc, set()).add(offset)
+        return found
 
     def snippets(
         self,
@@ -71,12 +124,11 @@ class SnippetTable:
 
 
 @contextmanager
-def loaded(tokenize: str, texts: Mapping[int, str]) -> Iterator[SnippetTable]:
-    """A table holding these chunk texts (by chunk id) for as long as the block runs."""
+def scratch_table(tokenize: str) -> Iterator[SnippetTable]:
+    """An empty table tokenizing as ``tokenize``, emptied again when the block ends."""
     conn = _scratch(tokenize)
     conn.execute("BEGIN")
     try:
-        conn.executemany("INSERT INTO cut(rowid, text) VALUES (?, ?)", texts.items())
         yield SnippetTable(conn)
     finally:
         conn.execute("ROLLBACK")
