@@ -69,6 +69,12 @@ QUERIES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def rank_here_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These indexes are small: rank their chunks here as a large index's would be."""
+    monkeypatch.setattr(chunkrank, "POSTINGS_PER_CHUNK_LOADED", 0)
+
+
 def _anchors(engine: Engine, query: str, **options: Any) -> list[tuple[Any, ...]]:
     found = engine.search(SearchRequest(query=query, limit=10, **options))["results"]
     return [(r["uri"], r["snippet"], r.get("line"), r.get("snippetRange")) for r in found]

@@ -184,9 +184,10 @@ def _chosen_chunks(
     pending = {mirror: span for mirror, span in spans.items() if span[0] != span[1]}
     loadable = sum(last - first + 1 for first, last in pending.values())
     in_table = (
-        "trigram" not in tokenize
-        and loadable <= chunkrank.CHUNK_BUDGET
+        bool(pending)
+        and "trigram" not in tokenize
         and all(phrases is not None for phrases in parsed)
+        and chunkrank.worth_loading(conn, loadable, len(parsed[0] or ()))
     )
     chosen: dict[str, tuple[int, str]] = {
         mirror: (first, "") for mirror, (first, last) in spans.items() if first == last

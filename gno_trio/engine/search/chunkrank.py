@@ -39,6 +39,8 @@ Span = tuple[int, int]
 
 CHUNK_BUDGET: Final = 48
 """Most chunks loaded to rank here; documents with more are ranked by FTS5 on the index."""
+POSTINGS_PER_CHUNK_LOADED: Final = 5000
+"""About how many index entries FTS5 walks in the time a chunk takes to load and tokenize."""
 
 _K1: Final = 1.2
 _B: Final = 0.75
@@ -101,6 +103,19 @@ def index_totals(conn: sqlite3.Connection) -> tuple[int, int] | None:
         return None
     values = _varints(bytes(row[0]))
     return values[0], sum(values[1:])
+
+
+def worth_loading(conn: sqlite3.Connection, chunks: int, phrases: int) -> bool:
+    """Whether loading ``chunks`` to rank them here beats ``bm25()`` over the chunk index.
+
+    FTS5 walks, per phrase, up to one entry per chunk of the index; loading
+    a chunk costs about :data:`POSTINGS_PER_CHUNK_LOADED` such steps. A small
+    index is ranked on FTS5, a large one here (within :data:`CHUNK_BUDGET`).
+    """
+    if chunks > CHUNK_BUDGET:
+        return False
+    totals = index_totals(conn)
+    return totals is not None and chunks * POSTINGS_PER_CHUNK_LOADED <= totals[0] * phrases
 
 
 def chunk_lengths(conn: sqlite3.Connection, spans: Sequence[Span]) -> dict[int, int]:
