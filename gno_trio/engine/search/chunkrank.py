@@ -39,7 +39,7 @@ Span = tuple[int, int]
 
 CHUNK_BUDGET: Final = 48
 """Most chunks loaded to rank here; documents with more are ranked by FTS5 on the index."""
-POSTINGS_PER_CHUNK_LOADED: Final = 5000
+POSTINGS_PER_CHUNK_LOADED: Final = 2000
 """About how many index entries FTS5 walks in the time a chunk takes to load and tokenize."""
 
 _K1: Final = 1.2
