@@ -24,7 +24,7 @@ import time
 
 from gno_trio.engine.ingest.apply import apply_plan
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
-from gno_trio.engine.ingest.plan import decide, stored_documents
+from gno_trio.engine.ingest.plan import decide, stored_documents, stored_for_walk
 from gno_trio.engine.ingest.spec import CollectionSpec, IndexHooks, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
 
@@ -89,8 +89,17 @@ def sync_collection(
             )
     started = time.perf_counter()
     files, walk_errors = found_files(spec, only)
-    stored = stored_documents(conn, spec.name, None if only is None else sorted(only))
-    plan = decide(files, stored, unlisted=[rel for rel, _ in walk_errors], partial=only is not None)
+    if only is None:
+        known, stored = stored_for_walk(conn, spec.name, files)
+    else:
+        known, stored = set(), stored_documents(conn, spec.name, sorted(only))
+    plan = decide(
+        files,
+        stored,
+        unlisted=[rel for rel, _ in walk_errors],
+        partial=only is not None,
+        unchanged_keys=known,
+    )
     report = SyncReport(collection=spec.name)
     apply_plan(
         conn,
