@@ -18,10 +18,11 @@ per changed file, never file contents.
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from gno_trio.engine.ingest.walker import FoundFile
 
@@ -82,8 +83,8 @@ _FINGERPRINTS_SQL = (
 )
 
 
-def fingerprint(found: FoundFile) -> Fingerprint:
-    return (found.rel_path, found.size, found.mtime_ns)
+fingerprint: Final[Callable[[FoundFile], Fingerprint]] = operator.itemgetter(0, 2, 3)
+"""A found file's :data:`Fingerprint` (its path, size and mtime fields)."""
 
 
 def indexed_fingerprints(conn: sqlite3.Connection, collection: str) -> set[Fingerprint]:
@@ -94,18 +95,25 @@ def indexed_fingerprints(conn: sqlite3.Connection, collection: str) -> set[Finge
 
 
 def stored_for_walk(
-    conn: sqlite3.Connection, collection: str, files: Sequence[FoundFile]
+    conn: sqlite3.Connection,
+    collection: str,
+    files: Sequence[FoundFile],
+    known: set[Fingerprint] | None = None,
 ) -> tuple[set[Fingerprint], dict[str, StoredDoc]]:
     """What deciding a full sync needs of the stored rows, read in proportion to the changes.
 
     A no-change sync of a large collection is a walk and one set comparison:
-    the fingerprints of the indexed documents are read in one statement,
-    and full rows only for the files whose fingerprint differs and, when
-    some active document was not seen, for the active documents the walk
-    did not see (the vanished).
+    the fingerprints of the indexed documents (``known``, read here unless
+    given) come in one statement, and full rows only for the files whose
+    fingerprint differs and, when some active document was not seen, for
+    the active documents the walk did not see (the vanished).
     """
-    known = indexed_fingerprints(conn, collection)
-    others = [found.rel_path for found in files if fingerprint(found) not in known]
+    if known is None:
+        known = indexed_fingerprints(conn, collection)
+    if known.issuperset(map(fingerprint, files)):
+        others = []
+    else:
+        others = [found.rel_path for found in files if fingerprint(found) not in known]
     rows = stored_documents(conn, collection, others) if others else {}
     active_seen = len(files) - len(others) + sum(1 for row in rows.values() if row.active)
     (active,) = conn.execute(
@@ -169,7 +177,7 @@ def decide(
     *,
     unlisted: Iterable[str] = (),
     partial: bool = False,
-    unchanged_keys: AbstractSet[Fingerprint] = frozenset(),
+    unchanged_keys: set[Fingerprint] | frozenset[Fingerprint] = frozenset(),
 ) -> SyncPlan:
     """What to do with each found file, and which stored documents vanished.
 
@@ -180,11 +188,14 @@ def decide(
     reports anything as vanished: files that were not named were not looked
     at.
     """
-    seen: set[str] = set()
+    files = list(files)
+    seen = frozenset(found.rel_path for found in files)
     to_read: list[tuple[FoundFile, StoredDoc | None]] = []
     kept = 0
+    if unchanged_keys and unchanged_keys.issuperset(map(fingerprint, files)):
+        kept = len(files)  # nothing changed: no file needs a look at its row
+        files = []
     for found in files:
-        seen.add(found.rel_path)
         if unchanged_keys and fingerprint(found) in unchanged_keys:
             kept += 1
             continue
@@ -208,7 +219,7 @@ def decide(
         unchanged=kept,
         to_read=tuple(to_read),
         vanished=vanished,
-        seen=frozenset(seen),
+        seen=seen,
     )
 
 

@@ -87,11 +87,15 @@ def _normalise_exts(include: Sequence[str]) -> frozenset[str]:
     return frozenset(exts)
 
 
-def _exclusion_matcher(exclude: Sequence[str]) -> Callable[[str, str], bool]:
-    names = {e for e in exclude if not any(c in e for c in "*?/{")}
+def _exclusions(exclude: Sequence[str]) -> tuple[frozenset[str], list[re.Pattern[str]]]:
+    """Excluded names (plain entries) and excluded globs (entries with wildcards or ``/``)."""
+    names = frozenset(e for e in exclude if not any(c in e for c in "*?/{"))
     globs = [glob_regex(e) for e in exclude if any(c in e for c in "*?/{")]
-    if not globs:
-        return lambda name, _rel_path: name in names
+    return names, globs
+
+
+def _exclusion_matcher(exclude: Sequence[str]) -> Callable[[str, str], bool]:
+    names, globs = _exclusions(exclude)
 
     def excluded(name: str, rel_path: str) -> bool:
         if name in names:
@@ -99,10 +103,6 @@ def _exclusion_matcher(exclude: Sequence[str]) -> Callable[[str, str], bool]:
         return any(g.match(rel_path) or g.match(name) for g in globs)
 
     return excluded
-
-
-def _everything(_rel_path: str) -> bool:
-    return True
 
 
 def admits(
@@ -139,14 +139,17 @@ def walk(
     pattern: str = "**/*",
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDES,
-    supported: Callable[[str], bool] = lambda _rel: True,
+    supported: Callable[[str], bool] | None = None,
     on_error: Callable[[str, OSError], None] | None = None,
 ) -> Iterator[FoundFile]:
-    """Yield the files under ``root`` that belong to the collection, sorted."""
+    """Yield the files under ``root`` that belong to the collection, sorted.
+
+    ``supported`` (default: every file) narrows the files further.
+    """
     matcher = glob_regex(pattern or "**/*")
-    matches = _everything if matcher.pattern == _ALL_FILES else matcher.match
+    matches = None if matcher.pattern == _ALL_FILES else matcher.match
     exts = _normalise_exts(include)
-    excluded = _exclusion_matcher(exclude)
+    names, globs = _exclusions(exclude)
     stack: list[tuple[str, str]] = [(os.fspath(root), "")]
     while stack:
         directory, prefix = stack.pop()
@@ -157,12 +160,16 @@ def walk(
             if on_error is not None:
                 on_error(prefix.rstrip("/") or ".", exc)
             continue
+        # Only folders on the way to (or inside) the reserved records folder can hold its files.
+        reserved = prefix.startswith(_RESERVED_PREFIX) or _RESERVED_PREFIX.startswith(prefix)
         subdirs: list[tuple[str, str]] = []
-        reserved = _RESERVED_PREFIX.startswith(prefix)  # only below .gno/records/
+        files: list[os.DirEntry[str]] = []
         for entry in entries:
             name = entry.name
+            if name in names:
+                continue
             rel = prefix + name
-            if excluded(name, rel):
+            if globs and any(g.match(rel) or g.match(name) for g in globs):
                 continue
             try:
                 # Without following links, a symbolic link is neither a folder nor a file.
@@ -171,16 +178,45 @@ def walk(
                     continue
                 if not entry.is_file(follow_symlinks=False):
                     continue
-                if reserved and rel.startswith(_RESERVED_PREFIX):
-                    continue
-                if exts and os.path.splitext(name)[1].lower() not in exts:
-                    continue
-                if not matches(rel) or not supported(rel):
-                    continue
-                st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 if on_error is not None:
                     on_error(rel, exc)
                 continue
-            yield FoundFile(rel, entry.path, st.st_size, st.st_mtime_ns)
+            if reserved and rel.startswith(_RESERVED_PREFIX):
+                continue
+            if exts and os.path.splitext(name)[1].lower() not in exts:
+                continue
+            if (matches is not None and not matches(rel)) or (
+                supported is not None and not supported(rel)
+            ):
+                continue
+            files.append(entry)
+        yield from _stat_all(files, prefix, on_error)
         stack.extend(reversed(subdirs))
+
+
+def _stat_all(
+    entries: Sequence[os.DirEntry[str]],
+    prefix: str,
+    on_error: Callable[[str, OSError], None] | None,
+) -> list[FoundFile]:
+    """The files of one folder with their size and mtime (most of a no-change sync's time)."""
+    try:
+        return [
+            FoundFile(prefix + entry.name, entry.path, st.st_size, st.st_mtime_ns)
+            for entry in entries
+            for st in (entry.stat(follow_symlinks=False),)
+        ]
+    except OSError:  # one file went away meanwhile (or cannot be read): one at a time
+        pass
+    found: list[FoundFile] = []
+    for entry in entries:
+        rel = prefix + entry.name
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            if on_error is not None:
+                on_error(rel, exc)
+            continue
+        found.append(FoundFile(rel, entry.path, st.st_size, st.st_mtime_ns))
+    return found
