@@ -20,6 +20,7 @@ from gno_trio.engine.ingest.plan import (
     stored_documents,
     stored_for_walk,
 )
+from gno_trio.engine.ingest.prepare import read_source
 from gno_trio.engine.ingest.walker import FoundFile
 
 
@@ -153,3 +154,13 @@ def test_a_full_sync_reads_whole_rows_only_for_what_changed_or_vanished(tmp_path
     # Nothing vanished: no row of an unchanged or unseen document is read at all.
     _, rows = stored_for_walk(conn, "notes", [*files, found("gone.md")])
     assert set(rows) == {"grown.md", "failed.md"}
+
+
+def test_a_file_read_after_the_walk_is_read_as_it_is_now(tmp_path: Path) -> None:
+    path = tmp_path / "grew.md"
+    path.write_bytes(b"x" * 5000)
+    # The walk saw 10 bytes; the file grew meanwhile: all of it is read, up to the limit.
+    assert read_source(FoundFile("grew.md", str(path), 10, 1), 100_000) == b"x" * 5000
+    assert len(read_source(FoundFile("grew.md", str(path), 10, 1), 1000)) == 1001  # too large
+    path.write_bytes(b"y" * 3)  # and one that shrank
+    assert read_source(FoundFile("grew.md", str(path), 5000, 1), 100_000) == b"yyy"

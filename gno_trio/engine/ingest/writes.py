@@ -8,7 +8,6 @@ mirror is stored once (``content``); its chunks are ranges of it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable
@@ -73,11 +72,13 @@ def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]
     offset = len(markdown) - len(meta.body)
     skipped_lines = markdown.count("\n", 0, offset)
     return [
-        dataclasses.replace(
-            chunk,
-            pos=chunk.pos + offset,
-            start_line=chunk.start_line + skipped_lines,
-            end_line=chunk.end_line + skipped_lines,
+        Chunk(
+            chunk.seq,
+            chunk.pos + offset,
+            chunk.text,
+            chunk.start_line + skipped_lines,
+            chunk.end_line + skipped_lines,
+            chunk.token_count,
         )
         for chunk in chunk_text(markdown[offset:], code=code)
     ]
