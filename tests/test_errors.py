@@ -21,6 +21,8 @@ from gno_trio.errors import CODE_KINDS, GnoError, Kind, kind_of
         ("LOCKED", Kind.BUSY, 4),
         ("MEMORY_WRITE_LEASE_BUSY", Kind.BUSY, 4),
         ("MEMORY_SUPERSEDE_CONFLICT", Kind.BUSY, 4),
+        ("NOT_RUNNING", Kind.NOT_RUNNING, 3),
+        ("RESIDENT_ACTIVE", Kind.RUNTIME, 2),
         ("MEMORY_SYNC_FAILED", Kind.RUNTIME, 2),
         ("NOT_INITIALIZED", Kind.RUNTIME, 2),
         ("RUNTIME", Kind.RUNTIME, 2),
@@ -35,7 +37,7 @@ def test_each_code_has_one_kind_and_one_exit_code(code: str, kind: Kind, exit_co
 def test_the_table_lists_no_runtime_codes_and_kinds_have_distinct_labels() -> None:
     assert Kind.RUNTIME not in CODE_KINDS.values()  # runtime is what an unlisted code means
     assert len({kind.label for kind in Kind}) == len(Kind)
-    assert {kind.exit_code for kind in Kind} == {1, 2, 4}
+    assert {kind.exit_code for kind in Kind} == {1, 2, 3, 4}  # 3: no such resident process
     assert Kind.FORBIDDEN.http_status == 403 and Kind.NOT_FOUND.http_status == 404
     assert [kind for kind in Kind if kind.is_caller_error] == [
         Kind.INVALID,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.engine.ingest import plain_yaml
@@ -110,6 +110,7 @@ def _yaml(text: str) -> object:
 
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(_line(), min_size=1, max_size=5).map("\n".join))
+@example("title: [what?]")  # YAML refuses a "?" in a flow list; the fast path must not read it
 def test_a_block_read_without_yaml_reads_as_yaml_reads_it(block: str) -> None:
     flat = plain_yaml.load(block)
     if flat is None:

@@ -40,6 +40,8 @@ def _plain_scalar(text: str, *, flow: bool) -> str:
     for char in text:
         if not (char.isalnum() or char in _INNER_PUNCTUATION or (char == "," and not flow)):
             raise _NotPlain
+        if char == "?" and flow:  # YAML's scanner refuses "[what?]"; the loader says why
+            raise _NotPlain
     if "  " in text:  # kept by YAML, but rare enough to leave to it
         raise _NotPlain
     return text
