@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from gno_trio.cli import render
-from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
+from gno_trio.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    command_line,
+    emit_json,
+    open_engine,
+    split_list,
+)
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import COLLECTIONS
 from gno_trio.cli.render.primitives import plural
@@ -98,6 +105,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
                     f"Removed collection {result['collection']} ({result['documents']} documents)"
                 )
             return EXIT_OK
+        if action == "rename":
+            return _rename(engine, args)
         if action == "clear-embeddings":
             return _clear_embeddings(engine, args)
         collections = [
@@ -112,6 +121,28 @@ def cmd_collection(args: argparse.Namespace) -> int:
             for c in engine.config.collections
         ]
         render.emit(args, COLLECTIONS, {"collections": collections})
+    return EXIT_OK
+
+
+def _rename(engine: Engine, args: argparse.Namespace) -> int:
+    """Rename a collection: its URIs, index rows, contexts and config entry in one step."""
+    with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
+        result = engine.rename_collection(args.old, args.new, lease=held)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    print(
+        f"Renamed collection {result['from']} to {result['to']} "
+        f"({plural(result['documents'], 'document')}; "
+        f"URIs now start with gno://{result['to']}/)"
+    )
+    if result["linksNamingOldName"]:
+        print(
+            f"Links naming {result['from']} in their text no longer resolve: "
+            f"{result['linksNamingOldName']} in "
+            f"{plural(result['documentsWithSuchLinks'], 'document')} "
+            f"(edit them; `{command_line(args, 'links')} DOC` lists a document's links)"
+        )
     return EXIT_OK
 
 
@@ -199,6 +230,11 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     render.add_format_flags(pl, render.MD)
     pr = csub.add_parser("remove", parents=[common], help="remove a collection")
     pr.add_argument("name", help="the collection to remove (its files stay on disk)")
+    pn = csub.add_parser(
+        "rename", parents=[common], help="rename a collection (its documents' URIs follow)"
+    )
+    pn.add_argument("old", help="the collection's current name")
+    pn.add_argument("new", help="the new name: 1-64 of a-z, 0-9, '_' and '-'")
     pc = csub.add_parser(
         "clear-embeddings", parents=[common], help="delete a collection's stale (or all) vectors"
     )

@@ -12,8 +12,11 @@ from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
 from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging
+from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
+from gno_trio.engine.ingest.spec import now_iso
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
@@ -109,6 +112,43 @@ class IngestFace(EngineKernel):
         gone = removed[0]
         documents = sum(e["documents"] for e in changes["removed"] if e["collection"] == gone)
         return {"removed": True, "collection": gone, "documents": documents}
+
+    def rename_collection(
+        self, old: str, new: str, *, lease: HeldLease | None = None
+    ) -> dict[str, Any]:
+        """Give collection ``old`` the name ``new``, everywhere at once (see :mod:`.rename`).
+
+        ``INVALID_NAME`` for a bad new name, ``NOT_FOUND`` for an unknown old
+        one, ``DUPLICATE`` when the new name is taken: all checked before
+        anything is written. Under the write lease the database rows change
+        in one transaction and ``index.yml`` is written before it commits;
+        when the config cannot be written the transaction rolls back, and
+        when the commit fails the old config is written back, so the index
+        and its config never disagree about the name.
+        """
+        target = normalize_name(new)
+        with self.writing(lease) as held:
+            self.reconcile(lease=held)
+            renamed_config(self.config, old, target)  # the refusals, before any write
+            previous: list[Config] = []
+
+            def rename(config: Config) -> Config:
+                updated = renamed_config(config, old, target)
+                previous.append(config)
+                return updated
+
+            with self.pool.connection() as conn:
+                try:
+                    with write_transaction(conn):
+                        counts = rename_collection_rows(
+                            conn, old.strip().lower(), target, now_iso()
+                        )
+                        self.update_config(rename, lease=held)
+                except BaseException:
+                    if previous and self.config.collection(target) is not None:
+                        self.update_config(lambda _: previous[0], lease=held)
+                    raise
+        return {"renamed": True, "from": old.strip().lower(), "to": target, **counts}
 
     def capture(
         self,
