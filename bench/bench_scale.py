@@ -450,6 +450,7 @@ def main() -> int:
 
     expected_text = options.docs * 4300
     base = Path(options.workdir or tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(base).free
     if free < 10 * expected_text:
         print(
