@@ -19,7 +19,7 @@ from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import COLLECTIONS
 from gno_trio.cli.render.primitives import plural
 from gno_trio.config import Collection
-from gno_trio.engine import Engine, lease_wait_from_env, normalize_name
+from gno_trio.engine import UPDATE_CMD_FAILED, Engine, lease_wait_from_env, normalize_name
 from gno_trio.errors import GnoError
 
 UPDATE_WAIT_SECONDS: Final = 30.0
@@ -42,6 +42,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                 include=split_list(args.include),
                 exclude=split_list(args.exclude) if args.exclude else None,
                 language_hint=args.language,
+                update_cmd=args.update,
+                embed_model=args.embed_model,
             )
         result = {
             "indexName": engine.location.index_name,
@@ -89,6 +91,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
                 exclude=split_list(args.exclude) if args.exclude else None,
                 language_hint=args.language,
                 memory_managed=args.memory,
+                update_cmd=args.update,
+                embed_model=args.embed_model,
             )
             result: Any = {"name": added.name, "path": str(added.path), "pattern": added.pattern}
             if args.json:
@@ -177,6 +181,7 @@ def cmd_update(args: argparse.Namespace) -> int:
                 "VALIDATION",
                 "No collections to update. Add one with: gno-trio collection add <path>",
             )
+        commands = _run_update_commands(engine, args)
         bar = ProgressBar("Indexing", force=args.progress)
         try:
             with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
@@ -185,7 +190,10 @@ def cmd_update(args: argparse.Namespace) -> int:
         finally:
             bar.close()
         if args.json:
-            emit_json({"collections": [r.as_dict() for r in reports], "configChanges": changes})
+            result = {"collections": [r.as_dict() for r in reports], "configChanges": changes}
+            if commands:
+                result["updateCommands"] = commands
+            emit_json(result)
         else:
             for r in reports:
                 print(
@@ -200,7 +208,31 @@ def cmd_update(args: argparse.Namespace) -> int:
                     print(f"  ! ... {len(r.errors) - 20} more (see gno-trio status)")
                 for warning in r.warnings[:20]:
                     print(f"  ? {warning['relPath']}: {warning['code']}: {warning['message']}")
+    failed = [c for c in commands if not c["ok"]]
+    if failed:
+        names = ", ".join(c["collection"] for c in failed)
+        raise GnoError(
+            UPDATE_CMD_FAILED,
+            f"The update command of {names} failed (the files as they are were indexed); "
+            "fix it in index.yml (updateCmd) or run it yourself",
+        )
     return EXIT_OK
+
+
+def _run_update_commands(engine: Engine, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Each synced collection's ``updateCmd``, before the sync; its output goes to stderr."""
+    names = args.collections or [c.name for c in engine.config.collections]
+    outcomes = []
+    for name in names:
+        outcome = engine.run_update_command(name)
+        if outcome is None:
+            continue
+        outcomes.append(outcome)
+        status = "ok" if outcome["ok"] else f"failed (exit {outcome['exitCode']})"
+        render.note(f"{name}: $ {outcome['command']}  -> {status}")
+        if outcome["output"].strip() and (not outcome["ok"] or args.verbose):
+            render.note(outcome["output"].rstrip("\n"))
+    return outcomes
 
 
 def _collection_options(p: argparse.ArgumentParser) -> None:
@@ -209,6 +241,18 @@ def _collection_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include", action="append", help="extension allow-list, comma separated")
     p.add_argument("--exclude", action="append", help="names or globs to skip")
     p.add_argument("--language", help="BCP-47 language hint")
+    p.add_argument(
+        "--update",
+        metavar="CMD",
+        help="shell command `gno-trio update` runs in the folder before indexing it "
+        "(e.g. 'git pull'); stored as updateCmd",
+    )
+    p.add_argument(
+        "--embed-model",
+        metavar="URI",
+        help="this collection's embedding model: builtin:use-multilingual-v3 or an "
+        "OpenAI-compatible endpoint URL (default: the index's model)",
+    )
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:

@@ -21,6 +21,7 @@ from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import MODELS
 from gno_trio.cli.render.hits import RESULTS, SIMILAR
 from gno_trio.cli.retrieval import add_search_options, present_hits, search_request
+from gno_trio.cli.tracing import trace_retrieval
 from gno_trio.engine import lease_wait_from_env
 from gno_trio.errors import GnoError
 
@@ -33,7 +34,8 @@ def cmd_vsearch(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.vsearch(request)
         present_hits(engine, result, args)
-    render.emit(args, RESULTS, result)
+        render.emit(args, RESULTS, result)
+        trace_retrieval(engine, "vsearch", request, result)
     return EXIT_OK
 
 

@@ -67,6 +67,7 @@ from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
 from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
 from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
 from gno_trio.engine.ingest.spec import SyncReport as SyncReport
+from gno_trio.engine.ingest.update_cmd import UPDATE_CMD_FAILED as UPDATE_CMD_FAILED
 from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
 from gno_trio.engine.jobs import JobControl as JobControl
 from gno_trio.engine.jobs import JobManager as JobManager
@@ -124,6 +125,7 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
+    "UPDATE_CMD_FAILED",
     "AskOutcome",
     "AskRequest",
     "BackgroundEmbedder",

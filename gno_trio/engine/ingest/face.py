@@ -11,13 +11,14 @@ from typing import Any
 from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
-from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging
+from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging, update_cmd
 from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.ingest.spec import now_iso
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.lease import HeldLease
+from gno_trio.engine.vectors.models import check_embed_model_uri
 from gno_trio.errors import GnoError
 
 StopFn = Callable[[], bool]
@@ -49,12 +50,17 @@ class IngestFace(EngineKernel):
         exclude: Sequence[str] | None = None,
         language_hint: str | None = None,
         memory_managed: bool = False,
+        update_cmd: str | None = None,
+        embed_model: str | None = None,
         lease: HeldLease | None = None,
     ) -> Collection:
         """Validate and register a folder; nothing is written when a check fails.
 
         Runs under the write lease, against ``index.yml`` as it is on disk, and
         brings the database's collections in line with the file afterwards.
+        ``update_cmd`` is GNO's ``updateCmd`` (run by ``gno-trio update``
+        before it syncs the collection); ``embed_model`` its ``models.embed``,
+        refused unless the model runs here.
         """
         root = self.check_root(path)
         chosen = normalize_name(name if name is not None else root.name)
@@ -69,6 +75,10 @@ class IngestFace(EngineKernel):
             fields["language_hint"] = language_hint
         if memory_managed:
             fields["memory_managed"] = True
+        if update_cmd is not None and update_cmd.strip():
+            fields["update_cmd"] = update_cmd.strip()
+        if embed_model is not None:
+            fields["models"] = {"embed": check_embed_model_uri(embed_model)}
         try:
             collection = Collection(**fields)
         except (TypeError, ValueError) as exc:
@@ -112,6 +122,10 @@ class IngestFace(EngineKernel):
         gone = removed[0]
         documents = sum(e["documents"] for e in changes["removed"] if e["collection"] == gone)
         return {"removed": True, "collection": gone, "documents": documents}
+
+    def run_update_command(self, name: str) -> dict[str, Any] | None:
+        """Run collection ``name``'s ``updateCmd`` in its folder (see :mod:`.update_cmd`)."""
+        return update_cmd.run_update_command(self.collection(name))
 
     def rename_collection(
         self, old: str, new: str, *, lease: HeldLease | None = None
