@@ -36,6 +36,11 @@ def test_update_runs_each_collections_update_command_before_indexing_it(cli: Cli
     ]
     assert result["collections"][0]["added"] == 2
     assert cli.json("search", "kiwi")["results"][0]["uri"] == "gno://notes/kiwi.md"
+    (root / "kiwi.md").unlink()
+    indexed = cli.json("index", "--no-embed")["syncResult"]
+    assert indexed["updateCommands"][0]["ok"] is True
+    synced = indexed["collections"][0]
+    assert (synced["removed"], synced["unchanged"]) == (0, 2)  # the command wrote kiwi.md again
 
 
 def test_a_failing_update_command_is_reported_and_the_files_are_still_indexed(cli: Cli) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -181,7 +182,7 @@ def cmd_update(args: argparse.Namespace) -> int:
                 "VALIDATION",
                 "No collections to update. Add one with: gno-trio collection add <path>",
             )
-        commands = _run_update_commands(engine, args)
+        commands = run_update_commands(engine, args.collections, verbose=args.verbose)
         bar = ProgressBar("Indexing", force=args.progress)
         try:
             with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
@@ -208,31 +209,36 @@ def cmd_update(args: argparse.Namespace) -> int:
                     print(f"  ! ... {len(r.errors) - 20} more (see gno-trio status)")
                 for warning in r.warnings[:20]:
                     print(f"  ? {warning['relPath']}: {warning['code']}: {warning['message']}")
-    failed = [c for c in commands if not c["ok"]]
-    if failed:
-        names = ", ".join(c["collection"] for c in failed)
-        raise GnoError(
-            UPDATE_CMD_FAILED,
-            f"The update command of {names} failed (the files as they are were indexed); "
-            "fix it in index.yml (updateCmd) or run it yourself",
-        )
+    refuse_failed_commands(commands)
     return EXIT_OK
 
 
-def _run_update_commands(engine: Engine, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Each synced collection's ``updateCmd``, before the sync; its output goes to stderr."""
-    names = args.collections or [c.name for c in engine.config.collections]
+def run_update_commands(
+    engine: Engine, names: Sequence[str] | None, *, verbose: bool
+) -> list[dict[str, Any]]:
+    """The ``updateCmd`` of each collection about to sync (all by default); output on stderr."""
     outcomes = []
-    for name in names:
+    for name in names or [c.name for c in engine.config.collections]:
         outcome = engine.run_update_command(name)
         if outcome is None:
             continue
         outcomes.append(outcome)
         status = "ok" if outcome["ok"] else f"failed (exit {outcome['exitCode']})"
         render.note(f"{name}: $ {outcome['command']}  -> {status}")
-        if outcome["output"].strip() and (not outcome["ok"] or args.verbose):
+        if outcome["output"].strip() and (not outcome["ok"] or verbose):
             render.note(outcome["output"].rstrip("\n"))
     return outcomes
+
+
+def refuse_failed_commands(commands: Sequence[dict[str, Any]]) -> None:
+    """``UPDATE_CMD_FAILED`` (exit 2) once the sync is done, if an update command failed."""
+    failed = [c["collection"] for c in commands if not c["ok"]]
+    if failed:
+        raise GnoError(
+            UPDATE_CMD_FAILED,
+            f"The update command of {', '.join(failed)} failed (the files as they are were "
+            "indexed); fix it in index.yml (updateCmd) or run it yourself",
+        )
 
 
 def _collection_options(p: argparse.ArgumentParser) -> None:

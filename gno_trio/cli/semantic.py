@@ -16,7 +16,7 @@ from typing import Any
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
-from gno_trio.cli.index import UPDATE_WAIT_SECONDS
+from gno_trio.cli.index import UPDATE_WAIT_SECONDS, refuse_failed_commands, run_update_commands
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import MODELS
 from gno_trio.cli.render.hits import RESULTS, SIMILAR
@@ -128,6 +128,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "VALIDATION",
                 "No collections to index. Add one with: gno-trio collection add <path>",
             )
+        commands = run_update_commands(engine, names, verbose=args.verbose)
         bar = ProgressBar("Indexing", force=args.progress)
         try:
             reports = engine.sync(
@@ -135,10 +136,13 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
         finally:
             bar.close()
-        synced = {"collections": [r.as_dict() for r in reports]}
+        synced: dict[str, Any] = {"collections": [r.as_dict() for r in reports]}
+        if commands:
+            synced["updateCommands"] = commands
         embedded = None if args.no_embed else _embed(engine, args, names)
     if args.json:
         emit_json({"syncResult": synced, "embedSkipped": embedded is None, "embedResult": embedded})
+        refuse_failed_commands(commands)
         return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
     for r in reports:
         print(
@@ -147,6 +151,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
     if embedded is not None:
         _embed_summary(embedded)
+    refuse_failed_commands(commands)
     return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
 
 
