@@ -98,6 +98,7 @@ from gno_trio.engine.traces.manage import Judgment as TraceJudgment
 from gno_trio.engine.uris import parse_ref as parse_ref
 from gno_trio.engine.uris import parse_uri as parse_uri
 from gno_trio.engine.vectors.background import BackgroundEmbedder as BackgroundEmbedder
+from gno_trio.engine.vectors.presets import ROLES as MODEL_ROLES
 
 __all__ = [
     "CAPTURE_MAX_TEXT_BYTES",
@@ -116,6 +117,7 @@ __all__ = [
     "JOB_RETENTION_COUNT",
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
+    "MODEL_ROLES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
     "MULTI_GET_MAX_TOTAL_BYTES",
     "POLICY_ORDER",
