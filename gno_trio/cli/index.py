@@ -241,6 +241,28 @@ def refuse_failed_commands(commands: Sequence[dict[str, Any]]) -> None:
         )
 
 
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        if args.dry_run:
+            result = engine.cleanup(dry_run=True)
+        else:
+            with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
+                result = engine.cleanup(lease=held)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    gone = result["removed"]
+    parts = [
+        plural(gone["documents"], "inactive document"),
+        plural(gone["contents"], "unused text"),
+        plural(gone["chunks"], "chunk"),
+        plural(gone["vectors"], "vector"),
+    ]
+    verb = "Would remove" if result["dryRun"] else "Removed"
+    print(f"{verb} {', '.join(parts)}")
+    return EXIT_OK
+
+
 def _collection_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="collection name (default: folder name)")
     p.add_argument("--pattern", help="glob of files to index (default **/*)")
@@ -294,6 +316,17 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="delete every vector, not only those of models no longer configured",
     )
+
+    p = sub.add_parser(
+        "cleanup",
+        parents=[common],
+        help="delete inactive documents and the texts, chunks and vectors only they used",
+        description="Removed collections and vanished files leave inactive documents behind "
+        "(so that they come back without being converted again); cleanup deletes them for "
+        "good, with every text, chunk and vector no active document uses.",
+    )
+    p.add_argument("--dry-run", action="store_true", help="count what would go, delete nothing")
+    p.set_defaults(handler=cmd_cleanup)
 
     p = sub.add_parser("update", parents=[common], help="sync collections from disk")
     p.add_argument("collections", nargs="*", help="collections to sync (default: all)")

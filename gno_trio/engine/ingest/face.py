@@ -11,6 +11,7 @@ from typing import Any
 from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
+from gno_trio.engine.ingest import cleanup as cleanup_mod
 from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging, update_cmd
 from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
@@ -122,6 +123,21 @@ class IngestFace(EngineKernel):
         gone = removed[0]
         documents = sum(e["documents"] for e in changes["removed"] if e["collection"] == gone)
         return {"removed": True, "collection": gone, "documents": documents}
+
+    def cleanup(self, *, dry_run: bool = False, lease: HeldLease | None = None) -> dict[str, Any]:
+        """Delete inactive documents and the texts, chunks and vectors only they used.
+
+        Under the write lease, after the collections are reconciled with
+        ``index.yml`` (see :mod:`.cleanup`); ``dry_run`` only counts, and
+        writes nothing.
+        """
+        if dry_run:
+            with self.pool.connection() as conn:
+                return cleanup_mod.cleanup(conn, dry_run=True)
+        with self.writing(lease) as held:
+            self.reconcile(lease=held)
+            with self.pool.connection() as conn:
+                return cleanup_mod.cleanup(conn)
 
     def run_update_command(self, name: str) -> dict[str, Any] | None:
         """Run collection ``name``'s ``updateCmd`` in its folder (see :mod:`.update_cmd`)."""
