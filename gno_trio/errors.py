@@ -6,9 +6,9 @@ GNO's and travel unchanged on the wire (a tool error is
 ``{"error": code, "message": ...}``). What a code *means* for a surface is
 decided here once: :data:`CODE_KINDS` gives each code a :class:`Kind`, and the
 kind gives the CLI exit status (0 ok, 1 invalid input, 2 runtime failure,
-4 busy), the JSON-RPC treatment of a failed ``resources/read`` and the HTTP
-status of an HTTP-native answer. Nothing downstream parses message text, and
-no surface keeps its own list of codes.
+3 no such resident process, 4 busy), the JSON-RPC treatment of a failed
+``resources/read`` and the HTTP status of an HTTP-native answer. Nothing
+downstream parses message text, and no surface keeps its own list of codes.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ class Kind(enum.Enum):
     """The request clashes with what is on disk or in the index right now."""
     BUSY = ("busy", 4, 409)
     """Another writer holds the lease or another job runs; trying again later works."""
+    NOT_RUNNING = ("not_running", 3, 404)
+    """``--status``/``--stop`` found no live resident process (GNO's exit 3)."""
     RUNTIME = ("runtime", 2, 500)
     """The disk, the database or the OS failed; the request may have been fine."""
 
@@ -80,12 +82,15 @@ _FORBIDDEN: Final = ("FORBIDDEN_ROOT", "WRITE_DISABLED")
 _CONFLICT: Final = ("CONFLICT",)
 _BUSY: Final = ("LOCKED", "JOB_CONFLICT", "MEMORY_WRITE_LEASE_BUSY", "MEMORY_SUPERSEDE_CONFLICT")
 
+_NOT_RUNNING: Final = ("NOT_RUNNING",)
+
 CODE_KINDS: Final[dict[str, Kind]] = {
     **dict.fromkeys(_INVALID, Kind.INVALID),
     **dict.fromkeys(_NOT_FOUND, Kind.NOT_FOUND),
     **dict.fromkeys(_FORBIDDEN, Kind.FORBIDDEN),
     **dict.fromkeys(_CONFLICT, Kind.CONFLICT),
     **dict.fromkeys(_BUSY, Kind.BUSY),
+    **dict.fromkeys(_NOT_RUNNING, Kind.NOT_RUNNING),
 }
 """Every code with a kind other than :attr:`Kind.RUNTIME`; an unlisted code is a runtime failure."""
 

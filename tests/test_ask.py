@@ -20,7 +20,7 @@ import attrs
 import pytest
 
 from gno_trio.config import RetrievalTraces, TraceRetention
-from gno_trio.engine import AskRequest, Engine
+from gno_trio.engine import AskRequest, Engine, SearchRequest
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 
@@ -94,7 +94,7 @@ def use_model(engine: Engine, uri: str) -> None:
 
 
 def ask(engine: Engine, schema_check: Callable[[str, Any], None], **options: Any) -> Any:
-    outcome = engine.ask(AskRequest(query=QUESTION, **options))
+    outcome = engine.ask(AskRequest(SearchRequest(query=QUESTION), **options))
     schema_check("ask", outcome.result)
     return outcome
 
@@ -226,7 +226,7 @@ def test_the_ask_command_gives_the_tools_answer(
     cli.env.update(server_environment(vault.location.dirs))
     verified = cli.json("ask", QUESTION, "--verify")
     schema_check("ask", verified)
-    direct = vault.ask(AskRequest(query=QUESTION)).result
+    direct = vault.ask(AskRequest(SearchRequest(query=QUESTION))).result
     assert _comparable(verified) == _comparable(direct)
 
     shown = cli.run("ask", QUESTION, "--verify", "--show-sources").stdout

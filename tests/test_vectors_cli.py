@@ -121,3 +121,29 @@ def test_status_says_when_the_configured_model_cannot_run(tmp_path: Path) -> Non
     assert status["activePreset"]["id"] == "mine"
     assert models["cachedCount"] == 0 and models["entries"][0]["cached"] is False
     assert "cannot run here" in models["summary"]
+
+
+LINKED = {
+    "bread.md": "# Bread\n\nKnead the dough and bake the loaf. See [[oven]].\n",
+    "oven.md": "# Oven\n\nPreheat to two hundred degrees before the loaf goes in.\n",
+    "bike.md": "# Bicycle\n\nPatch the inner tube and pump the tyre back up.\n",
+}
+
+
+def test_no_graph_turns_the_graph_step_off_in_query_and_ask(tmp_path: Path) -> None:
+    """``--no-graph`` reaches the hybrid pipeline (it used to be dropped on the way)."""
+    cli = make_cli(tmp_path)
+    cli.run("init", str(write_corpus(tmp_path / "notes", LINKED)), "--name", "notes")
+    cli.run("index")
+    on = cli.json("query", "bake a loaf of bread")
+    assert on["meta"]["mode"] == "hybrid" and on["meta"]["graphExpansion"]["seedCount"] >= 1
+    assert "graph_disabled" not in on["meta"]["graphExpansion"]["fallbackReasons"]
+    off = cli.json("query", "bake a loaf of bread", "--no-graph")
+    assert off["meta"]["graphExpansion"]["enabled"] is False
+    assert off["meta"]["graphExpansion"]["fallbackReasons"] == ["graph_disabled"]
+    asked = cli.json("ask", "bake a loaf of bread", "--no-answer", "--no-graph", "--explain")
+    lines = {line["stage"]: line["message"] for line in asked["meta"]["explain"]["lines"]}
+    assert "graph_disabled" in lines["graph"], lines
+    asked_on = cli.json("ask", "bake a loaf of bread", "--no-answer", "--explain")
+    lines_on = {line["stage"]: line["message"] for line in asked_on["meta"]["explain"]["lines"]}
+    assert "graph_disabled" not in lines_on["graph"], lines_on

@@ -52,11 +52,11 @@ def _check_schema(result: dict[str, Any]) -> None:
 def test_every_stage_agrees_with_the_hybrid_query(embedded: Engine, graph: bool) -> None:
     for text in (SLEEP, "bread oven", "planting tomatoes"):
         request = SearchRequest(query=text, limit=2)
-        answer = embedded.query(request, QueryOptions(), graph=graph)
+        answer = embedded.query(request, QueryOptions(graph=graph))
         assert answer["meta"]["mode"] == "hybrid"
         returned = [hit["uri"] for hit in answer["results"]]
         for uri in URIS:
-            result = embedded.diagnose(request, uri, graph=graph)
+            result = embedded.diagnose(request, uri, QueryOptions(graph=graph))
             _check_schema(result)
             meta = result["meta"]
             assert meta["mode"] == "hybrid" and meta["reranked"] is False

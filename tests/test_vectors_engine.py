@@ -249,7 +249,7 @@ def test_hybrid_graph_expansion_and_depth(
     assert _paths(full) == ["cooking/bread.md"]
     fast = hybrid_query(embedded, request, QueryOptions(fast=True), backend)
     assert fast["meta"]["graphExpansion"]["fallbackReasons"] == ["graph_disabled"]
-    off = hybrid_query(embedded, request, QueryOptions(), backend, graph=False)
+    off = hybrid_query(embedded, request, QueryOptions(graph=False), backend)
     assert off["meta"]["graphExpansion"]["enabled"] is False
     thorough = hybrid_query(embedded, request, QueryOptions(thorough=True), backend)
     assert thorough["meta"]["candidateLimit"] == 40

@@ -10,21 +10,10 @@ from __future__ import annotations
 
 import argparse
 
-from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
+from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
+from gno_trio.cli.retrieval import query_options, search_request
 from gno_trio.engine import AskRequest, ask_summary
 from gno_trio.errors import GnoError
-
-
-def _query_modes(values: list[str] | None) -> tuple[tuple[str, str], ...]:
-    modes = []
-    for value in values or ():
-        mode, sep, text = value.partition(":")
-        if not sep or mode not in ("term", "intent", "hyde") or not text.strip():
-            raise GnoError(
-                "INVALID_INPUT", f"--query-mode takes term:, intent: or hyde:<text>, not {value!r}"
-            )
-        modes.append((mode, text.strip()))
-    return tuple(modes)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -34,24 +23,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
         )
     answer = (args.answer or args.verify) and not args.no_answer
     request = AskRequest(
-        query=args.query,
+        search=search_request(args),
+        options=query_options(args),
         verify=args.verify,
         answer=answer,
-        collection=args.collection,
-        limit=args.limit,
-        min_score=args.min_score,
-        lang=args.lang,
-        intent=args.intent,
-        candidate_limit=args.candidate_limit,
-        exclude=split_list(args.exclude),
-        query_modes=_query_modes(args.query_mode),
-        since=args.since,
-        until=args.until,
-        categories=split_list(args.category),
-        author=args.author,
-        graph=args.graph,
         no_rerank=args.no_rerank,
-        explain=args.explain,
         max_answer_tokens=args.max_answer_tokens,
         context_budget_tokens=args.context_budget_tokens,
         context_budget_bytes=args.context_budget_bytes,
@@ -94,15 +70,16 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--graph",
         action=argparse.BooleanOptionalAction,
-        default=None,
-        help="graph expansion in retrieval",
+        default=True,
+        help="graph expansion in retrieval (on by default)",
     )
     p.add_argument("--no-expand", action="store_true", help="no query expansion (none runs here)")
     p.add_argument("--no-rerank", action="store_true", help="keep retrieval order")
     p.add_argument("--explain", action="store_true", help="say how results were ranked")
     p.add_argument("--show-sources", action="store_true", help="list every cited source")
     p.add_argument("--md", action="store_true", help="Markdown output")
-    p.set_defaults(handler=cmd_ask)
+    # The shared request builders read these; Ask has no such flags (GNO's synopsis).
+    p.set_defaults(handler=cmd_ask, tags_all=None, tags_any=None, fast=False, thorough=False)
 
 
 __all__ = ["add_parsers"]

@@ -155,6 +155,7 @@ def report_error(error: GnoError, *, as_json: bool) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.command_line = list(sys.argv[1:] if argv is None else argv)  # ``--detach`` re-runs it
     logging.basicConfig(
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         stream=sys.stderr,

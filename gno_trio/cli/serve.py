@@ -13,12 +13,15 @@ Every one of them builds its runtime through :mod:`gno_trio.compose`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gno_trio.cli import mcp_setup, render
+from gno_trio.cli import mcp_setup, render, resident
 from gno_trio.cli.clients.snippets import http_snippets
 from gno_trio.cli.clients.targets import TARGETS
 from gno_trio.cli.common import Subparsers, open_engine
@@ -28,6 +31,8 @@ from gno_trio.server.unavailable import HTTP_SWITCHES, STDIO_SWITCHES
 
 if TYPE_CHECKING:
     from gno_trio.engine import Engine
+    from gno_trio.transports.http.server import GatewayEndpoint
+    from gno_trio.transports.http.settings import GatewaySettings
     from gno_trio.transports.http.workers import WorkerLaunch
 
 
@@ -64,11 +69,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Resident Streamable HTTP MCP gateway on loopback; stops gracefully on SIGINT/SIGTERM."""
+    action = resident.chosen_action(args)
+    if action is not None:
+        return resident.run_action(action, args, "serve")
     return run_gateway(args, mode="serve")
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:
     """Headless resident gateway; may listen off loopback behind token + Host/Origin lists."""
+    action = resident.chosen_action(args)
+    if action is not None:
+        return resident.run_action(action, args, "daemon")
     return run_gateway(args, mode="daemon")
 
 
@@ -79,9 +90,6 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
     processes, each entering :func:`worker_main`; ``worker`` is the
     :class:`~gno_trio.transports.http.workers.WorkerLaunch` of such a child.
     """
-    from gno_trio.compose import initial_sync, serving
-    from gno_trio.transports.http.guards import PolicyBook
-    from gno_trio.transports.http.server import BackgroundTask, run_resident
     from gno_trio.transports.http.settings import check_bind, settings_from_config
     from gno_trio.transports.http.workers import run_workers
 
@@ -112,19 +120,66 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
     except BaseException:
         engine.close()
         raise
-    as_json = bool(getattr(args, "json", False))
-    if launch is None and workers > 1:
-        data_dir = engine.location.dirs.data
-        engine.close()  # each worker opens its own
-        return run_workers(
-            (args, mode),
-            entry=WORKER_ENTRY,
-            settings=settings,
-            data_dir=data_dir,
-            workers=workers,
-            as_json=as_json,
-            clients=http_snippets,
+    if launch is not None:
+        return _serve(args, mode, engine, settings, launch, None)
+    try:
+        owner = resident.ownership(engine.location.dirs.data, mode)
+        owner.__enter__()
+    except BaseException:
+        engine.close()
+        raise
+    with contextlib.ExitStack() as cleanup:
+        cleanup.push(owner)  # released last, once this process stopped serving
+        record = getattr(args, "resident_record", None)
+        announced = None
+        if record:
+            announced = _recorder(args, mode, Path(record))
+            cleanup.callback(resident.remove_record, Path(record), os.getpid())
+        if workers > 1:
+            data_dir = engine.location.dirs.data
+            engine.close()  # each worker opens its own
+            return run_workers(
+                (args, mode),
+                entry=WORKER_ENTRY,
+                settings=settings,
+                data_dir=data_dir,
+                workers=workers,
+                as_json=bool(getattr(args, "json", False)),
+                clients=http_snippets,
+                announced=announced,
+            )
+        return _serve(args, mode, engine, settings, None, announced)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _recorder(
+    args: argparse.Namespace, mode: str, pid_file: Path
+) -> Callable[[GatewayEndpoint], None]:
+    """A detached child's pid-file, written once its listener is announced."""
+    log_file = resident.files_for(args, mode).log_file
+
+    def announced(endpoint: GatewayEndpoint) -> None:
+        resident.write_record(
+            pid_file, mode=mode, port=endpoint.port, url=endpoint.mcp_url, log_file=log_file
         )
+
+    return announced
+
+
+def _serve(
+    args: argparse.Namespace,
+    mode: str,
+    engine: Engine,
+    settings: GatewaySettings,
+    launch: WorkerLaunch | None,
+    announced: Callable[[GatewayEndpoint], None] | None,
+) -> int:
+    """Serve one gateway process until it is told to stop (a worker, or the only process)."""
+    from gno_trio.compose import initial_sync, serving
+    from gno_trio.transports.http.guards import PolicyBook
+    from gno_trio.transports.http.server import BackgroundTask, run_resident
+
+    as_json = bool(getattr(args, "json", False))
     first_worker = launch is None or launch.seat.index == 0
     if first_worker:
         _reconcile_at_start(engine)
@@ -148,6 +203,7 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             worker=launch.seat if launch is not None else None,
             on_ready=launch.on_ready if launch is not None else None,
             clients=http_snippets,
+            announced=announced,
         )
 
 
@@ -206,6 +262,25 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
         parser.add_argument(
             "--no-sync-on-start", action="store_true", help="skip the initial collection sync"
         )
+    name = "daemon" if daemon else "serve"
+    parser.add_argument(
+        "--detach",
+        action="store_true",
+        help="run in the background; prints the pid and URL once it listens",
+    )
+    parser.add_argument(
+        "--status",
+        action="store_true",
+        help="whether the detached process runs (exit 3 when it does not)",
+    )
+    parser.add_argument(
+        "--stop", action="store_true", help="stop the detached process (SIGTERM, then SIGKILL)"
+    )
+    parser.add_argument("--pid-file", help=f"pid-file to use (default {{data}}/{name}.pid)")
+    parser.add_argument(
+        "--log-file", help=f"log of the detached process, appended (default {{data}}/{name}.log)"
+    )
+    parser.add_argument(resident.RECORD_OPTION, dest="resident_record", help=argparse.SUPPRESS)
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:

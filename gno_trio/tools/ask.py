@@ -13,46 +13,34 @@ from typing import Annotated, Final, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, AskOutcome, AskRequest, ask_summary, public_code
+from gno_trio.engine import (
+    MAX_SAFE_INTEGER,
+    AskOutcome,
+    AskRequest,
+    QueryOptions,
+    ask_summary,
+    public_code,
+)
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool
 from gno_trio.server.tooltypes import ToolHandler, ToolResult
-from gno_trio.tools.common import opt, seq, trace_meta
+from gno_trio.tools.common import opt, trace_meta
 from gno_trio.tools.context import ContextQueryMode, context_error
-from gno_trio.tools.fields import (
-    AuthorFilter,
-    Categories,
-    CollectionFilter,
-    ExcludeTerms,
-    LangHint,
-    MinScore,
-    ProjectHints,
-    ResultLimit,
-    SinceBound,
-    TagsAll,
-    TagsAny,
-    ToolInput,
-    UntilBound,
-)
+from gno_trio.tools.retrieval import RetrievalFilters, filtered_request, graph_wanted
 
 Positive = Annotated[int, Meta(ge=1, le=MAX_SAFE_INTEGER)]
 
 
-class AskInput(ToolInput, kw_only=True):
-    """Arguments of ``gno_ask`` (GNO's names and bounds)."""
+class AskInput(RetrievalFilters, kw_only=True):
+    """Arguments of ``gno_ask`` (GNO's names and bounds): the shared filters and these."""
 
     query: Annotated[str, Meta(min_length=1, description="The question to answer")]
     verify: Annotated[
         Literal[True],
         Meta(description="Must be true: every claim is checked or the answer withheld"),
     ]
-    projectHints: ProjectHints | UnsetType = UNSET
-    collection: CollectionFilter | UnsetType = UNSET
-    limit: ResultLimit = 5
-    minScore: MinScore | UnsetType = UNSET
-    lang: LangHint | UnsetType = UNSET
     intent: (
         Annotated[str, Meta(description="Background that disambiguates the question")] | UnsetType
     ) = UNSET
@@ -60,7 +48,6 @@ class AskInput(ToolInput, kw_only=True):
         Annotated[int, Meta(ge=1, le=100, description="Candidates that reach reranking (1-100)")]
         | UnsetType
     ) = UNSET
-    exclude: ExcludeTerms | UnsetType = UNSET
     queryModes: (
         Annotated[
             list[ContextQueryMode],
@@ -68,12 +55,6 @@ class AskInput(ToolInput, kw_only=True):
         ]
         | UnsetType
     ) = UNSET
-    tagsAll: TagsAll | UnsetType = UNSET
-    tagsAny: TagsAny | UnsetType = UNSET
-    since: SinceBound | UnsetType = UNSET
-    until: UntilBound | UnsetType = UNSET
-    categories: Categories | UnsetType = UNSET
-    author: AuthorFilter | UnsetType = UNSET
     graph: (
         Annotated[bool, Meta(description="Graph expansion in the Capsule's retrieval")] | UnsetType
     ) = UNSET
@@ -96,26 +77,15 @@ class AskInput(ToolInput, kw_only=True):
 
 def ask_request(args: AskInput) -> AskRequest:
     return AskRequest(
-        query=args.query,
+        search=filtered_request(args, args.query, opt(args.intent)),
+        options=QueryOptions(
+            query_modes=tuple((m.mode, m.text) for m in opt(args.queryModes) or ()),
+            candidate_limit=opt(args.candidateLimit),
+            explain=bool(opt(args.explain)),
+            graph=graph_wanted(args),
+        ),
         verify=True,
-        collection=opt(args.collection),
-        limit=args.limit,
-        min_score=opt(args.minScore),
-        lang=opt(args.lang),
-        intent=opt(args.intent),
-        candidate_limit=opt(args.candidateLimit),
-        exclude=seq(args.exclude),
-        query_modes=tuple((m.mode, m.text) for m in opt(args.queryModes) or ()),
-        tags_all=seq(args.tagsAll),
-        tags_any=seq(args.tagsAny),
-        since=opt(args.since),
-        until=opt(args.until),
-        categories=seq(args.categories),
-        author=opt(args.author),
-        graph=opt(args.graph),
-        no_graph=bool(opt(args.noGraph)),
         no_rerank=bool(opt(args.noRerank)),
-        explain=bool(opt(args.explain)),
         max_answer_tokens=opt(args.maxAnswerTokens),
         context_budget_tokens=opt(args.contextBudgetTokens),
         context_budget_bytes=opt(args.contextBudgetBytes),

@@ -18,7 +18,7 @@ from gno_trio.tools.fields import (
     BoundedDocumentRef,
     ToolInput,
 )
-from gno_trio.tools.retrieval import QueryInput, query_graph, query_options, search_request
+from gno_trio.tools.retrieval import QueryInput, query_options, search_request
 
 
 class QueryDiagnoseInput(QueryInput, kw_only=True):
@@ -103,7 +103,6 @@ def make_query_diagnose(runtime: Runtime) -> ToolHandler:
             search_request(args),
             args.target,
             query_options(args),
-            graph=query_graph(args),
             conn=conn,
         )
 

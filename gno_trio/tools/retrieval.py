@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Protocol
 
 from msgspec import UNSET, Meta, UnsetType
 
@@ -235,6 +235,7 @@ def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
         fast=args.fast,
         thorough=args.thorough,
         explain=explain,
+        graph=graph_wanted(args),
     )
 
 
@@ -255,7 +256,14 @@ def retrieval_tracer(runtime: Runtime, pipeline: str) -> Tracer:
     return trace
 
 
-def query_graph(args: QueryInput) -> bool:
+class _GraphSwitches(Protocol):
+    @property
+    def graph(self) -> bool | UnsetType: ...
+    @property
+    def noGraph(self) -> bool | UnsetType: ...  # GNO's argument name
+
+
+def graph_wanted(args: _GraphSwitches) -> bool:
     """Whether graph expansion may run (``graph: false`` and ``noGraph: true`` turn it off)."""
     return opt(args.graph) is not False and opt(args.noGraph) is not True
 
@@ -270,8 +278,7 @@ def make_search(runtime: Runtime) -> ToolHandler:
 def make_query(runtime: Runtime) -> ToolHandler:
     def call(args: QueryInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
         options = query_options(args, explain=bool(opt(args.explain)))
-        graph = query_graph(args)
-        return runtime.engine.query(search_request(args), options, graph=graph, conn=conn)
+        return runtime.engine.query(search_request(args), options, conn=conn)
 
     return engine_tool(runtime, call, query_text, trace=retrieval_tracer(runtime, "query"))
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from gno_trio.engine.ask.claims import verify_claims
@@ -43,29 +43,18 @@ CITATION_MARKER: Final = re.compile(r"\[(\d{1,4})\]")
 
 @dataclass(frozen=True, slots=True)
 class AskRequest:
-    """One question and its retrieval options (MCP argument names in snake case)."""
+    """One question: the ``query`` pipeline's request and options, and what to do with its hits.
 
-    query: str
+    ``search.query`` is the question; the filters, query modes, candidate
+    limit and graph switch are the same objects ``query`` takes, so the
+    results an Ask cites are the ones ``query`` would return.
+    """
+
+    search: SearchRequest
+    options: QueryOptions = field(default_factory=QueryOptions)
     verify: bool = True
     answer: bool = True
-    collection: str | None = None
-    limit: int = 5
-    min_score: float | None = None
-    lang: str | None = None
-    intent: str | None = None
-    candidate_limit: int | None = None
-    exclude: Sequence[str] = ()
-    query_modes: Sequence[tuple[str, str]] = ()
-    tags_all: Sequence[str] = ()
-    tags_any: Sequence[str] = ()
-    since: str | None = None
-    until: str | None = None
-    categories: Sequence[str] = ()
-    author: str | None = None
-    graph: bool | None = None
-    no_graph: bool = False
     no_rerank: bool = False
-    explain: bool = False
     max_answer_tokens: int | None = None
     context_budget_tokens: int | None = None
     context_budget_bytes: int | None = None
@@ -92,25 +81,25 @@ def _citation(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def _filters(request: AskRequest) -> dict[str, Any]:
     """The request as trace filters (GNO's names)."""
-    found: dict[str, Any] = {"limit": request.limit}
+    search, options = request.search, request.options
+    found: dict[str, Any] = {"limit": search.limit}
     pairs = {
-        "collection": request.collection,
-        "minScore": request.min_score,
-        "lang": request.lang,
-        "intent": request.intent,
-        "candidateLimit": request.candidate_limit,
-        "since": request.since,
-        "until": request.until,
-        "author": request.author,
-        "graph": request.graph,
-        "explain": request.explain or None,
-        "noGraph": request.no_graph or None,
+        "collection": search.collection,
+        "minScore": search.min_score,
+        "lang": search.lang,
+        "intent": search.intent,
+        "candidateLimit": options.candidate_limit,
+        "since": search.since,
+        "until": search.until,
+        "author": search.author,
+        "explain": options.explain or None,
+        "noGraph": (not options.graph) or None,
         "noRerank": request.no_rerank or None,
-        "exclude": list(request.exclude) or None,
-        "tagsAll": list(request.tags_all) or None,
-        "tagsAny": list(request.tags_any) or None,
-        "categories": list(request.categories) or None,
-        "queryModes": [{"mode": m, "text": t} for m, t in request.query_modes] or None,
+        "exclude": list(search.exclude) or None,
+        "tagsAll": list(search.tags_all) or None,
+        "tagsAny": list(search.tags_any) or None,
+        "categories": list(search.categories) or None,
+        "queryModes": [{"mode": m, "text": t} for m, t in options.query_modes] or None,
     }
     found.update((key, value) for key, value in pairs.items() if value is not None)
     return found
@@ -150,31 +139,12 @@ class AskFace(SearchFace, ContextFace, TracesFace):
         Raises ``INVALID_INPUT`` for an empty question and the Context error
         codes when no Capsule can be compiled for it.
         """
-        question = request.query.strip()
+        question = request.search.query.strip()
         if not question:
             raise GnoError("INVALID_INPUT", "query must not be empty")
+        search, options = request.search, request.options
         with self.connection(conn) as c:
-            search = SearchRequest(
-                query=question,
-                limit=request.limit,
-                collection=request.collection,
-                min_score=request.min_score,
-                lang=request.lang,
-                intent=request.intent,
-                exclude=tuple(request.exclude),
-                since=request.since,
-                until=request.until,
-                categories=tuple(request.categories),
-                author=request.author,
-                tags_all=tuple(request.tags_all),
-                tags_any=tuple(request.tags_any),
-            )
-            options = QueryOptions(
-                query_modes=list(request.query_modes),
-                candidate_limit=request.candidate_limit,
-                explain=request.explain,
-            )
-            retrieval = self.query(search, options, conn=c)
+            retrieval = self.query(replace(search, query=question), options, conn=c)
             meta: dict[str, Any] = {
                 key: retrieval["meta"][key] for key in ("expanded", "reranked", "vectorsUsed")
             }
@@ -195,21 +165,21 @@ class AskFace(SearchFace, ContextFace, TracesFace):
                     budget_tokens=request.context_budget_tokens or DEFAULT_CONTEXT_BUDGET_TOKENS,
                     budget_bytes=request.context_budget_bytes,
                     query=question,
-                    collections=(request.collection,) if request.collection else (),
-                    query_modes=tuple(request.query_modes),
-                    tags_all=tuple(request.tags_all),
-                    tags_any=tuple(request.tags_any),
-                    categories=tuple(request.categories),
-                    exclude=tuple(request.exclude),
-                    author=request.author,
-                    lang=request.lang,
-                    intent=request.intent,
-                    min_score=request.min_score,
-                    since=request.since,
-                    until=request.until,
-                    graph=False if request.no_graph else request.graph,
+                    collections=(search.collection,) if search.collection else (),
+                    query_modes=tuple(options.query_modes),
+                    tags_all=tuple(search.tags_all),
+                    tags_any=tuple(search.tags_any),
+                    categories=tuple(search.categories),
+                    exclude=tuple(search.exclude),
+                    author=search.author,
+                    lang=search.lang,
+                    intent=search.intent,
+                    min_score=search.min_score,
+                    since=search.since,
+                    until=search.until,
+                    graph=options.graph,
                     no_rerank=request.no_rerank,
-                    candidate_limit=request.candidate_limit,
+                    candidate_limit=options.candidate_limit,
                 ),
                 conn=c,
             )

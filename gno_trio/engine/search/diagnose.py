@@ -312,7 +312,6 @@ def diagnose(
     options: QueryOptions | None = None,
     *,
     backend: EmbeddingBackend | None = None,
-    graph: bool = True,
     unavailable: str | None = None,
 ) -> dict[str, Any]:
     """``query-diagnose@1.0`` evidence for ``target`` under ``request`` (the ``gno_query`` inputs).
@@ -323,7 +322,7 @@ def diagnose(
     ``filtered_out`` one that a filter excludes (``filterReasons`` names each
     such filter); otherwise ``diagnosed``, with every stage reporting where
     the target stands. ``backend`` is the configured embedding model (None:
-    none could be built, ``unavailable`` says why); ``graph`` as for ``query``.
+    none could be built, ``unavailable`` says why).
     """
     options = options or QueryOptions()
     validate_request(request)
@@ -341,7 +340,7 @@ def diagnose(
     else:
         model, embedded, failed = checked_vectors(conn, backend, request)
         if backend is not None and model is not None and embedded is not None:
-            run = run_pipeline(conn, request, options, backend, model, embedded, graph=graph)
+            run = run_pipeline(conn, request, options, backend, model, embedded)
         else:
             unavailable = f"skipped: {failed or unavailable or 'no embedding model is configured'}"
     meta = _meta(conn, request, options, run)

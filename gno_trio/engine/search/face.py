@@ -94,7 +94,6 @@ class SearchFace(EngineKernel):
         request: SearchRequest,
         options: QueryOptions | None = None,
         *,
-        graph: bool = True,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """The hybrid retrieval pipeline; ``search-results@1.0`` (``hybrid`` or ``bm25_only``)."""
@@ -107,7 +106,6 @@ class SearchFace(EngineKernel):
                 self._with_contexts(request),
                 options or QueryOptions(),
                 embedder,
-                graph=graph,
                 unavailable=reason,
             )
 
@@ -150,7 +148,6 @@ class SearchFace(EngineKernel):
         target: str,
         options: QueryOptions | None = None,
         *,
-        graph: bool = True,
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Where ``target`` ranks or drops out for ``request`` in ``query``; ``query-diagnose``.
@@ -166,7 +163,6 @@ class SearchFace(EngineKernel):
                 target,
                 options,
                 backend=embedder,
-                graph=graph,
                 unavailable=reason,
             )
 

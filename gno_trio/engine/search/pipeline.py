@@ -287,7 +287,6 @@ def hybrid_query(
     options: QueryOptions,
     backend: EmbeddingBackend | None,
     *,
-    graph: bool = True,
     unavailable: str | None = None,
 ) -> dict[str, Any]:
     """Run ``query``; returns ``search-results@1.0`` (``hybrid``, or ``bm25_only``)."""
@@ -300,7 +299,7 @@ def hybrid_query(
         if unavailable and options.explain:
             result["meta"]["explain"]["lines"][1]["message"] = f"skipped: {unavailable}"
         return result
-    run = run_pipeline(conn, request, options, backend, model, query_vector, graph=graph)
+    run = run_pipeline(conn, request, options, backend, model, query_vector)
     return _answer(run, request.min_score, options)
 
 
@@ -311,8 +310,6 @@ def run_pipeline(
     backend: EmbeddingBackend,
     model: ModelRow,
     query_vector: npt.NDArray[np.float32],
-    *,
-    graph: bool = True,
 ) -> PipelineRun:
     """The legs, the fusion and the graph step for a request already validated."""
     modes = _validate_modes(options.query_modes)
@@ -350,7 +347,7 @@ def run_pipeline(
         fusion.add(WEIGHT_BM25_VARIANT, strict + loose, bonus=False)
     strength = f"top={top:.2f}, gap={gap:.2f}"
     matrix = matrix_for(conn, model)
-    wants_graph = graph and not options.fast
+    wants_graph = options.graph and not options.fast
     steer = (
         _embedded(lambda: checked_query(backend, model, request.intent or ""))
         if request.intent and request.intent.strip() and not bypass

@@ -306,11 +306,13 @@ def run_resident(
     worker: WorkerSeat | None = None,
     on_ready: Callable[[GatewayEndpoint], None] | None = None,
     clients: ClientSnippets | None = None,
+    announced: Callable[[GatewayEndpoint], None] | None = None,
 ) -> int:
     """Blocking entry for the CLI: serve until SIGINT/SIGTERM, then drain; returns 0.
 
     ``on_ready`` replaces the announcement (a worker reports to its parent instead);
-    ``clients`` gives the per-client configurations it prints.
+    ``clients`` gives the per-client configurations it prints; ``announced``
+    runs once the announcement is out (a detached child records its pid-file).
     """
 
     async def main() -> None:
@@ -330,6 +332,8 @@ def run_resident(
                 on_ready(endpoint)
             else:
                 announce(endpoint, settings, as_json=as_json, clients=clients)
+                if announced is not None:
+                    announced(endpoint)
 
     # Everything that can fail before serving fails here, outside trio, so the
     # user reads one line naming the cause instead of an exception group.

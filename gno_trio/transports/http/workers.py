@@ -121,11 +121,13 @@ def run_workers(
     workers: int,
     as_json: bool,
     clients: ClientSnippets | None = None,
+    announced: Callable[[GatewayEndpoint], None] | None = None,
 ) -> int:
     """Parent of ``workers`` gateway processes; blocks until they all stopped.
 
     ``launch`` (picklable) reaches every child through :func:`accept_launch`;
-    ``entry`` names the child's main function.
+    ``entry`` names the child's main function; ``announced`` as for
+    :func:`~gno_trio.transports.http.server.run_resident`.
     """
     if not hasattr(socket, "SO_REUSEPORT"):
         raise GnoError("VALIDATION", "--workers needs SO_REUSEPORT, which this system lacks")
@@ -151,6 +153,8 @@ def run_workers(
         deadline = time.monotonic() + _READY_TIMEOUT
         endpoints = [_await_ready(child, deadline) for child in children]
         announce(endpoints[0], settings, as_json=as_json, clients=clients)
+        if announced is not None:
+            announced(endpoints[0])
         while not stop_requested:
             ended = [child for child in children if child.poll() is not None]
             if ended:
