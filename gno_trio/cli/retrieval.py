@@ -81,7 +81,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _query_modes(values: list[str] | None) -> list[tuple[str, str]]:
+def parse_query_modes(values: list[str] | None) -> list[tuple[str, str]]:
     modes = []
     for value in values or ():
         mode, sep, text = value.partition(":")
@@ -96,7 +96,7 @@ def _query_modes(values: list[str] | None) -> list[tuple[str, str]]:
 
 def query_options(args: argparse.Namespace) -> QueryOptions:
     return QueryOptions(
-        query_modes=_query_modes(args.query_mode),
+        query_modes=parse_query_modes(args.query_mode),
         candidate_limit=args.candidate_limit,
         fast=args.fast,
         thorough=args.thorough,

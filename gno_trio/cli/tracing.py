@@ -53,6 +53,11 @@ def trace_retrieval(
     trace_id = engine.trace_retrieval(
         pipeline=pipeline, query=request.query, filters=request_filters(request), result=result
     )
+    print_receipt(trace_id)
+
+
+def print_receipt(trace_id: str | None) -> None:
+    """GNO's ``Trace: <traceId>`` line on stderr, after the result (nothing without an id)."""
     if trace_id is not None:
         print(f"Trace: {trace_id}", file=sys.stderr)
 
@@ -72,9 +77,9 @@ def trace_read(engine: Engine, trace_id: str | None, result: Mapping[str, Any]) 
             "(give --from, -l or REF:LINE, within the document)"
         )
     elif engine.trace_get(trace_id, result):
-        print(f"Trace: {trace_id}", file=sys.stderr)
+        print_receipt(trace_id)
     else:
         render.note(f"Not recorded in trace {trace_id}: no open trace has that id")
 
 
-__all__ = ["request_filters", "trace_read", "trace_retrieval"]
+__all__ = ["print_receipt", "request_filters", "trace_read", "trace_retrieval"]

@@ -34,7 +34,10 @@ from gno_trio.engine.ask.render import ask_summary as ask_summary
 from gno_trio.engine.context import CONTEXT_ERROR_CODES as CONTEXT_ERROR_CODES
 from gno_trio.engine.context import ContextRequest as ContextRequest
 from gno_trio.engine.context import agent_projection_text as agent_projection_text
+from gno_trio.engine.context import canonical_json as canonical_json
+from gno_trio.engine.context import capsule_markdown as capsule_markdown
 from gno_trio.engine.context import public_code as public_code
+from gno_trio.engine.context import verification_markdown as verification_markdown
 from gno_trio.engine.context.request import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 from gno_trio.engine.core import Engine as Engine
 from gno_trio.engine.egress.change import Confirmation as Confirmation
@@ -160,6 +163,8 @@ __all__ = [
     "Zone",
     "agent_projection_text",
     "ask_summary",
+    "canonical_json",
+    "capsule_markdown",
     "classify_peer",
     "doctor_check",
     "doctor_checks",
@@ -172,5 +177,6 @@ __all__ = [
     "parse_uri",
     "public_code",
     "standalone_resident",
+    "verification_markdown",
     "write_file_atomically",
 ]
