@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,3 +95,47 @@ def test_search_receipt_then_get_records_the_returned_lines(notes: Cli) -> None:
 
     for command in (("query", "okapi"), ("query", "okapi", "--json")):
         assert RECEIPT.search(notes.run(*command).stderr), command
+
+
+def test_trace_commands_list_show_label_export_delete_and_purge(
+    notes: Cli, schema_check: Callable[[str, Any], None]
+) -> None:
+    notes.config_file.write_text(notes.config_file.read_text() + TRACING)
+    found = RECEIPT.search(notes.run("context", "build", "okapi", "--budget", "4000").stderr)
+    assert found is not None
+    capsule_trace = found.group(1)  # a Capsule's trace is finished at once
+    search = RECEIPT.search(notes.run("search", "okapi").stderr)
+    assert search is not None
+
+    listed = notes.json("trace", "list")
+    schema_check("retrieval-trace-list", listed)
+    assert {t["traceId"] for t in listed["traces"]} == {capsule_trace, search.group(1)}
+    shown = notes.json("trace", "show", capsule_trace)
+    schema_check("retrieval-trace-show", shown)
+    assert [run["kind"] for run in shown["runs"]] == ["context"]
+    assert notes.run("trace", "show", capsule_trace).stdout.startswith(f"Trace {capsule_trace}: ")
+
+    labelled = notes.json(
+        "trace",
+        "label",
+        capsule_trace,
+        "--label",
+        "missing-expected",
+        "--target",
+        "gno://notes/other.md",
+    )
+    schema_check("retrieval-trace-judgment", labelled)
+    assert labelled["judgment"]["label"] == "missing_expected"
+    exported = notes.json("trace", "export", capsule_trace)
+    schema_check("retrieval-trace-export", exported)
+    assert notes.json("trace", "export", capsule_trace, "--format", "qrels", code=1)["error"] == (
+        "VALIDATION"
+    )
+
+    assert notes.json("trace", "delete", search.group(1))["deleted"] is True
+    refused = notes.json("trace", "purge", code=1)
+    assert "gno-trio --yes trace purge" in refused["message"]
+    purged = notes.json("--yes", "trace", "purge")
+    schema_check("retrieval-trace-purge", purged)
+    assert notes.json("trace", "list")["traces"] == []
+    assert notes.json("trace", "show", capsule_trace, code=1)["error"] == "NOT_FOUND"

@@ -35,6 +35,7 @@ from gno_trio.cli import (
     semantic,
     serve,
     tags,
+    traces,
 )
 from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
@@ -54,6 +55,7 @@ _FAMILIES = (
     doctor,
     completion,
     ask,
+    traces,
 )
 
 
