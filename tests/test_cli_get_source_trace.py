@@ -12,14 +12,9 @@ import pytest
 
 from gno_trio.dirs import resolve_dirs
 from gno_trio.engine import Engine
-from tests.cli_support import Cli, make_cli
+from tests.cli_support import TRACING, Cli, make_cli
 from tests.conftest import write_corpus
 
-TRACING = """retrievalTraces:
-  enabled: true
-  redactionMode: metadata
-  retention: {maxAgeDays: 30, maxTraces: 1000, maxRecordsPerTrace: 10000, maxBytes: 16777216}
-"""
 RECEIPT = re.compile(r"^Trace: ([0-9a-f-]{36})$", re.MULTILINE)
 
 

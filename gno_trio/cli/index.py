@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from gno_trio.cli import render
+from gno_trio.cli import egress, render
 from gno_trio.cli.common import (
     EXIT_OK,
     Subparsers,
@@ -302,6 +302,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     render.add_format_flags(pl, render.MD)
     pr = csub.add_parser("remove", parents=[common], help="remove a collection")
     pr.add_argument("name", help="the collection to remove (its files stay on disk)")
+    egress.add_policy_parser(csub, common)
     pn = csub.add_parser(
         "rename", parents=[common], help="rename a collection (its documents' URIs follow)"
     )

@@ -26,6 +26,7 @@ from gno_trio.cli import (
     completion,
     contexts,
     doctor,
+    egress,
     graph,
     index,
     memory,
@@ -56,6 +57,7 @@ _FAMILIES = (
     completion,
     ask,
     traces,
+    egress,
 )
 
 
