@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any, Final
 
 from gno_trio.cli import render
-from gno_trio.cli.common import EXIT_OK, emit_json, open_engine, split_list
+from gno_trio.cli.common import EXIT_OK, emit_json, open_engine, split_list, with_flag_names
 from gno_trio.cli.retrieval import parse_query_modes
 from gno_trio.cli.tracing import print_receipt
 from gno_trio.engine import (
@@ -117,14 +116,12 @@ _FLAGS: Final = {
     "collections": "--collection",
     "categories": "--category",
 }
-"""The engine words its refusals with ``gno_context``'s argument names; here the flags say it."""
-_ARGUMENT = re.compile(r"\b(" + "|".join(_FLAGS) + r")\b")
+"""``gno_context``'s argument names, and the flags of ``context build`` that set them."""
 
 
 def _context_error(error: GnoError) -> GnoError:
     """The engine's error under its public Context code, naming this command's flags."""
-    message = _ARGUMENT.sub(lambda m: _FLAGS[m.group(1)], error.message)
-    return GnoError(public_code(error.code), message)
+    return GnoError(public_code(error.code), with_flag_names(error.message, _FLAGS))
 
 
 def cmd_build(args: argparse.Namespace) -> int:

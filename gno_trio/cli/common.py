@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,18 @@ def command_line(args: argparse.Namespace, *words: str) -> str:
     return " ".join([*parts, *words])
 
 
+def with_flag_names(text: str, flags: Mapping[str, str]) -> str:
+    """``text`` with the engine's (MCP) argument names replaced by this command's flags.
+
+    The engine words its refusals with the tools' argument names
+    (``budgetTokens``); a command line user should read ``--budget``.
+    """
+    if not flags:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, flags)) + r")\b")
+    return pattern.sub(lambda m: flags[m.group(1)], text)
+
+
 def split_list(values: Sequence[str] | None) -> list[str]:
     """Repeatable, comma-separated option values as one flat list."""
     out: list[str] = []
@@ -87,4 +100,5 @@ __all__ = [
     "emit_json",
     "open_engine",
     "split_list",
+    "with_flag_names",
 ]

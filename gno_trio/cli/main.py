@@ -22,6 +22,7 @@ from typing import Any, Final
 from gno_trio import __version__
 from gno_trio.cli import (
     ask,
+    audit,
     capture,
     completion,
     contexts,
@@ -58,6 +59,7 @@ _FAMILIES = (
     ask,
     traces,
     egress,
+    audit,
 )
 
 
