@@ -26,6 +26,15 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
+def print_result(args: argparse.Namespace, result: Any, text: Callable[[Any], str]) -> int:
+    """``result`` as JSON with ``--json``, else as the text ``text`` makes of it; exit 0."""
+    if getattr(args, "json", False):
+        emit_json(result)
+    else:
+        print(text(result))
+    return EXIT_OK
+
+
 def open_engine(
     args: argparse.Namespace, *, create: bool = True, new_config: bool = False
 ) -> Engine:
@@ -99,6 +108,7 @@ __all__ = [
     "command_line",
     "emit_json",
     "open_engine",
+    "print_result",
     "split_list",
     "with_flag_names",
 ]

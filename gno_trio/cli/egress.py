@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gno_trio.cli.common import EXIT_OK, Subparsers, command_line, emit_json, open_engine
+from gno_trio.cli.common import Subparsers, command_line, open_engine, print_result
 from gno_trio.engine import (
     EGRESS_ACTIONS,
     EGRESS_CONTENT_CLASSES,
@@ -66,11 +66,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
                 partial_results="explicit" if args.partial else "deny",
             )
             text = check_text
-    if args.json:
-        emit_json(result)
-    else:
-        print(text(result))
-    return EXIT_OK
+    return print_result(args, result, text)
 
 
 def cmd_egress_audit(args: argparse.Namespace) -> int:
@@ -93,11 +89,7 @@ def cmd_egress_audit(args: argparse.Namespace) -> int:
             result, text = engine.egress_audit_delete(args.audit_id), removal_text
         else:
             result, text = engine.egress_audit_purge(), removal_text
-    if args.json:
-        emit_json(result)
-    else:
-        print(text(result))
-    return EXIT_OK
+    return print_result(args, result, text)
 
 
 def add_policy_parser(collections: Any, common: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gno_trio.cli.common import EXIT_OK, Subparsers, command_line, emit_json, open_engine
+from gno_trio.cli.common import Subparsers, command_line, open_engine, print_result
 from gno_trio.engine import TraceJudgment
 from gno_trio.errors import GnoError
 from gno_trio.tools.traces import (
@@ -71,11 +71,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
             result, text = engine.trace_delete(args.trace_id), delete_text
         else:
             result, text = engine.trace_purge(), purge_text
-    if args.json:
-        emit_json(result)
-    else:
-        print(text(result))
-    return EXIT_OK
+    return print_result(args, result, text)
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
