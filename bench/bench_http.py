@@ -277,10 +277,14 @@ def build_search_index(root: Path, count: int) -> list[dict[str, Any]]:
 def start_search_server(
     fleet: Fleet, name: str, root: Path, varied: list[dict[str, Any]], *extra: str
 ) -> Server:
-    """``gno-trio serve`` (``extra`` flags, e.g. ``--workers 2``) over the search index."""
+    """``gno-trio serve`` (``extra`` flags, e.g. ``--workers 2``) over the search index.
+
+    ``--no-embed``: the SDK peer embeds nothing, so neither does this server
+    (a background embedder would spend the cores the measurement needs).
+    """
     process, info = fleet.start(
         name,
-        [sys.executable, "-m", "gno_trio", "serve", "--port", "0", "--json", *extra],
+        [sys.executable, "-m", "gno_trio", "serve", "--port", "0", "--json", "--no-embed", *extra],
         gno_env(root),
     )
     return search_server(name, [process], int(info["port"]), varied)
@@ -446,7 +450,10 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
         elif name == "search":
             servers[name] = start_search_server(fleet, name, search_root, varied)
         elif name == "search-x2":
-            servers[name] = start_search_server(fleet, name, search_root, varied, "--workers", "2")
+            # One resident per data directory: the second gateway serves a copy of the index.
+            x2_root = search_root.with_name(search_root.name + "-x2")
+            shutil.copytree(search_root, x2_root, dirs_exist_ok=True)
+            servers[name] = start_search_server(fleet, name, x2_root, varied, "--workers", "2")
         elif name == "sdk-search":
             servers[name] = start_sdk_search_server(fleet, search_root, varied)
         else:

@@ -34,6 +34,11 @@ times the expected text size free.
 
     python3 bench/bench_scale.py [--docs 10000] [--queries 1200] [--rounds 3]
                                  [--workdir DIR] [--keep]
+
+A folder kept with ``--keep`` can be searched again without rebuilding
+(100,000 documents take a quarter of an hour to index): ``--reuse FOLDER``
+runs the search step alone, in a fresh process, over that folder's index and
+floor (``--docs`` must be the count it was built with).
 """
 
 from __future__ import annotations
@@ -442,11 +447,16 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", help="where the temporary folder goes (default: TMPDIR)")
     parser.add_argument("--keep", action="store_true", help="keep the folder (its path is printed)")
+    parser.add_argument(
+        "--reuse", metavar="FOLDER", help="search a folder kept by --keep again (no rebuild)"
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         kind, work, *extra = options.child
         return child_main(kind, Path(work), extra)
+    if options.reuse:
+        return search_again(Path(options.reuse), options)
 
     expected_text = options.docs * 4300
     base = Path(options.workdir or tempfile.gettempdir())
@@ -478,14 +488,7 @@ def main() -> int:
         gno_size = file_bytes(db) + terms_size
         floor_size = file_bytes(floor_path(work))
         parts = table_sizes(db)
-        search = run_child(
-            "search",
-            work,
-            str(options.docs),
-            str(options.queries),
-            str(options.rounds),
-            str(options.seed),
-        )
+        search = run_search(work, options)
         if options.keep:
             print(f"kept: {work}")
     finally:
@@ -526,6 +529,34 @@ def main() -> int:
         "  largest parts of the gno-trio database: "
         + ", ".join(f"{name} {size:,.0f} MB" for name, size in parts)
     )
+    print_search(search, options)
+    return 0
+
+
+def run_search(work: Path, options: argparse.Namespace) -> dict[str, Any]:
+    return run_child(
+        "search",
+        work,
+        str(options.docs),
+        str(options.queries),
+        str(options.rounds),
+        str(options.seed),
+    )
+
+
+def search_again(work: Path, options: argparse.Namespace) -> int:
+    """The search step alone, over a folder an earlier ``--keep`` run left."""
+    corpus = work / "corpus"
+    if not (corpus / _synthetic.relative_path(options.docs - 1)).is_file():
+        print(f"{work} holds no kept corpus of {options.docs} documents", file=sys.stderr)
+        return 2
+    print(f"reusing {work} ({options.docs:,} documents)")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (shared machine)")
+    print_search(run_search(work, options), options)
+    return 0
+
+
+def print_search(search: dict[str, Any], options: argparse.Namespace) -> None:
     print(
         f"search: {search['queries']} varied queries that hit ({search['redrawn']} drawn "
         f"that found nothing were replaced), {options.rounds - 1} timed rounds; "
@@ -549,7 +580,6 @@ def main() -> int:
             print(
                 f"    {kind:<14} gno {summary(values)}   floor p50 {pct(floor_values, 50):.2f} ms"
             )
-    return 0
 
 
 if __name__ == "__main__":

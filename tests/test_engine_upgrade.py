@@ -16,6 +16,7 @@ from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store import database as store
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
+from tests.old_index import UNDO_DOCUMENT_INDEX_QUEUE, undo_chunk_ranges
 
 NOTES = {
     "zoo.md": "# Zoo\n\nThe okapi grazes near the river.\n",
@@ -33,32 +34,14 @@ def _as_schema_3(db_path: Path, tokenize: str) -> None:
     conn = sqlite3.connect(db_path)
     try:
         conn.executescript(
-            f"""
-            ALTER TABLE content_chunks ADD COLUMN text TEXT NOT NULL DEFAULT '';
-            UPDATE content_chunks SET text = (
-                SELECT substr(c.markdown, content_chunks.pos + 1, content_chunks.length)
-                FROM content c WHERE c.mirror_hash = content_chunks.mirror_hash);
-            DROP TABLE chunks_fts;
-            DROP VIEW chunk_texts;
-            ALTER TABLE content_chunks DROP COLUMN length;
-            CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-                text, content = 'content_chunks', content_rowid = 'id',
-                tokenize = '{tokenize}'
-            );
-            INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+            undo_chunk_ranges("text", tokenize)
+            + UNDO_DOCUMENT_INDEX_QUEUE
+            + f"""
             ALTER TABLE ingest_errors DROP COLUMN unsupported;
             ALTER TABLE ingest_errors DROP COLUMN source_size;
             ALTER TABLE ingest_errors DROP COLUMN source_mtime_ns;
             ALTER TABLE ingest_errors DROP COLUMN policy;
             ALTER TABLE documents DROP COLUMN conversion_warnings_json;
-            DROP TRIGGER doc_index_on_insert;
-            DROP TRIGGER doc_index_on_update;
-            DROP TRIGGER doc_index_on_delete;
-            DROP TRIGGER doc_index_on_tag_insert;
-            DROP TRIGGER doc_index_on_tag_delete;
-            DROP TABLE doc_index_pending;
-            ALTER TABLE documents DROP COLUMN body_pos;
-            DELETE FROM schema_meta WHERE key = 'document_index';
             UPDATE schema_meta SET value = '3' WHERE key = 'version';
             UPDATE schema_meta SET value = '{tokenize}' WHERE key = 'fts_tokenizer';
             """

@@ -17,6 +17,7 @@ from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest.chunker import chunk_text
 from tests.cli_support import Cli
 from tests.conftest import write_corpus
+from tests.old_index import UNDO_DOCUMENT_INDEX_QUEUE, undo_chunk_ranges
 
 NOTES = {
     "standup.md": (
@@ -123,29 +124,10 @@ def _before_010(db_path: Path) -> None:
             "SELECT value FROM schema_meta WHERE key = 'fts_tokenizer'"
         ).fetchone()[0]
         conn.executescript(
-            f"""
-            -- Undo 012 (the document index queue) and 011 (chunks as ranges):
-            -- before 010 chunk texts were stored.
-            DROP TRIGGER doc_index_on_insert;
-            DROP TRIGGER doc_index_on_update;
-            DROP TRIGGER doc_index_on_delete;
-            DROP TRIGGER doc_index_on_tag_insert;
-            DROP TRIGGER doc_index_on_tag_delete;
-            DROP TABLE doc_index_pending;
-            ALTER TABLE documents DROP COLUMN body_pos;
-            DELETE FROM schema_meta WHERE key = 'document_index';
-            ALTER TABLE content_chunks ADD COLUMN text TEXT NOT NULL DEFAULT '';
-            UPDATE content_chunks SET text = (
-                SELECT substr(c.markdown, content_chunks.pos + 1, content_chunks.length)
-                FROM content c WHERE c.mirror_hash = content_chunks.mirror_hash);
-            DROP TABLE chunks_fts;
-            DROP VIEW chunk_texts;
-            ALTER TABLE content_chunks DROP COLUMN length;
-            CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-                text, mirror_hash, content = 'content_chunks', content_rowid = 'id',
-                tokenize = '{tokenize}'
-            );
-            INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+            # Before 010 chunk texts were stored and no document index queue existed.
+            UNDO_DOCUMENT_INDEX_QUEUE
+            + undo_chunk_ranges("text, mirror_hash", tokenize)
+            + f"""
             CREATE VIRTUAL TABLE old_fts USING fts5 (
                 filepath, title, body, prefix = '3 4', tokenize = '{tokenize}'
             );

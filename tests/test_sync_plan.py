@@ -13,7 +13,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from gno_trio.engine.ingest.plan import RenameBook, StoredDoc, decide, stored_documents
+from gno_trio.engine.ingest.plan import (
+    RenameBook,
+    StoredDoc,
+    decide,
+    stored_documents,
+    stored_for_walk,
+)
+from gno_trio.engine.ingest.prepare import read_source
 from gno_trio.engine.ingest.walker import FoundFile
 
 
@@ -116,3 +123,44 @@ def test_stored_documents_reads_one_narrow_row_per_path(tmp_path: Path) -> None:
         "b.md": StoredDoc(2, "b.md", 20, 2, False, True, "h2", False),
     }
     assert set(stored_documents(conn, "notes", ["b.md"])) == {"b.md"}
+
+
+def test_a_full_sync_reads_whole_rows_only_for_what_changed_or_vanished(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "t.sqlite")
+    conn.row_factory = sqlite3.Row  # as the engine's connections have it
+    conn.execute(
+        "CREATE TABLE documents (id INTEGER PRIMARY KEY, collection TEXT, rel_path TEXT, "
+        "source_size INT, source_mtime_ns INT, active INT, last_error_code TEXT, "
+        "source_hash TEXT, mirror_hash TEXT)"
+    )
+    conn.executemany(
+        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (1, "notes", "same.md", 10, 1, 1, None, "h1", "m1"),
+            (2, "notes", "grown.md", 10, 1, 1, None, "h2", "m2"),
+            (3, "notes", "failed.md", 10, 1, 1, "READ_ERROR", "h3", "m3"),
+            (4, "notes", "gone.md", 10, 1, 1, None, "h4", "m4"),
+            (5, "notes", "retired.md", 10, 1, 0, None, "h5", "m5"),
+            (6, "other", "gone.md", 10, 1, 1, None, "h6", "m6"),
+        ],
+    )
+    files = [found("same.md"), found("grown.md", size=11), found("failed.md"), found("new.md")]
+    known, rows = stored_for_walk(conn, "notes", files)
+    assert set(rows) == {"grown.md", "failed.md", "gone.md"}
+    plan = decide(files, rows, unchanged_keys=known)
+    assert (plan.scanned, plan.unchanged) == (4, 1)
+    assert [f.rel_path for f, _ in plan.to_read] == ["grown.md", "failed.md", "new.md"]
+    assert [row.id for row in plan.vanished] == [4]
+    # Nothing vanished: no row of an unchanged or unseen document is read at all.
+    _, rows = stored_for_walk(conn, "notes", [*files, found("gone.md")])
+    assert set(rows) == {"grown.md", "failed.md"}
+
+
+def test_a_file_read_after_the_walk_is_read_as_it_is_now(tmp_path: Path) -> None:
+    path = tmp_path / "grew.md"
+    path.write_bytes(b"x" * 5000)
+    # The walk saw 10 bytes; the file grew meanwhile: all of it is read, up to the limit.
+    assert read_source(FoundFile("grew.md", str(path), 10, 1), 100_000) == b"x" * 5000
+    assert len(read_source(FoundFile("grew.md", str(path), 10, 1), 1000)) == 1001  # too large
+    path.write_bytes(b"y" * 3)  # and one that shrank
+    assert read_source(FoundFile("grew.md", str(path), 5000, 1), 100_000) == b"yyy"

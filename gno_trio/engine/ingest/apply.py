@@ -36,6 +36,7 @@ from gno_trio.engine.ingest.spec import (
 )
 from gno_trio.engine.ingest.upkeep import collect_garbage
 from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.engine.store import fulltext
 from gno_trio.errors import GnoError
 
 BATCH_DOCS = 500
@@ -45,7 +46,9 @@ BATCH_CHARS = 8_000_000
 class Batches:
     """Write transactions of bounded size: commit after ``docs`` documents or ``chars`` of text.
 
-    ``on_commit`` runs after each commit, outside a transaction.
+    ``pending`` (the batch's queued full-text rows) is written just before
+    each commit and dropped on a rollback; ``on_commit`` runs after each
+    commit, outside a transaction.
     """
 
     def __init__(
@@ -54,9 +57,11 @@ class Batches:
         *,
         docs: int,
         chars: int,
+        pending: fulltext.PendingRows | None = None,
         on_commit: Callable[[], None] | None = None,
     ) -> None:
         self._conn = conn
+        self._pending = pending
         self._on_commit = on_commit
         self._docs_limit = docs
         self._chars_limit = chars
@@ -76,6 +81,8 @@ class Batches:
             self._docs = self._chars = 0
 
     def _commit(self) -> None:
+        if self._pending is not None:
+            self._pending.flush(self._conn)
         self._conn.execute("COMMIT")
         if self._on_commit is not None:
             self._on_commit()
@@ -83,7 +90,10 @@ class Batches:
     def __exit__(self, kind: object, error: object, trace: object) -> None:
         if error is None:
             self._commit()
-        elif self._conn.in_transaction:
+            return
+        if self._pending is not None:
+            self._pending.clear()
+        if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
 
 
@@ -117,6 +127,7 @@ class _Applier:
         self.replaced: set[str] = set()
         self.policy = records.policy_fingerprint(runner.limits)
         self.judged: dict[str, sqlite3.Row] = {}
+        self.pending = fulltext.PendingRows()
 
     def run(self, walk_errors: Sequence[tuple[str, OSError]], *, full: bool) -> None:
         conn, spec, plan = self.conn, self.spec, self.plan
@@ -124,7 +135,9 @@ class _Applier:
         if self.hooks is not None:
             self.hooks.before_writing(_expected_active(conn, plan))
             on_commit = self.hooks.after_commit
-        with Batches(conn, docs=BATCH_DOCS, chars=BATCH_CHARS, on_commit=on_commit) as batch:
+        with Batches(
+            conn, docs=BATCH_DOCS, chars=BATCH_CHARS, pending=self.pending, on_commit=on_commit
+        ) as batch:
             upsert_collection(conn, spec)
             for rel, exc in walk_errors:
                 error = GnoError("READ_ERROR", f"Cannot list {rel}: {exc.strerror or exc}")
@@ -136,6 +149,7 @@ class _Applier:
                 if self.progress is not None:
                     self.progress(plan.unchanged + index, plan.scanned, found.rel_path)
                 batch.count(self._one(index, found, row, outcome))
+            self.pending.flush(conn)  # what follows deletes full-text rows
             for gone in self.renames.unclaimed():
                 writes.inactivate(conn, _full_row(conn, gone.id), self.observed_at)
                 self.report.removed += 1
@@ -206,11 +220,18 @@ class _Applier:
                 full_old = _full_row(conn, old.id)
                 if full_old["mirror_hash"]:
                     self.replaced.add(full_old["mirror_hash"])
-                writes.rename(conn, spec, prepared, full_old, at)
+                writes.rename(conn, spec, prepared, full_old, at, self.pending)
                 report.renamed += 1
             else:
                 writes.write_document(
-                    conn, spec, prepared, None, kind="create", observed_at=at, tick=tick
+                    conn,
+                    spec,
+                    prepared,
+                    None,
+                    kind="create",
+                    observed_at=at,
+                    tick=tick,
+                    pending=self.pending,
                 )
                 report.added += 1
             if found.rel_path in self.judged:  # refused before, indexed now
@@ -220,7 +241,16 @@ class _Applier:
         if existing["mirror_hash"]:
             self.replaced.add(existing["mirror_hash"])
         kind = "update" if row.active else "reactivate"
-        writes.write_document(conn, spec, prepared, existing, kind=kind, observed_at=at, tick=tick)
+        writes.write_document(
+            conn,
+            spec,
+            prepared,
+            existing,
+            kind=kind,
+            observed_at=at,
+            tick=tick,
+            pending=self.pending,
+        )
         if kind == "update":
             report.updated += 1
         else:

@@ -30,6 +30,8 @@ from urllib.parse import unquote
 
 import yaml
 
+from gno_trio.engine.ingest import plain_yaml
+
 # ---------------------------------------------------------------------------
 # Public types
 # ---------------------------------------------------------------------------
@@ -254,6 +256,9 @@ _FAST_LOADER: Final = getattr(yaml, "CSafeLoader", None)
 
 
 def _load_yaml(yaml_text: str) -> Any:
+    flat = plain_yaml.load(yaml_text)  # flat blocks, the usual kind, without a YAML parser
+    if flat is not None:
+        return flat
     if _FAST_LOADER is not None:
         try:
             return yaml.load(yaml_text, Loader=_FAST_LOADER)  # a safe loader (libyaml)

@@ -18,9 +18,11 @@ per changed file, never file contents.
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from gno_trio.engine.ingest.walker import FoundFile
 
@@ -72,6 +74,64 @@ def stored_documents(
     }
 
 
+Fingerprint = tuple[str, int, int]
+"""``(relative path, size, mtime_ns)``: a file a sync may skip when the walk sees it so again."""
+
+_FINGERPRINTS_SQL = (
+    "SELECT rel_path, source_size, source_mtime_ns FROM documents "
+    "WHERE collection = ? AND active = 1 AND last_error_code IS NULL"
+)
+
+
+fingerprint: Final[Callable[[FoundFile], Fingerprint]] = operator.itemgetter(0, 2, 3)
+"""A found file's :data:`Fingerprint` (its path, size and mtime fields)."""
+
+
+def indexed_fingerprints(conn: sqlite3.Connection, collection: str) -> set[Fingerprint]:
+    """The fingerprint of every document a sync need not read if its file is unchanged."""
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples, whatever the connection's row factory
+    return set(cursor.execute(_FINGERPRINTS_SQL, (collection,)))
+
+
+def stored_for_walk(
+    conn: sqlite3.Connection,
+    collection: str,
+    files: Sequence[FoundFile],
+    known: set[Fingerprint] | None = None,
+) -> tuple[set[Fingerprint], dict[str, StoredDoc]]:
+    """What deciding a full sync needs of the stored rows, read in proportion to the changes.
+
+    A no-change sync of a large collection is a walk and one set comparison:
+    the fingerprints of the indexed documents (``known``, read here unless
+    given) come in one statement, and full rows only for the files whose
+    fingerprint differs and, when some active document was not seen, for
+    the active documents the walk did not see (the vanished).
+    """
+    if known is None:
+        known = indexed_fingerprints(conn, collection)
+    if known.issuperset(map(fingerprint, files)):
+        others = []
+    else:
+        others = [found.rel_path for found in files if fingerprint(found) not in known]
+    rows = stored_documents(conn, collection, others) if others else {}
+    active_seen = len(files) - len(others) + sum(1 for row in rows.values() if row.active)
+    (active,) = conn.execute(
+        "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (collection,)
+    ).fetchone()
+    if int(active) > active_seen:
+        seen = {found.rel_path for found in files}
+        unseen = [
+            rel
+            for (rel,) in conn.execute(
+                "SELECT rel_path FROM documents WHERE collection = ? AND active = 1", (collection,)
+            )
+            if rel not in seen
+        ]
+        rows.update(stored_documents(conn, collection, unseen))
+    return known, rows
+
+
 @dataclass(frozen=True, slots=True)
 class SyncPlan:
     """The outcome of deciding: counts, the files to read, the documents that vanished."""
@@ -117,17 +177,28 @@ def decide(
     *,
     unlisted: Iterable[str] = (),
     partial: bool = False,
+    unchanged_keys: set[Fingerprint] | frozenset[Fingerprint] = frozenset(),
 ) -> SyncPlan:
     """What to do with each found file, and which stored documents vanished.
 
-    ``partial`` (a sync of named files only) never reports anything as
-    vanished: files that were not named were not looked at.
+    ``stored`` holds the rows of the files that may have changed and of
+    every active document the walk may not have seen; a file whose
+    fingerprint is in ``unchanged_keys`` (see :func:`stored_for_walk`) is
+    unchanged without a row. ``partial`` (a sync of named files only) never
+    reports anything as vanished: files that were not named were not looked
+    at.
     """
-    seen: set[str] = set()
+    files = list(files)
+    seen = frozenset(found.rel_path for found in files)
     to_read: list[tuple[FoundFile, StoredDoc | None]] = []
     kept = 0
+    if unchanged_keys and unchanged_keys.issuperset(map(fingerprint, files)):
+        kept = len(files)  # nothing changed: no file needs a look at its row
+        files = []
     for found in files:
-        seen.add(found.rel_path)
+        if unchanged_keys and fingerprint(found) in unchanged_keys:
+            kept += 1
+            continue
         row = stored.get(found.rel_path)
         if unchanged(found, row):
             kept += 1
@@ -148,7 +219,7 @@ def decide(
         unchanged=kept,
         to_read=tuple(to_read),
         vanished=vanished,
-        seen=frozenset(seen),
+        seen=seen,
     )
 
 

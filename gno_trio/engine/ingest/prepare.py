@@ -91,7 +91,14 @@ def read_source(found: FoundFile, limit: int) -> bytes:
         raise GnoError(TOO_LARGE, f"{found.rel_path}: {found.size:,} bytes (limit {limit:,})")
     try:
         with open(found.abs_path, "rb") as handle:
-            return handle.read(limit + 1)
+            # Ask for the size the walk saw (and one byte more): a read of the
+            # limit's size allocates that much first (100 MiB for a 4 KB note,
+            # a quarter of the indexing time of small files). A file that grew
+            # since is read on, up to the limit.
+            data = handle.read(found.size + 1)
+            if len(data) > found.size:
+                data += handle.read(limit + 1 - len(data))
+            return data
     except OSError as exc:
         raise GnoError(
             "READ_ERROR", f"Cannot read {found.rel_path}: {exc.strerror or exc}"

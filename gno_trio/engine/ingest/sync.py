@@ -21,10 +21,16 @@ import os
 import sqlite3
 import stat
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from gno_trio.engine.ingest.apply import apply_plan
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
-from gno_trio.engine.ingest.plan import decide, stored_documents
+from gno_trio.engine.ingest.plan import (
+    decide,
+    indexed_fingerprints,
+    stored_documents,
+    stored_for_walk,
+)
 from gno_trio.engine.ingest.spec import CollectionSpec, IndexHooks, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
 
@@ -88,9 +94,24 @@ def sync_collection(
                 conn, spec, progress=progress, only=only, runner=own, hooks=hooks
             )
     started = time.perf_counter()
-    files, walk_errors = found_files(spec, only)
-    stored = stored_documents(conn, spec.name, None if only is None else sorted(only))
-    plan = decide(files, stored, unlisted=[rel for rel, _ in walk_errors], partial=only is not None)
+    if only is None:
+        # The indexed fingerprints are read while the walk waits on its stat calls
+        # (both release the GIL for their system calls; the connection is idle meanwhile).
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            reading = reader.submit(indexed_fingerprints, conn, spec.name)
+            files, walk_errors = found_files(spec, only)
+            indexed = reading.result()
+        known, stored = stored_for_walk(conn, spec.name, files, indexed)
+    else:
+        files, walk_errors = found_files(spec, only)
+        known, stored = set(), stored_documents(conn, spec.name, sorted(only))
+    plan = decide(
+        files,
+        stored,
+        unlisted=[rel for rel, _ in walk_errors],
+        partial=only is not None,
+        unchanged_keys=known,
+    )
     report = SyncReport(collection=spec.name)
     apply_plan(
         conn,

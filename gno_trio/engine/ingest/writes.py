@@ -8,7 +8,6 @@ mirror is stored once (``content``); its chunks are ranges of it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable
@@ -35,7 +34,10 @@ _TICK_EVERY = 256
 
 
 def store_content(
-    conn: sqlite3.Connection, prepared: Prepared, tick: ChunkTick | None = None
+    conn: sqlite3.Connection,
+    prepared: Prepared,
+    tick: ChunkTick | None = None,
+    pending: fulltext.PendingRows | None = None,
 ) -> None:
     """Store a mirror once, its chunks as ranges into it, and index the chunks."""
     markdown = prepared.converted.markdown
@@ -51,6 +53,7 @@ def store_content(
         body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
         prepared.converted.language,
         tick,
+        pending,
     )
 
 
@@ -69,11 +72,13 @@ def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]
     offset = len(markdown) - len(meta.body)
     skipped_lines = markdown.count("\n", 0, offset)
     return [
-        dataclasses.replace(
-            chunk,
-            pos=chunk.pos + offset,
-            start_line=chunk.start_line + skipped_lines,
-            end_line=chunk.end_line + skipped_lines,
+        Chunk(
+            chunk.seq,
+            chunk.pos + offset,
+            chunk.text,
+            chunk.start_line + skipped_lines,
+            chunk.end_line + skipped_lines,
+            chunk.token_count,
         )
         for chunk in chunk_text(markdown[offset:], code=code)
     ]
@@ -85,8 +90,9 @@ def insert_chunks(
     chunks: list[Chunk],
     language: str | None,
     tick: ChunkTick | None = None,
+    pending: fulltext.PendingRows | None = None,
 ) -> None:
-    """A mirror's chunks, as ranges of it, and their full-text entries."""
+    """A mirror's chunks, as ranges of it, and their full-text entries (queued in ``pending``)."""
     for chunk in chunks:
         cur = conn.execute(
             """INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line,
@@ -102,10 +108,7 @@ def insert_chunks(
                 chunk.token_count,
             ),
         )
-        conn.execute(
-            "INSERT INTO chunks_fts(rowid, text, mirror_hash) VALUES (?, ?, ?)",
-            (cur.lastrowid, chunk.text, mirror_hash),
-        )
+        fulltext.index_chunk(conn, int(cur.lastrowid or 0), chunk.text, mirror_hash, pending)
         if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
             tick(chunk.seq + 1, len(chunks))
 
@@ -144,8 +147,9 @@ def fts_upsert(
     *,
     memory_managed: bool,
     fresh: bool = False,
+    pending: fulltext.PendingRows | None = None,
 ) -> None:
-    """(Re)write a document's ``documents_fts`` row, if that index holds it.
+    """(Re)write a document's ``documents_fts`` row, if that index holds it (see ``pending``).
 
     Call it after the document's row and tags are written (the metadata
     fields are read from them). When tantivy ranks documents,
@@ -157,7 +161,15 @@ def fts_upsert(
         if not fresh:
             fulltext.remove_document(conn, doc_id)
         return
-    fulltext.index_document(conn, doc_id, filepath=rel_path, title=meta.title, body=meta.body)
+    fulltext.index_document(
+        conn,
+        doc_id,
+        filepath=rel_path,
+        title=meta.title,
+        body=meta.body,
+        fresh=fresh,
+        pending=pending,
+    )
 
 
 def _doc_values(spec: CollectionSpec, p: Prepared, indexed_at: str) -> dict[str, Any]:
@@ -205,9 +217,14 @@ def write_document(
     kind: str,
     observed_at: str,
     tick: ChunkTick | None = None,
+    pending: fulltext.PendingRows | None = None,
 ) -> int:
-    """Insert or update one document row with its content, FTS and structure."""
-    store_content(conn, prepared, tick)
+    """Insert or update one document row with its content, FTS and structure.
+
+    Its full-text rows are queued in ``pending`` when one is given (see
+    :class:`.fulltext.PendingRows`).
+    """
+    store_content(conn, prepared, tick, pending)
     values = _doc_values(spec, prepared, observed_at)
     if existing is None:
         columns = ", ".join(values)
@@ -233,6 +250,7 @@ def write_document(
         prepared.meta,
         memory_managed=spec.memory_managed,
         fresh=fresh,
+        pending=pending,
     )
     if not fresh or spec.memory_managed:  # a new row has no memory rows to clear
         project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
@@ -251,14 +269,19 @@ def forget_record(conn: sqlite3.Connection, collection: str, rel_path: str) -> N
 
 
 def rename(
-    conn: sqlite3.Connection, spec: CollectionSpec, prepared: Prepared, old: sqlite3.Row, at: str
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    prepared: Prepared,
+    old: sqlite3.Row,
+    at: str,
+    pending: fulltext.PendingRows | None = None,
 ) -> None:
     """The same bytes moved to a new path: keep the row (and its id), move it."""
     previous = journal.snapshot(old)
     values = _doc_values(spec, prepared, at)
     assignments = ", ".join(f"{k} = ?" for k in values)
     conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), old["id"]))
-    store_content(conn, prepared)
+    store_content(conn, prepared, pending=pending)
     _write_structure(conn, int(old["id"]), prepared.meta)
     fts_upsert(
         conn,
@@ -266,6 +289,7 @@ def rename(
         prepared.found.rel_path,
         prepared.meta,
         memory_managed=spec.memory_managed,
+        pending=pending,
     )
     project_memory(conn, int(old["id"]), prepared.meta, managed=spec.memory_managed)
     journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})

@@ -14,11 +14,14 @@ was most of a search's time for common words.
 from __future__ import annotations
 
 import bisect
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gno_trio.engine.search import chunkrank, snippetcut
 from gno_trio.engine.search.querygrammar import fts_quote
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
 
 Span = tuple[int, int]
 
@@ -27,6 +30,7 @@ FALLBACK_SNIPPET_CHARS = 240
 MARK_OPEN = "<mark>"
 MARK_CLOSE = "</mark>"
 ELLIPSIS = "..."
+_SNIPPET_MARKS = (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,18 +141,24 @@ def anchors_for(
     """
     found: dict[str, Anchor] = {}
     if match:
-        waiting = best_chunks(conn, spans, match)
-        for form in exact_first(match):
-            # A chunk found by one form is cut with that form; a single-chunk
-            # mirror's chunk (form unknown) tries each form in turn.
-            owners = {
-                chunk_id: mirror
-                for mirror, (chunk_id, found_by) in waiting.items()
-                if found_by in ("", form)
-            }
-            for chunk_id, snippet in _snippet_anchors(conn, list(owners), form).items():
-                found[owners[chunk_id]] = snippet
-                del waiting[owners[chunk_id]]
+        tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
+        with snippetcut.scratch_table(tokenize) as table:
+            waiting, chunks = _chosen_chunks(conn, table, spans, match, tokenize)
+            for form in exact_first(match):
+                # A chunk found by one form is cut with that form; a single-chunk
+                # mirror's chunk (form unknown) tries each form in turn.
+                owners = {
+                    chunk_id: mirror
+                    for mirror, (chunk_id, found_by) in waiting.items()
+                    if found_by in ("", form)
+                }
+                cut = table.snippets(list(owners), text_match(form), _SNIPPET_MARKS)
+                for chunk_id, snippet in cut.items():
+                    text, start, end, language = chunks[chunk_id]
+                    found[owners[chunk_id]] = Anchor(
+                        snippet, start, end, language, first_hit_line(snippet, text, start)
+                    )
+                    del waiting[owners[chunk_id]]
     for mirror in spans:
         if mirror not in found:
             opening = _opening_anchor(conn, mirror)
@@ -157,45 +167,85 @@ def anchors_for(
     return found
 
 
-def _snippet_anchors(
-    conn: sqlite3.Connection, chunk_ids: Sequence[int], form: str
-) -> dict[int, Anchor]:
-    """FTS5's snippet of each of these chunks that ``form`` matches, in two statements.
+def _chosen_chunks(
+    conn: sqlite3.Connection,
+    table: snippetcut.SnippetTable,
+    spans: Mapping[str, Span],
+    match: str,
+    tokenize: str,
+) -> tuple[dict[str, tuple[int, str]], dict[int, tuple[str, int, int, str | None]]]:
+    """Each mirror's best chunk (and the form that found it), every one loaded in ``table``.
 
-    One FTS5 statement cuts every snippet (``rowid IN``: the expression is
-    set up once, each chunk is a seek), one plain statement reads the
-    chunks' line ranges. Joining the two in one statement makes SQLite plan
-    the full-text scan worse; one statement per chunk set the expression up
-    once per hit.
+    Mirrors of several chunks are ranked in the table when they are few
+    enough to load (:mod:`.chunkrank`), else by FTS5 on the chunk index.
     """
+    forms = exact_first(match)
+    parsed = [chunkrank.or_phrases(form) for form in forms]
+    pending = {mirror: span for mirror, span in spans.items() if span[0] != span[1]}
+    loadable = sum(last - first + 1 for first, last in pending.values())
+    in_table = (
+        bool(pending)
+        and "trigram" not in tokenize
+        and all(phrases is not None for phrases in parsed)
+        and chunkrank.worth_loading(conn, loadable, len(parsed[0] or ()))
+    )
+    chosen: dict[str, tuple[int, str]] = {
+        mirror: (first, "") for mirror, (first, last) in spans.items() if first == last
+    }
+    wanted = [first for first, _ in chosen.values()]
+    if in_table:
+        wanted += [cid for first, last in pending.values() for cid in range(first, last + 1)]
+    chunks = _chunk_rows(conn, wanted)
+    table.load({chunk_id: row[0] for chunk_id, row in chunks.items()})
+    ranked = None
+    if in_table:
+        ranked = _rank_in_table(conn, table, pending, forms, parsed)
+    if ranked is None:
+        ranked = best_chunks(conn, pending, match)
+        extra = _chunk_rows(conn, [cid for cid, _ in ranked.values() if cid not in chunks])
+        table.load({chunk_id: row[0] for chunk_id, row in extra.items()})
+        chunks.update(extra)
+    chosen.update(ranked)
+    return chosen, chunks
+
+
+def _rank_in_table(
+    conn: sqlite3.Connection,
+    table: snippetcut.SnippetTable,
+    pending: Mapping[str, Span],
+    forms: Sequence[str],
+    parsed: Sequence[list[chunkrank.Phrase] | None],
+) -> dict[str, tuple[int, str]] | None:
+    """:func:`best_chunks` computed over the loaded chunks (None: rank on the index)."""
+    chosen: dict[str, tuple[int, str]] = {}
+    left = dict(pending)
+    for form, phrases in zip(forms, parsed, strict=True):
+        if not left or phrases is None:
+            break
+        best = chunkrank.best_in_table(conn, table, left, phrases)
+        if best is None:
+            return None
+        for mirror, chunk_id in best.items():
+            chosen[mirror] = (chunk_id, form)
+            del left[mirror]
+    return chosen
+
+
+def _chunk_rows(
+    conn: sqlite3.Connection, chunk_ids: Sequence[int]
+) -> dict[int, tuple[str, int, int, str | None]]:
+    """Text, line range and language of each of these chunks, in one statement."""
     if not chunk_ids:
         return {}
-    marks = ", ".join("?" for _ in chunk_ids)
-    try:
-        cut = conn.execute(
-            f"SELECT rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), text FROM chunks_fts "
-            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-            (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, text_match(form), *chunk_ids),
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return {}
-    if not cut:
-        return {}
-    ranges = {
-        int(row[0]): (int(row[1]), int(row[2]), row[3])
+    return {
+        int(row[0]): (str(row[1]), int(row[2]), int(row[3]), row[4])
         for row in conn.execute(
-            f"SELECT id, start_line, end_line, language FROM content_chunks "
-            f"WHERE id IN ({', '.join('?' for _ in cut)})",
-            tuple(int(row[0]) for row in cut),
+            "SELECT c.id, t.text, c.start_line, c.end_line, c.language FROM json_each(?) wanted "
+            "CROSS JOIN content_chunks c ON c.id = wanted.value "
+            "CROSS JOIN chunk_texts t ON t.id = c.id",
+            (json.dumps(list(chunk_ids)),),
         )
     }
-    found: dict[int, Anchor] = {}
-    for chunk_id, snippet, text in cut:
-        start, end, language = ranges[int(chunk_id)]
-        found[int(chunk_id)] = Anchor(
-            snippet, start, end, language, first_hit_line(snippet, text, start)
-        )
-    return found
 
 
 def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:

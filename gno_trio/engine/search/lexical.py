@@ -392,14 +392,19 @@ def unranked_documents(conn: sqlite3.Connection, collection: str) -> int:
 
 
 def result_rows(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
-    """The result columns of these active documents, by id."""
+    """The result columns of these active documents, by id.
+
+    The id list drives the join (``CROSS JOIN`` keeps that order): left to
+    itself the planner walks every active document through the ``active``
+    index and tests each against the list, milliseconds at 10,000 documents.
+    """
     if not doc_ids:
         return {}
     return {
         int(row["id"]): row
         for row in conn.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE {_ACTIVE} AND d.id IN "
-            f"(SELECT value FROM json_each(?))",
+            f"SELECT {_RESULT_COLUMNS} FROM json_each(?) wanted "
+            f"CROSS JOIN documents d ON d.id = wanted.value WHERE {_ACTIVE}",
             (json.dumps(list(doc_ids)),),
         )
     }

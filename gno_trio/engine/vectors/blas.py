@@ -1,11 +1,12 @@
-"""How many threads numpy's BLAS may use: one, unless embedding asks for more.
+"""How many threads numpy's BLAS may use: one.
 
 Searches and query embeddings are products of one vector with a matrix: a
 second BLAS thread only adds hand-over cost, and on a busy machine
 OpenBLAS's spinning threads made a 10,000-row search 30 ms instead of 2.
 So the process-wide BLAS pool is set to one thread on first use (through
-threadpoolctl, which finds the BLAS library numpy loaded); the embed job
-raises it for its own batches when ``GNO_EMBED_THREADS`` says so.
+threadpoolctl, which finds the BLAS library numpy loaded). The embed job
+uses more cores by splitting a batch over worker threads
+(``GNO_EMBED_THREADS``), each running BLAS on one thread.
 """
 
 from __future__ import annotations

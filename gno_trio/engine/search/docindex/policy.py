@@ -56,8 +56,12 @@ class DocumentIndexing:
         self._switch(expected_active)
 
     def after_commit(self) -> None:
-        """A batch was committed: tantivy learns it now (no-op under FTS5)."""
-        self._feeder.catch_up()
+        """A batch was committed: tantivy is fed it now (no-op under FTS5).
+
+        It commits every :data:`.store.COMMIT_EVERY` documents and at
+        :meth:`finish`, so it indexes while the sync goes on.
+        """
+        self._feeder.feed()
 
     def finish(self) -> None:
         """The sync is over: settle the backend for the final size, merge segments."""

