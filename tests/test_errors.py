@@ -35,7 +35,7 @@ def test_each_code_has_one_kind_and_one_exit_code(code: str, kind: Kind, exit_co
 def test_the_table_lists_no_runtime_codes_and_kinds_have_distinct_labels() -> None:
     assert Kind.RUNTIME not in CODE_KINDS.values()  # runtime is what an unlisted code means
     assert len({kind.label for kind in Kind}) == len(Kind)
-    assert {kind.exit_code for kind in Kind} == {1, 2, 4}
+    assert {kind.exit_code for kind in Kind} == {1, 2, 3, 4}  # 3: NOT_RUNNING (serve --status)
     assert Kind.FORBIDDEN.http_status == 403 and Kind.NOT_FOUND.http_status == 404
     assert [kind for kind in Kind if kind.is_caller_error] == [
         Kind.INVALID,
