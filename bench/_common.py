@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from _stats import percentile as percentile  # noqa: E402  (re-exported for the benches)
 from mcp.types import CallToolResult, TextContent  # noqa: E402
 
 from gno_trio.dirs import Dirs  # noqa: E402
@@ -41,16 +42,6 @@ def temp_engine(root: Path, *, backend: str | None = None) -> Engine:
         (dirs.config / "index.yml").write_text(f"search:\n  backend: {backend}\n", "utf-8")
     del root
     return Engine.open(dirs=dirs)
-
-
-def percentile(values: Sequence[float], pct: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * pct / 100
-    lo = int(k)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def describe_ms(label: str, samples_s: Sequence[float]) -> str:

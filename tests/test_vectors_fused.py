@@ -144,3 +144,16 @@ def test_scopes_and_micro_batches_do_not_change_the_vectors(
     monkeypatch.setenv("GNO_EMBED_THREADS", "1")
     ours = backend.embed_texts(texts)
     assert (ours * theirs).sum(axis=1).min() >= 0.9999
+
+
+def test_a_large_batch_split_over_workers_keeps_each_vector_in_its_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GNO_EMBED_THREADS", "2")
+    backend = bundled.BundledEmbedder()
+    colours = ["red", "green", "blue", "amber", "violet", "grey", "white"]
+    texts = [f"note {i}: the {colours[i % 7]} door number {i * 7919 % 1000}" for i in range(150)]
+    ours = backend.embed_texts(texts)
+    theirs = bundled.package_encode()(texts)
+    assert ours.shape == (150, 512)
+    assert (ours * theirs).sum(axis=1).min() >= 0.9999

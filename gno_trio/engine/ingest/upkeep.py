@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.writes import body_chunks, insert_chunks
 from gno_trio.engine.store import fulltext
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.database import release_free_pages, write_transaction
 
 # A sync that changed at least this share of the active documents (an initial
 # index, a bulk import) merges the full-text indexes afterwards.
@@ -35,6 +35,7 @@ def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
     with write_transaction(conn):
         for table in ("documents_fts", "chunks_fts"):
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    release_free_pages(conn)
     return True
 
 

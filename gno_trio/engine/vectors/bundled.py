@@ -58,6 +58,8 @@ _FAST_PATH_VERSION: Final = "0.2.1"
 _DEFAULT_WORKERS: Final = min(2, os.cpu_count() or 1)
 # A batch is split only when each part keeps enough texts to amortise its call.
 _MIN_TEXTS_PER_WORKER: Final = 4
+# Texts per part before a batch is cut into two parts per worker (~7,000 tokens of windows).
+_PART_TEXTS: Final = 32
 
 _lock = threading.Lock()
 _model: Any = None
@@ -218,11 +220,18 @@ class BundledEmbedder:
 
 
 def split_over_workers(encode: Encode, texts: Sequence[str]) -> Matrix:
-    """``encode(texts)``, with a large batch split over the worker threads."""
+    """``encode(texts)``, with a large batch split over the worker threads.
+
+    A batch big enough becomes two parts per worker, taken as workers free
+    up: on a busy machine a thread that loses its core for a while then
+    holds up only a quarter of the batch, not half. (A part is still a few
+    thousand tokens, so the fused pass shares as much work within it.)
+    """
     items = list(texts)
     workers = min(_workers(), len(items) // _MIN_TEXTS_PER_WORKER)
     if workers < 2:
         return encode(items)
-    size = -(-len(items) // workers)
+    count = workers * 2 if len(items) >= workers * 2 * _PART_TEXTS else workers
+    size = -(-len(items) // count)
     parts = [items[i : i + size] for i in range(0, len(items), size)]
-    return np.concatenate(list(_executor(workers).map(encode, parts)))
+    return np.concatenate(list(_executor(_workers()).map(encode, parts)))
