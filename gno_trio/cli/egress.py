@@ -20,10 +20,15 @@ from gno_trio.engine import (
     EGRESS_ZONES,
     POLICY_ORDER,
     Confirmation,
+    egress_audit_list_text,
+    egress_audit_removal_text,
+    egress_audit_show_text,
+    egress_audit_status_text,
+    egress_check_text,
+    egress_policy_set_text,
+    egress_policy_text,
 )
 from gno_trio.errors import GnoError
-from gno_trio.tools.egress import check_text, policy_set_text, policy_text
-from gno_trio.tools.egress_audit import list_text, removal_text, show_text, status_text
 
 
 def cmd_policy(args: argparse.Namespace) -> int:
@@ -31,7 +36,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result: Any
         if action == "get":
-            result, text = engine.egress_policy(args.name), policy_text
+            result, text = engine.egress_policy(args.name), egress_policy_text
         elif action == "set":
             confirmation = None
             current = engine.egress_policy(args.name)
@@ -54,7 +59,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
                     target_policy=args.policy,
                 )
             result = engine.set_egress_policy(args.name, args.policy, confirmation)
-            text = policy_set_text
+            text = egress_policy_set_text
         else:
             result = engine.egress_check(
                 requested=args.collection or None,
@@ -65,7 +70,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
                 action=args.action,
                 partial_results="explicit" if args.partial else "deny",
             )
-            text = check_text
+            text = egress_check_text
     return print_result(args, result, text)
 
 
@@ -80,15 +85,18 @@ def cmd_egress_audit(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result: Any
         if action == "list":
-            result, text = engine.egress_audit_list(limit=args.limit, cursor=args.cursor), list_text
+            result, text = (
+                engine.egress_audit_list(limit=args.limit, cursor=args.cursor),
+                egress_audit_list_text,
+            )
         elif action == "show":
-            result, text = engine.egress_audit_show(args.audit_id), show_text
+            result, text = engine.egress_audit_show(args.audit_id), egress_audit_show_text
         elif action == "status":
-            result, text = engine.egress_audit_status(), status_text
+            result, text = engine.egress_audit_status(), egress_audit_status_text
         elif action == "delete":
-            result, text = engine.egress_audit_delete(args.audit_id), removal_text
+            result, text = engine.egress_audit_delete(args.audit_id), egress_audit_removal_text
         else:
-            result, text = engine.egress_audit_purge(), removal_text
+            result, text = engine.egress_audit_purge(), egress_audit_removal_text
     return print_result(args, result, text)
 
 

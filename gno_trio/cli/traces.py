@@ -1,7 +1,7 @@
 """``trace list|show|label|export|delete|purge``: the stored retrieval traces.
 
 Thin over the engine's trace management, which answers the same as the
-``gno_trace_*`` tools (and their text, shared from :mod:`gno_trio.tools.traces`).
+``gno_trace_*`` tools (and their text, the engine's).
 It works whether or not recording is on, so receipts stay inspectable and
 deletable after tracing is turned off. ``purge`` deletes every trace and
 needs the global ``--yes``, as GNO's does.
@@ -13,16 +13,16 @@ import argparse
 from typing import Any
 
 from gno_trio.cli.common import Subparsers, command_line, open_engine, print_result
-from gno_trio.engine import TraceJudgment
-from gno_trio.errors import GnoError
-from gno_trio.tools.traces import (
-    delete_text,
-    export_text,
-    label_text,
-    list_text,
-    purge_text,
-    show_text,
+from gno_trio.engine import (
+    TraceJudgment,
+    trace_delete_text,
+    trace_export_text,
+    trace_label_text,
+    trace_list_text,
+    trace_purge_text,
+    trace_show_text,
 )
+from gno_trio.errors import GnoError
 
 _LABELS = {
     "relevant": "relevant",
@@ -59,18 +59,18 @@ def cmd_trace(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result: Any
         if action == "list":
-            result, text = engine.trace_list(limit=args.limit, cursor=args.cursor), list_text
+            result, text = engine.trace_list(limit=args.limit, cursor=args.cursor), trace_list_text
         elif action == "show":
             result = engine.trace_show(args.trace_id, detail_limit=args.detail_limit)
-            text = show_text
+            text = trace_show_text
         elif action == "label":
-            result, text = engine.trace_label(args.trace_id, _judgment(args)), label_text
+            result, text = engine.trace_label(args.trace_id, _judgment(args)), trace_label_text
         elif action == "export":
-            result, text = engine.trace_export(args.trace_ids), export_text
+            result, text = engine.trace_export(args.trace_ids), trace_export_text
         elif action == "delete":
-            result, text = engine.trace_delete(args.trace_id), delete_text
+            result, text = engine.trace_delete(args.trace_id), trace_delete_text
         else:
-            result, text = engine.trace_purge(), purge_text
+            result, text = engine.trace_purge(), trace_purge_text
     return print_result(args, result, text)
 
 

@@ -97,6 +97,20 @@ from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
 from gno_trio.engine.store.lease import HeldLease as HeldLease
 from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
+from gno_trio.engine.texts import audit_text as audit_text
+from gno_trio.engine.texts import egress_audit_list_text as egress_audit_list_text
+from gno_trio.engine.texts import egress_audit_removal_text as egress_audit_removal_text
+from gno_trio.engine.texts import egress_audit_show_text as egress_audit_show_text
+from gno_trio.engine.texts import egress_audit_status_text as egress_audit_status_text
+from gno_trio.engine.texts import egress_check_text as egress_check_text
+from gno_trio.engine.texts import egress_policy_set_text as egress_policy_set_text
+from gno_trio.engine.texts import egress_policy_text as egress_policy_text
+from gno_trio.engine.texts import trace_delete_text as trace_delete_text
+from gno_trio.engine.texts import trace_export_text as trace_export_text
+from gno_trio.engine.texts import trace_label_text as trace_label_text
+from gno_trio.engine.texts import trace_list_text as trace_list_text
+from gno_trio.engine.texts import trace_purge_text as trace_purge_text
+from gno_trio.engine.texts import trace_show_text as trace_show_text
 from gno_trio.engine.traces.manage import Judgment as TraceJudgment
 from gno_trio.engine.uris import parse_ref as parse_ref
 from gno_trio.engine.uris import parse_uri as parse_uri
@@ -163,11 +177,19 @@ __all__ = [
     "Zone",
     "agent_projection_text",
     "ask_summary",
+    "audit_text",
     "canonical_json",
     "capsule_markdown",
     "classify_peer",
     "doctor_check",
     "doctor_checks",
+    "egress_audit_list_text",
+    "egress_audit_removal_text",
+    "egress_audit_show_text",
+    "egress_audit_status_text",
+    "egress_check_text",
+    "egress_policy_set_text",
+    "egress_policy_text",
     "egress_scope_of",
     "evaluate_egress",
     "lease_wait_from_env",
@@ -177,6 +199,12 @@ __all__ = [
     "parse_uri",
     "public_code",
     "standalone_resident",
+    "trace_delete_text",
+    "trace_export_text",
+    "trace_label_text",
+    "trace_list_text",
+    "trace_purge_text",
+    "trace_show_text",
     "verification_markdown",
     "write_file_atomically",
 ]
