@@ -71,6 +71,12 @@ _INVALID: Final = (
     "MEMORY_SCOPES_REQUIRED",
     "MEMORY_TEXT_REQUIRED",
     "MEMORY_TEXT_TOO_LARGE",
+    # GNO's lower-case Context Capsule codes of a bad request (engine/context/codes.py)
+    "invalid_input",
+    "invalid_filter",
+    "invalid_goal",
+    "invalid_budget",
+    "invalid_uri",
 )
 _NOT_FOUND: Final = (
     "NOT_FOUND",

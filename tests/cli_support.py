@@ -23,6 +23,13 @@ from tests.conftest import db_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 
+TRACING = """retrievalTraces:
+  enabled: true
+  redactionMode: metadata
+  retention: {maxAgeDays: 30, maxTraces: 1000, maxRecordsPerTrace: 10000, maxBytes: 16777216}
+"""
+"""index.yml lines that turn retrieval tracing on (metadata mode), for tests that append them."""
+
 
 @dataclass
 class Cli:

@@ -345,3 +345,35 @@ def test_every_doc_ref_form_works(vault: tuple[Cli, Path]) -> None:
     docid = cli.json("get", "notes/beta.md")["docid"]
     for ref in (docid, "gno://notes/beta.md", "notes/beta.md"):
         assert cli.json("backlinks", ref)["meta"]["uri"] == "gno://notes/beta.md"
+
+
+def test_byte_identical_documents_are_two_graph_nodes(
+    tmp_path: Path, schema_check: SchemaCheck
+) -> None:
+    """Copies share a docid (a hash of their bytes); the graph still shows each one."""
+    cli = make_cli(tmp_path)
+    copy = "# Template\n\nfill me in, see [[hub]]\n"
+    root = write_corpus(
+        cli.home / "notes",
+        {"a-copy.md": copy, "b-copy.md": copy, "hub.md": "# Hub\n\n[[a-copy]] and [[b-copy]]\n"},
+    )
+    cli.run("init", str(root), "--name", "notes")
+    cli.run("update")
+    graph = cli.json("graph")
+    schema_check("graph", graph)
+    nodes = {n["uri"]: n for n in graph["nodes"]}
+    first, second = nodes["gno://notes/a-copy.md"], nodes["gno://notes/b-copy.md"]
+    docid = cli.json("get", "notes/a-copy.md")["docid"]
+    assert cli.json("get", "notes/b-copy.md")["docid"] == docid
+    assert first["id"] == docid and "docid" not in first
+    assert second["id"] != docid and second["docid"] == docid
+    assert len({n["id"] for n in graph["nodes"]}) == 3
+    hub = nodes["gno://notes/hub.md"]["id"]
+    assert {(e["source"], e["target"]) for e in graph["links"]} == {
+        (hub, first["id"]),
+        (hub, second["id"]),
+        (first["id"], hub),
+        (second["id"], hub),
+    }
+    assert all(n["degree"] == 1 for n in (first, second))
+    assert cli.json("graph")["nodes"] == graph["nodes"]  # the same ids every time

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,15 @@ Subparsers = Any
 
 def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def print_result(args: argparse.Namespace, result: Any, text: Callable[[Any], str]) -> int:
+    """``result`` as JSON with ``--json``, else as the text ``text`` makes of it; exit 0."""
+    if getattr(args, "json", False):
+        emit_json(result)
+    else:
+        print(text(result))
+    return EXIT_OK
 
 
 def open_engine(
@@ -71,6 +81,18 @@ def command_line(args: argparse.Namespace, *words: str) -> str:
     return " ".join([*parts, *words])
 
 
+def with_flag_names(text: str, flags: Mapping[str, str]) -> str:
+    """``text`` with the engine's (MCP) argument names replaced by this command's flags.
+
+    The engine words its refusals with the tools' argument names
+    (``budgetTokens``); a command line user should read ``--budget``.
+    """
+    if not flags:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, flags)) + r")\b")
+    return pattern.sub(lambda m: flags[m.group(1)], text)
+
+
 def split_list(values: Sequence[str] | None) -> list[str]:
     """Repeatable, comma-separated option values as one flat list."""
     out: list[str] = []
@@ -86,5 +108,7 @@ __all__ = [
     "command_line",
     "emit_json",
     "open_engine",
+    "print_result",
     "split_list",
+    "with_flag_names",
 ]

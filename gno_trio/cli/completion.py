@@ -1,4 +1,4 @@
-"""``completion bash|zsh|fish``: a shell completion script, generated from the parser.
+"""``completion bash|zsh|fish|install``: a shell completion script, generated from the parser.
 
 The script is built from the same argparse tree that parses the command
 line, so every command, sub-command and flag completes, and a new one does
@@ -12,7 +12,8 @@ import argparse
 import shlex
 from collections.abc import Iterator
 
-from gno_trio.cli.common import EXIT_OK, Subparsers
+from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json
+from gno_trio.cli.completion_install import detect_shell, install, reload_hint
 from gno_trio.errors import GnoError
 
 SHELLS = ("bash", "zsh", "fish")
@@ -103,20 +104,56 @@ def fish_script(parser: argparse.ArgumentParser) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cmd_completion(args: argparse.Namespace) -> int:
-    if args.shell not in SHELLS:
+def _checked(shell: str) -> str:
+    if shell not in SHELLS:
         raise GnoError(
-            "VALIDATION", f"Unsupported shell {args.shell!r}: choose one of {', '.join(SHELLS)}"
+            "VALIDATION", f"Unsupported shell {shell!r}: choose one of {', '.join(SHELLS)}"
         )
+    return shell
+
+
+def _script(args: argparse.Namespace, shell: str) -> str:
     parser = _Root(*args.completion_root)
-    script = {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[args.shell](parser)
-    print(script, end="")
+    return {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[shell](parser)
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    if args.shell == "install":
+        shell = _checked(args.install_shell) if args.install_shell else detect_shell()
+        result = install(shell, _script(args, shell))
+        if args.json:
+            emit_json(result)
+        else:
+            print(f"Completion for {shell} {result['action']}: {result['path']}")
+            if result["action"] != "unchanged":
+                print(reload_hint(result))
+        return EXIT_OK
+    if args.install_shell:
+        raise GnoError(
+            "VALIDATION", "--shell belongs to: gno-trio completion install --shell SHELL"
+        )
+    print(_script(args, _checked(args.shell)), end="")
     return EXIT_OK
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("completion", parents=[common], help="print a shell completion script")
-    p.add_argument("shell", metavar="SHELL", help="bash, zsh or fish")
+    p = sub.add_parser(
+        "completion",
+        parents=[common],
+        help="print (or install) a shell completion script",
+        description="`completion SHELL` prints the script; `completion install [--shell SHELL]` "
+        "puts it in ~/.bashrc, ~/.zshrc or fish's completions folder (again: replaced in place).",
+    )
+    p.add_argument(
+        "shell", metavar="SHELL|install", help="bash, zsh or fish; or install (for your shell)"
+    )
+    p.add_argument(
+        "-s",
+        "--shell",
+        dest="install_shell",
+        metavar="SHELL",
+        help="with install: the shell to install for (default: from $SHELL)",
+    )
     p.set_defaults(handler=cmd_completion, completion_root=(sub, common))
 
 

@@ -1,5 +1,7 @@
 """``context add|list|check|rm``: guidance attached to a scope, kept in ``index.yml``.
 
+(``context build|verify``, Context Capsules, live in :mod:`.capsules`.)
+
 Thin over the engine's context functions; ``--json`` prints what GNO prints
 (``list`` an array of ``{scope, text}``, ``check`` ``{valid, warnings, errors}``).
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gno_trio.cli import render
+from gno_trio.cli import capsules, render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
 from gno_trio.cli.render.primitives import md_table, plural
 
@@ -69,6 +71,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     q.add_argument(
         "text", nargs="?", help="which of the scope's contexts (needed when it has several)"
     )
+    capsules.add_actions(actions, common)
 
 
 __all__ = ["add_parsers"]

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from gno_trio.cli import render
-from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
+from gno_trio.cli import egress, render
+from gno_trio.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    command_line,
+    emit_json,
+    open_engine,
+    split_list,
+)
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import COLLECTIONS
 from gno_trio.cli.render.primitives import plural
 from gno_trio.config import Collection
-from gno_trio.engine import Engine, lease_wait_from_env, normalize_name
+from gno_trio.engine import UPDATE_CMD_FAILED, Engine, lease_wait_from_env, normalize_name
 from gno_trio.errors import GnoError
 
 UPDATE_WAIT_SECONDS: Final = 30.0
@@ -35,6 +43,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                 include=split_list(args.include),
                 exclude=split_list(args.exclude) if args.exclude else None,
                 language_hint=args.language,
+                update_cmd=args.update,
+                embed_model=args.embed_model,
             )
         result = {
             "indexName": engine.location.index_name,
@@ -82,6 +92,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
                 exclude=split_list(args.exclude) if args.exclude else None,
                 language_hint=args.language,
                 memory_managed=args.memory,
+                update_cmd=args.update,
+                embed_model=args.embed_model,
             )
             result: Any = {"name": added.name, "path": str(added.path), "pattern": added.pattern}
             if args.json:
@@ -98,6 +110,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
                     f"Removed collection {result['collection']} ({result['documents']} documents)"
                 )
             return EXIT_OK
+        if action == "rename":
+            return _rename(engine, args)
         if action == "clear-embeddings":
             return _clear_embeddings(engine, args)
         collections = [
@@ -112,6 +126,28 @@ def cmd_collection(args: argparse.Namespace) -> int:
             for c in engine.config.collections
         ]
         render.emit(args, COLLECTIONS, {"collections": collections})
+    return EXIT_OK
+
+
+def _rename(engine: Engine, args: argparse.Namespace) -> int:
+    """Rename a collection: its URIs, index rows, contexts and config entry in one step."""
+    with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
+        result = engine.rename_collection(args.old, args.new, lease=held)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    print(
+        f"Renamed collection {result['from']} to {result['to']} "
+        f"({plural(result['documents'], 'document')}; "
+        f"URIs now start with gno://{result['to']}/)"
+    )
+    if result["linksNamingOldName"]:
+        print(
+            f"Links naming {result['from']} in their text no longer resolve: "
+            f"{result['linksNamingOldName']} in "
+            f"{plural(result['documentsWithSuchLinks'], 'document')} "
+            f"(edit them; `{command_line(args, 'links')} DOC` lists a document's links)"
+        )
     return EXIT_OK
 
 
@@ -146,6 +182,7 @@ def cmd_update(args: argparse.Namespace) -> int:
                 "VALIDATION",
                 "No collections to update. Add one with: gno-trio collection add <path>",
             )
+        commands = run_update_commands(engine, args.collections, verbose=args.verbose)
         bar = ProgressBar("Indexing", force=args.progress)
         try:
             with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
@@ -154,7 +191,10 @@ def cmd_update(args: argparse.Namespace) -> int:
         finally:
             bar.close()
         if args.json:
-            emit_json({"collections": [r.as_dict() for r in reports], "configChanges": changes})
+            result = {"collections": [r.as_dict() for r in reports], "configChanges": changes}
+            if commands:
+                result["updateCommands"] = commands
+            emit_json(result)
         else:
             for r in reports:
                 print(
@@ -169,6 +209,57 @@ def cmd_update(args: argparse.Namespace) -> int:
                     print(f"  ! ... {len(r.errors) - 20} more (see gno-trio status)")
                 for warning in r.warnings[:20]:
                     print(f"  ? {warning['relPath']}: {warning['code']}: {warning['message']}")
+    refuse_failed_commands(commands)
+    return EXIT_OK
+
+
+def run_update_commands(
+    engine: Engine, names: Sequence[str] | None, *, verbose: bool
+) -> list[dict[str, Any]]:
+    """The ``updateCmd`` of each collection about to sync (all by default); output on stderr."""
+    outcomes = []
+    for name in names or [c.name for c in engine.config.collections]:
+        outcome = engine.run_update_command(name)
+        if outcome is None:
+            continue
+        outcomes.append(outcome)
+        status = "ok" if outcome["ok"] else f"failed (exit {outcome['exitCode']})"
+        render.note(f"{name}: $ {outcome['command']}  -> {status}")
+        if outcome["output"].strip() and (not outcome["ok"] or verbose):
+            render.note(outcome["output"].rstrip("\n"))
+    return outcomes
+
+
+def refuse_failed_commands(commands: Sequence[dict[str, Any]]) -> None:
+    """``UPDATE_CMD_FAILED`` (exit 2) once the sync is done, if an update command failed."""
+    failed = [c["collection"] for c in commands if not c["ok"]]
+    if failed:
+        raise GnoError(
+            UPDATE_CMD_FAILED,
+            f"The update command of {', '.join(failed)} failed (the files as they are were "
+            "indexed); fix it in index.yml (updateCmd) or run it yourself",
+        )
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        if args.dry_run:
+            result = engine.cleanup(dry_run=True)
+        else:
+            with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
+                result = engine.cleanup(lease=held)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    gone = result["removed"]
+    parts = [
+        plural(gone["documents"], "inactive document"),
+        plural(gone["contents"], "unused text"),
+        plural(gone["chunks"], "chunk"),
+        plural(gone["vectors"], "vector"),
+    ]
+    verb = "Would remove" if result["dryRun"] else "Removed"
+    print(f"{verb} {', '.join(parts)}")
     return EXIT_OK
 
 
@@ -178,6 +269,18 @@ def _collection_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include", action="append", help="extension allow-list, comma separated")
     p.add_argument("--exclude", action="append", help="names or globs to skip")
     p.add_argument("--language", help="BCP-47 language hint")
+    p.add_argument(
+        "--update",
+        metavar="CMD",
+        help="shell command `gno-trio update` runs in the folder before indexing it "
+        "(e.g. 'git pull'); stored as updateCmd",
+    )
+    p.add_argument(
+        "--embed-model",
+        metavar="URI",
+        help="this collection's embedding model: builtin:use-multilingual-v3 or an "
+        "OpenAI-compatible endpoint URL (default: the index's model)",
+    )
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
@@ -199,6 +302,12 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     render.add_format_flags(pl, render.MD)
     pr = csub.add_parser("remove", parents=[common], help="remove a collection")
     pr.add_argument("name", help="the collection to remove (its files stay on disk)")
+    egress.add_policy_parser(csub, common)
+    pn = csub.add_parser(
+        "rename", parents=[common], help="rename a collection (its documents' URIs follow)"
+    )
+    pn.add_argument("old", help="the collection's current name")
+    pn.add_argument("new", help="the new name: 1-64 of a-z, 0-9, '_' and '-'")
     pc = csub.add_parser(
         "clear-embeddings", parents=[common], help="delete a collection's stale (or all) vectors"
     )
@@ -208,6 +317,17 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="delete every vector, not only those of models no longer configured",
     )
+
+    p = sub.add_parser(
+        "cleanup",
+        parents=[common],
+        help="delete inactive documents and the texts, chunks and vectors only they used",
+        description="Removed collections and vanished files leave inactive documents behind "
+        "(so that they come back without being converted again); cleanup deletes them for "
+        "good, with every text, chunk and vector no active document uses.",
+    )
+    p.add_argument("--dry-run", action="store_true", help="count what would go, delete nothing")
+    p.set_defaults(handler=cmd_cleanup)
 
     p = sub.add_parser("update", parents=[common], help="sync collections from disk")
     p.add_argument("collections", nargs="*", help="collections to sync (default: all)")

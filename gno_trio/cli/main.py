@@ -22,10 +22,12 @@ from typing import Any, Final
 from gno_trio import __version__
 from gno_trio.cli import (
     ask,
+    audit,
     capture,
     completion,
     contexts,
     doctor,
+    egress,
     graph,
     index,
     memory,
@@ -35,6 +37,7 @@ from gno_trio.cli import (
     semantic,
     serve,
     tags,
+    traces,
 )
 from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
@@ -54,6 +57,9 @@ _FAMILIES = (
     doctor,
     completion,
     ask,
+    traces,
+    egress,
+    audit,
 )
 
 

@@ -10,9 +10,10 @@ import argparse
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, open_engine, split_list
-from gno_trio.cli.render.documents import CHANGES, DIFF, DOCUMENT, DOCUMENTS, LISTING
+from gno_trio.cli.render.documents import CHANGES, DIFF, DOCUMENT, DOCUMENTS, LISTING, SOURCE
 from gno_trio.cli.render.health import STATUS
 from gno_trio.cli.render.primitives import plural
+from gno_trio.cli.tracing import trace_read
 from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES, parse_ref
 
 
@@ -24,7 +25,10 @@ def cmd_get(args: argparse.Namespace) -> int:
             line_count=args.lines,
             line_numbers=args.line_numbers,
         )
-    render.emit(args, DOCUMENT, result)
+        if args.source and render.chosen_format(args) == render.TERMINAL:
+            render.emit(args, SOURCE, result)
+        render.emit(args, DOCUMENT, result)
+        trace_read(engine, args.trace_id, result)
     if not result["content"] and "returnedLines" not in result:
         first = args.from_line or parse_ref(args.ref).line or 1
         if first > result["totalLines"]:
@@ -113,6 +117,18 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=False,
         help="prefix each line with its number",
+    )
+    p.add_argument(
+        "--source",
+        action="store_true",
+        help="print the source file's metadata (path, type, size, modified time, hashes, "
+        "converter) before the text; --json always includes it",
+    )
+    p.add_argument(
+        "--trace-id",
+        metavar="ID",
+        help="record the returned lines against this open retrieval trace "
+        "(the 'Trace:' id search, vsearch or query printed)",
     )
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_get)

@@ -17,6 +17,7 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, open_engine, split_list
 from gno_trio.cli.render.hits import DIAGNOSIS, FORMATS, RESULTS
 from gno_trio.cli.render.primitives import MARK_CLOSE, MARK_OPEN, number_lines
+from gno_trio.cli.tracing import trace_retrieval
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from gno_trio.errors import GnoError
 
@@ -75,11 +76,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.search(request)
         present_hits(engine, result, args)
-    render.emit(args, RESULTS, result)
+        render.emit(args, RESULTS, result)
+        trace_retrieval(engine, "search", request, result)
     return EXIT_OK
 
 
-def _query_modes(values: list[str] | None) -> list[tuple[str, str]]:
+def parse_query_modes(values: list[str] | None) -> list[tuple[str, str]]:
     modes = []
     for value in values or ():
         mode, sep, text = value.partition(":")
@@ -94,7 +96,7 @@ def _query_modes(values: list[str] | None) -> list[tuple[str, str]]:
 
 def query_options(args: argparse.Namespace) -> QueryOptions:
     return QueryOptions(
-        query_modes=_query_modes(args.query_mode),
+        query_modes=parse_query_modes(args.query_mode),
         candidate_limit=args.candidate_limit,
         fast=args.fast,
         thorough=args.thorough,
@@ -142,9 +144,10 @@ def cmd_query(args: argparse.Namespace) -> int:
             return EXIT_OK
         result = engine.query(request, options)
         present_hits(engine, result, args)
-    if args.explain:
-        _print_explain(result)
-    render.emit(args, RESULTS, result)
+        if args.explain:
+            _print_explain(result)
+        render.emit(args, RESULTS, result)
+        trace_retrieval(engine, "query", request, result)
     return EXIT_OK
 
 

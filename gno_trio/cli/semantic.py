@@ -15,12 +15,14 @@ import argparse
 from typing import Any
 
 from gno_trio.cli import render
-from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
-from gno_trio.cli.index import UPDATE_WAIT_SECONDS
+from gno_trio.cli.common import EXIT_OK, Subparsers, command_line, emit_json, open_engine
+from gno_trio.cli.index import UPDATE_WAIT_SECONDS, refuse_failed_commands, run_update_commands
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import MODELS
 from gno_trio.cli.render.hits import RESULTS, SIMILAR
 from gno_trio.cli.retrieval import add_search_options, present_hits, search_request
+from gno_trio.cli.tracing import trace_retrieval
+from gno_trio.engine import MODEL_ROLES as ROLES
 from gno_trio.engine import lease_wait_from_env
 from gno_trio.errors import GnoError
 
@@ -33,7 +35,8 @@ def cmd_vsearch(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result = engine.vsearch(request)
         present_hits(engine, result, args)
-    render.emit(args, RESULTS, result)
+        render.emit(args, RESULTS, result)
+        trace_retrieval(engine, "vsearch", request, result)
     return EXIT_OK
 
 
@@ -126,6 +129,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "VALIDATION",
                 "No collections to index. Add one with: gno-trio collection add <path>",
             )
+        commands = run_update_commands(engine, names, verbose=args.verbose)
         bar = ProgressBar("Indexing", force=args.progress)
         try:
             reports = engine.sync(
@@ -133,10 +137,13 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
         finally:
             bar.close()
-        synced = {"collections": [r.as_dict() for r in reports]}
+        synced: dict[str, Any] = {"collections": [r.as_dict() for r in reports]}
+        if commands:
+            synced["updateCommands"] = commands
         embedded = None if args.no_embed else _embed(engine, args, names)
     if args.json:
         emit_json({"syncResult": synced, "embedSkipped": embedded is None, "embedResult": embedded})
+        refuse_failed_commands(commands)
         return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
     for r in reports:
         print(
@@ -145,6 +152,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
     if embedded is not None:
         _embed_summary(embedded)
+    refuse_failed_commands(commands)
     return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
 
 
@@ -165,6 +173,57 @@ def cmd_models_path(args: argparse.Namespace) -> int:
     else:
         print(path)
     return EXIT_OK
+
+
+def _roles(args: argparse.Namespace) -> tuple[str, ...]:
+    """The roles ``--embed/--rerank/--gen`` pick (all of them by default or with ``--all``)."""
+    chosen = tuple(role for role in ROLES if getattr(args, role))
+    return ROLES if args.all or not chosen else chosen
+
+
+def cmd_models_use(args: argparse.Namespace) -> int:
+    with open_engine(args, new_config=True) as engine:
+        result = engine.use_model_preset(args.preset)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    print(f"Active preset: {result['activePreset']} (was {result['previousPreset']})")
+    embed = result["embed"]
+    if result["embedChanged"]:
+        print(f"Embedding model: {embed['before']} -> {embed['after']}")
+        print(f"Run `{command_line(args, 'embed')}` to embed with it.")
+    else:
+        print(f"Embedding model unchanged: {embed['after']}")
+    return EXIT_OK
+
+
+def cmd_models_pull(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.pull_models(_roles(args), force=args.force)
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    for item in result["models"]:
+        print(f"{item['role'] + ':':<7} {item['uri'] or '-'}: {item['message']}")
+    print("Nothing downloaded: gno-trio never downloads models.")
+    return EXIT_OK
+
+
+def cmd_models_clear(args: argparse.Namespace) -> int:
+    with open_engine(args, create=False) as engine:
+        result = engine.clear_models(_roles(args))
+    if args.json:
+        emit_json(result)
+    else:
+        print(result["message"])
+    return EXIT_OK
+
+
+def _role_flags(p: argparse.ArgumentParser, verb: str) -> None:
+    p.add_argument("--all", action="store_true", help=f"{verb} every role's model (the default)")
+    p.add_argument("--embed", action="store_true", help=f"{verb} the embedding model only")
+    p.add_argument("--rerank", action="store_true", help=f"{verb} the reranker only")
+    p.add_argument("--gen", action="store_true", help=f"{verb} the answer-generation model only")
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
@@ -211,6 +270,41 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     q.set_defaults(handler=cmd_models_list)
     q = models.add_parser("path", parents=[common], help="where the bundled model lives")
     q.set_defaults(handler=cmd_models_path)
+    q = models.add_parser(
+        "use",
+        parents=[common],
+        help="switch the active model preset",
+        description="Record the active preset (models.activePreset in index.yml) and say which "
+        "embedding model it puts in force; GNO's own presets mean the bundled model here.",
+    )
+    q.add_argument(
+        "preset",
+        help="a preset id: slim-tuned, slim, balanced, quality, or one index.yml defines "
+        "under models.presets",
+    )
+    q.set_defaults(handler=cmd_models_use)
+    q = models.add_parser(
+        "pull",
+        parents=[common],
+        help="check the models are present (never downloads)",
+        description="Check each role's model in place. gno-trio never downloads models: the "
+        "bundled one ships with the package, endpoints are called directly, and a model that "
+        "would need a download is refused (exit 2).",
+    )
+    _role_flags(q, "check")
+    q.add_argument(
+        "--force", action="store_true", help="accepted for GNO's scripts: nothing is downloaded"
+    )
+    q.set_defaults(handler=cmd_models_pull)
+    q = models.add_parser(
+        "clear",
+        parents=[common],
+        help="empty the model cache (there is none)",
+        description="GNO deletes its downloaded models here; gno-trio keeps no model cache, "
+        "so nothing is deleted.",
+    )
+    _role_flags(q, "clear")
+    q.set_defaults(handler=cmd_models_clear)
 
 
 __all__ = ["add_parsers"]

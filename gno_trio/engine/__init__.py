@@ -34,7 +34,10 @@ from gno_trio.engine.ask.render import ask_summary as ask_summary
 from gno_trio.engine.context import CONTEXT_ERROR_CODES as CONTEXT_ERROR_CODES
 from gno_trio.engine.context import ContextRequest as ContextRequest
 from gno_trio.engine.context import agent_projection_text as agent_projection_text
+from gno_trio.engine.context import canonical_json as canonical_json
+from gno_trio.engine.context import capsule_markdown as capsule_markdown
 from gno_trio.engine.context import public_code as public_code
+from gno_trio.engine.context import verification_markdown as verification_markdown
 from gno_trio.engine.context.request import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 from gno_trio.engine.core import Engine as Engine
 from gno_trio.engine.egress.change import Confirmation as Confirmation
@@ -67,6 +70,7 @@ from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
 from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
 from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
 from gno_trio.engine.ingest.spec import SyncReport as SyncReport
+from gno_trio.engine.ingest.update_cmd import UPDATE_CMD_FAILED as UPDATE_CMD_FAILED
 from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
 from gno_trio.engine.jobs import JobControl as JobControl
 from gno_trio.engine.jobs import JobManager as JobManager
@@ -93,10 +97,25 @@ from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
 from gno_trio.engine.store.lease import HeldLease as HeldLease
 from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
+from gno_trio.engine.texts import audit_text as audit_text
+from gno_trio.engine.texts import egress_audit_list_text as egress_audit_list_text
+from gno_trio.engine.texts import egress_audit_removal_text as egress_audit_removal_text
+from gno_trio.engine.texts import egress_audit_show_text as egress_audit_show_text
+from gno_trio.engine.texts import egress_audit_status_text as egress_audit_status_text
+from gno_trio.engine.texts import egress_check_text as egress_check_text
+from gno_trio.engine.texts import egress_policy_set_text as egress_policy_set_text
+from gno_trio.engine.texts import egress_policy_text as egress_policy_text
+from gno_trio.engine.texts import trace_delete_text as trace_delete_text
+from gno_trio.engine.texts import trace_export_text as trace_export_text
+from gno_trio.engine.texts import trace_label_text as trace_label_text
+from gno_trio.engine.texts import trace_list_text as trace_list_text
+from gno_trio.engine.texts import trace_purge_text as trace_purge_text
+from gno_trio.engine.texts import trace_show_text as trace_show_text
 from gno_trio.engine.traces.manage import Judgment as TraceJudgment
 from gno_trio.engine.uris import parse_ref as parse_ref
 from gno_trio.engine.uris import parse_uri as parse_uri
 from gno_trio.engine.vectors.background import BackgroundEmbedder as BackgroundEmbedder
+from gno_trio.engine.vectors.presets import ROLES as MODEL_ROLES
 
 __all__ = [
     "CAPTURE_MAX_TEXT_BYTES",
@@ -115,6 +134,7 @@ __all__ = [
     "JOB_RETENTION_COUNT",
     "MAX_SAFE_INTEGER",
     "MEMORY_MAX_SCOPES",
+    "MODEL_ROLES",
     "MULTI_GET_DEFAULT_MAX_BYTES",
     "MULTI_GET_MAX_TOTAL_BYTES",
     "POLICY_ORDER",
@@ -124,6 +144,7 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
+    "UPDATE_CMD_FAILED",
     "AskOutcome",
     "AskRequest",
     "BackgroundEmbedder",
@@ -156,9 +177,19 @@ __all__ = [
     "Zone",
     "agent_projection_text",
     "ask_summary",
+    "audit_text",
+    "canonical_json",
+    "capsule_markdown",
     "classify_peer",
     "doctor_check",
     "doctor_checks",
+    "egress_audit_list_text",
+    "egress_audit_removal_text",
+    "egress_audit_show_text",
+    "egress_audit_status_text",
+    "egress_check_text",
+    "egress_policy_set_text",
+    "egress_policy_text",
     "egress_scope_of",
     "evaluate_egress",
     "lease_wait_from_env",
@@ -168,5 +199,12 @@ __all__ = [
     "parse_uri",
     "public_code",
     "standalone_resident",
+    "trace_delete_text",
+    "trace_export_text",
+    "trace_label_text",
+    "trace_list_text",
+    "trace_purge_text",
+    "trace_show_text",
+    "verification_markdown",
     "write_file_atomically",
 ]

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER
+from gno_trio.engine import MAX_SAFE_INTEGER, audit_text
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool
@@ -51,25 +51,6 @@ class AuditInput(ToolInput, forbid_unknown_fields=True):
     orphanIgnorePrefixes: Annotated[
         Names, Meta(description="gno:// prefixes exempt from the orphan check")
     ] = msgspec.field(default_factory=list)
-
-
-def audit_text(report: dict[str, Any]) -> str:
-    counts = report["counts"]
-    lines = [
-        f"Audit {report['status']}: {counts['rules']['total']} rules "
-        f"({counts['rules']['pass']} pass, {counts['rules']['fail']} fail, "
-        f"{counts['rules']['skip']} skipped, {counts['rules']['unavailable']} unavailable) over "
-        f"{counts['examined']['documents']} documents; {counts['findings']['total']} findings"
-    ]
-    for rule in report["rules"]:
-        why = f" ({rule['skipReason']})" if rule["skipReason"] else ""
-        lines.append(f"  {rule['ruleId']}: {rule['status']}{why} - {rule['message']}")
-    for found in report["findings"]:
-        where = f" {found['location']}" if found["location"] else ""
-        lines.append(f"  [{found['severity']}] {found['subject']}{where}: {found['message']}")
-    if counts["findings"]["truncated"]:
-        lines.append(f"  ... {counts['findings']['total'] - counts['findings']['returned']} more")
-    return "\n".join(lines)
 
 
 def make_audit(runtime: Runtime) -> ToolHandler:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Final, Literal
 
 from msgspec import Meta
 
-from gno_trio.engine import public_code
+from gno_trio.engine import public_code, verification_markdown
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
@@ -30,29 +30,6 @@ class ContextVerifyInput(ToolInput, forbid_unknown_fields=True):
     ] = "json"
 
 
-def receipt_markdown(receipt: dict[str, Any]) -> str:
-    lines = [
-        f"# Capsule {receipt['capsuleId'][:12]}",
-        "",
-        f"- content: {receipt['contentStatus']} ({receipt['contentCode']})",
-        f"- ranking: {receipt['rankingStatus']} ({receipt['rankingCode']})",
-        f"- fingerprints: {receipt['fingerprintStatus']}"
-        + (
-            f" ({', '.join(receipt['fingerprintReasons'])})"
-            if receipt["fingerprintReasons"]
-            else ""
-        ),
-        "",
-    ]
-    for entry in receipt["evidence"]:
-        rank = entry["currentRetrievalRank"]
-        lines.append(
-            f"- {entry['uri']}: {entry['contentCode']}, {entry['rankingStatus']}"
-            + (f" (rank {rank})" if rank is not None else "")
-        )
-    return "\n".join(lines)
-
-
 def make_context_verify(runtime: Runtime) -> ToolHandler:
     async def handler(args: ContextVerifyInput, ctx: ToolCallContext) -> ToolResult:
         capsule = args.capsule
@@ -65,7 +42,7 @@ def make_context_verify(runtime: Runtime) -> ToolHandler:
         except GnoError as error:
             return context_error(public_code(error.code), error.message)
         if args.format == "md":
-            text = receipt_markdown(receipt)
+            text = verification_markdown(receipt)
         else:
             text = json.dumps(receipt, ensure_ascii=False, separators=(",", ":"))
         return ToolResult(text=text, structured=receipt)

@@ -20,6 +20,9 @@ from gno_trio.engine import (
     EgressContentClass,
     EgressPartialMode,
     Zone,
+    egress_check_text,
+    egress_policy_set_text,
+    egress_policy_text,
 )
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
@@ -143,38 +146,13 @@ class EgressPolicySetInput(ToolInput, forbid_unknown_fields=True):
     ) = UNSET
 
 
-def policy_text(result: dict[str, Any]) -> str:
-    configured = result["configuredPolicy"] or "not set"
-    return (
-        f"Collection {result['collection']}: egress policy {result['effectivePolicy']} "
-        f"(configured: {configured}, source: {result['source']}, "
-        f"revision {result['revision']})"
-    )
-
-
-def check_text(result: dict[str, Any]) -> str:
-    decision = result["decision"]
-    verdict = "allowed" if decision["allowed"] else "denied"
-    lines = [
-        f"Egress {result['mode']}: {verdict} ({decision['reason']}), effective policy "
-        f"{result['lineage']['effectivePolicy']}"
-    ]
-    if result["allowedCollections"]:
-        lines.append(f"  served: {', '.join(result['allowedCollections'])}")
-    for entry in result["omittedCollections"]:
-        lines.append(f"  omitted: {entry['collection']} ({entry['reason']})")
-    if result["remediation"] is not None:
-        lines.append(f"  remedy: {result['remediation']['message']}")
-    return "\n".join(lines)
-
-
 def make_egress_policy_get(runtime: Runtime) -> ToolHandler:
     def call(
         args: EgressPolicyGetInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
         return runtime.engine.egress_policy(args.collection)
 
-    return engine_tool(runtime, call, policy_text)
+    return engine_tool(runtime, call, egress_policy_text)
 
 
 def make_egress_check(runtime: Runtime) -> ToolHandler:
@@ -191,7 +169,7 @@ def make_egress_check(runtime: Runtime) -> ToolHandler:
             partial_results=args.partialResults,
         )
 
-    return engine_tool(runtime, call, check_text)
+    return engine_tool(runtime, call, egress_check_text)
 
 
 def _confirmation(value: EgressConfirmation | None) -> Confirmation | None:
@@ -203,15 +181,6 @@ def _confirmation(value: EgressConfirmation | None) -> Confirmation | None:
         acknowledged=value.acknowledged,
         collection=value.collection,
         target_policy=value.targetPolicy,
-    )
-
-
-def policy_set_text(result: dict[str, Any]) -> str:
-    before, after = result["previous"], result["current"]
-    return (
-        f"Collection {after['collection']}: egress policy {result['change']} "
-        f"({before['effectivePolicy']} -> {after['effectivePolicy']}, "
-        f"revision {before['revision']} -> {after['revision']})"
     )
 
 
@@ -227,7 +196,7 @@ def make_egress_policy_set(runtime: Runtime) -> ToolHandler:
             should_stop=lambda: ctx.cancellation.is_cancelled,
         )
 
-    return engine_tool(runtime, call, policy_set_text, write=True)
+    return engine_tool(runtime, call, egress_policy_set_text, write=True)
 
 
 EGRESS_POLICY_GET: Final = read_tool(

@@ -9,11 +9,16 @@ inputs are closed objects, as GNO's are.
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
+from gno_trio.engine import (
+    egress_audit_list_text,
+    egress_audit_removal_text,
+    egress_audit_show_text,
+    egress_audit_status_text,
+)
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import NO_HINTS, read_tool, write_tool
@@ -55,50 +60,6 @@ class EgressAuditPurgeInput(ToolInput, forbid_unknown_fields=True):
     confirm: Annotated[Literal[True], Meta(description="Must be true: every receipt is deleted")]
 
 
-def _when(ms: int | None) -> str:
-    if ms is None:
-        return "none"
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="seconds")
-
-
-def _receipt_line(receipt: dict[str, Any]) -> str:
-    return (
-        f"{receipt['auditId']} {_when(receipt['createdAtMs'])} {receipt['decision']} "
-        f"{receipt['action']} -> {receipt['destinationZone']} ({receipt['contentClass']}, "
-        f"{receipt['effectivePolicy']}): {receipt['reasonCode']}"
-    )
-
-
-def list_text(result: dict[str, Any]) -> str:
-    lines = [f"{len(result['receipts'])} egress decision receipts (newest first)"]
-    lines += [f"  {_receipt_line(receipt)}" for receipt in result["receipts"]]
-    if result["nextCursor"]:
-        lines.append(f"More: cursor={result['nextCursor']}")
-    return "\n".join(lines)
-
-
-def show_text(result: dict[str, Any]) -> str:
-    return _receipt_line(result["receipt"])
-
-
-def status_text(result: dict[str, Any]) -> str:
-    keep = result["retention"]
-    return (
-        f"Egress audit log: {result['receipts']} receipts, {result['bytes']} bytes "
-        f"(oldest {_when(result['oldestCreatedAtMs'])}, "
-        f"newest {_when(result['newestCreatedAtMs'])}); "
-        f"kept {keep['maxAgeDays']} days, at most {keep['maxReceipts']} receipts and "
-        f"{keep['maxBytes']} bytes"
-    )
-
-
-def removal_text(result: dict[str, Any]) -> str:
-    what = (
-        f"receipt {result['auditId']}" if "auditId" in result else f"{result['deleted']} receipts"
-    )
-    return f"Deleted {what}; physical cleanup: {result['physicalCleanup']}"
-
-
 def make_list(runtime: Runtime) -> ToolHandler:
     def call(
         args: EgressAuditListInput, ctx: ToolCallContext, conn: sqlite3.Connection
@@ -107,7 +68,7 @@ def make_list(runtime: Runtime) -> ToolHandler:
             limit=args.limit, cursor=opt(args.cursor), conn=conn
         )
 
-    return engine_tool(runtime, call, list_text)
+    return engine_tool(runtime, call, egress_audit_list_text)
 
 
 def make_show(runtime: Runtime) -> ToolHandler:
@@ -116,7 +77,7 @@ def make_show(runtime: Runtime) -> ToolHandler:
     ) -> dict[str, Any]:
         return runtime.engine.egress_audit_show(args.auditId, conn=conn)
 
-    return engine_tool(runtime, call, show_text)
+    return engine_tool(runtime, call, egress_audit_show_text)
 
 
 def make_status(runtime: Runtime) -> ToolHandler:
@@ -125,7 +86,7 @@ def make_status(runtime: Runtime) -> ToolHandler:
     ) -> dict[str, Any]:
         return runtime.engine.egress_audit_status(conn=conn)
 
-    return engine_tool(runtime, call, status_text)
+    return engine_tool(runtime, call, egress_audit_status_text)
 
 
 def make_delete(runtime: Runtime) -> ToolHandler:
@@ -136,7 +97,7 @@ def make_delete(runtime: Runtime) -> ToolHandler:
             args.auditId, should_stop=lambda: ctx.cancellation.is_cancelled, conn=conn
         )
 
-    return engine_tool(runtime, call, removal_text, write=True)
+    return engine_tool(runtime, call, egress_audit_removal_text, write=True)
 
 
 def make_purge(runtime: Runtime) -> ToolHandler:
@@ -147,7 +108,7 @@ def make_purge(runtime: Runtime) -> ToolHandler:
             should_stop=lambda: ctx.cancellation.is_cancelled, conn=conn
         )
 
-    return engine_tool(runtime, call, removal_text, write=True)
+    return engine_tool(runtime, call, egress_audit_removal_text, write=True)
 
 
 EGRESS_AUDIT_LIST: Final = read_tool(

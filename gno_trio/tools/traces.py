@@ -14,7 +14,16 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, TraceJudgment
+from gno_trio.engine import (
+    MAX_SAFE_INTEGER,
+    TraceJudgment,
+    trace_delete_text,
+    trace_export_text,
+    trace_label_text,
+    trace_list_text,
+    trace_purge_text,
+    trace_show_text,
+)
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool, write_tool
@@ -115,72 +124,6 @@ class TracePurgeInput(ToolInput):
     confirm: Annotated[Literal[True], Meta(description="Must be true: every trace is deleted")]
 
 
-def list_text(result: dict[str, Any]) -> str:
-    lines = [f"{len(result['traces'])} retrieval traces (newest first)"]
-    lines += [
-        f"  {t['traceId']} {t['status']} ({t['redactionMode']}, query of "
-        f"{t['queryShape']['terms']} terms, {t['byteSize']} bytes)"
-        for t in result["traces"]
-    ]
-    if result["nextCursor"]:
-        lines.append(f"More: cursor={result['nextCursor']}")
-    return "\n".join(lines)
-
-
-def show_text(result: dict[str, Any]) -> str:
-    trace, totals = result["trace"], result["totals"]
-    lines = [
-        f"Trace {trace['traceId']}: {trace['status']}, {trace['redactionMode']} mode, "
-        f"{totals['runs']} runs, {totals['events']} events, {totals['judgments']} judgments, "
-        f"{totals['exports']} exports"
-    ]
-    if trace["queryText"] is not None:
-        lines.append(f"Query: {trace['queryText']}")
-    for run in result["runs"]:
-        refs = run["payload"].get("ranked") or run["payload"].get("evidence") or []
-        lines.append(f"  {run['kind']}: {len(refs)} evidence references")
-        lines += [
-            f"    {ref.get('rank', '-')}. {ref.get('uri', ref.get('docid'))}"
-            + (f":{ref['startLine']}-{ref['endLine']}" if "startLine" in ref else "")
-            for ref in refs[:10]
-        ]
-    return "\n".join(lines)
-
-
-def label_text(result: dict[str, Any]) -> str:
-    judgment = result["judgment"]
-    return (
-        f"Judgment {result['result']}: {judgment['label']} {judgment['targetKind']} "
-        f"on trace {judgment['traceId']}"
-    )
-
-
-def export_text(result: dict[str, Any]) -> str:
-    manifest = result["manifest"]
-    return (
-        f"Export {manifest['exportId']} ({result['result']}): {len(manifest['traceIds'])} traces, "
-        f"artifact {manifest['artifactHash']}"
-    )
-
-
-def delete_text(result: dict[str, Any]) -> str:
-    if not result["deleted"]:
-        return f"No retrieval trace {result['traceId']}; nothing deleted"
-    counts = result["counts"]
-    return (
-        f"Deleted trace {result['traceId']} with {counts['runs']} runs, {counts['events']} "
-        f"events, {counts['judgments']} judgments and {counts['exports']} exports"
-    )
-
-
-def purge_text(result: dict[str, Any]) -> str:
-    return (
-        f"Deleted {result['traces']} traces ({result['runs']} runs, {result['events']} events, "
-        f"{result['judgments']} judgments, {result['exports']} exports); physical cleanup: "
-        f"{result['physicalCleanup']}"
-    )
-
-
 def _stop(ctx: ToolCallContext) -> Any:
     return lambda: ctx.cancellation.is_cancelled
 
@@ -189,14 +132,14 @@ def make_list(runtime: Runtime) -> ToolHandler:
     def call(args: TraceListInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
         return runtime.engine.trace_list(limit=args.limit, cursor=opt(args.cursor), conn=conn)
 
-    return engine_tool(runtime, call, list_text)
+    return engine_tool(runtime, call, trace_list_text)
 
 
 def make_show(runtime: Runtime) -> ToolHandler:
     def call(args: TraceShowInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
         return runtime.engine.trace_show(args.traceId, detail_limit=args.detailLimit, conn=conn)
 
-    return engine_tool(runtime, call, show_text)
+    return engine_tool(runtime, call, trace_show_text)
 
 
 def make_label(runtime: Runtime) -> ToolHandler:
@@ -213,28 +156,28 @@ def make_label(runtime: Runtime) -> ToolHandler:
         )
         return runtime.engine.trace_label(args.traceId, judgment, should_stop=_stop(ctx), conn=conn)
 
-    return engine_tool(runtime, call, label_text, write=True)
+    return engine_tool(runtime, call, trace_label_text, write=True)
 
 
 def make_export(runtime: Runtime) -> ToolHandler:
     def call(args: TraceExportInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
         return runtime.engine.trace_export(args.traceIds, should_stop=_stop(ctx), conn=conn)
 
-    return engine_tool(runtime, call, export_text, write=True)
+    return engine_tool(runtime, call, trace_export_text, write=True)
 
 
 def make_delete(runtime: Runtime) -> ToolHandler:
     def call(args: TraceDeleteInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
         return runtime.engine.trace_delete(args.traceId, should_stop=_stop(ctx), conn=conn)
 
-    return engine_tool(runtime, call, delete_text, write=True)
+    return engine_tool(runtime, call, trace_delete_text, write=True)
 
 
 def make_purge(runtime: Runtime) -> ToolHandler:
     def call(args: TracePurgeInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
         return runtime.engine.trace_purge(should_stop=_stop(ctx), conn=conn)
 
-    return engine_tool(runtime, call, purge_text, write=True)
+    return engine_tool(runtime, call, trace_purge_text, write=True)
 
 
 TRACE_LIST: Final = read_tool(

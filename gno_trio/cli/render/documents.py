@@ -37,11 +37,43 @@ def get_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
     source = result.get("source", {})
     if source.get("absPath"):
         lines.append(f"- **Path:** `{source['absPath']}`")
+    if getattr(args, "source", False):
+        lines += [f"- **{label}:** {value}" for label, value in _source_fields(result)[1:]]
     lines += ["", md_fence(str(result["content"]), _language(result))]
     return "\n".join(lines)
 
 
+def _source_fields(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``get --source``: what the index knows of the file behind a document, as labelled lines."""
+    source = result.get("source", {})
+    conversion = result.get("conversion", {})
+    fields = [
+        ("Path", source.get("absPath")),
+        ("Type", f"{source.get('mime')} ({source.get('ext')})" if source.get("mime") else None),
+        ("Size", f"{source['sizeBytes']} bytes" if "sizeBytes" in source else None),
+        ("Modified", source.get("modifiedAt")),
+        ("Source hash", source.get("sourceHash")),
+        ("Converter", _converter(conversion)),
+        ("Text hash", conversion.get("mirrorHash")),
+    ]
+    return [(label, str(value)) for label, value in fields if value]
+
+
+def _converter(conversion: Mapping[str, Any]) -> str | None:
+    if not conversion.get("converterId"):
+        return None
+    version = conversion.get("converterVersion")
+    return f"{conversion['converterId']} {version}" if version else str(conversion["converterId"])
+
+
+def source_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
+    """The source block ``get --source`` prints before the text, ending in a blank line."""
+    lines = [f"{label}: {value}" for label, value in _source_fields(result)]
+    return "\n".join([f"URI: {result['uri']} {result['docid']}", *lines, ""]) + "\n"
+
+
 DOCUMENT = View(terminal=get_terminal, formats={MD: get_markdown})
+SOURCE = View(terminal=source_terminal, formats={})
 
 
 def multi_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
@@ -130,4 +162,4 @@ def diff_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
 
 DIFF = View(terminal=diff_terminal)
 
-__all__ = ["CHANGES", "DIFF", "DOCUMENT", "DOCUMENTS", "LISTING"]
+__all__ = ["CHANGES", "DIFF", "DOCUMENT", "DOCUMENTS", "LISTING", "SOURCE"]

@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+from gno_trio.engine.context.canonical import canonical_json
 from gno_trio.engine.context.codes import CONTEXT_ERROR_CODES, public_code
 from gno_trio.engine.context.compile import compile_capsule
+from gno_trio.engine.context.markdown import capsule_markdown, verification_markdown
 from gno_trio.engine.context.projection import (
     PROJECTION_VERSION,
     agent_projection,
@@ -22,6 +24,9 @@ __all__ = [
     "ContextRequest",
     "agent_projection",
     "agent_projection_text",
+    "canonical_json",
+    "capsule_markdown",
     "compile_capsule",
     "public_code",
+    "verification_markdown",
 ]

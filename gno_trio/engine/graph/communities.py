@@ -87,7 +87,7 @@ def communities(
         "total": len(ranked),
         "algorithm": ALGORITHM,
         "skipped": False,
-        "assignments": {by_id[doc_id].docid: name for doc_id, name in assigned.items()},
+        "assignments": {by_id[doc_id].node: name for doc_id, name in assigned.items()},
         "top": top,
     }
     return assigned, report

@@ -20,9 +20,11 @@ Only active documents take part, as sources and as targets.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import posixpath
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -46,16 +48,61 @@ class DocSummary:
     title: str | None
     collection: str
     rel_path: str
+    node_id: str | None = None
+    """Its node id in a graph answer, when that cannot be its docid (see :func:`with_node_ids`)."""
+
+    @property
+    def node(self) -> str:
+        """The id graph answers give this document's node (and its edges' ends)."""
+        return self.node_id or self.docid
 
     def identity(self) -> dict[str, Any]:
-        """How the graph answers name a document: docid (as ``id``), uri, title, place."""
-        return {
-            "id": self.docid,
+        """How the graph answers name a document: its node ``id``, uri, title, place.
+
+        The ``id`` is the docid, except for a document whose bytes are the
+        same as another's in the answer: it gets its own id, and its docid
+        is given as ``docid``.
+        """
+        entry: dict[str, Any] = {
+            "id": self.node,
             "uri": self.uri,
             "title": self.title,
             "collection": self.collection,
             "relPath": self.rel_path,
         }
+        if self.node != self.docid:
+            entry["docid"] = self.docid
+        return entry
+
+
+def with_node_ids(docs: Sequence[DocSummary]) -> list[DocSummary]:
+    """``docs`` with a distinct node id each, so a graph never merges two documents.
+
+    A docid is a hash of the source bytes, so byte-identical files (a copy,
+    a template, an empty note) share it. In URI order the first document of
+    a docid keeps it as its node id; each further one gets ``#`` plus the
+    first 8 hex digits of sha256 over its docid and URI: stable, and as
+    short as a docid.
+    """
+    taken = {doc.docid for doc in docs}
+    seen: set[str] = set()
+    out: list[DocSummary] = []
+    for doc in sorted(docs, key=lambda d: d.uri):
+        if doc.docid not in seen:
+            seen.add(doc.docid)
+            out.append(doc)
+            continue
+        salt = 0
+        while True:
+            digest = hashlib.sha256(f"{doc.docid}\n{doc.uri}\n{salt}".encode()).hexdigest()
+            node = "#" + digest[:8]
+            if node not in taken:
+                break
+            salt += 1
+        taken.add(node)
+        out.append(dataclasses.replace(doc, node_id=node))
+    order = {doc.id: position for position, doc in enumerate(docs)}
+    return sorted(out, key=lambda d: order[d.id])
 
 
 def summary(row: sqlite3.Row) -> DocSummary:

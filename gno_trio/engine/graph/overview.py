@@ -25,7 +25,7 @@ from gno_trio.engine.graph.linkgraph import (
     GRAPH_DEFAULT_LIMIT,
     LinkGraph,
 )
-from gno_trio.engine.graph.links import DocSummary, summary
+from gno_trio.engine.graph.links import DocSummary, summary, with_node_ids
 from gno_trio.errors import GnoError
 
 HUB_COUNT: Final = 10
@@ -47,7 +47,8 @@ def _scope(conn: sqlite3.Connection, collection: str | None) -> tuple[str | None
             raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
         query += " AND collection = ?"
         params = (wanted,)
-    return wanted, [summary(row) for row in conn.execute(query + " ORDER BY uri", params)]
+    rows = conn.execute(query + " ORDER BY uri", params)
+    return wanted, with_node_ids([summary(row) for row in rows])
 
 
 def _components(ids: list[int], adjacent: dict[int, set[int]]) -> int:
@@ -82,8 +83,8 @@ def _link(graph: LinkGraph, by_id: dict[int, DocSummary], edge: Edge) -> dict[st
     if found.match_count > 1:
         audit["matchCount"] = found.match_count
     return {
-        "source": by_id[source].docid,
-        "target": by_id[target].docid,
+        "source": by_id[source].node,
+        "target": by_id[target].node,
         "type": kind,
         "weight": count,
         "confidence": found.confidence,
@@ -97,8 +98,8 @@ Edge = tuple[int, int, str, int]
 def _similar_link(by_id: dict[int, DocSummary], edge: tuple[int, int, float]) -> dict[str, Any]:
     source, target, score = edge
     return {
-        "source": by_id[source].docid,
-        "target": by_id[target].docid,
+        "source": by_id[source].node,
+        "target": by_id[target].node,
         "type": "similar",
         "weight": score,
         "confidence": "similarity",

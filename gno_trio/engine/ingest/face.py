@@ -11,10 +11,15 @@ from typing import Any
 from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
-from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging
+from gno_trio.engine.ingest import cleanup as cleanup_mod
+from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging, update_cmd
+from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
+from gno_trio.engine.ingest.spec import now_iso
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.lease import HeldLease
+from gno_trio.engine.vectors.models import check_embed_model_uri
 from gno_trio.errors import GnoError
 
 StopFn = Callable[[], bool]
@@ -46,12 +51,17 @@ class IngestFace(EngineKernel):
         exclude: Sequence[str] | None = None,
         language_hint: str | None = None,
         memory_managed: bool = False,
+        update_cmd: str | None = None,
+        embed_model: str | None = None,
         lease: HeldLease | None = None,
     ) -> Collection:
         """Validate and register a folder; nothing is written when a check fails.
 
         Runs under the write lease, against ``index.yml`` as it is on disk, and
         brings the database's collections in line with the file afterwards.
+        ``update_cmd`` is GNO's ``updateCmd`` (run by ``gno-trio update``
+        before it syncs the collection); ``embed_model`` its ``models.embed``,
+        refused unless the model runs here.
         """
         root = self.check_root(path)
         chosen = normalize_name(name if name is not None else root.name)
@@ -66,6 +76,10 @@ class IngestFace(EngineKernel):
             fields["language_hint"] = language_hint
         if memory_managed:
             fields["memory_managed"] = True
+        if update_cmd is not None and update_cmd.strip():
+            fields["update_cmd"] = update_cmd.strip()
+        if embed_model is not None:
+            fields["models"] = {"embed": check_embed_model_uri(embed_model)}
         try:
             collection = Collection(**fields)
         except (TypeError, ValueError) as exc:
@@ -109,6 +123,62 @@ class IngestFace(EngineKernel):
         gone = removed[0]
         documents = sum(e["documents"] for e in changes["removed"] if e["collection"] == gone)
         return {"removed": True, "collection": gone, "documents": documents}
+
+    def cleanup(self, *, dry_run: bool = False, lease: HeldLease | None = None) -> dict[str, Any]:
+        """Delete inactive documents and the texts, chunks and vectors only they used.
+
+        Under the write lease, after the collections are reconciled with
+        ``index.yml`` (see :mod:`.cleanup`); ``dry_run`` only counts, and
+        writes nothing.
+        """
+        if dry_run:
+            with self.pool.connection() as conn:
+                return cleanup_mod.cleanup(conn, dry_run=True)
+        with self.writing(lease) as held:
+            self.reconcile(lease=held)
+            with self.pool.connection() as conn:
+                return cleanup_mod.cleanup(conn)
+
+    def run_update_command(self, name: str) -> dict[str, Any] | None:
+        """Run collection ``name``'s ``updateCmd`` in its folder (see :mod:`.update_cmd`)."""
+        return update_cmd.run_update_command(self.collection(name))
+
+    def rename_collection(
+        self, old: str, new: str, *, lease: HeldLease | None = None
+    ) -> dict[str, Any]:
+        """Give collection ``old`` the name ``new``, everywhere at once (see :mod:`.rename`).
+
+        ``INVALID_NAME`` for a bad new name, ``NOT_FOUND`` for an unknown old
+        one, ``DUPLICATE`` when the new name is taken: all checked before
+        anything is written. Under the write lease the database rows change
+        in one transaction and ``index.yml`` is written before it commits;
+        when the config cannot be written the transaction rolls back, and
+        when the commit fails the old config is written back, so the index
+        and its config never disagree about the name.
+        """
+        target = normalize_name(new)
+        with self.writing(lease) as held:
+            self.reconcile(lease=held)
+            renamed_config(self.config, old, target)  # the refusals, before any write
+            previous: list[Config] = []
+
+            def rename(config: Config) -> Config:
+                updated = renamed_config(config, old, target)
+                previous.append(config)
+                return updated
+
+            with self.pool.connection() as conn:
+                try:
+                    with write_transaction(conn):
+                        counts = rename_collection_rows(
+                            conn, old.strip().lower(), target, now_iso()
+                        )
+                        self.update_config(rename, lease=held)
+                except BaseException:
+                    if previous and self.config.collection(target) is not None:
+                        self.update_config(lambda _: previous[0], lease=held)
+                    raise
+        return {"renamed": True, "from": old.strip().lower(), "to": target, **counts}
 
     def capture(
         self,

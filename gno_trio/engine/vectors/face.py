@@ -166,6 +166,39 @@ class VectorsFace(EngineKernel):
 
         return models_list(self.config)
 
+    def use_model_preset(self, preset: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
+        """Make ``preset`` the active model preset in ``index.yml`` (``models use``).
+
+        The answer names the embedding model in force before and after, and
+        whether embeddings must be made again (``embedChanged``).
+        """
+        from gno_trio.engine.vectors import presets
+
+        before = self.config
+        updated = self.update_config(
+            lambda config: presets.with_preset(config, preset), lease=lease
+        )
+        old, new = presets.role_uri(before, "embed"), presets.role_uri(updated, "embed")
+        return {
+            "activePreset": presets.active_preset(updated),
+            "previousPreset": presets.active_preset(before),
+            "presets": presets.presets(updated),
+            "embed": {"before": old, "after": new},
+            "embedChanged": old != new,
+        }
+
+    def pull_models(self, roles: tuple[str, ...], *, force: bool = False) -> dict[str, Any]:
+        """``models pull``: each role's model checked in place; nothing is downloaded."""
+        from gno_trio.engine.vectors import presets
+
+        return presets.pull(self.config, roles, force=force)
+
+    def clear_models(self, roles: tuple[str, ...]) -> dict[str, Any]:
+        """``models clear``: there is no model cache to empty (see :mod:`.presets`)."""
+        from gno_trio.engine.vectors import presets
+
+        return presets.clear(roles, str(self.location.dirs.cache / "models"))
+
     def models_path(self) -> str | None:
         """Where the bundled model's files live (``models path``)."""
         from gno_trio.engine.vectors.models import models_path

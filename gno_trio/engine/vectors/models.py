@@ -65,6 +65,22 @@ def inference_timeout_s(config: Config) -> float:
     return DEFAULT_TIMEOUT_S
 
 
+def check_embed_model_uri(uri: str) -> str:
+    """``uri`` stripped, when it names a model that runs here; else ``INVALID_INPUT``.
+
+    Checked where a URI is written into ``index.yml`` (``collection add
+    --embed-model``), so a collection never starts with a model it cannot use.
+    """
+    chosen = uri.strip()
+    if chosen == BUNDLED_URI or (is_endpoint_uri(chosen) and len(chosen) > len("https://")):
+        return chosen
+    raise GnoError(
+        "INVALID_INPUT",
+        f"Embedding model {uri!r} cannot run here: use {BUNDLED_URI} (bundled) "
+        "or an OpenAI-compatible endpoint URL (https://host/v1#model)",
+    )
+
+
 def backend_for(uri: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> EmbeddingBackend:
     """The embedder behind a model URI (one instance per URI and process)."""
     key = (uri, timeout_s)

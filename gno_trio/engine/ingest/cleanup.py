@@ -1,0 +1,65 @@
+"""``cleanup``: delete what no active document needs any more.
+
+Removing a collection, or a file vanishing from one, only marks its
+documents inactive: they leave search, reads and links at once, but their
+rows stay so that the folder or file coming back is restored without being
+converted again. ``cleanup`` is the step that lets them go for good
+(GNO: "orphaned content, chunks, and vectors not referenced by active
+documents"):
+
+* inactive documents, with their tags, links, typed edges and memory rows;
+* text mirrors no active document uses any more, with their chunks and the
+  chunks' full-text entries;
+* vectors of those chunks (the in-memory copies of their models reload).
+
+The change journal keeps its entries (they are history, pruned by their own
+retention). With ``dry_run`` the counts are what would go and nothing is
+written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Final
+
+from gno_trio.engine.ingest.upkeep import collect_garbage
+from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.vectors.storage import delete_orphans
+
+_USED: Final = "SELECT mirror_hash FROM documents WHERE active = 1 AND mirror_hash IS NOT NULL"
+_COUNTS: Final = f"""
+SELECT
+  (SELECT COUNT(*) FROM documents WHERE active = 0),
+  (SELECT COUNT(*) FROM content WHERE mirror_hash NOT IN ({_USED})),
+  (SELECT COUNT(*) FROM content_chunks WHERE mirror_hash NOT IN ({_USED})),
+  (SELECT COUNT(*) FROM content_vectors WHERE mirror_hash NOT IN ({_USED}))
+"""
+
+
+def orphan_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many inactive documents, unused mirrors, their chunks and vectors there are now."""
+    documents, mirrors, chunks, vectors = conn.execute(_COUNTS).fetchone()
+    return {
+        "documents": int(documents),
+        "contents": int(mirrors),
+        "chunks": int(chunks),
+        "vectors": int(vectors),
+    }
+
+
+def cleanup(conn: sqlite3.Connection, *, dry_run: bool = False) -> dict[str, Any]:
+    """Delete (or with ``dry_run`` count) what no active document needs; one transaction."""
+    if dry_run:
+        return {"dryRun": True, "removed": orphan_counts(conn)}
+    with write_transaction(conn):
+        removed = orphan_counts(conn)
+        conn.execute("DELETE FROM documents WHERE active = 0")
+        collect_garbage(conn)
+        delete_orphans(conn)
+    if removed["chunks"]:
+        with write_transaction(conn):
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+    return {"dryRun": False, "removed": removed}
+
+
+__all__ = ["cleanup", "orphan_counts"]
