@@ -35,7 +35,7 @@ from typing import IO, Any, Final
 from gno_trio import __version__
 from gno_trio.cli.common import EXIT_OK, emit_json
 from gno_trio.dirs import resolve_dirs
-from gno_trio.engine.store import atomic
+from gno_trio.engine import write_file_atomically
 from gno_trio.errors import GnoError, kind_of
 
 ACTIONS: Final = ("detach", "status", "stop")
@@ -118,7 +118,7 @@ def write_record(pid_file: Path, *, mode: str, port: int, url: str, log_file: Pa
         "log_file": str(log_file) if log_file else None,
     }
     pid_file.parent.mkdir(parents=True, exist_ok=True)
-    atomic.replace(pid_file, json.dumps(record) + "\n")
+    write_file_atomically(pid_file, json.dumps(record) + "\n")
 
 
 def remove_record(pid_file: Path, pid: int) -> None:

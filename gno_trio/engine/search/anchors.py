@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gno_trio.engine.search import chunkrank, snippetcut
@@ -142,8 +142,11 @@ def anchors_for(
     found: dict[str, Anchor] = {}
     if match:
         tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
+        totals = chunkrank.index_totals(conn) if "trigram" not in tokenize else None
         with snippetcut.scratch_table(tokenize) as table:
-            waiting, chunks = _chosen_chunks(conn, table, spans, match, tokenize)
+            waiting, rows = _chosen_chunks(conn, table, spans, match, totals)
+            chosen = [chunk_id for chunk_id, _ in waiting.values()]
+            cut = _cutter(conn, table, rows, chosen, match, totals)
             for form in exact_first(match):
                 # A chunk found by one form is cut with that form; a single-chunk
                 # mirror's chunk (form unknown) tries each form in turn.
@@ -152,12 +155,8 @@ def anchors_for(
                     for mirror, (chunk_id, found_by) in waiting.items()
                     if found_by in ("", form)
                 }
-                cut = table.snippets(list(owners), text_match(form), _SNIPPET_MARKS)
-                for chunk_id, snippet in cut.items():
-                    text, start, end, language = chunks[chunk_id]
-                    found[owners[chunk_id]] = Anchor(
-                        snippet, start, end, language, first_hit_line(snippet, text, start)
-                    )
+                for chunk_id, anchor in cut(list(owners), form).items():
+                    found[owners[chunk_id]] = anchor
                     del waiting[owners[chunk_id]]
     for mirror in spans:
         if mirror not in found:
@@ -167,46 +166,77 @@ def anchors_for(
     return found
 
 
+_ChunkRows = dict[int, tuple[str, int, int, str | None]]
+
+
 def _chosen_chunks(
     conn: sqlite3.Connection,
     table: snippetcut.SnippetTable,
     spans: Mapping[str, Span],
     match: str,
-    tokenize: str,
-) -> tuple[dict[str, tuple[int, str]], dict[int, tuple[str, int, int, str | None]]]:
-    """Each mirror's best chunk (and the form that found it), every one loaded in ``table``.
+    totals: tuple[int, int] | None,
+) -> tuple[dict[str, tuple[int, str]], _ChunkRows]:
+    """Each mirror's best chunk (and the form that found it), and the chunks read to rank.
 
-    Mirrors of several chunks are ranked in the table when they are few
-    enough to load (:mod:`.chunkrank`), else by FTS5 on the chunk index.
+    Mirrors of several chunks are ranked in ``table`` (their chunks loaded
+    there) when that beats FTS5's ranking on the chunk index (:mod:`.chunkrank`).
     """
     forms = exact_first(match)
     parsed = [chunkrank.or_phrases(form) for form in forms]
     pending = {mirror: span for mirror, span in spans.items() if span[0] != span[1]}
     loadable = sum(last - first + 1 for first, last in pending.values())
-    in_table = (
-        bool(pending)
-        and "trigram" not in tokenize
-        and all(phrases is not None for phrases in parsed)
-        and chunkrank.worth_loading(conn, loadable, len(parsed[0] or ()))
-    )
     chosen: dict[str, tuple[int, str]] = {
         mirror: (first, "") for mirror, (first, last) in spans.items() if first == last
     }
-    wanted = [first for first, _ in chosen.values()]
-    if in_table:
-        wanted += [cid for first, last in pending.values() for cid in range(first, last + 1)]
-    chunks = _chunk_rows(conn, wanted)
-    table.load({chunk_id: row[0] for chunk_id, row in chunks.items()})
+    rows: _ChunkRows = {}
     ranked = None
-    if in_table:
+    if (
+        pending
+        and all(phrases is not None for phrases in parsed)
+        and chunkrank.worth_loading(totals, loadable, len(parsed[0] or ()))
+    ):
+        rows = _chunk_rows(
+            conn, [c for first, last in pending.values() for c in range(first, last + 1)]
+        )
+        table.load({chunk_id: row[0] for chunk_id, row in rows.items()})
         ranked = _rank_in_table(conn, table, pending, forms, parsed)
-    if ranked is None:
-        ranked = best_chunks(conn, pending, match)
-        extra = _chunk_rows(conn, [cid for cid, _ in ranked.values() if cid not in chunks])
-        table.load({chunk_id: row[0] for chunk_id, row in extra.items()})
-        chunks.update(extra)
-    chosen.update(ranked)
-    return chosen, chunks
+    chosen.update(ranked if ranked is not None else best_chunks(conn, pending, match))
+    return chosen, rows
+
+
+def _cutter(
+    conn: sqlite3.Connection,
+    table: snippetcut.SnippetTable,
+    rows: _ChunkRows,
+    chunk_ids: Sequence[int],
+    match: str,
+    totals: tuple[int, int] | None,
+) -> Callable[[Sequence[int], str], dict[int, Anchor]]:
+    """How the chosen chunks get their snippets: in ``table`` or on the chunk index.
+
+    Both give FTS5's snippet() of the chunk. On the index each chunk is a
+    seek, but a prefix term is expanded over the whole index again for every
+    chunk; in the table the chunks are tokenized once more. The table wins
+    on a large index (the rule :func:`.chunkrank.worth_loading` applies), or
+    when the chunks are loaded there already.
+    """
+    missing = [chunk_id for chunk_id in chunk_ids if not table.holds(chunk_id)]
+    phrases = len(chunkrank.or_phrases(match) or ())
+    if missing and not chunkrank.worth_loading(totals, len(missing), phrases or 1):
+        return lambda ids, form: _snippet_anchors(conn, ids, form)
+    rows.update(_chunk_rows(conn, missing))
+    table.load({chunk_id: rows[chunk_id][0] for chunk_id in missing if chunk_id in rows})
+
+    def in_table(ids: Sequence[int], form: str) -> dict[int, Anchor]:
+        found = {}
+        for chunk_id, snippet in table.snippets(ids, text_match(form), _SNIPPET_MARKS).items():
+            text, start, end, language = rows[chunk_id]
+            found[chunk_id] = Anchor(
+                snippet, start, end, language, first_hit_line(snippet, text, start)
+            )
+        return found
+
+    return in_table
 
 
 def _rank_in_table(
@@ -246,6 +276,45 @@ def _chunk_rows(
             (json.dumps(list(chunk_ids)),),
         )
     }
+
+
+def _snippet_anchors(
+    conn: sqlite3.Connection, chunk_ids: Sequence[int], form: str
+) -> dict[int, Anchor]:
+    """FTS5's snippet of each of these chunks that ``form`` matches, on the chunk index.
+
+    One FTS5 statement cuts every snippet (``rowid IN``), one plain statement
+    reads the chunks' line ranges. Joining the two in one statement makes
+    SQLite plan the full-text scan worse.
+    """
+    if not chunk_ids:
+        return {}
+    marks = ", ".join("?" for _ in chunk_ids)
+    try:
+        cut = conn.execute(
+            f"SELECT rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), text FROM chunks_fts "
+            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (*_SNIPPET_MARKS, text_match(form), *chunk_ids),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    if not cut:
+        return {}
+    ranges = {
+        int(row[0]): (int(row[1]), int(row[2]), row[3])
+        for row in conn.execute(
+            f"SELECT id, start_line, end_line, language FROM content_chunks "
+            f"WHERE id IN ({', '.join('?' for _ in cut)})",
+            tuple(int(row[0]) for row in cut),
+        )
+    }
+    found: dict[int, Anchor] = {}
+    for chunk_id, snippet, text in cut:
+        start, end, language = ranges[int(chunk_id)]
+        found[int(chunk_id)] = Anchor(
+            snippet, start, end, language, first_hit_line(snippet, text, start)
+        )
+    return found
 
 
 def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:

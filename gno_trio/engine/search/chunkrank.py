@@ -105,8 +105,9 @@ def index_totals(conn: sqlite3.Connection) -> tuple[int, int] | None:
     return values[0], sum(values[1:])
 
 
-def worth_loading(conn: sqlite3.Connection, chunks: int, phrases: int) -> bool:
-    """Whether loading ``chunks`` to rank them here beats ``bm25()`` over the chunk index.
+def worth_loading(totals: tuple[int, int] | None, chunks: int, phrases: int) -> bool:
+    """Whether loading ``chunks`` beats working on the chunk index (``totals``: its
+    :func:`index_totals`).
 
     FTS5 walks, per phrase, up to one entry per chunk of the index; loading
     a chunk costs about :data:`POSTINGS_PER_CHUNK_LOADED` such steps. A small
@@ -114,7 +115,6 @@ def worth_loading(conn: sqlite3.Connection, chunks: int, phrases: int) -> bool:
     """
     if chunks > CHUNK_BUDGET:
         return False
-    totals = index_totals(conn)
     return totals is not None and chunks * POSTINGS_PER_CHUNK_LOADED <= totals[0] * phrases
 
 

@@ -53,13 +53,34 @@ class SnippetTable:
     tokenizer splits a text (:meth:`tokens`).
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
+    def __init__(self, tokenize: str) -> None:
+        self._tokenize = tokenize
+        self._opened: sqlite3.Connection | None = None
         self._said = 0
         self._held: set[int] = set()
 
+    def begin(self) -> None:
+        """Open the transaction everything loaded lives in (once; a search that cuts
+        nothing here never touches the scratch database)."""
+        if self._opened is None:
+            self._opened = _scratch(self._tokenize)
+            self._opened.execute("BEGIN")
+
+    def end(self) -> None:
+        if self._opened is not None:
+            self._opened.execute("ROLLBACK")
+            self._opened = None
+            self._held.clear()
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        self.begin()
+        assert self._opened is not None
+        return self._opened
+
     def load(self, texts: Mapping[int, str]) -> None:
         """Add chunk texts (by chunk id); a chunk already loaded is left as it is."""
+        self.begin()
         fresh = [(chunk_id, text) for chunk_id, text in texts.items() if chunk_id not in self._held]
         self._conn.executemany("INSERT INTO cut(rowid, text) VALUES (?, ?)", fresh)
         self._held.update(chunk_id for chunk_id, _ in fresh)
@@ -126,9 +147,8 @@ class SnippetTable:
 @contextmanager
 def scratch_table(tokenize: str) -> Iterator[SnippetTable]:
     """An empty table tokenizing as ``tokenize``, emptied again when the block ends."""
-    conn = _scratch(tokenize)
-    conn.execute("BEGIN")
+    table = SnippetTable(tokenize)
     try:
-        yield SnippetTable(conn)
+        yield table
     finally:
-        conn.execute("ROLLBACK")
+        table.end()
