@@ -102,15 +102,22 @@ def test_the_rename_book_pairs_each_vanished_document_once_in_path_order() -> No
     assert [row.id for row in book.unclaimed()] == [3]
 
 
-def test_stored_documents_reads_one_narrow_row_per_path(tmp_path: Path) -> None:
-    conn = sqlite3.connect(tmp_path / "t.sqlite")
+def documents_table(path: Path, rows: list[tuple[object, ...]]) -> sqlite3.Connection:
+    """A database with just the ``documents`` columns deciding reads, holding ``rows``."""
+    conn = sqlite3.connect(path)
+    conn.row_factory = sqlite3.Row  # as the engine's connections have it
     conn.execute(
         "CREATE TABLE documents (id INTEGER PRIMARY KEY, collection TEXT, rel_path TEXT, "
         "source_size INT, source_mtime_ns INT, active INT, last_error_code TEXT, "
         "source_hash TEXT, mirror_hash TEXT)"
     )
-    conn.executemany(
-        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    conn.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    return conn
+
+
+def test_stored_documents_reads_one_narrow_row_per_path(tmp_path: Path) -> None:
+    conn = documents_table(
+        tmp_path / "t.sqlite",
         [
             (1, "notes", "a.md", 10, 1, 1, None, "h1", "m1"),
             (2, "notes", "b.md", 20, 2, 0, "READ_ERROR", "h2", None),
@@ -126,15 +133,8 @@ def test_stored_documents_reads_one_narrow_row_per_path(tmp_path: Path) -> None:
 
 
 def test_a_full_sync_reads_whole_rows_only_for_what_changed_or_vanished(tmp_path: Path) -> None:
-    conn = sqlite3.connect(tmp_path / "t.sqlite")
-    conn.row_factory = sqlite3.Row  # as the engine's connections have it
-    conn.execute(
-        "CREATE TABLE documents (id INTEGER PRIMARY KEY, collection TEXT, rel_path TEXT, "
-        "source_size INT, source_mtime_ns INT, active INT, last_error_code TEXT, "
-        "source_hash TEXT, mirror_hash TEXT)"
-    )
-    conn.executemany(
-        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    conn = documents_table(
+        tmp_path / "t.sqlite",
         [
             (1, "notes", "same.md", 10, 1, 1, None, "h1", "m1"),
             (2, "notes", "grown.md", 10, 1, 1, None, "h2", "m2"),

@@ -49,8 +49,14 @@ logger = logging.getLogger("gno_trio.engine")
 
 FTS5: Final = "fts5"
 TANTIVY: Final = "tantivy"
-WRITER_HEAP_BYTES: Final = 48_000_000
-"""Indexing memory of the one writer thread (tantivy flushes a segment when it is full)."""
+WRITER_HEAP_BYTES: Final = 24_000_000
+"""Indexing memory of the one writer thread (tantivy flushes a segment when it is full).
+
+Since a sync commits only every :data:`COMMIT_EVERY` documents the buffer
+does fill up; 24 MB instead of 48 kept a 100,000-document build's peak
+memory 70 MiB lower (smaller segments, smaller merges) at no measured cost
+in time on 10,000 documents.
+"""
 _RETRY_S: Final = 0.05
 """A reader whose index lags SQLite reloads it at most this often."""
 _FETCH: Final = 256
