@@ -36,11 +36,11 @@ def test_rename_moves_every_read_to_the_new_name(tmp_path: Path, backend: str) -
     cli.run("context", "add", "gno://notes/sub", "Sub folder")
     docid = cli.json("get", "notes/plan.md")["docid"]
 
-    result = cli.json("collection", "rename", "Notes", "work")
+    result = cli.json("collection", "rename", "Notes", "projects")
     assert result == {
         "renamed": True,
         "from": "notes",
-        "to": "work",
+        "to": "projects",
         "documents": 2,
         "activeDocuments": 2,
         "linksNamingOldName": 1,  # else/index.md's [[notes:plan]]
@@ -48,51 +48,52 @@ def test_rename_moves_every_read_to_the_new_name(tmp_path: Path, backend: str) -
     }
 
     hits = cli.json("search", "okapi")["results"]
-    assert [h["uri"] for h in hits] == ["gno://work/plan.md"]
+    assert [h["uri"] for h in hits] == ["gno://projects/plan.md"]
     assert hits[0]["context"].splitlines() == ["Personal notes"]
-    assert [h["uri"] for h in cli.json("search", "zebra", "-c", "work")["results"]] == [
-        "gno://work/sub/other.md"
+    assert [h["uri"] for h in cli.json("search", "zebra", "-c", "projects")["results"]] == [
+        "gno://projects/sub/other.md"
     ]
-    assert cli.json("search", "roadmap", "-c", "work")["results"][0]["uri"] == (
-        "gno://work/plan.md"
+    assert cli.json("search", "roadmap", "-c", "projects")["results"][0]["uri"] == (
+        "gno://projects/plan.md"
     )
     assert cli.json("search", "okapi", "-c", "notes", code=1)["error"] == "NOT_FOUND"
-    doc = cli.json("get", "gno://work/plan.md")
-    assert (doc["docid"], doc["uri"]) == (docid, "gno://work/plan.md")
+    doc = cli.json("get", "gno://projects/plan.md")
+    assert (doc["docid"], doc["uri"]) == (docid, "gno://projects/plan.md")
     for ref in ("notes/plan.md", "gno://notes/plan.md"):
         assert cli.json("get", ref, code=1)["error"] == "NOT_FOUND"
-    assert [d["uri"] for d in cli.json("ls", "work")["documents"]] == [
-        "gno://work/plan.md",
-        "gno://work/sub/other.md",
+    assert [d["uri"] for d in cli.json("ls", "projects")["documents"]] == [
+        "gno://projects/plan.md",
+        "gno://projects/sub/other.md",
     ]
 
-    links = cli.json("links", "work/plan.md")["links"]
-    assert [link.get("resolvedUri") for link in links] == ["gno://work/sub/other.md"]
-    backlinks = cli.json("backlinks", "work/sub/other.md")["backlinks"]
-    assert [b["sourceUri"] for b in backlinks] == ["gno://work/plan.md"]
+    links = cli.json("links", "projects/plan.md")["links"]
+    assert [link.get("resolvedUri") for link in links] == ["gno://projects/sub/other.md"]
+    backlinks = cli.json("backlinks", "projects/sub/other.md")["backlinks"]
+    assert [b["sourceUri"] for b in backlinks] == ["gno://projects/plan.md"]
 
     assert [(c["scope"], c["text"]) for c in cli.json("context", "list")] == [
-        ("work:", "Personal notes"),
-        ("gno://work/sub", "Sub folder"),
+        ("projects:", "Personal notes"),
+        ("gno://projects/sub", "Sub folder"),
     ]
-    assert [c["name"] for c in cli.json("collection", "list")["collections"]] == ["work", "else"]
+    names = [c["name"] for c in cli.json("collection", "list")["collections"]]
+    assert names == ["projects", "else"]
     config = cli.config_file.read_text()
-    assert "name: work" in config and "name: notes" not in config
+    assert "name: projects" in config and "name: notes" not in config
 
-    feed = cli.json("changes", "--collection", "work")["changes"]
+    feed = cli.json("changes", "--collection", "projects")["changes"]
     renames = [c for c in feed if c["kind"] == "rename"]
     assert {(c["previous"]["uri"], c["current"]["uri"]) for c in renames} == {
-        ("gno://notes/plan.md", "gno://work/plan.md"),
-        ("gno://notes/sub/other.md", "gno://work/sub/other.md"),
+        ("gno://notes/plan.md", "gno://projects/plan.md"),
+        ("gno://notes/sub/other.md", "gno://projects/sub/other.md"),
     }
     assert [c["kind"] for c in feed].count("create") == 2  # the history stays with it
 
     report = cli.json("update")["collections"]
     assert {(r["collection"], r["added"], r["removed"], r["unchanged"]) for r in report} == {
-        ("work", 0, 0, 2),
+        ("projects", 0, 0, 2),
         ("else", 0, 0, 1),
     }
-    assert cli.json("search", "okapi")["results"][0]["uri"] == "gno://work/plan.md"
+    assert cli.json("search", "okapi")["results"][0]["uri"] == "gno://projects/plan.md"
 
 
 def test_refused_renames_change_nothing(tmp_path: Path) -> None:
@@ -132,7 +133,7 @@ def test_a_rename_whose_commit_fails_leaves_index_and_config_as_they_were(
         resource.setrlimit(resource.RLIMIT_FSIZE, (32 * 1024, 32 * 1024))
 
     done = subprocess.run(
-        [sys.executable, "-m", "gno_trio", "collection", "rename", "notes", "work", "--json"],
+        [sys.executable, "-m", "gno_trio", "collection", "rename", "notes", "projects", "--json"],
         env={**cli.env, "PYTHONDONTWRITEBYTECODE": "1"},
         cwd=cli.home,
         capture_output=True,
@@ -145,30 +146,30 @@ def test_a_rename_whose_commit_fails_leaves_index_and_config_as_they_were(
     assert "RUNTIME" in done.stderr
     assert cli.state() == before
     assert cli.json("get", "notes/n001.md")["uri"] == "gno://notes/n001.md"
-    cli.run("collection", "rename", "notes", "work")  # with room it works
-    assert cli.json("get", "work/n001.md")["uri"] == "gno://work/n001.md"
+    cli.run("collection", "rename", "notes", "projects")  # with room it works
+    assert cli.json("get", "projects/n001.md")["uri"] == "gno://projects/n001.md"
 
 
 def test_rename_onto_the_name_of_a_removed_collection(tmp_path: Path) -> None:
     """Rows a removed collection left behind under the new name make way for the renamed one."""
     cli = _indexed(tmp_path)
     old = write_corpus(cli.home / "old", {"plan.md": "# Old plan\n\nwalrus\n"})
-    cli.run("collection", "add", str(old), "--name", "work")
+    cli.run("collection", "add", str(old), "--name", "projects")
     cli.run("update")
-    cli.run("collection", "remove", "work")
-    cli.run("collection", "rename", "notes", "work")
-    assert cli.json("get", "work/plan.md")["title"] == "Plan"
+    cli.run("collection", "remove", "projects")
+    cli.run("collection", "rename", "notes", "projects")
+    assert cli.json("get", "projects/plan.md")["title"] == "Plan"
     assert cli.json("search", "walrus")["results"] == []
-    assert cli.json("search", "okapi")["results"][0]["uri"] == "gno://work/plan.md"
+    assert cli.json("search", "okapi")["results"][0]["uri"] == "gno://projects/plan.md"
 
 
 def test_vectors_follow_the_renamed_collection(tmp_path: Path) -> None:
     cli = _indexed(tmp_path)
     cli.run("embed")
-    cli.run("collection", "rename", "notes", "work")
+    cli.run("collection", "rename", "notes", "projects")
     assert cli.json("status")["embeddingBacklog"] == 0  # nothing to embed again
-    found = cli.json("vsearch", "pedestrian crossing", "-c", "work", "-n", "1")
-    assert [h["uri"] for h in found["results"]] == ["gno://work/sub/other.md"]
+    found = cli.json("vsearch", "pedestrian crossing", "-c", "projects", "-n", "1")
+    assert [h["uri"] for h in found["results"]] == ["gno://projects/sub/other.md"]
 
 
 def test_rename_has_help(tmp_path: Path) -> None:
