@@ -98,6 +98,7 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
     if workers is None or workers < 1:
         raise GnoError("VALIDATION", "--workers must be a positive integer")
     engine = open_engine(args)
+    held = contextlib.ExitStack()
     try:
         settings = settings_from_config(
             engine.config.gateway,
@@ -117,28 +118,23 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
                 "daemon needs at least one collection; add one with: "
                 "gno-trio collection add <path>",
             )
+        if launch is None:  # the one owner of this data directory (workers are its children)
+            held.enter_context(resident.ownership(engine.location.dirs.data, mode))
     except BaseException:
         engine.close()
         raise
-    if launch is not None:
-        return _serve(args, mode, engine, settings, launch, None)
-    try:
-        owner = resident.ownership(engine.location.dirs.data, mode)
-        owner.__enter__()
-    except BaseException:
-        engine.close()
-        raise
-    with contextlib.ExitStack() as cleanup:
-        cleanup.push(owner)  # released last, once this process stopped serving
+    with held:  # released last, once this process stopped serving
+        if launch is not None:
+            return _serve(args, mode, engine, settings, launch, None)
         record = getattr(args, "resident_record", None)
         announced = None
         if record:
             announced = _recorder(args, mode, Path(record))
-            cleanup.callback(resident.remove_record, Path(record), os.getpid())
+            held.callback(resident.remove_record, Path(record), os.getpid())
         if workers > 1:
             data_dir = engine.location.dirs.data
             engine.close()  # each worker opens its own
-            return run_workers(
+            code = run_workers(
                 (args, mode),
                 entry=WORKER_ENTRY,
                 settings=settings,
@@ -148,8 +144,9 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
                 clients=http_snippets,
                 announced=announced,
             )
-        return _serve(args, mode, engine, settings, None, announced)
-    raise AssertionError("unreachable")  # pragma: no cover
+        else:
+            code = _serve(args, mode, engine, settings, None, announced)
+    return code
 
 
 def _recorder(
