@@ -37,17 +37,13 @@ from gno_trio.errors import GnoError
 MAX_PROJECT_ROOTS: Final = 16
 
 
-def _refuse(code: str, message: str) -> GnoError:
-    return GnoError(code, message)
-
-
 def _request(args: argparse.Namespace) -> ContextRequest:
     if args.no_project_affinity and args.project_root:
-        raise _refuse(
+        raise GnoError(
             "invalid_input", "--no-project-affinity cannot be combined with --project-root"
         )
     if len(set(args.project_root or ())) > MAX_PROJECT_ROOTS:
-        raise _refuse("invalid_input", f"at most {MAX_PROJECT_ROOTS} --project-root values")
+        raise GnoError("invalid_input", f"at most {MAX_PROJECT_ROOTS} --project-root values")
     depth = "fast" if args.fast else "thorough" if args.thorough else "balanced"
     return ContextRequest(
         goal=args.goal,
@@ -81,9 +77,9 @@ def _output_path(args: argparse.Namespace) -> Path | None:
         return None
     path = Path(args.output).expanduser()
     if path.is_dir():
-        raise _refuse("invalid_input", f"--output {path} is a directory")
+        raise GnoError("invalid_input", f"--output {path} is a directory")
     if not path.parent.is_dir():
-        raise _refuse("invalid_input", f"--output: folder {path.parent} does not exist")
+        raise GnoError("invalid_input", f"--output: folder {path.parent} does not exist")
     return path.resolve()
 
 
@@ -152,15 +148,15 @@ def _read_capsule(source: str) -> dict[str, Any]:
     try:
         text = sys.stdin.read() if source == "-" else Path(source).expanduser().read_text("utf-8")
     except FileNotFoundError:
-        raise _refuse("invalid_input", f"No such file: {source}") from None
+        raise GnoError("invalid_input", f"No such file: {source}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _refuse("invalid_input", f"Cannot read {source}: {exc}") from None
+        raise GnoError("invalid_input", f"Cannot read {source}: {exc}") from None
     try:
         capsule = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _refuse("invalid_input", f"{source} is not JSON: {exc}") from None
+        raise GnoError("invalid_input", f"{source} is not JSON: {exc}") from None
     if not isinstance(capsule, dict):
-        raise _refuse("invalid_input", f"{source} does not hold a Capsule object")
+        raise GnoError("invalid_input", f"{source} does not hold a Capsule object")
     return capsule
 
 
@@ -171,7 +167,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     capsule_index = scope.get("indexName") if isinstance(scope, dict) else None
     if isinstance(capsule_index, str) and capsule_index:
         if args.index not in ("default", capsule_index):
-            raise _refuse(
+            raise GnoError(
                 "invalid_input",
                 f"The Capsule belongs to index {capsule_index!r}, not {args.index!r}",
             )
