@@ -8,7 +8,9 @@ each row is, and per chunk a 1-bit sign sketch of the sum of its windows
 rows; see :mod:`gno_trio.engine.vectors.cache` for how it stays current.
 
 Search is exact when at most :data:`EXACT_ROWS` rows are candidates: one
-product per block of rows (from a float32 copy on small indexes). Beyond
+product per block of rows (from a float32 copy on small indexes), the
+blocks shared by two threads (:mod:`.scan`). Of rows tied at the cut, the
+first are kept, so the answer is a function of the scores alone. Beyond
 that, the query's sign sketch is compared with each chunk's (Hamming
 distance over 64-bit words: a quarter of the rows' bytes, read once), the
 closest chunks are shortlisted, and only their windows are scored exactly.
@@ -30,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.vectors.embedder import EMBED_DIMENSION_MISMATCH
+from gno_trio.engine.vectors.scan import scan_blocks
 from gno_trio.errors import GnoError
 
 EXACT_ROWS: Final = 32_768
@@ -117,25 +120,22 @@ class VectorMatrix:
     ) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` with each of ``rows`` (None: every row, in order).
 
+        Block by block (see :mod:`.scan`: two threads share a large scan).
         Every row is scored through a view of the arrays: gathering all rows
         first would copy the whole matrix per query, which costs several
         times the product itself.
         """
-        if self.dense is not None:
-            picked = self.dense[: self.size] if rows is None else self.dense[rows]
-            result: npt.NDArray[np.float32] = picked @ query
-            return result
-        count = self.size if rows is None else len(rows)
-        out = np.empty(count, dtype=np.float32)
-        for start in range(0, count, _BLOCK_ROWS):
-            stop = min(count, start + _BLOCK_ROWS)
-            if rows is None:
-                block = self.codes[start:stop].astype(np.float32)
-                out[start:stop] = (block @ query) * self.scales[start:stop]
-            else:
-                part = rows[start:stop]
-                block = np.take(self.codes, part, axis=0).astype(np.float32)
-                out[start:stop] = (block @ query) * self.scales[part]
+        out = np.empty(self.size if rows is None else len(rows), dtype=np.float32)
+
+        def block(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
+            part = slice(start, stop) if rows is None else rows[start:stop]
+            if self.dense is not None:
+                np.matmul(self.dense[part], query, out=into)
+                return
+            np.matmul(self.codes[part].astype(np.float32), query, out=into)
+            into *= self.scales[part]
+
+        scan_blocks(out, _BLOCK_ROWS, block)
         return out
 
     def nearest(
@@ -158,8 +158,7 @@ class VectorMatrix:
             candidates = self._shortlist(query, wanted, rows)
             count = len(candidates)
         cosine = self.scores(query, candidates)
-        take = min(wanted, count)
-        top = np.argpartition(-cosine, take - 1)[:take] if take < count else np.arange(count)
+        top = _top(cosine, min(wanted, count))
         found = top if candidates is None else candidates[top]
         order = np.lexsort((found, -cosine[top]))
         return [(int(found[i]), float(cosine[top[i]])) for i in order]
@@ -192,3 +191,18 @@ class VectorMatrix:
         if rows is not None:
             found = found[np.isin(found, rows, assume_unique=True)]
         return found
+
+
+def _top(values: npt.NDArray[np.float32], take: int) -> npt.NDArray[np.intp]:
+    """Positions of the ``take`` largest ``values``; of equal values, the first ones.
+
+    A partial sort alone would pick among values tied at the cut by its own
+    whim; taking the first keeps the answer a function of the scores.
+    """
+    count = len(values)
+    if take >= count:
+        return np.arange(count)
+    cut = values[np.argpartition(values, count - take)[count - take]]
+    above = np.flatnonzero(values > cut)
+    tied = np.flatnonzero(values == cut)[: take - len(above)]
+    return np.concatenate((above, tied))
