@@ -22,8 +22,9 @@ from gno_trio.engine import Engine
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.search.semantic import vector_search
 from gno_trio.engine.store.database import connect, migrate, write_transaction
-from gno_trio.engine.vectors import cache, scan
+from gno_trio.engine.vectors import cache, scan, use_forward
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
+from gno_trio.engine.vectors.distinct import padded
 from gno_trio.engine.vectors.embedder import ModelIdentity
 from gno_trio.engine.vectors.embedding import embed_backlog
 from gno_trio.engine.vectors.index import VectorMatrix
@@ -58,24 +59,36 @@ def _stored_matrix(path: Path, rows: int, seed: int) -> VectorMatrix:
     return matrix
 
 
+def _one_product(
+    matrix: VectorMatrix, query: npt.NDArray[np.float32], picked: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float32]:
+    """The rows' float32 vectors, in order, in one product over whole row groups.
+
+    (BLAS scores the last few rows of a product by another path whose last
+    bits differ; padding to whole groups gives every row the bits it would
+    have anywhere.)
+    """
+    whole = np.zeros((padded(len(picked)), DIM), dtype=np.float32)
+    if matrix.dense is not None:
+        whole[: len(picked)] = matrix.vectors(picked)
+        product: npt.NDArray[np.float32] = (whole @ query)[: len(picked)]
+        return product
+    whole[: len(picked)] = matrix.codes[picked]
+    return (whole @ query)[: len(picked)] * matrix.scales[picked]  # type: ignore[no-any-return]
+
+
 def _exact(
     matrix: VectorMatrix, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None
 ) -> list[tuple[int, float]]:
     """One product over every candidate row, then a full sort: the reference answer."""
     picked = np.arange(matrix.size) if rows is None else rows
-    if matrix.dense is not None:
-        cosine = matrix.dense[picked] @ query
-    else:
-        cosine = (matrix.codes[picked].astype(np.float32) @ query) * matrix.scales[picked]
+    cosine = _one_product(matrix, query, picked)
     order = np.lexsort((picked, -cosine))[:WANTED]
     return [(int(picked[i]), float(cosine[i])) for i in order]
 
 
 def _agree(found: list[tuple[int, float]], exact: list[tuple[int, float]]) -> None:
-    assert [row for row, _ in found] == [row for row, _ in exact]
-    np.testing.assert_allclose(
-        [score for _, score in found], [score for _, score in exact], rtol=0, atol=1e-6
-    )
+    assert found == exact
 
 
 # Row counts: below the shared-scan size, a whole number of blocks, one and
@@ -92,25 +105,35 @@ def test_the_fast_path_agrees_with_one_product_over_every_row(tmp_path: Path, ro
         query = matrix.vectors(np.array([row]))[0] + 0.05 * rng.standard_normal(DIM)
         queries.append((query / np.linalg.norm(query)).astype(np.float32))
     for query in queries:
-        if matrix.dense is not None:  # the float32 copy: the very same bits as one product
-            np.testing.assert_array_equal(matrix.scores(query), matrix.dense[:rows] @ query)
+        every = np.arange(rows, dtype=np.intp)  # the very same bits as one product:
+        np.testing.assert_array_equal(matrix.scores(query), _one_product(matrix, query, every))
+        np.testing.assert_array_equal(
+            matrix.scores(query, filtered), _one_product(matrix, query, filtered)
+        )
         _agree(matrix.nearest(query, WANTED), _exact(matrix, query, None))
         _agree(matrix.nearest(query, WANTED, filtered), _exact(matrix, query, filtered))
     tied = matrix.nearest(queries[0], 4)
     assert [row for row, _ in tied] == [0, 5, 97, 194]  # equal scores: lower rows first
+    if matrix.dense is not None:  # a repeated vector is held (and scored) once
+        assert matrix.dense_rows == rows - len(range(0, rows, 97))
+
+
+@pytest.fixture(autouse=True)
+def fresh_pacing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with the helper welcome (earlier stalls make later calls work alone)."""
+    monkeypatch.setattr(scan, "_pacing", scan._Pacing())
 
 
 @pytest.fixture
-def matrix(tmp_path: Path) -> VectorMatrix:
-    return _stored_matrix(tmp_path / "index.sqlite", 9217, seed=3)
+def rows() -> npt.NDArray[np.float32]:
+    return np.random.default_rng(3).standard_normal((9217, DIM), dtype=np.float32)
 
 
-def test_a_helper_that_stalls_never_holds_up_the_search(matrix: VectorMatrix) -> None:
+def test_a_helper_that_stalls_never_holds_up_the_search(rows: npt.NDArray[np.float32]) -> None:
     """The helper takes a block and then loses its core: the caller finishes without it."""
     entered, release = threading.Event(), threading.Event()
-    out = np.zeros(matrix.size, dtype=np.float32)
-    query = matrix.vectors(np.array([11]))[0]
-    assert matrix.dense is not None
+    out = np.zeros(len(rows), dtype=np.float32)
+    query = rows[11]
 
     def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
         if threading.current_thread().name.startswith("gno-vscan"):
@@ -118,19 +141,21 @@ def test_a_helper_that_stalls_never_holds_up_the_search(matrix: VectorMatrix) ->
             release.wait(30)
         else:
             assert entered.wait(30)  # the helper holds a block before the caller goes on
-        np.matmul(matrix.dense[start:stop], query, out=into)  # type: ignore[index]
+        np.matmul(rows[start:stop], query, out=into)
 
     try:
         scan.scan_blocks(out, 1024, work)
         assert not release.is_set()  # returned while the helper was still stuck
-        np.testing.assert_array_equal(out, matrix.dense[: matrix.size] @ query)
+        np.testing.assert_array_equal(out, rows @ query)
     finally:
         release.set()
 
 
-def test_a_helper_that_fails_leaves_its_blocks_to_the_caller(matrix: VectorMatrix) -> None:
-    out = np.zeros(matrix.size, dtype=np.float32)
-    query = matrix.vectors(np.array([11]))[0]
+def test_a_helper_that_fails_leaves_its_blocks_to_the_caller(
+    rows: npt.NDArray[np.float32],
+) -> None:
+    out = np.zeros(len(rows), dtype=np.float32)
+    query = rows[11]
     helper_ran = threading.Event()
 
     def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
@@ -138,11 +163,11 @@ def test_a_helper_that_fails_leaves_its_blocks_to_the_caller(matrix: VectorMatri
             helper_ran.set()
             raise MemoryError("helper out of memory")
         helper_ran.wait(30)
-        np.matmul(matrix.dense[start:stop], query, out=into)  # type: ignore[index]
+        np.matmul(rows[start:stop], query, out=into)
 
     scan.scan_blocks(out, 1024, work)
     assert helper_ran.is_set()
-    np.testing.assert_array_equal(out, matrix.dense[: matrix.size] @ query)  # type: ignore[index]
+    np.testing.assert_array_equal(out, rows @ query)
 
 
 @pytest.fixture
@@ -173,3 +198,55 @@ def test_vectors_of_a_changed_document_never_cost_an_answer(notes: sqlite3.Conne
     assert len(paths) == 3 and "garden.md" not in paths and paths[0] == "herbs.md"
     scores = [hit["score"] for hit in found]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_busy_machine_stops_asking_the_helper() -> None:
+    """A call the helper did not help makes the next 1, 2, 4 ... 64 calls work alone."""
+    pacing = scan._Pacing()
+    alone = []
+    for _ in range(8):
+        pacing.record(paid_off=False)
+        skipped = 0
+        while not pacing.allows():
+            skipped += 1
+        alone.append(skipped)
+    assert alone == [1, 2, 4, 8, 16, 32, 64, 64]
+    pacing.record(paid_off=True)
+    assert pacing.allows()
+    pacing.record(paid_off=False)
+    assert not pacing.allows() and pacing.allows()  # back to one call alone
+
+
+def test_the_query_vector_has_the_same_bits_with_or_without_the_helper(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The forward pass's branches done partly by the helper give the bits done alone give."""
+    backend = backend_for(BUNDLED_URI)
+    texts = ["streamable http session", "如何设置会话超时", "a", "resume " * 300]
+    helped = []
+
+    def helped_share(targets: list[npt.NDArray[np.float32]], work: scan.Work) -> None:
+        done = threading.Event()
+
+        def part(index: int, into: npt.NDArray[np.float32]) -> None:
+            if threading.current_thread().name.startswith("gno-vscan"):
+                work(index, into)
+                helped.append(index)
+                done.set()
+            else:
+                assert done.wait(30)  # the helper hands back a part before the caller goes on
+                work(index, into)
+
+        monkeypatch.setattr(scan, "_pacing", scan._Pacing())
+        scan.share(targets, part)
+
+    def alone(targets: list[npt.NDArray[np.float32]], work: scan.Work) -> None:
+        for index, target in enumerate(targets):
+            work(index, target)
+
+    monkeypatch.setattr(use_forward, "share", helped_share)
+    shared = [backend.embed_texts([text]) for text in texts]
+    assert len(helped) >= len(texts)
+    monkeypatch.setattr(use_forward, "share", alone)
+    for text, vector in zip(texts, shared, strict=True):
+        np.testing.assert_array_equal(backend.embed_texts([text]), vector)
