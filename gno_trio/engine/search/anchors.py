@@ -205,7 +205,6 @@ def _chosen_chunks(
     there) when that beats FTS5's ranking on the chunk index (:mod:`.chunkrank`).
     """
     forms = exact_first(match)
-    parsed = [chunkrank.or_phrases(form) for form in forms]
     pending = {mirror: span for mirror, span in spans.items() if span[0] != span[1]}
     loadable = sum(last - first + 1 for first, last in pending.values())
     chosen: dict[str, tuple[int, str]] = {
@@ -213,8 +212,15 @@ def _chosen_chunks(
     }
     rows: _ChunkRows = {}
     ranked = None
+    # A quoted string per two quotes at most: where even that many phrases would
+    # not make loading worth it (a small index), the expression is never parsed.
+    parsed = (
+        [chunkrank.or_phrases(form) for form in forms]
+        if pending and chunkrank.worth_loading(totals, loadable, match.count('"') // 2)
+        else []
+    )
     if (
-        pending
+        parsed
         and all(phrases is not None for phrases in parsed)
         and chunkrank.worth_loading(totals, loadable, len(parsed[0] or ()))
     ):
@@ -245,8 +251,12 @@ def _cutter(
     to its mirror.
     """
     missing = [chunk_id for chunk_id in chunk_ids if not table.holds(chunk_id)]
-    phrases = len(chunkrank.or_phrases(match) or ())
-    if missing and not chunkrank.worth_loading(totals, len(missing), phrases or 1):
+    if missing and not (
+        chunkrank.worth_loading(totals, len(missing), max(1, match.count('"') // 2))
+        and chunkrank.worth_loading(
+            totals, len(missing), len(chunkrank.or_phrases(match) or ()) or 1
+        )
+    ):
         return _IndexCutter(conn, chunk_ids).cut
     rows.update(_chunk_rows(conn, missing))
     table.load({chunk_id: rows[chunk_id][0] for chunk_id in missing if chunk_id in rows})
