@@ -243,9 +243,9 @@ def _cutter(
 ) -> Callable[[Sequence[int], str], dict[int, Anchor]]:
     """How the chosen chunks get their snippets: in ``table`` or on the chunk index.
 
-    Both give FTS5's snippet() of the chunk. On the index each chunk is a
-    seek, but a prefix term is expanded over the whole index again for every
-    chunk; in the table the chunks are tokenized once more. The table wins
+    Both give FTS5's snippet() of the chunk. On the index the expression
+    (a prefix term: every indexed word it begins) is set up over the whole
+    index; in the table the chunks are tokenized once more. The table wins
     on a large index (the rule :func:`.chunkrank.worth_loading` applies), or
     when the chunks are loaded there already. ``chunk_ids`` maps each chunk
     to its mirror.
