@@ -205,7 +205,6 @@ def _chosen_chunks(
     there) when that beats FTS5's ranking on the chunk index (:mod:`.chunkrank`).
     """
     forms = exact_first(match)
-    parsed = [chunkrank.or_phrases(form) for form in forms]
     pending = {mirror: span for mirror, span in spans.items() if span[0] != span[1]}
     loadable = sum(last - first + 1 for first, last in pending.values())
     chosen: dict[str, tuple[int, str]] = {
@@ -213,8 +212,15 @@ def _chosen_chunks(
     }
     rows: _ChunkRows = {}
     ranked = None
+    # A quoted string per two quotes at most: where even that many phrases would
+    # not make loading worth it (a small index), the expression is never parsed.
+    parsed = (
+        [chunkrank.or_phrases(form) for form in forms]
+        if pending and chunkrank.worth_loading(totals, loadable, match.count('"') // 2)
+        else []
+    )
     if (
-        pending
+        parsed
         and all(phrases is not None for phrases in parsed)
         and chunkrank.worth_loading(totals, loadable, len(parsed[0] or ()))
     ):
@@ -237,16 +243,20 @@ def _cutter(
 ) -> Callable[[Sequence[int], str], dict[int, Anchor]]:
     """How the chosen chunks get their snippets: in ``table`` or on the chunk index.
 
-    Both give FTS5's snippet() of the chunk. On the index each chunk is a
-    seek, but a prefix term is expanded over the whole index again for every
-    chunk; in the table the chunks are tokenized once more. The table wins
+    Both give FTS5's snippet() of the chunk. On the index the expression
+    (a prefix term: every indexed word it begins) is set up over the whole
+    index; in the table the chunks are tokenized once more. The table wins
     on a large index (the rule :func:`.chunkrank.worth_loading` applies), or
     when the chunks are loaded there already. ``chunk_ids`` maps each chunk
     to its mirror.
     """
     missing = [chunk_id for chunk_id in chunk_ids if not table.holds(chunk_id)]
-    phrases = len(chunkrank.or_phrases(match) or ())
-    if missing and not chunkrank.worth_loading(totals, len(missing), phrases or 1):
+    if missing and not (
+        chunkrank.worth_loading(totals, len(missing), max(1, match.count('"') // 2))
+        and chunkrank.worth_loading(
+            totals, len(missing), len(chunkrank.or_phrases(match) or ()) or 1
+        )
+    ):
         return _IndexCutter(conn, chunk_ids).cut
     rows.update(_chunk_rows(conn, missing))
     table.load({chunk_id: rows[chunk_id][0] for chunk_id in missing if chunk_id in rows})
@@ -304,28 +314,11 @@ def _chunk_rows(
 
 
 class _IndexCutter:
-    """Snippets cut by FTS5's snippet() on the chunk index, for chunks of known mirrors.
-
-    The chunks' line ranges are read once, in one statement, whatever the
-    number of match forms tried (:meth:`cut` runs once per form).
-    """
+    """Snippets cut by FTS5's snippet() on the chunk index, for chunks of known mirrors."""
 
     def __init__(self, conn: sqlite3.Connection, owners: Mapping[int, str]) -> None:
         self._conn = conn
         self._owners = owners
-        self._places: dict[int, tuple[int, int, str | None]] | None = None
-
-    def _place(self, chunk_id: int) -> tuple[int, int, str | None]:
-        if self._places is None:
-            self._places = {
-                int(row[0]): (int(row[1]), int(row[2]), row[3])
-                for row in self._conn.execute(
-                    "SELECT id, start_line, end_line, language FROM content_chunks "
-                    "WHERE id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(list(self._owners)),),
-                )
-            }
-        return self._places[chunk_id]
 
     def cut(self, chunk_ids: Sequence[int], form: str) -> dict[int, Anchor]:
         """The anchor of each of these chunks that ``form`` matches.
@@ -335,7 +328,8 @@ class _IndexCutter:
         for the statement, not once per ``rowid`` asked for; the rows kept
         are the ones asked for (``+rowid``: a filter, never an index
         lookup). The mirror phrases are in the other column, which snippet()
-        of the text column never looks at.
+        of the text column never looks at. Each kept row's line range comes
+        with it (the full-text scan stays the outer loop: ``CROSS JOIN``).
         """
         if not chunk_ids:
             return {}
@@ -343,8 +337,10 @@ class _IndexCutter:
         hashes = " OR ".join(fts_quote(mirror) for mirror in mirrors)
         try:
             cut = self._conn.execute(
-                "SELECT rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), text FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
+                "SELECT f.rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), f.text, c.start_line, "
+                "c.end_line, c.language FROM chunks_fts f CROSS JOIN content_chunks c "
+                "ON c.id = f.rowid WHERE chunks_fts MATCH ? "
+                "AND +f.rowid IN (SELECT value FROM json_each(?))",
                 (
                     *_SNIPPET_MARKS,
                     f"{text_match(form)} AND mirror_hash : ({hashes})",
@@ -354,8 +350,7 @@ class _IndexCutter:
         except sqlite3.OperationalError:
             return {}
         found: dict[int, Anchor] = {}
-        for chunk_id, snippet, text in cut:
-            start, end, language = self._place(int(chunk_id))
+        for chunk_id, snippet, text, start, end, language in cut:
             found[int(chunk_id)] = Anchor(
                 snippet, start, end, language, first_hit_line(snippet, text, start)
             )
