@@ -9,8 +9,13 @@ carrying on).
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +26,7 @@ from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest import apply, textpool
 from gno_trio.errors import GnoError
 from tests import document_factory as make
+from tests.cli_support import make_cli
 
 FILES = 90
 
@@ -157,3 +163,68 @@ def test_progress_counts_every_file_and_a_stop_leaves_a_resumable_index(
     monkeypatch.setattr(textpool, "PARALLEL_FROM", 10**9)
     _sync(serial, root)
     assert _index_rows(_db(dirs)) == _index_rows(_db(serial))
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as listing:
+            return {int(child) for child in listing.read().split()}
+    except OSError:
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+def test_ctrl_c_stops_a_large_update_and_its_workers_and_the_next_one_finishes(
+    tmp_path: Path,
+) -> None:
+    files = textpool.PARALLEL_FROM + 300
+    cli = make_cli(tmp_path)
+    root = cli.home / "notes"
+    for n in range(files):
+        folder = root / f"d{n // 500}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"n{n}.md").write_text(f"# Note {n}\n\nokapi {n} " + "filler " * 60, "utf-8")
+    cli.run("init", str(root), "--name", "notes")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gno_trio", "update", "--progress"],
+        env=cli.env,
+        cwd=cli.home,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    os.set_blocking(process.stderr.fileno(), False)
+    seen = b""
+    workers: set[int] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        seen += process.stderr.read() or b""
+        workers |= _children(process.pid)
+        done = re.findall(rb"\] (\d+)/", seen)
+        if done and int(done[-1]) >= 700:  # past the first batch (500)
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, seen[-500:]
+    assert workers, "a large update prepares files in worker processes"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    stderr = (seen + err).decode()
+    assert process.returncode == 130, stderr[-2000:]
+    assert "Interrupted" in stderr and "Traceback" not in stderr
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+    (report,) = cli.json("update")["collections"]
+    assert report["added"] + report["unchanged"] == files and report["errors"] == []
+    assert report["added"] < files  # what the stopped run committed was kept
+    hits = cli.json("search", "okapi", "--limit", "5")
+    assert hits["results"]
