@@ -25,7 +25,12 @@ _LINE_SUFFIX_RE = re.compile(r":(\d+)$")
 
 
 def docid_for(source: bytes) -> str:
-    return "#" + hashlib.sha256(source).hexdigest()[:8]
+    return docid_of_hash(hashlib.sha256(source).hexdigest())
+
+
+def docid_of_hash(source_hash: str) -> str:
+    """The docid of the source whose SHA-256 (hex) is ``source_hash``."""
+    return "#" + source_hash[:8]
 
 
 def sha256_hex(data: bytes | str) -> str:

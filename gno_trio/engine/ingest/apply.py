@@ -11,14 +11,16 @@ if nothing refers to them any more.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Generator, Sequence, Set
 
-from gno_trio.engine.ingest import writes
+from gno_trio.engine.ingest import textpool, writes
 from gno_trio.engine.ingest.documents import records
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.plan import RenameBook, StoredDoc, SyncPlan
 from gno_trio.engine.ingest.prepare import (
+    Item,
     Outcome,
     Prepared,
     Refused,
@@ -143,12 +145,11 @@ class _Applier:
                 error = GnoError("READ_ERROR", f"Cannot list {rel}: {exc.strerror or exc}")
                 writes.record_error(conn, spec, rel, error, None, self.report, self.observed_at)
             self.judged = records.load(conn, spec.name)
-            for index, found, row, outcome in outcomes(
-                plan.to_read, self.runner, self.judged, on_progress=self._file_progress
-            ):
-                if self.progress is not None:
-                    self.progress(plan.unchanged + index, plan.scanned, found.rel_path)
-                batch.count(self._one(index, found, row, outcome))
+            with contextlib.closing(self._outcomes()) as prepared:
+                for index, found, row, outcome in prepared:
+                    if self.progress is not None:
+                        self.progress(plan.unchanged + index, plan.scanned, found.rel_path)
+                    batch.count(self._one(index, found, row, outcome))
             self.pending.flush(conn)  # what follows deletes full-text rows
             for gone in self.renames.unclaimed():
                 writes.inactivate(conn, _full_row(conn, gone.id), self.observed_at)
@@ -161,6 +162,16 @@ class _Applier:
                     (self.observed_at, spec.name),
                 )
             collect_garbage(conn, self.replaced)
+
+    def _outcomes(self) -> Generator[Item, None, None]:
+        """The plan's files with what they turned out to be (prepared by workers if many)."""
+        to_read = self.plan.to_read
+        workers = textpool.worker_count(len(to_read))
+        if workers:
+            return textpool.pooled_outcomes(
+                to_read, self.runner, self.judged, workers, on_progress=self._file_progress
+            )
+        return outcomes(to_read, self.runner, self.judged, on_progress=self._file_progress)
 
     def _file_progress(self, index: int, found: FoundFile, done: int, units: int) -> None:
         """Keep the bar moving inside one big file (pages, sheets, slides)."""

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One slice of the text: ``text == full_text[pos:pos + len(text)]``."""
+class Chunk(NamedTuple):
+    """One slice of the text: ``text == full_text[pos:pos + len(text)]``.
+
+    A tuple rather than a frozen dataclass: a large sync makes millions, and
+    a tuple is built several times faster.
+    """
 
     seq: int
     pos: int

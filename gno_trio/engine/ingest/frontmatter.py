@@ -68,6 +68,16 @@ class DocumentMeta:
     headings: tuple[str, ...]
     links: tuple[Link, ...]
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled with its frontmatter as a dict (text is prepared in worker processes)."""
+        values = [getattr(self, name) for name in self.__slots__]
+        values[0] = dict(self.frontmatter)
+        return _unpickle_meta, tuple(values)
+
+
+def _unpickle_meta(frontmatter: dict[str, Any], *rest: Any) -> DocumentMeta:
+    return DocumentMeta(MappingProxyType(frontmatter), *rest)
+
 
 # ---------------------------------------------------------------------------
 # Tags

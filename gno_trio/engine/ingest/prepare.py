@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import sqlite3
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from gno_trio.engine.ingest.chunker import Chunk, chunk_text
 from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents import records
 from gno_trio.engine.ingest.documents.reasons import TOO_LARGE
-from gno_trio.engine.ingest.documents.runner import ConversionJob, ConversionRunner
+from gno_trio.engine.ingest.documents.runner import (
+    ConversionJob,
+    ConversionOutcome,
+    ConversionRunner,
+)
 from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
 from gno_trio.engine.ingest.plan import StoredDoc
 from gno_trio.engine.ingest.walker import FoundFile
-from gno_trio.engine.uris import docid_for, sha256_hex
+from gno_trio.engine.uris import docid_of_hash, sha256_hex
 from gno_trio.errors import GnoError
 
 
@@ -38,6 +43,8 @@ class Prepared:
     converted: Converted
     meta: DocumentMeta
     mirror_hash: str
+    chunks: tuple[Chunk, ...] | None = None
+    """The body's chunks, when cut already (by a preparing worker: see :mod:`.textpool`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +78,59 @@ def has_frontmatter(mime: str) -> bool:
     return mime == "text/markdown"
 
 
-def prepare(found: FoundFile, data: bytes, converted: Converted) -> Prepared:
+def prepare(
+    found: FoundFile,
+    data: bytes,
+    converted: Converted,
+    *,
+    source_hash: str | None = None,
+    chunked: bool = False,
+) -> Prepared:
+    """Parse a converted file (``chunked``: cut its chunks too); ``source_hash`` if known."""
     meta = extract_meta(
         converted.markdown, found.rel_path, frontmatter=has_frontmatter(converted.mime)
     )
+    source_hash = source_hash or sha256_hex(data)
     return Prepared(
         found=found,
-        source_hash=sha256_hex(data),
-        docid=docid_for(data),
+        source_hash=source_hash,
+        docid=docid_of_hash(source_hash),
         converted=converted,
         meta=meta,
         mirror_hash=sha256_hex(converted.markdown),
+        chunks=(
+            tuple(body_chunks(converted.markdown, meta, code=converted.is_code))
+            if chunked
+            else None
+        ),
     )
+
+
+def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]:
+    """The chunks of a mirror's text after its frontmatter, addressed in the whole text.
+
+    Chunks are what snippets, line anchors and embeddings are made of; the
+    frontmatter is metadata (indexed in its own fields), so no snippet ever
+    shows a ``---`` block. Only Markdown has frontmatter (see
+    :func:`.prepare.has_frontmatter`): a YAML file's ``---`` is content.
+    Positions and line numbers still count from the top of the mirror, so
+    ``get(ref, fromLine=line)`` lands where a hit points.
+    """
+    if meta.body_start_line <= 1:  # no frontmatter block was taken off
+        return chunk_text(markdown, code=code)
+    offset = len(markdown) - len(meta.body)
+    skipped_lines = markdown.count("\n", 0, offset)
+    return [
+        Chunk(
+            chunk.seq,
+            chunk.pos + offset,
+            chunk.text,
+            chunk.start_line + skipped_lines,
+            chunk.end_line + skipped_lines,
+            chunk.token_count,
+        )
+        for chunk in chunk_text(markdown[offset:], code=code)
+    ]
 
 
 def read_source(found: FoundFile, limit: int) -> bytes:
@@ -119,7 +167,7 @@ def outcomes(
     judged: Mapping[str, sqlite3.Row],
     *,
     on_progress: FileProgress | None = None,
-) -> Iterator[Item]:
+) -> Generator[Item, None, None]:
     """Each file to read with its outcome, in the order of ``to_read``.
 
     Files that need converting go through ``runner``, which draws a few
@@ -140,7 +188,7 @@ def _window(
     judged: Mapping[str, sqlite3.Row],
     policy: str,
     on_progress: FileProgress | None,
-) -> Iterator[Item]:
+) -> Generator[Item, None, None]:
     decided: deque[Item] = deque()
 
     def to_convert() -> Iterator[ConversionJob]:
@@ -169,11 +217,14 @@ def _window(
         index, found, row = result.job.key
         while decided and decided[0][0] < index:
             yield decided.popleft()
-        outcome: Outcome
-        if result.error is not None:
-            outcome = Refused(result.error, judged=True, unsupported=result.unsupported)
-        else:
-            assert result.converted is not None
-            outcome = prepare(found, result.job.data, result.converted)
-        yield index, found, row, outcome
+        yield index, found, row, converted_outcome(result)
     yield from decided
+
+
+def converted_outcome(result: ConversionOutcome) -> Outcome:
+    """What a file the conversion runner took turned out to be (its job's key: the file first)."""
+    if result.error is not None:
+        return Refused(result.error, judged=True, unsupported=result.unsupported)
+    assert result.converted is not None
+    found: FoundFile = result.job.key[1]
+    return prepare(found, result.job.data, result.converted)

@@ -9,7 +9,8 @@ import sqlite3
 from collections.abc import Iterable
 
 from gno_trio.engine.ingest.frontmatter import extract_meta
-from gno_trio.engine.ingest.writes import body_chunks, insert_chunks
+from gno_trio.engine.ingest.prepare import body_chunks
+from gno_trio.engine.ingest.writes import insert_chunks
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.database import release_free_pages, write_transaction
 

@@ -13,10 +13,10 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from gno_trio.engine.ingest.chunker import Chunk, chunk_text
+from gno_trio.engine.ingest.chunker import Chunk
 from gno_trio.engine.ingest.documents import records
 from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
-from gno_trio.engine.ingest.prepare import Prepared, has_frontmatter
+from gno_trio.engine.ingest.prepare import Prepared, body_chunks, has_frontmatter
 from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.memory.projection import project as project_memory
@@ -50,38 +50,13 @@ def store_content(
     insert_chunks(
         conn,
         prepared.mirror_hash,
-        body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
+        list(prepared.chunks)
+        if prepared.chunks is not None
+        else body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
         prepared.converted.language,
         tick,
         pending,
     )
-
-
-def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]:
-    """The chunks of a mirror's text after its frontmatter, addressed in the whole text.
-
-    Chunks are what snippets, line anchors and embeddings are made of; the
-    frontmatter is metadata (indexed in its own fields), so no snippet ever
-    shows a ``---`` block. Only Markdown has frontmatter (see
-    :func:`.prepare.has_frontmatter`): a YAML file's ``---`` is content.
-    Positions and line numbers still count from the top of the mirror, so
-    ``get(ref, fromLine=line)`` lands where a hit points.
-    """
-    if meta.body_start_line <= 1:  # no frontmatter block was taken off
-        return chunk_text(markdown, code=code)
-    offset = len(markdown) - len(meta.body)
-    skipped_lines = markdown.count("\n", 0, offset)
-    return [
-        Chunk(
-            chunk.seq,
-            chunk.pos + offset,
-            chunk.text,
-            chunk.start_line + skipped_lines,
-            chunk.end_line + skipped_lines,
-            chunk.token_count,
-        )
-        for chunk in chunk_text(markdown[offset:], code=code)
-    ]
 
 
 def insert_chunks(

@@ -60,9 +60,10 @@ class QueryBuilder:
         self._schema = schema
         self._analyzer = _analyzer(tokenizer)
         self._trigram = analysis.is_trigram(tokenizer)
+        self._text = analysis.analyzed_text(tokenizer)
 
     def terms(self, text: str) -> list[str]:
-        return self._analyzer.analyze(analysis.normalized(text))
+        return self._analyzer.analyze(self._text(text))
 
     # -- text ---------------------------------------------------------------
 

@@ -32,7 +32,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -141,7 +141,8 @@ def _split(joined: str | None) -> list[str]:
     return [part for part in (joined or "").split("\x1f") if part]
 
 
-def _document(row: Sequence[Any]) -> tantivy.Document:
+def _document(row: Sequence[Any], text: Callable[[str], str]) -> tantivy.Document:
+    """The tantivy document of a :data:`_DOCUMENT_SQL` row (``text``: see ``analyzed_text``)."""
     doc_id, _, collection, rel_path, uri, title, body, markdown = row[:8]
     tags, categories, author_key, language_key, date = row[8:13]
     # The searchable metadata, as engine/store/fulltext.py writes it for FTS5.
@@ -149,12 +150,12 @@ def _document(row: Sequence[Any]) -> tantivy.Document:
     if body is None:  # indexed before body positions were stored
         body = _body(markdown, rel_path, row[16])
     document = tantivy.Document(
-        filepath=analysis.normalized(rel_path),
-        title=analysis.normalized(title),
-        body=analysis.normalized(body),
-        author=analysis.normalized(author_text),
-        tags=analysis.normalized(tags_text),
-        categories=analysis.normalized(categories_text),
+        filepath=text(rel_path),
+        title=text(title),
+        body=text(body),
+        author=text(author_text),
+        tags=text(tags_text),
+        categories=text(categories_text),
         collection=collection,
         uri=uri,
         tag=_split(tags),
@@ -168,15 +169,18 @@ def _document(row: Sequence[Any]) -> tantivy.Document:
     return document
 
 
-def _feed(writer: tantivy.IndexWriter, conn: sqlite3.Connection, doc_ids: Sequence[int]) -> None:
+def _feed(
+    writer: tantivy.IndexWriter, conn: sqlite3.Connection, doc_ids: Sequence[int], tokenizer: str
+) -> None:
     """Replace these documents in the index with what SQLite holds (active ones only)."""
+    text = analysis.analyzed_text(tokenizer)
     for start in range(0, len(doc_ids), _FETCH):
         part = list(doc_ids[start : start + _FETCH])
         for doc_id in part:
             writer.delete_documents_by_term(analysis.ID_FIELD, doc_id)
         for row in conn.execute(_DOCUMENT_SQL, (_json_ids(part),)):
             if row[1]:
-                writer.add_document(_document(row))
+                writer.add_document(_document(row, text))
 
 
 def _json_ids(ids: Sequence[int]) -> str:
@@ -375,7 +379,7 @@ class Feeder:
             self._writer = opened.index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
         writer = self._writer
         try:
-            _feed(writer, self._conn, pending)
+            _feed(writer, self._conn, pending, now.tokenizer)
             self._fed = now.position
             self._uncommitted += len(pending)
             commit = commit or self._uncommitted >= COMMIT_EVERY
@@ -407,7 +411,7 @@ class Feeder:
                 int(row[0])
                 for row in self._conn.execute("SELECT id FROM documents WHERE active = 1")
             ]
-            _feed(writer, self._conn, active)
+            _feed(writer, self._conn, active, tokenizer)
             _write_stamp(writer, position, generation)
             writer.commit()
             writer.wait_merging_threads()
