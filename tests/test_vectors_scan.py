@@ -1,16 +1,15 @@
-"""Vector search scans the matrix in blocks over two threads and still gives the exact answer.
+"""Vector search's fast path gives the exact answer.
 
 The exact answer is what one product over every row gives: the rows with
 the highest cosine (ties: the lower row first), with those cosines. The
-fast path (blocks, a helper thread, the top-k cut) must agree with it on
-the rows, their order and their scores, on the float32 copy and on the
-int8 rows, whole or filtered, whatever the helper thread does.
+fast path (distinct vectors scored once, blocks, the top-k cut) must agree
+with it on the rows, their order and their scores' bits, on the float32
+copy and on the int8 rows, whole or filtered.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from gno_trio.engine import Engine
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.search.semantic import vector_search
 from gno_trio.engine.store.database import connect, migrate, write_transaction
-from gno_trio.engine.vectors import cache, scan
+from gno_trio.engine.vectors import cache
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
 from gno_trio.engine.vectors.distinct import padded
 from gno_trio.engine.vectors.embedder import ModelIdentity
@@ -118,58 +117,6 @@ def test_the_fast_path_agrees_with_one_product_over_every_row(tmp_path: Path, ro
         assert matrix.dense_rows == rows - len(range(0, rows, 97))
 
 
-@pytest.fixture(autouse=True)
-def fresh_pacing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with the helper welcome (earlier stalls make later calls work alone)."""
-    monkeypatch.setattr(scan, "_pacing", scan._Pacing())
-
-
-@pytest.fixture
-def rows() -> npt.NDArray[np.float32]:
-    return np.random.default_rng(3).standard_normal((9217, DIM), dtype=np.float32)
-
-
-def test_a_helper_that_stalls_never_holds_up_the_search(rows: npt.NDArray[np.float32]) -> None:
-    """The helper takes a block and then loses its core: the caller finishes without it."""
-    entered, release = threading.Event(), threading.Event()
-    out = np.zeros(len(rows), dtype=np.float32)
-    query = rows[11]
-
-    def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
-        if threading.current_thread().name.startswith("gno-vscan"):
-            entered.set()
-            release.wait(30)
-        else:
-            assert entered.wait(30)  # the helper holds a block before the caller goes on
-        np.matmul(rows[start:stop], query, out=into)
-
-    try:
-        scan.scan_blocks(out, 1024, work)
-        assert not release.is_set()  # returned while the helper was still stuck
-        np.testing.assert_array_equal(out, rows @ query)
-    finally:
-        release.set()
-
-
-def test_a_helper_that_fails_leaves_its_blocks_to_the_caller(
-    rows: npt.NDArray[np.float32],
-) -> None:
-    out = np.zeros(len(rows), dtype=np.float32)
-    query = rows[11]
-    helper_ran = threading.Event()
-
-    def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
-        if threading.current_thread().name.startswith("gno-vscan"):
-            helper_ran.set()
-            raise MemoryError("helper out of memory")
-        helper_ran.wait(30)
-        np.matmul(rows[start:stop], query, out=into)
-
-    scan.scan_blocks(out, 1024, work)
-    assert helper_ran.is_set()
-    np.testing.assert_array_equal(out, rows @ query)
-
-
 @pytest.fixture
 def notes(engine: Engine, tmp_path: Path) -> Iterator[sqlite3.Connection]:
     docs = {
@@ -198,39 +145,3 @@ def test_vectors_of_a_changed_document_never_cost_an_answer(notes: sqlite3.Conne
     assert len(paths) == 3 and "garden.md" not in paths and paths[0] == "herbs.md"
     scores = [hit["score"] for hit in found]
     assert scores == sorted(scores, reverse=True)
-
-
-def test_a_busy_machine_stops_asking_the_helper() -> None:
-    """A call the helper did not help makes the next 1, 2, 4 ... 64 calls work alone."""
-    pacing = scan._Pacing()
-    alone = []
-    for _ in range(8):
-        pacing.record(paid_off=False)
-        skipped = 0
-        while not pacing.allows():
-            skipped += 1
-        alone.append(skipped)
-    assert alone == [1, 2, 4, 8, 16, 32, 64, 64]
-    pacing.record(paid_off=True)
-    assert pacing.allows()
-    pacing.record(paid_off=False)
-    assert not pacing.allows() and pacing.allows()  # back to one call alone
-
-
-def test_sharing_that_does_not_save_time_is_stopped(rows: npt.NDArray[np.float32]) -> None:
-    """The helper does its part, but the scan took longer than alone: the next call works alone."""
-    out = np.zeros(len(rows), dtype=np.float32)
-    query = rows[11]
-    helper_done = threading.Event()
-
-    def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
-        if threading.current_thread().name.startswith("gno-vscan"):
-            np.matmul(rows[start:stop], query, out=into)
-            helper_done.set()
-            return
-        assert helper_done.wait(30)  # waiting on the helper: slower than scanning alone
-        np.matmul(rows[start:stop], query, out=into)
-
-    scan.scan_blocks(out, 1024, work)
-    np.testing.assert_array_equal(out, rows @ query)
-    assert not scan._pacing.allows()

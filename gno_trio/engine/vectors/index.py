@@ -8,9 +8,9 @@ each row is, and per chunk a 1-bit sign sketch of the sum of its windows
 rows; see :mod:`gno_trio.engine.vectors.cache` for how it stays current.
 
 Search is exact when at most :data:`EXACT_ROWS` rows are candidates: one
-product per block of rows (from a float32 copy on small indexes), the
-blocks shared by two threads (:mod:`.scan`). Of rows tied at the cut, the
-first are kept, so the answer is a function of the scores alone. Beyond
+product per block of rows (from a float32 copy of the distinct vectors on
+small indexes, see :mod:`.distinct`). Of rows tied at the cut, the first
+are kept, so the answer is a function of the scores alone. Beyond
 that, the query's sign sketch is compared with each chunk's (Hamming
 distance over 64-bit words: a quarter of the rows' bytes, read once), the
 closest chunks are shortlisted, and only their windows are scored exactly.
@@ -33,7 +33,6 @@ import numpy.typing as npt
 
 from gno_trio.engine.vectors.distinct import ROW_GROUP, padded
 from gno_trio.engine.vectors.embedder import EMBED_DIMENSION_MISMATCH
-from gno_trio.engine.vectors.scan import scan_blocks
 from gno_trio.errors import GnoError
 
 EXACT_ROWS: Final = 32_768
@@ -127,9 +126,8 @@ class VectorMatrix:
     ) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` with each of ``rows`` (None: every row, in order).
 
-        Block by block, the blocks shared by two threads (:mod:`.scan`).
-        With the float32 copy and every row, each distinct vector is scored
-        once. Every row is read through a view of the arrays where it can be:
+        Block by block; with the float32 copy and every row, each distinct
+        vector is scored once. Every row is read through a view of the arrays where it can be:
         gathering all rows first would copy the whole matrix per query,
         which costs several times the product itself.
         """
@@ -141,22 +139,18 @@ class VectorMatrix:
             if rows is None:
                 distinct = np.empty(padded(self.dense_rows), dtype=np.float32)
 
-                def whole(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
-                    np.matmul(dense[start:stop], query, out=into)
-
-                scan_blocks(distinct, _BLOCK_ROWS, whole)
+                for start, stop in _blocks(len(distinct)):
+                    np.matmul(dense[start:stop], query, out=distinct[start:stop])
                 found: npt.NDArray[np.float32] = distinct[self.dense_of[: self.size]]
                 return found
             source, picked, scales = dense, self.dense_of[rows], None
         out = np.empty(self.size if picked is None else len(picked), dtype=np.float32)
 
-        def block(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
+        for start, stop in _blocks(len(out)):
             part = slice(start, stop) if picked is None else picked[start:stop]
-            into[...] = _product(source[part], query)
+            out[start:stop] = _product(source[part], query)
             if scales is not None:
-                into *= scales[part]
-
-        scan_blocks(out, _BLOCK_ROWS, block)
+                out[start:stop] *= scales[part]
         return out
 
     def nearest(
@@ -223,7 +217,7 @@ def _top(values: npt.NDArray[np.float32], take: int) -> npt.NDArray[np.intp]:
     count = len(values)
     if take >= count:
         return np.arange(count)
-    cut = values[np.argpartition(values, count - take)[count - take]]
+    cut = np.partition(values, count - take)[count - take]  # the take-th largest value
     above = np.flatnonzero(values > cut)
     tied = np.flatnonzero(values == cut)[: take - len(above)]
     return np.concatenate((above, tied))
@@ -243,3 +237,16 @@ def _product(
     block[count:] = 0.0
     product: npt.NDArray[np.float32] = (block @ query)[:count]
     return product
+
+
+def _blocks(count: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` blocks of :data:`_BLOCK_ROWS` rows; the last also takes the rest.
+
+    So no block is a few rows long: those would be one more product call,
+    and (unless padded, see :func:`_product`) scored by another BLAS path.
+    """
+    blocks = max(1, count // _BLOCK_ROWS)
+    return [
+        (i * _BLOCK_ROWS, count if i == blocks - 1 else (i + 1) * _BLOCK_ROWS)
+        for i in range(blocks)
+    ]
