@@ -189,6 +189,8 @@ class _Applier:
     def _one(self, index: int, found: FoundFile, row: StoredDoc | None, outcome: Outcome) -> int:
         """Bring one file's document up to date from its outcome; the text size written."""
         conn, spec, report, at = self.conn, self.spec, self.report, self.observed_at
+        if row is not None or not isinstance(outcome, Prepared):
+            self.pending.resume(conn)  # only creating a document may skip the index triggers
         if isinstance(outcome, Relisted):
             writes.relist(report, outcome.record)
             return 0
@@ -228,6 +230,7 @@ class _Applier:
         if row is None:
             old = self.renames.claim(prepared.source_hash)
             if old is not None:
+                self.pending.resume(conn)
                 full_old = _full_row(conn, old.id)
                 if full_old["mirror_hash"]:
                     self.replaced.add(full_old["mirror_hash"])
