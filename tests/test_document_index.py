@@ -9,8 +9,8 @@ backend switch in either direction.
 
 from __future__ import annotations
 
-import shutil
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -206,7 +206,7 @@ def test_new_updated_touched_and_moved_files_in_one_batch_all_reach_the_index(
         assert [h["source"]["relPath"] for h in old] == ["b-old.md"]
         assert mode(base) == "tantivy"
         assert found(engine, "freshA") == ["a-new.md"]
-        assert found(engine, "changed3") == ["note-0003.md"] and found(engine, "\"marker3\"") == []
+        assert found(engine, "changed3") == ["note-0003.md"] and found(engine, '"marker3"') == []
         assert found(engine, "marker29") == ["zz-moved.md"]
         assert found(engine, "marker34") == ["note-0034.md"]
         assert len(found(engine, "common")) == 37
