@@ -132,7 +132,8 @@ def fts_upsert(
     collections; the tantivy index learns of every change through
     migration 12's triggers.
     """
-    if not memory_managed and not fts5_ranks_documents(conn):
+    tantivy_ranks = (pending is not None and pending.queue_paused) or not fts5_ranks_documents(conn)
+    if not memory_managed and tantivy_ranks:
         if not fresh:
             fulltext.remove_document(conn, doc_id)
         return

@@ -96,6 +96,11 @@ class PendingRows:
             self._queue_paused = conn.execute(_PAUSE_SQL).rowcount == 1
         return self._queue_paused
 
+    @property
+    def queue_paused(self) -> bool:
+        """Whether the triggers are paused (so tantivy ranks documents)."""
+        return self._queue_paused
+
     def new_document(self, doc_id: int) -> None:
         """Queue a document created while the triggers are paused."""
         if self._queue_paused:
