@@ -34,6 +34,7 @@ from gno_trio.engine.ingest.plan import (
     indexed_fingerprints,
     stored_documents,
     stored_for_walk,
+    walk_is_known,
 )
 from gno_trio.engine.ingest.spec import CollectionSpec, IndexHooks, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
@@ -103,16 +104,19 @@ def _plan(
             reading = reader.submit(indexed_fingerprints, conn, spec.name)
             files, walk_errors = found_files(spec, only)
             indexed = reading.result()
-        known, stored = stored_for_walk(conn, spec.name, files, indexed)
+        all_known = walk_is_known(files, indexed)
+        known, stored = stored_for_walk(conn, spec.name, files, indexed, all_known=all_known)
     else:
         files, walk_errors = found_files(spec, only)
         known, stored = set(), stored_documents(conn, spec.name, sorted(only))
+        all_known = False
     plan = decide(
         files,
         stored,
         unlisted=[rel for rel, _ in walk_errors],
         partial=only is not None,
         unchanged_keys=known,
+        all_unchanged=all_known,
     )
     return plan, walk_errors
 
