@@ -4,24 +4,35 @@ Every run gets ``GNO_CONFIG_DIR``/``GNO_DATA_DIR``/``GNO_CACHE_DIR``,
 ``HOME`` and ``XDG_CONFIG_HOME`` inside a temporary directory (``APPDATA``
 unset) and runs there, so nothing touches the real user's files: their
 index, nor any MCP client's configuration.
+
+:meth:`Cli.run` runs each command in its own process forked from a parent
+that has imported the package already (:mod:`tests.cli_zygote`): the same
+``python -m gno_trio`` with the run's argv, environment, directory and
+streams, without paying the imports a thousand times. ``GNO_TEST_FRESH_CLI=1``
+runs every command in a fresh interpreter instead, as does a run whose
+``env`` sets a ``PYTHON*`` variable (those act at interpreter start).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
 from tests.conftest import db_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
+COMMAND_TIMEOUT_S = 60
 
 TRACING = """retrievalTraces:
   enabled: true
@@ -57,16 +68,23 @@ class Cli:
         stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run one command (with ``env`` entries replacing the sandbox's); assert its exit code."""
-        done = subprocess.run(
-            [sys.executable, "-m", "gno_trio", *args],
-            env={**self.env, **(env or {})},
-            cwd=cwd or self.home,
-            input=stdin if stdin is not None else "",
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        run_env = {**self.env, **(env or {})}
+        where = cwd or self.home
+        # PYTHON* variables act when an interpreter starts, which a forked child skips.
+        starts_fresh = any(name.startswith("PYTHON") for name in env or {})
+        if starts_fresh or os.environ.get("GNO_TEST_FRESH_CLI"):
+            done = subprocess.run(
+                [sys.executable, "-m", "gno_trio", *args],
+                env=run_env,
+                cwd=where,
+                input=stdin if stdin is not None else "",
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT_S,
+                check=False,
+            )
+        else:
+            done = _forked(list(args), run_env, where, stdin or "")
         assert done.returncode == code, (args, done.returncode, done.stdout, done.stderr)
         return done
 
@@ -85,7 +103,7 @@ class Cli:
         ]
         results = []
         for proc in procs:
-            out, err = proc.communicate(timeout=60)
+            out, err = proc.communicate(timeout=COMMAND_TIMEOUT_S)
             results.append((proc.returncode, out, err))
         return results
 
@@ -97,6 +115,72 @@ class Cli:
         config = self.config_file.read_bytes() if self.config_file.exists() else None
         db = db_snapshot(self.db) if self.db.exists() else None
         return config, db
+
+
+class _Zygote:
+    """This test process's warm parent for CLI commands (started on first use)."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.cli_zygote", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        theirs.close()
+        self.sock = ours
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        self.sock.close()
+        self.process.wait(timeout=COMMAND_TIMEOUT_S)
+
+    def run(
+        self, argv: list[str], env: dict[str, str], cwd: Path, stdin: str
+    ) -> tuple[int, str, str]:
+        with (
+            tempfile.TemporaryFile() as given,
+            tempfile.TemporaryFile() as out,
+            tempfile.TemporaryFile() as err,
+        ):
+            given.write(stdin.encode())
+            given.seek(0)
+            request = json.dumps({"argv": argv, "env": env, "cwd": str(cwd)}).encode()
+            socket.send_fds(self.sock, [request], [given.fileno(), out.fileno(), err.fileno()])
+            self.sock.settimeout(COMMAND_TIMEOUT_S)
+            pid = json.loads(self.sock.recv(4096))["pid"]
+            try:
+                status = json.loads(self.sock.recv(4096))["status"]
+            except TimeoutError:
+                os.kill(pid, 9)
+                self.sock.settimeout(None)
+                self.sock.recv(4096)
+                raise subprocess.TimeoutExpired(argv, COMMAND_TIMEOUT_S) from None
+            return int(status), _text(out), _text(err)
+
+
+def _text(stream: IO[bytes]) -> str:
+    """The stream's bytes as ``subprocess.run(text=True)`` gives them (universal newlines)."""
+    stream.seek(0)
+    return stream.read().decode().replace("\r\n", "\n").replace("\r", "\n")
+
+
+_zygote: _Zygote | None = None
+
+
+def _forked(
+    argv: list[str], env: dict[str, str], cwd: Path, stdin: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m gno_trio ARGV`` as a child of the warm parent."""
+    global _zygote
+    if _zygote is None or _zygote.process.poll() is not None:
+        _zygote = _Zygote()
+    status, out, err = _zygote.run(argv, env, cwd, stdin)
+    return subprocess.CompletedProcess([sys.executable, "-m", "gno_trio", *argv], status, out, err)
 
 
 def make_cli(base: Path) -> Cli:

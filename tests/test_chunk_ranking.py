@@ -187,3 +187,41 @@ def test_the_choice_follows_the_index_as_it_changes(
         assert "tapir" in after[1] and "okapi" not in after[1]
         ours, theirs = _both_ways(engine, monkeypatch, "okapi tapir")
         assert ours == theirs
+
+
+def test_equally_good_chunks_point_at_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where several chunks of a page score exactly alike, the hit points at the first.
+
+    The page repeats one paragraph, so its chunks share their text and their
+    scores tie; ranked on the chunk index or here, the same (earliest) chunk
+    gives the snippet and the line.
+    """
+    paragraph = "okapi tapir " + " ".join(["model"] * 60) + "."
+    files = {
+        "same.md": "# Same\n\n" + "\n\n".join([paragraph] * 80) + "\n",
+        **{f"o{i}.md": f"# O{i}\n\nokapi note {i}.\n" for i in range(6)},
+    }
+    root = write_corpus(tmp_path / "notes", files)
+    choose_backend(tmp_path / "config", "fts5")
+    with Engine.open(
+        dirs=Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    ) as engine:
+        engine.add_collection(str(root), name="notes")
+        engine.sync()
+        with engine.connection() as conn:
+            chunks = conn.execute(
+                "SELECT bm25(chunks_fts, 1.0, 0.0), c.id, c.start_line FROM chunks_fts "
+                "JOIN content_chunks c ON c.id = chunks_fts.rowid "
+                "JOIN documents d ON d.mirror_hash = c.mirror_hash "
+                "WHERE chunks_fts MATCH 'text : okapi' AND d.rel_path = 'same.md'"
+            ).fetchall()
+        best = min(score for score, _, _ in chunks)
+        tied = sorted((chunk_id, line) for score, chunk_id, line in chunks if score == best)
+        assert len(tied) >= 2  # the premise: the best score is shared
+        for query in ("okapi tapir", "oka", "okapi"):
+            ours, theirs = _both_ways(engine, monkeypatch, query)
+            assert ours == theirs
+        (same,) = [hit for hit in ours if hit[0].endswith("same.md")]
+        assert same[3]["startLine"] == tied[0][1]

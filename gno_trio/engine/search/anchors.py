@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import operator
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,35 +79,44 @@ def chunk_spans(conn: sqlite3.Connection, mirror_hashes: Sequence[str]) -> dict[
     }
 
 
-def ranked_chunks(
+def best_on_index(
     conn: sqlite3.Connection, spans: Mapping[str, Span], match: str
-) -> dict[str, list[int]]:
-    """Chunk ids of each mirror that match ``match``, best first (bm25, then id order).
+) -> dict[str, int]:
+    """The best chunk of each mirror that ``match`` finds in it: bm25 on the chunk
+    index, ties to the lowest chunk id.
 
-    One FTS5 statement for all the mirrors. A malformed expression matches
-    nothing rather than failing the search.
+    One FTS5 statement for all the mirrors. Its rows come in chunk id order
+    as plain tuples, so each mirror's rows are one slice (found by bisection)
+    and its best is the first lowest score of that slice: a long page's
+    hundreds of matching chunks are never handled one by one in Python. A
+    malformed expression matches nothing rather than failing the search.
     """
     if not spans:
         return {}
-    owners = " OR ".join(fts_quote(mirror) for mirror in spans)
+    hashes = " OR ".join(fts_quote(mirror) for mirror in spans)
+    cursor = conn.cursor()
+    cursor.row_factory = None
     try:
-        rows = conn.execute(
-            "SELECT rowid, bm25(chunks_fts, 1.0, 0.0) FROM chunks_fts WHERE chunks_fts MATCH ?",
-            (f"{text_match(match)} AND mirror_hash : ({owners})",),
+        rows: list[tuple[int, float]] = cursor.execute(
+            "SELECT rowid, bm25(chunks_fts, 1.0, 0.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY rowid",
+            (f"{text_match(match)} AND mirror_hash : ({hashes})",),
         ).fetchall()
     except sqlite3.OperationalError:
         return {}
-    ordered = sorted((first, last, mirror) for mirror, (first, last) in spans.items())
-    firsts = [first for first, _, _ in ordered]
-    scored: dict[str, list[tuple[float, int]]] = {}
-    for chunk_id, score in rows:
-        slot = bisect.bisect_right(firsts, chunk_id) - 1
-        if slot < 0:
-            continue
-        first, last, mirror = ordered[slot]
-        if first <= chunk_id <= last:
-            scored.setdefault(mirror, []).append((float(score), int(chunk_id)))
-    return {mirror: [cid for _, cid in sorted(pairs)] for mirror, pairs in scored.items()}
+    finally:
+        cursor.close()
+    chosen: dict[str, int] = {}
+    for mirror, (first, last) in spans.items():
+        start = bisect.bisect_left(rows, first, key=_CHUNK_ID)
+        end = bisect.bisect_right(rows, last, lo=start, key=_CHUNK_ID)
+        if start < end:
+            chosen[mirror] = int(min(rows[start:end], key=_SCORE)[0])
+    return chosen
+
+
+_CHUNK_ID = operator.itemgetter(0)
+_SCORE = operator.itemgetter(1)
 
 
 def best_chunks(
@@ -127,8 +137,8 @@ def best_chunks(
     for form in forms:
         if not pending:
             break
-        for mirror, ids in ranked_chunks(conn, pending, form).items():
-            chosen[mirror] = (ids[0], form)
+        for mirror, chunk_id in best_on_index(conn, pending, form).items():
+            chosen[mirror] = (chunk_id, form)
             del pending[mirror]
     return chosen
 
@@ -141,11 +151,10 @@ def anchors_for(
     """
     found: dict[str, Anchor] = {}
     if match:
-        tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
-        totals = chunkrank.index_totals(conn) if "trigram" not in tokenize else None
+        tokenize, totals = _index_facts(conn)
         with snippetcut.scratch_table(tokenize) as table:
             waiting, rows = _chosen_chunks(conn, table, spans, match, totals)
-            chosen = [chunk_id for chunk_id, _ in waiting.values()]
+            chosen = {chunk_id: mirror for mirror, (chunk_id, _) in waiting.items()}
             cut = _cutter(conn, table, rows, chosen, match, totals)
             for form in exact_first(match):
                 # A chunk found by one form is cut with that form; a single-chunk
@@ -169,6 +178,20 @@ def anchors_for(
 _ChunkRows = dict[int, tuple[str, int, int, str | None]]
 
 
+def _index_facts(conn: sqlite3.Connection) -> tuple[str, tuple[int, int] | None]:
+    """The chunk index's tokenizer and its totals (None for trigram: never ranked
+    here), read in one statement."""
+    try:
+        tokenizer, averages = conn.execute(
+            "SELECT (SELECT value FROM schema_meta WHERE key = 'fts_tokenizer'), "
+            f"({chunkrank.AVERAGES_SQL})"
+        ).fetchone()
+    except sqlite3.OperationalError:  # an index from before the schema table
+        tokenizer, averages = stored_tokenizer(conn), None
+    tokenize = str(tokenizer) if tokenizer else DEFAULT_TOKENIZE
+    return tokenize, None if "trigram" in tokenize else chunkrank.totals_of(averages)
+
+
 def _chosen_chunks(
     conn: sqlite3.Connection,
     table: snippetcut.SnippetTable,
@@ -182,7 +205,6 @@ def _chosen_chunks(
     there) when that beats FTS5's ranking on the chunk index (:mod:`.chunkrank`).
     """
     forms = exact_first(match)
-    parsed = [chunkrank.or_phrases(form) for form in forms]
     pending = {mirror: span for mirror, span in spans.items() if span[0] != span[1]}
     loadable = sum(last - first + 1 for first, last in pending.values())
     chosen: dict[str, tuple[int, str]] = {
@@ -190,8 +212,15 @@ def _chosen_chunks(
     }
     rows: _ChunkRows = {}
     ranked = None
+    # A quoted string per two quotes at most: where even that many phrases would
+    # not make loading worth it (a small index), the expression is never parsed.
+    parsed = (
+        [chunkrank.or_phrases(form) for form in forms]
+        if pending and chunkrank.worth_loading(totals, loadable, match.count('"') // 2)
+        else []
+    )
     if (
-        pending
+        parsed
         and all(phrases is not None for phrases in parsed)
         and chunkrank.worth_loading(totals, loadable, len(parsed[0] or ()))
     ):
@@ -199,7 +228,7 @@ def _chosen_chunks(
             conn, [c for first, last in pending.values() for c in range(first, last + 1)]
         )
         table.load({chunk_id: row[0] for chunk_id, row in rows.items()})
-        ranked = _rank_in_table(conn, table, pending, forms, parsed)
+        ranked = _rank_in_table(conn, table, pending, forms, parsed, totals)
     chosen.update(ranked if ranked is not None else best_chunks(conn, pending, match))
     return chosen, rows
 
@@ -208,22 +237,27 @@ def _cutter(
     conn: sqlite3.Connection,
     table: snippetcut.SnippetTable,
     rows: _ChunkRows,
-    chunk_ids: Sequence[int],
+    chunk_ids: Mapping[int, str],
     match: str,
     totals: tuple[int, int] | None,
 ) -> Callable[[Sequence[int], str], dict[int, Anchor]]:
     """How the chosen chunks get their snippets: in ``table`` or on the chunk index.
 
-    Both give FTS5's snippet() of the chunk. On the index each chunk is a
-    seek, but a prefix term is expanded over the whole index again for every
-    chunk; in the table the chunks are tokenized once more. The table wins
+    Both give FTS5's snippet() of the chunk. On the index the expression
+    (a prefix term: every indexed word it begins) is set up over the whole
+    index; in the table the chunks are tokenized once more. The table wins
     on a large index (the rule :func:`.chunkrank.worth_loading` applies), or
-    when the chunks are loaded there already.
+    when the chunks are loaded there already. ``chunk_ids`` maps each chunk
+    to its mirror.
     """
     missing = [chunk_id for chunk_id in chunk_ids if not table.holds(chunk_id)]
-    phrases = len(chunkrank.or_phrases(match) or ())
-    if missing and not chunkrank.worth_loading(totals, len(missing), phrases or 1):
-        return lambda ids, form: _snippet_anchors(conn, ids, form)
+    if missing and not (
+        chunkrank.worth_loading(totals, len(missing), max(1, match.count('"') // 2))
+        and chunkrank.worth_loading(
+            totals, len(missing), len(chunkrank.or_phrases(match) or ()) or 1
+        )
+    ):
+        return _IndexCutter(conn, chunk_ids).cut
     rows.update(_chunk_rows(conn, missing))
     table.load({chunk_id: rows[chunk_id][0] for chunk_id in missing if chunk_id in rows})
 
@@ -245,6 +279,7 @@ def _rank_in_table(
     pending: Mapping[str, Span],
     forms: Sequence[str],
     parsed: Sequence[list[chunkrank.Phrase] | None],
+    totals: tuple[int, int] | None,
 ) -> dict[str, tuple[int, str]] | None:
     """:func:`best_chunks` computed over the loaded chunks (None: rank on the index)."""
     chosen: dict[str, tuple[int, str]] = {}
@@ -252,7 +287,7 @@ def _rank_in_table(
     for form, phrases in zip(forms, parsed, strict=True):
         if not left or phrases is None:
             break
-        best = chunkrank.best_in_table(conn, table, left, phrases)
+        best = chunkrank.best_in_table(conn, table, left, phrases, totals)
         if best is None:
             return None
         for mirror, chunk_id in best.items():
@@ -278,43 +313,48 @@ def _chunk_rows(
     }
 
 
-def _snippet_anchors(
-    conn: sqlite3.Connection, chunk_ids: Sequence[int], form: str
-) -> dict[int, Anchor]:
-    """FTS5's snippet of each of these chunks that ``form`` matches, on the chunk index.
+class _IndexCutter:
+    """Snippets cut by FTS5's snippet() on the chunk index, for chunks of known mirrors."""
 
-    One FTS5 statement cuts every snippet (``rowid IN``), one plain statement
-    reads the chunks' line ranges. Joining the two in one statement makes
-    SQLite plan the full-text scan worse.
-    """
-    if not chunk_ids:
-        return {}
-    marks = ", ".join("?" for _ in chunk_ids)
-    try:
-        cut = conn.execute(
-            f"SELECT rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), text FROM chunks_fts "
-            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-            (*_SNIPPET_MARKS, text_match(form), *chunk_ids),
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return {}
-    if not cut:
-        return {}
-    ranges = {
-        int(row[0]): (int(row[1]), int(row[2]), row[3])
-        for row in conn.execute(
-            f"SELECT id, start_line, end_line, language FROM content_chunks "
-            f"WHERE id IN ({', '.join('?' for _ in cut)})",
-            tuple(int(row[0]) for row in cut),
-        )
-    }
-    found: dict[int, Anchor] = {}
-    for chunk_id, snippet, text in cut:
-        start, end, language = ranges[int(chunk_id)]
-        found[int(chunk_id)] = Anchor(
-            snippet, start, end, language, first_hit_line(snippet, text, start)
-        )
-    return found
+    def __init__(self, conn: sqlite3.Connection, owners: Mapping[int, str]) -> None:
+        self._conn = conn
+        self._owners = owners
+
+    def cut(self, chunk_ids: Sequence[int], form: str) -> dict[int, Anchor]:
+        """The anchor of each of these chunks that ``form`` matches.
+
+        The chunks' mirrors narrow the match (``mirror_hash : (...)``, as
+        when the chunks were ranked), so FTS5 sets the expression up once
+        for the statement, not once per ``rowid`` asked for; the rows kept
+        are the ones asked for (``+rowid``: a filter, never an index
+        lookup). The mirror phrases are in the other column, which snippet()
+        of the text column never looks at. Each kept row's line range comes
+        with it (the full-text scan stays the outer loop: ``CROSS JOIN``).
+        """
+        if not chunk_ids:
+            return {}
+        mirrors = dict.fromkeys(self._owners[chunk_id] for chunk_id in chunk_ids)
+        hashes = " OR ".join(fts_quote(mirror) for mirror in mirrors)
+        try:
+            cut = self._conn.execute(
+                "SELECT f.rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), f.text, c.start_line, "
+                "c.end_line, c.language FROM chunks_fts f CROSS JOIN content_chunks c "
+                "ON c.id = f.rowid WHERE chunks_fts MATCH ? "
+                "AND +f.rowid IN (SELECT value FROM json_each(?))",
+                (
+                    *_SNIPPET_MARKS,
+                    f"{text_match(form)} AND mirror_hash : ({hashes})",
+                    json.dumps(list(chunk_ids)),
+                ),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        found: dict[int, Anchor] = {}
+        for chunk_id, snippet, text, start, end, language in cut:
+            found[int(chunk_id)] = Anchor(
+                snippet, start, end, language, first_hit_line(snippet, text, start)
+            )
+        return found
 
 
 def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:

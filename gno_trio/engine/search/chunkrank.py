@@ -96,13 +96,22 @@ def _varints(blob: bytes) -> list[int]:
     return values
 
 
+AVERAGES_SQL: Final = "SELECT block FROM chunks_fts_data WHERE id = 1"
+"""The chunk index's averages record (FTS5 keeps it at id 1 of its data table)."""
+
+
+def totals_of(averages: bytes | None) -> tuple[int, int] | None:
+    """(chunks, tokens in all columns) from the chunk index's averages record."""
+    if not averages:
+        return None
+    values = _varints(bytes(averages))
+    return values[0], sum(values[1:])
+
+
 def index_totals(conn: sqlite3.Connection) -> tuple[int, int] | None:
     """(chunks, tokens in all columns) of the chunk index: FTS5's stored averages record."""
-    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return None
-    values = _varints(bytes(row[0]))
-    return values[0], sum(values[1:])
+    row = conn.execute(AVERAGES_SQL).fetchone()
+    return None if row is None else totals_of(row[0])
 
 
 def worth_loading(totals: tuple[int, int] | None, chunks: int, phrases: int) -> bool:
@@ -202,13 +211,14 @@ def best_in_table(
     table: SnippetTable,
     spans: Mapping[str, Span],
     phrases: Sequence[Phrase],
+    totals: tuple[int, int] | None,
 ) -> dict[str, int] | None:
     """The best chunk of each mirror (all its chunks loaded in ``table``) for these phrases.
 
-    Mirrors none of whose chunks hold any phrase are left out. None when the
-    index's totals cannot be read (the caller ranks on the index instead).
+    ``totals`` are the index's (:func:`index_totals`). Mirrors none of whose
+    chunks hold any phrase are left out. None when the totals are unknown
+    (the caller ranks on the index instead).
     """
-    totals = index_totals(conn)
     if totals is None or totals[0] <= 0:
         return None
     rows, tokens_total = totals

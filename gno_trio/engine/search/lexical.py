@@ -58,8 +58,13 @@ _RESULT_COLUMNS = ", ".join(
         ),
         "(SELECT path FROM collections WHERE name = d.collection) AS collection_root",
         "(SELECT json_group_array(tag) FROM doc_tags WHERE doc_id = d.id) AS tags_json",
-        "(SELECT MIN(id) FROM content_chunks WHERE mirror_hash = d.mirror_hash) AS first_chunk",
-        "(SELECT MAX(id) FROM content_chunks WHERE mirror_hash = d.mirror_hash) AS last_chunk",
+        # A mirror's chunks are written together, in order: its first and last
+        # chunk ids are those of its first and last seq (two index seeks, where
+        # MIN/MAX(id) walk every chunk entry of a long page).
+        "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
+        "ORDER BY seq LIMIT 1) AS first_chunk",
+        "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
+        "ORDER BY seq DESC LIMIT 1) AS last_chunk",
     ]
 )
 _WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)

@@ -38,7 +38,7 @@ from gno_trio.engine.vectors.embedder import (
     VECTORS_UNAVAILABLE,
     EmbeddingBackend,
     embed_query,
-    windows,
+    window,
 )
 from gno_trio.engine.vectors.index import VectorMatrix
 from gno_trio.engine.vectors.storage import ModelRow, find_model
@@ -68,6 +68,14 @@ class VectorHit:
         return min(1.0, max(0.0, (1.0 + self.cosine) / 2.0))
 
 
+def _no_vectors(backend: EmbeddingBackend) -> GnoError:
+    return GnoError(
+        VECTORS_UNAVAILABLE,
+        f"No embeddings for model {backend.identity.uri} yet: run gno-trio embed "
+        f"(or gno-trio index)",
+    )
+
+
 def require_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> ModelRow:
     """The model row with stored vectors, or ``VECTORS_UNAVAILABLE`` (what to run is said)."""
     model = find_model(conn, backend.identity.key)
@@ -79,12 +87,24 @@ def require_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> Mode
         ).fetchone()
         is None
     ):
-        raise GnoError(
-            VECTORS_UNAVAILABLE,
-            f"No embeddings for model {backend.identity.uri} yet: run gno-trio embed "
-            f"(or gno-trio index)",
-        )
+        raise _no_vectors(backend)
     return model
+
+
+def stored_vectors(
+    conn: sqlite3.Connection, backend: EmbeddingBackend
+) -> tuple[ModelRow, VectorMatrix]:
+    """:func:`require_vectors` and the model's in-memory vectors, in one step.
+
+    The snapshot holds only non-blank vectors, so its size answers whether
+    there are any without a query of its own. It is read before anything
+    is embedded: an index without vectors answers without loading the model.
+    """
+    model = find_model(conn, backend.identity.key)
+    matrix = matrix_for(conn, model) if model is not None else None
+    if model is None or matrix is None or matrix.size == 0:
+        raise _no_vectors(backend)
+    return model, matrix
 
 
 def query_vector(backend: EmbeddingBackend, model: ModelRow, text: str) -> npt.NDArray[np.float32]:
@@ -160,29 +180,34 @@ def _documents(
 ) -> list[VectorHit]:
     """The ``limit`` best documents holding the ``best`` chunks that pass the filters.
 
-    The filters pick and order the documents on their ids alone; the result
-    columns (with their per-document subqueries) are read for the kept ones
-    only, which halves the cost when many candidates are fetched.
+    Documents rank by their chunk's cosine, then URI. The result columns
+    (with their per-document subqueries) are read for the nearest mirrors
+    first: ``limit`` of them, and any tied with the last. Only when those
+    give fewer than ``limit`` documents (a filter, or a stale document, left
+    some out) are the others read too; a document of a farther mirror could
+    not have ranked above those already found.
     """
-    if not best:
+    ordered = sorted(best, key=lambda mirror: -best[mirror][0])
+    cut = min(limit, len(ordered))
+    while 0 < cut < len(ordered) and best[ordered[cut]][0] == best[ordered[cut - 1]][0]:
+        cut += 1
+    rows = _result_rows(conn, ordered[:cut], where, params)
+    if len(rows) < limit and cut < len(ordered):
+        rows += _result_rows(conn, ordered[cut:], where, params)
+    rows.sort(key=lambda row: (-best[row["mirror_hash"]][0], row["uri"]))
+    return [VectorHit(row, *best[row["mirror_hash"]]) for row in rows[:limit]]
+
+
+def _result_rows(
+    conn: sqlite3.Connection, mirrors: Sequence[str], where: str, params: list[Any]
+) -> list[sqlite3.Row]:
+    if not mirrors:
         return []
-    marks = ", ".join("?" for _ in best)
-    admitted = conn.execute(
-        f"SELECT d.id, d.mirror_hash, d.uri FROM documents d "
-        f"WHERE d.mirror_hash IN ({marks}) AND {where}",
-        [*best, *params],
+    marks = ", ".join("?" for _ in mirrors)
+    return conn.execute(
+        f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE d.mirror_hash IN ({marks}) AND {where}",
+        [*mirrors, *params],
     ).fetchall()
-    admitted.sort(key=lambda r: (-best[r[1]][0], r[2]))
-    kept = [int(r[0]) for r in admitted[:limit]]
-    if not kept:
-        return []
-    rows = conn.execute(
-        f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE d.id IN ({', '.join('?' for _ in kept)})",
-        kept,
-    ).fetchall()
-    position = {doc_id: i for i, doc_id in enumerate(kept)}
-    rows.sort(key=lambda row: position[row["id"]])
-    return [VectorHit(row, *best[row["mirror_hash"]]) for row in rows]
 
 
 def _steered(
@@ -217,8 +242,7 @@ def anchors(conn: sqlite3.Connection, keys: Sequence[WindowKey]) -> dict[WindowK
         chunk = texts.get((key[0], key[1]))
         if chunk is None:
             continue
-        parts = windows(chunk.text)
-        offset, text = parts[key[2]] if key[2] < len(parts) else parts[0]
+        offset, text = window(chunk.text, key[2])
         start = chunk.start_line + chunk.text.count("\n", 0, offset)
         end = min(chunk.end_line, start + text.rstrip("\n").count("\n"))
         found[key] = Anchor(excerpt(text), start, end, chunk.language, start)
@@ -230,14 +254,13 @@ def vector_search(
 ) -> dict[str, Any]:
     """``vsearch``: a ``search-results@1.0`` object with ``meta.mode = "vector"``."""
     validate_request(request)
-    model = require_vectors(conn, backend)
+    model, matrix = stored_vectors(conn, backend)
     query = query_vector(backend, model, request.query)
     steer = (
         query_vector(backend, model, request.intent)
         if request.intent and request.intent.strip()
         else None
     )
-    matrix = matrix_for(conn, model)
     hits = vector_leg(conn, matrix, query, request, request.limit, steer=steer)
     if request.min_score is not None:
         hits = [hit for hit in hits if hit.score >= request.min_score]
@@ -278,8 +301,7 @@ def similar(
         is None
     ):
         raise GnoError("NOT_FOUND", f"Document has no content: {ref}")
-    model = require_vectors(conn, backend)
-    matrix = matrix_for(conn, model)
+    _, matrix = stored_vectors(conn, backend)
     own = matrix.rows_of(mirror)
     if len(own) == 0:
         raise GnoError(

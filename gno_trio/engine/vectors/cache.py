@@ -24,11 +24,16 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.vectors.blas import single_threaded
+from gno_trio.engine.vectors.distinct import DistinctRows
 from gno_trio.engine.vectors.index import VectorMatrix, sketch
 from gno_trio.engine.vectors.storage import ModelRow
 
-# Up to this many rows a float32 copy (32 MB at most) is kept as well: the
-# product then needs no int8 conversion, a few times faster on small indexes.
+# Up to this many rows a float32 copy of the distinct vectors is kept as well
+# (:mod:`.distinct`): at most 2 KB per 512-dimension row (20.5 MB per 10,000
+# distinct rows, 32 MB at most), beside the int8 rows' 0.5 KB. The product
+# then needs no int8 conversion, a few times faster on small indexes; past
+# it (a 100,000-chunk index holds ~400,000 rows) only the int8 rows are kept
+# and the sketch shortlist bounds the rows scored.
 DENSE_ROWS: Final = 16_384
 _LOAD_PAGE: Final = 20_000
 
@@ -49,7 +54,7 @@ class _Entry:
     size: int = 0
     chunks: int = 0
     arrays: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
-    dense: npt.NDArray[np.float32] | None = None
+    dense: DistinctRows | None = None
     mirrors: list[str] = field(default_factory=list)
     mirror_index: dict[str, int] = field(default_factory=dict)
     last_chunk: tuple[int, int] = (-1, -1)
@@ -71,7 +76,7 @@ class _Entry:
             "chunk_count": _empty((0,), np.int32),
             "chunk_sketch": _empty((words, 0), np.uint64),  # word-major
         }
-        self.dense = np.zeros((0, dim), np.float32)
+        self.dense = DistinctRows(dim)
         self.mirrors = []
         self.mirror_index = {}
         self.last_chunk = (-1, -1)
@@ -107,20 +112,15 @@ class _Entry:
         capacity = self._grow(
             ("codes", "scales", "mirror_of", "seqs", "parts", "chunk_of"), start, stop
         )
-        if self.dense is not None:
-            if capacity > DENSE_ROWS:
-                self.dense = None
-            elif len(self.dense) < capacity:
-                bigger = np.zeros((capacity, dim), np.float32)
-                bigger[:start] = self.dense[:start]
-                self.dense = bigger
+        if capacity > DENSE_ROWS:
+            self.dense = None
         a = self.arrays
         codes = np.frombuffer(b"".join(r[4] for r in kept), dtype=np.int8).reshape(-1, dim)
         a["codes"][start:stop] = codes
         a["scales"][start:stop] = np.fromiter((r[5] for r in kept), np.float32, len(kept))
         a["parts"][start:stop] = np.fromiter((r[3] for r in kept), np.int16, len(kept))
         if self.dense is not None:
-            self.dense[start:stop] = codes.astype(np.float32) * a["scales"][start:stop, None]
+            self.dense.add(codes.astype(np.float32) * a["scales"][start:stop, None], start)
         first_touched = self._assign_chunks(kept, start)
         self.size = stop
         self._sketch_chunks(first_touched)
@@ -178,7 +178,9 @@ class _Entry:
             chunk_sketch=a["chunk_sketch"],
             mirrors=self.mirrors,
             mirror_index=self.mirror_index,
-            dense=self.dense,
+            dense=self.dense.vectors if self.dense is not None else None,
+            dense_of=self.dense.of if self.dense is not None else None,
+            dense_rows=self.dense.count if self.dense is not None else 0,
         )
 
 

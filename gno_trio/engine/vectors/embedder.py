@@ -14,7 +14,7 @@ the old vectors stale and their chunks count as backlog again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -102,9 +102,24 @@ def windows(text: str) -> list[tuple[int, str]]:
     and the next starts :data:`WINDOW_OVERLAP` characters before that end.
     A chunk up to 1.3 windows long is one window.
     """
+    return [(start, text[start:end]) for start, end in _window_spans(text)]
+
+
+def window(text: str, part: int) -> tuple[int, str]:
+    """Window ``part`` of :func:`windows` (the first when there are fewer), cut alone."""
+    first: tuple[int, int] | None = None
+    for index, span in enumerate(_window_spans(text)):
+        if index == part:
+            return span[0], text[span[0] : span[1]]
+        first = first or span
+    start, end = first or (0, 0)
+    return start, text[start:end]
+
+
+def _window_spans(text: str) -> Iterator[tuple[int, int]]:
     if len(text) <= WINDOW_CHARS * 13 // 10:
-        return [(0, text)]
-    found: list[tuple[int, str]] = []
+        yield 0, len(text)
+        return
     start = 0
     while start < len(text):
         end = min(len(text), start + WINDOW_CHARS)
@@ -114,11 +129,10 @@ def windows(text: str) -> list[tuple[int, str]]:
                 end = cut
         if len(text) - end < WINDOW_CHARS // 4:  # no tiny tail window
             end = len(text)
-        found.append((start, text[start:end]))
+        yield start, end
         if end >= len(text):
-            break
+            return
         start = max(end - WINDOW_OVERLAP, start + 1)
-    return found
 
 
 def query_text(uri: str, query: str) -> str:

@@ -8,7 +8,9 @@ each row is, and per chunk a 1-bit sign sketch of the sum of its windows
 rows; see :mod:`gno_trio.engine.vectors.cache` for how it stays current.
 
 Search is exact when at most :data:`EXACT_ROWS` rows are candidates: one
-product per block of rows (from a float32 copy on small indexes). Beyond
+product per block of rows (from a float32 copy on small indexes), the
+blocks shared by two threads (:mod:`.scan`). Of rows tied at the cut, the
+first are kept, so the answer is a function of the scores alone. Beyond
 that, the query's sign sketch is compared with each chunk's (Hamming
 distance over 64-bit words: a quarter of the rows' bytes, read once), the
 closest chunks are shortlisted, and only their windows are scored exactly.
@@ -29,7 +31,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.vectors.distinct import ROW_GROUP, padded
 from gno_trio.engine.vectors.embedder import EMBED_DIMENSION_MISMATCH
+from gno_trio.engine.vectors.scan import scan_blocks
 from gno_trio.errors import GnoError
 
 EXACT_ROWS: Final = 32_768
@@ -71,7 +75,11 @@ class VectorMatrix:
     chunk_sketch: npt.NDArray[np.uint64]  # word-major: (words, capacity)
     mirrors: list[str]
     mirror_index: dict[str, int]
+    # The distinct vectors as float32 (small indexes; see :mod:`.distinct`):
+    # row r's vector is dense[dense_of[r]], and dense has whole row groups.
     dense: npt.NDArray[np.float32] | None = None
+    dense_of: npt.NDArray[np.int32] | None = None
+    dense_rows: int = 0
 
     @property
     def nbytes(self) -> int:
@@ -88,7 +96,9 @@ class VectorMatrix:
             self.chunk_sketch,
         )
         total = sum(int(a.nbytes) for a in arrays)
-        return total + (int(self.dense.nbytes) if self.dense is not None else 0)
+        for extra in (self.dense, self.dense_of):
+            total += int(extra.nbytes) if extra is not None else 0
+        return total
 
     def rows_of(self, mirror: str) -> npt.NDArray[np.intp]:
         index = self.mirror_index.get(mirror)
@@ -106,8 +116,8 @@ class VectorMatrix:
 
     def vectors(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """Rows as float32 unit vectors."""
-        if self.dense is not None:
-            return self.dense[rows]
+        if self.dense is not None and self.dense_of is not None:
+            return self.dense[self.dense_of[rows]]
         block: npt.NDArray[np.float32] = self.codes[rows].astype(np.float32)
         block *= self.scales[rows, None]
         return block
@@ -117,25 +127,36 @@ class VectorMatrix:
     ) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` with each of ``rows`` (None: every row, in order).
 
-        Every row is scored through a view of the arrays: gathering all rows
-        first would copy the whole matrix per query, which costs several
-        times the product itself.
+        Block by block, the blocks shared by two threads (:mod:`.scan`).
+        With the float32 copy and every row, each distinct vector is scored
+        once. Every row is read through a view of the arrays where it can be:
+        gathering all rows first would copy the whole matrix per query,
+        which costs several times the product itself.
         """
-        if self.dense is not None:
-            picked = self.dense[: self.size] if rows is None else self.dense[rows]
-            result: npt.NDArray[np.float32] = picked @ query
-            return result
-        count = self.size if rows is None else len(rows)
-        out = np.empty(count, dtype=np.float32)
-        for start in range(0, count, _BLOCK_ROWS):
-            stop = min(count, start + _BLOCK_ROWS)
+        source: npt.NDArray[np.float32] | npt.NDArray[np.int8] = self.codes
+        picked: npt.NDArray[np.intp] | npt.NDArray[np.int32] | None = rows
+        scales: npt.NDArray[np.float32] | None = self.scales
+        if self.dense is not None and self.dense_of is not None:
+            dense = self.dense
             if rows is None:
-                block = self.codes[start:stop].astype(np.float32)
-                out[start:stop] = (block @ query) * self.scales[start:stop]
-            else:
-                part = rows[start:stop]
-                block = np.take(self.codes, part, axis=0).astype(np.float32)
-                out[start:stop] = (block @ query) * self.scales[part]
+                distinct = np.empty(padded(self.dense_rows), dtype=np.float32)
+
+                def whole(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
+                    np.matmul(dense[start:stop], query, out=into)
+
+                scan_blocks(distinct, _BLOCK_ROWS, whole)
+                found: npt.NDArray[np.float32] = distinct[self.dense_of[: self.size]]
+                return found
+            source, picked, scales = dense, self.dense_of[rows], None
+        out = np.empty(self.size if picked is None else len(picked), dtype=np.float32)
+
+        def block(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
+            part = slice(start, stop) if picked is None else picked[start:stop]
+            into[...] = _product(source[part], query)
+            if scales is not None:
+                into *= scales[part]
+
+        scan_blocks(out, _BLOCK_ROWS, block)
         return out
 
     def nearest(
@@ -158,8 +179,7 @@ class VectorMatrix:
             candidates = self._shortlist(query, wanted, rows)
             count = len(candidates)
         cosine = self.scores(query, candidates)
-        take = min(wanted, count)
-        top = np.argpartition(-cosine, take - 1)[:take] if take < count else np.arange(count)
+        top = _top(cosine, min(wanted, count))
         found = top if candidates is None else candidates[top]
         order = np.lexsort((found, -cosine[top]))
         return [(int(found[i]), float(cosine[top[i]])) for i in order]
@@ -192,3 +212,34 @@ class VectorMatrix:
         if rows is not None:
             found = found[np.isin(found, rows, assume_unique=True)]
         return found
+
+
+def _top(values: npt.NDArray[np.float32], take: int) -> npt.NDArray[np.intp]:
+    """Positions of the ``take`` largest ``values``; of equal values, the first ones.
+
+    A partial sort alone would pick among values tied at the cut by its own
+    whim; taking the first keeps the answer a function of the scores.
+    """
+    count = len(values)
+    if take >= count:
+        return np.arange(count)
+    cut = values[np.argpartition(values, count - take)[count - take]]
+    above = np.flatnonzero(values > cut)
+    tied = np.flatnonzero(values == cut)[: take - len(above)]
+    return np.concatenate((above, tied))
+
+
+def _product(
+    rows: npt.NDArray[np.floating] | npt.NDArray[np.int8], query: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """``rows @ query`` in float32 over whole row groups (see :mod:`.distinct`), so a
+    row's score has the same bits in any block."""
+    count = len(rows)
+    if count % ROW_GROUP == 0 and rows.dtype == np.float32:
+        whole: npt.NDArray[np.float32] = rows @ query  # type: ignore[assignment]
+        return whole
+    block = np.empty((padded(count), rows.shape[1]), dtype=np.float32)
+    block[:count] = rows
+    block[count:] = 0.0
+    product: npt.NDArray[np.float32] = (block @ query)[:count]
+    return product

@@ -1,0 +1,252 @@
+"""Vector search scans the matrix in blocks over two threads and still gives the exact answer.
+
+The exact answer is what one product over every row gives: the rows with
+the highest cosine (ties: the lower row first), with those cosines. The
+fast path (blocks, a helper thread, the top-k cut) must agree with it on
+the rows, their order and their scores, on the float32 copy and on the
+int8 rows, whole or filtered, whatever the helper thread does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from gno_trio.engine import Engine
+from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.search.semantic import vector_search
+from gno_trio.engine.store.database import connect, migrate, write_transaction
+from gno_trio.engine.vectors import cache, scan, use_forward
+from gno_trio.engine.vectors.bundled import BUNDLED_URI
+from gno_trio.engine.vectors.distinct import padded
+from gno_trio.engine.vectors.embedder import ModelIdentity
+from gno_trio.engine.vectors.embedding import embed_backlog
+from gno_trio.engine.vectors.index import VectorMatrix
+from gno_trio.engine.vectors.models import backend_for
+from gno_trio.engine.vectors.storage import register_model, store
+from tests.conftest import write_corpus
+
+DIM = 512
+WANTED = 40
+
+
+def _stored_matrix(path: Path, rows: int, seed: int) -> VectorMatrix:
+    """``rows`` synthetic unit vectors (chunks of up to four windows) through storage and cache."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((rows, DIM), dtype=np.float32)
+    vectors[::97] = vectors[5]  # duplicates: exact ties between rows far apart
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    keys = [(f"{row // 4:064x}", 0, row % 4) for row in range(rows)]
+    conn = connect(path)
+    migrate(conn)
+    with write_transaction(conn):
+        conn.executemany(
+            "INSERT INTO content_chunks (mirror_hash, seq, pos, length, start_line, end_line, "
+            "token_count) VALUES (?, 0, 0, 0, 1, 1, 0)",
+            [(f"{chunk:064x}",) for chunk in range(-(-rows // 4))],
+        )
+        model = register_model(conn, ModelIdentity("test:random", "1", DIM), DIM)
+        store(conn, model, keys, vectors)
+    matrix = cache.matrix_for(conn, model)
+    conn.close()
+    assert matrix.size == rows
+    return matrix
+
+
+def _one_product(
+    matrix: VectorMatrix, query: npt.NDArray[np.float32], picked: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float32]:
+    """The rows' float32 vectors, in order, in one product over whole row groups.
+
+    (BLAS scores the last few rows of a product by another path whose last
+    bits differ; padding to whole groups gives every row the bits it would
+    have anywhere.)
+    """
+    whole = np.zeros((padded(len(picked)), DIM), dtype=np.float32)
+    if matrix.dense is not None:
+        whole[: len(picked)] = matrix.vectors(picked)
+        product: npt.NDArray[np.float32] = (whole @ query)[: len(picked)]
+        return product
+    whole[: len(picked)] = matrix.codes[picked]
+    return (whole @ query)[: len(picked)] * matrix.scales[picked]  # type: ignore[no-any-return]
+
+
+def _exact(
+    matrix: VectorMatrix, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None
+) -> list[tuple[int, float]]:
+    """One product over every candidate row, then a full sort: the reference answer."""
+    picked = np.arange(matrix.size) if rows is None else rows
+    cosine = _one_product(matrix, query, picked)
+    order = np.lexsort((picked, -cosine))[:WANTED]
+    return [(int(picked[i]), float(cosine[i])) for i in order]
+
+
+def _agree(found: list[tuple[int, float]], exact: list[tuple[int, float]]) -> None:
+    assert found == exact
+
+
+# Row counts: below the shared-scan size, a whole number of blocks, one and
+# three rows past a block (the tail joins the last block), and int8 rows
+# only (past the float32 copy's limit).
+@pytest.mark.parametrize("rows", [3001, 9216, 9217, 10_243, cache.DENSE_ROWS + 1027])
+def test_the_fast_path_agrees_with_one_product_over_every_row(tmp_path: Path, rows: int) -> None:
+    matrix = _stored_matrix(tmp_path / "index.sqlite", rows, seed=rows)
+    assert (matrix.dense is None) == (rows > cache.DENSE_ROWS)
+    rng = np.random.default_rng(1)
+    filtered = np.sort(rng.choice(rows, rows * 3 // 5, replace=False)).astype(np.intp)
+    queries = [matrix.vectors(np.array([5]))[0]]  # has exact duplicates (rows 0, 97, ...)
+    for row in rng.integers(0, rows, 6):
+        query = matrix.vectors(np.array([row]))[0] + 0.05 * rng.standard_normal(DIM)
+        queries.append((query / np.linalg.norm(query)).astype(np.float32))
+    for query in queries:
+        every = np.arange(rows, dtype=np.intp)  # the very same bits as one product:
+        np.testing.assert_array_equal(matrix.scores(query), _one_product(matrix, query, every))
+        np.testing.assert_array_equal(
+            matrix.scores(query, filtered), _one_product(matrix, query, filtered)
+        )
+        _agree(matrix.nearest(query, WANTED), _exact(matrix, query, None))
+        _agree(matrix.nearest(query, WANTED, filtered), _exact(matrix, query, filtered))
+    tied = matrix.nearest(queries[0], 4)
+    assert [row for row, _ in tied] == [0, 5, 97, 194]  # equal scores: lower rows first
+    if matrix.dense is not None:  # a repeated vector is held (and scored) once
+        assert matrix.dense_rows == rows - len(range(0, rows, 97))
+
+
+@pytest.fixture(autouse=True)
+def fresh_pacing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with the helper welcome (earlier stalls make later calls work alone)."""
+    monkeypatch.setattr(scan, "_pacing", scan._Pacing())
+
+
+@pytest.fixture
+def rows() -> npt.NDArray[np.float32]:
+    return np.random.default_rng(3).standard_normal((9217, DIM), dtype=np.float32)
+
+
+def test_a_helper_that_stalls_never_holds_up_the_search(rows: npt.NDArray[np.float32]) -> None:
+    """The helper takes a block and then loses its core: the caller finishes without it."""
+    entered, release = threading.Event(), threading.Event()
+    out = np.zeros(len(rows), dtype=np.float32)
+    query = rows[11]
+
+    def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
+        if threading.current_thread().name.startswith("gno-vscan"):
+            entered.set()
+            release.wait(30)
+        else:
+            assert entered.wait(30)  # the helper holds a block before the caller goes on
+        np.matmul(rows[start:stop], query, out=into)
+
+    try:
+        scan.scan_blocks(out, 1024, work)
+        assert not release.is_set()  # returned while the helper was still stuck
+        np.testing.assert_array_equal(out, rows @ query)
+    finally:
+        release.set()
+
+
+def test_a_helper_that_fails_leaves_its_blocks_to_the_caller(
+    rows: npt.NDArray[np.float32],
+) -> None:
+    out = np.zeros(len(rows), dtype=np.float32)
+    query = rows[11]
+    helper_ran = threading.Event()
+
+    def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
+        if threading.current_thread().name.startswith("gno-vscan"):
+            helper_ran.set()
+            raise MemoryError("helper out of memory")
+        helper_ran.wait(30)
+        np.matmul(rows[start:stop], query, out=into)
+
+    scan.scan_blocks(out, 1024, work)
+    assert helper_ran.is_set()
+    np.testing.assert_array_equal(out, rows @ query)
+
+
+@pytest.fixture
+def notes(engine: Engine, tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    docs = {
+        "garden.md": "# Vegetable garden\n\nPlant tomatoes in spring and water the seedlings.\n",
+        "herbs.md": "# Herb beds\n\nBasil and parsley grow well beside tomatoes in the garden.\n",
+        "orchard.md": "# Orchard\n\nPrune the apple trees in winter and pick the fruit.\n",
+        "bread.md": "# Baking bread\n\nKnead the dough and bake the loaf until golden.\n",
+        "tyres.md": "# Tyres\n\nChange to winter tyres before the first frost.\n",
+    }
+    root = write_corpus(tmp_path / "notes", docs)
+    engine.add_collection(str(root), name="notes")
+    engine.sync()
+    with engine.connection() as conn:
+        embed_backlog(conn, backend_for(BUNDLED_URI))
+        (root / "garden.md").write_text("# Sailing\n\nHoist the sails and cross the bay.\n")
+        engine.sync()  # garden.md's old vectors now belong to no document
+        yield conn
+
+
+def test_vectors_of_a_changed_document_never_cost_an_answer(notes: sqlite3.Connection) -> None:
+    """The nearest vectors are stale: the documents behind the next ones fill the answer."""
+    backend = backend_for(BUNDLED_URI)
+    request = SearchRequest(query="tomatoes and seedlings in the vegetable garden", limit=3)
+    found = vector_search(notes, backend, request)["results"]
+    paths = [hit["source"]["relPath"] for hit in found]
+    assert len(paths) == 3 and "garden.md" not in paths and paths[0] == "herbs.md"
+    scores = [hit["score"] for hit in found]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_busy_machine_stops_asking_the_helper() -> None:
+    """A call the helper did not help makes the next 1, 2, 4 ... 64 calls work alone."""
+    pacing = scan._Pacing()
+    alone = []
+    for _ in range(8):
+        pacing.record(paid_off=False)
+        skipped = 0
+        while not pacing.allows():
+            skipped += 1
+        alone.append(skipped)
+    assert alone == [1, 2, 4, 8, 16, 32, 64, 64]
+    pacing.record(paid_off=True)
+    assert pacing.allows()
+    pacing.record(paid_off=False)
+    assert not pacing.allows() and pacing.allows()  # back to one call alone
+
+
+def test_the_query_vector_has_the_same_bits_with_or_without_the_helper(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The forward pass's branches done partly by the helper give the bits done alone give."""
+    backend = backend_for(BUNDLED_URI)
+    texts = ["streamable http session", "如何设置会话超时", "a", "resume " * 300]
+    helped = []
+
+    def helped_share(targets: list[npt.NDArray[np.float32]], work: scan.Work) -> None:
+        done = threading.Event()
+
+        def part(index: int, into: npt.NDArray[np.float32]) -> None:
+            if threading.current_thread().name.startswith("gno-vscan"):
+                work(index, into)
+                helped.append(index)
+                done.set()
+            else:
+                assert done.wait(30)  # the helper hands back a part before the caller goes on
+                work(index, into)
+
+        monkeypatch.setattr(scan, "_pacing", scan._Pacing())
+        scan.share(targets, part)
+
+    def alone(targets: list[npt.NDArray[np.float32]], work: scan.Work) -> None:
+        for index, target in enumerate(targets):
+            work(index, target)
+
+    monkeypatch.setattr(use_forward, "share", helped_share)
+    shared = [backend.embed_texts([text]) for text in texts]
+    assert len(helped) >= len(texts)
+    monkeypatch.setattr(use_forward, "share", alone)
+    for text, vector in zip(texts, shared, strict=True):
+        np.testing.assert_array_equal(backend.embed_texts([text]), vector)
