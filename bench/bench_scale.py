@@ -48,6 +48,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -348,6 +349,12 @@ def child_main(kind: str, work: Path, extra: list[str]) -> int:
     else:
         result = CHILDREN[kind](work)
     result["vm_hwm_kib"] = peak_rss_kib()
+    # CPU of every thread, and of the worker processes it waited for (a large sync
+    # prepares files in workers): the floor runs on one core, gno-trio may use more.
+    result["cpu_s"] = time.process_time()
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result["workers_cpu_s"] = workers.ru_utime + workers.ru_stime
+    result["workers_max_rss_kib"] = workers.ru_maxrss
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
 
@@ -510,6 +517,15 @@ def main() -> int:
     print(
         f"{'peak anonymous RSS':<28} {mib(gno['peak_anon_kib']):>14} "
         f"{mib(floor['peak_anon_kib']):>14}"
+    )
+    print(
+        f"{'  largest worker (VmHWM)':<28} {mib(gno['workers_max_rss_kib']):>14} "
+        f"{'':>14}   (preparing workers, separate processes)"
+    )
+    gno_cpu = gno["cpu_s"] + gno["workers_cpu_s"]
+    print(
+        f"{'CPU time, index':<28} {gno_cpu:>12.1f} s {floor['cpu_s']:>12.1f} s "
+        f"{gno_cpu / floor['cpu_s']:>7.2f}x   (all threads; workers {gno['workers_cpu_s']:.1f} s)"
     )
     print(
         f"{'database (file + WAL)':<28} {gno_size / 1e6:>11,.0f} MB {floor_size / 1e6:>11,.0f} MB "

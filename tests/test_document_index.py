@@ -9,6 +9,7 @@ backend switch in either direction.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -179,6 +180,44 @@ def test_tags_and_removed_collections_reach_the_index(tantivy_index: tuple[Path,
         assert [h["source"]["relPath"] for h in tagged] == ["note-0004.md"]
         engine.remove_collection("notes")
         assert found(engine, "common") == []
+
+
+def test_new_updated_touched_and_moved_files_in_one_batch_all_reach_the_index(
+    tantivy_index: tuple[Path, Path],
+) -> None:
+    # New documents are queued for tantivy by the sync itself (the triggers
+    # paused for them); updates, touches and renames in between, before and
+    # after are queued by the triggers. One batch holds them all.
+    base, notes = tantivy_index
+    (notes / "b-old.md").write_text("# Old\n\nold common\n", "utf-8")
+    with Engine.open(dirs=dirs_of(base)) as engine:
+        engine.sync()
+    (notes / "a-new.md").write_text("# First\n\nfreshA common\n", "utf-8")
+    (notes / "note-0003.md").write_text("# Three\n\nchanged3 common\n", "utf-8")
+    (notes / "note-0010.md").write_text("---\ntags: [okapi]\n---\nmarker10 common\n", "utf-8")
+    (notes / "note-0029.md").rename(notes / "zz-moved.md")
+    write_notes(notes, 5, start=31)
+    (notes / "note-0031.md").write_text("# Tagged new\n\nmarker31 #quokka common\n", "utf-8")
+    os.utime(notes / "b-old.md", (978_307_200, 978_307_200))  # touched: 2001-01-01
+    with Engine.open(dirs=dirs_of(base)) as engine:
+        (report,) = engine.sync()
+        assert (report.added, report.updated, report.renamed) == (6, 2, 1)
+        old = engine.search(SearchRequest(query="common", until="2002-01-01"))["results"]
+        assert [h["source"]["relPath"] for h in old] == ["b-old.md"]
+        assert mode(base) == "tantivy"
+        assert found(engine, "freshA") == ["a-new.md"]
+        assert found(engine, "changed3") == ["note-0003.md"] and found(engine, '"marker3"') == []
+        assert found(engine, "marker29") == ["zz-moved.md"]
+        assert found(engine, "marker34") == ["note-0034.md"]
+        assert len(found(engine, "common")) == 37
+        for tag, path in (("okapi", "note-0010.md"), ("quokka", "note-0031.md")):
+            tagged = engine.search(SearchRequest(query="common", tags_any=[tag]))["results"]
+            assert [h["source"]["relPath"] for h in tagged] == [path]
+    conn = sqlite3.connect(base / "data" / "index-default.sqlite")
+    try:  # everything queued was applied and pruned
+        assert conn.execute("SELECT COUNT(*) FROM doc_index_pending").fetchone()[0] == 0
+    finally:
+        conn.close()
 
 
 def test_auto_switches_at_the_threshold_and_back_below_half(

@@ -36,7 +36,7 @@ from gno_trio.engine.ingest.spec import (
     now_iso,
     upsert_collection,
 )
-from gno_trio.engine.ingest.upkeep import collect_garbage
+from gno_trio.engine.ingest.upkeep import collect_garbage, compacts_after
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.store import fulltext
 from gno_trio.errors import GnoError
@@ -134,9 +134,12 @@ class _Applier:
     def run(self, walk_errors: Sequence[tuple[str, OSError]], *, full: bool) -> None:
         conn, spec, plan = self.conn, self.spec, self.plan
         on_commit = None
+        expected = _expected_active(conn, plan) if plan.to_read or self.hooks else 0
         if self.hooks is not None:
-            self.hooks.before_writing(_expected_active(conn, plan))
+            self.hooks.before_writing(expected)
             on_commit = self.hooks.after_commit
+        # A bulk sync (merged once at the end) writes its full-text rows unmerged meanwhile.
+        self.pending.bulk = compacts_after(len(plan.to_read), expected)
         with Batches(
             conn, docs=BATCH_DOCS, chars=BATCH_CHARS, pending=self.pending, on_commit=on_commit
         ) as batch:
@@ -189,6 +192,8 @@ class _Applier:
     def _one(self, index: int, found: FoundFile, row: StoredDoc | None, outcome: Outcome) -> int:
         """Bring one file's document up to date from its outcome; the text size written."""
         conn, spec, report, at = self.conn, self.spec, self.report, self.observed_at
+        if row is not None or not isinstance(outcome, Prepared):
+            self.pending.resume(conn)  # only creating a document may skip the index triggers
         if isinstance(outcome, Relisted):
             writes.relist(report, outcome.record)
             return 0
@@ -228,6 +233,7 @@ class _Applier:
         if row is None:
             old = self.renames.claim(prepared.source_hash)
             if old is not None:
+                self.pending.resume(conn)
                 full_old = _full_row(conn, old.id)
                 if full_old["mirror_hash"]:
                     self.replaced.add(full_old["mirror_hash"])

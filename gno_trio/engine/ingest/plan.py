@@ -94,11 +94,18 @@ def indexed_fingerprints(conn: sqlite3.Connection, collection: str) -> set[Finge
     return set(cursor.execute(_FINGERPRINTS_SQL, (collection,)))
 
 
+def walk_is_known(files: Sequence[FoundFile], known: set[Fingerprint]) -> bool:
+    """Whether every file the walk found is an indexed document, unchanged."""
+    return known.issuperset(map(fingerprint, files))
+
+
 def stored_for_walk(
     conn: sqlite3.Connection,
     collection: str,
     files: Sequence[FoundFile],
     known: set[Fingerprint] | None = None,
+    *,
+    all_known: bool | None = None,
 ) -> tuple[set[Fingerprint], dict[str, StoredDoc]]:
     """What deciding a full sync needs of the stored rows, read in proportion to the changes.
 
@@ -110,7 +117,9 @@ def stored_for_walk(
     """
     if known is None:
         known = indexed_fingerprints(conn, collection)
-    if known.issuperset(map(fingerprint, files)):
+    if all_known is None:
+        all_known = walk_is_known(files, known)
+    if all_known:
         others = []
     else:
         others = [found.rel_path for found in files if fingerprint(found) not in known]
@@ -178,13 +187,15 @@ def decide(
     unlisted: Iterable[str] = (),
     partial: bool = False,
     unchanged_keys: set[Fingerprint] | frozenset[Fingerprint] = frozenset(),
+    all_unchanged: bool | None = None,
 ) -> SyncPlan:
     """What to do with each found file, and which stored documents vanished.
 
     ``stored`` holds the rows of the files that may have changed and of
     every active document the walk may not have seen; a file whose
     fingerprint is in ``unchanged_keys`` (see :func:`stored_for_walk`) is
-    unchanged without a row. ``partial`` (a sync of named files only) never
+    unchanged without a row (``all_unchanged``: every file's is, when the
+    caller knows it already). ``partial`` (a sync of named files only) never
     reports anything as vanished: files that were not named were not looked
     at.
     """
@@ -192,7 +203,9 @@ def decide(
     seen = frozenset(found.rel_path for found in files)
     to_read: list[tuple[FoundFile, StoredDoc | None]] = []
     kept = 0
-    if unchanged_keys and unchanged_keys.issuperset(map(fingerprint, files)):
+    if all_unchanged is None:
+        all_unchanged = bool(unchanged_keys) and unchanged_keys.issuperset(map(fingerprint, files))
+    if all_unchanged:
         kept = len(files)  # nothing changed: no file needs a look at its row
         files = []
     for found in files:

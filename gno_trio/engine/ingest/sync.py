@@ -17,19 +17,24 @@ before keeps its last good content.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sqlite3
 import stat
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from gno_trio.engine.ingest.apply import apply_plan
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.plan import (
+    SyncPlan,
     decide,
     indexed_fingerprints,
     stored_documents,
     stored_for_walk,
+    walk_is_known,
 )
 from gno_trio.engine.ingest.spec import CollectionSpec, IndexHooks, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, walk
@@ -71,6 +76,51 @@ def found_files(
     return files, walk_errors
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector waits while a walk makes a tuple or two per file.
+
+    Those hold no reference cycles, but every collection of the oldest
+    generation walks all of them again: about a sixth of a no-change sync of
+    100,000 files (1.3 s of CPU against 1.1 s).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _plan(
+    conn: sqlite3.Connection, spec: CollectionSpec, only: set[str] | None
+) -> tuple[SyncPlan, list[tuple[str, OSError]]]:
+    """What the sync must do (see :mod:`.plan`), and the folders the walk could not list."""
+    if only is None:
+        # The indexed fingerprints are read while the walk waits on its stat calls
+        # (both release the GIL for their system calls; the connection is idle meanwhile).
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            reading = reader.submit(indexed_fingerprints, conn, spec.name)
+            files, walk_errors = found_files(spec, only)
+            indexed = reading.result()
+        all_known = walk_is_known(files, indexed)
+        known, stored = stored_for_walk(conn, spec.name, files, indexed, all_known=all_known)
+    else:
+        files, walk_errors = found_files(spec, only)
+        known, stored = set(), stored_documents(conn, spec.name, sorted(only))
+        all_known = False
+    plan = decide(
+        files,
+        stored,
+        unlisted=[rel for rel, _ in walk_errors],
+        partial=only is not None,
+        unchanged_keys=known,
+        all_unchanged=all_known,
+    )
+    return plan, walk_errors
+
+
 def sync_collection(
     conn: sqlite3.Connection,
     spec: CollectionSpec,
@@ -94,24 +144,8 @@ def sync_collection(
                 conn, spec, progress=progress, only=only, runner=own, hooks=hooks
             )
     started = time.perf_counter()
-    if only is None:
-        # The indexed fingerprints are read while the walk waits on its stat calls
-        # (both release the GIL for their system calls; the connection is idle meanwhile).
-        with ThreadPoolExecutor(max_workers=1) as reader:
-            reading = reader.submit(indexed_fingerprints, conn, spec.name)
-            files, walk_errors = found_files(spec, only)
-            indexed = reading.result()
-        known, stored = stored_for_walk(conn, spec.name, files, indexed)
-    else:
-        files, walk_errors = found_files(spec, only)
-        known, stored = set(), stored_documents(conn, spec.name, sorted(only))
-    plan = decide(
-        files,
-        stored,
-        unlisted=[rel for rel, _ in walk_errors],
-        partial=only is not None,
-        unchanged_keys=known,
-    )
+    with collector_paused():
+        plan, walk_errors = _plan(conn, spec, only)
     report = SyncReport(collection=spec.name)
     apply_plan(
         conn,

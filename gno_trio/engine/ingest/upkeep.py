@@ -19,6 +19,11 @@ from gno_trio.engine.store.database import release_free_pages, write_transaction
 _COMPACT_SHARE = 8
 
 
+def compacts_after(changed: int, active: int) -> bool:
+    """Whether a sync that changes ``changed`` of ``active`` documents merges the indexes after."""
+    return changed > 0 and changed * _COMPACT_SHARE >= active
+
+
 def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
     """Merge each full-text index into one segment after a large sync.
 
@@ -31,7 +36,7 @@ def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
     if changed <= 0:
         return False
     active = int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
-    if changed * _COMPACT_SHARE < active:
+    if not compacts_after(changed, active):
         return False
     with write_transaction(conn):
         for table in ("documents_fts", "chunks_fts"):

@@ -132,7 +132,8 @@ def fts_upsert(
     collections; the tantivy index learns of every change through
     migration 12's triggers.
     """
-    if not memory_managed and not fts5_ranks_documents(conn):
+    tantivy_ranks = (pending is not None and pending.queue_paused) or not fts5_ranks_documents(conn)
+    if not memory_managed and tantivy_ranks:
         if not fresh:
             fulltext.remove_document(conn, doc_id)
         return
@@ -196,11 +197,16 @@ def write_document(
 ) -> int:
     """Insert or update one document row with its content, FTS and structure.
 
-    Its full-text rows are queued in ``pending`` when one is given (see
-    :class:`.fulltext.PendingRows`).
+    Its full-text rows are queued in ``pending`` when one is given, and so is
+    a new document for the document index (see :class:`.fulltext.PendingRows`).
     """
     store_content(conn, prepared, tick, pending)
     values = _doc_values(spec, prepared, observed_at)
+    if pending is not None:  # a new row is queued for the document index without its triggers
+        if existing is None and not spec.memory_managed:
+            pending.pause_document_queue(conn)
+        else:
+            pending.resume(conn)
     if existing is None:
         columns = ", ".join(values)
         placeholders = ", ".join("?" for _ in values)
@@ -208,6 +214,8 @@ def write_document(
             f"INSERT INTO documents({columns}) VALUES ({placeholders})", tuple(values.values())
         )
         doc_id = int(cur.lastrowid or 0)
+        if pending is not None:
+            pending.new_document(doc_id)
         previous = None
         old_structure = None
     else:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from typing import Final
 
 from gno_trio.engine.store.upgrades import MIGRATION_STEPS
 from gno_trio.errors import GnoError
@@ -313,6 +314,11 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+QUEUE_PAUSED: Final = "tantivy-bulk"
+"""``schema_meta.document_index`` while a sync queues its new documents itself (tantivy
+ranks; see :class:`.fulltext.PendingRows`); set and reset inside one transaction."""
+
+
 def fts5_ranks_documents(conn: sqlite3.Connection) -> bool:
     """Whether ``documents_fts`` ranks documents (migration 12's ``document_index``).
 
@@ -320,4 +326,4 @@ def fts5_ranks_documents(conn: sqlite3.Connection) -> bool:
     memory-managed collections (memory recall ranks them with FTS5).
     """
     row = conn.execute("SELECT value FROM schema_meta WHERE key = 'document_index'").fetchone()
-    return row is None or row[0] != "tantivy"
+    return row is None or row[0] not in ("tantivy", QUEUE_PAUSED)
