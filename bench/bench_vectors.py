@@ -198,8 +198,8 @@ def bench_search_100k(args: argparse.Namespace) -> None:
         keys = keys_all[first * per_chunk : (first + count) * per_chunk]
         # Vectors are only stored for chunks that exist.
         conn.executemany(
-            "INSERT INTO content_chunks (mirror_hash, seq, pos, text, start_line, end_line, "
-            "token_count) VALUES (?, 0, 0, '', 1, 1, 0)",
+            "INSERT INTO content_chunks (mirror_hash, seq, pos, length, start_line, end_line, "
+            "token_count) VALUES (?, 0, 0, 0, 1, 1, 0)",
             [(f"{i:064x}",) for i in range(first, first + count)],
         )
         total += store(conn, model, keys, vectors)
@@ -317,7 +317,10 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
             floor.clear()
         rows = conn.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0]
         chunks = conn.execute("SELECT COUNT(*) FROM content_chunks").fetchone()[0]
-        print(f"{chunks} chunks, {rows} vectors")
+        from gno_trio.engine.search.semantic import stored_vectors
+
+        distinct = stored_vectors(conn, engine.embed_backend())[1].dense_rows
+        print(f"{chunks} chunks, {rows} vectors ({distinct or 'no'} distinct float32 rows scored)")
         sketch_recall(conn, engine.embed_backend(), texts)
     engine.close()
 

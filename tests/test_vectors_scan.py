@@ -22,7 +22,7 @@ from gno_trio.engine import Engine
 from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.search.semantic import vector_search
 from gno_trio.engine.store.database import connect, migrate, write_transaction
-from gno_trio.engine.vectors import cache, scan, use_forward
+from gno_trio.engine.vectors import cache, scan
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
 from gno_trio.engine.vectors.distinct import padded
 from gno_trio.engine.vectors.embedder import ModelIdentity
@@ -217,36 +217,20 @@ def test_a_busy_machine_stops_asking_the_helper() -> None:
     assert not pacing.allows() and pacing.allows()  # back to one call alone
 
 
-def test_the_query_vector_has_the_same_bits_with_or_without_the_helper(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The forward pass's branches done partly by the helper give the bits done alone give."""
-    backend = backend_for(BUNDLED_URI)
-    texts = ["streamable http session", "如何设置会话超时", "a", "resume " * 300]
-    helped = []
+def test_sharing_that_does_not_save_time_is_stopped(rows: npt.NDArray[np.float32]) -> None:
+    """The helper does its part, but the scan took longer than alone: the next call works alone."""
+    out = np.zeros(len(rows), dtype=np.float32)
+    query = rows[11]
+    helper_done = threading.Event()
 
-    def helped_share(targets: list[npt.NDArray[np.float32]], work: scan.Work) -> None:
-        done = threading.Event()
+    def work(start: int, stop: int, into: npt.NDArray[np.float32]) -> None:
+        if threading.current_thread().name.startswith("gno-vscan"):
+            np.matmul(rows[start:stop], query, out=into)
+            helper_done.set()
+            return
+        assert helper_done.wait(30)  # waiting on the helper: slower than scanning alone
+        np.matmul(rows[start:stop], query, out=into)
 
-        def part(index: int, into: npt.NDArray[np.float32]) -> None:
-            if threading.current_thread().name.startswith("gno-vscan"):
-                work(index, into)
-                helped.append(index)
-                done.set()
-            else:
-                assert done.wait(30)  # the helper hands back a part before the caller goes on
-                work(index, into)
-
-        monkeypatch.setattr(scan, "_pacing", scan._Pacing())
-        scan.share(targets, part)
-
-    def alone(targets: list[npt.NDArray[np.float32]], work: scan.Work) -> None:
-        for index, target in enumerate(targets):
-            work(index, target)
-
-    monkeypatch.setattr(use_forward, "share", helped_share)
-    shared = [backend.embed_texts([text]) for text in texts]
-    assert len(helped) >= len(texts)
-    monkeypatch.setattr(use_forward, "share", alone)
-    for text, vector in zip(texts, shared, strict=True):
-        np.testing.assert_array_equal(backend.embed_texts([text]), vector)
+    scan.scan_blocks(out, 1024, work)
+    np.testing.assert_array_equal(out, rows @ query)
+    assert not scan._pacing.allows()

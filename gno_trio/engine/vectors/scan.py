@@ -1,26 +1,30 @@
-"""One search's array work shared by the calling thread and one helper thread.
+"""A search's scan of the stored vectors, shared by the calling thread and one helper thread.
 
-A search does two things that one core does slowly and that split cleanly
-in parts: the product of the query with every stored vector (memory-bound:
-about 1 ms per 10,000 rows of 512 float32 here, and no exact method reads
-less, since the int8 codes need a conversion that costs as much as the
-bytes it saves), and the query's own forward pass, whose three convolution
-branches are independent. BLAS is held to one thread (see :mod:`.blas`),
-so the parts are handed out here: with a second core free, a part's wall
-time is about halved.
+Scoring a query against every stored vector is a product of the whole
+matrix with one vector: memory-bound, about 0.1 ms per 1,000 rows of 512
+float32 on one core here, and no exact method reads less (the int8 codes
+need a conversion that costs as much as the bytes it saves). BLAS is held
+to one thread (see :mod:`.blas`), so the scan is cut into blocks here and a
+second core, when one is free, takes some of them.
 
-The caller never waits for the helper. Parts are claimed one at a time,
-the caller claiming too, largest first; when none is left, a part the
-helper is still on (it lost its core on a busy machine, or it is finishing
-another search's part) is done again by the caller, and the helper's late
-result is dropped. So sharing costs at most one part's time over working
-alone. A part's result depends only on its own inputs, never on which
-thread computed it, so the answer is the same bits either way.
+The caller never waits for the helper. Blocks are claimed one at a time,
+the caller claiming too; when none is left, a block the helper is still
+on (it lost its core on a busy machine, or it is finishing another
+search's block) is scanned again by the caller, and the helper's late
+result is dropped. A block's result depends only on its own rows, never on
+which thread scanned it, so the answer is the same bits either way.
+
+Whether sharing pays is measured, not assumed: a shared scan pays off when
+it took less wall time than the caller's own CPU time per block says the
+scan would have taken alone. While it does not (every core busy, or the
+threads contending for the interpreter lock), scans run alone (see
+:class:`_Pacing`).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
@@ -30,6 +34,8 @@ import numpy.typing as npt
 
 # Below this many rows one thread is done before a helper could join in.
 SHARED_ROWS: Final = 4096
+# A shared scan pays off when it took less than this share of the time alone.
+_PAYOFF: Final = 0.85
 _FREE, _HELPER, _HELPED, _CALLER = range(4)
 
 _lock = threading.Lock()
@@ -51,24 +57,30 @@ def share(targets: Sequence[npt.NDArray[Any]], work: Work) -> None:
 
     ``work`` writes part ``i``'s result into ``into``, and nothing else:
     ``targets[i]`` itself when this thread does it, a buffer of its shape
-    when the helper does (copied into ``targets[i]`` here). Parts are
-    claimed in order, so put the largest first.
+    when the helper does (copied into ``targets[i]`` here). Parts should
+    cost about the same (the pay-off estimate assumes so).
     """
     if len(targets) < 2 or not _pacing.allows():
         for index, target in enumerate(targets):
             work(index, target)
         return
+    started = time.perf_counter()
     parts = _Parts(len(targets))
     _pool().submit(parts.help, work, [(t.shape, t.dtype) for t in targets])
+    own, own_cpu = 0, 0.0
     while (claimed := parts.claim(_CALLER)) is not None:
+        cpu = time.thread_time()
         work(claimed, targets[claimed])
+        own, own_cpu = own + 1, own_cpu + time.thread_time() - cpu
     late = parts.take_over()
     for index in late:
         work(index, targets[index])
     helped = parts.helped()
     for index, values in helped:
         targets[index][...] = values
-    _pacing.record(paid_off=bool(helped) and not late)
+    alone = own_cpu / max(1, own) * len(targets)  # what this thread alone would have taken
+    wall = time.perf_counter() - started
+    _pacing.record(paid_off=bool(helped) and not late and wall < _PAYOFF * alone)
 
 
 def scan_blocks(
@@ -93,12 +105,11 @@ def scan_blocks(
 class _Pacing:
     """Whether to ask the helper at all: not while asking has not paid off.
 
-    On a machine whose cores are all busy the helper starts late and its
-    part is done twice; sharing would then only cost. After each call that
-    did not pay off (the helper did nothing, or the caller had to redo its
-    part) the next 1, 2, 4 ... 64 calls work alone; one that paid off
-    resets that. So a busy machine pays for one try in 64 calls, and a
-    quiet one shares every call.
+    On a machine whose cores are all busy the helper starts late, competes
+    with the caller for a core, or its part is done twice; sharing then
+    only costs. After each call that did not pay off the next 1, 2, 4 ... 64
+    calls work alone; one that paid off resets that. So a busy machine pays
+    for one try in 64 calls, and a quiet one shares every call.
     """
 
     def __init__(self) -> None:

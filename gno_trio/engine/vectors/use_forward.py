@@ -45,8 +45,6 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from gno_trio.engine.vectors.scan import share
-
 Floats = npt.NDArray[np.float32]
 Ints = npt.NDArray[np.int64]
 
@@ -137,15 +135,20 @@ class FusedForward:
         projected = embedded @ self._proj_w
         projected += self._proj_b
         _normalize_rows(projected, *self._ln_in, self._eps)
-        pooled = np.empty((len(token_lists), _FEATURES), dtype=np.float32)
-        groups = _groups(lengths.tolist(), MICRO_TOKENS)
-        if len(groups) == 1:  # a query, a few short texts: each branch's work is one part
-            self._micro(inverse, lengths, embedded, projected, None, pooled)
-            self._head(pooled, lengths, out)
-            return
-        products = [self._products(projected, i) for i in range(len(_ORDERS))]
+        # products[i]: row (u * n + k) = projected branch i of distinct token u @ W1 position k;
+        # the extra rows at u = count are zeros, for window slots outside the text.
+        products: list[Floats] = []
+        for i, (n, _) in enumerate(_ORDERS):
+            table = np.zeros((count + 1, n * _BRANCH), dtype=np.float32)
+            np.matmul(
+                projected[:, i * _BRANCH : (i + 1) * _BRANCH],
+                self._w1_by_position[i],
+                out=table[:count],
+            )
+            products.append(table.reshape((count + 1) * n, _BRANCH))
         offsets = np.cumsum(lengths) - lengths
-        for first, last in groups:
+        pooled = np.empty((len(token_lists), _FEATURES), dtype=np.float32)
+        for first, last in _groups(lengths.tolist(), MICRO_TOKENS):
             start = int(offsets[first])
             stop = start + int(lengths[first:last].sum())
             self._micro(
@@ -157,22 +160,6 @@ class FusedForward:
                 pooled[first:last],
             )
         self._head(pooled, lengths, out)
-
-    def _products(self, projected: Floats, branch: int) -> Floats:
-        """First-layer products of one branch: row ``u * n + k`` is the branch's
-        slice of distinct token ``u``'s projection @ W1 position ``k``.
-
-        The extra rows at ``u = count`` are zeros, for window slots outside the text.
-        """
-        n = _ORDERS[branch][0]
-        count = len(projected)
-        table = np.zeros((count + 1, n * _BRANCH), dtype=np.float32)
-        np.matmul(
-            projected[:, branch * _BRANCH : (branch + 1) * _BRANCH],
-            self._w1_by_position[branch],
-            out=table[:count],
-        )
-        return table.reshape((count + 1) * n, _BRANCH)
 
     def _embedding_rows(self, ids: Ints) -> Floats:
         rows: Floats = self._table[ids].astype(np.float32)
@@ -187,15 +174,10 @@ class FusedForward:
         lengths: Ints,
         embedded: Floats,
         projected: Floats,
-        products: list[Floats] | None,
+        products: list[Floats],
         pooled: Floats,
     ) -> None:
-        """The per-token layers of a few whole texts; their summed features go to ``pooled``.
-
-        Without ``products`` (the scope is this one micro-batch) each branch
-        computes its own first-layer products, and the three branches are
-        shared with the helper thread (:func:`.scan.share`, widest first).
-        """
+        """The per-token layers of a few whole texts; their summed features go to ``pooled``."""
         total = len(inverse)
         window = _window_index(lengths)
         # window slots as distinct-token numbers; the sentinel position maps to the zero rows
@@ -203,50 +185,28 @@ class FusedForward:
         features = np.empty((total, _FEATURES), dtype=np.float32)
         features[:, :_EMB] = embedded[inverse]
         token_projected = projected[inverse]
-        widest_first = list(reversed(range(len(_ORDERS))))
-
-        def branch(part: int, into: Floats) -> None:
-            i = widest_first[part]
-            table = self._products(projected, i) if products is None else products[i]
-            self._branch(i, table, window, distinct_at, token_projected, into)
-
-        targets = [features[:, _EMB + i * _BRANCH : _EMB + (i + 1) * _BRANCH] for i in widest_first]
-        if products is None:
-            share(targets, branch)
-        else:
-            for part, target in enumerate(targets):
-                branch(part, target)
-        _normalize_rows(features, *self._ln_out, self._eps)
-        np.add.reduceat(features, np.cumsum(lengths) - lengths, axis=0, out=pooled)
-
-    def _branch(
-        self,
-        i: int,
-        table: Floats,
-        window: Ints,
-        distinct_at: Ints,
-        token_projected: Floats,
-        into: Floats,
-    ) -> None:
-        """Branch ``i``'s two convolution layers over every token, into ``into``."""
-        n, left = _ORDERS[i]
-        total = len(window)
-        columns = slice(_MAX_LEFT - left, _MAX_LEFT - left + n)
-        rows = distinct_at[:, columns] * n + np.arange(n, dtype=np.int64)
-        hidden = table[rows[:, 0]]
-        for k in range(1, n):
-            hidden += table[rows[:, k]]
-        hidden += self._b1[i]
-        np.maximum(hidden, 0, out=hidden)
-        hidden += token_projected[:, i * _BRANCH : (i + 1) * _BRANCH]
         scratch = np.empty((total + 1, _BRANCH), dtype=np.float32)
         scratch[total] = 0.0
-        scratch[:total] = hidden
-        second = scratch[window[:, columns]].reshape(total, n * _BRANCH) @ self._w2[i]
-        second += self._b2[i]
-        np.maximum(second, 0, out=second)
-        second += hidden
-        into[...] = second
+        for i, (n, left) in enumerate(_ORDERS):
+            columns = slice(_MAX_LEFT - left, _MAX_LEFT - left + n)
+            rows = distinct_at[:, columns] * n + np.arange(n, dtype=np.int64)
+            table = products[i]
+            hidden = table[rows[:, 0]]
+            for k in range(1, n):
+                hidden += table[rows[:, k]]
+            hidden += self._b1[i]
+            np.maximum(hidden, 0, out=hidden)
+            hidden += token_projected[:, i * _BRANCH : (i + 1) * _BRANCH]
+            scratch[:total] = hidden
+            second = scratch[window[:, columns]].reshape(total, n * _BRANCH) @ self._w2[i]
+            second += self._b2[i]
+            np.maximum(second, 0, out=second)
+            second += hidden
+            offset = _EMB + i * _BRANCH
+            features[:, offset : offset + _BRANCH] = second
+        del scratch, token_projected
+        _normalize_rows(features, *self._ln_out, self._eps)
+        np.add.reduceat(features, np.cumsum(lengths) - lengths, axis=0, out=pooled)
 
     def _head(self, pooled: Floats, lengths: Ints, out: Floats) -> None:
         """Each text's summed token features through the output layers, to a unit vector.
