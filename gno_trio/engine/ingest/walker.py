@@ -22,6 +22,7 @@ from gno_trio.config import DEFAULT_EXCLUDES
 # Reserved for logical records GNO derives from container files.
 _RESERVED_PREFIX = ".gno/records/"
 _BY_NAME = operator.attrgetter("name")
+_new_tuple: Callable[[type[FoundFile], tuple[str, str, int, int]], FoundFile] = tuple.__new__  # type: ignore[assignment]
 _ALL_FILES = "^(?:.*/)?[^/]*$"
 """The regex of ``**/*``, the default pattern: every path matches it."""
 
@@ -202,8 +203,9 @@ def _stat_all(
 ) -> list[FoundFile]:
     """The files of one folder with their size and mtime (most of a no-change sync's time)."""
     try:
+        # tuple.__new__ skips the NamedTuple's Python-level constructor (a third of the cost).
         return [
-            FoundFile(prefix + entry.name, entry.path, st.st_size, st.st_mtime_ns)
+            _new_tuple(FoundFile, (prefix + entry.name, entry.path, st.st_size, st.st_mtime_ns))
             for entry in entries
             for st in (entry.stat(follow_symlinks=False),)
         ]
