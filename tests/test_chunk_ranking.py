@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,18 @@ QUERIES = [
 def rank_here_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """These indexes are small: rank their chunks here as a large index's would be."""
     monkeypatch.setattr(chunkrank, "POSTINGS_PER_CHUNK_LOADED", 0)
+
+
+@contextmanager
+def _fts5_engine(tmp_path: Path, root: Path) -> Iterator[Engine]:
+    """An engine ranking on FTS5 over ``root``, indexed as the collection ``notes``."""
+    choose_backend(tmp_path / "config", "fts5")
+    with Engine.open(
+        dirs=Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    ) as engine:
+        engine.add_collection(str(root), name="notes")
+        engine.sync()
+        yield engine
 
 
 def _anchors(engine: Engine, query: str, **options: Any) -> list[tuple[Any, ...]]:
@@ -167,12 +180,7 @@ def test_the_choice_follows_the_index_as_it_changes(
         **{f"other/o{i}.md": f"# O{i}\n\ntapir here.\n" for i in range(30)},
     }
     root = write_corpus(tmp_path / "notes", files)
-    choose_backend(tmp_path / "config", "fts5")
-    with Engine.open(
-        dirs=Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
-    ) as engine:
-        engine.add_collection(str(root), name="notes")
-        engine.sync()
+    with _fts5_engine(tmp_path, root) as engine:
 
         def target_anchor() -> tuple[Any, ...]:
             (hit,) = [a for a in _anchors(engine, "okapi tapir") if a[0].endswith("target.md")]
@@ -204,12 +212,7 @@ def test_equally_good_chunks_point_at_the_first(
         **{f"o{i}.md": f"# O{i}\n\nokapi note {i}.\n" for i in range(6)},
     }
     root = write_corpus(tmp_path / "notes", files)
-    choose_backend(tmp_path / "config", "fts5")
-    with Engine.open(
-        dirs=Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
-    ) as engine:
-        engine.add_collection(str(root), name="notes")
-        engine.sync()
+    with _fts5_engine(tmp_path, root) as engine:
         with engine.connection() as conn:
             chunks = conn.execute(
                 "SELECT bm25(chunks_fts, 1.0, 0.0), c.id, c.start_line FROM chunks_fts "
