@@ -22,6 +22,23 @@ Subparsers = Any
 """``argparse``'s sub-parser action (its type is private to argparse)."""
 
 
+def action_command(
+    sub: Subparsers,
+    name: str,
+    common: argparse.ArgumentParser,
+    *,
+    handler: Handler,
+    dest: str,
+    **parser_options: Any,
+) -> Subparsers:
+    """Add the command ``name``, which must be followed by an ACTION; return its action parsers."""
+    parser = sub.add_parser(name, parents=[common], **parser_options)
+    parser.set_defaults(handler=handler)
+    return parser.add_subparsers(
+        dest=dest, required=True, metavar="ACTION", parser_class=type(parser)
+    )
+
+
 def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 

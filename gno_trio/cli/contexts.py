@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from gno_trio.cli import capsules, render
-from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
+from gno_trio.cli.common import EXIT_OK, Subparsers, action_command, emit_json, open_engine
 from gno_trio.cli.render.primitives import md_table, plural
 
 _SCOPE_HELP = "/ (everything), COLLECTION: (one collection) or gno://COLLECTION/PREFIX"
@@ -54,10 +54,13 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("context", parents=[common], help="guidance attached to results of a scope")
-    p.set_defaults(handler=cmd_context)
-    actions = p.add_subparsers(
-        dest="context_command", required=True, metavar="ACTION", parser_class=type(p)
+    actions = action_command(
+        sub,
+        "context",
+        common,
+        handler=cmd_context,
+        dest="context_command",
+        help="guidance attached to results of a scope",
     )
     q = actions.add_parser("add", parents=[common], help="attach guidance text to a scope")
     q.add_argument("scope", help=_SCOPE_HELP)

@@ -13,7 +13,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gno_trio.cli.common import Subparsers, command_line, open_engine, print_result
+from gno_trio.cli.common import (
+    Subparsers,
+    action_command,
+    command_line,
+    open_engine,
+    print_result,
+)
 from gno_trio.engine import (
     EGRESS_ACTIONS,
     EGRESS_CONTENT_CLASSES,
@@ -102,14 +108,13 @@ def cmd_egress_audit(args: argparse.Namespace) -> int:
 
 def add_policy_parser(collections: Any, common: argparse.ArgumentParser) -> None:
     """``collection policy ...`` (beside add, list, remove, rename ...)."""
-    p = collections.add_parser(
+    actions = action_command(
+        collections,
         "policy",
-        parents=[common],
+        common,
+        handler=cmd_policy,
+        dest="policy_command",
         help="a collection's egress policy: get, set, or check a would-be egress",
-    )
-    p.set_defaults(handler=cmd_policy)
-    actions = p.add_subparsers(
-        dest="policy_command", required=True, metavar="ACTION", parser_class=type(p)
     )
     q = actions.add_parser("get", parents=[common], help="configured and effective policy")
     q.add_argument("name", help="the collection")
@@ -144,14 +149,13 @@ def add_policy_parser(collections: Any, common: argparse.ArgumentParser) -> None
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    actions = action_command(
+        sub,
         "egress-audit",
-        parents=[common],
+        common,
+        handler=cmd_egress_audit,
+        dest="egress_audit_command",
         help="the content-free receipts of egress decisions: list, show, status, delete",
-    )
-    p.set_defaults(handler=cmd_egress_audit)
-    actions = p.add_subparsers(
-        dest="egress_audit_command", required=True, metavar="ACTION", parser_class=type(p)
     )
     q = actions.add_parser("list", parents=[common], help="receipts, newest first")
     q.add_argument("--limit", type=int, default=50, help="receipts per page (default 50)")

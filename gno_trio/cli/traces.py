@@ -12,7 +12,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gno_trio.cli.common import Subparsers, command_line, open_engine, print_result
+from gno_trio.cli.common import (
+    Subparsers,
+    action_command,
+    command_line,
+    open_engine,
+    print_result,
+)
 from gno_trio.engine import (
     TraceJudgment,
     trace_delete_text,
@@ -75,17 +81,16 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    actions = action_command(
+        sub,
         "trace",
-        parents=[common],
+        common,
+        handler=cmd_trace,
+        dest="trace_command",
         help="inspect, label, export or delete stored retrieval traces",
         description="Retrieval traces are recorded when retrievalTraces.enabled is on "
         "(search, vsearch, query and context build print 'Trace: ID'); these commands work "
         "either way.",
-    )
-    p.set_defaults(handler=cmd_trace)
-    actions = p.add_subparsers(
-        dest="trace_command", required=True, metavar="ACTION", parser_class=type(p)
     )
     q = actions.add_parser("list", parents=[common], help="traces, newest first (no query text)")
     q.add_argument("-n", "--limit", type=int, default=50, help="traces per page, 1-1000 (50)")
