@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from gno_trio.engine.canonical import sha256_text
 from gno_trio.engine.context import codes
-from gno_trio.engine.context.canonical import PassageRef, sha256_text
+from gno_trio.engine.context.canonical import PassageRef
 from gno_trio.engine.context.facets import FacetMatcher, neighbour_pairs
 from gno_trio.engine.context.passages import Line, Weights, Window, best_window, describe_lines
 from gno_trio.engine.context.request import NormalizedRequest
