@@ -26,7 +26,7 @@ from gno_trio.engine.context.canonical import PassageRef
 from gno_trio.engine.context.facets import FacetMatcher, neighbour_pairs
 from gno_trio.engine.context.passages import Line, Weights, Window, best_window, describe_lines
 from gno_trio.engine.context.request import NormalizedRequest
-from gno_trio.engine.reads.outline import outline
+from gno_trio.engine.ingest.outline import outline
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.lexical import SearchRequest, date_instant
