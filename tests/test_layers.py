@@ -7,7 +7,8 @@ offending ``file:line`` when a module imports a layer it may not, when a
 surface reaches behind the engine's public face (``gno_trio.engine``), when
 the sans-IO layers import an event loop, when modules import each other
 in a circle, or when an engine subpackage imports one standing on a higher
-floor of the engine (``ENGINE_FLOORS``). The table is the architecture; change it deliberately.
+floor of the engine (``ENGINE_FLOORS``). The tables are the architecture;
+change them deliberately.
 """
 
 from __future__ import annotations
