@@ -15,7 +15,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from gno_trio.engine.search.lexical import SearchRequest, normalise_scores, search
+from gno_trio.engine.search.lexical import search
+from gno_trio.engine.search.request import SearchRequest
+from gno_trio.engine.search.results import normalise_scores
 from gno_trio.errors import GnoError
 
 RRF_K = 60

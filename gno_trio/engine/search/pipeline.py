@@ -45,18 +45,14 @@ from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search import hybrid as lexical_query
 from gno_trio.engine.search.hybrid import QUERY_MODES, QueryOptions, _validate_modes
 from gno_trio.engine.search.lexical import (
-    _RESULT_COLUMNS,
-    SearchRequest,
-    _echo_filters,
-    _rank,
-    _result,
-    filter_clauses,
-    normalise_scores,
+    RESULT_COLUMNS,
+    rank_documents,
     search,
     strictly_matching,
-    validate_request,
 )
 from gno_trio.engine.search.querygrammar import parse_query, wants_recency
+from gno_trio.engine.search.request import SearchRequest, filter_clauses, validate_request
+from gno_trio.engine.search.results import echo_filters, normalise_scores, result_object
 from gno_trio.engine.search.semantic import VectorHit, anchors, require_vectors, vector_leg
 from gno_trio.engine.search.semantic import query_vector as checked_query
 from gno_trio.engine.vectors.cache import matrix_for
@@ -181,7 +177,7 @@ def _vector_results(
     found = anchors(conn, [h.window for h in hits])
     return [
         (
-            _result(h.row, h.score, found.get(h.window), request),
+            result_object(h.row, h.score, found.get(h.window), request),
             int(h.row["id"]),
             h.score,
         )
@@ -204,7 +200,7 @@ def _graph_results(
     rows = {
         int(row["id"]): row
         for row in conn.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
+            f"SELECT {RESULT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
             f"AND {' AND '.join(clauses)}",
             [*ids, *params],
         )
@@ -324,7 +320,7 @@ def run_pipeline(
     narrow = min(100, request.limit * m)
     lines: list[dict[str, str]] = []
 
-    raw = [score for _, score in _rank(conn, parse_query(request.query), unbounded, 5)]
+    raw = [score for _, score in rank_documents(conn, parse_query(request.query), unbounded, 5)]
     strong, top, gap = strong_signal(raw)
     bypass = strong and not request.intent and not modes
     fusion = _Fusion()
@@ -440,7 +436,7 @@ def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) ->
         "mode": "hybrid",
         "totalResults": len(results),
     }
-    _echo_filters(meta, run.request)
+    echo_filters(meta, run.request)
     meta.update(
         {
             "expanded": False,
