@@ -1,3 +1,22 @@
+"""Capture: create one new document in a collection and index it before returning.
+
+Every surface (the ``gno_capture`` MCP tool, ``gno-trio capture``) goes
+through :func:`capture`, so path rules, collision handling, error codes and
+the receipt are the same everywhere. The order of work is fixed:
+
+1. validate everything that needs no disk or lock (collection, text, tags,
+   provenance, path), so a rejected call costs nothing and leaves nothing;
+2. take the shared write lease (``LOCKED`` when another writer keeps it);
+3. settle a name collision against both the disk and the index;
+4. write the file atomically (temporary file, then an exclusive hard link or
+   a rename), creating missing folders and removing them again on failure;
+5. index just that file, so it is keyword-searchable when the call returns.
+
+A file that was written but could not be indexed is still a successful
+capture: the receipt's ``sync`` block says what went wrong. Capture never
+computes embeddings; ``embed.status`` is always ``not_requested``.
+"""
+
 from __future__ import annotations
 
 import sqlite3
