@@ -13,7 +13,8 @@ from typing import Any, Final
 import yaml
 
 from gno_trio.engine.ingest.capture_request import PRESETS, Preset, body_hash, normalize_body
-from gno_trio.engine.ingest.frontmatter import extract_meta, normalize_tag
+from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.ingest.meta_fields import normalize_tag
 from gno_trio.errors import GnoError
 
 _ATX_HEADING: Final = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")

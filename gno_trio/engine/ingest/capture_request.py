@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Final
 
-from gno_trio.engine.ingest.frontmatter import normalize_tag
+from gno_trio.engine.ingest.meta_fields import normalize_tag
 from gno_trio.errors import GnoError
 
 CAPTURE_MAX_TEXT_BYTES: Final = 1_048_576
