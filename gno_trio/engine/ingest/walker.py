@@ -1,7 +1,7 @@
 """Finding the files of a collection.
 
 The walk never follows symbolic links (a link could lead out of the root or
-into a loop) and prunes excluded directories before descending. It yields
+into a loop) and prunes excluded directories before descending. It lists
 every regular file the collection's pattern and filters admit: a file no
 converter understands is still seen, so a sync can list it with its reason
 instead of dropping it silently.
@@ -21,16 +21,15 @@ from gno_trio.config import DEFAULT_EXCLUDES
 
 # Reserved for logical records GNO derives from container files.
 _RESERVED_PREFIX = ".gno/records/"
-_new_tuple: Callable[[type[FoundFile], tuple[str, str, int, int]], FoundFile] = tuple.__new__  # type: ignore[assignment]
 _ALL_FILES = "^(?:.*/)?[^/]*$"
 """The regex of ``**/*``, the default pattern: every path matches it."""
 
 
 class FoundFile(NamedTuple):
-    """A file the walk found, with the ``stat`` fields a sync compares.
+    """A file a sync looks at, with the ``stat`` fields it compares.
 
-    A tuple rather than a frozen dataclass: a walk of 100,000 files makes
-    100,000 of them, and a tuple is built several times faster.
+    A full sync makes one only for a file that differs from its indexed
+    document (see :class:`~gno_trio.engine.ingest.plan.Walked`).
     """
 
     rel_path: str  # POSIX separators, relative to the collection root
@@ -220,33 +219,3 @@ def listing(
             yield Listed(found, stats)
         subdirs.sort()
         stack.extend(reversed(subdirs))
-
-
-def walk(
-    root: Path,
-    *,
-    pattern: str = "**/*",
-    include: Sequence[str] = (),
-    exclude: Sequence[str] = DEFAULT_EXCLUDES,
-    supported: Callable[[str], bool] | None = None,
-    on_error: Callable[[str, OSError], None] | None = None,
-) -> Iterator[FoundFile]:
-    """Yield the files under ``root`` that belong to the collection, sorted.
-
-    ``supported`` (default: every file) narrows the files further.
-    """
-    base = root_prefix(root)
-    for rels, stats in listing(
-        root,
-        pattern=pattern,
-        include=include,
-        exclude=exclude,
-        supported=supported,
-        on_error=on_error,
-    ):
-        files = [
-            _new_tuple(FoundFile, (rel, base + rel, st.st_size, st.st_mtime_ns))
-            for rel, st in zip(rels, stats, strict=True)
-        ]
-        files.sort()
-        yield from files
