@@ -176,9 +176,9 @@ def _lexical_hits(
 
 
 def _vector_results(
-    conn: sqlite3.Connection, hits: Sequence[VectorHit], request: SearchRequest
+    conn: sqlite3.Connection, model_id: int, hits: Sequence[VectorHit], request: SearchRequest
 ) -> list[tuple[dict[str, Any], int, float]]:
-    found = anchors(conn, [h.window for h in hits])
+    found = anchors(conn, model_id, [h.window for h in hits])
     return [
         (
             _result(h.row, h.score, found.get(h.window), request),
@@ -226,7 +226,10 @@ def _graph_results(
             )
         else:
             hits.append(VectorHit(row, -1.0, 0))
-    return [(result, doc_id) for result, doc_id, _ in _vector_results(conn, hits, request)]
+    return [
+        (result, doc_id)
+        for result, doc_id, _ in _vector_results(conn, matrix.model_id, hits, request)
+    ]
 
 
 @dataclass(slots=True)
@@ -362,7 +365,10 @@ def run_pipeline(
         )
     else:
         vector = _vector_results(
-            conn, vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer), unbounded
+            conn,
+            model.id,
+            vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer),
+            unbounded,
         )
         fusion.add(WEIGHT_VECTOR, [(r, d) for r, d, _ in vector])
         for result, _, score in vector:
@@ -373,7 +379,7 @@ def run_pipeline(
             passage = vector_leg(conn, matrix, hyde_vector, unbounded, narrow, steer=steer)
             fusion.add(
                 WEIGHT_HYDE,
-                [(r, d) for r, d, _ in _vector_results(conn, passage, unbounded)],
+                [(r, d) for r, d, _ in _vector_results(conn, model.id, passage, unbounded)],
                 bonus=False,
             )
             message += f"; hyde: {len(passage)} candidates"
