@@ -11,6 +11,7 @@ long document.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -176,17 +177,12 @@ def test_vector_hits_read_only_their_own_documents(engine: Engine, tmp_path: Pat
             matrix = cache.matrix_for(conn, model)
             request = SearchRequest(query="note", limit=5)
             query = matrix.vectors(np.array([3]))[0]
-            counted = [0]
-
-            def tick() -> int:
-                counted[0] += 1
-                return 0
-
-            conn.set_progress_handler(tick, 10)
+            counted = itertools.count()
+            conn.set_progress_handler(lambda: next(counted) and 0, 10)  # noqa: B023
             hits = vector_leg(conn, matrix, query, request, 5)
             conn.set_progress_handler(None, 0)
             assert len(hits) == 5
-            steps.append(counted[0])
+            steps.append(next(counted))
     assert steps[1] < steps[0] * 3, steps
 
 
