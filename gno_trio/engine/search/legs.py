@@ -60,9 +60,9 @@ def lexical_hits(
 
 
 def vector_results(
-    conn: sqlite3.Connection, hits: Sequence[VectorHit], request: SearchRequest
+    conn: sqlite3.Connection, model_id: int, hits: Sequence[VectorHit], request: SearchRequest
 ) -> list[tuple[dict[str, Any], int, float]]:
-    found = anchors(conn, [h.window for h in hits])
+    found = anchors(conn, model_id, [h.window for h in hits])
     return [
         (
             result_object(h.row, h.score, found.get(h.window), request),
@@ -110,7 +110,10 @@ def graph_results(
             )
         else:
             hits.append(VectorHit(row, -1.0, 0))
-    return [(result, doc_id) for result, doc_id, _ in vector_results(conn, hits, request)]
+    return [
+        (result, doc_id)
+        for result, doc_id, _ in vector_results(conn, matrix.model_id, hits, request)
+    ]
 
 
 def expand_graph(

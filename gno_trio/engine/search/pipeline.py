@@ -213,7 +213,10 @@ def run_pipeline(
         )
     else:
         vector = vector_results(
-            conn, vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer), unbounded
+            conn,
+            model.id,
+            vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer),
+            unbounded,
         )
         fusion.add(WEIGHT_VECTOR, [(r, d) for r, d, _ in vector])
         for result, _, score in vector:
@@ -224,7 +227,7 @@ def run_pipeline(
             passage = vector_leg(conn, matrix, hyde_vector, unbounded, narrow, steer=steer)
             fusion.add(
                 WEIGHT_HYDE,
-                [(r, d) for r, d, _ in vector_results(conn, passage, unbounded)],
+                [(r, d) for r, d, _ in vector_results(conn, model.id, passage, unbounded)],
                 bonus=False,
             )
             message += f"; hyde: {len(passage)} candidates"
