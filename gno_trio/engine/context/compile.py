@@ -28,16 +28,15 @@ from gno_trio.engine.context.candidates import (
     collect_candidates,
     retrieve_documents,
 )
-from gno_trio.engine.context.capsule import (
-    CapsuleFrame,
-    assemble,
+from gno_trio.engine.context.capsule import CapsuleFrame, assemble
+from gno_trio.engine.context.facets import derive_facets
+from gno_trio.engine.context.guidance import context_rules
+from gno_trio.engine.context.lineage import (
     config_fingerprint,
-    context_rules,
     egress_lineage,
     policies_of,
     scope_fingerprint,
 )
-from gno_trio.engine.context.facets import derive_facets
 from gno_trio.engine.context.passages import MAX_PASSAGE_BYTES
 from gno_trio.engine.context.request import (
     BYTES_PER_TOKEN_REQUEST,
