@@ -38,7 +38,7 @@ from gno_trio.engine.context import canonical_json as canonical_json
 from gno_trio.engine.context import capsule_markdown as capsule_markdown
 from gno_trio.engine.context import public_code as public_code
 from gno_trio.engine.context import verification_markdown as verification_markdown
-from gno_trio.engine.context.request import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
+from gno_trio.engine.context.request_fields import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 from gno_trio.engine.core import Engine as Engine
 from gno_trio.engine.egress.change import Confirmation as Confirmation
 from gno_trio.engine.egress.explain import MAX_CHECK_COLLECTIONS as EGRESS_CHECK_MAX_COLLECTIONS

@@ -40,11 +40,11 @@ from gno_trio.engine.context.lineage import (
 from gno_trio.engine.context.passages import MAX_PASSAGE_BYTES
 from gno_trio.engine.context.request import (
     BYTES_PER_TOKEN_REQUEST,
-    MAX_SAFE_INTEGER,
     ContextRequest,
     NormalizedRequest,
     normalize_request,
 )
+from gno_trio.engine.context.request_fields import MAX_SAFE_INTEGER
 from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
 from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.errors import GnoError

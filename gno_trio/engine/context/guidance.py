@@ -13,10 +13,7 @@ from typing import Final
 from gno_trio.config import Config
 from gno_trio.engine.context.candidates import Passage
 from gno_trio.engine.context.canonical import context_identity
-from gno_trio.engine.context.request import (
-    URI_PREFIX_PATTERN,
-    canonical_text,
-)
+from gno_trio.engine.context.request_fields import URI_PREFIX_PATTERN, canonical_text
 
 MAX_GUIDANCE_CHARS: Final = 16_384
 MAX_SCOPE_KEY_CHARS: Final = 2_048
