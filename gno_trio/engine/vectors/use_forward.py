@@ -201,24 +201,25 @@ class FusedForward:
         total = len(inverse)
         window = _window_index(lengths)
         # window slots as distinct-token numbers; the sentinel position maps to the zero rows
-        distinct_at = np.append(inverse, len(embedded))[window]
+        distinct_at = np.append(inverse, len(embedded)).take(window)
         features = np.empty((total, _FEATURES), dtype=np.float32)
-        features[:, :_EMB] = embedded[inverse]
-        token_projected = projected[inverse]
+        features[:, :_EMB] = embedded.take(inverse, axis=0)
+        token_projected = projected.take(inverse, axis=0)
         scratch = np.empty((total + 1, _BRANCH), dtype=np.float32)
         scratch[total] = 0.0
         for i, (n, left) in enumerate(_ORDERS):
             columns = slice(_MAX_LEFT - left, _MAX_LEFT - left + n)
             rows = distinct_at[:, columns] * n + np.arange(n, dtype=np.int64)
-            table = products[i]
-            hidden = table[rows[:, 0]]
+            table = products[i]  # (np.take gathers rows faster than indexing does)
+            hidden = table.take(rows[:, 0], axis=0)
             for k in range(1, n):
-                hidden += table[rows[:, k]]
+                hidden += table.take(rows[:, k], axis=0)
             hidden += self._b1[i]
             np.maximum(hidden, 0, out=hidden)
             hidden += token_projected[:, i * _BRANCH : (i + 1) * _BRANCH]
             scratch[:total] = hidden
-            second = scratch[window[:, columns]].reshape(total, n * _BRANCH) @ self._w2[i]
+            second = scratch.take(window[:, columns], axis=0).reshape(total, n * _BRANCH)
+            second = second @ self._w2[i]
             second += self._b2[i]
             np.maximum(second, 0, out=second)
             second += hidden
