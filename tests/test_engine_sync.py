@@ -16,11 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine, normalize_name
+from gno_trio.engine import Engine, SearchRequest, normalize_name
 from gno_trio.engine.ingest import convert as convert
 from gno_trio.engine.ingest import prepare
 from gno_trio.engine.ingest import walker as walker
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.database import _migration_scripts
 from gno_trio.errors import GnoError
 from tests.conftest import CORPUS, bump_mtime, db_snapshot, write_corpus
@@ -306,7 +305,7 @@ def test_pattern_include_and_exclude(
 )
 def test_admits_agrees_with_the_walk(corpus: Path, options: dict[str, Any]) -> None:
     every = {p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file()}
-    walked = {f.rel_path for f in walker.walk(corpus, **options)}
+    walked = {rel for rels, _ in walker.listing(corpus, **options) for rel in rels}
     assert walked == {rel for rel in every if walker.admits(rel, **options)}
 
 

@@ -10,18 +10,24 @@ files of the same bytes.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from gno_trio.engine.ingest import plan as planning
 from gno_trio.engine.ingest.plan import (
     RenameBook,
     StoredDoc,
+    Walked,
     decide,
+    indexed_fingerprints,
     stored_documents,
     stored_for_walk,
 )
 from gno_trio.engine.ingest.prepare import read_source
-from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.engine.ingest.walker import FoundFile, listing
 
 
 def found(rel: str, size: int = 10, mtime_ns: int = 1) -> FoundFile:
@@ -144,16 +150,75 @@ def test_a_full_sync_reads_whole_rows_only_for_what_changed_or_vanished(tmp_path
             (6, "other", "gone.md", 10, 1, 1, None, "h6", "m6"),
         ],
     )
-    files = [found("same.md"), found("grown.md", size=11), found("failed.md"), found("new.md")]
-    known, rows = stored_for_walk(conn, "notes", files)
+    # The walk saw same.md unchanged; the others are the files it could not match.
+    changed = [found("grown.md", size=11), found("failed.md"), found("new.md")]
+    seen = {"same.md", "grown.md", "failed.md", "new.md"}
+    rows = stored_for_walk(conn, "notes", changed, seen)
     assert set(rows) == {"grown.md", "failed.md", "gone.md"}
-    plan = decide(files, rows, unchanged_keys=known)
+    plan = decide(changed, rows, seen=seen)
     assert (plan.scanned, plan.unchanged) == (4, 1)
     assert [f.rel_path for f, _ in plan.to_read] == ["grown.md", "failed.md", "new.md"]
     assert [row.id for row in plan.vanished] == [4]
     # Nothing vanished: no row of an unchanged or unseen document is read at all.
-    _, rows = stored_for_walk(conn, "notes", [*files, found("gone.md")])
+    rows = stored_for_walk(conn, "notes", changed, seen | {"gone.md"})
     assert set(rows) == {"grown.md", "failed.md"}
+
+
+def test_the_walk_matches_indexed_fingerprints_exactly(tmp_path: Path) -> None:
+    """Size, mtime (to the nanosecond, before 1970 too) and path must all agree."""
+    root = tmp_path / "notes"
+    (root / "sub dir").mkdir(parents=True)
+    files = {
+        "same.md": (b"12345", 1_700_000_000_123_456_789),
+        "old.md": (b"ancient", -86_400_000_000_123),
+        "sub dir/é ü.md": (b"accents", 1_600_000_000_000_000_001),
+        "resized.md": (b"now longer", 1_700_000_000_000_000_000),
+        "retouched.md": (b"same size", 1_700_000_000_000_000_002),
+        "new.md": (b"new", 1_700_000_000_000_000_000),
+        "sub dir/failed.md": (b"x", 1),
+        "sub dir/inactive.md": (b"x", 1),
+    }
+    for rel, (data, mtime_ns) in files.items():
+        (root / rel).write_bytes(data)
+        os.utime(root / rel, ns=(mtime_ns, mtime_ns))
+    conn = documents_table(
+        tmp_path / "t.sqlite",
+        [
+            (1, "notes", "same.md", 5, 1_700_000_000_123_456_789, 1, None, "h", "m"),
+            (2, "notes", "old.md", 7, -86_400_000_000_123, 1, None, "h", "m"),
+            (3, "notes", "sub dir/é ü.md", 7, 1_600_000_000_000_000_001, 1, None, "h", "m"),
+            (4, "notes", "resized.md", 3, 1_700_000_000_000_000_000, 1, None, "h", "m"),
+            (5, "notes", "retouched.md", 9, 1_700_000_000_000_000_001, 1, None, "h", "m"),
+            (6, "other", "new.md", 3, 1_700_000_000_000_000_000, 1, None, "h", "m"),
+            (7, "notes", "sub dir/failed.md", 1, 1, 1, "READ_ERROR", "h", "m"),
+            (8, "notes", "sub dir/inactive.md", 1, 1, 0, None, "h", "m"),
+        ],
+    )
+    walked = Walked(root, listing(root))
+    changed = walked.changed(indexed_fingerprints(conn, "notes"))
+    assert [f.rel_path for f in changed] == [
+        "new.md",
+        "resized.md",
+        "retouched.md",
+        "sub dir/failed.md",
+        "sub dir/inactive.md",
+    ]
+    assert changed[1] == FoundFile(
+        "resized.md", str(root / "resized.md"), 10, 1_700_000_000_000_000_000
+    )
+    assert walked.seen == set(files)
+
+
+def test_indexed_fingerprints_arrive_whole_in_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(planning, "_FINGERPRINT_PIECE", 3)
+    conn = documents_table(
+        tmp_path / "t.sqlite",
+        [(i, "notes", f"n{i}.md", i, 7, 1, None, "h", "m") for i in range(1, 11)],
+    )
+    assert planning.indexed_fingerprints(conn, "notes") == {f"{i} 7 n{i}.md" for i in range(1, 11)}
+    assert planning.indexed_fingerprints(conn, "other") == set()
 
 
 def test_a_file_read_after_the_walk_is_read_as_it_is_now(tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ class _Applier:
                 self.report.removed += 1
             if full:
                 errored = {e["relPath"] for e in self.report.errors}
-                _forget_records(conn, spec.name, plan.seen | errored)
+                _forget_records(conn, spec.name, plan.seen, errored)
                 conn.execute(
                     "UPDATE collections SET last_synced_at = ? WHERE name = ?",
                     (self.observed_at, spec.name),
@@ -311,13 +311,15 @@ def _expected_active(conn: sqlite3.Connection, plan: SyncPlan) -> int:
     return active + new - len(plan.vanished)
 
 
-def _forget_records(conn: sqlite3.Connection, collection: str, keep: Set[str]) -> None:
+def _forget_records(
+    conn: sqlite3.Connection, collection: str, seen: Set[str], errored: Set[str]
+) -> None:
     """Drop the records of paths this sync no longer has (read few rows, not all paths)."""
     stale = [
         (collection, rel)
         for (rel,) in conn.execute(
             "SELECT rel_path FROM ingest_errors WHERE collection = ?", (collection,)
         )
-        if rel not in keep
+        if rel not in seen and rel not in errored
     ]
     conn.executemany("DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", stale)

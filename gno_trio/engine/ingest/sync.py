@@ -30,32 +30,18 @@ from gno_trio.engine.ingest.apply import apply_plan
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.plan import (
     SyncPlan,
+    Walked,
     decide,
     indexed_fingerprints,
     stored_documents,
     stored_for_walk,
-    walk_is_known,
 )
 from gno_trio.engine.ingest.spec import CollectionSpec, IndexHooks, ProgressFn, SyncReport
-from gno_trio.engine.ingest.walker import FoundFile, admits, walk
+from gno_trio.engine.ingest.walker import FoundFile, admits, listing
 
 
-def found_files(
-    spec: CollectionSpec, only: set[str] | None
-) -> tuple[list[FoundFile], list[tuple[str, OSError]]]:
-    """The files on disk (all, or the ``only`` paths), and the folders the walk could not list."""
-    walk_errors: list[tuple[str, OSError]] = []
-    if only is None:
-        files = list(
-            walk(
-                spec.path,
-                pattern=spec.pattern,
-                include=spec.include,
-                exclude=spec.exclude,
-                on_error=lambda rel, exc: walk_errors.append((rel, exc)),
-            )
-        )
-        return files, walk_errors
+def named_files(spec: CollectionSpec, only: set[str]) -> list[FoundFile]:
+    """The ``only`` paths that are files of the collection on disk, sorted."""
     files = []
     for rel in sorted(only):
         # The same rules as the walk: no escaping the root, no symlinks
@@ -73,7 +59,20 @@ def found_files(
         if not stat.S_ISREG(st.st_mode):
             continue
         files.append(FoundFile(rel, os.fspath(abs_path), st.st_size, st.st_mtime_ns))
-    return files, walk_errors
+    return files
+
+
+def walked(spec: CollectionSpec) -> tuple[Walked, list[tuple[str, OSError]]]:
+    """Every file of the collection on disk, and the folders the walk could not list."""
+    walk_errors: list[tuple[str, OSError]] = []
+    folders = listing(
+        spec.path,
+        pattern=spec.pattern,
+        include=spec.include,
+        exclude=spec.exclude,
+        on_error=lambda rel, exc: walk_errors.append((rel, exc)),
+    )
+    return Walked(spec.path, folders), walk_errors
 
 
 @contextlib.contextmanager
@@ -97,27 +96,18 @@ def _plan(
     conn: sqlite3.Connection, spec: CollectionSpec, only: set[str] | None
 ) -> tuple[SyncPlan, list[tuple[str, OSError]]]:
     """What the sync must do (see :mod:`.plan`), and the folders the walk could not list."""
-    if only is None:
-        # The indexed fingerprints are read while the walk waits on its stat calls
-        # (both release the GIL for their system calls; the connection is idle meanwhile).
-        with ThreadPoolExecutor(max_workers=1) as reader:
-            reading = reader.submit(indexed_fingerprints, conn, spec.name)
-            files, walk_errors = found_files(spec, only)
-            indexed = reading.result()
-        all_known = walk_is_known(files, indexed)
-        known, stored = stored_for_walk(conn, spec.name, files, indexed, all_known=all_known)
-    else:
-        files, walk_errors = found_files(spec, only)
-        known, stored = set(), stored_documents(conn, spec.name, sorted(only))
-        all_known = False
-    plan = decide(
-        files,
-        stored,
-        unlisted=[rel for rel, _ in walk_errors],
-        partial=only is not None,
-        unchanged_keys=known,
-        all_unchanged=all_known,
-    )
+    if only is not None:
+        files = named_files(spec, only)
+        plan = decide(files, stored_documents(conn, spec.name, sorted(only)), partial=True)
+        return plan, []
+    # The indexed fingerprints are read while the walk waits on its stat calls
+    # (both release the GIL for their system calls; the connection is idle meanwhile).
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        reading = reader.submit(indexed_fingerprints, conn, spec.name)
+        found, walk_errors = walked(spec)
+        changed = found.changed(reading.result())
+    stored = stored_for_walk(conn, spec.name, changed, found.seen)
+    plan = decide(changed, stored, seen=found.seen, unlisted=[rel for rel, _ in walk_errors])
     return plan, walk_errors
 
 
@@ -162,4 +152,4 @@ def sync_collection(
     return report
 
 
-__all__ = ["CollectionSpec", "ProgressFn", "SyncReport", "found_files", "sync_collection"]
+__all__ = ["CollectionSpec", "ProgressFn", "SyncReport", "sync_collection"]

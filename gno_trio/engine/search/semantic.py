@@ -21,15 +21,14 @@ import numpy.typing as npt
 
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.search.anchors import ELLIPSIS, FALLBACK_SNIPPET_CHARS, Anchor
-from gno_trio.engine.search.lexical import (
-    _ACTIVE,
-    _RESULT_COLUMNS,
+from gno_trio.engine.search.lexical import RESULT_COLUMNS
+from gno_trio.engine.search.request import (
+    ACTIVE,
     SearchRequest,
-    _echo_filters,
-    _result,
     filter_clauses,
     validate_request,
 )
+from gno_trio.engine.search.results import echo_filters, result_object
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.chunktext import WindowKey, chunk_texts, placed_windows, window_lines
@@ -124,7 +123,7 @@ def _allowed_rows(
     """Matrix rows the request's filters admit (None: every active one), and the SQL filter."""
     clauses, params = filter_clauses(conn, request)
     where = " AND ".join(clauses)
-    if clauses == [_ACTIVE]:
+    if clauses == [ACTIVE]:
         return None, where, params
     mirrors = [
         r[0]
@@ -211,7 +210,7 @@ def _result_rows(
         return []
     marks = ", ".join("?" for _ in mirrors)
     return conn.execute(
-        f"SELECT {_RESULT_COLUMNS} FROM documents d INDEXED BY documents_mirror "
+        f"SELECT {RESULT_COLUMNS} FROM documents d INDEXED BY documents_mirror "
         f"WHERE d.mirror_hash IN ({marks}) AND {where}",
         [*mirrors, *params],
     ).fetchall()
@@ -286,14 +285,14 @@ def vector_search(
     if request.min_score is not None:
         hits = [hit for hit in hits if hit.score >= request.min_score]
     found = anchors(conn, model.id, [hit.window for hit in hits])
-    results = [_result(hit.row, hit.score, found.get(hit.window), request) for hit in hits]
+    results = [result_object(hit.row, hit.score, found.get(hit.window), request) for hit in hits]
     meta: dict[str, Any] = {
         "query": request.query,
         "mode": "vector",
         "totalResults": len(results),
         "vectorsUsed": True,
     }
-    _echo_filters(meta, request)
+    echo_filters(meta, request)
     return {"results": results, "meta": meta}
 
 
