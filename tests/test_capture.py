@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from gno_trio import cli
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest.capture import (
     CAPTURE_MAX_TEXT_BYTES,
     SENSITIVE_SEGMENTS,
@@ -42,7 +42,6 @@ from gno_trio.engine.ingest.capture import (
     path_segments,
 )
 from gno_trio.engine.ingest.frontmatter import extract_meta
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.atomic import create_new, is_temporary
 from gno_trio.engine.store.lease import LOCKED_MESSAGE
 from gno_trio.engine.uris import docid_for

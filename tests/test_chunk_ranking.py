@@ -21,9 +21,8 @@ from typing import Any
 import pytest
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search import chunkrank
-from gno_trio.engine.search.lexical import SearchRequest
 from tests.conftest import choose_backend, write_corpus
 
 COMMON = ["the", "server", "tool", "request", "client", "data", "type", "run", "runs", "running"]

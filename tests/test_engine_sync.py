@@ -16,11 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine, normalize_name
+from gno_trio.engine import Engine, SearchRequest, normalize_name
 from gno_trio.engine.ingest import convert as convert
 from gno_trio.engine.ingest import prepare
 from gno_trio.engine.ingest import walker as walker
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.database import _migration_scripts
 from gno_trio.errors import GnoError
 from tests.conftest import CORPUS, bump_mtime, db_snapshot, write_corpus

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine
-from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.store import database as store
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest.convert import convert
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.memory import projection, receipts
@@ -48,7 +48,6 @@ from gno_trio.engine.memory.records import (
 )
 from gno_trio.engine.memory.semantic import NOT_EMBEDDED
 from gno_trio.engine.memory.service import MemoryService
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store import lease as locks
 from gno_trio.errors import GnoError
 from tests.conftest import BACKENDS, choose_backend

@@ -20,10 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import load_config
-from gno_trio.engine import Confirmation, Engine
+from gno_trio.engine import Confirmation, Engine, SearchRequest
 from gno_trio.engine.reads.diff import document_diff
 from gno_trio.engine.search.diagnose import diagnose
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store import journal as journal
 from gno_trio.engine.store.lease import write_lease
 from gno_trio.errors import GnoError

@@ -19,13 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import Collection
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.egress import explain as egress_explain
 from gno_trio.engine.egress.policy import CollectionPolicy, Policy, Scope, evaluate
 from gno_trio.engine.graph import linkgraph as graph
 from gno_trio.engine.graph.linkgraph import SIMILAR_UNAVAILABLE, GraphFilters
 from gno_trio.engine.ingest import filing as filing
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.lease import write_lease
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.tools import CATALOGUE

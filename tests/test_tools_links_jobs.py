@@ -30,10 +30,9 @@ from hypothesis import strategies as st
 
 from gno_trio.config import Context, load_config
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.graph import links as links
 from gno_trio.engine.jobs import JobControl, JobManager, JobPlan
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.store.lease import write_lease
 from gno_trio.errors import GnoError
 from gno_trio.protocol.versions import Era

@@ -21,10 +21,9 @@ from typing import Any, ClassVar
 import pytest
 
 from gno_trio.config import loads_config
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.egress.policy import CollectionPolicy, Scope, evaluate
 from gno_trio.engine.search.hybrid import QueryOptions
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.search.semantic import vector_search
 from gno_trio.engine.vectors.bundled import BundledEmbedder

@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.hybrid import QueryOptions, query
-from gno_trio.engine.search.lexical import SearchRequest
 from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.search.semantic import similar, vector_search
 from gno_trio.engine.store.database import write_transaction

@@ -24,7 +24,7 @@ from pathlib import Path
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.search.hybrid import QueryOptions
-from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine import SearchRequest
 from gno_trio.engine.vectors.embedding import embed_backlog
 from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.vectors.models import configured_backend

@@ -17,8 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gno_trio.engine import Engine
-from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.semantic import vector_search
 from gno_trio.engine.store.database import connect, migrate, write_transaction
 from gno_trio.engine.vectors import cache

@@ -92,7 +92,7 @@ from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAU
 from gno_trio.engine.reads.documents import MAX_TOTAL_BYTES as MULTI_GET_MAX_TOTAL_BYTES
 from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
 from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
-from gno_trio.engine.search.lexical import SearchRequest as SearchRequest
+from gno_trio.engine.search.request import SearchRequest as SearchRequest
 from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
 from gno_trio.engine.store.lease import HeldLease as HeldLease

@@ -33,7 +33,7 @@ from gno_trio.engine.egress import audit as egress_audit
 from gno_trio.engine.egress.policy import endpoint_zone
 from gno_trio.engine.search.face import SearchFace
 from gno_trio.engine.search.hybrid import QueryOptions
-from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine.search.request import SearchRequest
 from gno_trio.engine.traces.face import TracesFace
 from gno_trio.errors import GnoError
 

@@ -28,8 +28,9 @@ from gno_trio.engine.context.request import NormalizedRequest
 from gno_trio.engine.reads.outline import outline
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
-from gno_trio.engine.search.lexical import SearchRequest, date_instant
 from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.search.request import SearchRequest
+from gno_trio.engine.search.results import date_instant
 from gno_trio.errors import GnoError
 
 MAX_SEARCH_LIMIT: Final = 100

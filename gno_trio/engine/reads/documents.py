@@ -16,7 +16,7 @@ from typing import Any
 
 from gno_trio.dirs import database_file_name
 from gno_trio.engine.ingest.documents.records import conversion_block
-from gno_trio.engine.search.lexical import collection_roots, source_block, tags_by_doc
+from gno_trio.engine.search.results import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.uris import Ref, parse_ref
 from gno_trio.errors import GnoError
 

@@ -32,13 +32,7 @@ from gno_trio.engine.search import diagnose_hybrid as staged
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.docindex.ranking import ranker
 from gno_trio.engine.search.hybrid import QueryOptions, query
-from gno_trio.engine.search.lexical import (
-    SearchRequest,
-    filter_clauses,
-    relaxed_match,
-    request_filters,
-    validate_request,
-)
+from gno_trio.engine.search.lexical import relaxed_match
 from gno_trio.engine.search.pipeline import (
     PipelineRun,
     checked_vectors,
@@ -48,6 +42,12 @@ from gno_trio.engine.search.pipeline import (
     validate_options,
 )
 from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
+from gno_trio.engine.search.request import (
+    SearchRequest,
+    filter_clauses,
+    request_filters,
+    validate_request,
+)
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.embedder import EmbeddingBackend

@@ -19,7 +19,7 @@ from gno_trio.engine.search import contexts as contexts_mod
 from gno_trio.engine.search import diagnose as diagnose_mod
 from gno_trio.engine.search import lexical
 from gno_trio.engine.search.hybrid import QueryOptions
-from gno_trio.engine.search.lexical import ContextRule, SearchRequest
+from gno_trio.engine.search.request import ContextRule, SearchRequest
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:

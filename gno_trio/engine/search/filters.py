@@ -1,6 +1,6 @@
 """A search request's filters, normalised once for whichever index applies them.
 
-The SQL form (:func:`gno_trio.engine.search.lexical.filter_clauses`) and the
+The SQL form (:func:`gno_trio.engine.search.request.filter_clauses`) and the
 tantivy form (:mod:`.docindex.query`) read the same normalised values, so a
 filter means the same on either backend.
 """

@@ -15,14 +15,11 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from gno_trio.engine.search.lexical import SearchRequest, normalise_scores, search
+from gno_trio.engine.search.fusion import WEIGHT_BM25, WEIGHT_BM25_VARIANT, fuse
+from gno_trio.engine.search.lexical import search
+from gno_trio.engine.search.request import SearchRequest
 from gno_trio.errors import GnoError
 
-RRF_K = 60
-WEIGHT_ORIGINAL = 2.0
-WEIGHT_VARIANT = 0.5
-BONUS_FIRST = 0.1
-BONUS_TOP5 = 0.04
 QUERY_MODES = ("term", "intent", "hyde")
 
 
@@ -37,7 +34,7 @@ class QueryOptions:
     """One-hop expansion over links from the top hits; the lexical-only pipeline has none."""
 
 
-def _validate_modes(modes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+def validate_modes(modes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     cleaned = []
     for mode, text in modes:
         if mode not in QUERY_MODES:
@@ -50,32 +47,11 @@ def _validate_modes(modes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return cleaned
 
 
-def fuse(ranked_lists: Sequence[tuple[float, Sequence[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """Weighted RRF over result lists keyed by URI; returns hits, best first."""
-    scores: dict[str, float] = {}
-    bonus: dict[str, float] = {}
-    first_seen: dict[str, dict[str, Any]] = {}
-    for weight, hits in ranked_lists:
-        for rank, hit in enumerate(hits, 1):
-            uri = hit["uri"]
-            first_seen.setdefault(uri, hit)
-            scores[uri] = scores.get(uri, 0.0) + weight / (RRF_K + rank)
-            award = BONUS_FIRST if rank == 1 else BONUS_TOP5 if rank <= 5 else 0.0
-            bonus[uri] = max(bonus.get(uri, 0.0), award)
-    order = sorted(scores, key=lambda u: scores[u] + bonus[u], reverse=True)
-    fused = [scores[u] + bonus[u] for u in order]
-    normalised = normalise_scores(fused)
-    return [
-        dict(first_seen[uri], score=round(score, 6))
-        for uri, score in zip(order, normalised, strict=True)
-    ]
-
-
 def query(
     conn: sqlite3.Connection, request: SearchRequest, options: QueryOptions
 ) -> dict[str, Any]:
     """Run ``query`` over the lexical legs; returns ``search-results@1.0``."""
-    modes = _validate_modes(options.query_modes)
+    modes = validate_modes(options.query_modes)
     if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
         raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
     intents = [text for mode, text in modes if mode == "intent"]
@@ -90,12 +66,10 @@ def query(
     else:
         wide = dataclasses.replace(unbounded, limit=min(100, request.limit * 2))
         original = search(conn, wide)
-        lists: list[tuple[float, Sequence[dict[str, Any]]]] = [
-            (WEIGHT_ORIGINAL, original["results"])
-        ]
+        lists: list[tuple[float, Sequence[dict[str, Any]]]] = [(WEIGHT_BM25, original["results"])]
         for term in terms:
             variant = dataclasses.replace(unbounded, query=term)
-            lists.append((WEIGHT_VARIANT, search(conn, variant)["results"]))
+            lists.append((WEIGHT_BM25_VARIANT, search(conn, variant)["results"]))
         hits = fuse(lists)[: request.limit]
         result = original
     if final_min_score is not None:

@@ -25,107 +25,48 @@ The steps, as GNO runs them (GNO's numbers throughout):
    ``limit`` apply last.
 
 Without stored vectors for the configured model (or with a model that
-cannot run) the query is the model-free one of :mod:`gno_trio.engine.hybrid`,
+cannot run) the query is the model-free one of :mod:`.hybrid`,
 byte for byte, flagged ``bm25_only``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search import hybrid as lexical_query
-from gno_trio.engine.search.hybrid import QUERY_MODES, QueryOptions, _validate_modes
+from gno_trio.engine.search.fusion import (
+    RRF_K,
+    WEIGHT_BM25,
+    WEIGHT_BM25_VARIANT,
+    WEIGHT_HYDE,
+    WEIGHT_VECTOR,
+    Candidate,
+    Fusion,
+    strong_signal,
+)
+from gno_trio.engine.search.hybrid import QUERY_MODES, QueryOptions, validate_modes
+from gno_trio.engine.search.legs import expand_graph, graph_line, lexical_hits, vector_results
 from gno_trio.engine.search.lexical import (
-    _RESULT_COLUMNS,
-    SearchRequest,
-    _echo_filters,
-    _rank,
-    _result,
-    filter_clauses,
-    normalise_scores,
-    search,
-    strictly_matching,
-    validate_request,
+    rank_documents,
 )
 from gno_trio.engine.search.querygrammar import parse_query, wants_recency
-from gno_trio.engine.search.semantic import VectorHit, anchors, require_vectors, vector_leg
+from gno_trio.engine.search.request import SearchRequest, validate_request
+from gno_trio.engine.search.results import echo_filters, normalise_scores
 from gno_trio.engine.search.semantic import query_vector as checked_query
+from gno_trio.engine.search.semantic import require_vectors, vector_leg
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
 from gno_trio.engine.vectors.index import VectorMatrix
 from gno_trio.engine.vectors.storage import ModelRow
 from gno_trio.errors import GnoError
-
-RRF_K: Final = 60
-WEIGHT_BM25: Final = 2.0
-WEIGHT_BM25_VARIANT: Final = 0.5
-WEIGHT_VECTOR: Final = 2.0
-WEIGHT_HYDE: Final = 0.7
-WEIGHT_GRAPH: Final = 0.8
-BONUS_FIRST: Final = 0.1
-BONUS_TOP5: Final = 0.04
-STRONG_TOP: Final = 0.84
-STRONG_GAP: Final = 0.14
-
-
-@dataclass(slots=True)
-class _Candidate:
-    """One document in the fusion: its result body and what each list said of it."""
-
-    result: dict[str, Any]
-    doc_id: int
-    fusion: float = 0.0
-    bonus: float = 0.0
-    bm25: float | None = None
-    vector: float | None = None
-    graph: bool = False
-
-
-@dataclass(slots=True)
-class _Fusion:
-    candidates: dict[str, _Candidate] = dataclasses.field(default_factory=dict)
-
-    def add(
-        self,
-        weight: float,
-        hits: Sequence[tuple[dict[str, Any], int]],
-        *,
-        bonus: bool = True,
-    ) -> None:
-        for rank, (result, doc_id) in enumerate(hits, 1):
-            found = self.candidates.get(result["uri"])
-            if found is None:
-                found = _Candidate(result, doc_id)
-                self.candidates[result["uri"]] = found
-            found.fusion += weight / (RRF_K + rank)
-            if bonus:
-                award = BONUS_FIRST if rank == 1 else BONUS_TOP5 if rank <= 5 else 0.0
-                found.bonus = max(found.bonus, award)
-
-    def ranked(self) -> list[_Candidate]:
-        return sorted(
-            self.candidates.values(),
-            key=lambda c: (-(c.fusion + c.bonus), c.result["uri"]),
-        )
-
-
-def strong_signal(raw_scores: Sequence[float]) -> tuple[bool, float, float]:
-    """GNO's test on the BM25 top hits: (strong, normalised top, gap to the second)."""
-    if not raw_scores:
-        return False, 0.0, 0.0
-    squash = [1.0 / (1.0 + math.exp(-(abs(s) - 4.5) / 2.8)) for s in raw_scores[:5]]
-    top = squash[0]
-    gap = top - (squash[1] if len(squash) > 1 else 0.0)
-    return top >= STRONG_TOP and gap >= STRONG_GAP, top, gap
 
 
 def _post_filters(request: SearchRequest) -> bool:
@@ -139,94 +80,6 @@ def _post_filters(request: SearchRequest) -> bool:
         or request.exclude
         or request.min_score is not None
     )
-
-
-def _doc_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
-    if not uris:
-        return {}
-    marks = ", ".join("?" for _ in uris)
-    return {
-        row[0]: int(row[1])
-        for row in conn.execute(
-            f"SELECT uri, id FROM documents WHERE active = 1 AND uri IN ({marks})", list(uris)
-        )
-    }
-
-
-def _lexical_hits(
-    conn: sqlite3.Connection, request: SearchRequest
-) -> tuple[list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int]]]:
-    """BM25 hits split in two: documents matching every term, and any-term top-ups.
-
-    Lexical search tops a short answer up with documents that match only
-    some of the words. Fused at full weight, a stray shared word ("und",
-    "error") would rank a document first; the top-ups are a looser variant
-    of the query and are fused as one.
-    """
-    hits = search(conn, request)["results"]
-    ids = _doc_ids(conn, [h["uri"] for h in hits])
-    found = [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
-    if not found:
-        return [], []
-    strict = strictly_matching(conn, parse_query(request.query), [doc for _, doc in found])
-    return (
-        [hit for hit in found if hit[1] in strict],
-        [hit for hit in found if hit[1] not in strict],
-    )
-
-
-def _vector_results(
-    conn: sqlite3.Connection, hits: Sequence[VectorHit], request: SearchRequest
-) -> list[tuple[dict[str, Any], int, float]]:
-    found = anchors(conn, [h.window for h in hits])
-    return [
-        (
-            _result(h.row, h.score, found.get(h.window), request),
-            int(h.row["id"]),
-            h.score,
-        )
-        for h in hits
-    ]
-
-
-def _graph_results(
-    conn: sqlite3.Connection,
-    ids: Sequence[int],
-    request: SearchRequest,
-    matrix: VectorMatrix,
-    query: npt.NDArray[np.float32],
-) -> list[tuple[dict[str, Any], int]]:
-    """Neighbour documents that pass the request's filters, at their chunk nearest the query."""
-    if not ids:
-        return []
-    clauses, params = filter_clauses(conn, request)
-    marks = ", ".join("?" for _ in ids)
-    rows = {
-        int(row["id"]): row
-        for row in conn.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
-            f"AND {' AND '.join(clauses)}",
-            [*ids, *params],
-        )
-    }
-    hits = []
-    for doc_id in ids:
-        row = rows.get(doc_id)
-        if row is None:
-            continue
-        own = matrix.rows_of(row["mirror_hash"]) if row["mirror_hash"] else np.zeros(0, np.intp)
-        if len(own):
-            cosine = matrix.vectors(own) @ query
-            best = int(np.argmax(cosine))
-            chosen = own[best]
-            hits.append(
-                VectorHit(
-                    row, float(cosine[best]), int(matrix.seqs[chosen]), int(matrix.parts[chosen])
-                )
-            )
-        else:
-            hits.append(VectorHit(row, -1.0, 0))
-    return [(result, doc_id) for result, doc_id, _ in _vector_results(conn, hits, request)]
 
 
 @dataclass(slots=True)
@@ -248,8 +101,8 @@ class PipelineRun:
     hyde: str | None
     bypass: bool
     strong: bool
-    fused: list[_Candidate]  # fusion order before graph expansion
-    ranked: list[_Candidate]  # the final order (graph fused in, bypass applied), uncut
+    fused: list[Candidate]  # fusion order before graph expansion
+    ranked: list[Candidate]  # the final order (graph fused in, bypass applied), uncut
     expansion: graph_leg.GraphExpansion
     graph_wanted: bool
     lines: list[dict[str, str]]
@@ -276,7 +129,7 @@ def checked_vectors(
 
 def validate_options(options: QueryOptions) -> None:
     """``INVALID_INPUT`` for query modes or a candidate limit the pipeline cannot take."""
-    _validate_modes(options.query_modes)
+    validate_modes(options.query_modes)
     if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
         raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
 
@@ -312,7 +165,7 @@ def run_pipeline(
     query_vector: npt.NDArray[np.float32],
 ) -> PipelineRun:
     """The legs, the fusion and the graph step for a request already validated."""
-    modes = _validate_modes(options.query_modes)
+    modes = validate_modes(options.query_modes)
     intents = [text for mode, text in modes if mode == "intent"]
     if intents and not request.intent:
         request = dataclasses.replace(request, intent=" ".join(intents))
@@ -324,11 +177,11 @@ def run_pipeline(
     narrow = min(100, request.limit * m)
     lines: list[dict[str, str]] = []
 
-    raw = [score for _, score in _rank(conn, parse_query(request.query), unbounded, 5)]
+    raw = [score for _, score in rank_documents(conn, parse_query(request.query), unbounded, 5)]
     strong, top, gap = strong_signal(raw)
     bypass = strong and not request.intent and not modes
-    fusion = _Fusion()
-    bm25, partial = _lexical_hits(conn, dataclasses.replace(unbounded, limit=wide))
+    fusion = Fusion()
+    bm25, partial = lexical_hits(conn, dataclasses.replace(unbounded, limit=wide))
     fusion.add(WEIGHT_BM25, bm25)
     fusion.add(WEIGHT_BM25_VARIANT, partial, bonus=False)
     for result, _ in bm25 + partial:
@@ -341,9 +194,7 @@ def run_pipeline(
         }
     )
     for term in terms:
-        strict, loose = _lexical_hits(
-            conn, dataclasses.replace(unbounded, query=term, limit=narrow)
-        )
+        strict, loose = lexical_hits(conn, dataclasses.replace(unbounded, query=term, limit=narrow))
         fusion.add(WEIGHT_BM25_VARIANT, strict + loose, bonus=False)
     strength = f"top={top:.2f}, gap={gap:.2f}"
     matrix = matrix_for(conn, model)
@@ -361,8 +212,11 @@ def run_pipeline(
             }
         )
     else:
-        vector = _vector_results(
-            conn, vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer), unbounded
+        vector = vector_results(
+            conn,
+            model.id,
+            vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer),
+            unbounded,
         )
         fusion.add(WEIGHT_VECTOR, [(r, d) for r, d, _ in vector])
         for result, _, score in vector:
@@ -373,7 +227,7 @@ def run_pipeline(
             passage = vector_leg(conn, matrix, hyde_vector, unbounded, narrow, steer=steer)
             fusion.add(
                 WEIGHT_HYDE,
-                [(r, d) for r, d, _ in _vector_results(conn, passage, unbounded)],
+                [(r, d) for r, d, _ in vector_results(conn, model.id, passage, unbounded)],
                 bonus=False,
             )
             message += f"; hyde: {len(passage)} candidates"
@@ -389,11 +243,11 @@ def run_pipeline(
     )
     fused = fusion.ranked()
     expansion = (
-        _expand_graph(conn, fusion, unbounded, matrix, query_vector, options.candidate_limit)
+        expand_graph(conn, fusion, unbounded, matrix, query_vector, options.candidate_limit)
         if wants_graph
         else graph_leg.disabled()
     )
-    lines.append({"stage": "graph", "message": _graph_line(expansion)})
+    lines.append({"stage": "graph", "message": graph_line(expansion)})
     lines.append({"stage": "expansion", "message": "skipped: no expansion model available"})
     lines.append({"stage": "rerank", "message": "skipped: no reranker available"})
 
@@ -422,7 +276,7 @@ def run_pipeline(
     )
 
 
-def final_scores(run: PipelineRun, limit: int) -> list[tuple[_Candidate, float]]:
+def final_scores(run: PipelineRun, limit: int) -> list[tuple[Candidate, float]]:
     """The answer before ``minScore``: the first ``limit`` candidates, scores min-max scaled."""
     ranked = run.ranked[:limit]
     return list(zip(ranked, normalise_scores([c.fusion + c.bonus for c in ranked]), strict=True))
@@ -440,7 +294,7 @@ def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) ->
         "mode": "hybrid",
         "totalResults": len(results),
     }
-    _echo_filters(meta, run.request)
+    echo_filters(meta, run.request)
     meta.update(
         {
             "expanded": False,
@@ -476,41 +330,7 @@ def _embedded(
         return None
 
 
-def _expand_graph(
-    conn: sqlite3.Connection,
-    fusion: _Fusion,
-    request: SearchRequest,
-    matrix: VectorMatrix,
-    query: npt.NDArray[np.float32],
-    candidate_limit: int | None = None,
-) -> graph_leg.GraphExpansion:
-    seeds = [c.doc_id for c in fusion.ranked()[: graph_leg.SEED_LIMIT]]
-    cap = min(graph_leg.CANDIDATE_LIMIT, candidate_limit or graph_leg.CANDIDATE_LIMIT)
-    expansion = graph_leg.expand(conn, seeds, max_candidates=cap)
-    hits = _graph_results(conn, expansion.candidates, request, matrix, query)
-    hits = hits[: expansion.max_candidates]
-    expansion.candidates = [doc_id for _, doc_id in hits]
-    if expansion.candidates:
-        fusion.add(WEIGHT_GRAPH, hits, bonus=False)
-        for result, _ in hits:
-            fusion.candidates[result["uri"]].graph = True
-    elif not expansion.fallback:
-        expansion.fallback.append("graph_neighbor_lookup_empty")
-    return expansion
-
-
-def _graph_line(expansion: graph_leg.GraphExpansion) -> str:
-    if expansion.fallback and not expansion.candidates:
-        return f"graph: no candidates ({', '.join(expansion.fallback)})"
-    c = expansion.confidence
-    return (
-        f"graph: seeds={expansion.seed_count}, candidates={len(expansion.candidates)}/"
-        f"{expansion.max_candidates}, explicit={c['explicit']}, inferred={c['inferred']}, "
-        f"ambiguous={c['ambiguous']}, similarity={c['similarity']}"
-    )
-
-
-def _explain_result(rank: int, candidate: _Candidate, score: float) -> dict[str, Any]:
+def _explain_result(rank: int, candidate: Candidate, score: float) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "rank": rank,
         "docid": candidate.result["docid"],

@@ -21,18 +21,17 @@ import numpy.typing as npt
 
 from gno_trio.engine.reads.documents import resolve
 from gno_trio.engine.search.anchors import ELLIPSIS, FALLBACK_SNIPPET_CHARS, Anchor
-from gno_trio.engine.search.lexical import (
-    _ACTIVE,
-    _RESULT_COLUMNS,
+from gno_trio.engine.search.lexical import RESULT_COLUMNS
+from gno_trio.engine.search.request import (
+    ACTIVE,
     SearchRequest,
-    _echo_filters,
-    _result,
     filter_clauses,
     validate_request,
 )
+from gno_trio.engine.search.results import echo_filters, result_object
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.cache import matrix_for
-from gno_trio.engine.vectors.chunktext import chunk_texts
+from gno_trio.engine.vectors.chunktext import WindowKey, chunk_texts, placed_windows, window_lines
 from gno_trio.engine.vectors.embedder import (
     EMBED_DIMENSION_MISMATCH,
     VECTORS_UNAVAILABLE,
@@ -45,7 +44,6 @@ from gno_trio.engine.vectors.storage import ModelRow, find_model
 from gno_trio.errors import GnoError
 
 DEFAULT_SIMILAR_THRESHOLD: Final = 0.7
-WindowKey = tuple[str, int, int]  # mirror_hash, seq, part
 # How much an intent pulls the choice of a document's chunk (the query counts 1).
 _INTENT_WEIGHT: Final = 0.5
 
@@ -125,7 +123,7 @@ def _allowed_rows(
     """Matrix rows the request's filters admit (None: every active one), and the SQL filter."""
     clauses, params = filter_clauses(conn, request)
     where = " AND ".join(clauses)
-    if clauses == [_ACTIVE]:
+    if clauses == [ACTIVE]:
         return None, where, params
     mirrors = [
         r[0]
@@ -201,11 +199,17 @@ def _documents(
 def _result_rows(
     conn: sqlite3.Connection, mirrors: Sequence[str], where: str, params: list[Any]
 ) -> list[sqlite3.Row]:
+    """The result rows of the documents holding ``mirrors`` that pass the filters.
+
+    Looked up by mirror: without ``INDEXED BY`` SQLite prefers the index on
+    ``active`` and reads every active document to find these few.
+    """
     if not mirrors:
         return []
     marks = ", ".join("?" for _ in mirrors)
     return conn.execute(
-        f"SELECT {_RESULT_COLUMNS} FROM documents d WHERE d.mirror_hash IN ({marks}) AND {where}",
+        f"SELECT {RESULT_COLUMNS} FROM documents d INDEXED BY documents_mirror "
+        f"WHERE d.mirror_hash IN ({marks}) AND {where}",
         [*mirrors, *params],
     ).fetchall()
 
@@ -234,17 +238,31 @@ def excerpt(text: str) -> str:
     return flat
 
 
-def anchors(conn: sqlite3.Connection, keys: Sequence[WindowKey]) -> dict[WindowKey, Anchor]:
-    """The anchor of each embedding window: its opening as the snippet, its own lines."""
-    texts = chunk_texts(conn, list(dict.fromkeys((mirror, seq) for mirror, seq, _ in keys)))
+def anchors(
+    conn: sqlite3.Connection, model_id: int, keys: Sequence[WindowKey]
+) -> dict[WindowKey, Anchor]:
+    """The anchor of each embedding window: its opening as the snippet, its own lines.
+
+    A window whose vector (of ``model_id``) records its place is cut from
+    the mirror by bytes; the others are found in their chunk's text.
+    """
     found: dict[WindowKey, Anchor] = {}
-    for key in keys:
+    for key, placed in placed_windows(conn, model_id, keys).items():
+        found[key] = Anchor(
+            excerpt(placed.text),
+            placed.start_line,
+            placed.end_line,
+            placed.language,
+            placed.start_line,
+        )
+    rest = [key for key in keys if key not in found]
+    texts = chunk_texts(conn, list(dict.fromkeys((mirror, seq) for mirror, seq, _ in rest)))
+    for key in rest:
         chunk = texts.get((key[0], key[1]))
         if chunk is None:
             continue
         offset, text = window(chunk.text, key[2])
-        start = chunk.start_line + chunk.text.count("\n", 0, offset)
-        end = min(chunk.end_line, start + text.rstrip("\n").count("\n"))
+        start, end = window_lines(chunk, offset, text)
         found[key] = Anchor(excerpt(text), start, end, chunk.language, start)
     return found
 
@@ -264,15 +282,15 @@ def vector_search(
     hits = vector_leg(conn, matrix, query, request, request.limit, steer=steer)
     if request.min_score is not None:
         hits = [hit for hit in hits if hit.score >= request.min_score]
-    found = anchors(conn, [hit.window for hit in hits])
-    results = [_result(hit.row, hit.score, found.get(hit.window), request) for hit in hits]
+    found = anchors(conn, model.id, [hit.window for hit in hits])
+    results = [result_object(hit.row, hit.score, found.get(hit.window), request) for hit in hits]
     meta: dict[str, Any] = {
         "query": request.query,
         "mode": "vector",
         "totalResults": len(results),
         "vectorsUsed": True,
     }
-    _echo_filters(meta, request)
+    echo_filters(meta, request)
     return {"results": results, "meta": meta}
 
 

@@ -40,4 +40,21 @@ def prepare_chunk_ranges(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE content_chunks DROP COLUMN text")
 
 
-MIGRATION_STEPS: dict[int, PrepareStep] = {11: prepare_chunk_ranges}
+# Where each embedding window lies in its mirror (see 018_vector_windows.sql).
+VECTOR_PLACE_COLUMNS = ("byte_start", "byte_length", "start_line", "end_line")
+
+
+def prepare_vector_places(conn: sqlite3.Connection) -> None:
+    """Migration 18's step: the window place columns of ``content_vectors``.
+
+    Added here, not in the script, because SQL cannot add a column only if it
+    is missing, and the table itself is created only if missing (005): an
+    index whose recorded version is older may have it in its newest shape.
+    """
+    have = {str(row[1]) for row in conn.execute("PRAGMA table_info(content_vectors)")}
+    for column in VECTOR_PLACE_COLUMNS:
+        if column not in have:
+            conn.execute(f"ALTER TABLE content_vectors ADD COLUMN {column} INTEGER")
+
+
+MIGRATION_STEPS: dict[int, PrepareStep] = {11: prepare_chunk_ranges, 18: prepare_vector_places}

@@ -2,7 +2,7 @@
 
 Each process holds, per index file and model, the arrays behind
 :class:`~gno_trio.engine.vectors.index.VectorMatrix` snapshots. Before each
-search two indexed lookups tell whether rows were added (ids only grow, so
+search one statement tells whether rows were added (ids only grow, so
 only the new ones are read) or deleted (the model's ``generation`` moved:
 everything is read again). A snapshot is a set of views on arrays that later
 appends only extend past its ``size``, and that a reload replaces, so a
@@ -164,6 +164,7 @@ class _Entry:
     def snapshot(self) -> VectorMatrix:
         a = self.arrays
         return VectorMatrix(
+            model_id=self.model.id,
             dimension=self.model.dimension,
             size=self.size,
             codes=a["codes"],
@@ -214,6 +215,20 @@ def _load(conn: sqlite3.Connection, entry: _Entry) -> None:
             return
 
 
+def _unchanged(conn: sqlite3.Connection, entry: _Entry) -> bool:
+    """Whether ``entry`` holds every row of the model: no row deleted, none added.
+
+    One statement (so one consistent read, needing no transaction of its
+    own): searches of an index nobody is writing to do nothing else.
+    """
+    row = conn.execute(
+        "SELECT generation, (SELECT MAX(id) FROM content_vectors WHERE model_id = ?1) "
+        "FROM embed_models WHERE id = ?1",
+        (entry.model.id,),
+    ).fetchone()
+    return row is not None and int(row[0]) == entry.generation and (row[1] or 0) <= entry.last_id
+
+
 def matrix_for(conn: sqlite3.Connection, model: ModelRow) -> VectorMatrix:
     """A current snapshot of ``model``'s vectors in this index.
 
@@ -229,6 +244,8 @@ def matrix_for(conn: sqlite3.Connection, model: ModelRow) -> VectorMatrix:
             _entries[key] = entry
     own_transaction = not conn.in_transaction
     with entry.lock:
+        if _unchanged(conn, entry):
+            return entry.snapshot()
         if own_transaction:
             conn.execute("BEGIN")
         try:

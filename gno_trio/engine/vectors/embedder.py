@@ -102,13 +102,13 @@ def windows(text: str) -> list[tuple[int, str]]:
     and the next starts :data:`WINDOW_OVERLAP` characters before that end.
     A chunk up to 1.3 windows long is one window.
     """
-    return [(start, text[start:end]) for start, end in _window_spans(text)]
+    return [(start, text[start:end]) for start, end in window_spans(text)]
 
 
 def window(text: str, part: int) -> tuple[int, str]:
     """Window ``part`` of :func:`windows` (the first when there are fewer), cut alone."""
     first: tuple[int, int] | None = None
-    for index, span in enumerate(_window_spans(text)):
+    for index, span in enumerate(window_spans(text)):
         if index == part:
             return span[0], text[span[0] : span[1]]
         first = first or span
@@ -116,7 +116,8 @@ def window(text: str, part: int) -> tuple[int, str]:
     return start, text[start:end]
 
 
-def _window_spans(text: str) -> Iterator[tuple[int, int]]:
+def window_spans(text: str) -> Iterator[tuple[int, int]]:
+    """``[start, end)`` of each window of :func:`windows`, in order."""
     if len(text) <= WINDOW_CHARS * 13 // 10:
         yield 0, len(text)
         return

@@ -30,7 +30,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from gno_trio.engine.store.database import write_transaction
-from gno_trio.engine.vectors.chunktext import chunk_texts
+from gno_trio.engine.vectors.chunktext import (
+    WindowPlace,
+    chunk_texts,
+    place_windows,
+    text_is_utf8,
+)
 from gno_trio.engine.vectors.embedder import (
     EMBED_DIMENSION_MISMATCH,
     MODEL_LOAD_FAILED,
@@ -47,12 +52,16 @@ from gno_trio.engine.vectors.storage import (
     delete_orphans,
     find_model,
     register_model,
+    set_places,
     store,
+    unplaced_page,
 )
 from gno_trio.errors import GnoError
 
 DEFAULT_BATCH_SIZE: Final = 32
 MAX_BATCH_SIZE: Final = 512
+# Vector rows given their window place per write (old rows, see place_old_windows).
+_PLACE_PAGE: Final = 512
 _FAILED_BATCHES_BEFORE_GIVING_UP: Final = 3
 # Failures no later batch can escape: the run ends with them at once.
 _FATAL: Final = frozenset({EMBED_DIMENSION_MISMATCH, MODEL_LOAD_FAILED, MODEL_NOT_FOUND})
@@ -114,6 +123,8 @@ def embed_backlog(
     with guarded_write(conn, guard):
         delete_orphans(conn)
     model = find_model(conn, identity.key)
+    if model is not None:
+        place_old_windows(conn, model, guard, should_stop)
     report.backlog = backlog_count(conn, model.id if model else None, collections)
     handled = 0
     after = 0
@@ -160,8 +171,10 @@ def _embed_page(
 ) -> tuple[ModelRow, int, int]:
     """Embed and store one page; returns the model row, chunks embedded, blank chunks."""
     identity = backend.identity
-    texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq, _ in page])
+    utf8 = text_is_utf8(conn)
+    texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq, _ in page], byte_pos=utf8)
     keys: list[tuple[str, int, int]] = []
+    places: list[WindowPlace | None] = []
     worded: list[str] = []
     blank: list[tuple[str, int]] = []
     for _, mirror, seq, title in page:
@@ -171,7 +184,9 @@ def _embed_page(
         if not chunk.text.strip():
             blank.append((mirror, seq))
             continue
-        for part, (_, window) in enumerate(windows(chunk.text)):
+        chunk_windows = windows(chunk.text)
+        places.extend(place_windows(chunk) if utf8 else [None] * len(chunk_windows))
+        for part, (_, window) in enumerate(chunk_windows):
             keys.append((mirror, seq, part))
             worded.append(document_text(identity.uri, title, window))
     vectors = checked(backend.embed_texts(worded), len(worded), identity) if worded else None
@@ -184,5 +199,44 @@ def _embed_page(
     with guarded_write(conn, guard):
         if model is None:
             model = register_model(conn, identity, dimension)
-        store(conn, model, keys, vectors, blank)
+        store(conn, model, keys, vectors, blank, places)
     return model, len({(mirror, seq) for mirror, seq, _ in keys}), len(blank)
+
+
+def place_old_windows(
+    conn: sqlite3.Connection,
+    model: ModelRow,
+    guard: WriteGuard | None,
+    should_stop: Callable[[], bool] | None = None,
+) -> int:
+    """Give the model's vectors stored before window places were its places; returns how many.
+
+    Page by page (one short write each), as the embed phase writes; the
+    chunk text is read once per page. A window's place is computed as its
+    vector's window was chosen (:func:`windows`; a part past the chunk's
+    windows reads as the first, as the character cut does).
+    """
+    if not text_is_utf8(conn):
+        return 0
+    placed = 0
+    after = 0
+    while should_stop is None or not should_stop():
+        page = unplaced_page(conn, model.id, after, _PLACE_PAGE)
+        if not page:
+            break
+        after = page[-1][0]
+        texts = chunk_texts(
+            conn, list(dict.fromkeys((m, seq) for _, m, seq, _, _ in page)), byte_pos=True
+        )
+        found: list[tuple[int, WindowPlace]] = []
+        for row_id, mirror, seq, part, blank in page:
+            chunk = texts.get((mirror, seq))
+            if blank:
+                found.append((row_id, WindowPlace(0, 0, 0, 0)))
+            elif chunk is not None:  # (a chunk a sync removed meanwhile: its row goes too)
+                chunk_places = place_windows(chunk)
+                found.append((row_id, chunk_places[part if part < len(chunk_places) else 0]))
+        with guarded_write(conn, guard):
+            set_places(conn, found)
+        placed += len(found)
+    return placed

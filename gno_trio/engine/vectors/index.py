@@ -60,6 +60,7 @@ def sketch(vectors: npt.NDArray[np.floating] | npt.NDArray[np.int8]) -> npt.NDAr
 class VectorMatrix:
     """A consistent snapshot of one model's vectors (rows ``[0, size)``)."""
 
+    model_id: int
     dimension: int
     size: int
     codes: npt.NDArray[np.int8]

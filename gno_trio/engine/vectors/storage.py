@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.vectors.chunktext import WindowPlace
 from gno_trio.engine.vectors.embedder import EMBED_DIMENSION_MISMATCH, ModelIdentity
 from gno_trio.errors import GnoError
 
@@ -94,17 +95,19 @@ def store(
     keys: Sequence[tuple[str, int, int]],
     vectors: npt.NDArray[np.float32] | None,
     blank: Iterable[tuple[str, int]] = (),
+    places: Sequence[WindowPlace | None] | None = None,
 ) -> int:
     """Insert one batch (inside the caller's transaction); returns rows written.
 
-    ``keys`` name each vector's chunk and window (mirror_hash, seq, part).
+    ``keys`` name each vector's chunk and window (mirror_hash, seq, part),
+    ``places`` where each window lies in its mirror (None: not known).
     ``blank`` chunks had no text: they get an empty row so they leave the
     backlog. A chunk another writer embedded meanwhile is left as it is, and
     a chunk that no longer exists (a sync collected it while the batch was
     being embedded) gets no row, so no vector outlives its chunk.
     """
     at = now_iso()
-    rows: list[tuple[int, str, int, int, bytes, float, str]] = []
+    rows: list[tuple[object, ...]] = []
     if vectors is not None and len(keys):
         if vectors.shape[1] != model.dimension:
             raise GnoError(
@@ -112,20 +115,52 @@ def store(
                 f"{vectors.shape[1]}-dimensional vectors for a model stored with {model.dimension}",
             )
         codes, scales = quantise(vectors)
-        rows.extend(
-            (model.id, mirror, seq, part, codes[i].tobytes(), float(scales[i]), at)
-            for i, (mirror, seq, part) in enumerate(keys)
-        )
-    rows.extend((model.id, mirror, seq, 0, b"", 0.0, at) for mirror, seq in blank)
+        for i, (mirror, seq, part) in enumerate(keys):
+            place = places[i] if places is not None else None
+            rows.append(
+                (model.id, mirror, seq, part, codes[i].tobytes(), float(scales[i]), at)
+                + (_NO_PLACE if place is None else _place_columns(place))
+            )
+    rows.extend((model.id, mirror, seq, 0, b"", 0.0, at, 0, 0, 0, 0) for mirror, seq in blank)
     before = conn.total_changes
     conn.executemany(
-        "INSERT OR IGNORE INTO content_vectors "
-        "(model_id, mirror_hash, seq, part, codes, scale, embedded_at) "
-        "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS "
+        "INSERT OR IGNORE INTO content_vectors (model_id, mirror_hash, seq, part, codes, "
+        "scale, embedded_at, byte_start, byte_length, start_line, end_line) "
+        "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE EXISTS "
         "(SELECT 1 FROM content_chunks WHERE mirror_hash = ?2 AND seq = ?3)",
         rows,
     )
     return conn.total_changes - before
+
+
+_NO_PLACE: tuple[None, None, None, None] = (None, None, None, None)
+
+
+def _place_columns(place: WindowPlace) -> tuple[int, int, int, int]:
+    return (place.byte_start, place.byte_length, place.start_line, place.end_line)
+
+
+def unplaced_page(
+    conn: sqlite3.Connection, model_id: int, after_id: int, limit: int
+) -> list[tuple[int, str, int, int, bool]]:
+    """Rows of ``model_id`` stored without a place, by id: ``(id, mirror, seq, part, blank)``."""
+    return [
+        (int(r[0]), str(r[1]), int(r[2]), int(r[3]), not r[4])
+        for r in conn.execute(
+            "SELECT id, mirror_hash, seq, part, length(codes) FROM content_vectors "
+            "WHERE model_id = ? AND byte_start IS NULL AND id > ? ORDER BY id LIMIT ?",
+            (model_id, after_id, limit),
+        )
+    ]
+
+
+def set_places(conn: sqlite3.Connection, places: Sequence[tuple[int, WindowPlace]]) -> None:
+    """Record the place of each ``(row id, place)`` (inside the caller's transaction)."""
+    conn.executemany(
+        "UPDATE content_vectors SET byte_start = ?, byte_length = ?, start_line = ?, "
+        "end_line = ? WHERE id = ?",
+        [(*_place_columns(place), row_id) for row_id, place in places],
+    )
 
 
 def bump_generation(conn: sqlite3.Connection, model_ids: Iterable[int]) -> None:

@@ -1,0 +1,150 @@
+"""The retrieval legs of the hybrid pipeline, each as hits ready for fusion.
+
+BM25 (split into full matches and any-term top-ups), vector hits with their
+anchors, and the graph's one-hop neighbours at their chunk nearest the
+query: every leg hands :class:`.fusion.Fusion` (result, document id) pairs
+shaped exactly as a lexical or vector search would return them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gno_trio.engine.search import graph_expansion as graph_leg
+from gno_trio.engine.search.fusion import WEIGHT_GRAPH, Fusion
+from gno_trio.engine.search.lexical import RESULT_COLUMNS, search, strictly_matching
+from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.search.request import SearchRequest, filter_clauses
+from gno_trio.engine.search.results import result_object
+from gno_trio.engine.search.semantic import VectorHit, anchors
+from gno_trio.engine.vectors.index import VectorMatrix
+
+
+def doc_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
+    if not uris:
+        return {}
+    marks = ", ".join("?" for _ in uris)
+    return {
+        row[0]: int(row[1])
+        for row in conn.execute(
+            f"SELECT uri, id FROM documents WHERE active = 1 AND uri IN ({marks})", list(uris)
+        )
+    }
+
+
+def lexical_hits(
+    conn: sqlite3.Connection, request: SearchRequest
+) -> tuple[list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int]]]:
+    """BM25 hits split in two: documents matching every term, and any-term top-ups.
+
+    Lexical search tops a short answer up with documents that match only
+    some of the words. Fused at full weight, a stray shared word ("und",
+    "error") would rank a document first; the top-ups are a looser variant
+    of the query and are fused as one.
+    """
+    hits = search(conn, request)["results"]
+    ids = doc_ids(conn, [h["uri"] for h in hits])
+    found = [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
+    if not found:
+        return [], []
+    strict = strictly_matching(conn, parse_query(request.query), [doc for _, doc in found])
+    return (
+        [hit for hit in found if hit[1] in strict],
+        [hit for hit in found if hit[1] not in strict],
+    )
+
+
+def vector_results(
+    conn: sqlite3.Connection, model_id: int, hits: Sequence[VectorHit], request: SearchRequest
+) -> list[tuple[dict[str, Any], int, float]]:
+    found = anchors(conn, model_id, [h.window for h in hits])
+    return [
+        (
+            result_object(h.row, h.score, found.get(h.window), request),
+            int(h.row["id"]),
+            h.score,
+        )
+        for h in hits
+    ]
+
+
+def graph_results(
+    conn: sqlite3.Connection,
+    ids: Sequence[int],
+    request: SearchRequest,
+    matrix: VectorMatrix,
+    query: npt.NDArray[np.float32],
+) -> list[tuple[dict[str, Any], int]]:
+    """Neighbour documents that pass the request's filters, at their chunk nearest the query."""
+    if not ids:
+        return []
+    clauses, params = filter_clauses(conn, request)
+    marks = ", ".join("?" for _ in ids)
+    rows = {
+        int(row["id"]): row
+        for row in conn.execute(
+            f"SELECT {RESULT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
+            f"AND {' AND '.join(clauses)}",
+            [*ids, *params],
+        )
+    }
+    hits = []
+    for doc_id in ids:
+        row = rows.get(doc_id)
+        if row is None:
+            continue
+        own = matrix.rows_of(row["mirror_hash"]) if row["mirror_hash"] else np.zeros(0, np.intp)
+        if len(own):
+            cosine = matrix.vectors(own) @ query
+            best = int(np.argmax(cosine))
+            chosen = own[best]
+            hits.append(
+                VectorHit(
+                    row, float(cosine[best]), int(matrix.seqs[chosen]), int(matrix.parts[chosen])
+                )
+            )
+        else:
+            hits.append(VectorHit(row, -1.0, 0))
+    return [
+        (result, doc_id)
+        for result, doc_id, _ in vector_results(conn, matrix.model_id, hits, request)
+    ]
+
+
+def expand_graph(
+    conn: sqlite3.Connection,
+    fusion: Fusion,
+    request: SearchRequest,
+    matrix: VectorMatrix,
+    query: npt.NDArray[np.float32],
+    candidate_limit: int | None = None,
+) -> graph_leg.GraphExpansion:
+    seeds = [c.doc_id for c in fusion.ranked()[: graph_leg.SEED_LIMIT]]
+    cap = min(graph_leg.CANDIDATE_LIMIT, candidate_limit or graph_leg.CANDIDATE_LIMIT)
+    expansion = graph_leg.expand(conn, seeds, max_candidates=cap)
+    hits = graph_results(conn, expansion.candidates, request, matrix, query)
+    hits = hits[: expansion.max_candidates]
+    expansion.candidates = [doc_id for _, doc_id in hits]
+    if expansion.candidates:
+        fusion.add(WEIGHT_GRAPH, hits, bonus=False)
+        for result, _ in hits:
+            fusion.candidates[result["uri"]].graph = True
+    elif not expansion.fallback:
+        expansion.fallback.append("graph_neighbor_lookup_empty")
+    return expansion
+
+
+def graph_line(expansion: graph_leg.GraphExpansion) -> str:
+    if expansion.fallback and not expansion.candidates:
+        return f"graph: no candidates ({', '.join(expansion.fallback)})"
+    c = expansion.confidence
+    return (
+        f"graph: seeds={expansion.seed_count}, candidates={len(expansion.candidates)}/"
+        f"{expansion.max_candidates}, explicit={c['explicit']}, inferred={c['inferred']}, "
+        f"ambiguous={c['ambiguous']}, similarity={c['similarity']}"
+    )

@@ -1,0 +1,174 @@
+"""Search results as the ``search-results@1.0`` schema shapes them.
+
+A hit's ``source`` block, dates, tags, contexts and the echoed filters are
+built here for every mode (bm25, vector, hybrid) and for document reads,
+so a document looks the same whichever tool returned it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from gno_trio.engine.ingest.documents.records import conversion_block
+from gno_trio.engine.search.anchors import Anchor
+from gno_trio.engine.search.request import (
+    ContextRule,
+    SearchRequest,
+    iso_instant,
+    normalise_tags,
+)
+from gno_trio.engine.search.timefilter import parse_time_bound
+
+
+def document_instant(row: sqlite3.Row) -> datetime:
+    """When a document is dated (frontmatter date, else mtime), as an aware instant.
+
+    Undated or unparseable values sort as the oldest possible moment.
+    """
+    for value in (row["frontmatter_date"], row["source_mtime"]):
+        if not value:
+            continue
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return datetime.min.replace(tzinfo=UTC)
+
+
+def normalise_scores(raw: Sequence[float]) -> list[float]:
+    """Min-max over the returned set: best 1, worst 0, all equal -> 1."""
+    if not raw:
+        return []
+    high, low = max(raw), min(raw)
+    if math.isclose(high, low):
+        return [1.0 for _ in raw]
+    return [(value - low) / (high - low) for value in raw]
+
+
+def contexts_for(uri: str, collection: str, rules: Sequence[ContextRule]) -> str | None:
+    texts = []
+    for rule in rules:
+        key = rule.scope_key
+        if (
+            rule.scope_type == "global"
+            or (rule.scope_type == "collection" and key.rstrip(":").lower() == collection)
+            or (rule.scope_type == "prefix" and uri.startswith(key))
+        ):
+            texts.append(rule.text)
+    return "\n".join(texts) if texts else None
+
+
+def tags_by_doc(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
+    if not doc_ids:
+        return {}
+    marks = ", ".join("?" for _ in doc_ids)
+    found: dict[int, list[str]] = {}
+    for doc_id, tag in conn.execute(
+        f"SELECT doc_id, tag FROM doc_tags WHERE doc_id IN ({marks}) ORDER BY tag", tuple(doc_ids)
+    ):
+        found.setdefault(doc_id, []).append(tag)
+    return found
+
+
+def source_block(row: sqlite3.Row, root: str | None) -> dict[str, Any]:
+    source: dict[str, Any] = {
+        "relPath": row["rel_path"],
+        "mime": row["source_mime"],
+        "ext": row["source_ext"],
+        "modifiedAt": row["source_mtime"],
+        "sizeBytes": row["source_size"],
+        "sourceHash": row["source_hash"],
+    }
+    if root:
+        source["absPath"] = f"{root.rstrip('/')}/{row['rel_path']}"
+    dated = date_instant(row["frontmatter_date"])
+    if dated is not None:
+        source["documentDate"] = dated
+    return source
+
+
+def date_instant(value: object) -> str | None:
+    """A frontmatter date as the UTC instant it names (a calendar date: its midnight UTC).
+
+    Output contracts carry document dates as date-times; a value that is no
+    date at all is left out rather than passed on.
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return iso_instant(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
+
+
+def collection_roots(conn: sqlite3.Connection) -> dict[str, str]:
+    return {r[0]: r[1] for r in conn.execute("SELECT name, path FROM collections")}
+
+
+def result_object(
+    row: sqlite3.Row,
+    score: float,
+    anchor: Anchor | None,
+    request: SearchRequest,
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "docid": row["docid"],
+        "score": round(score, 6),
+        "uri": row["uri"],
+        "snippet": anchor.snippet if anchor else "",
+        "source": source_block(row, row["collection_root"]),
+        "title": row["title"],
+        "conversion": conversion_block(row),
+    }
+    if anchor is not None:
+        result["line"] = anchor.line
+        result["snippetRange"] = {"startLine": anchor.start_line, "endLine": anchor.end_line}
+        if anchor.language:
+            result["snippetLanguage"] = anchor.language
+    if row["content_type"]:
+        result["contentType"] = row["content_type"]
+    categories_json = row["categories_json"]
+    categories = json.loads(categories_json) if categories_json not in (None, "", "[]") else None
+    if categories:
+        result["categories"] = categories
+    tags_json = row["tags_json"]
+    if tags_json not in (None, "[]"):
+        result["tags"] = sorted(json.loads(tags_json))
+    context = contexts_for(row["uri"], row["collection"], request.contexts)
+    if context:
+        result["context"] = context
+    return result
+
+
+def echo_filters(meta: dict[str, Any], request: SearchRequest) -> None:
+    if request.collection:
+        meta["collection"] = request.collection.strip().lower()
+    if request.lang:
+        meta["queryLanguage"] = request.lang
+    if request.intent:
+        meta["intent"] = request.intent
+    if request.exclude:
+        meta["exclude"] = list(request.exclude)
+    # The bounds echo as the instants they resolved to ("yesterday" included).
+    now = request.now or datetime.now(UTC)
+    if request.since:
+        meta["since"] = iso_instant(parse_time_bound(request.since, now=now))
+    if request.until:
+        meta["until"] = iso_instant(parse_time_bound(request.until, now=now, end_of_range=True))
+    if request.categories:
+        meta["categories"] = list(request.categories)
+    if request.author:
+        meta["author"] = request.author
+    if request.tags_all:
+        meta["tagsAll"] = normalise_tags(request.tags_all)
+    if request.tags_any:
+        meta["tagsAny"] = normalise_tags(request.tags_any)
+    if request.min_score is not None:
+        meta["minScore"] = request.min_score
