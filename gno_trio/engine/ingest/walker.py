@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -208,21 +208,28 @@ def _reserved(prefix: str) -> bool:
     return prefix.startswith(_RESERVED_PREFIX) or _RESERVED_PREFIX.startswith(prefix)
 
 
+def _kept(prefix: str, names: Iterable[str], rules: _Rules) -> list[tuple[str, str]]:
+    """Each name no exclusion leaves out, with its relative path."""
+    excluded, globs = rules.names, rules.globs
+    kept = [(name, prefix + name) for name in names if name not in excluded]
+    if globs:
+        kept = [
+            (name, rel)
+            for name, rel in kept
+            if not any(g.match(rel) or g.match(name) for g in globs)
+        ]
+    return kept
+
+
 def _plain_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
     """One folder of a collection without file filters (the listing raises if it cannot list)."""
     base = os.path.join(directory, "")
-    names, globs, on_error = rules.names, rules.globs, rules.on_error
-    reserved = _reserved(prefix)
+    on_error, reserved = rules.on_error, _reserved(prefix)
     lstat, is_regular, is_folder = os.lstat, stat.S_ISREG, stat.S_ISDIR
     found: list[str] = []
     stats: list[os.stat_result] = []
     subdirs: list[tuple[str, str]] = []
-    for name in os.listdir(directory):
-        if name in names:
-            continue
-        rel = prefix + name
-        if globs and any(g.match(rel) or g.match(name) for g in globs):
-            continue
+    for name, rel in _kept(prefix, os.listdir(directory), rules):
         try:
             st = lstat(base + name)
         except OSError as exc:  # gone meanwhile, or cannot be looked at
@@ -242,21 +249,15 @@ def _plain_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
 def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
     """One folder of a collection with file filters (the listing raises if it cannot list)."""
     with os.scandir(directory) as it:
-        entries = list(it)
-    names, globs, on_error = rules.names, rules.globs, rules.on_error
+        entries = {entry.name: entry for entry in it}
+    on_error, reserved = rules.on_error, _reserved(prefix)
     exts, matches, supported = rules.exts, rules.matches, rules.supported
-    reserved = _reserved(prefix)
     lstat, is_regular = os.lstat, stat.S_ISREG
     found: list[str] = []
     stats: list[os.stat_result] = []
     subdirs: list[tuple[str, str]] = []
-    for entry in entries:
-        name = entry.name
-        if name in names:
-            continue
-        rel = prefix + name
-        if globs and any(g.match(rel) or g.match(name) for g in globs):
-            continue
+    for name, rel in _kept(prefix, entries, rules):
+        entry = entries[name]
         try:
             # Without following links, a symbolic link is neither a folder nor a file.
             if entry.is_dir(follow_symlinks=False):
