@@ -26,13 +26,13 @@ from hypothesis import strategies as st
 from gno_trio.config import Context
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.engine.canonical import canonical_json
 from gno_trio.engine.context import (
     CONTEXT_ERROR_CODES,
     ContextRequest,
     agent_projection_text,
     compile_capsule,
 )
-from gno_trio.engine.context.canonical import canonical_json
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from tests.conftest import SCHEMAS, SHARED, gno_schema_errors

@@ -77,10 +77,10 @@ _KILLED_BETWEEN_COMMITS = textwrap.dedent(
     import os, signal
     from gno_trio.engine import Engine
     from gno_trio.engine.ingest import apply
-    from gno_trio.engine.search.docindex import store
+    from gno_trio.engine.search.docindex import feeder
 
     apply.BATCH_DOCS = 20
-    real = store.Feeder.feed
+    real = feeder.Feeder.feed
     calls = []
 
     def dying(self):
@@ -89,7 +89,7 @@ _KILLED_BETWEEN_COMMITS = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return real(self)
 
-    store.Feeder.feed = dying
+    feeder.Feeder.feed = dying
     with Engine.open() as engine:
         engine.sync()
     """

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gno_trio.engine.context.canonical import hash_canonical, sha256_text
+from gno_trio.engine.canonical import hash_canonical, sha256_text
 
 SCHEMA_VERSION: Final = "1.0"
 VERIFIER: Final = "gno-trio-lexical-containment-v1"

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from gno_trio.engine.context.canonical import canonical_json
+from gno_trio.engine.canonical import canonical_json
 from gno_trio.engine.context.codes import CONTEXT_ERROR_CODES, public_code
 from gno_trio.engine.context.compile import compile_capsule
 from gno_trio.engine.context.markdown import capsule_markdown, verification_markdown

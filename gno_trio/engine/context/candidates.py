@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from gno_trio.engine.canonical import sha256_text
 from gno_trio.engine.context import codes
-from gno_trio.engine.context.canonical import PassageRef, sha256_text
+from gno_trio.engine.context.canonical import PassageRef
 from gno_trio.engine.context.facets import FacetMatcher, neighbour_pairs
 from gno_trio.engine.context.passages import Line, Weights, Window, best_window, describe_lines
 from gno_trio.engine.context.request import NormalizedRequest
-from gno_trio.engine.reads.outline import outline
+from gno_trio.engine.ingest.outline import outline
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.querygrammar import parse_query

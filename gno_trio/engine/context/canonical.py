@@ -1,38 +1,18 @@
-"""Canonical JSON and the content identities a Capsule is built from.
+"""The passage and guidance identities a Capsule is built from.
 
-A Capsule is judged byte for byte: its id is a hash of its JSON and its budget
-is the size of that JSON. Serialisation is therefore one fixed function (keys
-sorted, no insignificant whitespace, non-ASCII written as UTF-8 text, the same
-bytes JavaScript's ``JSON.stringify`` gives for sorted objects), and every
-identity inside a Capsule is a SHA-256 over canonical JSON.
+Every identity inside a Capsule is a SHA-256 over canonical JSON
+(:mod:`gno_trio.engine.canonical`); this module says which fields of a
+passage or a configured context go into that JSON, so evidence can be bound
+to the exact span of the exact bytes it was read from.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
-
-def canonical_json(value: object) -> str:
-    """The one serialisation every hash and every size in a Capsule is taken over."""
-    return json.dumps(
-        value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
-    )
-
-
-def utf8_size(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def hash_canonical(value: object) -> str:
-    return sha256_text(canonical_json(value))
+from gno_trio.engine.canonical import hash_canonical
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,13 +36,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gno_trio.config import Config, dump_config
+from gno_trio.engine.canonical import hash_canonical, utf8_size
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.candidates import Passage
-from gno_trio.engine.context.canonical import (
-    context_identity,
-    hash_canonical,
-    utf8_size,
-)
+from gno_trio.engine.context.canonical import context_identity
 from gno_trio.engine.context.projection import agent_projection_text
 from gno_trio.engine.context.request import (
     URI_PREFIX_PATTERN,

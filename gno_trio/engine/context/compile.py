@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from gno_trio.config import Config
+from gno_trio.engine.canonical import canonical_json, utf8_size
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.candidates import (
     CandidatePool,
@@ -27,7 +28,6 @@ from gno_trio.engine.context.candidates import (
     collect_candidates,
     retrieve_documents,
 )
-from gno_trio.engine.context.canonical import canonical_json, utf8_size
 from gno_trio.engine.context.capsule import (
     CapsuleFrame,
     assemble,

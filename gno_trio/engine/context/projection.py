@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from gno_trio.engine.context.canonical import canonical_json
+from gno_trio.engine.canonical import canonical_json
 from gno_trio.engine.context.selection import OMISSION_REASONS
 
 PROJECTION_VERSION: Final = "gno-context-agent-v1"

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from gno_trio.engine.context.canonical import canonical_json
+from gno_trio.engine.canonical import canonical_json
 
 
 @contextlib.contextmanager

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gno_trio.config import Config
+from gno_trio.engine.canonical import sha256_text
 from gno_trio.engine.context import codes
-from gno_trio.engine.context.canonical import sha256_text
 from gno_trio.engine.context.capsule import capsule_id, config_fingerprint, scope_fingerprint
 from gno_trio.engine.context.request import ContextRequest
 from gno_trio.engine.context.snapshot import read_snapshot

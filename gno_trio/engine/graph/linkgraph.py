@@ -27,7 +27,7 @@ from itertools import pairwise
 from typing import Any, Final, Literal
 
 from gno_trio.engine.graph.links import DocSummary, Resolution, Resolver, summary
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 

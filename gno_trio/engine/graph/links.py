@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.uris import parse_ref, parse_uri
 from gno_trio.errors import GnoError
 

@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 
 from gno_trio.engine.graph.linkgraph import LinkGraph
 from gno_trio.engine.graph.links import DocSummary, Resolver, summary
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 

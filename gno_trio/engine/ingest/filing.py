@@ -30,7 +30,7 @@ from gno_trio.engine.ingest.capture import (
     unindexable_reason,
 )
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.atomic import create_new
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import docid_for, make_uri, parse_ref

@@ -33,7 +33,7 @@ from gno_trio.engine.ingest.capture import collection_root, index_written
 from gno_trio.engine.ingest.filing import editable_text, real_folder
 from gno_trio.engine.ingest.frontmatter import extract_meta, normalize_tag
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.atomic import replace
 from gno_trio.engine.store.database import write_transaction

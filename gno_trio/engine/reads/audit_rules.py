@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from gno_trio.engine.context.canonical import hash_canonical
+from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.links import Resolver, summary
 from gno_trio.engine.ingest.capture import clean_source
 from gno_trio.engine.ingest.frontmatter import extract_meta

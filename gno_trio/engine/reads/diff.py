@@ -14,7 +14,7 @@ import json
 import sqlite3
 from typing import Any, Final
 
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store import journal as journal
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError

@@ -11,13 +11,12 @@ import fnmatch
 import re
 import sqlite3
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from gno_trio.dirs import database_file_name
 from gno_trio.engine.ingest.documents.records import conversion_block
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.results import collection_roots, source_block, tags_by_doc
-from gno_trio.engine.uris import Ref, parse_ref
+from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
 DEFAULT_MAX_BYTES = 10_240
@@ -30,46 +29,6 @@ truncated and the rest are skipped with reason ``exceeds_maxBytes``;
 ``meta.truncated`` says the budget was reached.
 """
 _EDITABLE_MIMES = frozenset({"text/markdown", "text/plain"})
-
-
-def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> sqlite3.Row:
-    """The active document a parsed reference names, or ``NOT_FOUND``.
-
-    With ``inactive`` an inactivated document is found too (its history is
-    still there), an active one with the same name first. A URI naming
-    another index (``?index=<name>``) is refused here: looking it up in this
-    database would answer with whatever document happens to share its path.
-    Reads that honour the name open that index first.
-    """
-    if ref.index is not None:
-        require_index(conn, ref)
-    where: str
-    params: tuple[Any, ...]
-    if ref.docid is None:
-        where, params = "collection = ? AND rel_path = ?", (ref.collection, ref.rel_path)
-    elif len(ref.docid) >= 9:  # a stored docid is "#" plus 8 hex digits
-        where, params = "docid = ?", (ref.docid[:9],)
-    else:
-        where, params = "substr(docid, 1, ?) = ?", (len(ref.docid), ref.docid)
-    if not inactive:
-        where += " AND active = 1"
-    row: sqlite3.Row | None = conn.execute(
-        f"SELECT * FROM documents WHERE {where} ORDER BY active DESC, id LIMIT 1", params
-    ).fetchone()
-    if row is None:
-        raise GnoError("NOT_FOUND", f"Document not found: {ref.raw}")
-    return row
-
-
-def require_index(conn: sqlite3.Connection, ref: Ref) -> None:
-    """Fail unless ``conn`` is the database of the index ``ref`` names."""
-    assert ref.index is not None
-    opened = Path(conn.execute("PRAGMA database_list").fetchone()["file"]).name
-    if opened != database_file_name(ref.index):
-        raise GnoError(
-            "INVALID_INPUT",
-            f"{ref.raw} names index {ref.index!r}; this call reads only the index being served",
-        )
 
 
 def mirror_text(conn: sqlite3.Connection, row: sqlite3.Row, ref: str) -> str:

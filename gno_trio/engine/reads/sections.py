@@ -21,8 +21,9 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from gno_trio.engine.reads.documents import mirror_text, resolve
-from gno_trio.engine.reads.outline import Heading, outline
+from gno_trio.engine.ingest.outline import Heading, outline
+from gno_trio.engine.lookup import resolve
+from gno_trio.engine.reads.documents import mirror_text
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 

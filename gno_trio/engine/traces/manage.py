@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gno_trio.config import TraceRetention
-from gno_trio.engine.context.canonical import hash_canonical
+from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.traces import store
 from gno_trio.engine.traces.recorder import now_ms, sha256

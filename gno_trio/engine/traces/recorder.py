@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gno_trio.config import Config, RetrievalTraces, TraceRetention
-from gno_trio.engine.context.canonical import hash_canonical
+from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.context.capsule import config_fingerprint, egress_lineage, policies_of
 from gno_trio.engine.traces import store
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-from gno_trio.engine.search.docindex.store import FTS5, READERS, TANTIVY, Feeder, state
+from gno_trio.engine.search.docindex.feeder import Feeder
+from gno_trio.engine.search.docindex.store import FTS5, READERS, TANTIVY, state
 
 AUTO_TANTIVY_DOCUMENTS: Final = 10_000
 
@@ -58,7 +59,7 @@ class DocumentIndexing:
     def after_commit(self) -> None:
         """A batch was committed: tantivy is fed it now (no-op under FTS5).
 
-        It commits every :data:`.store.COMMIT_EVERY` documents and at
+        It commits every :data:`.feeder.COMMIT_EVERY` documents and at
         :meth:`finish`, so it indexes while the sync goes on.
         """
         self._feeder.feed()

@@ -5,6 +5,8 @@ its occurrence among headings with the same path, its GitHub-style anchor
 (lower case, punctuation dropped, spaces to ``-``, a repeated anchor
 numbered ``-1``, ``-2`` ...) and the last line of its section (the last
 non-blank line before the next heading of the same or a higher level).
+It sits with the other Markdown parsers (frontmatter, chunker) so that both
+section reads and Capsule candidates take it from below.
 """
 
 from __future__ import annotations
