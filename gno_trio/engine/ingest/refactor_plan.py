@@ -29,7 +29,8 @@ from typing import Any, Final
 from gno_trio.config import Collection
 from gno_trio.dirs import Dirs
 from gno_trio.engine.canonical import hash_canonical
-from gno_trio.engine.graph.links import DocSummary, backlinks, summary
+from gno_trio.engine.graph.link_lists import backlinks
+from gno_trio.engine.graph.links import DocSummary, summary
 from gno_trio.engine.ingest.filing import _lstat, _single_name, real_folder
 from gno_trio.engine.ingest.refactor_refs import (
     Reference,
