@@ -26,7 +26,6 @@ from gno_trio.engine.context.candidates import (
     Passage,
     PassageCap,
     collect_candidates,
-    retrieve_documents,
 )
 from gno_trio.engine.context.capsule import CapsuleFrame, assemble
 from gno_trio.engine.context.facets import derive_facets
@@ -45,6 +44,7 @@ from gno_trio.engine.context.request import (
     normalize_request,
 )
 from gno_trio.engine.context.request_fields import MAX_SAFE_INTEGER
+from gno_trio.engine.context.retrieval import retrieve_documents
 from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
 from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.errors import GnoError
