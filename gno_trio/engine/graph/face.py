@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gno_trio.engine.graph import edges, link_lists, linkgraph, links, overview, typed
+from gno_trio.engine.graph import edges, link_lists, linkgraph, links, overview, typed, typed_edges
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.errors import GnoError
 
@@ -134,7 +134,7 @@ class GraphFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """A bounded typed-edge walk; the aliases ``relation`` and ``depth`` must agree."""
-        chosen = typed.check_edge_type(edge_type, relation)
+        chosen = typed_edges.check_edge_type(edge_type, relation)
         hops = typed.check_depth(max_depth, depth)
         with self.connection(conn) as c:
             return typed.graph_query(
