@@ -3,8 +3,9 @@
 Typed edges come from frontmatter ``relations`` (table ``doc_edges``) and
 store their target as written: a ``gno://`` URI, ``collection/path``, a
 ``#docid``, or a name (path, stem or title) in the source's own collection.
-They are resolved here, per call, to active documents; a target naming no
-active document is not an edge, and the answer says how many were skipped.
+They are resolved per call (:mod:`~gno_trio.engine.graph.typed_edges`) to
+active documents; a target naming no active document is not an edge, and
+the answer says how many were skipped.
 
 ``gno_impact`` walks inbound: a document is impacted by ``ref`` when it has a
 typed edge, a wiki link or a Markdown link to it, directly or through other
