@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import pytest
 
-from gno_trio.config import RetrievalTraces, TraceRetention
+from gno_trio.config_features import RetrievalTraces, TraceRetention
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree

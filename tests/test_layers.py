@@ -30,6 +30,7 @@ LAYERS: dict[str, str] = {
     "gno_trio.dirs": "foundation",
     "gno_trio.config": "foundation",
     "gno_trio.config_codec": "foundation",
+    "gno_trio.config_features": "foundation",
     "gno_trio.config_rules": "foundation",
     "gno_trio.protocol": "protocol",
     "gno_trio.engine": "engine",

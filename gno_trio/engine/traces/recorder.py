@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gno_trio.config import Config, RetrievalTraces, TraceRetention
+from gno_trio.config import Config
+from gno_trio.config_features import RetrievalTraces, TraceRetention
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.context.lineage import config_fingerprint, egress_lineage, policies_of
 from gno_trio.engine.traces import store
