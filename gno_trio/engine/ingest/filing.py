@@ -1,6 +1,6 @@
 """Folder and copy operations inside a collection: ``gno_create_folder``, ``gno_duplicate_note``.
 
-Both follow capture's path rules (:func:`gno_trio.engine.ingest.capture.path_segments`:
+Both follow the write-path rules (:func:`gno_trio.engine.ingest.write_paths.path_segments`:
 relative, no ``..``, no sensitive folders, names of at most 255 bytes) and
 never follow a symbolic link below the collection root, since a link could
 lead a write out of the collection. Every existing step on the way must be a
