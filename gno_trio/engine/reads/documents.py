@@ -14,9 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gno_trio.engine.ingest.documents.records import conversion_block
-
-# Re-exported: engine/search/ (diagnose, semantic) still imports ``resolve`` from here.
-from gno_trio.engine.lookup import resolve as resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.results import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError

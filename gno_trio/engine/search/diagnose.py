@@ -26,7 +26,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.reads.readiness import content_type_boost
 from gno_trio.engine.search import diagnose_hybrid as staged
 from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match

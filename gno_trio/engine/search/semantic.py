@@ -19,7 +19,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from gno_trio.engine.reads.documents import resolve
+from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.anchors import ELLIPSIS, FALLBACK_SNIPPET_CHARS, Anchor
 from gno_trio.engine.search.lexical import RESULT_COLUMNS
 from gno_trio.engine.search.request import (
