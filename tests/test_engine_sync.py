@@ -594,18 +594,26 @@ def test_file_that_becomes_unconvertible_keeps_its_last_good_content(
     assert hits(indexed, "lemurs") == ["beta.md"]
 
 
+@pytest.mark.parametrize("pattern", ["**/*", "**/*.md"])  # a listing of names, or of entries
 def test_unlistable_folder_does_not_soft_delete_its_documents(
-    indexed: Engine, corpus: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, corpus: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
 ) -> None:
-    real_scandir = os.scandir
+    engine.add_collection(str(corpus), name="notes", pattern=pattern)
+    engine.sync()
+    indexed = engine
     blocked = os.fspath(corpus / "sub dir")
 
-    def flaky_scandir(path: Any) -> Any:
-        if os.fspath(path) == blocked:
-            raise PermissionError(13, "Permission denied")
-        return real_scandir(path)
+    def flaky(real: Any) -> Any:
+        def listing(path: Any) -> Any:
+            if os.fspath(path) == blocked:
+                raise PermissionError(13, "Permission denied")
+            return real(path)
 
-    monkeypatch.setattr(os, "scandir", flaky_scandir)
+        return listing
+
+    # Whichever way the walk lists a folder (names, or entries with their types).
+    monkeypatch.setattr(os, "scandir", flaky(os.scandir))
+    monkeypatch.setattr(os, "listdir", flaky(os.listdir))
     report = report_of(indexed)
     assert report["removed"] == 0
     assert [(e["relPath"], e["code"]) for e in report["errors"]] == [("sub dir", "READ_ERROR")]

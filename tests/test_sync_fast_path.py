@@ -127,3 +127,24 @@ def test_a_move_within_the_collection_is_a_rename(indexed: Engine, corpus: Path)
     report = report_of(indexed)
     assert (report["renamed"], report["added"], report["removed"]) == (1, 0, 0)
     assert "sub dir/beta moved.md" in rel_paths(indexed)
+
+
+@pytest.mark.parametrize("pattern", ["**/*", "**/*.md"])
+def test_links_folders_and_odd_entries_under_either_listing(
+    engine: Engine, tmp_path: Path, pattern: str
+) -> None:
+    """A collection without file filters lists names and lstats them; one with them uses
+    the folder's file types first. Both must see the same files."""
+    root = write_corpus(
+        tmp_path / "root",
+        {"a.md": "# A\n\nbadger\n", "dir.md/inner.md": "# Inner\n\nheron\n", "b.md": "# B\n"},
+    )
+    engine.add_collection(str(root), name="notes", pattern=pattern)
+    assert report_of(engine)["added"] == 3
+    os.rename(root / "b.md", tmp_path / "b.md")
+    os.symlink(tmp_path / "b.md", root / "b.md")  # the same file, now behind a link
+    os.symlink(root / "dir.md", root / "link.md")  # a link to a folder
+    os.mkfifo(root / "pipe.md")
+    report = report_of(engine)
+    assert (report["removed"], report["added"], report["unchanged"]) == (1, 0, 2)
+    assert rel_paths(engine) == {"a.md", "dir.md/inner.md"}

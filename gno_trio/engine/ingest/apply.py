@@ -12,6 +12,7 @@ if nothing refers to them any more.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 from collections.abc import Callable, Generator, Sequence, Set
 
@@ -127,9 +128,14 @@ class _Applier:
         self.observed_at = now_iso()
         self.renames = RenameBook(plan.vanished)
         self.replaced: set[str] = set()
-        self.policy = records.policy_fingerprint(runner.limits)
         self.judged: dict[str, sqlite3.Row] = {}
         self.pending = fulltext.PendingRows()
+
+    @functools.cached_property
+    def policy(self) -> str:
+        """The conversion policy a refusal is judged under (read only when a file is refused:
+        it asks every converter library for its version)."""
+        return records.policy_fingerprint(self.runner.limits)
 
     def run(self, walk_errors: Sequence[tuple[str, OSError]], *, full: bool) -> None:
         conn, spec, plan = self.conn, self.spec, self.plan

@@ -175,6 +175,8 @@ def outcomes(
     meanwhile wait in a queue (at most :data:`WINDOW`) so the order never
     changes.
     """
+    if not to_read:
+        return  # the policy below asks every converter library for its version
     policy = records.policy_fingerprint(runner.limits)
     for start in range(0, len(to_read), WINDOW):
         window = to_read[start : start + WINDOW]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -161,61 +161,129 @@ def listing(
     path is :func:`root_prefix` followed by its relative path.
     """
     matcher = glob_regex(pattern or "**/*")
-    matches = None if matcher.pattern == _ALL_FILES else matcher.match
-    exts = _normalise_exts(include)
     names, globs = _exclusions(exclude)
-    lstat, is_regular = os.lstat, stat.S_ISREG
+    rules = _Rules(
+        names,
+        globs,
+        _normalise_exts(include),
+        None if matcher.pattern == _ALL_FILES else matcher.match,
+        supported,
+        on_error,
+    )
+    # Without filters on files every name needs its lstat anyway (which also
+    # tells folders from files): a plain listing of names is cheaper than
+    # scandir's entries. With them, scandir's file types spare the lstat of
+    # the files they leave out.
+    folder = _filtered_folder if rules.exts or rules.matches or supported else _plain_folder
     stack: list[tuple[str, str]] = [(os.fspath(root), "")]
     while stack:
         directory, prefix = stack.pop()
         try:
-            with os.scandir(directory) as it:
-                entries = list(it)
+            found, stats, subdirs = folder(directory, prefix, rules)
         except OSError as exc:
             if on_error is not None:
                 on_error(prefix.rstrip("/") or ".", exc)
             continue
-        # Only folders on the way to (or inside) the reserved records folder can hold its files.
-        reserved = prefix.startswith(_RESERVED_PREFIX) or _RESERVED_PREFIX.startswith(prefix)
-        subdirs: list[tuple[str, str]] = []
-        found: list[str] = []
-        stats: list[os.stat_result] = []
-        for entry in entries:
-            name = entry.name
-            if name in names:
-                continue
-            rel = prefix + name
-            if globs and any(g.match(rel) or g.match(name) for g in globs):
-                continue
-            try:
-                # Without following links, a symbolic link is neither a folder nor a file.
-                if entry.is_dir(follow_symlinks=False):
-                    subdirs.append((entry.path, rel + "/"))
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue
-            except OSError as exc:
-                if on_error is not None:
-                    on_error(rel, exc)
-                continue
-            if reserved and rel.startswith(_RESERVED_PREFIX):
-                continue
-            if exts and os.path.splitext(name)[1].lower() not in exts:
-                continue
-            if (matches is not None and not matches(rel)) or (
-                supported is not None and not supported(rel)
-            ):
-                continue
-            try:
-                st = lstat(entry.path)
-            except OSError as exc:  # gone meanwhile, or cannot be looked at
-                if on_error is not None:
-                    on_error(rel, exc)
-                continue
-            if is_regular(st.st_mode):
-                found.append(rel)
-                stats.append(st)
         if found:
             yield Listed(found, stats)
         subdirs.sort()
         stack.extend(reversed(subdirs))
+
+
+class _Rules(NamedTuple):
+    names: frozenset[str]  # excluded names
+    globs: list[re.Pattern[str]]  # excluded globs
+    exts: frozenset[str]  # included extensions (all when empty)
+    matches: Callable[[str], object] | None  # the pattern (None: every path)
+    supported: Callable[[str], bool] | None
+    on_error: Callable[[str, OSError], None] | None
+
+
+_Folder = tuple[list[str], list[os.stat_result], list[tuple[str, str]]]
+"""A folder's files (relative paths), their ``lstat``, and its sub-folders (path, prefix)."""
+
+
+def _reserved(prefix: str) -> bool:
+    """Only folders on the way to (or inside) the reserved records folder can hold its files."""
+    return prefix.startswith(_RESERVED_PREFIX) or _RESERVED_PREFIX.startswith(prefix)
+
+
+def _kept(prefix: str, names: Iterable[str], rules: _Rules) -> list[tuple[str, str]]:
+    """Each name no exclusion leaves out, with its relative path."""
+    excluded, globs = rules.names, rules.globs
+    kept = [(name, prefix + name) for name in names if name not in excluded]
+    if globs:
+        kept = [
+            (name, rel)
+            for name, rel in kept
+            if not any(g.match(rel) or g.match(name) for g in globs)
+        ]
+    return kept
+
+
+def _plain_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
+    """One folder of a collection without file filters (the listing raises if it cannot list)."""
+    base = os.path.join(directory, "")
+    on_error, reserved = rules.on_error, _reserved(prefix)
+    lstat, is_regular, is_folder = os.lstat, stat.S_ISREG, stat.S_ISDIR
+    found: list[str] = []
+    stats: list[os.stat_result] = []
+    subdirs: list[tuple[str, str]] = []
+    for name, rel in _kept(prefix, os.listdir(directory), rules):
+        try:
+            st = lstat(base + name)
+        except OSError as exc:  # gone meanwhile, or cannot be looked at
+            if on_error is not None:
+                on_error(rel, exc)
+            continue
+        mode = st.st_mode
+        if is_regular(mode):  # a symbolic link is neither a file nor a folder
+            if not (reserved and rel.startswith(_RESERVED_PREFIX)):
+                found.append(rel)
+                stats.append(st)
+        elif is_folder(mode):
+            subdirs.append((base + name, rel + "/"))
+    return found, stats, subdirs
+
+
+def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
+    """One folder of a collection with file filters (the listing raises if it cannot list)."""
+    with os.scandir(directory) as it:
+        entries = {entry.name: entry for entry in it}
+    on_error, reserved = rules.on_error, _reserved(prefix)
+    exts, matches, supported = rules.exts, rules.matches, rules.supported
+    lstat, is_regular = os.lstat, stat.S_ISREG
+    found: list[str] = []
+    stats: list[os.stat_result] = []
+    subdirs: list[tuple[str, str]] = []
+    for name, rel in _kept(prefix, entries, rules):
+        entry = entries[name]
+        try:
+            # Without following links, a symbolic link is neither a folder nor a file.
+            if entry.is_dir(follow_symlinks=False):
+                subdirs.append((entry.path, rel + "/"))
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+        except OSError as exc:
+            if on_error is not None:
+                on_error(rel, exc)
+            continue
+        if reserved and rel.startswith(_RESERVED_PREFIX):
+            continue
+        if exts and os.path.splitext(name)[1].lower() not in exts:
+            continue
+        if (matches is not None and not matches(rel)) or (
+            supported is not None and not supported(rel)
+        ):
+            continue
+        try:
+            st = lstat(entry.path)
+        except OSError as exc:  # gone meanwhile, or cannot be looked at
+            if on_error is not None:
+                on_error(rel, exc)
+            continue
+        if is_regular(st.st_mode):
+            found.append(rel)
+            stats.append(st)
+    return found, stats, subdirs
