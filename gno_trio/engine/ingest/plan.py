@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,6 +109,10 @@ def indexed_fingerprints(conn: sqlite3.Connection, collection: str) -> set[str]:
         after = last
 
 
+_found: Callable[[type[FoundFile], tuple[str, str, int, int]], FoundFile] = tuple.__new__  # type: ignore[assignment]
+"""Builds a :class:`FoundFile` without the Python-level constructor of a NamedTuple (3x faster)."""
+
+
 class Walked:
     """What a full walk found, as fingerprints, until the indexed ones are known.
 
@@ -139,10 +143,10 @@ class Walked:
             odd = [key for key in keys if key not in known]
             if not odd:
                 continue
-            files = []
-            for key in odd:
-                size, mtime_ns, rel = key.split(" ", 2)
-                files.append(FoundFile(rel, base + rel, int(size), int(mtime_ns)))
+            files = [
+                _found(FoundFile, (rel, base + rel, int(size), int(mtime_ns)))
+                for size, mtime_ns, rel in (key.split(" ", 2) for key in odd)
+            ]
             files.sort()
             changed.extend(files)
         return changed
