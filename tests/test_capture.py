@@ -31,17 +31,16 @@ from hypothesis import strategies as st
 from gno_trio import cli
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.ingest.capture import (
+from gno_trio.engine.ingest.capture import capture
+from gno_trio.engine.ingest.capture_compose import compose_markdown
+from gno_trio.engine.ingest.capture_request import (
     CAPTURE_MAX_TEXT_BYTES,
-    SENSITIVE_SEGMENTS,
     CaptureRequest,
     body_hash,
-    capture,
     check_content,
-    compose_markdown,
-    path_segments,
 )
 from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.ingest.write_paths import SENSITIVE_SEGMENTS, path_segments
 from gno_trio.engine.store.atomic import create_new, is_temporary
 from gno_trio.engine.store.lease import LOCKED_MESSAGE
 from gno_trio.engine.uris import docid_for

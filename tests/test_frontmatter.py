@@ -11,15 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gno_trio.engine.ingest import frontmatter
-from gno_trio.engine.ingest.frontmatter import (
-    Link,
-    extract_meta,
-    mask_code,
-    normalize_date,
-    normalize_tag,
-    snake_case,
-)
+from gno_trio.engine.ingest import frontmatter_block
+from gno_trio.engine.ingest.code_mask import mask_code
+from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.ingest.markdown_links import Link
+from gno_trio.engine.ingest.meta_fields import normalize_date, normalize_tag, snake_case
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
@@ -529,6 +525,6 @@ def test_libyaml_and_pure_python_parsing_agree(block: str, monkeypatch: pytest.M
     """The fast loader is an optimisation: values and error messages stay the same."""
     text = f"---\n{block}\n---\nBody #tag\n"
     fast = extract_meta(text, "note.md")
-    monkeypatch.setattr(frontmatter, "_FAST_LOADER", None)
+    monkeypatch.setattr(frontmatter_block, "_FAST_LOADER", None)
     slow = extract_meta(text, "note.md")
     assert fast == slow

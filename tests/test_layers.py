@@ -29,6 +29,8 @@ LAYERS: dict[str, str] = {
     "gno_trio.errors": "foundation",
     "gno_trio.dirs": "foundation",
     "gno_trio.config": "foundation",
+    "gno_trio.config_codec": "foundation",
+    "gno_trio.config_rules": "foundation",
     "gno_trio.protocol": "protocol",
     "gno_trio.engine": "engine",
     "gno_trio.runtime": "runtime",

@@ -63,11 +63,11 @@ from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_EDGE_LIMIT as GRAPH_DE
 from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_LIMIT as GRAPH_DEFAULT_LIMIT
 from gno_trio.engine.graph.linkgraph import GraphFilters as GraphFilters
 from gno_trio.engine.graph.typed import DEFAULT_MAX_EDGES as IMPACT_DEFAULT_MAX_EDGES
-from gno_trio.engine.ingest.capture import CAPTURE_MAX_TEXT_BYTES as CAPTURE_MAX_TEXT_BYTES
-from gno_trio.engine.ingest.capture import COLLISION_POLICIES as COLLISION_POLICIES
-from gno_trio.engine.ingest.capture import PRESETS as PRESETS
-from gno_trio.engine.ingest.capture import SOURCE_KINDS as SOURCE_KINDS
-from gno_trio.engine.ingest.capture import CaptureRequest as CaptureRequest
+from gno_trio.engine.ingest.capture_request import CAPTURE_MAX_TEXT_BYTES as CAPTURE_MAX_TEXT_BYTES
+from gno_trio.engine.ingest.capture_request import COLLISION_POLICIES as COLLISION_POLICIES
+from gno_trio.engine.ingest.capture_request import PRESETS as PRESETS
+from gno_trio.engine.ingest.capture_request import SOURCE_KINDS as SOURCE_KINDS
+from gno_trio.engine.ingest.capture_request import CaptureRequest as CaptureRequest
 from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
 from gno_trio.engine.ingest.spec import SyncReport as SyncReport
 from gno_trio.engine.ingest.update_cmd import UPDATE_CMD_FAILED as UPDATE_CMD_FAILED

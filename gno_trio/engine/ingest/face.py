@@ -13,6 +13,7 @@ from gno_trio.config import normalize_collection_name as normalize_name
 from gno_trio.engine.ingest import capture as capture_mod
 from gno_trio.engine.ingest import cleanup as cleanup_mod
 from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging, update_cmd
+from gno_trio.engine.ingest.capture_request import CaptureRequest
 from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.ingest.spec import now_iso
@@ -182,7 +183,7 @@ class IngestFace(EngineKernel):
 
     def capture(
         self,
-        request: capture_mod.CaptureRequest,
+        request: CaptureRequest,
         *,
         server_instance_id: str | None = None,
         conn: sqlite3.Connection | None = None,

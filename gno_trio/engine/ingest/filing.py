@@ -22,13 +22,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gno_trio.engine.ingest.capture import (
-    collection_root,
-    index_written,
-    indexed_document,
-    path_segments,
-    unindexable_reason,
-)
+from gno_trio.engine.ingest.write_paths import collection_root, path_segments, unindexable_reason
+from gno_trio.engine.ingest.written import index_written, indexed_document
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.atomic import create_new

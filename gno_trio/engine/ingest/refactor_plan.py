@@ -32,9 +32,9 @@ from gno_trio.config import Collection
 from gno_trio.dirs import Dirs
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.links import DocSummary, Resolver, backlinks, summary
-from gno_trio.engine.ingest.capture import collection_root, path_segments, unindexable_reason
 from gno_trio.engine.ingest.filing import _lstat, _single_name, real_folder
-from gno_trio.engine.ingest.frontmatter import LinkSite, link_sites
+from gno_trio.engine.ingest.markdown_links import LinkSite, link_sites
+from gno_trio.engine.ingest.write_paths import collection_root, path_segments, unindexable_reason
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.uris import make_uri, parse_ref, parse_uri
 from gno_trio.errors import GnoError

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.links import Resolver, summary
-from gno_trio.engine.ingest.capture import clean_source
+from gno_trio.engine.ingest.capture_request import clean_source
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.errors import GnoError
 

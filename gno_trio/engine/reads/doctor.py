@@ -18,8 +18,9 @@ from typing import Any
 
 from gno_trio.config import Config, load_config
 from gno_trio.engine.kernel import IndexLocation
-from gno_trio.engine.reads import readiness
 from gno_trio.engine.reads import status as status_mod
+from gno_trio.engine.reads.activation import activation as activation_report
+from gno_trio.engine.reads.semantic_facts import SYNC
 from gno_trio.engine.store.database import connect, latest_version, schema_version
 from gno_trio.engine.store.lease import is_held
 from gno_trio.errors import GnoError
@@ -155,7 +156,7 @@ def _inspect(
         )
         for name in names
     }
-    report = readiness.activation(conn, counts)
+    report = activation_report(conn, counts)
     unready = [c for c in report["collections"] if not c["ready"]]
     if unready:
         checks.append(
@@ -164,7 +165,7 @@ def _inspect(
                 "warn",
                 "Not searchable yet: " + ", ".join(c["collection"] for c in unready),
                 *(c["remediation"]["message"] for c in unready if c["remediation"]),
-                f"Run: {readiness.SYNC}",
+                f"Run: {SYNC}",
             )
         )
     elif counts:

@@ -13,7 +13,8 @@ from gno_trio.engine.reads import audit as audit_mod
 from gno_trio.engine.reads import diff as diff_mod
 from gno_trio.engine.reads import documents, sections
 from gno_trio.engine.reads import status as status_mod
-from gno_trio.engine.reads.readiness import SemanticFacts, model_size
+from gno_trio.engine.reads.bootstrap import model_size
+from gno_trio.engine.reads.semantic_facts import SemanticFacts
 from gno_trio.engine.store import journal
 from gno_trio.engine.store.database import connect, schema_version
 from gno_trio.engine.uris import parse_ref, with_index

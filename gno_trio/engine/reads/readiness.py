@@ -25,201 +25,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import platform
 import sqlite3
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from gno_trio.engine.search.lexical import unranked_documents
+from gno_trio.engine.reads.activation import activation
+from gno_trio.engine.reads.bootstrap import bootstrap
+from gno_trio.engine.reads.semantic_facts import (
+    ADD_COLLECTION,
+    NO_MODELS,
+    PRESET,
+    SYNC,
+    SemanticFacts,
+)
 
-PRESET: Final = {"id": "lexical", "name": "Lexical search (BM25, no models)"}
-ADD_COLLECTION: Final = "gno-trio collection add <path>"
-SYNC: Final = "gno-trio update"
-EMBED: Final = "gno-trio embed"
 # The content-type boosts ranking applies: none (contentTypes in index.yml are kept, not used).
 BOOST_RULES: Final[tuple[Mapping[str, Any], ...]] = ()
-_NO_MODELS: Final = "This server uses no models: search is lexical (BM25) only."
-
-
-@dataclass(frozen=True, slots=True)
-class SemanticFacts:
-    """What status knows of the embedding side without running a model.
-
-    ``kind`` is ``bundled`` (the model inside an installed package),
-    ``endpoint`` (an OpenAI-compatible server from the configuration) or
-    ``unsupported`` (a URI only GNO's native runtime can run); ``runnable``
-    says whether this server can embed with it at all.
-    """
-
-    embed_uri: str
-    kind: str
-    runnable: bool
-    preset_id: str | None = None
-    version: str | None = None
-    path: str | None = None
-    size_bytes: int | None = None
-    pending_documents: int = 0
-    embeddings: Mapping[str, tuple[int, int]] | None = None  # collection: (embedded, waiting)
-
-    @property
-    def waiting(self) -> int:
-        return sum(waiting for _, waiting in (self.embeddings or {}).values())
-
-    def preset(self) -> dict[str, str]:
-        """The active preset: the configured one, else the bundled model with BM25."""
-        if self.preset_id:
-            return {"id": self.preset_id, "name": f"{self.preset_id} (embed: {self.embed_uri})"}
-        if self.kind == "bundled":
-            return {"id": "bundled", "name": "BM25 + bundled multilingual embeddings"}
-        return {"id": "custom", "name": f"BM25 + {self.embed_uri}"}
-
-    def summary(self) -> str:
-        if not self.runnable:
-            return (
-                f"Embedding model {self.embed_uri} cannot run here; search is lexical (BM25) "
-                f"until it can (gno-trio models list)."
-            )
-        where = {
-            "bundled": f"bundled in the installed package (version {self.version})",
-            "endpoint": "served by the configured endpoint",
-        }.get(self.kind, "configured")
-        waiting = f"; {self.waiting} chunks wait for vectors ({EMBED})" if self.waiting else ""
-        return f"Embedding model {self.embed_uri} is {where}; nothing is downloaded{waiting}."
-
-
-def _instant(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _stage(
-    status: str, code: str | None = None, timing: tuple[str, str, int] | None = None
-) -> dict[str, Any]:
-    started, completed, latency = timing if timing else (None, None, None)
-    stage: dict[str, Any] = {
-        "status": status,
-        "startedAt": started,
-        "completedAt": completed,
-        "latencyMs": latency,
-    }
-    if code is not None:
-        stage["code"] = code
-    return stage
-
-
-def _timed(check: Any) -> tuple[Any, tuple[str, str, int]]:
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    outcome = check()
-    latency = int((time.monotonic() - clock) * 1000)
-    return outcome, (_instant(started), _instant(datetime.now(UTC)), latency)
-
-
-def _semantic(
-    name: str, ready: bool, facts: SemanticFacts | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The semantic stage and availability of one collection, from its stored vectors.
-
-    ``passed``: every chunk has a vector of the model in force. Whether the
-    model answers right now is not checked (status never runs one), so the
-    availability says ``semantic_not_checked`` then, as GNO's passive status does.
-    """
-    embedded, waiting = (facts.embeddings or {}).get(name, (0, 0)) if facts else (0, 0)
-    if facts is None or not ready:
-        stage = _stage("skipped")
-        availability = {"status": "pending", "code": "semantic_not_checked", "command": SYNC}
-    elif not facts.runnable:
-        stage = _stage("skipped")
-        availability = {
-            "status": "pending",
-            "code": "models_missing",
-            "command": "gno-trio models list",
-        }
-    elif waiting:
-        stage = _stage("pending")
-        availability = {"status": "pending", "code": "embeddings_pending", "command": EMBED}
-    else:
-        passed, timing = _timed(lambda: embedded > 0)
-        stage = _stage("passed" if passed else "skipped", timing=timing)
-        availability = {
-            "status": "pending",
-            "code": "semantic_not_checked",
-            "command": "gno-trio vsearch <query>",
-        }
-    return stage, availability
-
-
-def _collection_activation(
-    conn: sqlite3.Connection, name: str, documents: int, facts: SemanticFacts | None = None
-) -> dict[str, Any]:
-    """Index and lexical stages for one collection, each checked against the database."""
-    index_ok, index_time = _timed(lambda: documents > 0)
-    remediation: dict[str, str] | None
-    if not index_ok:
-        index = _stage("failed", "no_documents", index_time)
-        lexical = _stage("skipped")
-        remediation = {
-            "stage": "index",
-            "code": "no_documents",
-            "command": SYNC,
-            "message": f"Collection {name} has no indexed documents; add files and sync it.",
-        }
-    else:
-        index = _stage("passed", timing=index_time)
-
-        def searchable() -> bool:
-            return unranked_documents(conn, name) == 0
-
-        in_sync, lexical_time = _timed(searchable)
-        lexical = _stage(
-            "passed" if in_sync else "failed",
-            None if in_sync else "index_out_of_sync",
-            lexical_time,
-        )
-        remediation = (
-            None
-            if in_sync
-            else {
-                "stage": "lexical",
-                "code": "index_out_of_sync",
-                "command": SYNC,
-                "message": f"Some documents of {name} are missing from the full-text index.",
-            }
-        )
-    ready = index["status"] == "passed" and lexical["status"] == "passed"
-    semantic, availability = _semantic(name, ready, facts)
-    return {
-        "collection": name,
-        "ready": ready,
-        "generatedAt": _instant(datetime.now(UTC)),
-        "stages": {
-            "index": index,
-            "lexical": lexical,
-            "semantic": semantic,
-            "connector": _stage("skipped", "connector_not_requested"),
-        },
-        "semanticAvailability": availability,
-        "remediation": remediation,
-    }
-
-
-def activation(
-    conn: sqlite3.Connection, counts: Mapping[str, int], facts: SemanticFacts | None = None
-) -> dict[str, Any]:
-    """GNO's activation report: which collections are usable, verified stage by stage."""
-    collections = [_collection_activation(conn, name, n, facts) for name, n in counts.items()]
-    return {
-        "schemaVersion": "1.0",
-        "usable": any(item["ready"] for item in collections),
-        "healthy": bool(collections) and all(item["ready"] for item in collections),
-        "collections": collections,
-        "connectors": [],
-        "connectorProjection": {"total": 0, "projected": 0, "truncated": False},
-    }
 
 
 def onboarding(counts: Mapping[str, int], facts: SemanticFacts | None = None) -> dict[str, Any]:
@@ -239,7 +61,7 @@ def onboarding(counts: Mapping[str, int], facts: SemanticFacts | None = None) ->
             f"Collections are configured but hold no indexed documents yet: {SYNC}",
         )
     else:
-        detail = _NO_MODELS if facts is None else facts.summary()
+        detail = NO_MODELS if facts is None else facts.summary()
         stage, headline = "ready", "Ready to search"
     order = ("add-collection", "indexing", "ready")
     position = order.index(stage)
@@ -362,104 +184,6 @@ def background(last_sync: str | None, facts: SemanticFacts | None = None) -> dic
     }
 
 
-def _tree_size(root: Path) -> int:
-    total = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            try:
-                total += (Path(folder) / name).lstat().st_size
-            except OSError:
-                continue
-    return total
-
-
-def _size_label(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
-
-
-def _models(facts: SemanticFacts | None) -> dict[str, Any]:
-    """``bootstrap.models``: the embed role in force, its files, nothing downloading."""
-    if facts is None:
-        return {
-            "activePresetId": PRESET["id"],
-            "activePresetName": PRESET["name"],
-            "estimatedFootprint": None,
-            "downloading": False,
-            "cachedCount": 0,
-            "totalCount": 0,
-            "summary": _NO_MODELS,
-            "entries": [],
-        }
-    preset = facts.preset()
-    label = {"bundled": "bundled", "endpoint": "endpoint"}.get(facts.kind, "unsupported here")
-    return {
-        "activePresetId": preset["id"],
-        "activePresetName": preset["name"],
-        "estimatedFootprint": None if facts.size_bytes is None else _size_label(facts.size_bytes),
-        "downloading": False,
-        "cachedCount": int(facts.runnable),
-        "totalCount": 1,
-        "summary": facts.summary(),
-        "entries": [
-            {
-                "role": "embed",
-                "uri": facts.embed_uri,
-                "cached": facts.runnable,
-                "path": facts.path,
-                "sizeBytes": facts.size_bytes,
-                "statusLabel": label if facts.runnable else f"{label}: cannot run",
-            }
-        ],
-    }
-
-
-def model_size(path: str | None) -> int | None:
-    """Bytes of the model's files under ``path`` (None when there is no local copy)."""
-    if path is None or not Path(path).is_dir():
-        return None
-    return _tree_size(Path(path))
-
-
-def bootstrap(cache_dir: Path, facts: SemanticFacts | None = None) -> dict[str, Any]:
-    """Runtime, download policy, cache and models: Python, never a download.
-
-    GNO's contract knows one runtime kind (``bun``, installed by hand); this
-    server needs none beside the Python running it, which ``summary`` and
-    ``detail`` name.
-    """
-    size = _tree_size(cache_dir) if cache_dir.is_dir() else 0
-    python = platform.python_version()
-    return {
-        "runtime": {
-            "kind": "bun",
-            "strategy": "manual-install-beta",
-            "currentVersion": "",
-            "requiredVersion": "",
-            "ready": True,
-            "managedByApp": False,
-            "summary": f"No extra runtime needed: gno-trio runs on Python {python}",
-            "detail": f"{platform.python_implementation()} {python}; nothing else to install.",
-        },
-        "policy": {
-            "offline": True,
-            "allowDownload": False,
-            "source": "no-auto-download",
-            "summary": "Nothing is ever downloaded at run time.",
-        },
-        "cache": {
-            "path": str(cache_dir),
-            "totalSizeBytes": size,
-            "totalSizeLabel": _size_label(size),
-        },
-        "models": _models(facts),
-    }
-
-
 def content_type_boost() -> dict[str, Any]:
     """The boosts ranking applies and a fingerprint of them (no path prefixes, as GNO redacts)."""
     rules = [dict(rule) for rule in BOOST_RULES]
@@ -544,9 +268,6 @@ def readiness_fields(
 
 
 __all__: Sequence[str] = (
-    "PRESET",
-    "SemanticFacts",
-    "model_size",
     "readiness_fields",
     "standalone_resident",
 )

@@ -10,7 +10,8 @@ from typing import Any
 
 from gno_trio.engine.ingest.documents.records import listing as not_indexed_files
 from gno_trio.engine.memory.projection import problems as memory_problems
-from gno_trio.engine.reads.readiness import SemanticFacts, readiness_fields
+from gno_trio.engine.reads.readiness import readiness_fields
+from gno_trio.engine.reads.semantic_facts import SemanticFacts
 
 
 def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:

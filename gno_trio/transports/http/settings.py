@@ -19,7 +19,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from gno_trio.config import ConfigValueError, Gateway, GatewayLimits
+from gno_trio.config import Gateway, GatewayLimits
+from gno_trio.config_rules import ConfigValueError
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
 

@@ -1,0 +1,59 @@
+"""Indexing the one file a writer has just put on disk, before the call returns.
+
+Capture, filing and tagging each write a file and then index just that
+file; a failure to index is reported in the answer's ``sync`` block and
+never undoes the write, because the next sync picks the file up anyway.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.lease import HeldLease
+from gno_trio.errors import GnoError
+
+
+def indexed_document(
+    conn: sqlite3.Connection, collection: str, rel_path: str
+) -> sqlite3.Row | None:
+    """The id and docid of the active document at this path, if one is indexed."""
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT id, docid FROM documents WHERE collection = ? AND rel_path = ? AND active = 1",
+        (collection, rel_path),
+    ).fetchone()
+    return row
+
+
+@dataclass(slots=True)
+class SyncOutcome:
+    status: dict[str, Any]
+    row: sqlite3.Row | None = None
+
+
+def index_written(
+    engine: EngineKernel,
+    collection: str,
+    rel_path: str,
+    conn: sqlite3.Connection,
+    lease: HeldLease,
+) -> SyncOutcome:
+    """Index one file just written; a failure becomes the ``sync`` block, never an error.
+
+    The file stays on disk either way: the next sync picks it up.
+    """
+    try:
+        report = engine.sync_paths(collection, [rel_path], conn=conn, lease=lease)
+        row = indexed_document(conn, collection, rel_path)
+    except GnoError as error:
+        return SyncOutcome({"status": "failed", "error": f"{error.code}: {error.message}"})
+    except (sqlite3.Error, OSError) as exc:
+        return SyncOutcome({"status": "failed", "error": f"RUNTIME: {exc}"})
+    if report.errors:
+        first = report.errors[0]
+        return SyncOutcome({"status": "failed", "error": f"{first['code']}: {first['message']}"})
+    if row is None:
+        return SyncOutcome({"status": "failed", "error": "RUNTIME: the file was not indexed"})
+    return SyncOutcome({"status": "completed"}, row)
