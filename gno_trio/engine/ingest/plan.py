@@ -2,12 +2,13 @@
 
 A sync is two steps. This module is the first: from the files a walk found
 and a narrow view of the stored rows it works out which files are unchanged
-(same size and mtime as indexed, nothing to do), which must be read (new,
-changed on disk, failed last time, or coming back), and which indexed
+(same path, size and mtime as indexed, nothing to do), which must be read
+(new, changed on disk, failed last time, or coming back), and which indexed
 documents vanished. It reads the database only through
-:func:`stored_documents` and writes nothing, so it can be tested and
-reasoned about on its own; :mod:`gno_trio.engine.ingest.sync` applies the plan in
-bounded batches.
+:func:`indexed_fingerprints` and :func:`stored_documents` (a full row only
+for a file whose fingerprint differs, or a document the walk did not see)
+and writes nothing, so it can be tested and reasoned about on its own;
+:mod:`gno_trio.engine.ingest.sync` applies the plan in bounded batches.
 
 Rename detection needs to know every vanished document before the first new
 file is written (the new file's bytes may be a vanished document's), which
