@@ -16,17 +16,9 @@ from nurseries.admission import (
     Overloaded,
 )
 from nurseries.bytebudget import ByteBudget
+from nurseries.drain import DrainOutcome, GracefulDrain, SupportsDrain, drain_and_shutdown
 from nurseries.ratelimit import FixedWindowRateLimiter, RateDecision
-from nurseries.supervisor import (
-    CrashPolicy,
-    DrainOutcome,
-    GracefulDrain,
-    Supervisor,
-    SupportsDrain,
-    TaskHandle,
-    drain_and_shutdown,
-    open_supervisor,
-)
+from nurseries.supervisor import CrashPolicy, Supervisor, TaskHandle, open_supervisor
 
 __all__ = [
     "AdmissionGate",

@@ -1,4 +1,4 @@
-"""Supervision of long-lived background tasks, and signal-driven graceful drain.
+"""Supervision of long-lived background tasks.
 
 A server keeps tasks that outlive any one request: streams held open for a
 client, a reaper that closes idle sessions, background jobs.  In a bare trio
@@ -7,34 +7,23 @@ parts of a single request but wrong for independent background work.  The
 supervisor wraps each task so that a crash is logged (logger
 ``nurseries.supervisor``) and the rest carry on, gives each task a handle to
 cancel or await it on its own, and stops everything when its ``async with``
-block ends.
-
-:class:`GracefulDrain` turns the first SIGINT or SIGTERM into an event; the
-server then stops accepting, drains its admission gate and shuts the
-supervisor down (:func:`drain_and_shutdown`).  A second signal gets the
-default behaviour again, so an operator can still force a stop.
+block ends. Signal-driven graceful drain lives in :mod:`nurseries.drain`.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVarTuple, Unpack
+from typing import Any, Literal, TypeVarTuple, Unpack
 
 import trio
 
 __all__ = [
     "CrashPolicy",
-    "DrainOutcome",
-    "GracefulDrain",
     "Supervisor",
-    "SupportsDrain",
     "TaskHandle",
-    "drain_and_shutdown",
     "open_supervisor",
 ]
 
@@ -335,82 +324,3 @@ async def open_supervisor(crash_policy: CrashPolicy = "log") -> AsyncIterator[Su
 
 def _describe(fn: Callable[..., object]) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
-
-
-class GracefulDrain:
-    """The "please stop" flag of a server, raised by a signal or by code.
-
-    Run :meth:`watch_signals` in a nursery (``await nursery.start(...)``) and
-    wait on :attr:`event`.  The watcher returns after the first signal and
-    gives the signals back to their default handlers, so a second Ctrl-C
-    interrupts a drain that hangs.
-    """
-
-    __slots__ = ("_event", "signal_number")
-
-    def __init__(self) -> None:
-        self._event = trio.Event()
-        self.signal_number: int | None = None
-
-    @property
-    def event(self) -> trio.Event:
-        """Set once a stop was requested."""
-        return self._event
-
-    @property
-    def requested(self) -> bool:
-        return self._event.is_set()
-
-    def trigger(self, signal_number: int | None = None) -> None:
-        """Request a stop; the first request wins, later ones change nothing."""
-        if self._event.is_set():
-            return
-        self.signal_number = signal_number
-        self._event.set()
-
-    async def wait(self) -> None:
-        await self._event.wait()
-
-    async def watch_signals(
-        self,
-        signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM),
-        *,
-        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Trigger on the first of ``signals``; report started once they are caught."""
-        with trio.open_signal_receiver(*signals) as received:
-            task_status.started()
-            async for signal_number in received:
-                self.trigger(signal_number)
-                return
-
-
-class SupportsDrain(Protocol):
-    """Anything that can stop admitting work and wait for it to finish."""
-
-    async def drain(self, timeout: float | None) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class DrainOutcome:
-    """Whether each stage of a shutdown finished within its time budget."""
-
-    requests_drained: bool
-    tasks_stopped: bool
-
-
-async def drain_and_shutdown(
-    gate: SupportsDrain,
-    supervisor: Supervisor,
-    *,
-    drain_timeout: float | None,
-    grace: float,
-) -> DrainOutcome:
-    """Let in-flight requests finish (refusing new ones), then stop background tasks.
-
-    Requests go first because some of them may be reading from background
-    tasks (a stream fed by a job, say).
-    """
-    drained = await gate.drain(drain_timeout)
-    stopped = await supervisor.shutdown(grace)
-    return DrainOutcome(requests_drained=drained, tasks_stopped=stopped)

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import Gateway
-from gno_trio.engine.egress.policy import CollectionPolicy, Scope, classify_peer, evaluate, scope_of
+from gno_trio.engine.egress.decision import CollectionPolicy, Scope, evaluate, scope_of
+from gno_trio.engine.egress.policy import classify_peer
 from gno_trio.errors import GnoError
 from gno_trio.protocol.errors import ProtocolError
 from gno_trio.transports.http.guards import PolicyBook

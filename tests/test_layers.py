@@ -283,8 +283,6 @@ ENGINE_UPWARD_KNOWN: frozenset[tuple[str, str]] = frozenset(
         # The memory-record projection runs inside ingest's writes.
         ("gno_trio.engine.ingest.collection_rows", "gno_trio.engine.memory.projection"),
         ("gno_trio.engine.ingest.writes", "gno_trio.engine.memory.projection"),
-        # content_type_boost is a search rule.
-        ("gno_trio.engine.search.diagnose", "gno_trio.engine.reads.readiness"),
     }
 )
 

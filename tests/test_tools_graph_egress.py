@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from gno_trio.config import Collection
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.egress import explain as egress_explain
-from gno_trio.engine.egress.policy import CollectionPolicy, Policy, Scope, evaluate
+from gno_trio.engine.egress.decision import CollectionPolicy, Scope, evaluate
+from gno_trio.engine.egress.policy import Policy
 from gno_trio.engine.graph import linkgraph as graph
 from gno_trio.engine.graph.linkgraph import SIMILAR_UNAVAILABLE, GraphFilters
 from gno_trio.engine.ingest import filing as filing

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from gno_trio.engine import Engine
 from gno_trio.engine.graph import overview as graph_overview
 from gno_trio.engine.graph import typed as typed_graph
+from gno_trio.engine.graph import typed_edges
 from gno_trio.engine.graph.links import Resolver, summary
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.tools.graph import GraphInput, GraphQueryInput, ImpactInput
@@ -190,9 +191,9 @@ def test_query_reports_unresolved_targets_and_truncation(vault: Engine) -> None:
 
 
 def test_edge_type_and_its_alias_must_agree() -> None:
-    assert typed_graph.check_edge_type(None, "works_at") == "works_at"
-    assert typed_graph.check_edge_type("works_at", "works_at") == "works_at"
-    assert error_code(lambda: typed_graph.check_edge_type("a", "b")) == "INVALID_INPUT"
+    assert typed_edges.check_edge_type(None, "works_at") == "works_at"
+    assert typed_edges.check_edge_type("works_at", "works_at") == "works_at"
+    assert error_code(lambda: typed_edges.check_edge_type("a", "b")) == "INVALID_INPUT"
 
 
 def test_unknown_root_is_not_found(vault: Engine) -> None:
@@ -309,12 +310,12 @@ def test_any_written_target_resolves_to_an_active_document_or_none(
     with vault.connection() as conn:
         row = conn.execute("SELECT * FROM documents WHERE rel_path = 'lonely.md'").fetchone()
         source, resolver = summary(row), Resolver(conn)
-        found = typed_graph.resolve_target(conn, resolver, target, source)
+        found = typed_edges.resolve_target(conn, resolver, target, source)
         assert found is None or found.uri.startswith("gno://")
         acme = conn.execute("SELECT docid FROM documents WHERE rel_path = 'orgs/acme.md'")
         docid = str(acme.fetchone()[0])
         for written in ("notes/orgs/acme.md", "gno://notes/orgs/acme.md", "acme", "Acme", docid):
-            known = typed_graph.resolve_target(conn, resolver, noise + written + noise, source)
+            known = typed_edges.resolve_target(conn, resolver, noise + written + noise, source)
             assert known is not None and known.rel_path == "orgs/acme.md"
 
 

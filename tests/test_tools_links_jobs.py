@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from gno_trio.config import Context, load_config
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine.graph import link_lists
 from gno_trio.engine.graph import links as links
 from gno_trio.engine.jobs import JobControl, JobManager, JobPlan
 from gno_trio.engine.store.lease import write_lease
@@ -105,14 +106,14 @@ def vault(engine: Engine, tmp_path: Path) -> Engine:
 
 def outgoing(engine: Engine, ref: str, **options: Any) -> dict[str, Any]:
     with engine.connection() as conn:
-        result = links.outgoing(conn, ref, **options)
+        result = link_lists.outgoing(conn, ref, **options)
     assert output_schema_errors(output_schema("links-list"), result) == []
     return result
 
 
 def incoming(engine: Engine, ref: str, **options: Any) -> dict[str, Any]:
     with engine.connection() as conn:
-        result = links.backlinks(conn, ref, **options)
+        result = link_lists.backlinks(conn, ref, **options)
     assert output_schema_errors(output_schema("backlinks"), result) == []
     return result
 
@@ -247,12 +248,12 @@ def _inverse_holds(engine: Engine, docs: list[str], targets: list[str]) -> int:
     expected: dict[str, Counter[tuple[str, int, int]]] = {uri: Counter() for uri in targets}
     with engine.connection() as conn:
         for uri in docs:
-            for link in links.outgoing(conn, uri)["links"]:
+            for link in link_lists.outgoing(conn, uri)["links"]:
                 if link.get("resolvedUri") in expected:
                     key = (uri, link["startLine"], link["startCol"])
                     expected[link["resolvedUri"]][key] += 1
         for uri in targets:
-            found = links.backlinks(conn, uri)["backlinks"]
+            found = link_lists.backlinks(conn, uri)["backlinks"]
             got = Counter((b["sourceUri"], b["startLine"], b["startCol"]) for b in found)
             assert got == expected[uri], uri
     return sum(sum(c.values()) for c in expected.values())
@@ -321,7 +322,7 @@ def test_any_ref_answers_a_valid_list_or_a_coded_error(
     fuzz_conn: sqlite3.Connection, ref: str
 ) -> None:
     try:
-        result = links.outgoing(fuzz_conn, ref)
+        result = link_lists.outgoing(fuzz_conn, ref)
     except GnoError as error:
         assert error.code in ("INVALID_INPUT", "NOT_FOUND")
     else:

@@ -22,7 +22,7 @@ import pytest
 
 from gno_trio.config import loads_config
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.egress.policy import CollectionPolicy, Scope, evaluate
+from gno_trio.engine.egress.decision import CollectionPolicy, Scope, evaluate
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.search.semantic import vector_search

@@ -14,13 +14,10 @@ lines are flushed; the function returns 0.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import signal
-import sys
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import trio
@@ -41,6 +38,7 @@ from gno_trio.protocol.jsonrpc import (
 from gno_trio.protocol.names import CANCELLED_NOTIFICATION
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.stdio_streams import process_streams
 from nurseries.bytebudget import ByteBudget
 
 logger = logging.getLogger("gno_trio.transports.stdio")
@@ -324,49 +322,6 @@ class _StdioServer:
                 reading.cancel()
 
 
-@contextlib.contextmanager
-def _stdout_reserved_for_protocol() -> Iterator[int]:
-    """Hand out a private copy of fd 1 and point fd 1 (and ``print``) at stderr meanwhile.
-
-    Stray writes from any library then land in the log instead of corrupting the
-    JSON-RPC stream.
-    """
-    sys.stdout.flush()
-    protocol_fd = os.dup(1)
-    saved_fd = os.dup(1)
-    saved_stdout = sys.stdout
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    try:
-        yield protocol_fd
-    finally:
-        sys.stdout = saved_stdout
-        os.dup2(saved_fd, 1)
-        os.close(saved_fd)
-
-
-@contextlib.asynccontextmanager
-async def _default_streams(
-    stdin: trio.abc.ReceiveStream | None, stdout: trio.abc.SendStream | None
-) -> AsyncIterator[tuple[trio.abc.ReceiveStream, trio.abc.SendStream]]:
-    with contextlib.ExitStack() as fds:
-        if stdout is None:
-            stdout = trio.lowlevel.FdStream(fds.enter_context(_stdout_reserved_for_protocol()))
-            owned_out: trio.abc.SendStream | None = stdout
-        else:
-            owned_out = None
-        owned_in: trio.abc.ReceiveStream | None = None
-        if stdin is None:
-            stdin = owned_in = trio.lowlevel.FdStream(os.dup(0))
-        try:
-            yield stdin, stdout
-        finally:
-            for stream in (owned_in, owned_out):
-                if stream is not None:
-                    with trio.CancelScope(shield=True):
-                        await stream.aclose()
-
-
 async def serve_stdio(
     app: McpApp,
     *,
@@ -387,7 +342,7 @@ async def serve_stdio(
     if handle_signals is None:
         handle_signals = threading.current_thread() is threading.main_thread()
     try:
-        async with _default_streams(stdin, stdout) as (input_stream, output_stream):
+        async with process_streams(stdin, stdout) as (input_stream, output_stream):
             server = _StdioServer(
                 app,
                 input_stream,

@@ -1,13 +1,12 @@
-"""Candidate passages: retrieve documents, then cut exact line spans out of them.
+"""Candidate passages: cut exact line spans out of the retrieved documents.
 
-Retrieval is the engine's own model-free hybrid path (``query``: BM25 over the
-query plus any ``term`` entries, fused), run once per requested collection in
-canonical order with the result limit spread across them, merged by rank and
-capped once. Each admitted document then offers its best-matching chunks as
-candidates, up to the depth policy's count per document, and each candidate's
-text is the exact run of whole mirror lines its chunk spans: the bytes
-``gno_get`` returns for that line range, which is what makes a passage
-verifiable later.
+The documents come from :mod:`~gno_trio.engine.context.retrieval` (the
+engine's model-free hybrid query, merged across collections, with their best
+chunks and mirror lines). Each admitted document then offers its
+best-matching chunks as candidates, up to the depth policy's count per
+document, and each candidate's text is the exact run of whole mirror lines
+its chunk spans: the bytes ``gno_get`` returns for that line range, which is
+what makes a passage verifiable later.
 """
 
 from __future__ import annotations
@@ -17,34 +16,19 @@ import re
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Final
 
 from gno_trio.engine.canonical import sha256_text
-from gno_trio.engine.context import codes
 from gno_trio.engine.context.canonical import PassageRef
 from gno_trio.engine.context.facets import FacetMatcher, neighbour_pairs
 from gno_trio.engine.context.passages import Line, Weights, Window, best_window, describe_lines
 from gno_trio.engine.context.request import NormalizedRequest
+from gno_trio.engine.context.retrieval import LoadedDocument, RetrievedDocument, load_documents
 from gno_trio.engine.ingest.outline import outline
-from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
-from gno_trio.engine.search.hybrid import QueryOptions, query
-from gno_trio.engine.search.querygrammar import parse_query
-from gno_trio.engine.search.request import SearchRequest
 from gno_trio.engine.search.results import date_instant
-from gno_trio.errors import GnoError
 
-MAX_SEARCH_LIMIT: Final = 100
 MAX_METADATA_CHARS: Final = 2048
 _DATE_ONLY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-@dataclass(frozen=True, slots=True)
-class RetrievedDocument:
-    """One admitted search hit, in merged retrieval order."""
-
-    uri: str
-    sources: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,91 +68,6 @@ class CandidatePool:
     unreadable: tuple[PassageRef, ...]
 
 
-def _share(total: int, index: int, parts: int) -> int:
-    """``total`` spread over ``parts`` in order: earlier parts take the remainder."""
-    return total // parts + (1 if index < total % parts else 0)
-
-
-def retrieve_documents(
-    conn: sqlite3.Connection, request: NormalizedRequest, now: datetime
-) -> list[RetrievedDocument]:
-    """Admitted documents, best first, at most ``request.limit`` across all collections."""
-    targets: Sequence[str | None] = request.collections or (None,)
-    ranked: list[tuple[int, str, tuple[str, ...]]] = []
-    for index, collection in enumerate(targets):
-        share = max(1, _share(request.limit, index, len(targets)))
-        search = SearchRequest(
-            query=request.retrieval_query,
-            limit=min(MAX_SEARCH_LIMIT, share),
-            collection=collection,
-            min_score=request.min_score,
-            lang=request.lang,
-            intent=request.intent,
-            exclude=request.exclude,
-            since=request.since,
-            until=request.until,
-            categories=request.categories,
-            author=request.author,
-            tags_all=request.tags_all,
-            tags_any=request.tags_any,
-            uri_prefix=request.uri_filter,
-            now=now,
-        )
-        options = QueryOptions(
-            query_modes=request.query_modes,
-            fast=request.depth_policy == "fast",
-            thorough=request.depth_policy == "thorough",
-        )
-        try:
-            hits = query(conn, search, options)["results"]
-        except GnoError as error:
-            raise GnoError(codes.RETRIEVAL_FAILED, error.message) from None
-        sources: tuple[str, ...] = ("bm25", "bm25_variant") if request.term_texts else ("bm25",)
-        ranked.extend((rank, hit["uri"], sources) for rank, hit in enumerate(hits, 1))
-    ranked.sort(key=lambda item: (item[0], item[1]))
-    seen: set[str] = set()
-    admitted: list[RetrievedDocument] = []
-    for _, uri, legs in ranked:
-        if uri in seen:
-            continue
-        seen.add(uri)
-        admitted.append(RetrievedDocument(uri=uri, sources=legs))
-    return admitted[: request.limit]
-
-
-def _chunk_match(request: NormalizedRequest) -> tuple[str, ...]:
-    """FTS5 expressions ranking a document's chunks: exact words, then prefixes."""
-    texts = (request.retrieval_query, *request.term_texts)
-    parts = [parse_query(text).any_match for text in texts]
-    return exact_first(" OR ".join(f"({part})" for part in parts))
-
-
-def _best_chunks(
-    conn: sqlite3.Connection,
-    span: tuple[int, int] | None,
-    matches: tuple[str, ...],
-    count: int,
-) -> list[int]:
-    """Ids of a mirror's ``count`` best-matching chunks (exact terms first)."""
-    if span is None:
-        return []
-    found: dict[int, None] = {}
-    for expression in matches:
-        if len(found) >= count:
-            break
-        try:
-            rows = conn.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "AND rowid BETWEEN ? AND ? ORDER BY rank, rowid LIMIT ?",
-                (text_match(expression), span[0], span[1], count),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            continue
-        for row in rows:
-            found.setdefault(int(row[0]), None)
-    return list(found)[:count]
-
-
 def _headings(lines: Sequence[str]) -> tuple[list[int], list[str]]:
     """Line numbers and texts of the ATX headings outside frontmatter and code fences."""
     found = outline(lines)
@@ -193,76 +92,6 @@ def _document_date(value: object) -> str | None:
     return date_instant(value)
 
 
-@dataclass(frozen=True, slots=True)
-class _Document:
-    row: sqlite3.Row
-    retrieved: RetrievedDocument
-    lines: list[str] | None
-    chunks: list[sqlite3.Row]
-
-
-def _load_documents(
-    conn: sqlite3.Connection,
-    retrieved: Sequence[RetrievedDocument],
-    request: NormalizedRequest,
-    configured: Collection[str],
-) -> list[_Document]:
-    """Rows, best chunks and mirror lines of the retrieved documents.
-
-    A document whose collection has left the configuration since the index
-    was written is skipped: nothing could say where its content may go.
-    """
-    if not retrieved:
-        return []
-    marks = ", ".join("?" for _ in retrieved)
-    rows = {
-        row["uri"]: row
-        for row in conn.execute(
-            f"SELECT uri, docid, collection, title, source_hash, mirror_hash, source_mtime, "
-            f"frontmatter_date FROM documents WHERE active = 1 AND uri IN ({marks})",
-            tuple(doc.uri for doc in retrieved),
-        )
-    }
-    present = [
-        doc
-        for doc in retrieved
-        if doc.uri in rows
-        and rows[doc.uri]["mirror_hash"]
-        and rows[doc.uri]["collection"] in configured
-    ]
-    mirrors = sorted({rows[doc.uri]["mirror_hash"] for doc in present})
-    spans = chunk_spans(conn, mirrors)
-    matches = _chunk_match(request)
-    documents = []
-    for doc in present:
-        row = rows[doc.uri]
-        mirror = row["mirror_hash"]
-        ids = _best_chunks(conn, spans.get(mirror), matches, request.passages_per_document)
-        if ids:
-            marks = ", ".join("?" for _ in ids)
-            by_id = {
-                int(chunk["id"]): chunk
-                for chunk in conn.execute(
-                    f"SELECT id, start_line, end_line, language FROM content_chunks "
-                    f"WHERE id IN ({marks})",
-                    tuple(ids),
-                )
-            }
-            chunks = [by_id[i] for i in ids if i in by_id]
-        else:
-            chunks = conn.execute(
-                "SELECT id, start_line, end_line, language FROM content_chunks "
-                "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
-                (mirror,),
-            ).fetchall()
-        content = conn.execute(
-            "SELECT markdown FROM content WHERE mirror_hash = ?", (mirror,)
-        ).fetchone()
-        lines = str(content[0]).split("\n") if content is not None else None
-        documents.append(_Document(row=row, retrieved=doc, lines=lines, chunks=chunks))
-    return documents
-
-
 # The room one passage may take, given its document (URI, title, collection).
 PassageCap = Callable[[str, str | None, str], int]
 
@@ -279,7 +108,7 @@ def _unreadable(row: sqlite3.Row) -> PassageRef:
     )
 
 
-def _spans(doc: _Document) -> list[tuple[int, int]] | None:
+def _spans(doc: LoadedDocument) -> list[tuple[int, int]] | None:
     """The document's chunk spans, or None when its mirror cannot give them back."""
     lines = doc.lines
     spans = [(int(chunk["start_line"]), int(chunk["end_line"])) for chunk in doc.chunks]
@@ -289,7 +118,7 @@ def _spans(doc: _Document) -> list[tuple[int, int]] | None:
 
 
 def _windows(
-    doc: _Document,
+    doc: LoadedDocument,
     spans: Sequence[tuple[int, int]],
     described: Sequence[Line],
     weights: Weights,
@@ -329,9 +158,9 @@ def collect_candidates(
     relevance, document retrieval order breaking ties, and that order is each
     passage's retrieval rank.
     """
-    documents = _load_documents(conn, retrieved, request, configured)
+    documents = load_documents(conn, retrieved, request, configured)
     matcher = FacetMatcher(facets, neighbour_pairs(request.search_query, facets))
-    readable: list[tuple[_Document, list[tuple[int, int]], list[Line]]] = []
+    readable: list[tuple[LoadedDocument, list[tuple[int, int]], list[Line]]] = []
     unreadable: list[PassageRef] = []
     for doc in documents:
         spans = _spans(doc)
@@ -344,7 +173,7 @@ def collect_candidates(
         [_span_counts(described, span) for _, spans, described in readable for span in spans],
         matcher.width,
     )
-    tiers: list[list[tuple[int, Window, _Document, list[Line]]]] = []
+    tiers: list[list[tuple[int, Window, LoadedDocument, list[Line]]]] = []
     for order, (doc, spans, described) in enumerate(readable):
         row = doc.row
         title = row["title"][:MAX_METADATA_CHARS] if row["title"] else None
@@ -373,7 +202,7 @@ def _span_counts(described: Sequence[Line], span: tuple[int, int]) -> tuple[int,
 
 
 def _passage(
-    doc: _Document,
+    doc: LoadedDocument,
     window: Window,
     weights: Weights,
     matcher: FacetMatcher,

@@ -29,133 +29,29 @@ them, and their model fingerprints are null.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gno_trio.config import Config, dump_config
 from gno_trio.engine.canonical import hash_canonical, utf8_size
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.candidates import Passage
-from gno_trio.engine.context.canonical import context_identity
+from gno_trio.engine.context.guidance import GuidanceRule
+from gno_trio.engine.context.lineage import Policies
 from gno_trio.engine.context.projection import agent_projection_text
 from gno_trio.engine.context.request import (
-    URI_PREFIX_PATTERN,
     NormalizedRequest,
-    canonical_text,
 )
 from gno_trio.engine.context.selection import OMISSION_REASONS, Omission, Selection
-from gno_trio.engine.context.snapshot import index_fingerprint
-from gno_trio.engine.egress.policy import strictest
 from gno_trio.engine.ingest.chunker import CHARS_PER_TOKEN, estimate_tokens
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.1"
 MAX_OMISSION_ITEMS: Final = 100
-MAX_GUIDANCE_CHARS: Final = 16_384
-MAX_SCOPE_KEY_CHARS: Final = 2_048
+
 ESTIMATOR: Final = "unicode_conservative"
 _MEASURED: Final = ("usedBytes", "usedTokens")
 _FIXED_POINT_ROUNDS: Final = 16
-
-# (policy, source) per collection name, from the configuration.
-Policies = Mapping[str, tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class GuidanceRule:
-    """One configured context (``index.yml`` ``contexts``) with its Capsule id."""
-
-    context_id: str
-    scope_type: str
-    scope_key: str
-    text: str
-
-    def applies_to(self, passage: Passage) -> bool:
-        return self.covers(passage.ref.uri, passage.collection)
-
-    def covers(self, uri: str, collection: str) -> bool:
-        if self.scope_type == "global":
-            return True
-        if self.scope_type == "collection":
-            return self.scope_key[:-1] == collection
-        return uri.startswith(self.scope_key)
-
-    def as_guidance(self) -> dict[str, str]:
-        return {
-            "contextId": self.context_id,
-            "scopeType": self.scope_type,
-            "scopeKey": self.scope_key,
-            "text": self.text,
-        }
-
-
-def context_rules(config: Config) -> tuple[GuidanceRule, ...]:
-    """The configured contexts a Capsule can carry, each with its id.
-
-    A prefix scope naming only a collection (``gno://notes``) is read as that
-    collection's whole prefix (``gno://notes/``). An entry the Capsule
-    contract cannot hold verbatim (text over 16,384 characters, a key over
-    2,048, a prefix that is not a canonical ``gno://`` prefix) is left out
-    rather than altered: guidance is carried exactly or not at all.
-    """
-    rules = []
-    for context in config.contexts:
-        text = canonical_text(context.text)
-        key = canonical_text(context.scope_key)
-        if context.scope_type == "prefix" and "/" not in key[len("gno://") :]:
-            key += "/"
-        if (
-            not text
-            or len(text) > MAX_GUIDANCE_CHARS
-            or len(key) > MAX_SCOPE_KEY_CHARS
-            or (context.scope_type == "prefix" and not URI_PREFIX_PATTERN.fullmatch(key))
-        ):
-            continue
-        identity = context_identity(context.scope_type, key, text)
-        rules.append(GuidanceRule(identity, context.scope_type, key, text))
-    return tuple(rules)
-
-
-def policies_of(config: Config) -> dict[str, tuple[str, str]]:
-    """Effective egress policy and its source for every configured collection."""
-    return {c.name: (c.effective_egress_policy, c.egress_policy_source) for c in config.collections}
-
-
-def egress_lineage(collections: Sequence[str], policies: Policies) -> dict[str, Any]:
-    """Where content from these collections may go: the strictest policy wins."""
-    sources = [
-        {"collection": name, "policy": policies[name][0], "source": policies[name][1]}
-        for name in sorted(set(collections))
-        if name in policies
-    ]
-    effective = strictest(source["policy"] for source in sources)
-    return {
-        "effectivePolicy": effective,
-        "digest": hash_canonical(sources),
-        "sources": sources,
-    }
-
-
-def scope_fingerprint(
-    conn: sqlite3.Connection, config: Config, index_name: str, scope: Sequence[str]
-) -> str:
-    """The index fingerprint of a Capsule scope as the configuration stands now."""
-    return index_fingerprint(
-        conn,
-        index_name=index_name,
-        tokenizer=config.fts_tokenizer,
-        collections=scope,
-        lineage=egress_lineage(scope, policies_of(config)),
-    )
-
-
-def config_fingerprint(config: Config) -> str:
-    """Hash of the whole ``index.yml`` as plain data: any setting change shows as drift."""
-    plain = json.loads(json.dumps(dump_config(config), default=str))
-    return hash_canonical(plain)
 
 
 def _capability_state(requested: bool, reason: str) -> dict[str, Any]:

@@ -26,26 +26,25 @@ from gno_trio.engine.context.candidates import (
     Passage,
     PassageCap,
     collect_candidates,
-    retrieve_documents,
 )
-from gno_trio.engine.context.capsule import (
-    CapsuleFrame,
-    assemble,
+from gno_trio.engine.context.capsule import CapsuleFrame, assemble
+from gno_trio.engine.context.facets import derive_facets
+from gno_trio.engine.context.guidance import context_rules
+from gno_trio.engine.context.lineage import (
     config_fingerprint,
-    context_rules,
     egress_lineage,
     policies_of,
     scope_fingerprint,
 )
-from gno_trio.engine.context.facets import derive_facets
 from gno_trio.engine.context.passages import MAX_PASSAGE_BYTES
 from gno_trio.engine.context.request import (
     BYTES_PER_TOKEN_REQUEST,
-    MAX_SAFE_INTEGER,
     ContextRequest,
     NormalizedRequest,
     normalize_request,
 )
+from gno_trio.engine.context.request_fields import MAX_SAFE_INTEGER
+from gno_trio.engine.context.retrieval import retrieve_documents
 from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
 from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.errors import GnoError

@@ -28,7 +28,8 @@ from typing import Any, Final
 from gno_trio.config import Config
 from gno_trio.engine.canonical import sha256_text
 from gno_trio.engine.context import codes
-from gno_trio.engine.context.capsule import capsule_id, config_fingerprint, scope_fingerprint
+from gno_trio.engine.context.capsule import capsule_id
+from gno_trio.engine.context.lineage import config_fingerprint, scope_fingerprint
 from gno_trio.engine.context.request import ContextRequest
 from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.errors import GnoError

@@ -23,16 +23,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from gno_trio.config import Collection
+from gno_trio.engine.egress.decision import CollectionPolicy, Decision, Scope, evaluate
 from gno_trio.engine.egress.explain import lineage as egress_lineage
-from gno_trio.engine.egress.policy import (
-    Action,
-    CollectionPolicy,
-    ContentClass,
-    Decision,
-    Scope,
-    Zone,
-    evaluate,
-)
+from gno_trio.engine.egress.policy import Action, ContentClass, Zone
 from gno_trio.engine.store import pages
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.errors import GnoError

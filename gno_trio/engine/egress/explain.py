@@ -19,17 +19,14 @@ from collections.abc import Sequence
 from typing import Any, Final, Literal
 
 from gno_trio.config import Collection
+from gno_trio.engine.egress.decision import CollectionPolicy, Decision, Scope, evaluate
 from gno_trio.engine.egress.policy import (
     ACTIONS,
     CONTENT_CLASSES,
     ZONES,
     Action,
-    CollectionPolicy,
-    Decision,
     Policy,
-    Scope,
     Zone,
-    evaluate,
     strictest,
 )
 from gno_trio.errors import GnoError

@@ -8,7 +8,8 @@ from typing import Any
 
 from gno_trio.config import EgressPolicy
 from gno_trio.engine.egress import audit, change, explain
-from gno_trio.engine.egress.policy import Action, ContentClass, Decision, Zone
+from gno_trio.engine.egress.decision import Decision
+from gno_trio.engine.egress.policy import Action, ContentClass, Zone
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.store.lease import HeldLease
 

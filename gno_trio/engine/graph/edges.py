@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gno_trio.engine.graph import typed
+from gno_trio.engine.graph import typed_edges
 from gno_trio.engine.graph.links import DocSummary, known_collection
 from gno_trio.errors import GnoError
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _filters(edge_type: str | None, relation: str | None) -> tuple[str, dict[str, Any]]:
-    chosen = typed.check_edge_type(edge_type, relation)
+    chosen = typed_edges.check_edge_type(edge_type, relation)
     if chosen is None:
         raise GnoError("INVALID_INPUT", "an edge type (or relation) is required")
     meta: dict[str, Any] = {}
@@ -33,10 +33,10 @@ def _filters(edge_type: str | None, relation: str | None) -> tuple[str, dict[str
     return chosen, meta
 
 
-def _edges(conn: sqlite3.Connection, chosen: str) -> typed.EdgeSet:
-    edges = typed.typed_edges(conn, chosen)
-    if chosen == typed.LINK_EDGE_TYPE:
-        edges = typed.with_links(conn, edges)
+def _edges(conn: sqlite3.Connection, chosen: str) -> typed_edges.EdgeSet:
+    edges = typed_edges.typed_edges(conn, chosen)
+    if chosen == typed_edges.LINK_EDGE_TYPE:
+        edges = typed_edges.with_links(conn, edges)
     return edges
 
 
@@ -59,11 +59,11 @@ def typed_links(
 ) -> dict[str, Any]:
     """``links-list`` (edge layer): ``ref``'s outgoing edges of one type."""
     chosen, filters = _filters(edge_type, relation)
-    root = typed.root_doc(conn, ref)
+    root = typed_edges.root_doc(conn, ref)
     edges = _edges(conn, chosen)
     edges.docs.setdefault(root.id, root)
     found = [
-        _named(edges.docs[e.target], "target") | typed.edge_fields(e)
+        _named(edges.docs[e.target], "target") | typed_edges.edge_fields(e)
         for e in edges.ordered(edges.outgoing.get(root.id, ()), "target")
     ]
     meta = _about(root) | {
@@ -87,12 +87,12 @@ def typed_backlinks(
     """``backlinks`` (edge layer): edges of one type pointing at ``ref``."""
     chosen, filters = _filters(edge_type, relation)
     wanted = known_collection(conn, collection) if collection is not None else None
-    root = typed.root_doc(conn, ref)
+    root = typed_edges.root_doc(conn, ref)
     edges = _edges(conn, chosen)
     edges.docs.setdefault(root.id, root)
     incoming = edges.ordered(edges.incoming.get(root.id, ()), "source")
     found = [
-        _named(edges.docs[e.source], "source") | typed.edge_fields(e)
+        _named(edges.docs[e.source], "source") | typed_edges.edge_fields(e)
         for e in incoming
         if wanted is None or edges.docs[e.source].collection == wanted
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gno_trio.engine.graph import edges, linkgraph, links, overview, typed
+from gno_trio.engine.graph import edges, link_lists, linkgraph, links, overview, typed, typed_edges
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.errors import GnoError
 
@@ -15,7 +15,7 @@ class GraphFace(EngineKernel):
         self,
         ref: str,
         *,
-        link_type: links.LinkKind | None = None,
+        link_type: link_lists.LinkKind | None = None,
         edge_type: str | None = None,
         relation: str | None = None,
         conn: sqlite3.Connection | None = None,
@@ -28,7 +28,7 @@ class GraphFace(EngineKernel):
         """
         with self.connection(conn) as c:
             if edge_type is None and relation is None:
-                return links.outgoing(c, ref, link_type=link_type)
+                return link_lists.outgoing(c, ref, link_type=link_type)
             if link_type is not None:
                 raise GnoError(
                     "INVALID_INPUT",
@@ -51,7 +51,7 @@ class GraphFace(EngineKernel):
         """
         with self.connection(conn) as c:
             if edge_type is None and relation is None:
-                return links.backlinks(c, ref, collection=collection)
+                return link_lists.backlinks(c, ref, collection=collection)
             return edges.typed_backlinks(
                 c, ref, edge_type=edge_type, relation=relation, collection=collection
             )
@@ -134,7 +134,7 @@ class GraphFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """A bounded typed-edge walk; the aliases ``relation`` and ``depth`` must agree."""
-        chosen = typed.check_edge_type(edge_type, relation)
+        chosen = typed_edges.check_edge_type(edge_type, relation)
         hops = typed.check_depth(max_depth, depth)
         with self.connection(conn) as c:
             return typed.graph_query(

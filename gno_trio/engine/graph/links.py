@@ -26,16 +26,12 @@ import posixpath
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from gno_trio.engine.lookup import resolve
-from gno_trio.engine.uris import parse_ref, parse_uri
+from gno_trio.engine.uris import parse_uri
 from gno_trio.errors import GnoError
 
-LinkKind = Literal["wiki", "markdown"]
-LINK_KINDS: Final = ("wiki", "markdown")
-LINK_TEXT_MAX_CHARS: Final = 256
-_MARKDOWN_SUFFIX: Final = ".md"
+MARKDOWN_SUFFIX: Final = ".md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +113,7 @@ def summary(row: sqlite3.Row) -> DocSummary:
     )
 
 
-def _fold(text: str) -> str:
+def fold_text(text: str) -> str:
     return text.strip().casefold()
 
 
@@ -132,11 +128,11 @@ def _stem(rel_path: str) -> str:
     return _without_suffix(rel_path.rpartition("/")[2])
 
 
-def _wiki_keys(doc: DocSummary) -> tuple[tuple[str, ...], ...]:
+def wiki_keys(doc: DocSummary) -> tuple[tuple[str, ...], ...]:
     """What a wiki target may equal to name ``doc``, one tuple per rank."""
-    path_keys = (_fold(doc.rel_path), _fold(_without_suffix(doc.rel_path)))
-    title_keys = (_fold(doc.title),) if doc.title else ()
-    return path_keys, (_fold(_stem(doc.rel_path)),), title_keys
+    path_keys = (fold_text(doc.rel_path), fold_text(_without_suffix(doc.rel_path)))
+    title_keys = (fold_text(doc.title),) if doc.title else ()
+    return path_keys, (fold_text(_stem(doc.rel_path)),), title_keys
 
 
 @dataclass(slots=True)
@@ -152,8 +148,8 @@ class _CollectionIndex:
 
     def add(self, doc: DocSummary) -> None:
         self.exact[doc.rel_path] = doc
-        self.folded_paths.setdefault(_fold(doc.rel_path), []).append(doc)
-        for table, keys in zip(self.wiki, _wiki_keys(doc), strict=True):
+        self.folded_paths.setdefault(fold_text(doc.rel_path), []).append(doc)
+        for table, keys in zip(self.wiki, wiki_keys(doc), strict=True):
             for key in set(keys):
                 table.setdefault(key, []).append(doc)
 
@@ -232,12 +228,12 @@ class Resolver:
         return None
 
     def _wiki(self, target: str, collection: str) -> Resolution | None:
-        key = _fold(target)
+        key = fold_text(target)
         if not key:
             return None
         keys = [key]
-        if key.endswith(_MARKDOWN_SUFFIX) and len(key) > len(_MARKDOWN_SUFFIX):
-            keys.append(key[: -len(_MARKDOWN_SUFFIX)])
+        if key.endswith(MARKDOWN_SUFFIX) and len(key) > len(MARKDOWN_SUFFIX):
+            keys.append(key[: -len(MARKDOWN_SUFFIX)])
         index = self._index(collection)
         for rank, table in zip(_WIKI_RANKS, index.wiki, strict=True):
             matches = {doc.id: doc for k in keys for doc in table.get(k, ())}
@@ -262,7 +258,7 @@ class Resolver:
         found = self._path(source.collection, path, "exact-path")
         if found is not None or _without_suffix(path) != path:
             return found
-        for candidate in (path + _MARKDOWN_SUFFIX, path + "/index" + _MARKDOWN_SUFFIX):
+        for candidate in (path + MARKDOWN_SUFFIX, path + "/index" + MARKDOWN_SUFFIX):
             found = self._path(source.collection, candidate, "path-fallback")
             if found is not None:
                 return found
@@ -273,7 +269,7 @@ class Resolver:
         exact = index.exact.get(rel_path)
         if exact is not None:
             return Resolution(exact, resolution, 1)
-        folded = index.folded_paths.get(_fold(rel_path))
+        folded = index.folded_paths.get(fold_text(rel_path))
         # Found only when letter case is ignored: a fallback, not what was written.
         return Resolution.of(folded, "path-fallback") if folded else None
 
@@ -281,78 +277,6 @@ class Resolver:
         """The active document at exactly this path, else one whose path differs only in case."""
         found = self._path(collection, rel_path, "exact-path")
         return None if found is None else found.document
-
-
-def _link_text(kind: str, target: str, display: str | None) -> str | None:
-    """What a reader sees: the alias or bracket text; a bare wiki link shows its target."""
-    text = display or (target if kind == "wiki" else None)
-    return text[:LINK_TEXT_MAX_CHARS] if text else None
-
-
-def _document(conn: sqlite3.Connection, ref: str) -> DocSummary:
-    return summary(resolve(conn, parse_ref(ref)))
-
-
-def _meta_identity(doc: DocSummary) -> dict[str, Any]:
-    identity: dict[str, Any] = {"docid": doc.docid, "uri": doc.uri}
-    if doc.title:
-        identity["title"] = doc.title
-    return identity
-
-
-def outgoing(
-    conn: sqlite3.Connection, ref: str, *, link_type: LinkKind | None = None
-) -> dict[str, Any]:
-    """``links-list``: the links of one document in reading order, each resolved if possible.
-
-    Raises ``INVALID_INPUT`` for a malformed ref or type, ``NOT_FOUND`` when
-    the ref names no active document.
-    """
-    if link_type is not None and link_type not in LINK_KINDS:
-        raise GnoError(
-            "INVALID_INPUT", f"Unknown link type: {link_type} (expected wiki or markdown)"
-        )
-    source = _document(conn, ref)
-    query = (
-        "SELECT kind, target, collection, heading, display, line, col FROM doc_links "
-        "WHERE doc_id = ?"
-    )
-    params: tuple[Any, ...] = (source.id,)
-    if link_type is not None:
-        query += " AND kind = ?"
-        params += (link_type,)
-    query += " ORDER BY line, col, rowid"
-    resolver = Resolver(conn)
-    links: list[dict[str, Any]] = []
-    for row in conn.execute(query, params).fetchall():
-        entry: dict[str, Any] = {"targetRef": row["target"]}
-        if row["heading"]:
-            entry["targetAnchor"] = row["heading"]
-        if row["collection"]:
-            entry["targetCollection"] = row["collection"]
-        entry["linkType"] = row["kind"]
-        text = _link_text(row["kind"], row["target"], row["display"])
-        if text is not None:
-            entry["linkText"] = text
-        entry["startLine"] = max(1, int(row["line"]))
-        entry["startCol"] = max(1, int(row["col"]))
-        target = resolver.resolve(row["kind"], row["target"], row["collection"], source)
-        entry["resolved"] = target is not None
-        if target is not None:
-            entry["resolvedDocid"] = target.docid
-            entry["resolvedUri"] = target.uri
-            if target.title:
-                entry["resolvedTitle"] = target.title
-        links.append(entry)
-    meta: dict[str, Any] = {
-        **_meta_identity(source),
-        "totalLinks": len(links),
-        "resolvedCount": sum(1 for link in links if link["resolved"]),
-        "resolutionAvailable": True,
-    }
-    if link_type is not None:
-        meta["typeFilter"] = link_type
-    return {"links": links, "meta": meta}
 
 
 def known_collection(conn: sqlite3.Connection, name: str) -> str:
@@ -363,71 +287,7 @@ def known_collection(conn: sqlite3.Connection, name: str) -> str:
     return wanted
 
 
-def _wiki_names(doc: DocSummary) -> frozenset[str]:
-    """Every folded text a wiki link may carry to reach ``doc`` (any rank)."""
-    keys = {key for rank in _wiki_keys(doc) for key in rank}
-    return frozenset(keys | {key + _MARKDOWN_SUFFIX for key in keys})
-
-
-def backlinks(
-    conn: sqlite3.Connection, ref: str, *, collection: str | None = None
-) -> dict[str, Any]:
-    """``backlinks``: every link in an active document that resolves to ``ref``.
-
-    ``collection`` keeps only links written in that collection (``NOT_FOUND``
-    when it does not exist). Sources are ordered by URI, then position.
-    """
-    target = _document(conn, ref)
-    source_filter = known_collection(conn, collection) if collection is not None else None
-    # Markdown links only reach their own collection unless they are gno:// URIs;
-    # wiki links reach another collection only through an explicit prefix.
-    query = """
-        SELECT l.kind, l.target, l.collection AS link_collection, l.display, l.line, l.col,
-               d.id, d.docid, d.uri, d.title, d.collection, d.rel_path
-        FROM doc_links l JOIN documents d ON d.id = l.doc_id
-        WHERE d.active = 1
-          AND (d.collection = :target_collection
-               OR l.collection = :target_collection
-               OR (l.kind = 'markdown' AND l.target LIKE 'gno://%'))
-    """
-    params: dict[str, Any] = {"target_collection": target.collection}
-    if source_filter is not None:
-        query += " AND d.collection = :source_collection"
-        params["source_collection"] = source_filter
-    query += " ORDER BY d.uri, l.line, l.col, l.rowid"
-    resolver = Resolver(conn)
-    # A cheap pre-check before resolving: a wiki link can only reach the target
-    # through one of its names; markdown paths are resolved in full.
-    names = _wiki_names(target)
-    found: list[dict[str, Any]] = []
-    for row in conn.execute(query, params).fetchall():
-        if row["kind"] == "wiki" and _fold(row["target"]) not in names:
-            continue
-        source = summary(row)
-        resolved = resolver.resolve(row["kind"], row["target"], row["link_collection"], source)
-        if resolved is None or resolved.id != target.id:
-            continue
-        entry: dict[str, Any] = {"sourceDocid": source.docid, "sourceUri": source.uri}
-        if source.title:
-            entry["sourceTitle"] = source.title
-        text = _link_text(row["kind"], row["target"], row["display"])
-        if text is not None:
-            entry["linkText"] = text
-        entry["startLine"] = max(1, int(row["line"]))
-        entry["startCol"] = max(1, int(row["col"]))
-        found.append(entry)
-    meta: dict[str, Any] = {**_meta_identity(target), "totalBacklinks": len(found)}
-    if source_filter is not None:
-        meta["collection"] = source_filter
-    return {"backlinks": found, "meta": meta}
-
-
 __all__ = [
-    "LINK_KINDS",
-    "LINK_TEXT_MAX_CHARS",
     "DocSummary",
-    "LinkKind",
     "Resolver",
-    "backlinks",
-    "outgoing",
 ]

@@ -27,7 +27,7 @@ from typing import Any, Final
 from gno_trio import __version__
 from gno_trio.config import Config
 from gno_trio.engine.canonical import hash_canonical
-from gno_trio.engine.context.capsule import config_fingerprint
+from gno_trio.engine.context.lineage import config_fingerprint
 from gno_trio.engine.reads.audit_rules import (
     RULES,
     RULES_FINGERPRINT,

@@ -23,12 +23,10 @@ knows, never a stand-in:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from gno_trio.engine.reads.activation import activation
 from gno_trio.engine.reads.bootstrap import bootstrap
@@ -39,9 +37,7 @@ from gno_trio.engine.reads.semantic_facts import (
     SYNC,
     SemanticFacts,
 )
-
-# The content-type boosts ranking applies: none (contentTypes in index.yml are kept, not used).
-BOOST_RULES: Final[tuple[Mapping[str, Any], ...]] = ()
+from gno_trio.engine.search.boosts import content_type_boost
 
 
 def onboarding(counts: Mapping[str, int], facts: SemanticFacts | None = None) -> dict[str, Any]:
@@ -182,13 +178,6 @@ def background(last_sync: str | None, facts: SemanticFacts | None = None) -> dic
         },
         "events": {"connectedClients": 0, "retryMs": 0},
     }
-
-
-def content_type_boost() -> dict[str, Any]:
-    """The boosts ranking applies and a fingerprint of them (no path prefixes, as GNO redacts)."""
-    rules = [dict(rule) for rule in BOOST_RULES]
-    canonical = json.dumps(rules, sort_keys=True, separators=(",", ":"))
-    return {"rulesFingerprint": hashlib.sha256(canonical.encode()).hexdigest(), "rules": rules}
 
 
 def generations(conn: sqlite3.Connection) -> dict[str, int]:

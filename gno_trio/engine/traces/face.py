@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gno_trio.config import TraceRetention
-from gno_trio.engine.context.capsule import egress_lineage, policies_of
+from gno_trio.engine.context.lineage import egress_lineage, policies_of
 from gno_trio.engine.egress import audit as egress_audit
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.traces import manage, store

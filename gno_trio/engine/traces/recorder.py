@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from gno_trio.config import Config, RetrievalTraces, TraceRetention
 from gno_trio.engine.canonical import hash_canonical
-from gno_trio.engine.context.capsule import config_fingerprint, egress_lineage, policies_of
+from gno_trio.engine.context.lineage import config_fingerprint, egress_lineage, policies_of
 from gno_trio.engine.traces import store
 
 PIPELINE_VERSION: Final = "gno-trio-retrieval-v1"

@@ -1,0 +1,190 @@
+"""Retrieval for a Capsule: the documents it may quote, with the rows, chunks and lines it quotes.
+
+The engine's model-free hybrid query runs once per requested collection in
+canonical order, with the result limit spread across them, merged by rank
+and capped once; the admitted documents are then loaded with their best
+matching chunks and their mirror lines, which is all the passage cutter
+needs. Kept apart from the cutting so each side can change without the
+other.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from gno_trio.engine.context import codes
+from gno_trio.engine.context.request import NormalizedRequest
+from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
+from gno_trio.engine.search.hybrid import QueryOptions, query
+from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.search.request import SearchRequest
+from gno_trio.errors import GnoError
+
+MAX_SEARCH_LIMIT: Final = 100
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedDocument:
+    """One admitted search hit, in merged retrieval order."""
+
+    uri: str
+    sources: tuple[str, ...]
+
+
+def _share(total: int, index: int, parts: int) -> int:
+    """``total`` spread over ``parts`` in order: earlier parts take the remainder."""
+    return total // parts + (1 if index < total % parts else 0)
+
+
+def retrieve_documents(
+    conn: sqlite3.Connection, request: NormalizedRequest, now: datetime
+) -> list[RetrievedDocument]:
+    """Admitted documents, best first, at most ``request.limit`` across all collections."""
+    targets: Sequence[str | None] = request.collections or (None,)
+    ranked: list[tuple[int, str, tuple[str, ...]]] = []
+    for index, collection in enumerate(targets):
+        share = max(1, _share(request.limit, index, len(targets)))
+        search = SearchRequest(
+            query=request.retrieval_query,
+            limit=min(MAX_SEARCH_LIMIT, share),
+            collection=collection,
+            min_score=request.min_score,
+            lang=request.lang,
+            intent=request.intent,
+            exclude=request.exclude,
+            since=request.since,
+            until=request.until,
+            categories=request.categories,
+            author=request.author,
+            tags_all=request.tags_all,
+            tags_any=request.tags_any,
+            uri_prefix=request.uri_filter,
+            now=now,
+        )
+        options = QueryOptions(
+            query_modes=request.query_modes,
+            fast=request.depth_policy == "fast",
+            thorough=request.depth_policy == "thorough",
+        )
+        try:
+            hits = query(conn, search, options)["results"]
+        except GnoError as error:
+            raise GnoError(codes.RETRIEVAL_FAILED, error.message) from None
+        sources: tuple[str, ...] = ("bm25", "bm25_variant") if request.term_texts else ("bm25",)
+        ranked.extend((rank, hit["uri"], sources) for rank, hit in enumerate(hits, 1))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    seen: set[str] = set()
+    admitted: list[RetrievedDocument] = []
+    for _, uri, legs in ranked:
+        if uri in seen:
+            continue
+        seen.add(uri)
+        admitted.append(RetrievedDocument(uri=uri, sources=legs))
+    return admitted[: request.limit]
+
+
+def _chunk_match(request: NormalizedRequest) -> tuple[str, ...]:
+    """FTS5 expressions ranking a document's chunks: exact words, then prefixes."""
+    texts = (request.retrieval_query, *request.term_texts)
+    parts = [parse_query(text).any_match for text in texts]
+    return exact_first(" OR ".join(f"({part})" for part in parts))
+
+
+def _best_chunks(
+    conn: sqlite3.Connection,
+    span: tuple[int, int] | None,
+    matches: tuple[str, ...],
+    count: int,
+) -> list[int]:
+    """Ids of a mirror's ``count`` best-matching chunks (exact terms first)."""
+    if span is None:
+        return []
+    found: dict[int, None] = {}
+    for expression in matches:
+        if len(found) >= count:
+            break
+        try:
+            rows = conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "AND rowid BETWEEN ? AND ? ORDER BY rank, rowid LIMIT ?",
+                (text_match(expression), span[0], span[1], count),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            continue
+        for row in rows:
+            found.setdefault(int(row[0]), None)
+    return list(found)[:count]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDocument:
+    row: sqlite3.Row
+    retrieved: RetrievedDocument
+    lines: list[str] | None
+    chunks: list[sqlite3.Row]
+
+
+def load_documents(
+    conn: sqlite3.Connection,
+    retrieved: Sequence[RetrievedDocument],
+    request: NormalizedRequest,
+    configured: Collection[str],
+) -> list[LoadedDocument]:
+    """Rows, best chunks and mirror lines of the retrieved documents.
+
+    A document whose collection has left the configuration since the index
+    was written is skipped: nothing could say where its content may go.
+    """
+    if not retrieved:
+        return []
+    marks = ", ".join("?" for _ in retrieved)
+    rows = {
+        row["uri"]: row
+        for row in conn.execute(
+            f"SELECT uri, docid, collection, title, source_hash, mirror_hash, source_mtime, "
+            f"frontmatter_date FROM documents WHERE active = 1 AND uri IN ({marks})",
+            tuple(doc.uri for doc in retrieved),
+        )
+    }
+    present = [
+        doc
+        for doc in retrieved
+        if doc.uri in rows
+        and rows[doc.uri]["mirror_hash"]
+        and rows[doc.uri]["collection"] in configured
+    ]
+    mirrors = sorted({rows[doc.uri]["mirror_hash"] for doc in present})
+    spans = chunk_spans(conn, mirrors)
+    matches = _chunk_match(request)
+    documents = []
+    for doc in present:
+        row = rows[doc.uri]
+        mirror = row["mirror_hash"]
+        ids = _best_chunks(conn, spans.get(mirror), matches, request.passages_per_document)
+        if ids:
+            marks = ", ".join("?" for _ in ids)
+            by_id = {
+                int(chunk["id"]): chunk
+                for chunk in conn.execute(
+                    f"SELECT id, start_line, end_line, language FROM content_chunks "
+                    f"WHERE id IN ({marks})",
+                    tuple(ids),
+                )
+            }
+            chunks = [by_id[i] for i in ids if i in by_id]
+        else:
+            chunks = conn.execute(
+                "SELECT id, start_line, end_line, language FROM content_chunks "
+                "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
+                (mirror,),
+            ).fetchall()
+        content = conn.execute(
+            "SELECT markdown FROM content WHERE mirror_hash = ?", (mirror,)
+        ).fetchone()
+        lines = str(content[0]).split("\n") if content is not None else None
+        documents.append(LoadedDocument(row=row, retrieved=doc, lines=lines, chunks=chunks))
+    return documents
