@@ -13,6 +13,10 @@ vector of this model". ``should_stop`` is asked between batches.
 A chunk a sync removed while its batch was being embedded gets no vector:
 the write keeps only rows whose chunk still exists, checked under the lease.
 
+Each vector is stored with its window's place in the mirror (bytes and
+lines), which search hits are cut by. Vectors stored before places were
+(an upgraded index) get theirs at the start of the next run, page by page.
+
 A batch the model fails on is counted in ``errors`` and skipped (its chunks
 stay in the backlog for the next run); three failing batches in a row, a
 model that cannot load, or vectors of the wrong dimension end the run with
@@ -229,12 +233,14 @@ def place_old_windows(
             conn, list(dict.fromkeys((m, seq) for _, m, seq, _, _ in page)), byte_pos=True
         )
         found: list[tuple[int, WindowPlace]] = []
+        places: dict[tuple[str, int], list[WindowPlace]] = {}
         for row_id, mirror, seq, part, blank in page:
             chunk = texts.get((mirror, seq))
             if blank:
                 found.append((row_id, WindowPlace(0, 0, 0, 0)))
             elif chunk is not None:  # (a chunk a sync removed meanwhile: its row goes too)
-                chunk_places = place_windows(chunk)
+                chunk_places = places.get((mirror, seq)) or place_windows(chunk)
+                places[(mirror, seq)] = chunk_places
                 found.append((row_id, chunk_places[part if part < len(chunk_places) else 0]))
         with guarded_write(conn, guard):
             set_places(conn, found)
