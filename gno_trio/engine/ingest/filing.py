@@ -15,14 +15,19 @@ fails the copy stays on disk and the answer's ``sync`` block says why.
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gno_trio.engine.ingest.write_paths import collection_root, path_segments, unindexable_reason
+from gno_trio.engine.ingest.write_paths import (
+    collection_root,
+    lstat_or_none,
+    path_segments,
+    real_folder,
+    single_name,
+    unindexable_reason,
+)
 from gno_trio.engine.ingest.written import index_written, indexed_document
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.lookup import resolve
@@ -32,43 +37,6 @@ from gno_trio.engine.uris import docid_for, make_uri, parse_ref
 from gno_trio.errors import GnoError
 
 COPY_SUFFIX = "-copy"
-
-
-def _single_name(raw: str, what: str) -> str:
-    """A caller's file or folder name: exactly one safe path segment."""
-    if "/" in raw or "\\" in raw:
-        raise GnoError("INVALID_PATH", f"{what} must be a single name without separators: {raw!r}")
-    segments = path_segments(raw, what)
-    if len(segments) != 1:
-        raise GnoError("INVALID_PATH", f"{what} must name something: {raw!r}")
-    return segments[0]
-
-
-def _lstat(path: Path) -> os.stat_result | None:
-    try:
-        return path.lstat()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def real_folder(root: Path, segments: list[str]) -> Path:
-    """``root`` joined with ``segments``, every step an existing folder and no link."""
-    current = root
-    for segment in segments:
-        current = current / segment
-        st = _lstat(current)
-        if st is None:
-            raise GnoError(
-                "PATH_NOT_FOUND", f"Folder {'/'.join(segments)} does not exist in the collection"
-            )
-        if stat.S_ISLNK(st.st_mode):
-            raise GnoError(
-                "INVALID_PATH",
-                f"{current.relative_to(root)} is a symbolic link; it is not followed",
-            )
-        if not stat.S_ISDIR(st.st_mode):
-            raise GnoError("INVALID_PATH", f"{current.relative_to(root)} is not a folder")
-    return current
 
 
 def create_folder(
@@ -87,7 +55,7 @@ def create_folder(
     ``CONFLICT`` (the name exists), ``LOCKED`` or ``RUNTIME``.
     """
     collection = engine.collection(collection_name)
-    folder = _single_name(name, "name")
+    folder = single_name(name, "name")
     parents = path_segments(parent_path, "parentPath") if parent_path is not None else []
     rel_path = "/".join([*parents, folder])
     with engine.writing(lease, should_stop=should_stop):
@@ -108,7 +76,7 @@ def _copy_name(source_rel: str, name: str | None) -> str:
     source = PurePosixPath(source_rel)
     if name is None:
         return f"{source.stem}{COPY_SUFFIX}{source.suffix}"
-    chosen = _single_name(name, "name")
+    chosen = single_name(name, "name")
     return chosen if PurePosixPath(chosen).suffix else chosen + source.suffix
 
 
@@ -162,7 +130,7 @@ def duplicate_note(
         text = editable_text(root / source_rel, source_rel)
         target = folder / target_rel.rsplit("/", 1)[-1]
         taken = (
-            _lstat(target) is not None
+            lstat_or_none(target) is not None
             or indexed_document(conn, collection.name, target_rel) is not None
         )
         try:
@@ -184,4 +152,4 @@ def duplicate_note(
     }
 
 
-__all__ = ["COPY_SUFFIX", "create_folder", "duplicate_note", "editable_text", "real_folder"]
+__all__ = ["COPY_SUFFIX", "create_folder", "duplicate_note", "editable_text"]

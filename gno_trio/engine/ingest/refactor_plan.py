@@ -31,7 +31,6 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.link_lists import backlinks
 from gno_trio.engine.graph.links import DocSummary, summary
-from gno_trio.engine.ingest.filing import _lstat, _single_name, real_folder
 from gno_trio.engine.ingest.refactor_refs import (
     Reference,
     ReferenceExaminer,
@@ -39,7 +38,14 @@ from gno_trio.engine.ingest.refactor_refs import (
     reference_entry,
     rewrite_links,
 )
-from gno_trio.engine.ingest.write_paths import collection_root, path_segments, unindexable_reason
+from gno_trio.engine.ingest.write_paths import (
+    collection_root,
+    lstat_or_none,
+    path_segments,
+    real_folder,
+    single_name,
+    unindexable_reason,
+)
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.uris import make_uri, parse_ref, parse_uri
 from gno_trio.errors import GnoError
@@ -115,7 +121,7 @@ def _target_rel(
     suffix = PurePosixPath(source_rel).suffix
     base = source_rel.rsplit("/", 1)[-1]
     if name is not None:
-        chosen = _single_name(name, "name")
+        chosen = single_name(name, "name")
         base = chosen if PurePosixPath(chosen).suffix else chosen + suffix
     if operation == "rename":
         if name is None:
@@ -172,7 +178,7 @@ def plan_refactor(
     if target_rel == source.rel_path:
         blocking.append("destination_unchanged")
     elif target_rel.casefold() != source.rel_path.casefold() and (
-        _lstat(root / target_rel) is not None
+        lstat_or_none(root / target_rel) is not None
         or conn.execute(
             "SELECT 1 FROM documents WHERE active = 1 AND collection = ? AND rel_path = ?",
             (collection.name, target_rel),

@@ -29,10 +29,10 @@ from typing import Any, Final
 
 import yaml
 
-from gno_trio.engine.ingest.filing import editable_text, real_folder
+from gno_trio.engine.ingest.filing import editable_text
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.meta_fields import normalize_tag
-from gno_trio.engine.ingest.write_paths import collection_root
+from gno_trio.engine.ingest.write_paths import collection_root, real_folder
 from gno_trio.engine.ingest.written import index_written
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.lookup import resolve

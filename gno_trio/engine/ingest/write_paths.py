@@ -190,3 +190,33 @@ def parent_folders(root: Path, rel_path: str) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise
+
+
+def single_name(raw: str, what: str) -> str:
+    """A caller's file or folder name: exactly one safe path segment."""
+    if "/" in raw or "\\" in raw:
+        raise GnoError("INVALID_PATH", f"{what} must be a single name without separators: {raw!r}")
+    segments = path_segments(raw, what)
+    if len(segments) != 1:
+        raise GnoError("INVALID_PATH", f"{what} must name something: {raw!r}")
+    return segments[0]
+
+
+def real_folder(root: Path, segments: list[str]) -> Path:
+    """``root`` joined with ``segments``, every step an existing folder and no link."""
+    current = root
+    for segment in segments:
+        current = current / segment
+        st = lstat_or_none(current)
+        if st is None:
+            raise GnoError(
+                "PATH_NOT_FOUND", f"Folder {'/'.join(segments)} does not exist in the collection"
+            )
+        if stat.S_ISLNK(st.st_mode):
+            raise GnoError(
+                "INVALID_PATH",
+                f"{current.relative_to(root)} is a symbolic link; it is not followed",
+            )
+        if not stat.S_ISDIR(st.st_mode):
+            raise GnoError("INVALID_PATH", f"{current.relative_to(root)} is not a folder")
+    return current
