@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search.fusion import WEIGHT_GRAPH, Fusion
-from gno_trio.engine.search.lexical import RESULT_COLUMNS, search, strictly_matching
+from gno_trio.engine.search.lexical import DOCUMENT_COLUMNS, search, strictly_matching
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.search.request import SearchRequest, filter_clauses
 from gno_trio.engine.search.results import result_object
@@ -88,7 +88,7 @@ def graph_results(
     rows = {
         int(row["id"]): row
         for row in conn.execute(
-            f"SELECT {RESULT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
             f"AND {' AND '.join(clauses)}",
             [*ids, *params],
         )

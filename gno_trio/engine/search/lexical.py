@@ -36,10 +36,10 @@ from gno_trio.engine.search.results import (
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.errors import GnoError
 
-# Everything a search result is built from, read for the top rows only: the
-# document's columns, its collection's folder, its tags, and the id range of
-# its chunks (where its snippet comes from).
-RESULT_COLUMNS = ", ".join(
+# Everything a search result is built from: the document's columns, its
+# collection's folder and its tags. Vector hits (which come with their window)
+# read these.
+DOCUMENT_COLUMNS = ", ".join(
     [
         *(
             f"d.{name}"
@@ -66,14 +66,18 @@ RESULT_COLUMNS = ", ".join(
         ),
         "(SELECT path FROM collections WHERE name = d.collection) AS collection_root",
         "(SELECT json_group_array(tag) FROM doc_tags WHERE doc_id = d.id) AS tags_json",
-        # A mirror's chunks are written together, in order: its first and last
-        # chunk ids are those of its first and last seq (two index seeks, where
-        # MIN/MAX(id) walk every chunk entry of a long page).
-        "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
-        "ORDER BY seq LIMIT 1) AS first_chunk",
-        "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
-        "ORDER BY seq DESC LIMIT 1) AS last_chunk",
     ]
+)
+# A lexical hit also needs the id range of its chunks (where its snippet comes
+# from), read for the top rows only. A mirror's chunks are written together, in
+# order: its first and last chunk ids are those of its first and last seq (two
+# index seeks, where MIN/MAX(id) walk every chunk entry of a long page).
+RESULT_COLUMNS = (
+    f"{DOCUMENT_COLUMNS}, "
+    "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
+    "ORDER BY seq LIMIT 1) AS first_chunk, "
+    "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
+    "ORDER BY seq DESC LIMIT 1) AS last_chunk"
 )
 _WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)
 

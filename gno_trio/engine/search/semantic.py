@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.anchors import ELLIPSIS, FALLBACK_SNIPPET_CHARS, Anchor
-from gno_trio.engine.search.lexical import RESULT_COLUMNS
+from gno_trio.engine.search.lexical import DOCUMENT_COLUMNS
 from gno_trio.engine.search.request import (
     ACTIVE,
     SearchRequest,
@@ -210,7 +210,7 @@ def _result_rows(
         return []
     marks = ", ".join("?" for _ in mirrors)
     return conn.execute(
-        f"SELECT {RESULT_COLUMNS} FROM documents d INDEXED BY documents_mirror "
+        f"SELECT {DOCUMENT_COLUMNS} FROM documents d INDEXED BY documents_mirror "
         f"WHERE d.mirror_hash IN ({marks}) AND {where}",
         [*mirrors, *params],
     ).fetchall()
