@@ -279,8 +279,6 @@ ENGINE_UPWARD_KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("gno_trio.engine.kernel", "gno_trio.engine.ingest.sync"),
         ("gno_trio.engine.kernel", "gno_trio.engine.ingest.upkeep"),
         ("gno_trio.engine.kernel", "gno_trio.engine.search.docindex.policy"),
-        # require_vectors belongs in vectors/.
-        ("gno_trio.engine.graph.similarity", "gno_trio.engine.search.semantic"),
         # The memory-record projection runs inside ingest's writes.
         ("gno_trio.engine.ingest.collection_rows", "gno_trio.engine.memory.projection"),
         ("gno_trio.engine.ingest.writes", "gno_trio.engine.memory.projection"),

@@ -136,7 +136,7 @@ def wiki_keys(doc: DocSummary) -> tuple[tuple[str, ...], ...]:
 
 
 @dataclass(slots=True)
-class _CollectionIndex:
+class CollectionIndex:
     """Lookup tables over one collection's active documents."""
 
     exact: dict[str, DocSummary] = field(default_factory=dict)
@@ -196,12 +196,12 @@ class Resolver:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._collections: dict[str, _CollectionIndex] = {}
+        self._collections: dict[str, CollectionIndex] = {}
 
-    def _index(self, collection: str) -> _CollectionIndex:
+    def _index(self, collection: str) -> CollectionIndex:
         found = self._collections.get(collection)
         if found is None:
-            found = _CollectionIndex()
+            found = CollectionIndex()
             for row in self._conn.execute(
                 "SELECT id, docid, uri, title, collection, rel_path FROM documents "
                 "WHERE collection = ? AND active = 1",

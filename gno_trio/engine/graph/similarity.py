@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.graph.links import DocSummary
-from gno_trio.engine.search.semantic import require_vectors
+from gno_trio.engine.vectors.available import require_vectors
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.index import VectorMatrix

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gno_trio.engine.graph.links import DocSummary, Resolver, _CollectionIndex, summary
+from gno_trio.engine.graph.links import CollectionIndex, DocSummary, Resolver, summary
 
 SEED_LIMIT: Final = 5
 CANDIDATE_LIMIT: Final = 20
@@ -52,7 +52,7 @@ class GraphExpansion:
         }
 
 
-_indexes: dict[tuple[str, str], tuple[int, _CollectionIndex]] = {}
+_indexes: dict[tuple[str, str], tuple[int, CollectionIndex]] = {}
 _indexes_lock = threading.Lock()
 
 
@@ -65,7 +65,7 @@ class _CachedResolver(Resolver):
     for each query cost more than the rest of the graph stage.
     """
 
-    def _index(self, collection: str) -> _CollectionIndex:
+    def _index(self, collection: str) -> CollectionIndex:
         known = self._collections.get(collection)
         if known is not None:
             return known

@@ -61,7 +61,8 @@ from gno_trio.engine.search.querygrammar import parse_query, wants_recency
 from gno_trio.engine.search.request import SearchRequest, validate_request
 from gno_trio.engine.search.results import echo_filters, normalise_scores
 from gno_trio.engine.search.semantic import query_vector as checked_query
-from gno_trio.engine.search.semantic import require_vectors, vector_leg
+from gno_trio.engine.search.semantic import vector_leg
+from gno_trio.engine.vectors.available import require_vectors
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
 from gno_trio.engine.vectors.index import VectorMatrix
