@@ -329,7 +329,7 @@ def sketch_recall(conn: object, backend: object, texts: list[str]) -> None:
     """Recall@10 of the sketch shortlist on these real vectors (as a large index uses it)."""
     import numpy as np
 
-    from gno_trio.engine.search.semantic import require_vectors
+    from gno_trio.engine.vectors.available import require_vectors
     from gno_trio.engine.vectors.cache import matrix_for
     from gno_trio.engine.vectors.embedder import embed_query
 
