@@ -317,7 +317,7 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
             floor.clear()
         rows = conn.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0]
         chunks = conn.execute("SELECT COUNT(*) FROM content_chunks").fetchone()[0]
-        from gno_trio.engine.search.semantic import stored_vectors
+        from gno_trio.engine.vectors.available import stored_vectors
 
         distinct = stored_vectors(conn, engine.embed_backend())[1].dense_rows
         print(f"{chunks} chunks, {rows} vectors ({distinct or 'no'} distinct float32 rows scored)")
