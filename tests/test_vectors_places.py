@@ -20,8 +20,7 @@ import numpy as np
 import pytest
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine
-from gno_trio.engine.search.lexical import SearchRequest
+from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.semantic import anchors, vector_leg, vector_search
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.vectors import cache

@@ -28,12 +28,10 @@ from gno_trio.engine.ingest.markdown_links import (
     MARKDOWN_LINK,
     WIKI_LINK,
     LinePositions,
+    Link,
     markdown_link,
     wiki_link,
 )
-
-# Re-exported: ingest/textpool.py (the sync path) still imports ``Link`` from here.
-from gno_trio.engine.ingest.markdown_links import Link as Link
 from gno_trio.engine.ingest.meta_fields import (
     author_field,
     categories_field,

@@ -37,7 +37,8 @@ from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import TOO_LARGE
 from gno_trio.engine.ingest.documents.routing import route
 from gno_trio.engine.ingest.documents.runner import ConversionJob, ConversionRunner, usable_cores
-from gno_trio.engine.ingest.frontmatter import DocumentMeta, Link
+from gno_trio.engine.ingest.frontmatter import DocumentMeta
+from gno_trio.engine.ingest.markdown_links import Link
 from gno_trio.engine.ingest.plan import StoredDoc
 from gno_trio.engine.ingest.prepare import (
     FileProgress,
