@@ -29,12 +29,12 @@ from gno_trio.engine.memory.queries import (
     fact_from_row,
 )
 from gno_trio.engine.memory.records import normalize_text
+from gno_trio.engine.search.fusion import rrf_points
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.errors import GnoError
 
 LEXICAL_LIMIT = 32
-RRF_K = 60
 DEFAULT_MAX_FACTS = 8
 DEFAULT_MAX_TOKENS = 512
 SEMANTIC_UNAVAILABLE = "no embedding model available"
@@ -116,7 +116,7 @@ def _fuse(legs: Sequence[Sequence[StoredFact]]) -> list[tuple[StoredFact, float]
     for leg in legs:
         for rank, fact in enumerate(leg, 1):
             facts.setdefault(fact.uri, fact)
-            scores[fact.uri] = scores.get(fact.uri, 0.0) + 1.0 / (RRF_K + rank)
+            scores[fact.uri] = scores.get(fact.uri, 0.0) + rrf_points(1.0, rank)
     order = sorted(scores, key=lambda uri: (-scores[uri], uri))
     return [(facts[uri], scores[uri]) for uri in order]
 

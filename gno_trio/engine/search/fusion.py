@@ -28,6 +28,16 @@ STRONG_TOP: Final = 0.84
 STRONG_GAP: Final = 0.14
 
 
+def rrf_points(weight: float, rank: int) -> float:
+    """What a list of ``weight`` gives the document it ranks ``rank`` (1-based)."""
+    return weight / (RRF_K + rank)
+
+
+def rank_bonus(rank: int) -> float:
+    """The bonus for standing high in a primary list (the best of a document's counts)."""
+    return BONUS_FIRST if rank == 1 else BONUS_TOP5 if rank <= 5 else 0.0
+
+
 @dataclass(slots=True)
 class Candidate:
     """One document in the fusion: its result body and what each list said of it."""
@@ -57,10 +67,9 @@ class Fusion:
             if found is None:
                 found = Candidate(result, doc_id)
                 self.candidates[result["uri"]] = found
-            found.fusion += weight / (RRF_K + rank)
+            found.fusion += rrf_points(weight, rank)
             if bonus:
-                award = BONUS_FIRST if rank == 1 else BONUS_TOP5 if rank <= 5 else 0.0
-                found.bonus = max(found.bonus, award)
+                found.bonus = max(found.bonus, rank_bonus(rank))
 
     def ranked(self) -> list[Candidate]:
         return sorted(
@@ -82,8 +91,9 @@ def strong_signal(raw_scores: Sequence[float]) -> tuple[bool, float, float]:
 def fuse(ranked_lists: Sequence[tuple[float, Sequence[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """Weighted RRF over result lists keyed by URI; returns hits, best first, scores normalised.
 
-    The model-free ``query`` fuses whole result lists this way; :class:`Fusion`
-    is the same arithmetic over documents for the hybrid pipeline.
+    The model-free ``query`` fuses whole result lists this way (ties keep the
+    order documents were first seen); :class:`Fusion` adds the same points
+    and bonuses per document for the hybrid pipeline (ties by URI).
     """
     scores: dict[str, float] = {}
     bonus: dict[str, float] = {}
@@ -92,9 +102,8 @@ def fuse(ranked_lists: Sequence[tuple[float, Sequence[dict[str, Any]]]]) -> list
         for rank, hit in enumerate(hits, 1):
             uri = hit["uri"]
             first_seen.setdefault(uri, hit)
-            scores[uri] = scores.get(uri, 0.0) + weight / (RRF_K + rank)
-            award = BONUS_FIRST if rank == 1 else BONUS_TOP5 if rank <= 5 else 0.0
-            bonus[uri] = max(bonus.get(uri, 0.0), award)
+            scores[uri] = scores.get(uri, 0.0) + rrf_points(weight, rank)
+            bonus[uri] = max(bonus.get(uri, 0.0), rank_bonus(rank))
     order = sorted(scores, key=lambda u: scores[u] + bonus[u], reverse=True)
     fused = [scores[u] + bonus[u] for u in order]
     normalised = normalise_scores(fused)
