@@ -228,9 +228,9 @@ def split_over_workers(encode: Encode, texts: Sequence[str]) -> Matrix:
     thousand tokens, so the fused pass shares as much work within it.)
     """
     items = list(texts)
-    if len(items) < 2 * _MIN_TEXTS_PER_WORKER:  # one worker whatever the setting (a query)
-        return encode(items)
-    workers = min(_workers(), len(items) // _MIN_TEXTS_PER_WORKER)
+    most = len(items) // _MIN_TEXTS_PER_WORKER
+    # A batch too small for two workers (a query) never reads the setting.
+    workers = min(_workers(), most) if most >= 2 else 1
     if workers < 2:
         return encode(items)
     count = workers * 2 if len(items) >= workers * 2 * _PART_TEXTS else workers
