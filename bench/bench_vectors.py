@@ -329,12 +329,10 @@ def sketch_recall(conn: object, backend: object, texts: list[str]) -> None:
     """Recall@10 of the sketch shortlist on these real vectors (as a large index uses it)."""
     import numpy as np
 
-    from gno_trio.engine.vectors.available import require_vectors
-    from gno_trio.engine.vectors.cache import matrix_for
+    from gno_trio.engine.vectors.available import stored_vectors
     from gno_trio.engine.vectors.embedder import embed_query
 
-    model = require_vectors(conn, backend)  # type: ignore[arg-type]
-    matrix = matrix_for(conn, model)  # type: ignore[arg-type]
+    _, matrix = stored_vectors(conn, backend)  # type: ignore[arg-type]
     everything = np.arange(matrix.size)
     exact = matrix.vectors(everything)
     recall = 0.0

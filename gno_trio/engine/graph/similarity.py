@@ -17,8 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.graph.links import DocSummary
-from gno_trio.engine.vectors.available import require_vectors
-from gno_trio.engine.vectors.cache import matrix_for
+from gno_trio.engine.vectors.available import stored_vectors
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.index import VectorMatrix
 
@@ -49,10 +48,9 @@ def similar_edges(
 ) -> tuple[list[SimilarEdge], bool]:
     """The similarity edges among ``nodes``, and whether the compute budget cut them.
 
-    ``VECTORS_UNAVAILABLE`` (from :func:`require_vectors`) when nothing is embedded.
+    ``VECTORS_UNAVAILABLE`` (from :func:`stored_vectors`) when nothing is embedded.
     """
-    model = require_vectors(conn, backend)
-    matrix = matrix_for(conn, model)
+    _, matrix = stored_vectors(conn, backend)
     ids = [doc.id for doc in nodes[:COMPUTE_BUDGET]]
     mirrors = (
         dict(

@@ -338,9 +338,9 @@ def diagnose(
     if options.fast:
         unavailable = _FAST
     else:
-        model, embedded, failed = checked_vectors(conn, backend, request)
-        if backend is not None and model is not None and embedded is not None:
-            run = run_pipeline(conn, request, options, backend, model, embedded)
+        stored, embedded, failed = checked_vectors(conn, backend, request)
+        if backend is not None and stored is not None and embedded is not None:
+            run = run_pipeline(conn, request, options, backend, stored, embedded)
         else:
             unavailable = f"skipped: {failed or unavailable or 'no embedding model is configured'}"
     meta = _meta(conn, request, options, run)

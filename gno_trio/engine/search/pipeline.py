@@ -62,11 +62,9 @@ from gno_trio.engine.search.request import SearchRequest, validate_request
 from gno_trio.engine.search.results import echo_filters, normalise_scores
 from gno_trio.engine.search.semantic import query_vector as checked_query
 from gno_trio.engine.search.semantic import vector_leg
-from gno_trio.engine.vectors.available import require_vectors
-from gno_trio.engine.vectors.cache import matrix_for
+from gno_trio.engine.vectors.available import StoredVectors, stored_vectors
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
 from gno_trio.engine.vectors.index import VectorMatrix
-from gno_trio.engine.vectors.storage import ModelRow
 from gno_trio.errors import GnoError
 
 
@@ -111,8 +109,8 @@ class PipelineRun:
 
 def checked_vectors(
     conn: sqlite3.Connection, backend: EmbeddingBackend | None, request: SearchRequest
-) -> tuple[ModelRow | None, npt.NDArray[np.float32] | None, str | None]:
-    """The model with stored vectors and the query's vector, or why there are none.
+) -> tuple[StoredVectors | None, npt.NDArray[np.float32] | None, str | None]:
+    """The model's stored vectors and the query's vector, or why there are none.
 
     An empty query is the caller's error and raises; any other failure (no
     vectors yet, a model that cannot answer) leaves the query lexical.
@@ -120,8 +118,8 @@ def checked_vectors(
     if backend is None:
         return None, None, None
     try:
-        model = require_vectors(conn, backend)
-        return model, checked_query(backend, model, request.query), None
+        stored = StoredVectors(*stored_vectors(conn, backend))
+        return stored, checked_query(backend, stored.model, request.query), None
     except GnoError as error:
         if error.code == "INVALID_INPUT":
             raise
@@ -146,14 +144,14 @@ def hybrid_query(
     """Run ``query``; returns ``search-results@1.0`` (``hybrid``, or ``bm25_only``)."""
     validate_request(request)
     validate_options(options)
-    model, query_vector, failed = checked_vectors(conn, backend, request)
-    if backend is None or model is None or query_vector is None:
+    stored, query_vector, failed = checked_vectors(conn, backend, request)
+    if backend is None or stored is None or query_vector is None:
         result = lexical_query.query(conn, request, options)
         unavailable = failed or unavailable
         if unavailable and options.explain:
             result["meta"]["explain"]["lines"][1]["message"] = f"skipped: {unavailable}"
         return result
-    run = run_pipeline(conn, request, options, backend, model, query_vector)
+    run = run_pipeline(conn, request, options, backend, stored, query_vector)
     return _answer(run, request.min_score, options)
 
 
@@ -162,10 +160,11 @@ def run_pipeline(
     request: SearchRequest,
     options: QueryOptions,
     backend: EmbeddingBackend,
-    model: ModelRow,
+    stored: StoredVectors,
     query_vector: npt.NDArray[np.float32],
 ) -> PipelineRun:
     """The legs, the fusion and the graph step for a request already validated."""
+    model, matrix = stored.model, stored.matrix
     modes = validate_modes(options.query_modes)
     intents = [text for mode, text in modes if mode == "intent"]
     if intents and not request.intent:
@@ -198,7 +197,6 @@ def run_pipeline(
         strict, loose = lexical_hits(conn, dataclasses.replace(unbounded, query=term, limit=narrow))
         fusion.add(WEIGHT_BM25_VARIANT, strict + loose, bonus=False)
     strength = f"top={top:.2f}, gap={gap:.2f}"
-    matrix = matrix_for(conn, model)
     wants_graph = options.graph and not options.fast
     steer = (
         _embedded(lambda: checked_query(backend, model, request.intent or ""))

@@ -9,6 +9,7 @@ is loaded.
 from __future__ import annotations
 
 import sqlite3
+from typing import NamedTuple
 
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import VECTORS_UNAVAILABLE, EmbeddingBackend
@@ -25,25 +26,15 @@ def _no_vectors(backend: EmbeddingBackend) -> GnoError:
     )
 
 
-def require_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> ModelRow:
-    """The model row with stored vectors, or ``VECTORS_UNAVAILABLE`` (what to run is said)."""
-    model = find_model(conn, backend.identity.key)
-    if (
-        model is None
-        or conn.execute(
-            "SELECT 1 FROM content_vectors WHERE model_id = ? AND length(codes) > 0 LIMIT 1",
-            (model.id,),
-        ).fetchone()
-        is None
-    ):
-        raise _no_vectors(backend)
-    return model
+class StoredVectors(NamedTuple):
+    """A model with stored vectors, and the snapshot of them a search scores."""
+
+    model: ModelRow
+    matrix: VectorMatrix
 
 
-def stored_vectors(
-    conn: sqlite3.Connection, backend: EmbeddingBackend
-) -> tuple[ModelRow, VectorMatrix]:
-    """:func:`require_vectors` and the model's in-memory vectors, in one step.
+def stored_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> StoredVectors:
+    """The model row and its in-memory vectors, or ``VECTORS_UNAVAILABLE`` (what to run is said).
 
     The snapshot holds only non-blank vectors, so its size answers whether
     there are any without a query of its own. It is read before anything
@@ -53,4 +44,4 @@ def stored_vectors(
     matrix = matrix_for(conn, model) if model is not None else None
     if model is None or matrix is None or matrix.size == 0:
         raise _no_vectors(backend)
-    return model, matrix
+    return StoredVectors(model, matrix)
