@@ -94,15 +94,9 @@ async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 return
     if scope["type"] != "http":
         return
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    request = json.loads(b"".join(chunks))
+    request = await _request_json(receive)
+    if request is None:
+        return
     text = request.get("params", {}).get("arguments", {}).get("text", "")
     result = {
         "jsonrpc": "2.0",
@@ -115,6 +109,24 @@ async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME, "version": "1"}},
         },
     }
+    await _answer_json(send, result)
+
+
+async def _request_json(receive: Any) -> dict[str, Any] | None:
+    """The request body, decoded (None when the client went away)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    decoded: dict[str, Any] = json.loads(b"".join(chunks))
+    return decoded
+
+
+async def _answer_json(send: Any, result: dict[str, Any]) -> None:
     body = json.dumps(result, separators=(",", ":")).encode()
     await send(
         {
@@ -129,7 +141,41 @@ async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def run_bare(port: int, reuseport: bool) -> None:
+def bare_search_app(engine: Any) -> Any:
+    """The floor of an HTTP ``gno_search``: hypercorn's trio worker, the identical engine call
+    in a worker thread (as any server that keeps the engine off the event loop must), the
+    identical payload, and nothing else (no validation, envelope, admission or registry)."""
+    from gno_trio.engine import SearchRequest
+    from gno_trio.runtime import ENGINE_THREADS
+    from gno_trio.tools.retrieval import search_text
+
+    limiter = trio.CapacityLimiter(ENGINE_THREADS)  # the gateway's own bound
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await bare_app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        request = await _request_json(receive)
+        if request is None:
+            return
+        arguments = request.get("params", {}).get("arguments", {})
+        search = SearchRequest(query=arguments["query"], limit=int(arguments.get("limit", 5)))
+        found = await trio.to_thread.run_sync(engine.search, search, limiter=limiter)
+        result = {
+            "content": [{"type": "text", "text": search_text(found)}],
+            "structuredContent": found,
+            "isError": False,
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME, "version": "1"}},
+        }
+        await _answer_json(send, {"jsonrpc": "2.0", "id": request.get("id"), "result": result})
+
+    return app
+
+
+def run_bare(port: int, reuseport: bool, app: Any = bare_app) -> None:
     import hypercorn.config
     import hypercorn.trio
 
@@ -142,7 +188,6 @@ def run_bare(port: int, reuseport: bool) -> None:
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            app: Any = bare_app
             await nursery.start(partial(hypercorn.trio.serve, app, config))
             announce(bound)
 
@@ -195,6 +240,18 @@ def run_sdk(port: int) -> None:
         return text
 
     run_sdk_launcher(server, port)
+
+
+def run_bare_search(port: int) -> None:
+    """:func:`bare_search_app` over the index the environment names."""
+    from gno_trio.dirs import resolve_dirs
+    from gno_trio.engine import Engine
+
+    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    try:
+        run_bare(port, False, bare_search_app(engine))
+    finally:
+        engine.close()
 
 
 def run_sdk_search(port: int) -> None:
@@ -281,7 +338,7 @@ def run_gateway(port: int, reuseport: bool, max_active: int, max_queued: int) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("kind", choices=("bare", "sdk", "sdk-search", "gateway"))
+    parser.add_argument("kind", choices=("bare", "bare-search", "sdk", "sdk-search", "gateway"))
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--reuseport", action="store_true")
     parser.add_argument("--max-active", type=int, default=64)
@@ -289,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     if options.kind == "bare":
         run_bare(options.port, options.reuseport)
+    elif options.kind == "bare-search":
+        run_bare_search(options.port)
     elif options.kind == "sdk":
         run_sdk(options.port)
     elif options.kind == "sdk-search":

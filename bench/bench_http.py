@@ -28,7 +28,12 @@ stopped here (by PID).
      for every query before the run (same content, same structured result,
      response sizes printed);
    * ``search-x2``: ``gno-trio serve --workers 2`` over the same index: the
-     product's own multi-process mode (two workers sharing the port).
+     product's own multi-process mode (two workers sharing the port);
+   * ``bare-search``: the floor of ``search``: bare ASGI on hypercorn's trio
+     worker making the identical engine call in a worker thread and
+     returning the identical payload, with no validation, envelope,
+     admission or registry. SDK ÷ bare-search is the highest ratio any
+     gateway on this stack reaches with today's engine call.
 
    Before the rounds every case answers 20 sequential requests on one
    keep-alive connection; if even the fastest takes over 30 ms, every answer
@@ -290,11 +295,14 @@ def start_search_server(
     return search_server(name, [process], int(info["port"]), varied)
 
 
-def start_sdk_search_server(fleet: Fleet, root: Path, varied: list[dict[str, Any]]) -> Server:
-    """The SDK peer with the identical ``gno_search`` over the same index."""
-    argv = [sys.executable, str(BENCH / "_http_servers.py"), "sdk-search"]
-    process, info = fleet.start("sdk-search", argv, gno_env(root))
-    return search_server("sdk-search", [process], int(info["port"]), varied)
+def start_sdk_search_server(
+    fleet: Fleet, root: Path, varied: list[dict[str, Any]], kind: str = "sdk-search"
+) -> Server:
+    """The SDK peer with the identical ``gno_search`` over the same index (or, as
+    ``bare-search``, the floor: the same engine call behind bare hypercorn-trio)."""
+    argv = [sys.executable, str(BENCH / "_http_servers.py"), kind]
+    process, info = fleet.start(kind, argv, gno_env(root))
+    return search_server(kind, [process], int(info["port"]), varied)
 
 
 def search_server(
@@ -440,7 +448,7 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
     cases = [name.strip() for name in options.cases.split(",") if name.strip()]
     servers: dict[str, Server] = {}
     varied: list[dict[str, Any]] = []
-    if any(name.startswith(("search", "sdk-search")) for name in cases):
+    if any(name.startswith(("search", "sdk-search", "bare-search")) for name in cases):
         varied = build_search_index(search_root, options.queries)
         print(f"  search index: {SEARCH_CORPUS.parent.name}, {len(varied)} varied queries")
     for name in cases:
@@ -454,8 +462,8 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
             x2_root = search_root.with_name(search_root.name + "-x2")
             shutil.copytree(search_root, x2_root, dirs_exist_ok=True)
             servers[name] = start_search_server(fleet, name, x2_root, varied, "--workers", "2")
-        elif name == "sdk-search":
-            servers[name] = start_sdk_search_server(fleet, search_root, varied)
+        elif name in ("sdk-search", "bare-search"):
+            servers[name] = start_sdk_search_server(fleet, search_root, varied, name)
         else:
             raise SystemExit(f"unknown case {name!r}")
     if "gateway" not in servers:
@@ -474,7 +482,7 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
                 "socket without TCP_NODELAY stalls on Nagle and delayed ACK, so no ratio "
                 "would be fair"
             )
-    for name in ("search", "search-x2"):
+    for name in ("search", "search-x2", "bare-search"):
         if name in servers and "sdk-search" in servers:
             print(
                 f"  {name} and sdk-search answered all {len(varied)} varied calls alike: "
@@ -539,6 +547,8 @@ def _print_ratios(results: dict[str, list[dict[str, Any]]], cases: Sequence[str]
         ("gateway", "bare", "ours / (a) bare hypercorn-trio", 0.80),
         ("gateway", "sdk", "ours / (b) official SDK on uvicorn", 1.50),
         ("search", "sdk-search", "gno_search / SDK gno_search", 1.50),
+        ("bare-search", "sdk-search", "floor (bare-search) / SDK gno_search", None),
+        ("search", "bare-search", "gno_search / its floor (bare-search)", None),
         ("search-x2", "search", "serve --workers 2 / --workers 1", None),
         ("search-x2", "sdk-search", "serve --workers 2 / SDK gno_search", None),
     ]
@@ -838,7 +848,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--parts", default="1,2,3", help="which parts to run (default 1,2,3)")
-    parser.add_argument("--cases", default="bare,sdk,gateway,search,sdk-search,search-x2")
+    parser.add_argument(
+        "--cases", default="bare,sdk,gateway,search,sdk-search,bare-search,search-x2"
+    )
     parser.add_argument(
         "--queries",
         type=int,

@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import trio
 
@@ -110,13 +110,19 @@ class Lifecycle:
         return None if self._report is None else self._report()
 
 
+# Engine calls running at once in worker threads, per process (each holds a pooled connection).
+ENGINE_THREADS: Final = 8
+
+
 @dataclass(eq=False)
 class Runtime:
     engine: Engine
     write_enabled: bool = False
     tool_profile: str = "full"
     instance_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    limiter: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(8))
+    limiter: trio.CapacityLimiter = field(
+        default_factory=lambda: trio.CapacityLimiter(ENGINE_THREADS)
+    )
     # Background jobs (gno_add_collection, gno_sync); close() it before the engine.
     jobs: JobManager = field(default_factory=JobManager)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
