@@ -157,3 +157,42 @@ def test_a_large_batch_split_over_workers_keeps_each_vector_in_its_place(
     theirs = bundled.package_encode()(texts)
     assert ours.shape == (150, 512)
     assert (ours * theirs).sum(axis=1).min() >= 0.9999
+
+
+@pytest.mark.parametrize("shape", [(512, 768), (256, 1280), (1280, 256)])
+def test_few_row_products_equal_the_plain_product_at_every_count(shape: tuple[int, int]) -> None:
+    """A query's token rows take other product paths (padded, or one row at a time);
+    every count gives the plain product's numbers, in place when asked."""
+    from gno_trio.engine.vectors.use_forward import few_rows_product
+
+    rng = np.random.default_rng(7)
+    weights = rng.standard_normal(shape).astype(np.float32)
+    for count in range(1, 41):
+        rows = rng.standard_normal((count, shape[0])).astype(np.float32)
+        expected = rows @ weights
+        np.testing.assert_allclose(few_rows_product(rows, weights), expected, rtol=1e-5, atol=1e-4)
+        out = np.full((count + 1, shape[1]), 7.0, dtype=np.float32)
+        few_rows_product(rows, weights, out=out[:count])
+        np.testing.assert_allclose(out[:count], expected, rtol=1e-5, atol=1e-4)
+        assert (out[count] == 7.0).all()
+
+
+def test_a_query_embeds_as_it_does_inside_a_batch_at_every_length() -> None:
+    """Queries of 1-16 tokens (the few-row product paths) give their batch vectors."""
+    backend = bundled.BundledEmbedder()
+    words = [
+        "server",
+        "tool",
+        "prompt",
+        "resource",
+        "session",
+        "transport",
+        "client",
+        "schema",
+        "root",
+    ]
+    texts = [" ".join(words[: n % len(words) + 1]) + " x" * (n // len(words)) for n in range(16)]
+    batch = backend.embed_texts(texts)
+    for index, text in enumerate(texts):
+        alone = backend.embed_texts([text])[0]
+        assert float(alone @ batch[index]) >= 0.99999
