@@ -9,7 +9,11 @@ timed rounds check again that every query returned results (a query that
 finds nothing costs a fraction of one that does and would flatter the
 figures).
 
-    python3 bench/bench_engine.py [--queries 1200] [--rounds 3] [--backend tantivy]
+    python3 bench/bench_engine.py [--queries 1200] [--rounds 3] [--backend tantivy] [--phases]
+
+``--phases`` also prints where each timed search's CPU time went (document
+ranking, best chunk, snippets, the rest), on average, over the slowest 5 %
+and for the slowest searches one by one (see ``_phases.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +37,15 @@ def main() -> int:
     parser.add_argument(
         "--backend", choices=("auto", "fts5", "tantivy"), help="which index ranks documents"
     )
+    parser.add_argument(
+        "--phases", action="store_true", help="CPU time per search phase, slowest searches"
+    )
     args = parser.parse_args()
+    if args.phases:
+        import _phases
+
+        _phases.install()
+    phased: list[tuple[str, str, float, dict[str, float]]] = []
     corpus = FIXTURES / "mcp-docs" / "corpus"
     engine = temp_engine(corpus, backend=args.backend)
     engine.add_collection(str(corpus), name=COLLECTION)
@@ -60,15 +72,21 @@ def main() -> int:
     with engine.connection() as conn:
         for round_no in range(args.rounds):
             for kind, request in queries:
+                if args.phases:
+                    _phases.start()
+                c0 = time.thread_time()
                 t0 = time.perf_counter()
                 result = engine.search(request, conn=conn)
                 elapsed = time.perf_counter() - t0
+                cpu = time.thread_time() - c0
                 if not result["results"]:
                     raise SystemExit(f"query {request.query!r} ({kind}) found nothing")
                 if round_no:  # the first round warms caches
                     samples.append(elapsed)
                     by_kind[kind].append(elapsed)
                     hits += len(result["results"])
+                    if args.phases:
+                        phased.append((kind, request.query, cpu * 1000, _phases.split(cpu)))
     print(describe_ms(f"search ({len(queries)} queries x {args.rounds - 1} rounds)", samples))
     print(f"  max {max(samples) * 1000:.3f} ms; hits returned {hits}; every query found something")
     for kind in KINDS:
@@ -77,6 +95,8 @@ def main() -> int:
             f"  {kind:<18} n={len(values):>4} p50={percentile(values, 50):.3f} ms "
             f"p99={percentile(values, 99):.3f} ms"
         )
+    if args.phases:
+        _phases.report(phased)
     engine.close()
     return 0
 
