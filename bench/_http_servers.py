@@ -84,17 +84,7 @@ def announce(port: int) -> None:
 
 async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Read, decode, answer: the JSON work of an echo call without any MCP layer."""
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    if scope["type"] != "http":
-        return
-    request = await _request_json(receive)
+    request = await _http_request(scope, receive, send)
     if request is None:
         return
     text = request.get("params", {}).get("arguments", {}).get("text", "")
@@ -112,8 +102,19 @@ async def bare_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await _answer_json(send, result)
 
 
-async def _request_json(receive: Any) -> dict[str, Any] | None:
-    """The request body, decoded (None when the client went away)."""
+async def _http_request(scope: dict[str, Any], receive: Any, send: Any) -> dict[str, Any] | None:
+    """An HTTP request's decoded JSON body; None for anything else (lifespan is answered
+    here) or a client that went away."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return None
+    if scope["type"] != "http":
+        return None
     chunks = []
     while True:
         message = await receive()
@@ -152,12 +153,7 @@ def bare_search_app(engine: Any) -> Any:
     limiter = trio.CapacityLimiter(ENGINE_THREADS)  # the gateway's own bound
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            await bare_app(scope, receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        request = await _request_json(receive)
+        request = await _http_request(scope, receive, send)
         if request is None:
             return
         arguments = request.get("params", {}).get("arguments", {})
