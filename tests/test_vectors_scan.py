@@ -39,7 +39,13 @@ def _stored_matrix(path: Path, rows: int, seed: int) -> VectorMatrix:
     rng = np.random.default_rng(seed)
     vectors = rng.standard_normal((rows, DIM), dtype=np.float32)
     vectors[::97] = vectors[5]  # duplicates: exact ties between rows far apart
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return _stored(path, vectors)
+
+
+def _stored(path: Path, vectors: npt.NDArray[np.float32]) -> VectorMatrix:
+    """These vectors (normalised) as windows of chunks of four, through storage and cache."""
+    rows = len(vectors)
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     keys = [(f"{row // 4:064x}", 0, row % 4) for row in range(rows)]
     conn = connect(path)
     migrate(conn)
@@ -76,12 +82,15 @@ def _one_product(
 
 
 def _exact(
-    matrix: VectorMatrix, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None
+    matrix: VectorMatrix,
+    query: npt.NDArray[np.float32],
+    rows: npt.NDArray[np.intp] | None,
+    wanted: int = WANTED,
 ) -> list[tuple[int, float]]:
     """One product over every candidate row, then a full sort: the reference answer."""
     picked = np.arange(matrix.size) if rows is None else rows
     cosine = _one_product(matrix, query, picked)
-    order = np.lexsort((picked, -cosine))[:WANTED]
+    order = np.lexsort((picked, -cosine))[:wanted]
     return [(int(picked[i]), float(cosine[i])) for i in order]
 
 
@@ -114,6 +123,25 @@ def test_the_fast_path_agrees_with_one_product_over_every_row(tmp_path: Path, ro
     assert [row for row, _ in tied] == [0, 5, 97, 194]  # equal scores: lower rows first
     if matrix.dense is not None:  # a repeated vector is held (and scored) once
         assert matrix.dense_rows == rows - len(range(0, rows, 97))
+
+
+def test_near_ties_the_int8_first_pass_cannot_tell_apart_keep_their_exact_order(
+    tmp_path: Path,
+) -> None:
+    """Thousands of vectors within a hair of one another: the int8 first pass scores
+    them alike, so its bound must keep every one that could rank, and the answer is
+    still the exact product's (rows, order and score bits)."""
+    rng = np.random.default_rng(3)
+    centre = rng.standard_normal(DIM).astype(np.float32)
+    vectors = centre + 0.002 * rng.standard_normal((4000, DIM)).astype(np.float32)
+    vectors[2000:] = rng.standard_normal((2000, DIM)).astype(np.float32)  # far ones
+    matrix = _stored(tmp_path / "index.sqlite", vectors)
+    assert matrix.dense is not None
+    for scale in (0.0, 0.01, 0.1):
+        query = centre / np.linalg.norm(centre) + scale * rng.standard_normal(DIM)
+        query = (query / np.linalg.norm(query)).astype(np.float32)
+        for wanted in (1, 5, 25, 400):
+            _agree(matrix.nearest(query, wanted), _exact(matrix, query, None, wanted))
 
 
 @pytest.fixture

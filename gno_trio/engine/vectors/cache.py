@@ -120,7 +120,7 @@ class _Entry:
         a["scales"][start:stop] = np.fromiter((r[5] for r in kept), np.float32, len(kept))
         a["parts"][start:stop] = np.fromiter((r[3] for r in kept), np.int16, len(kept))
         if self.dense is not None:
-            self.dense.add(codes.astype(np.float32) * a["scales"][start:stop, None], start)
+            self.dense.add(codes, a["scales"][start:stop], start)
         first_touched = self._assign_chunks(kept, start)
         self.size = stop
         self._sketch_chunks(first_touched)
@@ -182,6 +182,9 @@ class _Entry:
             dense=self.dense.vectors if self.dense is not None else None,
             dense_of=self.dense.of if self.dense is not None else None,
             dense_rows=self.dense.count if self.dense is not None else 0,
+            dense_codes=self.dense.codes if self.dense is not None else None,
+            dense_scales=self.dense.scales if self.dense is not None else None,
+            dense_norms=self.dense.norms if self.dense is not None else None,
         )
 
 

@@ -16,7 +16,7 @@ lies. Appends only write past the rows a snapshot reads.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,20 +30,36 @@ def padded(rows: int) -> int:
 
 
 class DistinctRows:
-    """Distinct float32 vectors (``vectors[:count]``) and, per stored row, which one it is."""
+    """Distinct float32 vectors (``vectors[:count]``) and, per stored row, which one it is.
+
+    Each distinct vector's int8 codes and scale (``vectors[i] == codes[i] * scales[i]``
+    in float32) and its length are held beside it: the codes are a quarter of
+    the bytes, which is what a first pass over every vector reads (see
+    :meth:`~gno_trio.engine.vectors.index.VectorMatrix.nearest`).
+    """
 
     def __init__(self, dimension: int) -> None:
         self.vectors: npt.NDArray[np.float32] = np.zeros((0, dimension), np.float32)
+        self.codes: npt.NDArray[np.int8] = np.zeros((0, dimension), np.int8)
+        self.scales: npt.NDArray[np.float64] = np.zeros(0, np.float64)
+        self.norms: npt.NDArray[np.float64] = np.zeros(0, np.float64)
         self.of: npt.NDArray[np.int32] = np.zeros(0, np.int32)
         self.count = 0
         self._by_hash: dict[int, int] = {}
 
     @property
     def nbytes(self) -> int:
-        return int(self.vectors.nbytes + self.of.nbytes) + 100 * len(self._by_hash)
+        arrays = (self.vectors, self.codes, self.scales, self.norms, self.of)
+        return sum(int(a.nbytes) for a in arrays) + 100 * len(self._by_hash)
 
-    def add(self, vectors: npt.NDArray[np.float32], first_row: int) -> None:
-        """Rows ``first_row ..`` have ``vectors`` (rows before them are already added)."""
+    def add(
+        self,
+        codes: npt.NDArray[np.int8],
+        scales: npt.NDArray[np.float32],
+        first_row: int,
+    ) -> None:
+        """Rows ``first_row ..`` have these int8 codes and scales (earlier rows are added)."""
+        vectors = codes.astype(np.float32) * scales[:, None]
         stop = first_row + len(vectors)
         if len(self.of) < stop:
             of = np.zeros(max(stop, len(self.of) * 3 // 2 + 1024), np.int32)
@@ -53,17 +69,29 @@ class DistinctRows:
             key = hash(vector.tobytes())
             found = self._by_hash.get(key)
             if found is None or not np.array_equal(self.vectors[found], vector):
-                found = self._append(vector)
+                found = self._append(vector, codes[offset], float(scales[offset]))
                 self._by_hash.setdefault(key, found)  # a hash collision stays a distinct row
             self.of[first_row + offset] = found
 
-    def _append(self, vector: npt.NDArray[np.float32]) -> int:
+    def _append(
+        self, vector: npt.NDArray[np.float32], codes: npt.NDArray[np.int8], scale: float
+    ) -> int:
         if padded(self.count + 1) > len(self.vectors):
-            grown = np.zeros(
-                (padded(self.count * 3 // 2 + 1024), self.vectors.shape[1]), np.float32
-            )
-            grown[: self.count] = self.vectors[: self.count]
-            self.vectors = grown
+            capacity = padded(self.count * 3 // 2 + 1024)
+            self.vectors = _grown(self.vectors, capacity, self.count)
+            self.codes = _grown(self.codes, capacity, self.count)
+            self.scales = _grown(self.scales, capacity, self.count)
+            self.norms = _grown(self.norms, capacity, self.count)
         self.vectors[self.count] = vector
+        self.codes[self.count] = codes
+        self.scales[self.count] = scale
+        self.norms[self.count] = float(np.linalg.norm(vector.astype(np.float64)))
         self.count += 1
         return self.count - 1
+
+
+def _grown(array: npt.NDArray[Any], capacity: int, used: int) -> npt.NDArray[Any]:
+    """``array`` with room for ``capacity`` rows (zeros past the ``used`` ones kept)."""
+    bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+    bigger[:used] = array[:used]
+    return bigger
