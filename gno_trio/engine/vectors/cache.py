@@ -28,12 +28,13 @@ from gno_trio.engine.vectors.distinct import DistinctRows
 from gno_trio.engine.vectors.index import VectorMatrix, sketch
 from gno_trio.engine.vectors.storage import ModelRow
 
-# Up to this many rows a float32 copy of the distinct vectors is kept as well
-# (:mod:`.distinct`): at most 2 KB per 512-dimension row (20.5 MB per 10,000
-# distinct rows, 32 MB at most), beside the int8 rows' 0.5 KB. The product
-# then needs no int8 conversion, a few times faster on small indexes; past
-# it (a 100,000-chunk index holds ~400,000 rows) only the int8 rows are kept
-# and the sketch shortlist bounds the rows scored.
+# Up to this many rows the distinct vectors are kept once more, as float32 and
+# as int8 codes (:mod:`.distinct`): at most 2.5 KB per 512-dimension row
+# (25.6 MB per 10,000 distinct rows, 40 MB at most), beside the int8 rows'
+# 0.5 KB. A search then scans the distinct codes and takes the exact float32
+# product of the few vectors that can rank (VectorMatrix.nearest); past it (a
+# 100,000-chunk index holds ~400,000 rows) only the int8 rows are kept and the
+# sketch shortlist bounds the rows scored.
 DENSE_ROWS: Final = 16_384
 _LOAD_PAGE: Final = 20_000
 
