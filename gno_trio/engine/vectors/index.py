@@ -187,7 +187,8 @@ class VectorMatrix:
             candidates = self._shortlist(query, wanted, rows)
             count = len(candidates)
         if candidates is None and wanted < self.dense_rows:
-            cosine = self._bounded_scores(query, wanted)
+            candidates, cosine = self._contenders(query, wanted)
+            count = len(candidates)
         else:
             cosine = self.scores(query, candidates)
         top = _top(cosine, min(wanted, count))
@@ -195,12 +196,11 @@ class VectorMatrix:
         order = np.lexsort((found, -cosine[top]))
         return list(zip(found[order].tolist(), cosine[top[order]].tolist(), strict=True))
 
-    def _bounded_scores(
+    def _contenders(
         self, query: npt.NDArray[np.float32], wanted: int
-    ) -> npt.NDArray[np.float32]:
-        """:meth:`scores` of every row wherever it could rank among the ``wanted`` best, and
-        -inf where it provably cannot, so the top rows, their scores and their ties are
-        those of :meth:`scores` exactly.
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """The rows that could rank among the ``wanted`` best (in row order), with
+        :meth:`scores`' own scores for them; every other row provably cannot.
 
         The exact float32 product reads 2 KB per distinct 512-dimensional
         vector, and that read from memory, not the arithmetic, is most of a
@@ -211,8 +211,8 @@ class VectorMatrix:
         scores ``scale * q_scale * dot + x . e`` up to float32 rounding, and
         ``|x . e| <= |x| |e|``, so each vector's exact score lies within a
         known distance of its estimate. Only the vectors whose upper bound
-        reaches the ``wanted``-th best lower bound can rank; they (typically
-        a few dozen) get the exact product, the rest -inf.
+        reaches the ``wanted``-th best lower bound can rank (or tie at the
+        cut); they (typically a few dozen) get the exact product.
         """
         assert self.dense is not None and self.dense_of is not None
         assert self.dense_codes is not None and self.dense_scales is not None
@@ -221,21 +221,25 @@ class VectorMatrix:
         step = float(np.max(np.abs(query))) / 127.0 or 1.0
         codes = np.rint(query / step).astype(np.int8)
         error = float(np.linalg.norm(query.astype(np.float64) - codes.astype(np.float64) * step))
-        dots = np.asarray(
+        estimate = np.asarray(
             simsimd.cdist(codes[None, :], self.dense_codes[:distinct], metric="dot"),
             dtype=np.float64,
         )[0]
-        estimate = dots * self.dense_scales[:distinct] * step
+        estimate *= self.dense_scales[:distinct]
+        estimate *= step
         # |x . e| plus float32 rounding of the exact product and of x itself.
-        reach = self.dense_norms[:distinct] * (error + _ROUNDING) + _ROUNDING
-        lower = estimate - reach
+        reach = self.dense_norms[:distinct] * (error + _ROUNDING)
+        reach += _ROUNDING
         take = min(wanted, distinct)
-        floor = np.partition(lower, distinct - take)[distinct - take]
-        contenders = np.flatnonzero(estimate + reach >= floor)
-        distinct_scores = np.full(padded(distinct), -np.inf, dtype=np.float32)
-        distinct_scores[contenders] = _product(np.take(self.dense, contenders, axis=0), query)
-        found: npt.NDArray[np.float32] = distinct_scores[self.dense_of[: self.size]]
-        return found
+        floor = np.partition(estimate - reach, distinct - take)[distinct - take]
+        estimate += reach
+        contending = estimate >= floor
+        contenders = np.flatnonzero(contending)
+        exact = np.empty(distinct, dtype=np.float32)
+        exact[contenders] = _product(np.take(self.dense, contenders, axis=0), query)
+        of_rows = self.dense_of[: self.size]
+        rows = np.flatnonzero(contending[of_rows])
+        return rows, exact[of_rows[rows]]
 
     def _shortlist(
         self,
