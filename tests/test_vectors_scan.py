@@ -137,11 +137,13 @@ def test_near_ties_the_int8_first_pass_cannot_tell_apart_keep_their_exact_order(
     vectors[2000:] = rng.standard_normal((2000, DIM)).astype(np.float32)  # far ones
     matrix = _stored(tmp_path / "index.sqlite", vectors)
     assert matrix.dense is not None
+    picked = np.flatnonzero(rng.random(len(vectors)) < 0.3)  # a filter's rows
     for scale in (0.0, 0.01, 0.1):
         query = centre / np.linalg.norm(centre) + scale * rng.standard_normal(DIM)
         query = (query / np.linalg.norm(query)).astype(np.float32)
         for wanted in (1, 5, 25, 400):
             _agree(matrix.nearest(query, wanted), _exact(matrix, query, None, wanted))
+            _agree(matrix.nearest(query, wanted, picked), _exact(matrix, query, picked, wanted))
 
 
 @pytest.fixture

@@ -186,8 +186,13 @@ class VectorMatrix:
         if count > EXACT_ROWS:
             candidates = self._shortlist(query, wanted, rows)
             count = len(candidates)
-        if candidates is None and wanted < self.dense_rows:
-            candidates, cosine = self._contenders(query, wanted)
+        ranked = (
+            self._contenders(query, wanted, candidates)
+            if self.dense_codes is not None and wanted < self.dense_rows
+            else None
+        )
+        if ranked is not None:
+            candidates, cosine = ranked
             count = len(candidates)
         else:
             cosine = self.scores(query, candidates)
@@ -197,10 +202,15 @@ class VectorMatrix:
         return list(zip(found[order].tolist(), cosine[top[order]].tolist(), strict=True))
 
     def _contenders(
-        self, query: npt.NDArray[np.float32], wanted: int
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        """The rows that could rank among the ``wanted`` best (in row order), with
-        :meth:`scores`' own scores for them; every other row provably cannot.
+        self,
+        query: npt.NDArray[np.float32],
+        wanted: int,
+        rows: npt.NDArray[np.intp] | None = None,
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]] | None:
+        """The rows (of ``rows``, in their order; None: every row) that could rank among
+        the ``wanted`` best, with :meth:`scores`' own scores for them; every other row
+        provably cannot. None when there is nothing to gain: the rows hold no more
+        than ``wanted`` distinct vectors, or so few that their exact product is cheaper.
 
         The exact float32 product reads 2 KB per distinct 512-dimensional
         vector, and that read from memory, not the arithmetic, is most of a
@@ -218,6 +228,18 @@ class VectorMatrix:
         assert self.dense_codes is not None and self.dense_scales is not None
         assert self.dense_norms is not None
         distinct = self.dense_rows
+        of_rows = self.dense_of[: self.size] if rows is None else self.dense_of[rows]
+        present: npt.NDArray[np.bool_] | None = None
+        count = distinct
+        if rows is not None:
+            present = np.zeros(distinct, dtype=bool)
+            present[of_rows] = True
+            count = int(np.count_nonzero(present))
+            # A few vectors: their exact product reads less than the codes of all.
+            if count * 4 < distinct:
+                return None
+        if count <= wanted:
+            return None
         step = float(np.max(np.abs(query))) / 127.0 or 1.0
         codes = np.rint(query / step).astype(np.int8)
         error = float(np.linalg.norm(query.astype(np.float64) - codes.astype(np.float64) * step))
@@ -230,16 +252,20 @@ class VectorMatrix:
         # |x . e| plus float32 rounding of the exact product and of x itself.
         reach = self.dense_norms[:distinct] * (error + _ROUNDING)
         reach += _ROUNDING
-        take = min(wanted, distinct)
-        floor = np.partition(estimate - reach, distinct - take)[distinct - take]
+        lower = estimate - reach
+        if present is not None:
+            lower[~present] = -np.inf  # vectors outside the rows never set the bar
+        floor = np.partition(lower, distinct - wanted)[distinct - wanted]
         estimate += reach
         contending = estimate >= floor
+        if present is not None:
+            contending &= present
         contenders = np.flatnonzero(contending)
         exact = np.empty(distinct, dtype=np.float32)
         exact[contenders] = _product(np.take(self.dense, contenders, axis=0), query)
-        of_rows = self.dense_of[: self.size]
-        rows = np.flatnonzero(contending[of_rows])
-        return rows, exact[of_rows[rows]]
+        kept = np.flatnonzero(contending[of_rows])
+        found = of_rows[kept]
+        return (kept if rows is None else rows[kept]), exact[found]
 
     def _shortlist(
         self,
