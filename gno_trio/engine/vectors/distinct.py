@@ -60,6 +60,7 @@ class DistinctRows:
     ) -> None:
         """Rows ``first_row ..`` have these int8 codes and scales (earlier rows are added)."""
         vectors = codes.astype(np.float32) * scales[:, None]
+        norms = np.linalg.norm(vectors.astype(np.float64), axis=1)
         stop = first_row + len(vectors)
         if len(self.of) < stop:
             of = np.zeros(max(stop, len(self.of) * 3 // 2 + 1024), np.int32)
@@ -69,12 +70,18 @@ class DistinctRows:
             key = hash(vector.tobytes())
             found = self._by_hash.get(key)
             if found is None or not np.array_equal(self.vectors[found], vector):
-                found = self._append(vector, codes[offset], float(scales[offset]))
+                found = self._append(
+                    vector, codes[offset], float(scales[offset]), float(norms[offset])
+                )
                 self._by_hash.setdefault(key, found)  # a hash collision stays a distinct row
             self.of[first_row + offset] = found
 
     def _append(
-        self, vector: npt.NDArray[np.float32], codes: npt.NDArray[np.int8], scale: float
+        self,
+        vector: npt.NDArray[np.float32],
+        codes: npt.NDArray[np.int8],
+        scale: float,
+        norm: float,
     ) -> int:
         if padded(self.count + 1) > len(self.vectors):
             capacity = padded(self.count * 3 // 2 + 1024)
@@ -85,7 +92,7 @@ class DistinctRows:
         self.vectors[self.count] = vector
         self.codes[self.count] = codes
         self.scales[self.count] = scale
-        self.norms[self.count] = float(np.linalg.norm(vector.astype(np.float64)))
+        self.norms[self.count] = norm
         self.count += 1
         return self.count - 1
 

@@ -8,8 +8,10 @@ each row is, and per chunk a 1-bit sign sketch of the sum of its windows
 rows; see :mod:`gno_trio.engine.vectors.cache` for how it stays current.
 
 Search is exact when at most :data:`EXACT_ROWS` rows are candidates: one
-product per block of rows (from a float32 copy of the distinct vectors on
-small indexes, see :mod:`.distinct`). Of rows tied at the cut, the first
+product per block of rows. Small indexes also hold each distinct vector once
+as float32 and as int8 codes (:mod:`.distinct`): every code row is scored
+first, and only the vectors that provably could rank get the exact float32
+product (:meth:`VectorMatrix._contenders`). Of rows tied at the cut, the first
 are kept, so the answer is a function of the scores alone. Beyond
 that, the query's sign sketch is compared with each chunk's (Hamming
 distance over 64-bit words: a quarter of the rows' bytes, read once), the
@@ -249,17 +251,14 @@ class VectorMatrix:
         )[0]
         estimate *= self.dense_scales[:distinct]
         estimate *= step
+        if present is not None:  # vectors outside the rows neither set the bar nor contend
+            estimate[~present] = -np.inf
         # |x . e| plus float32 rounding of the exact product and of x itself.
         reach = self.dense_norms[:distinct] * (error + _ROUNDING)
         reach += _ROUNDING
-        lower = estimate - reach
-        if present is not None:
-            lower[~present] = -np.inf  # vectors outside the rows never set the bar
-        floor = np.partition(lower, distinct - wanted)[distinct - wanted]
+        floor = np.partition(estimate - reach, distinct - wanted)[distinct - wanted]
         estimate += reach
         contending = estimate >= floor
-        if present is not None:
-            contending &= present
         contenders = np.flatnonzero(contending)
         exact = np.empty(distinct, dtype=np.float32)
         exact[contenders] = _product(np.take(self.dense, contenders, axis=0), query)
