@@ -13,9 +13,10 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from gno_trio.engine.docmeta import DocumentMeta
 from gno_trio.engine.ingest.chunker import Chunk
 from gno_trio.engine.ingest.documents import records
-from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.prepare import Prepared, body_chunks, has_frontmatter
 from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.docmeta import DocumentMeta
+from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.memory.records import RecordProblem, parse_record
 
 
