@@ -29,6 +29,8 @@ DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _BUSY_TIMEOUT_MS = 5000
 # Readers map up to this much of the file (fewer copies, faster searches).
 MMAP_BYTES = 268_435_456
+# Each connection's page cache, in KiB.
+CACHE_KIB = 32_000
 
 
 @contextlib.contextmanager
@@ -75,7 +77,7 @@ def _configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute("PRAGMA cache_size = -32000")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
 
 
