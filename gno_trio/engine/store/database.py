@@ -305,6 +305,26 @@ class ConnectionPool:
 
 
 @contextlib.contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction for the block, unless the caller has one open already.
+
+    A search runs several statements (rank, best chunks, snippets, vector
+    rows); in one transaction they all see the index as it was when the
+    first one ran, so a sync committing in between cannot leave a hit whose
+    chunks are gone. It also takes SQLite's read lock once, not per statement.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
 def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
     conn.execute("BEGIN IMMEDIATE")
