@@ -319,9 +319,15 @@ def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("BEGIN")
     try:
         yield conn
-    finally:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+    except BaseException:
+        # The block's own error is the one to report (an interrupted search
+        # may leave nothing to roll back); the pool rolls back what is left.
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        raise
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 @contextlib.contextmanager
