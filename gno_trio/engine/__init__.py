@@ -59,6 +59,7 @@ from gno_trio.engine.egress.policy import ContentClass as EgressContentClass
 from gno_trio.engine.egress.policy import Policy as Policy
 from gno_trio.engine.egress.policy import Zone as Zone
 from gno_trio.engine.egress.policy import classify_peer as classify_peer
+from gno_trio.engine.facts import MAX_SCOPES as MEMORY_MAX_SCOPES
 from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_EDGE_LIMIT as GRAPH_DEFAULT_EDGE_LIMIT
 from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_LIMIT as GRAPH_DEFAULT_LIMIT
 from gno_trio.engine.graph.linkgraph import GraphFilters as GraphFilters
@@ -83,7 +84,6 @@ from gno_trio.engine.memory.identity import Identity as Identity
 from gno_trio.engine.memory.recall import DEFAULT_MAX_FACTS as RECALL_DEFAULT_MAX_FACTS
 from gno_trio.engine.memory.recall import DEFAULT_MAX_TOKENS as RECALL_DEFAULT_MAX_TOKENS
 from gno_trio.engine.memory.receipts import PresentedReceipt as PresentedReceipt
-from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
 from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
 from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
 from gno_trio.engine.reads.doctor import check as doctor_check
