@@ -305,6 +305,32 @@ class ConnectionPool:
 
 
 @contextlib.contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction for the block, unless the caller has one open already.
+
+    A search runs several statements (rank, best chunks, snippets, vector
+    rows); in one transaction they all see the index as it was when the
+    first one ran, so a sync committing in between cannot leave a hit whose
+    chunks are gone. It also takes SQLite's read lock once, not per statement.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        # The block's own error is the one to report (an interrupted search
+        # may leave nothing to roll back); the pool rolls back what is left.
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        raise
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
 def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
     conn.execute("BEGIN IMMEDIATE")
