@@ -4,16 +4,17 @@
 location, the configuration as ``index.yml`` says now, the connection pool,
 and the rules every writer obeys. The public :class:`~gno_trio.engine.Engine`
 adds one face per concern on top of it (see :mod:`gno_trio.engine.core`);
-internal modules that need an engine take a kernel, so they never import the
-faces that call them.
+internal modules that need an engine take a kernel (those that index what
+they wrote, the :class:`~gno_trio.engine.ingest.indexer.IndexingKernel` built
+on it), so they never import the faces that call them.
 
 The rules held here, once, for every surface:
 
 * Opening an index never writes to it (beyond creating or upgrading its
   schema, and replaying into the document index what a crash kept from
   it). Bringing the database in line with a hand-edited ``index.yml``
-  (:func:`gno_trio.engine.ingest.indexer.reconcile`) is a write, done by
-  writers only, and reported.
+  (:meth:`gno_trio.engine.ingest.indexer.IndexingKernel.reconcile`) is a
+  write, done by writers only, and reported.
 * Every write holds the one write lease of the data directory
   (:meth:`EngineKernel.writing`): a caller cannot forget it, and a caller
   that must keep it across several writes passes the
