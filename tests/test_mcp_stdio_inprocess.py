@@ -163,9 +163,11 @@ async def _flood_a_client_that_never_reads(answer_bytes: int, requests: int) -> 
 
 
 async def test_a_client_that_never_reads_stops_being_served_small_answers() -> None:
-    # Without a bound every request would run and its answer wait in memory.
+    # Without a bound every request would run and its answer wait in memory. The
+    # bound: 32 requests in flight, 256 lines queued, and the one batch the writer
+    # took before its write stalled (at most one line per request slot).
     ran = await _flood_a_client_that_never_reads(answer_bytes=10, requests=2000)
-    assert 32 <= ran <= 32 + 256 + 2
+    assert 32 <= ran <= 32 + 256 + 32
 
 
 async def test_a_client_that_never_reads_holds_a_bounded_number_of_large_answers() -> None:
