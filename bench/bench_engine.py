@@ -7,7 +7,10 @@ phrases, negations, prefixes and filters. Every query finds something and
 every query text is different, more of them than the parse cache holds; the
 timed rounds check again that every query returned results (a query that
 finds nothing costs a fraction of one that does and would flatter the
-figures).
+figures). Each query also runs on the FTS5 ranking floor (``_floor.py``:
+the document index's rows in a contentless table, ranked with the same
+MATCH strings, nothing else done), alternating which goes first, and the
+ratios to it are printed.
 
     python3 bench/bench_engine.py [--queries 1200] [--rounds 3] [--backend tantivy] [--phases]
 
@@ -19,11 +22,17 @@ and for the slowest searches one by one (see ``_phases.py``).
 from __future__ import annotations
 
 import argparse
+import statistics
+import tempfile
 import time
 from collections import defaultdict
+from pathlib import Path
 
 from _common import FIXTURES, describe_ms, percentile, temp_engine
+from _floor import RankingFloor, copy_document_index, open_floor
 from _queries import DEFAULT_COUNT, KINDS, build_queries, check_uncached
+
+from gno_trio.engine import SearchRequest
 
 COLLECTION = "mcp"
 
@@ -66,12 +75,22 @@ def main() -> int:
         f"queries: {len(queries)} in {len(KINDS)} kinds, each finding something "
         f"({redrawn} drawn that found nothing were replaced; {distinct} distinct texts)"
     )
+    floor_dir = tempfile.TemporaryDirectory(prefix="gno-bench-floor-")
+    floor_conn = open_floor(str(Path(floor_dir.name) / "floor.sqlite"))
+    with engine.connection() as conn:
+        copied = copy_document_index(conn, floor_conn)
+    print(f"floor: {copied} rows of the document index in a contentless FTS5 table")
+    floor = RankingFloor(floor_conn)
+    floor_samples: list[float] = []
     samples: list[float] = []
     by_kind: dict[str, list[float]] = defaultdict(list)
     hits = 0
     with engine.connection() as conn:
         for round_no in range(args.rounds):
-            for kind, request in queries:
+            for number, (kind, request) in enumerate(queries):
+                floor_first = (number + round_no) % 2 == 1
+                if floor_first:
+                    floor_samples += _timed_floor(floor, request, round_no)
                 if args.phases:
                     _phases.start()
                 c0 = time.thread_time()
@@ -81,6 +100,8 @@ def main() -> int:
                 cpu = time.thread_time() - c0
                 if not result["results"]:
                     raise SystemExit(f"query {request.query!r} ({kind}) found nothing")
+                if not floor_first:
+                    floor_samples += _timed_floor(floor, request, round_no)
                 if round_no:  # the first round warms caches
                     samples.append(elapsed)
                     by_kind[kind].append(elapsed)
@@ -95,10 +116,29 @@ def main() -> int:
             f"  {kind:<18} n={len(values):>4} p50={percentile(values, 50):.3f} ms "
             f"p99={percentile(values, 99):.3f} ms"
         )
+    print(describe_ms("FTS5 ranking floor, same queries", floor_samples))
+    print(
+        "  gno-trio / floor: "
+        + ", ".join(
+            f"{name} {percentile(samples, q) / percentile(floor_samples, q):.2f}x"
+            for name, q in (("p50", 50), ("p95", 95), ("p99", 99))
+        )
+        + f", mean {statistics.fmean(samples) / statistics.fmean(floor_samples):.2f}x"
+    )
     if args.phases:
         _phases.report(phased)
     engine.close()
+    floor_conn.close()
+    floor_dir.cleanup()
     return 0
+
+
+def _timed_floor(floor: RankingFloor, request: SearchRequest, round_no: int) -> list[float]:
+    """The floor's time for one query, kept after the warm-up round."""
+    started = time.perf_counter()
+    floor.search(request.query, request.limit)
+    elapsed = time.perf_counter() - started
+    return [elapsed] if round_no else []
 
 
 if __name__ == "__main__":

@@ -36,9 +36,7 @@ from _common import describe_ms, percentile
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
-from gno_trio.engine.memory.identity import Identity
-from gno_trio.engine.memory.recall import now_iso
-from gno_trio.engine.memory.records import (
+from gno_trio.engine.facts import (
     FactRecord,
     content_hash,
     record_id_for,
@@ -46,6 +44,8 @@ from gno_trio.engine.memory.records import (
     render,
     write_new_file,
 )
+from gno_trio.engine.memory.identity import Identity
+from gno_trio.engine.memory.recall import now_iso
 from gno_trio.engine.memory.service import MemoryService
 
 WHO = Identity(caller="bench", session="bench-session")

@@ -70,13 +70,12 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import _synthetic  # noqa: E402
+from _floor import RankingFloor  # noqa: E402
 from _queries import check_uncached  # noqa: E402
 from _stats import percentile  # noqa: E402  (not _common: it imports the MCP SDK)
 
 from gno_trio.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
-from gno_trio.engine.search.lexical import FIELD_WEIGHTS, relaxed_match  # noqa: E402
-from gno_trio.engine.search.querygrammar import parse_query  # noqa: E402
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE  # noqa: E402
 from gno_trio.errors import GnoError  # noqa: E402
 
@@ -314,17 +313,8 @@ def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> li
 
 
 def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> dict[str, Any]:
-    floor = sqlite3.connect(f"file:{floor_path(work)}?mode=ro", uri=True)
-    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-    floor_sql = f"SELECT rowid, bm25(f, {weights}) AS r FROM f WHERE f MATCH ? ORDER BY r LIMIT ?"
-
-    def floor_search(query: str, limit: int) -> int:
-        parsed = parse_query(query)
-        rows = floor.execute(floor_sql, (parsed.match, limit)).fetchall()
-        relaxed = relaxed_match(parsed)
-        if len(rows) < limit and relaxed is not None:
-            rows += floor.execute(floor_sql, (relaxed, limit + len(rows))).fetchall()
-        return len(rows)
+    floor_conn = sqlite3.connect(f"file:{floor_path(work)}?mode=ro", uri=True)
+    floor = RankingFloor(floor_conn)
 
     with Engine.open(dirs=gno_dirs(work), create=False) as engine:
         drawn = _queries(engine, work, docs, count, seed)
@@ -349,11 +339,11 @@ def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> d
                             hits = len(engine.search(request, conn=conn)["results"])
                             empty += not hits
                         else:
-                            floor_search(request.query, request.limit)
+                            floor.search(request.query, request.limit)
                         elapsed = (time.perf_counter() - started) * 1000
                         if round_no:  # the first round warms the caches
                             (gno if side == "gno" else fts)[kind].append(elapsed)
-    floor.close()
+    floor_conn.close()
     return {
         "gno": dict(gno),
         "floor": dict(fts),

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gno_trio.engine.docmeta import Link
 from gno_trio.engine.ingest import frontmatter_block
 from gno_trio.engine.ingest.code_mask import mask_code
 from gno_trio.engine.ingest.frontmatter import extract_meta
-from gno_trio.engine.ingest.markdown_links import Link
 from gno_trio.engine.ingest.meta_fields import normalize_date, normalize_tag, snake_case
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"

@@ -30,12 +30,7 @@ from hypothesis import strategies as st
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.ingest.convert import convert
-from gno_trio.engine.ingest.frontmatter import extract_meta
-from gno_trio.engine.memory import projection, receipts
-from gno_trio.engine.memory import remember as remember_mod
-from gno_trio.engine.memory.identity import Identity
-from gno_trio.engine.memory.records import (
+from gno_trio.engine.facts import (
     FactRecord,
     RecordProblem,
     content_hash,
@@ -46,6 +41,12 @@ from gno_trio.engine.memory.records import (
     render,
     write_new_file,
 )
+from gno_trio.engine.ingest import memory_projection as projection
+from gno_trio.engine.ingest.convert import convert
+from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.memory import receipts
+from gno_trio.engine.memory import remember as remember_mod
+from gno_trio.engine.memory.identity import Identity
 from gno_trio.engine.memory.semantic import NOT_EMBEDDED
 from gno_trio.engine.memory.service import MemoryService
 from gno_trio.engine.store import lease as locks

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.egress.policy import Policy as Policy
     from gno_trio.engine.egress.policy import Zone as Zone
     from gno_trio.engine.egress.policy import classify_peer as classify_peer
+    from gno_trio.engine.facts import MAX_SCOPES as MEMORY_MAX_SCOPES
     from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_EDGE_LIMIT as GRAPH_DEFAULT_EDGE_LIMIT
     from gno_trio.engine.graph.linkgraph import GRAPH_DEFAULT_LIMIT as GRAPH_DEFAULT_LIMIT
     from gno_trio.engine.graph.linkgraph import GraphFilters as GraphFilters
@@ -90,7 +91,6 @@ if TYPE_CHECKING:
     from gno_trio.engine.memory.recall import DEFAULT_MAX_FACTS as RECALL_DEFAULT_MAX_FACTS
     from gno_trio.engine.memory.recall import DEFAULT_MAX_TOKENS as RECALL_DEFAULT_MAX_TOKENS
     from gno_trio.engine.memory.receipts import PresentedReceipt as PresentedReceipt
-    from gno_trio.engine.memory.records import MAX_SCOPES as MEMORY_MAX_SCOPES
     from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
     from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
     from gno_trio.engine.reads.doctor import check as doctor_check
@@ -157,6 +157,7 @@ _HOMES: Final[Homes] = {
     "Policy": ("gno_trio.engine.egress.policy", "Policy"),
     "Zone": ("gno_trio.engine.egress.policy", "Zone"),
     "classify_peer": ("gno_trio.engine.egress.policy", "classify_peer"),
+    "MEMORY_MAX_SCOPES": ("gno_trio.engine.facts", "MAX_SCOPES"),
     "GRAPH_DEFAULT_EDGE_LIMIT": ("gno_trio.engine.graph.linkgraph", "GRAPH_DEFAULT_EDGE_LIMIT"),
     "GRAPH_DEFAULT_LIMIT": ("gno_trio.engine.graph.linkgraph", "GRAPH_DEFAULT_LIMIT"),
     "GraphFilters": ("gno_trio.engine.graph.linkgraph", "GraphFilters"),
@@ -181,7 +182,6 @@ _HOMES: Final[Homes] = {
     "RECALL_DEFAULT_MAX_FACTS": ("gno_trio.engine.memory.recall", "DEFAULT_MAX_FACTS"),
     "RECALL_DEFAULT_MAX_TOKENS": ("gno_trio.engine.memory.recall", "DEFAULT_MAX_TOKENS"),
     "PresentedReceipt": ("gno_trio.engine.memory.receipts", "PresentedReceipt"),
-    "MEMORY_MAX_SCOPES": ("gno_trio.engine.memory.records", "MAX_SCOPES"),
     "RECALL_MAX_FACTS": ("gno_trio.engine.memory.service", "MAX_FACTS_LIMIT"),
     "RECALL_MAX_TOKENS": ("gno_trio.engine.memory.service", "MAX_TOKENS_LIMIT"),
     "doctor_check": ("gno_trio.engine.reads.doctor", "check"),

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from gno_trio.engine.ingest.memory_projection import backfill
 from gno_trio.engine.ingest.spec import (
     CollectionSpec,
     collection_row_matches,
@@ -18,7 +19,6 @@ from gno_trio.engine.ingest.spec import (
     upsert_collection,
 )
 from gno_trio.engine.ingest.writes import inactivate
-from gno_trio.engine.memory.projection import backfill
 from gno_trio.engine.store.database import write_transaction
 
 

@@ -16,19 +16,18 @@ tag, and line/column positions stay those of the original text.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Any, Final
 
+from gno_trio.engine.docmeta import DocumentMeta, Link
 from gno_trio.engine.ingest.code_mask import mask_code
 from gno_trio.engine.ingest.frontmatter_block import FrontmatterBlock, find_block, parse_yaml
 from gno_trio.engine.ingest.markdown_links import (
     MARKDOWN_LINK,
     WIKI_LINK,
     LinePositions,
-    Link,
     markdown_link,
     wiki_link,
 )
@@ -44,36 +43,6 @@ from gno_trio.engine.ingest.meta_fields import (
     source_author,
     split_tag_list,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentMeta:
-    """Everything the index stores about a document besides its text and chunks."""
-
-    frontmatter: Mapping[str, Any]
-    frontmatter_error: str | None
-    body: str
-    body_start_line: int
-    title: str
-    tags: tuple[str, ...]
-    author: str | None
-    categories: tuple[str, ...]
-    content_type: str | None
-    date: str | None
-    relations: tuple[tuple[str, str], ...]
-    headings: tuple[str, ...]
-    links: tuple[Link, ...]
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickled with its frontmatter as a dict (text is prepared in worker processes)."""
-        values = [getattr(self, name) for name in self.__slots__]
-        values[0] = dict(self.frontmatter)
-        return _unpickle_meta, tuple(values)
-
-
-def _unpickle_meta(frontmatter: dict[str, Any], *rest: Any) -> DocumentMeta:
-    return DocumentMeta(MappingProxyType(frontmatter), *rest)
-
 
 # Applied to "\n" + text, so every line (the first included) starts after a
 # literal newline, which lets the regex engine jump between candidates quickly.

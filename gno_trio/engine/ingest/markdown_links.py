@@ -13,22 +13,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote
 
+from gno_trio.engine.docmeta import Link
 from gno_trio.engine.ingest.code_mask import mask_code
 from gno_trio.engine.ingest.frontmatter_block import find_block, parse_yaml
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One outgoing link in the body, positioned in the full text (1-based)."""
-
-    kind: str
-    target: str
-    collection: str | None
-    heading: str | None
-    display: str | None
-    line: int
-    col: int
-
 
 WIKI_LINK: Final = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 MARKDOWN_LINK: Final = re.compile(

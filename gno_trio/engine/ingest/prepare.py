@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from gno_trio.engine.docmeta import DocumentMeta
 from gno_trio.engine.ingest.chunker import Chunk, chunk_text
 from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents import records
@@ -26,7 +27,7 @@ from gno_trio.engine.ingest.documents.runner import (
     ConversionOutcome,
     ConversionRunner,
 )
-from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.plan import StoredDoc
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.uris import docid_of_hash, sha256_hex

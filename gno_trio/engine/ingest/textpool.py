@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
+from gno_trio.engine.docmeta import DocumentMeta, Link
 from gno_trio.engine.ingest.chunker import Chunk
 from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents import records
@@ -37,8 +38,6 @@ from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import TOO_LARGE
 from gno_trio.engine.ingest.documents.routing import route
 from gno_trio.engine.ingest.documents.runner import ConversionJob, ConversionRunner, usable_cores
-from gno_trio.engine.ingest.frontmatter import DocumentMeta
-from gno_trio.engine.ingest.markdown_links import Link
 from gno_trio.engine.ingest.plan import StoredDoc
 from gno_trio.engine.ingest.prepare import (
     FileProgress,

@@ -13,13 +13,14 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from gno_trio.engine.docmeta import DocumentMeta
 from gno_trio.engine.ingest.chunker import Chunk
 from gno_trio.engine.ingest.documents import records
-from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
+from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.ingest.memory_projection import project as project_memory
 from gno_trio.engine.ingest.prepare import Prepared, body_chunks, has_frontmatter
 from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile
-from gno_trio.engine.memory.projection import project as project_memory
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store import journal as journal
 from gno_trio.engine.store.database import fts5_ranks_documents

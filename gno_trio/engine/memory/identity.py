@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gno_trio.engine.memory.records import normalize_text
+from gno_trio.engine.facts import normalize_text
 from gno_trio.errors import GnoError
 
 MAX_IDENTITY_CHARS = 256

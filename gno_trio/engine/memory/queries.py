@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gno_trio.engine.memory.records import FactRecord
+from gno_trio.engine.facts import FactRecord
 
 CURRENT_FACTS_SQL = """
     d.active = 1 AND d.collection = ? AND m.valid = 1

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio.engine.egress.policy import strictest
+from gno_trio.engine.facts import normalize_text
 from gno_trio.engine.memory import receipts
 from gno_trio.engine.memory.identity import Identity
 from gno_trio.engine.memory.queries import (
@@ -28,7 +29,6 @@ from gno_trio.engine.memory.queries import (
     current_facts_clause,
     fact_from_row,
 )
-from gno_trio.engine.memory.records import normalize_text
 from gno_trio.engine.search.fusion import rrf_points
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from gno_trio.engine.facts import parse_instant
 from gno_trio.engine.memory.identity import Identity
-from gno_trio.engine.memory.records import parse_instant
 from gno_trio.errors import GnoError
 
 RECEIPT_INVALID = "MEMORY_RECEIPT_INVALID"

@@ -16,17 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gno_trio.config import Collection
-from gno_trio.engine.ingest.convert import converter_for
-from gno_trio.engine.ingest.roots import checked_root
-from gno_trio.engine.ingest.walker import admits
-from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.memory import recall as recall_mod
-from gno_trio.engine.memory import remember as remember_mod
-from gno_trio.engine.memory.identity import Identity
-from gno_trio.engine.memory.queries import StoredFact
-from gno_trio.engine.memory.recall import CollectionPolicy, now_iso
-from gno_trio.engine.memory.receipts import PresentedReceipt, fenced_spans, parse_presented
-from gno_trio.engine.memory.records import (
+from gno_trio.engine.facts import (
     FactRecord,
     content_hash,
     normalize_scopes,
@@ -39,6 +29,16 @@ from gno_trio.engine.memory.records import (
     validate_text,
     write_new_file,
 )
+from gno_trio.engine.ingest.convert import converter_for
+from gno_trio.engine.ingest.roots import checked_root
+from gno_trio.engine.ingest.walker import admits
+from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.memory import recall as recall_mod
+from gno_trio.engine.memory import remember as remember_mod
+from gno_trio.engine.memory.identity import Identity
+from gno_trio.engine.memory.queries import StoredFact
+from gno_trio.engine.memory.recall import CollectionPolicy, now_iso
+from gno_trio.engine.memory.receipts import PresentedReceipt, fenced_spans, parse_presented
 from gno_trio.engine.store.lease import MEMORY_WAIT_SECONDS, HeldLease, wait_from_env
 from gno_trio.errors import GnoError
 

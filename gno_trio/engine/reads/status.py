@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.engine.ingest.documents.records import listing as not_indexed_files
-from gno_trio.engine.memory.projection import problems as memory_problems
+from gno_trio.engine.ingest.memory_projection import problems as memory_problems
 from gno_trio.engine.reads.readiness import readiness_fields
 from gno_trio.engine.reads.semantic_facts import SemanticFacts
 

@@ -8,9 +8,10 @@ cannot run leaves ``query`` lexical, with the reason in its explain lines.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Config
@@ -19,6 +20,7 @@ from gno_trio.engine.search import contexts as contexts_mod
 from gno_trio.engine.search import lexical
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import ContextRule, SearchRequest
+from gno_trio.engine.store.database import read_snapshot
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
@@ -62,6 +64,12 @@ class SearchFace(EngineKernel):
         """``context check``: contexts that apply to nothing, or are configured twice."""
         return contexts_mod.check(self.config)
 
+    @contextlib.contextmanager
+    def _snapshot(self, conn: sqlite3.Connection | None) -> Iterator[sqlite3.Connection]:
+        """A connection reading one state of the index for the whole request."""
+        with self.connection(conn) as c, read_snapshot(c):
+            yield c
+
     def _with_contexts(self, request: SearchRequest) -> SearchRequest:
         if request.contexts or not self.config.contexts:
             return request
@@ -71,7 +79,7 @@ class SearchFace(EngineKernel):
         self, request: SearchRequest, *, conn: sqlite3.Connection | None = None
     ) -> dict[str, Any]:
         """BM25 keyword search; returns ``search-results@1.0``."""
-        with self.connection(conn) as c:
+        with self._snapshot(conn) as c:
             return lexical.search(c, self._with_contexts(request))
 
     def _embedder(self, collection: str | None) -> EmbeddingBackend:
@@ -99,7 +107,7 @@ class SearchFace(EngineKernel):
         from gno_trio.engine.search import pipeline
 
         embedder, reason = self._optional_embedder(request.collection)
-        with self.connection(conn) as c:
+        with self._snapshot(conn) as c:
             return pipeline.hybrid_query(
                 c,
                 self._with_contexts(request),
@@ -115,7 +123,7 @@ class SearchFace(EngineKernel):
         from gno_trio.engine.search import semantic
 
         embedder = self._embedder(request.collection)
-        with self.connection(conn) as c:
+        with self._snapshot(conn) as c:
             return semantic.vector_search(c, embedder, self._with_contexts(request))
 
     def similar(
@@ -131,7 +139,7 @@ class SearchFace(EngineKernel):
         from gno_trio.engine.search import semantic
 
         embedder = self._embedder(None)
-        with self.connection(conn) as c:
+        with self._snapshot(conn) as c:
             return semantic.similar(
                 c,
                 embedder,
@@ -157,7 +165,7 @@ class SearchFace(EngineKernel):
         embedder, reason = (None, None) if fast else self._optional_embedder(request.collection)
         from gno_trio.engine.search import diagnose as diagnose_mod  # the hybrid stack
 
-        with self.connection(conn) as c:
+        with self._snapshot(conn) as c:
             return diagnose_mod.diagnose(
                 c,
                 self._with_contexts(request),

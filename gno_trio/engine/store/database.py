@@ -29,6 +29,8 @@ DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _BUSY_TIMEOUT_MS = 5000
 # Readers map up to this much of the file (fewer copies, faster searches).
 MMAP_BYTES = 268_435_456
+# Each connection's page cache, in KiB.
+CACHE_KIB = 32_000
 
 
 @contextlib.contextmanager
@@ -75,7 +77,7 @@ def _configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute("PRAGMA cache_size = -32000")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
 
 
@@ -300,6 +302,32 @@ class ConnectionPool:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+@contextlib.contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction for the block, unless the caller has one open already.
+
+    A search runs several statements (rank, best chunks, snippets, vector
+    rows); in one transaction they all see the index as it was when the
+    first one ran, so a sync committing in between cannot leave a hit whose
+    chunks are gone. It also takes SQLite's read lock once, not per statement.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        # The block's own error is the one to report (an interrupted search
+        # may leave nothing to roll back); the pool rolls back what is left.
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        raise
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gno_trio.engine.ingest.frontmatter import DocumentMeta
+from gno_trio.engine.docmeta import DocumentMeta
 from gno_trio.errors import GnoError
 
 CURSOR_PREFIX = "gno-change-v1."

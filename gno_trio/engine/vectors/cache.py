@@ -23,6 +23,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.store.database import read_snapshot
 from gno_trio.engine.vectors.blas import single_threaded
 from gno_trio.engine.vectors.distinct import DistinctRows
 from gno_trio.engine.vectors.index import VectorMatrix, sketch
@@ -246,15 +247,9 @@ def matrix_for(conn: sqlite3.Connection, model: ModelRow) -> VectorMatrix:
         if entry is None or entry.model.dimension != model.dimension:
             entry = _Entry(model)
             _entries[key] = entry
-    own_transaction = not conn.in_transaction
     with entry.lock:
         if _unchanged(conn, entry):
             return entry.snapshot()
-        if own_transaction:
-            conn.execute("BEGIN")
-        try:
+        with read_snapshot(conn):
             _load(conn, entry)
-        finally:
-            if own_transaction:
-                conn.execute("COMMIT")
         return entry.snapshot()

@@ -7,6 +7,11 @@ contentHash, optional source) and, when it replaces an earlier fact, a
 documents: they are searched, read and journaled like any other note. The
 validator here decides whether a file is a usable fact; a malformed one is
 reported, never fatal.
+
+The format is memory's (:mod:`gno_trio.engine.memory` writes and recalls
+facts), but it stands low, on the store alone, because indexing reads it
+too: every fact file a sync writes is projected into the memory tables
+(:mod:`gno_trio.engine.ingest.memory_projection`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ a valid fact gets its record row and scope rows (so recall can filter by
 scope inside SQL), a malformed one gets a row naming the problem, which
 ``status`` reports. :func:`backfill` covers documents indexed before their
 collection became memory-managed (sync skips unchanged files, so it would
-never project them).
+never project them). It lives in ingest, beside the writes that call it;
+the memory service above reads the tables it keeps.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from gno_trio.engine.ingest.frontmatter import DocumentMeta, extract_meta
-from gno_trio.engine.memory.records import RecordProblem, parse_record
+from gno_trio.engine.docmeta import DocumentMeta
+from gno_trio.engine.facts import RecordProblem, parse_record
+from gno_trio.engine.ingest.frontmatter import extract_meta
 
 
 def project(conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta, *, managed: bool) -> None:

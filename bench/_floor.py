@@ -1,0 +1,83 @@
+"""The FTS5 ranking floor the search benchmarks measure gno-trio against.
+
+The floor is what any FTS5 search must do at least: a contentless table
+with the document index's columns, tokenizer and prefix indexes, ranked by
+``bm25()`` with the same field weights and the same MATCH strings, all-terms
+first and topped up with any-term matches when fewer than the limit match,
+as gno-trio ranks. It reads no document rows, cuts no snippet, finds no
+line anchor and applies no filter: every part of a gno-trio search above it
+is measured against it.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+
+from gno_trio.engine.search.lexical import FIELD_WEIGHTS, relaxed_match
+from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.store.database import CACHE_KIB, MMAP_BYTES
+
+FLOOR_TABLE = "f"
+_ARGUMENTS = re.compile(r"USING\s+fts5\s*\((.*)\)\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def floor_declaration(index_sql: str) -> str:
+    """The floor's ``CREATE VIRTUAL TABLE`` from the document index's own declaration.
+
+    Same columns, tokenizer and prefix indexes, with no content stored.
+    """
+    found = _ARGUMENTS.search(index_sql)
+    if found is None or "content" in found.group(1).replace("content_rowid", ""):
+        raise ValueError(f"not a content-holding FTS5 declaration: {index_sql!r}")
+    return f"CREATE VIRTUAL TABLE {FLOOR_TABLE} USING fts5({found.group(1)}, content = '')"
+
+
+def open_floor(path: str) -> sqlite3.Connection:
+    """A connection to a floor database, read as gno-trio reads its index (same page cache
+    and memory map)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+    return conn
+
+
+def copy_document_index(index: sqlite3.Connection, floor: sqlite3.Connection) -> int:
+    """Fill an empty floor with the rows of gno-trio's document index; returns the row count."""
+    (index_sql,) = index.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'documents_fts'"
+    ).fetchone()
+    columns = [str(row[1]) for row in index.execute("PRAGMA table_info(documents_fts)")]
+    floor.execute(floor_declaration(str(index_sql)))
+    listed = ", ".join(columns)
+    marks = ", ".join("?" for _ in columns)
+    rows: Iterable[tuple[object, ...]] = index.execute(f"SELECT rowid, {listed} FROM documents_fts")
+    floor.execute("BEGIN")
+    count = 0
+    for row in rows:
+        floor.execute(f"INSERT INTO {FLOOR_TABLE}(rowid, {listed}) VALUES (?, {marks})", tuple(row))
+        count += 1
+    floor.execute("COMMIT")
+    return count
+
+
+class RankingFloor:
+    """Ranks a query on the floor table of ``conn`` as gno-trio ranks documents."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        self._sql = (
+            f"SELECT rowid, bm25({FLOOR_TABLE}, {weights}) AS r FROM {FLOOR_TABLE} "
+            f"WHERE {FLOOR_TABLE} MATCH ? ORDER BY r LIMIT ?"
+        )
+
+    def search(self, query: str, limit: int) -> int:
+        """How many documents the ranking returns (all-terms, then any-term top-up)."""
+        parsed = parse_query(query)
+        rows = self._conn.execute(self._sql, (parsed.match, limit)).fetchall()
+        relaxed = relaxed_match(parsed)
+        if len(rows) < limit and relaxed is not None:
+            rows += self._conn.execute(self._sql, (relaxed, limit + len(rows))).fetchall()
+        return len(rows)
