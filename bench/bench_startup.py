@@ -19,9 +19,12 @@ Rounds are interleaved (every case once per round, in an order that rotates
 each round), so load drifts on a shared machine fall on every case alike.
 Printed per case: wall median and p90, child CPU median (user + system, from
 the kernel's accounting of the waited-for child), and the ratio of each
-median to the floors' medians of the same run. Asserts nothing.
+median to the floors' medians of the same run. ``--compare SRC`` also runs
+the gno-trio cases from another source tree (say, a checkout of an earlier
+commit), interleaved in the same rounds over the same index, labelled
+``@compare``: a before/after under the same load. Asserts nothing.
 
-    python bench/bench_startup.py [--rounds 20]
+    python bench/bench_startup.py [--rounds 20] [--compare SRC]
 """
 
 from __future__ import annotations
@@ -138,9 +141,15 @@ def _mcp_session(env: dict[str, str]) -> tuple[Sample, Sample]:
     return (initialized, used), (listed, used)
 
 
+def _with_source(env: dict[str, str], source: Path) -> dict[str, str]:
+    """``env`` with ``source`` first on ``PYTHONPATH``: ``-m gno_trio`` runs that tree."""
+    path = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
+    return {**env, "PYTHONPATH": path}
+
+
 def _build_index(base: Path) -> dict[str, str]:
     """An index of the mcp-docs corpus in ``base``; the environment that selects it."""
-    env = dict(os.environ)
+    env = _with_source(dict(os.environ), REPO)
     env.update(
         GNO_CONFIG_DIR=str(base / "config"),
         GNO_DATA_DIR=str(base / "data"),
@@ -173,33 +182,23 @@ def _hitting_words(env: dict[str, str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument(
+        "--compare", type=Path, help="another gno-trio source tree, timed in the same rounds"
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="gno-bench-startup-"))
     try:
         env = _build_index(base)
         words = _hitting_words(env)
         samples: dict[str, list[Sample]] = {}
-        word_turn = iter(range(10**9))
-
-        def search() -> None:
-            word = words[next(word_turn) % len(words)]
-            samples.setdefault("search", []).append(_timed_run([*GNO, "search", word], env))
-
-        def mcp() -> None:
-            init, listed = _mcp_session(env)
-            samples.setdefault("mcp-init", []).append(init)
-            samples.setdefault("mcp-list", []).append(listed)
-
-        def simple(name: str, argv: list[str]) -> Callable[[], None]:
-            return lambda: samples.setdefault(name, []).append(_timed_run(argv, env))
-
         cases: list[Callable[[], None]] = [
-            simple("floor-python", [sys.executable, "-c", "pass"]),
-            simple("floor-imports", [sys.executable, "-c", "import sqlite3, trio"]),
-            simple("help", [*GNO, "--help"]),
-            search,
-            mcp,
+            _simple(samples, "floor-python", [sys.executable, "-c", "pass"], env),
+            _simple(samples, "floor-imports", [sys.executable, "-c", "import sqlite3, trio"], env),
+            *_gno_cases(samples, "", env, words),
         ]
+        if args.compare is not None:
+            peer = _with_source(env, args.compare.resolve())
+            cases += _gno_cases(samples, "@compare", peer, words)
         for case in cases:  # one warm-up round: the page cache and .pyc files
             case()
         samples.clear()
@@ -212,26 +211,53 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def _simple(
+    samples: dict[str, list[Sample]], name: str, argv: list[str], env: dict[str, str]
+) -> Callable[[], None]:
+    return lambda: samples.setdefault(name, []).append(_timed_run(argv, env))
+
+
+def _gno_cases(
+    samples: dict[str, list[Sample]], suffix: str, env: dict[str, str], words: list[str]
+) -> list[Callable[[], None]]:
+    """``--help``, a search (the next word each run) and an mcp session, run with ``env``."""
+    turn = iter(range(10**9))
+
+    def search() -> None:
+        word = words[next(turn) % len(words)]
+        samples.setdefault(f"search{suffix}", []).append(_timed_run([*GNO, "search", word], env))
+
+    def mcp() -> None:
+        init, listed = _mcp_session(env)
+        samples.setdefault(f"mcp-init{suffix}", []).append(init)
+        samples.setdefault(f"mcp-list{suffix}", []).append(listed)
+
+    return [_simple(samples, f"help{suffix}", [*GNO, "--help"], env), search, mcp]
+
+
 def _report(samples: dict[str, list[Sample]], rounds: int, word_count: int) -> None:
     python = statistics.median(w for w, _ in samples["floor-python"])
     imports = statistics.median(w for w, _ in samples["floor-imports"])
     print(f"fresh processes, {rounds} interleaved rounds; search over {word_count} words")
     print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     header = (
-        f"{'case':<14}{'wall p50':>10}{'wall p90':>10}{'cpu p50':>10}"
-        f"{'x python':>10}{'x imports':>11}"
+        f"{'case':<22}{'wall p50':>10}{'wall p90':>10}{'cpu p50':>10}"
+        f"{'x python':>10}{'x imports':>11}{'x compare':>11}"
     )
     print(header)
+    medians = {name: statistics.median(w for w, _ in runs) for name, runs in samples.items()}
     for name, runs in samples.items():
         walls = [w * 1000 for w, _ in runs]
         cpus = [c * 1000 for _, c in runs]
-        median = statistics.median(walls)
+        median = medians[name]
+        peer = medians.get(f"{name}@compare")
         print(
-            f"{name:<14}{median:>8.1f}ms{percentile(walls, 90):>8.1f}ms"
-            f"{statistics.median(cpus):>8.1f}ms{median / (python * 1000):>9.2f}x"
-            f"{median / (imports * 1000):>10.2f}x"
+            f"{name:<22}{median * 1000:>8.1f}ms{percentile(walls, 90):>8.1f}ms"
+            f"{statistics.median(cpus):>8.1f}ms{median / python:>9.2f}x"
+            f"{median / imports:>10.2f}x" + (f"{median / peer:>10.2f}x" if peer else "")
         )
-    print("(mcp-* cpu: the whole session's, spawn to end of input)")
+    print("(mcp-* cpu: the whole session's, spawn to end of input; x compare: this tree's")
+    print(" median over the --compare tree's, same rounds)")
 
 
 if __name__ == "__main__":

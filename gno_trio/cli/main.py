@@ -20,7 +20,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
-from gno_trio import __version__
 from gno_trio.cli import render
 from gno_trio.cli.commands import CommandChoices
 from gno_trio.cli.common import EXIT_OK, Handler
@@ -48,6 +47,22 @@ class _Parser(argparse.ArgumentParser):
         raise argparse.ArgumentError(
             action, f"invalid choice: {value!r} (choose from {', '.join(names)}){hint}"
         )
+
+
+class _Version(argparse._VersionAction):
+    """argparse's ``--version``, the version looked up only when it is asked for."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from gno_trio import __version__  # distribution metadata: an import and a path scan
+
+        self.version = f"gno-trio {__version__}"
+        super().__call__(parser, namespace, values, option_string)
 
 
 _ACCEPTED_NO_OPS: Final = {
@@ -107,7 +122,7 @@ def _command_parser() -> tuple[argparse.ArgumentParser, CommandChoices]:
         "serve them to AI agents over MCP.",
         parents=[_common_options(with_defaults=True)],
     )
-    parser.add_argument("--version", action="version", version=f"gno-trio {__version__}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(
         dest="command",
         required=True,
