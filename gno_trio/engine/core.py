@@ -9,9 +9,12 @@ result object of its contract or raises :class:`~gno_trio.errors.GnoError`.
 
 The methods are grouped by concern, one face per subpackage, on top of
 :class:`~gno_trio.engine.kernel.EngineKernel` (location, configuration,
-connections, sync):
+connections, the write lease), which calls the upkeep its rules need
+through :class:`~gno_trio.engine.kernel.IndexUpkeep`; ``Engine`` binds it
+to the floors that do the work (:class:`EngineUpkeep`):
 
-* :mod:`.ingest.face`: add and remove collections, capture notes, file copies, tags;
+* :mod:`.ingest.face`: sync and reconcile (on :mod:`.ingest.indexer`), add and
+  remove collections, capture notes, file copies, tags;
 * :mod:`.reads.face`: get, multi-get, ls, tags, changes, diff, status, peek;
 * :mod:`.search.face`: search, vector search, similar, query, diagnose;
 * :mod:`.vectors.face`: the embed phase, clearing vectors, model facts;
@@ -25,16 +28,34 @@ connections, sync):
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from gno_trio.engine.ask.face import AskFace
 from gno_trio.engine.context.face import ContextFace
 from gno_trio.engine.egress.face import EgressFace
 from gno_trio.engine.graph.face import GraphFace
 from gno_trio.engine.ingest.face import IngestFace
+from gno_trio.engine.ingest.upkeep import finish_upgrades
+from gno_trio.engine.kernel import IndexUpkeep
 from gno_trio.engine.memory.face import MemoryFace
 from gno_trio.engine.reads.face import ReadsFace
+from gno_trio.engine.search.docindex.policy import (
+    document_index_lags,
+    document_indexing,
+    heal_document_index,
+)
 from gno_trio.engine.search.face import SearchFace
 from gno_trio.engine.traces.face import TracesFace
 from gno_trio.engine.vectors.face import VectorsFace
+
+
+class EngineUpkeep:
+    """What the kernel's rules call for, done where it lives: ingest's upgrades, search's index."""
+
+    finish_upgrades = staticmethod(finish_upgrades)
+    document_index_lags = staticmethod(document_index_lags)
+    heal_document_index = staticmethod(heal_document_index)
+    document_indexing = staticmethod(document_indexing)
 
 
 class Engine(
@@ -51,5 +72,7 @@ class Engine(
 ):
     """An opened index and every service over it (see the module docstring for the map)."""
 
+    upkeep: ClassVar[IndexUpkeep] = EngineUpkeep()
 
-__all__ = ["Engine"]
+
+__all__ = ["Engine", "EngineUpkeep"]

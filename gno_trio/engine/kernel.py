@@ -4,19 +4,22 @@
 location, the configuration as ``index.yml`` says now, the connection pool,
 and the rules every writer obeys. The public :class:`~gno_trio.engine.Engine`
 adds one face per concern on top of it (see :mod:`gno_trio.engine.core`);
-internal modules that need an engine take a kernel, so they never import the
-faces that call them.
+internal modules that need an engine take a kernel (those that index what
+they wrote, the :class:`~gno_trio.engine.ingest.indexer.IndexingKernel` built
+on it), so they never import the faces that call them.
 
 The rules held here, once, for every surface:
 
 * Opening an index never writes to it (beyond creating or upgrading its
-  schema). Bringing the database in line with a hand-edited ``index.yml``
-  (:meth:`EngineKernel.reconcile`) is a write, done by writers only, and
-  reported.
+  schema, and replaying into the document index what a crash kept from
+  it). Bringing the database in line with a hand-edited ``index.yml``
+  (:meth:`gno_trio.engine.ingest.indexer.IndexingKernel.reconcile`) is a
+  write, done by writers only, and reported.
 * Every write holds the one write lease of the data directory
   (:meth:`EngineKernel.writing`): a caller cannot forget it, and a caller
   that must keep it across several writes passes the
-  :class:`~gno_trio.engine.store.lease.HeldLease` along.
+  :class:`~gno_trio.engine.store.lease.HeldLease` along. Before the lease
+  is let go, the document index learns what the writes committed.
 * The configuration is re-read when the file changes on disk, and written
   only as read-modify-write of the file under the lease
   (:meth:`EngineKernel.update_config`), so a running server never writes
@@ -24,6 +27,11 @@ The rules held here, once, for every surface:
 
 Each method accepts an optional ``conn`` so an async caller can hold the
 connection itself and interrupt its statement when the request is cancelled.
+
+The kernel says *when* the schema work left for code and the document
+index's catch-up run; *what* they do belongs to floors above it (ingest,
+search), so it calls them through :class:`IndexUpkeep`, which the
+:class:`~gno_trio.engine.Engine` binds (:mod:`gno_trio.engine.core`).
 """
 
 from __future__ import annotations
@@ -32,28 +40,15 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import ClassVar, Protocol, Self
 
 from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config
 from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
-from gno_trio.engine.ingest.collection_rows import reconcile_collections
-from gno_trio.engine.ingest.documents.limits import limits_from_settings
-from gno_trio.engine.ingest.documents.runner import ConversionRunner
-from gno_trio.engine.ingest.roots import checked_root
-from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
-from gno_trio.engine.ingest.sync import sync_collection
-from gno_trio.engine.ingest.upkeep import compact_full_text, finish_upgrades
-from gno_trio.engine.search.docindex.policy import (
-    DocumentIndexing,
-    document_index_lags,
-    heal_document_index,
-)
-from gno_trio.engine.store import journal
 from gno_trio.engine.store.config_file import save_config
-from gno_trio.engine.store.database import ConnectionPool, connect, migrate, unmapped
+from gno_trio.engine.store.database import ConnectionPool, connect, migrate
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, HeldLease, write_lease
 from gno_trio.errors import GnoError
 
@@ -63,18 +58,39 @@ StopFn = Callable[[], bool]
 ConfigStamp = tuple[int, int, int, int] | None
 
 
-def spec_for(collection: Collection) -> CollectionSpec:
-    """The sync engine's view of a configured collection."""
-    return CollectionSpec(
-        name=collection.name,
-        path=Path(collection.path),
-        pattern=collection.pattern,
-        include=tuple(collection.include),
-        exclude=tuple(collection.exclude),
-        language_hint=collection.language_hint,
-        egress_policy=collection.effective_egress_policy,
-        memory_managed=bool(collection.memory_managed),
-    )
+class IndexHooks(Protocol):
+    """What a sync tells the document index (the tantivy side, when it ranks).
+
+    ``before_writing`` runs before the first batch, outside any transaction,
+    with the number of active documents the sync should end with;
+    ``after_commit`` runs after every committed batch.
+    """
+
+    def before_writing(self, expected_active: int) -> None: ...
+
+    def after_commit(self) -> None: ...
+
+
+class IndexUpkeep(Protocol):
+    """The work the kernel's rules call for that floors above it know how to do.
+
+    ``finish_upgrades`` is the part of a schema upgrade that needs code
+    (ingest's re-chunking), run by every open after the migrations. The
+    rest is the document index (search's): whether it is behind SQLite,
+    replaying what it missed (``prune`` also drops the applied queue rows),
+    and its part in one sync, which settles the backend and merges when the
+    block ends without an error.
+    """
+
+    def finish_upgrades(self, conn: sqlite3.Connection) -> None: ...
+
+    def document_index_lags(self, conn: sqlite3.Connection) -> bool: ...
+
+    def heal_document_index(self, conn: sqlite3.Connection, *, prune: bool) -> bool: ...
+
+    def document_indexing(
+        self, conn: sqlite3.Connection, setting: str
+    ) -> contextlib.AbstractContextManager[IndexHooks]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +154,9 @@ def _stamp(path: Path) -> ConfigStamp:
 class EngineKernel:
     """An opened index: its configuration, its SQLite file and a connection pool."""
 
+    upkeep: ClassVar[IndexUpkeep]
+    """Bound by :class:`gno_trio.engine.Engine`, the one class that opens an index."""
+
     def __init__(self, location: IndexLocation, config: Config) -> None:
         self.location = location
         self._config = config
@@ -182,7 +201,7 @@ class EngineKernel:
         conn = connect(db_path)
         try:
             migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
-            finish_upgrades(conn)
+            cls.upkeep.finish_upgrades(conn)
             if missing is not None and not _index_is_empty(conn):
                 raise GnoError(
                     "CONFIG_NOT_FOUND",
@@ -241,7 +260,7 @@ class EngineKernel:
             try:
                 yield held
             finally:
-                self._catch_up_documents(prune=True)
+                self.catch_up_documents(prune=True)
 
     @contextlib.contextmanager
     def writing(
@@ -260,7 +279,7 @@ class EngineKernel:
         with self.lease(wait_seconds=wait_seconds, should_stop=should_stop) as held:
             yield held
 
-    def _catch_up_documents(self, *, prune: bool) -> None:
+    def catch_up_documents(self, *, prune: bool) -> None:
         """Let the tantivy document index learn what the writes committed (no-op under FTS5).
 
         Never fails the write it follows: whatever it cannot do now, the next
@@ -268,7 +287,7 @@ class EngineKernel:
         """
         try:
             with self.pool.connection() as conn:
-                heal_document_index(conn, prune=prune)
+                self.upkeep.heal_document_index(conn, prune=prune)
         except (GnoError, sqlite3.Error, OSError, ValueError) as exc:
             logger.warning("the document index could not catch up yet: %s", exc)
 
@@ -279,13 +298,13 @@ class EngineKernel:
         when the write lease is free: a running writer catches up itself.
         """
         with self.pool.connection() as conn:
-            if not document_index_lags(conn):
+            if not self.upkeep.document_index_lags(conn):
                 return
         with (
             contextlib.suppress(GnoError),
             write_lease(self.location.dirs.write_lock, wait_seconds=0),
         ):
-            self._catch_up_documents(prune=False)
+            self.catch_up_documents(prune=False)
 
     # -- configuration -----------------------------------------------------
 
@@ -335,122 +354,5 @@ class EngineKernel:
             raise GnoError("NOT_FOUND", f"Collection not found: {name}")
         return found
 
-    # -- indexing ----------------------------------------------------------
 
-    def reconcile(
-        self, *, lease: HeldLease | None = None, expected: Container[str] = ()
-    ) -> dict[str, Any]:
-        """Bring the database's collections in line with ``index.yml``; what changed.
-
-        A collection added to or edited in the file gets its row; one deleted
-        from the file leaves search, reads and links (its documents are
-        soft-deleted, journaled). When the file is missing nothing is
-        removed: a vanished config is not a request to empty the index.
-        Every change is logged as a warning, except those of the collections
-        in ``expected`` (the ones the calling writer itself just changed).
-        """
-        with self.writing(lease):
-            config = self.config
-            exists = self.location.config_path.exists()
-            with self.pool.connection() as conn:
-                changes = reconcile_collections(
-                    conn, [spec_for(c) for c in config.collections], drop_missing=exists
-                )
-        for name in changes["added"]:
-            if name not in expected:
-                logger.warning("index.yml: collection %s added to the index", name)
-        for name in changes["updated"]:
-            if name not in expected:
-                logger.warning("index.yml: collection %s settings applied to the index", name)
-        for entry in changes["removed"]:
-            if entry["collection"] in expected:
-                continue
-            logger.warning(
-                "index.yml: collection %s removed from the index (%d documents inactive)",
-                entry["collection"],
-                entry["documents"],
-            )
-        return changes
-
-    def sync(
-        self,
-        names: Sequence[str] | None = None,
-        *,
-        progress: ProgressFn | None = None,
-        conn: sqlite3.Connection | None = None,
-        lease: HeldLease | None = None,
-        wait_seconds: float | None = None,
-    ) -> list[SyncReport]:
-        """Bring the index in line with the files of ``names`` (every collection by default).
-
-        Runs under the write lease (``LOCKED`` after ``wait_seconds``), after
-        reconciling the collections with the config.
-        """
-        with self.writing(lease, wait_seconds=wait_seconds) as held:
-            self.reconcile(lease=held)
-            targets = (
-                [self.collection(n) for n in names] if names else list(self.config.collections)
-            )
-            reports = []
-            with (
-                self.connection(conn) as c,
-                unmapped(c),
-                self._conversion_runner() as runner,
-                contextlib.closing(DocumentIndexing(c, self.config.search.backend)) as indexing,
-            ):
-                for collection in targets:
-                    try:
-                        checked_root(collection.path, self.location.dirs)
-                    except GnoError as error:
-                        report = SyncReport(collection=collection.name)
-                        report.errors.append(
-                            {"relPath": ".", "code": error.code, "message": error.message}
-                        )
-                        reports.append(report)
-                        continue
-                    spec = spec_for(collection)
-                    reports.append(
-                        sync_collection(c, spec, progress=progress, runner=runner, hooks=indexing)
-                    )
-                with contextlib.suppress(sqlite3.Error):
-                    c.execute("BEGIN IMMEDIATE")
-                    journal.prune(c)
-                    c.execute("COMMIT")
-                with contextlib.suppress(sqlite3.Error):  # an optimisation: never fails a sync
-                    compact_full_text(c, sum(report.changed for report in reports))
-                indexing.finish()
-            return reports
-
-    def sync_paths(
-        self,
-        name: str,
-        rel_paths: Sequence[str],
-        *,
-        conn: sqlite3.Connection | None = None,
-        lease: HeldLease | None = None,
-    ) -> SyncReport:
-        """Index just these files of one collection (after a write through gno-trio).
-
-        The files are searchable when this returns, even while the caller
-        keeps the lease for more writes.
-        """
-        with self.writing(lease):
-            collection = self.collection(name)
-            with self.connection(conn) as c, self._conversion_runner() as runner:
-                report = sync_collection(
-                    c, spec_for(collection), only=set(rel_paths), runner=runner
-                )
-            self._catch_up_documents(prune=True)
-            return report
-
-    def _conversion_runner(self) -> ConversionRunner:
-        """Conversion workers for one sync, bounded as ``conversion:`` in index.yml says.
-
-        Workers start only when a document needs converting, and stop with
-        the sync: an idle server keeps no converter processes.
-        """
-        settings = self.config.conversion
-        return ConversionRunner(limits_from_settings(settings), workers=settings.workers)
-
-
-__all__ = ["EngineKernel", "IndexLocation", "locate", "spec_for"]
+__all__ = ["EngineKernel", "IndexHooks", "IndexLocation", "IndexUpkeep", "locate"]

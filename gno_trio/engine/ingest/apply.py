@@ -31,7 +31,6 @@ from gno_trio.engine.ingest.prepare import (
 )
 from gno_trio.engine.ingest.spec import (
     CollectionSpec,
-    IndexHooks,
     ProgressFn,
     SyncReport,
     now_iso,
@@ -39,6 +38,7 @@ from gno_trio.engine.ingest.spec import (
 )
 from gno_trio.engine.ingest.upkeep import collect_garbage, compacts_after
 from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.engine.kernel import IndexHooks
 from gno_trio.engine.store import fulltext
 from gno_trio.errors import GnoError
 

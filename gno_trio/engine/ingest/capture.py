@@ -48,6 +48,7 @@ from gno_trio.engine.ingest.capture_request import (
     one_line,
 )
 from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.write_paths import (
     collection_root,
     explicit_rel_path,
@@ -60,7 +61,6 @@ from gno_trio.engine.ingest.write_paths import (
     unindexable_reason,
 )
 from gno_trio.engine.ingest.written import SyncOutcome, index_written, indexed_document
-from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.atomic import create_new, replace
 from gno_trio.engine.store.database import write_transaction
@@ -132,7 +132,7 @@ class _Outcome:
         }
 
 
-def _plan(engine: EngineKernel, request: CaptureRequest, now: datetime | None) -> _Plan:
+def _plan(engine: IndexingKernel, request: CaptureRequest, now: datetime | None) -> _Plan:
     name = request.collection.strip() if isinstance(request.collection, str) else ""
     if not name:
         raise GnoError("INVALID_INPUT", "collection is required")
@@ -273,7 +273,7 @@ def _index_tags_safely(
 
 
 def capture(
-    engine: EngineKernel,
+    engine: IndexingKernel,
     request: CaptureRequest,
     *,
     server_instance_id: str | None = None,
@@ -305,7 +305,7 @@ def capture(
 
 
 def _capture_under_lease(
-    engine: EngineKernel,
+    engine: IndexingKernel,
     plan: _Plan,
     conn: sqlite3.Connection,
     lease: HeldLease,

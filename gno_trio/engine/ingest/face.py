@@ -14,10 +14,10 @@ from gno_trio.engine.ingest import capture as capture_mod
 from gno_trio.engine.ingest import cleanup as cleanup_mod
 from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging, update_cmd
 from gno_trio.engine.ingest.capture_request import CaptureRequest
+from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.ingest.spec import now_iso
-from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
@@ -36,7 +36,7 @@ def refuse_if_referenced(config: Config, name: str) -> None:
         )
 
 
-class IngestFace(EngineKernel):
+class IngestFace(IndexingKernel):
     def check_root(self, path: str) -> Path:
         """``path`` resolved, if it may be a collection root of this index (else the refusal)."""
         return validate_root(path, dirs=self.location.dirs)

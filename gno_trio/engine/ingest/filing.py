@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.write_paths import (
     collection_root,
     lstat_or_none,
@@ -29,7 +30,6 @@ from gno_trio.engine.ingest.write_paths import (
     unindexable_reason,
 )
 from gno_trio.engine.ingest.written import index_written, indexed_document
-from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.atomic import create_new
 from gno_trio.engine.store.lease import HeldLease
@@ -40,7 +40,7 @@ COPY_SUFFIX = "-copy"
 
 
 def create_folder(
-    engine: EngineKernel,
+    engine: IndexingKernel,
     collection_name: str,
     name: str,
     *,
@@ -96,7 +96,7 @@ def editable_text(path: Path, rel_path: str, *, action: str = "duplicated") -> s
 
 
 def duplicate_note(
-    engine: EngineKernel,
+    engine: IndexingKernel,
     conn: sqlite3.Connection,
     ref: str,
     *,

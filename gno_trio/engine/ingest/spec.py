@@ -13,25 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gno_trio.config import DEFAULT_EXCLUDES
 
 ProgressFn = Callable[[int, int, str], None]
 """``(files done, files in the collection, what is being worked on)``."""
-
-
-class IndexHooks(Protocol):
-    """What a sync tells the document index (the tantivy side, when it ranks).
-
-    ``before_writing`` runs before the first batch, outside any transaction,
-    with the number of active documents the sync should end with;
-    ``after_commit`` runs after every committed batch.
-    """
-
-    def before_writing(self, expected_active: int) -> None: ...
-
-    def after_commit(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

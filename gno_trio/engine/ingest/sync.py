@@ -36,8 +36,9 @@ from gno_trio.engine.ingest.plan import (
     stored_documents,
     stored_for_walk,
 )
-from gno_trio.engine.ingest.spec import CollectionSpec, IndexHooks, ProgressFn, SyncReport
+from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, listing
+from gno_trio.engine.kernel import IndexHooks
 
 
 def named_files(spec: CollectionSpec, only: set[str]) -> list[FoundFile]:
@@ -126,7 +127,7 @@ def sync_collection(
     capture or a remembered fact: one file, no walk, no soft-deletes).
     Conversions go through ``runner`` (documents in its worker processes);
     without one, a runner with the default limits is used for this sync.
-    ``hooks`` keep the document index informed (see :class:`.spec.IndexHooks`).
+    ``hooks`` keep the document index informed (see :class:`~gno_trio.engine.kernel.IndexHooks`).
     """
     if runner is None:
         with ConversionRunner() as own:

@@ -31,10 +31,10 @@ import yaml
 
 from gno_trio.engine.ingest.filing import editable_text
 from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.meta_fields import normalize_tag
 from gno_trio.engine.ingest.write_paths import collection_root, real_folder
 from gno_trio.engine.ingest.written import index_written
-from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.atomic import replace
@@ -176,7 +176,7 @@ def edit_tags(text: str, *, add: str | None = None, remove: str | None = None) -
 
 
 def change_tag(
-    engine: EngineKernel,
+    engine: IndexingKernel,
     conn: sqlite3.Connection,
     ref: str,
     raw_tag: str,
@@ -237,7 +237,7 @@ def change_tag(
 
 
 def _rewrite_note(
-    engine: EngineKernel,
+    engine: IndexingKernel,
     conn: sqlite3.Connection,
     row: sqlite3.Row,
     tag: str,

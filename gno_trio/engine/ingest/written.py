@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
@@ -34,7 +34,7 @@ class SyncOutcome:
 
 
 def index_written(
-    engine: EngineKernel,
+    engine: IndexingKernel,
     collection: str,
     rel_path: str,
     conn: sqlite3.Connection,

@@ -7,14 +7,14 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.memory import recall as recall_mod
 from gno_trio.engine.memory.identity import Identity
 from gno_trio.engine.memory.receipts import PresentedReceipt
 from gno_trio.engine.memory.service import MemoryService
 
 
-class MemoryFace(EngineKernel):
+class MemoryFace(IndexingKernel):
     @functools.cached_property
     def memory(self) -> MemoryService:
         """The memory service of this engine (one per engine: it remembers backfills)."""

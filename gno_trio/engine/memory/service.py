@@ -30,9 +30,9 @@ from gno_trio.engine.facts import (
     write_new_file,
 )
 from gno_trio.engine.ingest.convert import converter_for
+from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.walker import admits
-from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.memory import recall as recall_mod
 from gno_trio.engine.memory import remember as remember_mod
 from gno_trio.engine.memory.identity import Identity
@@ -61,7 +61,7 @@ def _discard(path: Path) -> None:
 class MemoryService:
     """Recall and remember over one engine; safe to share between threads."""
 
-    def __init__(self, engine: EngineKernel, *, lease_wait_seconds: float | None = None) -> None:
+    def __init__(self, engine: IndexingKernel, *, lease_wait_seconds: float | None = None) -> None:
         self.engine = engine
         self.lease_wait = (
             lease_wait_seconds

@@ -16,7 +16,9 @@ p99 climbs past them while tantivy's stays flat.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Iterator
 from typing import Final
 
 from gno_trio.engine.search.docindex.feeder import Feeder
@@ -44,7 +46,7 @@ class DocumentIndexing:
     """What a sync does for the document index: choose the backend, feed tantivy.
 
     Used by the writer holding the lease for the whole sync; see
-    :class:`gno_trio.engine.ingest.spec.IndexHooks` for when each is called.
+    :class:`gno_trio.engine.kernel.IndexHooks` for when each is called.
     """
 
     def __init__(self, conn: sqlite3.Connection, setting: str) -> None:
@@ -82,6 +84,22 @@ class DocumentIndexing:
             self._feeder.to_tantivy()
         else:
             self._feeder.to_fts5()
+
+
+@contextlib.contextmanager
+def document_indexing(conn: sqlite3.Connection, setting: str) -> Iterator[DocumentIndexing]:
+    """The document index's part in one sync, for the block's duration.
+
+    When the block ends without an error the backend is settled for the
+    final size and the segments merged (:meth:`DocumentIndexing.finish`);
+    the feeder is closed either way.
+    """
+    indexing = DocumentIndexing(conn, setting)
+    try:
+        yield indexing
+        indexing.finish()
+    finally:
+        indexing.close()
 
 
 def document_index_lags(conn: sqlite3.Connection) -> bool:
