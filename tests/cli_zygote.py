@@ -22,15 +22,29 @@ instead (see :mod:`tests.cli_support`).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import runpy
 import socket
 import sys
 
-import gno_trio.cli  # noqa: F401 - the import every child would otherwise pay for
+import gno_trio
 
 MAX_REQUEST = 1 << 20
+
+
+def _import_everything() -> None:
+    """Import every module of the package, which a child would otherwise import per command.
+
+    A command imports only its own family and the engine parts it calls
+    (:mod:`gno_trio.cli.commands`); the tests run every command, so the warm
+    parent holds them all.
+    """
+    for module in pkgutil.walk_packages(gno_trio.__path__, "gno_trio."):
+        if module.name != "gno_trio.__main__":
+            importlib.import_module(module.name)
 
 
 def serve(sock: socket.socket) -> None:
@@ -73,6 +87,7 @@ def _become(request: dict[str, object], fds: list[int]) -> None:
 
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
+    _import_everything()
     serve(sock)
     # Only a forked child gets here: run the command as ``python -m gno_trio``.
     runpy.run_module("gno_trio", run_name="__main__", alter_sys=True)

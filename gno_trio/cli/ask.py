@@ -42,7 +42,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("ask", parents=[common], help="answer a question with citations")
+    p = sub.add_parser("ask", parents=[common])
     p.add_argument("query", help="the question, in plain words")
     p.add_argument("-n", "--limit", type=int, default=5, help="most results to retrieve")
     p.add_argument("-c", "--collection", help="only this collection")

@@ -99,7 +99,6 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "audit",
         parents=[common],
-        help="read-only integrity checks: broken links, provenance, stale notes",
         description="Exit 0: complete and clean; 4: findings; 5: partial or inconclusive "
         "(Ctrl-C returns what was gathered); 1: invalid input; 2: failure.",
     )

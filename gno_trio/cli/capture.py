@@ -111,7 +111,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("capture", parents=[common], help="create a note in a collection")
+    p = sub.add_parser("capture", parents=[common])
     p.add_argument("content", nargs="*", help="note text (or use --stdin or --file)")
     p.add_argument("--stdin", action="store_true", help="read the note text from standard input")
     p.add_argument("--file", help="read the note text from this UTF-8 file")

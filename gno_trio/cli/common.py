@@ -9,11 +9,13 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gno_trio.dirs import DEFAULT_INDEX_NAME
-from gno_trio.engine import Engine, locate
 from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    from gno_trio.engine import Engine
 
 EXIT_OK = 0
 
@@ -65,6 +67,8 @@ def open_engine(
     a command that writes the config (``new_config``: ``init``, ``collection
     add``) may start one for an index without collections.
     """
+    from gno_trio.engine import Engine, locate  # only a command that opens an index pays for it
+
     config = Path(args.config).expanduser() if args.config else None
     if not create:
         location = locate(index_name=args.index, config_path=config)

@@ -12,7 +12,8 @@ import argparse
 import shlex
 from collections.abc import Iterator
 
-from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json
+from gno_trio.cli.commands import CommandChoices
+from gno_trio.cli.common import EXIT_OK, emit_json
 from gno_trio.cli.completion_install import detect_shell, install, reload_hint
 from gno_trio.errors import GnoError
 
@@ -32,9 +33,10 @@ def _children(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
 class _Root(argparse.ArgumentParser):
     """The top level as completion sees it: the commands, and the options every level has."""
 
-    def __init__(self, commands: Subparsers, common: argparse.ArgumentParser) -> None:
+    def __init__(self, commands: CommandChoices, common: argparse.ArgumentParser) -> None:
         super().__init__(prog=PROG, parents=[common], add_help=False)
         self.add_argument("--version", action="store_true")
+        commands.load_all()
         self.commands = commands
 
 
@@ -136,11 +138,10 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+def add_parsers(sub: CommandChoices, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "completion",
         parents=[common],
-        help="print (or install) a shell completion script",
         description="`completion SHELL` prints the script; `completion install [--shell SHELL]` "
         "puts it in ~/.bashrc, ~/.zshrc or fish's completions folder (again: replaced in place).",
     )

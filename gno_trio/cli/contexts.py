@@ -60,7 +60,6 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         common,
         handler=cmd_context,
         dest="context_command",
-        help="guidance attached to results of a scope",
     )
     q = actions.add_parser("add", parents=[common], help="attach guidance text to a scope")
     q.add_argument("scope", help=_SCOPE_HELP)

@@ -117,7 +117,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("doctor", parents=[common], help="check the set-up; say how to fix it")
+    p = sub.add_parser("doctor", parents=[common])
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_doctor)
 

@@ -155,7 +155,6 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         common,
         handler=cmd_egress_audit,
         dest="egress_audit_command",
-        help="the content-free receipts of egress decisions: list, show, status, delete",
     )
     q = actions.add_parser("list", parents=[common], help="receipts, newest first")
     q.add_argument("--limit", type=int, default=50, help="receipts per page (default 50)")

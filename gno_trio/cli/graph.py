@@ -106,7 +106,7 @@ _DOC_HELP = "the document: #docid, gno://collection/path or collection/path"
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("links", parents=[common], help="outgoing links of a document")
+    p = sub.add_parser("links", parents=[common])
     p.add_argument(
         "words", nargs="+", metavar="[list] DOC", help=_DOC_HELP + " (list may be omitted)"
     )
@@ -115,14 +115,14 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_links)
 
-    p = sub.add_parser("backlinks", parents=[common], help="documents that link to a document")
+    p = sub.add_parser("backlinks", parents=[common])
     p.add_argument("doc", help=_DOC_HELP)
     p.add_argument("-c", "--collection", help="only links from documents of this collection")
     _edge_type_options(p, "list the edges of this type that point at the document")
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_backlinks)
 
-    p = sub.add_parser("graph", parents=[common], help="the link graph and its structure report")
+    p = sub.add_parser("graph", parents=[common])
     p.add_argument("-c", "--collection", help="documents of this collection only")
     p.add_argument("--limit", type=int, help="most documents (nodes) to return (default 2000)")
     p.add_argument("--edge-limit", type=int, help="most links (edges) to return (default 10000)")
@@ -154,9 +154,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     _walk_caps(pq, depth=2)
     pq.set_defaults(handler=cmd_graph_query)
 
-    p = sub.add_parser(
-        "impact", parents=[common], help="documents that depend on a document (links, relations)"
-    )
+    p = sub.add_parser("impact", parents=[common])
     p.add_argument("doc", help=_DOC_HELP)
     _walk_caps(p, depth=3)
     p.add_argument("--max-edges", type=int, help="most edges to walk, 1-5000 (default 500)")

@@ -284,12 +284,12 @@ def _collection_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("init", parents=[common], help="create the index (and add a folder)")
+    p = sub.add_parser("init", parents=[common])
     p.add_argument("path", nargs="?", help="a folder to add as the first collection")
     _collection_options(p)
     p.set_defaults(handler=cmd_init)
 
-    p = sub.add_parser("collection", parents=[common], help="manage collections")
+    p = sub.add_parser("collection", parents=[common])
     p.set_defaults(handler=cmd_collection)
     csub = p.add_subparsers(
         dest="collection_command", required=True, metavar="ACTION", parser_class=type(p)
@@ -321,7 +321,6 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "cleanup",
         parents=[common],
-        help="delete inactive documents and the texts, chunks and vectors only they used",
         description="Removed collections and vanished files leave inactive documents behind "
         "(so that they come back without being converted again); cleanup deletes them for "
         "good, with every text, chunk and vector no active document uses.",
@@ -329,7 +328,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="count what would go, delete nothing")
     p.set_defaults(handler=cmd_cleanup)
 
-    p = sub.add_parser("update", parents=[common], help="sync collections from disk")
+    p = sub.add_parser("update", parents=[common])
     p.add_argument("collections", nargs="*", help="collections to sync (default: all)")
     p.add_argument("--progress", action="store_true", help="draw the progress bar even off a TTY")
     p.set_defaults(handler=cmd_update)

@@ -5,7 +5,8 @@ objects with ``--json``. Exit codes come from the error table of
 :mod:`gno_trio.errors`: 0 success, 1 the input was invalid (bad name,
 unknown document, malformed query ...), 2 a runtime failure, 4 busy (another
 writer holds the lease). Each command family lives in its own module and
-adds its sub-parsers here.
+adds its sub-parsers when one of its commands is chosen
+(:mod:`gno_trio.cli.commands`), so a run imports only the family it needs.
 """
 
 from __future__ import annotations
@@ -19,48 +20,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
-from gno_trio import __version__
-from gno_trio.cli import (
-    ask,
-    audit,
-    capture,
-    completion,
-    contexts,
-    doctor,
-    egress,
-    graph,
-    index,
-    memory,
-    reads,
-    render,
-    retrieval,
-    semantic,
-    serve,
-    tags,
-    traces,
-)
+from gno_trio.cli import render
+from gno_trio.cli.commands import CommandChoices
 from gno_trio.cli.common import EXIT_OK, Handler
 from gno_trio.errors import GnoError, Kind
 
 EXIT_INTERRUPTED = 130
-_FAMILIES = (
-    index,
-    retrieval,
-    semantic,
-    reads,
-    tags,
-    graph,
-    contexts,
-    memory,
-    serve,
-    capture,
-    doctor,
-    completion,
-    ask,
-    traces,
-    egress,
-    audit,
-)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -82,6 +47,22 @@ class _Parser(argparse.ArgumentParser):
         raise argparse.ArgumentError(
             action, f"invalid choice: {value!r} (choose from {', '.join(names)}){hint}"
         )
+
+
+class _Version(argparse._VersionAction):
+    """argparse's ``--version``, the version looked up only when it is asked for."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from gno_trio import __version__  # distribution metadata: an import and a path scan
+
+        self.version = f"gno-trio {__version__}"
+        super().__call__(parser, namespace, values, option_string)
 
 
 _ACCEPTED_NO_OPS: Final = {
@@ -133,20 +114,31 @@ def _common_options(*, with_defaults: bool) -> _Parser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_parser() -> tuple[argparse.ArgumentParser, CommandChoices]:
+    """The top level; a command's own parser is built (its module imported) when it is chosen."""
     parser = _Parser(
         prog="gno-trio",
         description="Index notes, code and documents into SQLite and search them; "
         "serve them to AI agents over MCP.",
         parents=[_common_options(with_defaults=True)],
     )
-    parser.add_argument("--version", action="version", version=f"gno-trio {__version__}")
-    sub = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        parser_class=_Parser,
+        action=CommandChoices,
     )
-    common = _common_options(with_defaults=False)
-    for family in _FAMILIES:
-        family.add_parsers(sub, common)
+    assert isinstance(commands, CommandChoices)
+    commands.common = _common_options(with_defaults=False)
+    return parser, commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole parser, every command's parser built (what :func:`main` builds on demand)."""
+    parser, commands = _command_parser()
+    commands.load_all()
     return parser
 
 
@@ -159,7 +151,7 @@ def report_error(error: GnoError, *, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser, _ = _command_parser()
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # ``--detach`` re-runs it
     logging.basicConfig(

@@ -149,7 +149,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     identity.add_argument("--caller", help="caller identity (default cli:<user>)")
     identity.add_argument("--session", help="session identity (default ppid:<pid>)")
 
-    p = sub.add_parser("recall", parents=[common, identity], help="recall facts")
+    p = sub.add_parser("recall", parents=[common, identity])
     p.add_argument("query", help="what the facts should be about")
     p.add_argument(
         "--max-facts",
@@ -165,7 +165,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(handler=cmd_recall)
 
-    p = sub.add_parser("remember", parents=[common, identity], help="store one fact")
+    p = sub.add_parser("remember", parents=[common, identity])
     p.add_argument("text", help="the fact, or - to read it from stdin")
     p.add_argument("--add", action="store_true", help="store it (decision add)")
     p.add_argument("--supersede", metavar="URI", help="replace the fact at URI")

@@ -104,7 +104,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("get", parents=[common], help="read a document")
+    p = sub.add_parser("get", parents=[common])
     p.add_argument(
         "ref",
         help="gno://collection/path, collection/path or #docid; a :LINE suffix "
@@ -133,7 +133,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_get)
 
-    p = sub.add_parser("multi-get", parents=[common], help="read several documents")
+    p = sub.add_parser("multi-get", parents=[common])
     p.add_argument(
         "refs",
         nargs="+",
@@ -154,18 +154,18 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     render.add_format_flags(p, render.FILES, render.MD)
     p.set_defaults(handler=cmd_multi_get)
 
-    p = sub.add_parser("ls", parents=[common], help="list indexed documents")
+    p = sub.add_parser("ls", parents=[common])
     p.add_argument("collection", nargs="?", help="list this collection only (default: all)")
     p.add_argument("--prefix", help="only paths starting with this (inside the collection)")
     p.add_argument("--limit", type=int, default=1000, help="most documents to list (default 1000)")
     render.add_format_flags(p, render.FILES, render.MD)
     p.set_defaults(handler=cmd_ls)
 
-    p = sub.add_parser("status", parents=[common], help="index health")
+    p = sub.add_parser("status", parents=[common])
     render.add_format_flags(p, render.MD)
     p.set_defaults(handler=cmd_status)
 
-    p = sub.add_parser("changes", parents=[common], help="metadata-only change feed")
+    p = sub.add_parser("changes", parents=[common])
     p.add_argument(
         "--since", help="changes after this ISO-8601 time, or the cursor a previous page printed"
     )
@@ -175,7 +175,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(handler=cmd_changes)
 
-    p = sub.add_parser("diff", parents=[common], help="what changed in a document's structure")
+    p = sub.add_parser("diff", parents=[common])
     p.add_argument("doc", help="the document: #docid, gno://collection/path or collection/path")
     p.add_argument(
         "--change", help="a change id (as changes prints it); default: the latest retained"

@@ -26,13 +26,11 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
-from gno_trio import __version__
 from gno_trio.cli.common import EXIT_OK, emit_json
 from gno_trio.dirs import resolve_dirs
 from gno_trio.engine import write_file_atomically
@@ -108,6 +106,8 @@ def _alive(pid: int) -> bool:
 
 def write_record(pid_file: Path, *, mode: str, port: int, url: str, log_file: Path | None) -> None:
     """The child's pid-file, written atomically once its listener is up."""
+    from gno_trio import __version__
+
     record = {
         "pid": os.getpid(),
         "port": port,
@@ -239,6 +239,8 @@ def detach(args: Any, files: ResidentFiles) -> int:
 
 def _resident_snapshot(record: dict[str, Any]) -> dict[str, Any] | None:
     """The listener's own resident status, or None when it cannot be had quickly."""
+    import urllib.request  # the HTTP client: only the commands that ask a resident load it
+
     url = record.get("url")
     if not isinstance(url, str) or not url.startswith("http://"):
         return None

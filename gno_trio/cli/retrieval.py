@@ -243,13 +243,11 @@ def _query_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("search", parents=[common], help="BM25 keyword search")
+    p = sub.add_parser("search", parents=[common])
     add_search_options(p)
     p.set_defaults(handler=cmd_search)
 
-    p = sub.add_parser(
-        "query", parents=[common], help="search with GNO's query pipeline (the main command)"
-    )
+    p = sub.add_parser("query", parents=[common])
     p.add_argument(
         "words",
         nargs="+",

@@ -227,11 +227,11 @@ def _role_flags(p: argparse.ArgumentParser, verb: str) -> None:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("vsearch", parents=[common], help="vector (semantic) search")
+    p = sub.add_parser("vsearch", parents=[common])
     add_search_options(p)
     p.set_defaults(handler=cmd_vsearch)
 
-    p = sub.add_parser("similar", parents=[common], help="documents similar to one document")
+    p = sub.add_parser("similar", parents=[common])
     p.add_argument("doc", help="document reference: gno:// URI, collection/path or #docid")
     p.add_argument("-n", "--limit", type=int, default=5, help="most documents to list (5)")
     p.add_argument("--threshold", type=float, default=None, help="minimum score (default 0.7)")
@@ -250,20 +250,20 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         p.add_argument("--batch-size", type=int, default=32, help="chunks per batch (32)")
         p.add_argument("--progress", action="store_true", help="draw the bar even off a tty")
 
-    p = sub.add_parser("embed", parents=[common], help="give chunks without vectors a vector")
+    p = sub.add_parser("embed", parents=[common])
     embed_options(p)
     p.add_argument("--dry-run", action="store_true", help="count the backlog, embed nothing")
     p.add_argument("--model", help="embed with this model URI instead of the configured one")
     p.set_defaults(handler=cmd_embed)
 
-    p = sub.add_parser("index", parents=[common], help="update, then embed")
+    p = sub.add_parser("index", parents=[common])
     embed_options(p)
     p.add_argument("--no-embed", action="store_true", help="run the update only")
     p.add_argument("--git-pull", action="store_true", help="not supported (refused)")
     p.add_argument("--models-pull", action="store_true", help="nothing to pull: the model ships")
     p.set_defaults(handler=cmd_index)
 
-    p = sub.add_parser("models", parents=[common], help="the models this server uses")
+    p = sub.add_parser("models", parents=[common])
     models = p.add_subparsers(dest="models_command", required=True, metavar="ACTION")
     q = models.add_parser("list", parents=[common], help="configured models and their state")
     render.add_format_flags(q, render.MD)

@@ -281,18 +281,16 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "mcp", parents=[common], help="serve MCP over stdio (for IDEs), or set a client up"
-    )
+    p = sub.add_parser("mcp", parents=[common])
     p.add_argument(STDIO_SWITCHES.tool_profile, default="full", help="core or full (default full)")
     p.add_argument(STDIO_SWITCHES.enable_write, action="store_true", help="register write tools")
     p.set_defaults(handler=cmd_mcp)
     mcp_setup.add_actions(p, common)
 
-    p = sub.add_parser("serve", parents=[common], help="resident HTTP MCP gateway (loopback)")
+    p = sub.add_parser("serve", parents=[common])
     _gateway_arguments(p, daemon=False)
     p.set_defaults(handler=cmd_serve)
-    p = sub.add_parser("daemon", parents=[common], help="headless resident HTTP MCP gateway")
+    p = sub.add_parser("daemon", parents=[common])
     _gateway_arguments(p, daemon=True)
     p.set_defaults(handler=cmd_daemon)
 

@@ -50,7 +50,7 @@ def _list_options(p: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("tags", parents=[common], help="list tags, or tag a document")
+    p = sub.add_parser("tags", parents=[common])
     _list_options(p, top=True)
     p.set_defaults(handler=cmd_tags_list)
     actions = p.add_subparsers(dest="tags_command", metavar="ACTION", parser_class=type(p))

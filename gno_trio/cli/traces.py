@@ -87,7 +87,6 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         common,
         handler=cmd_trace,
         dest="trace_command",
-        help="inspect, label, export or delete stored retrieval traces",
         description="Retrieval traces are recorded when retrievalTraces.enabled is on "
         "(search, vsearch, query and context build print 'Trace: ID'); these commands work "
         "either way.",

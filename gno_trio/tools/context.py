@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import Annotated, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, ContextRequest, agent_projection_text, public_code
+from gno_trio.engine import MAX_SAFE_INTEGER, public_code
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
@@ -34,6 +34,9 @@ from gno_trio.tools.fields import (
     ToolInput,
     UntilBound,
 )
+
+if TYPE_CHECKING:
+    from gno_trio.engine import ContextRequest
 
 CONTEXT_MAX_FILTER_VALUES: Final = 128
 
@@ -204,6 +207,8 @@ def context_error(code: str, message: str) -> ToolResult:
 
 def context_request(args: ContextInput) -> ContextRequest:
     """MCP arguments as an engine request; ``format`` and ``projectHints`` change nothing."""
+    from gno_trio.engine import ContextRequest  # the Capsule compiler's: loaded by a first call
+
     return ContextRequest(
         goal=args.goal,
         budget_tokens=args.budgetTokens,
@@ -258,6 +263,8 @@ def make_context(runtime: Runtime) -> ToolHandler:
         except Exception as exc:  # the taxonomy's catch-all; the cause goes to the log
             logger.exception("gno_context failed")
             return context_error("runtime_error", str(exc) or type(exc).__name__)
+        from gno_trio.engine import agent_projection_text
+
         return ToolResult(
             text=agent_projection_text(capsule), structured=capsule, meta=trace_meta(traced[0])
         )

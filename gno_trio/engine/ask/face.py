@@ -17,25 +17,17 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from gno_trio.engine.ask.claims import verify_claims
-from gno_trio.engine.ask.generation import (
-    DEFAULT_MAX_ANSWER_TOKENS,
-    GENERATION_FAILED,
-    Draft,
-    ExtractiveGenerator,
-    generator_for,
-)
 from gno_trio.engine.context.face import ContextFace
-from gno_trio.engine.context.request import ContextRequest
-from gno_trio.engine.egress import audit as egress_audit
-from gno_trio.engine.egress.policy import endpoint_zone
 from gno_trio.engine.search.face import SearchFace
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import SearchRequest
 from gno_trio.engine.traces.face import TracesFace
 from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    from gno_trio.engine.ask.generation import Draft
 
 DEFAULT_CONTEXT_BUDGET_TOKENS: Final = 12_000
 CITATION_MARKER: Final = re.compile(r"\[(\d{1,4})\]")
@@ -109,6 +101,14 @@ class AskFace(SearchFace, ContextFace, TracesFace):
     def _draft(
         self, question: str, capsule: Mapping[str, Any], max_tokens: int, conn: sqlite3.Connection
     ) -> Draft:
+        from gno_trio.engine.ask.generation import (
+            GENERATION_FAILED,
+            ExtractiveGenerator,
+            generator_for,
+        )
+        from gno_trio.engine.egress import audit as egress_audit
+        from gno_trio.engine.egress.policy import endpoint_zone
+
         generator, endpoint = generator_for(self.config)
         passages = list(capsule["evidence"])
         if endpoint is not None:
@@ -139,6 +139,11 @@ class AskFace(SearchFace, ContextFace, TracesFace):
         Raises ``INVALID_INPUT`` for an empty question and the Context error
         codes when no Capsule can be compiled for it.
         """
+        # Answer checking and its models load with the first question, not with the engine.
+        from gno_trio.engine.ask.claims import verify_claims
+        from gno_trio.engine.ask.generation import DEFAULT_MAX_ANSWER_TOKENS
+        from gno_trio.engine.context.request import ContextRequest
+
         question = request.search.query.strip()
         if not question:
             raise GnoError("INVALID_INPUT", "query must not be empty")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gno_trio.engine.context.compile import compile_capsule
-from gno_trio.engine.context.request import ContextRequest
-from gno_trio.engine.context.verify import request_of, verify_capsule
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    from gno_trio.engine.context.request import ContextRequest
 
 
 class ContextFace(EngineKernel):
@@ -23,6 +23,8 @@ class ContextFace(EngineKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Compile the ``context-capsule-v1`` for ``request``; raises Context-coded errors."""
+        from gno_trio.engine.context.compile import compile_capsule  # loaded when first used
+
         with self.connection(conn) as c:
             return compile_capsule(c, self.config, self.location.index_name, request, now=now)
 
@@ -36,6 +38,9 @@ class ContextFace(EngineKernel):
         Raises Context-coded errors for a malformed, non-canonical or foreign
         Capsule; nothing is changed or persisted.
         """
+        from gno_trio.engine.context.compile import compile_capsule
+        from gno_trio.engine.context.verify import request_of, verify_capsule
+
         with self.connection(conn) as c:
             index_name = self.location.index_name
             recompiled: dict[str, Any] | None

@@ -24,7 +24,6 @@ from typing import Any, Final
 
 from gno_trio.engine.ingest.upkeep import collect_garbage
 from gno_trio.engine.store.database import write_transaction
-from gno_trio.engine.vectors.storage import delete_orphans
 
 _USED: Final = "SELECT mirror_hash FROM documents WHERE active = 1 AND mirror_hash IS NOT NULL"
 _COUNTS: Final = f"""
@@ -49,6 +48,8 @@ def orphan_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 def cleanup(conn: sqlite3.Connection, *, dry_run: bool = False) -> dict[str, Any]:
     """Delete (or with ``dry_run`` count) what no active document needs; one transaction."""
+    from gno_trio.engine.vectors.storage import delete_orphans  # numpy: only when cleaning
+
     if dry_run:
         return {"dryRun": True, "removed": orphan_counts(conn)}
     with write_transaction(conn):

@@ -20,7 +20,6 @@ from gno_trio.engine.ingest.roots import validate_root
 from gno_trio.engine.ingest.spec import now_iso
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.lease import HeldLease
-from gno_trio.engine.vectors.models import check_embed_model_uri
 from gno_trio.errors import GnoError
 
 StopFn = Callable[[], bool]
@@ -80,6 +79,8 @@ class IngestFace(IndexingKernel):
         if update_cmd is not None and update_cmd.strip():
             fields["update_cmd"] = update_cmd.strip()
         if embed_model is not None:
+            from gno_trio.engine.vectors.models import check_embed_model_uri  # the model stack
+
             fields["models"] = {"embed": check_embed_model_uri(embed_model)}
         try:
             collection = Collection(**fields)

@@ -23,21 +23,20 @@ import logging
 import sqlite3
 from collections.abc import Container, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Collection
-from gno_trio.engine.ingest.collection_rows import reconcile_collections
-from gno_trio.engine.ingest.documents.limits import limits_from_settings
-from gno_trio.engine.ingest.documents.runner import ConversionRunner
 from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
-from gno_trio.engine.ingest.sync import sync_collection
 from gno_trio.engine.ingest.upkeep import compact_full_text
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.store import journal
 from gno_trio.engine.store.database import unmapped
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    from gno_trio.engine.ingest.documents.runner import ConversionRunner
 
 logger = logging.getLogger("gno_trio.engine")
 
@@ -71,6 +70,9 @@ class IndexingKernel(EngineKernel):
         Every change is logged as a warning, except those of the collections
         in ``expected`` (the ones the calling writer itself just changed).
         """
+        # The writers (rows, sync, conversion) load with the first write, not with every open.
+        from gno_trio.engine.ingest.collection_rows import reconcile_collections
+
         with self.writing(lease):
             config = self.config
             exists = self.location.config_path.exists()
@@ -108,6 +110,8 @@ class IndexingKernel(EngineKernel):
         Runs under the write lease (``LOCKED`` after ``wait_seconds``), after
         reconciling the collections with the config.
         """
+        from gno_trio.engine.ingest.sync import sync_collection
+
         with self.writing(lease, wait_seconds=wait_seconds) as held:
             self.reconcile(lease=held)
             targets = (
@@ -155,6 +159,8 @@ class IndexingKernel(EngineKernel):
         The files are searchable when this returns, even while the caller
         keeps the lease for more writes.
         """
+        from gno_trio.engine.ingest.sync import sync_collection
+
         with self.writing(lease):
             collection = self.collection(name)
             with self.connection(conn) as c, self._conversion_runner() as runner:
@@ -170,6 +176,9 @@ class IndexingKernel(EngineKernel):
         Workers start only when a document needs converting, and stop with
         the sync: an idle server keeps no converter processes.
         """
+        from gno_trio.engine.ingest.documents.limits import limits_from_settings
+        from gno_trio.engine.ingest.documents.runner import ConversionRunner
+
         settings = self.config.conversion
         return ConversionRunner(limits_from_settings(settings), workers=settings.workers)
 

@@ -8,9 +8,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from gno_trio.engine.ingest.frontmatter import extract_meta
-from gno_trio.engine.ingest.prepare import body_chunks
-from gno_trio.engine.ingest.writes import insert_chunks
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.database import release_free_pages, write_transaction
 
@@ -98,6 +95,11 @@ def finish_upgrades(conn: sqlite3.Connection) -> None:
     """
     if not _upgrade_pending(conn):
         return
+    # Chunking and writing load only when an index still needs this (every open checks).
+    from gno_trio.engine.ingest.frontmatter import extract_meta
+    from gno_trio.engine.ingest.prepare import body_chunks
+    from gno_trio.engine.ingest.writes import insert_chunks
+
     with write_transaction(conn):
         if not _upgrade_pending(conn):  # another process finished it meanwhile
             return

@@ -24,10 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from gno_trio import __version__
 from gno_trio.config import Config
 from gno_trio.engine.canonical import hash_canonical
-from gno_trio.engine.context.lineage import config_fingerprint
 from gno_trio.engine.reads.audit_rules import (
     RULES,
     RULES_FINGERPRINT,
@@ -139,6 +137,9 @@ def audit(
     should_stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """The audit report of one scope (see the module docstring)."""
+    from gno_trio import __version__
+    from gno_trio.engine.context.lineage import config_fingerprint  # not loaded at start-up
+
     started_wall, started = utc_now(), time.perf_counter()
     if category not in (*CATEGORIES, "all"):
         raise GnoError("INVALID_INPUT", f"Unknown audit category: {category}")

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from gno_trio.config import Config
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.search import contexts as contexts_mod
-from gno_trio.engine.search import diagnose as diagnose_mod
 from gno_trio.engine.search import lexical
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import ContextRule, SearchRequest
@@ -164,6 +163,8 @@ class SearchFace(EngineKernel):
         """
         fast = options is not None and options.fast
         embedder, reason = (None, None) if fast else self._optional_embedder(request.collection)
+        from gno_trio.engine.search import diagnose as diagnose_mod  # the hybrid stack
+
         with self._snapshot(conn) as c:
             return diagnose_mod.diagnose(
                 c,

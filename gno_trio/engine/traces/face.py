@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gno_trio.config_features import TraceRetention
-from gno_trio.engine.context.lineage import egress_lineage, policies_of
 from gno_trio.engine.egress import audit as egress_audit
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.traces import manage, store
@@ -193,6 +192,8 @@ class TracesFace(EngineKernel):
         policy of their collections is judged for a local export (with a
         receipt in the egress audit); a refusal is ``EGRESS_DENIED``.
         """
+        from gno_trio.engine.context.lineage import egress_lineage, policies_of
+
         with self.writing(should_stop=should_stop), self.connection(conn) as c:
             wanted, collections = manage.export_scope(c, trace_ids)
             decision = egress_audit.judge(

@@ -26,7 +26,6 @@ from typing import Any, Final
 from gno_trio.config import Config
 from gno_trio.config_features import RetrievalTraces, TraceRetention
 from gno_trio.engine.canonical import hash_canonical
-from gno_trio.engine.context.lineage import config_fingerprint, egress_lineage, policies_of
 from gno_trio.engine.traces import store
 
 PIPELINE_VERSION: Final = "gno-trio-retrieval-v1"
@@ -203,6 +202,8 @@ class Recorder:
         return self.settings.redaction_mode or "metadata"
 
     def _lineage(self, collections: Iterable[str]) -> dict[str, Any] | None:
+        from gno_trio.engine.context.lineage import egress_lineage, policies_of
+
         policies = policies_of(self.config)
         names = sorted({name for name in collections if name in policies}) or sorted(policies)
         if not names:
@@ -219,6 +220,9 @@ class Recorder:
         uris: Iterable[str],
     ) -> str:
         """Create an open trace and its ``query`` event; returns the new trace id."""
+        # Loaded by the first trace recorded, not by every process that might record one.
+        from gno_trio.engine.context.lineage import config_fingerprint
+
         moment = store.next_moment(self.conn, now_ms())
         trace_id = str(uuid.uuid4())
         replay = self.mode == "replay"

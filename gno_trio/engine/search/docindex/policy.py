@@ -21,7 +21,6 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Final
 
-from gno_trio.engine.search.docindex.feeder import Feeder
 from gno_trio.engine.search.docindex.store import FTS5, READERS, TANTIVY, state
 
 AUTO_TANTIVY_DOCUMENTS: Final = 10_000
@@ -50,6 +49,8 @@ class DocumentIndexing:
     """
 
     def __init__(self, conn: sqlite3.Connection, setting: str) -> None:
+        from gno_trio.engine.search.docindex.feeder import Feeder  # the writer side: to write
+
         self._conn = conn
         self._setting = setting
         self._feeder = Feeder(conn)
@@ -119,6 +120,8 @@ def heal_document_index(conn: sqlite3.Connection, *, prune: bool) -> bool:
     """
     if not document_index_lags(conn) and not (prune and _queued(conn)):
         return False
+    from gno_trio.engine.search.docindex.feeder import Feeder
+
     feeder = Feeder(conn)
     try:
         changed = feeder.catch_up(prune=prune)
