@@ -74,7 +74,8 @@ def engine_tool(
 
     Every tool is this shape: one engine call in a worker thread (where a
     cancelled request interrupts its SQLite statement), a human summary for
-    ``content[0].text``, and the engine's object as ``structuredContent``.
+    ``content[0].text`` (rendered in that thread too), and the engine's object
+    as ``structuredContent``.
     Write tools re-check the write gate here, so a mis-wired registry
     answers ``WRITE_DISABLED`` instead of writing. A retrieval tool passes
     ``trace``: its answer is then recorded (in the same worker thread) and the
@@ -86,16 +87,17 @@ def engine_tool(
             return tool_error("WRITE_DISABLED", WRITE_DISABLED_MESSAGE)
         traced: list[str | None] = [None]
 
-        def work(conn: sqlite3.Connection) -> Mapping[str, Any]:
+        def work(conn: sqlite3.Connection) -> tuple[str, Mapping[str, Any]]:
             result = call(args, ctx, conn)
             if trace is not None:
                 traced[0] = trace(args, result, conn)
-            return result
+            # Rendered here, in the worker thread, while the result is fresh in
+            # its caches and off the event loop's path to the response.
+            return render(result), result
 
         # guarded()'s mapping, inline: this runs on every tool call.
         try:
-            result = await runtime.run(work)
-            text = render(result)
+            text, result = await runtime.run(work)
         except GnoError as error:
             return tool_error(error.code, error.message)
         return ToolResult(text=text, structured=result, meta=trace_meta(traced[0]))
