@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import trio
 
@@ -89,6 +89,33 @@ class _Lease:
                 self._conn.interrupt()
 
 
+class _PromptLimiter:
+    """The Runtime's thread limiter as ``trio.to_thread`` sees it: a free token is taken at once.
+
+    ``CapacityLimiter.acquire_on_behalf_of`` yields to the scheduler even when a
+    token is free, one more event-loop round per engine call before its thread
+    starts. trio takes any object with CapacityLimiter's
+    ``acquire_on_behalf_of``/``release_on_behalf_of`` pair as a limiter; this one
+    takes a free token without that round and otherwise waits in the
+    CapacityLimiter's own queue, in arrival order, cancellable as before. The
+    caller has just checked for cancellation (``to_thread.run_sync`` does first).
+    """
+
+    __slots__ = ("_limiter",)
+
+    def __init__(self, limiter: trio.CapacityLimiter) -> None:
+        self._limiter = limiter
+
+    async def acquire_on_behalf_of(self, borrower: object) -> None:
+        try:
+            self._limiter.acquire_on_behalf_of_nowait(borrower)
+        except trio.WouldBlock:
+            await self._limiter.acquire_on_behalf_of(borrower)
+
+    def release_on_behalf_of(self, borrower: object) -> None:
+        self._limiter.release_on_behalf_of(borrower)
+
+
 class Lifecycle:
     """This process's resident status, as reported by whatever serves it.
 
@@ -149,7 +176,9 @@ class Runtime:
 
         try:
             return await trio.to_thread.run_sync(
-                in_thread, abandon_on_cancel=True, limiter=self.limiter
+                in_thread,
+                abandon_on_cancel=True,
+                limiter=cast(trio.CapacityLimiter, _PromptLimiter(self.limiter)),
             )
         except BaseException:
             # Cancelled, or failed before the thread could run: no statement may

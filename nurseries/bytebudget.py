@@ -33,6 +33,13 @@ class ByteBudget:
     def _fits(self, size: int) -> bool:
         return self.held == 0 or self.held + size <= self.capacity
 
+    def try_acquire(self, size: int) -> bool:
+        """Hold ``size`` more bytes now if they fit and nobody waits ahead; False otherwise."""
+        if self._queue or not self._fits(size):
+            return False
+        self.held += size
+        return True
+
     async def acquire(self, size: int) -> None:
         """Wait until ``size`` more bytes fit, then hold them."""
         if not self._queue and self._fits(size):

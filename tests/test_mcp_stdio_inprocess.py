@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import msgspec
@@ -163,12 +164,53 @@ async def _flood_a_client_that_never_reads(answer_bytes: int, requests: int) -> 
 
 
 async def test_a_client_that_never_reads_stops_being_served_small_answers() -> None:
-    # Without a bound every request would run and its answer wait in memory.
+    # Without a bound every request would run and its answer wait in memory. The
+    # bound: 32 requests in flight, 256 lines queued, and the one batch the writer
+    # took before its write stalled (at most one line per request slot).
     ran = await _flood_a_client_that_never_reads(answer_bytes=10, requests=2000)
-    assert 32 <= ran <= 32 + 256 + 2
+    assert 32 <= ran <= 32 + 256 + 32
 
 
 async def test_a_client_that_never_reads_holds_a_bounded_number_of_large_answers() -> None:
     # 1 MiB answers: the outbox's byte budget (32 MiB) bounds them, not its line count.
     ran = await _flood_a_client_that_never_reads(answer_bytes=1024 * 1024, requests=200)
     assert 32 <= ran <= 32 + 33 + 2
+
+
+async def test_answers_larger_than_the_stdout_pipe_arrive_whole_and_in_order() -> None:
+    # Each answer is bigger than a pipe's buffer, so writing it straight to the
+    # pipe stops part-way: the rest must follow before any other line starts.
+    body = 300_000
+
+    async def large(args: NoInput, ctx: ToolCallContext) -> ToolResult:
+        return ToolResult(text=f"{ctx.request_id}:" + "x" * body, structured=None)
+
+    app = McpApp(name="memory", version="1", tools=[tool("large", large)], instance_id="i")
+    read_fd, write_fd = os.pipe()
+    stdout = trio.lowlevel.FdStream(write_fd)
+    to_server_send, to_server_receive = trio.testing.memory_stream_one_way_pair()
+    output = bytearray()
+
+    async def serve() -> None:
+        await serve_stdio(app, stdin=to_server_receive, stdout=stdout, handle_signals=False)
+        await stdout.aclose()
+
+    async def collect() -> None:
+        async with trio.lowlevel.FdStream(read_fd) as reader:
+            while chunk := await reader.receive_some(4096):  # slower than the server writes
+                output.extend(chunk)
+                await trio.sleep(0)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            nursery.start_soon(collect)
+            await to_server_send.send_all(
+                line(INITIALIZE) + b"".join(call(i, "large") for i in range(1, 21))
+            )
+            await to_server_send.aclose()
+    messages = [json.loads(raw) for raw in output.splitlines()]
+    assert sorted(message["id"] for message in messages) == list(range(21))
+    for message in messages:
+        if message["id"]:
+            assert message["result"]["content"][0]["text"] == f"{message['id']}:" + "x" * body

@@ -2,10 +2,14 @@
 
 One reader task frames and decodes lines, admits requests through the sans-IO
 :class:`~gno_trio.protocol.connection.StdioConnection`, and starts one task per
-request in the connection's nursery. One writer task owns stdout, so lines are
-never interleaved; request tasks queue complete lines to it. A request is cancelled
-by cancelling its own scope, and because a response is queued from inside that
-scope, a cancelled request can never produce a response line.
+request in the connection's nursery. Lines are never interleaved: a line goes
+straight to a stdout pipe only when nothing is queued or being written ahead of
+it (one non-blocking ``write``, with no task switch between the check and the
+write); otherwise it queues for the one writer task, which also takes whatever
+part of a line the pipe did not accept, ahead of anything queued later. A
+request is cancelled by cancelling its own scope, and because a response is
+sent from inside that scope, a cancelled request can never produce a response
+line.
 
 Shutdown: stdin EOF or SIGTERM/SIGINT stops reading; in-flight requests get
 ``drain_timeout`` seconds to finish (a second signal cuts that short); queued
@@ -15,6 +19,7 @@ lines are flushed; the function returns 0.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from collections.abc import Mapping
@@ -94,6 +99,8 @@ class _StdioServer:
         self._app = app
         self._stdin = stdin
         self._stdout = stdout
+        # A file descriptor to write lines to directly (None: every line goes through the writer).
+        self._stdout_fd = stdout.fileno() if isinstance(stdout, trio.lowlevel.FdStream) else None
         self._max_line_bytes = max_line_bytes
         self._session_id = session_id
         self._drain_timeout = drain_timeout
@@ -194,7 +201,14 @@ class _StdioServer:
                 await self._emit(encode_error(message.id, internal_error().to_error_object()))
 
     async def _emit(self, line: bytes) -> None:
-        """Queue one line for the writer, within the outbox's byte budget."""
+        """Send one line: at once when nothing waits ahead of it, else through the writer.
+
+        A cancelled caller raises here instead of sending. Queued lines stay
+        within the outbox's byte budget.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._write_now(line):
+            return
         await self._outbox_bytes.acquire(len(line))
         try:
             await self._outbox.send(line)
@@ -202,11 +216,37 @@ class _StdioServer:
             self._outbox_bytes.release(len(line))
             raise
 
+    def _write_now(self, line: bytes) -> bool:
+        """Write ``line`` to a stdout file descriptor now; False when it must queue instead.
+
+        Only when no byte is queued or being written (then this line is next in
+        order), and without waiting: a pipe that is full refuses the line, which
+        then queues; a pipe that takes part of it leaves the rest to the writer,
+        which sends it before anything queued after it. A broken pipe queues the
+        line too, so the writer meets the error and stops the server.
+        """
+        fd = self._stdout_fd
+        if fd is None or self._outbox_bytes.held:
+            return False
+        try:
+            written = os.write(fd, line)
+        except OSError:
+            return False
+        if written < len(line):
+            rest = line[written:]
+            held = self._outbox_bytes.try_acquire(len(rest))
+            assert held, "nothing is held, so any line fits"
+            self._outbox.send_nowait(rest)
+        return True
+
     # -- requests ----------------------------------------------------------------------
 
     async def _start_request(self, request: Request) -> None:
         # Waiting here stops reading stdin: a flooding client meets its own pipe's limit.
-        await self._slots.acquire()
+        try:
+            self._slots.acquire_nowait()
+        except trio.WouldBlock:
+            await self._slots.acquire()
         try:
             started = await self._admit_and_start(request)
         except BaseException:
@@ -247,7 +287,7 @@ class _StdioServer:
         try:
             with entry.scope:
                 line = await self._answer(request, context)
-                # Queued from inside the request's scope: once the client has
+                # Sent from inside the request's scope: once the client has
                 # cancelled, this raises instead of committing a response.
                 await self._emit(line)
         finally:
