@@ -187,6 +187,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="gno-bench-startup-"))
+    here = Path.cwd()
+    os.chdir(base)  # ``-m`` puts the working directory first on sys.path: no gno_trio there
     try:
         env = _build_index(base)
         words = _hitting_words(env)
@@ -208,6 +210,7 @@ def main() -> None:
                 case()
         _report(samples, args.rounds, len(words))
     finally:
+        os.chdir(here)
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -21,6 +21,7 @@ from gno_trio.server.schemas import (
     JSON_SCHEMA_DIALECT,
     OUTPUT_SCHEMA_NAMES,
     input_schema_for,
+    input_schemas_for,
     output_schema,
     output_schema_errors,
 )
@@ -1241,3 +1242,16 @@ def test_peek_schema_pins_uninitialized_snapshots_to_nulls() -> None:
     }
     assert output_schema_errors(schema, initialized) == []
     assert output_schema_errors(schema, initialized | {"backlog": None})
+
+
+@pytest.mark.parametrize(("profile", "write"), [("full", True), ("full", False), ("core", True)])
+def test_input_schemas_made_in_one_pass_are_those_made_one_by_one(
+    profile: str, write: bool
+) -> None:
+    """A server makes its tool list's schemas together (faster start); nothing may differ."""
+    types = [CATALOGUE.definitions[name].input_type for name in CATALOGUE.select(profile, write)]
+    together = input_schemas_for(types)
+    assert together == [input_schema_for(t) for t in types]
+    assert json.dumps(together) == json.dumps([input_schema_for(t) for t in types])  # key order
+    together[0]["properties"].clear()  # each is a fresh copy
+    assert input_schemas_for(types)[0]["properties"]

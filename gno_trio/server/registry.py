@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from gno_trio.errors import GnoError
-from gno_trio.server.schemas import input_schema_for, output_schema
+from gno_trio.server.schemas import input_schema_for, input_schemas_for, output_schema
 from gno_trio.server.tooltypes import BoundTool, ToolHandler, ToolSpec
 
 if TYPE_CHECKING:
@@ -135,18 +135,20 @@ class ToolDefinition:
     def output_schema(self) -> Mapping[str, Any] | None:
         return output_schema(self.output) if self.output is not None else None
 
-    def spec(self, profile: str) -> ToolSpec:
+    def spec(self, profile: str, input_schema: dict[str, Any] | None = None) -> ToolSpec:
         """The ``tools/list`` entry for this tool under ``profile``.
 
         Schemas and annotations are fresh plain dicts: the wire encoder needs
         real dicts, and a caller that edits its copy leaves the registry intact.
+        ``input_schema`` is this tool's :func:`input_schema_for`, when the
+        caller generated it already (with its neighbours', in one pass).
         """
         schema = self.output_schema
         return ToolSpec(
             name=self.name,
             description=self.text.description(parse_profile(profile)),
             input_type=self.input_type,
-            input_schema=input_schema_for(self.input_type),
+            input_schema=input_schema or input_schema_for(self.input_type),
             output_schema=copy.deepcopy(dict(schema)) if schema is not None else None,
             annotations=dict(self.annotations),
             title=self.title,
@@ -265,12 +267,11 @@ class Catalogue:
 
     def bind(self, runtime: Runtime, profile: str, write_enabled: bool) -> list[BoundTool]:
         """The advertised tools of one server, each paired with its handler."""
+        chosen = [self.definitions[name] for name in self.select(profile, write_enabled)]
+        inputs = input_schemas_for([definition.input_type for definition in chosen])
         return [
-            BoundTool(
-                spec=self.definitions[name].spec(profile),
-                handler=self.definitions[name].make(runtime),
-            )
-            for name in self.select(profile, write_enabled)
+            BoundTool(spec=definition.spec(profile, schema), handler=definition.make(runtime))
+            for definition, schema in zip(chosen, inputs, strict=True)
         ]
 
 

@@ -6,14 +6,10 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
-from gno_trio.engine.ingest import capture as capture_mod
-from gno_trio.engine.ingest import cleanup as cleanup_mod
-from gno_trio.engine.ingest import filing, refactor_apply, refactor_plan, tagging, update_cmd
-from gno_trio.engine.ingest.capture_request import CaptureRequest
 from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
@@ -21,6 +17,9 @@ from gno_trio.engine.ingest.spec import now_iso
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    from gno_trio.engine.ingest.capture_request import CaptureRequest
 
 StopFn = Callable[[], bool]
 
@@ -133,6 +132,8 @@ class IngestFace(IndexingKernel):
         ``index.yml`` (see :mod:`.cleanup`); ``dry_run`` only counts, and
         writes nothing.
         """
+        from gno_trio.engine.ingest import cleanup as cleanup_mod
+
         if dry_run:
             with self.pool.connection() as conn:
                 return cleanup_mod.cleanup(conn, dry_run=True)
@@ -143,6 +144,8 @@ class IngestFace(IndexingKernel):
 
     def run_update_command(self, name: str) -> dict[str, Any] | None:
         """Run collection ``name``'s ``updateCmd`` in its folder (see :mod:`.update_cmd`)."""
+        from gno_trio.engine.ingest import update_cmd
+
         return update_cmd.run_update_command(self.collection(name))
 
     def rename_collection(
@@ -193,6 +196,8 @@ class IngestFace(IndexingKernel):
         lease: HeldLease | None = None,
     ) -> dict[str, Any]:
         """Create (or open, per the collision policy) one note and index it."""
+        from gno_trio.engine.ingest import capture as capture_mod
+
         return capture_mod.capture(
             self,
             request,
@@ -212,6 +217,8 @@ class IngestFace(IndexingKernel):
         should_stop: StopFn | None = None,
     ) -> dict[str, Any]:
         """Make one new folder in a collection, under an existing parent folder."""
+        from gno_trio.engine.ingest import filing
+
         return filing.create_folder(
             self, collection, name, parent_path=parent_path, should_stop=should_stop
         )
@@ -226,6 +233,8 @@ class IngestFace(IndexingKernel):
         conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Copy a note's source file to a new name in its collection and index the copy."""
+        from gno_trio.engine.ingest import filing
+
         with self.connection(conn) as c:
             return filing.duplicate_note(
                 self, c, ref, folder_path=folder_path, name=name, should_stop=should_stop
@@ -250,6 +259,8 @@ class IngestFace(IndexingKernel):
         the plan under the write lease, goes ahead only when its digest is
         ``apply_digest``, and answers ``file-refactor-apply-result@1.0``.
         """
+        from gno_trio.engine.ingest import refactor_apply, refactor_plan
+
         if operation not in ("rename", "move"):
             raise GnoError("INVALID_INPUT", f"Unknown refactor operation: {operation}")
         with self.connection(conn) as c:
@@ -325,6 +336,8 @@ class IngestFace(IndexingKernel):
         conn: sqlite3.Connection | None,
         lease: HeldLease | None,
     ) -> dict[str, Any]:
+        from gno_trio.engine.ingest import tagging
+
         with self.connection(conn) as c:
             return tagging.change_tag(
                 self, c, ref, tag, add=add, should_stop=should_stop, lease=lease
