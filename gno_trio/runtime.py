@@ -9,17 +9,22 @@ instead of letting it run to completion.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
 import sqlite3
 import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import trio
 
 from gno_trio.engine import ConnectionPool, Engine, JobManager
+
+if TYPE_CHECKING:
+    import outcome
 
 T = TypeVar("T")
 
@@ -89,31 +94,55 @@ class _Lease:
                 self._conn.interrupt()
 
 
-class _PromptLimiter:
-    """The Runtime's thread limiter as ``trio.to_thread`` sees it: a free token is taken at once.
+@trio.lowlevel.enable_ki_protection
+async def _in_worker_thread(fn: Callable[[], T], limiter: trio.CapacityLimiter) -> T:
+    """``fn()`` in one of trio's cached worker threads, holding a ``limiter`` token meanwhile.
 
-    ``CapacityLimiter.acquire_on_behalf_of`` yields to the scheduler even when a
-    token is free, one more event-loop round per engine call before its thread
-    starts. trio takes any object with CapacityLimiter's
-    ``acquire_on_behalf_of``/``release_on_behalf_of`` pair as a limiter; this one
-    takes a free token without that round and otherwise waits in the
-    CapacityLimiter's own queue, in arrival order, cancellable as before. The
-    caller has just checked for cancellation (``to_thread.run_sync`` does first).
+    What ``trio.to_thread.run_sync(fn, abandon_on_cancel=True, limiter=limiter)``
+    does, less what engine calls never use and pay for on every call: the
+    thread gets a fresh, empty ``contextvars`` context instead of a copy of the
+    task's, cannot call back into trio (``trio.from_thread``), and keeps its
+    OS thread name (trio renames the thread before and after each call, which
+    hands the GIL back and forth while the event loop waits for the result). A
+    free token is also taken without the scheduler round
+    ``CapacityLimiter.acquire_on_behalf_of`` makes; when none is free the call
+    waits in the limiter's queue, in arrival order.
+
+    Cancellation returns at once and abandons the thread; its token is given
+    back only when ``fn`` has really returned, so the limiter bounds the
+    threads actually running.
     """
+    await trio.lowlevel.checkpoint_if_cancelled()
+    borrower = object()
+    try:
+        limiter.acquire_on_behalf_of_nowait(borrower)
+    except trio.WouldBlock:
+        await limiter.acquire_on_behalf_of(borrower)
+    token = trio.lowlevel.current_trio_token()
+    waiting: list[trio.lowlevel.Task | None] = [trio.lowlevel.current_task()]
 
-    __slots__ = ("_limiter",)
+    def report(result: outcome.Outcome[T]) -> None:  # in the event loop's thread
+        limiter.release_on_behalf_of(borrower)
+        task = waiting[0]
+        if task is not None:
+            trio.lowlevel.reschedule(task, result)
 
-    def __init__(self, limiter: trio.CapacityLimiter) -> None:
-        self._limiter = limiter
+    def deliver(result: outcome.Outcome[T]) -> None:  # in the worker thread
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(report, result)
 
-    async def acquire_on_behalf_of(self, borrower: object) -> None:
-        try:
-            self._limiter.acquire_on_behalf_of_nowait(borrower)
-        except trio.WouldBlock:
-            await self._limiter.acquire_on_behalf_of(borrower)
+    try:
+        trio.lowlevel.start_thread_soon(lambda: contextvars.Context().run(fn), deliver)
+    except BaseException:
+        limiter.release_on_behalf_of(borrower)
+        raise
 
-    def release_on_behalf_of(self, borrower: object) -> None:
-        self._limiter.release_on_behalf_of(borrower)
+    def abandon(raise_cancel: Callable[[], NoReturn]) -> trio.lowlevel.Abort:
+        waiting[0] = None  # the result, when it comes, is dropped
+        return trio.lowlevel.Abort.SUCCEEDED
+
+    result: T = await trio.lowlevel.wait_task_rescheduled(abandon)
+    return result
 
 
 class Lifecycle:
@@ -175,11 +204,7 @@ class Runtime:
                 lease.finish()
 
         try:
-            return await trio.to_thread.run_sync(
-                in_thread,
-                abandon_on_cancel=True,
-                limiter=cast(trio.CapacityLimiter, _PromptLimiter(self.limiter)),
-            )
+            return await _in_worker_thread(in_thread, self.limiter)
         except BaseException:
             # Cancelled, or failed before the thread could run: no statement may
             # keep running for a caller that is gone.

@@ -19,6 +19,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -1070,6 +1071,35 @@ async def test_engine_call_cancelled_before_its_thread_starts_returns_its_connec
     await trio.sleep(0.05)  # a wrongly started thread would have run by now
     assert ran == []
     assert await runtime.run(which) is pooled
+
+
+async def test_an_abandoned_engine_call_keeps_its_thread_slot_until_it_returns(
+    tmp_path: Path,
+) -> None:
+    """Cancelling a request frees the request at once but not the thread it left running."""
+    dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
+    with Engine.open(dirs=dirs) as engine:
+        runtime = Runtime(engine=engine, limiter=trio.CapacityLimiter(1))
+        release = threading.Event()
+
+        def stuck(conn: sqlite3.Connection) -> int:
+            release.wait(10)
+            return 1
+
+        def answer(conn: sqlite3.Connection) -> int:
+            return 2
+
+        with trio.move_on_after(0.1) as abandoned:
+            await runtime.run(stuck)
+        assert abandoned.cancelled_caught
+        assert runtime.limiter.borrowed_tokens == 1  # its thread still runs
+        with trio.move_on_after(0.2) as queued:
+            await runtime.run(answer)
+        assert queued.cancelled_caught  # and no second call may start beside it
+        release.set()
+        with trio.fail_after(10):
+            assert await runtime.run(answer) == 2
+        assert runtime.limiter.borrowed_tokens == 0
 
 
 async def test_queued_engine_calls_hold_no_connection_until_they_run(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ on a legacy connection gets ``-32600``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
@@ -84,18 +83,22 @@ class InitializeParams(msgspec.Struct, frozen=True, forbid_unknown_fields=False)
     clientInfo: Implementation
 
 
-@dataclass(frozen=True, slots=True)
-class Admission:
-    """How one admitted request is to be served."""
+class Admission(msgspec.Struct, frozen=True, kw_only=True):
+    """How one admitted request is to be served.
+
+    A msgspec Struct rather than a dataclass: one is built for every request,
+    and a Struct is built in C (a frozen dataclass pays a Python-level
+    ``object.__setattr__`` per field).
+    """
 
     era: Era
     method: str
     protocol_version: str
     client_name: str | None = None
-    client_capabilities: Mapping[str, Any] = field(default_factory=dict)
+    client_capabilities: Mapping[str, Any] = msgspec.field(default_factory=dict)
     log_level: str | None = None
     progress_token: ProgressToken | None = None
-    custom_meta: Mapping[str, Any] = field(default_factory=dict)
+    custom_meta: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
     @classmethod
     def modern(cls, method: str, envelope: Envelope) -> Admission:

@@ -92,10 +92,12 @@ def engine_tool(
                 traced[0] = trace(args, result, conn)
             return result
 
-        async def produce() -> tuple[str, Mapping[str, Any]]:
+        # guarded()'s mapping, inline: this runs on every tool call.
+        try:
             result = await runtime.run(work)
-            return render(result), result
-
-        return await guarded(produce, meta=lambda: trace_meta(traced[0]))
+            text = render(result)
+        except GnoError as error:
+            return tool_error(error.code, error.message)
+        return ToolResult(text=text, structured=result, meta=trace_meta(traced[0]))
 
     return handler
