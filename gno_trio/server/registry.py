@@ -18,7 +18,6 @@ write tool that ``--enable-write`` did not.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -149,7 +148,7 @@ class ToolDefinition:
             description=self.text.description(parse_profile(profile)),
             input_type=self.input_type,
             input_schema=input_schema or input_schema_for(self.input_type),
-            output_schema=copy.deepcopy(dict(schema)) if schema is not None else None,
+            output_schema=dict(schema) if schema is not None else None,  # a fresh copy
             annotations=dict(self.annotations),
             title=self.title,
             execution=dict(TASKS_FORBIDDEN),

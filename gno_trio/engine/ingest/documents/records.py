@@ -21,10 +21,8 @@ import json
 import sqlite3
 from typing import Any, Final
 
-from gno_trio.engine.ingest import convert as text_converters
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import parse_warning
-from gno_trio.engine.ingest.documents.registry import DOCUMENT_CONVERTERS
 from gno_trio.errors import GnoError
 
 LISTED: Final = 50
@@ -33,6 +31,10 @@ LISTED: Final = 50
 
 def policy_fingerprint(limits: ConversionLimits) -> str:
     """Changes whenever a record made under the old policy might now come out otherwise."""
+    # Every converter module: loaded by a sync that converts, not by a search showing a record.
+    from gno_trio.engine.ingest import convert as text_converters
+    from gno_trio.engine.ingest.documents.registry import DOCUMENT_CONVERTERS
+
     converters = [(c.id, c.version) for c in (*text_converters.REGISTRY, *DOCUMENT_CONVERTERS)]
     payload = json.dumps([list(limits.as_tuple()), sorted(converters)])
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
