@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
 
 from gno_trio.engine.search.lexical import FIELD_WEIGHTS, relaxed_match
 from gno_trio.engine.search.querygrammar import parse_query
@@ -52,14 +51,11 @@ def copy_document_index(index: sqlite3.Connection, floor: sqlite3.Connection) ->
     floor.execute(floor_declaration(str(index_sql)))
     listed = ", ".join(columns)
     marks = ", ".join("?" for _ in columns)
-    rows: Iterable[tuple[object, ...]] = index.execute(f"SELECT rowid, {listed} FROM documents_fts")
+    rows = [tuple(row) for row in index.execute(f"SELECT rowid, {listed} FROM documents_fts")]
     floor.execute("BEGIN")
-    count = 0
-    for row in rows:
-        floor.execute(f"INSERT INTO {FLOOR_TABLE}(rowid, {listed}) VALUES (?, {marks})", tuple(row))
-        count += 1
+    floor.executemany(f"INSERT INTO {FLOOR_TABLE}(rowid, {listed}) VALUES (?, {marks})", rows)
     floor.execute("COMMIT")
-    return count
+    return len(rows)
 
 
 class RankingFloor:

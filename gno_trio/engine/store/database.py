@@ -319,15 +319,13 @@ def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("BEGIN")
     try:
         yield conn
-    except BaseException:
-        # The block's own error is the one to report (an interrupted search
-        # may leave nothing to roll back); the pool rolls back what is left.
+    finally:
+        # Nothing was written, so ending the read cannot lose anything; a block
+        # that failed keeps its own error (an interrupted statement may leave
+        # no transaction), and the pool rolls back whatever is left.
         with contextlib.suppress(sqlite3.Error):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-        raise
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
 
 
 @contextlib.contextmanager
