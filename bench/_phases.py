@@ -16,7 +16,7 @@ from typing import Any
 
 from _stats import percentile
 
-from gno_trio.engine.search import anchors, lexical
+from gno_trio.engine.search import anchors, lexical, memoryanchors
 
 PHASES = ("rank", "best chunk", "snippets", "rest")
 _spent: dict[str, float] = {}
@@ -39,6 +39,7 @@ def install() -> None:
     lexical.rank_documents = _timed("rank", lexical.rank_documents)
     lexical.anchors_for = _timed("anchors", lexical.anchors_for)
     anchors._chosen_chunks = _timed("best chunk", anchors._chosen_chunks)
+    memoryanchors._best = _timed("best chunk", memoryanchors._best)
 
 
 def start() -> None:

@@ -74,9 +74,11 @@ def serving(
     embedder gives new chunks vectors while the server serves. It and the
     background jobs are stopped before the engine closes, so no thread
     writes through a closed pool. The engine is closed here even when
-    building the runtime fails.
+    building the runtime fails. A serving process keeps the chunk index in
+    memory (its searches cut snippets without a statement per hit).
     """
     embedder = BackgroundEmbedder(engine) if embed_in_background else None
+    engine.hold_chunk_index()
     try:
         runtime = Runtime(
             engine=engine, write_enabled=write_enabled, tool_profile=parse_profile(tool_profile)

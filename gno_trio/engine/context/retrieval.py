@@ -18,7 +18,8 @@ from typing import Final
 
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.request import NormalizedRequest
-from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
+from gno_trio.engine.search.anchors import chunk_spans, text_match
+from gno_trio.engine.search.anchortext import exact_first
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.search.request import SearchRequest

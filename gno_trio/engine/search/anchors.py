@@ -18,46 +18,24 @@ import json
 import operator
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
-from gno_trio.engine.search import chunkrank, snippetcut
+from gno_trio.engine.search import chunkmemory, chunkrank, memoryanchors, snippetcut
+from gno_trio.engine.search.anchortext import (
+    SNIPPET_MARKS,
+    Anchor,
+    exact_first,
+    excerpt,
+    first_hit_line,
+)
 from gno_trio.engine.search.querygrammar import fts_quote
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
 
 Span = tuple[int, int]
 
-SNIPPET_TOKENS = 32
-FALLBACK_SNIPPET_CHARS = 240
-MARK_OPEN = "<mark>"
-MARK_CLOSE = "</mark>"
-ELLIPSIS = "..."
-_SNIPPET_MARKS = (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS)
-
-
-@dataclass(frozen=True, slots=True)
-class Anchor:
-    """A snippet, its chunk's line range and language, and the line of the first match."""
-
-    snippet: str
-    start_line: int
-    end_line: int
-    language: str | None
-    line: int
-
 
 def text_match(expression: str) -> str:
     """Restrict a chunk-index MATCH expression to the chunk text column."""
     return f"text : ({expression})"
-
-
-def exact_first(match: str) -> tuple[str, ...]:
-    """The match forms to try in order: exact (stemmed) terms, then prefix terms.
-
-    Prefix expansion costs several times more than an exact term, and the
-    stemmer already covers most word variants, so a chunk is looked for with
-    exact terms first.
-    """
-    return tuple(dict.fromkeys((match.replace('"*', '"'), match)))
 
 
 def chunk_spans(conn: sqlite3.Connection, mirror_hashes: Sequence[str]) -> dict[str, Span]:
@@ -153,6 +131,13 @@ def anchors_for(
     if match:
         tokenize, totals = _index_facts(conn)
         with snippetcut.scratch_table(tokenize) as table:
+            memory = chunkmemory.current(conn, tokenize)
+            if memory is not None:
+                held = {m: span for m, span in spans.items() if memory.holds_span(*span)}
+                worked = memoryanchors.anchors_in_memory(conn, memory, table, held, match)
+                if worked is not None:
+                    found.update(worked)
+                    spans = {m: span for m, span in spans.items() if m not in worked}
             waiting, rows = _chosen_chunks(conn, table, spans, match, totals)
             chosen = {chunk_id: mirror for mirror, (chunk_id, _) in waiting.items()}
             cut = _cutter(conn, table, rows, chosen, match, totals)
@@ -176,6 +161,11 @@ def anchors_for(
 
 
 _ChunkRows = dict[int, tuple[str, int, int, str | None]]
+
+
+def chunk_memory(conn: sqlite3.Connection) -> chunkmemory.ChunkMemory | None:
+    """The in-memory chunk index for the state ``conn`` reads, when it is built."""
+    return chunkmemory.current(conn, _index_facts(conn)[0])
 
 
 def _index_facts(conn: sqlite3.Connection) -> tuple[str, tuple[int, int] | None]:
@@ -263,7 +253,7 @@ def _cutter(
 
     def in_table(ids: Sequence[int], form: str) -> dict[int, Anchor]:
         found = {}
-        for chunk_id, snippet in table.snippets(ids, text_match(form), _SNIPPET_MARKS).items():
+        for chunk_id, snippet in table.snippets(ids, text_match(form), SNIPPET_MARKS).items():
             text, start, end, language = rows[chunk_id]
             found[chunk_id] = Anchor(
                 snippet, start, end, language, first_hit_line(snippet, text, start)
@@ -342,7 +332,7 @@ class _IndexCutter:
                 "ON c.id = f.rowid WHERE chunks_fts MATCH ? "
                 "AND +f.rowid IN (SELECT value FROM json_each(?))",
                 (
-                    *_SNIPPET_MARKS,
+                    *SNIPPET_MARKS,
                     f"{text_match(form)} AND mirror_hash : ({hashes})",
                     json.dumps(list(chunk_ids)),
                 ),
@@ -367,33 +357,4 @@ def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:
     if row is None:
         return None
     text, start, end, language = row
-    text = " ".join(text[: FALLBACK_SNIPPET_CHARS * 2].split())
-    if len(text) > FALLBACK_SNIPPET_CHARS:
-        text = text[:FALLBACK_SNIPPET_CHARS].rsplit(" ", 1)[0] + ELLIPSIS
-    return Anchor(text, start, end, language, start)
-
-
-def first_hit_line(snippet: str, text: str, start_line: int) -> int:
-    """The line of the first highlighted term of a chunk's snippet.
-
-    A chunk spans up to ~80 lines; pointing at its first line would send an
-    agent reading ``get(ref, fromLine=line, lineCount=10)`` past the match.
-    A snippet is a verbatim slice of the chunk with markers added, so the
-    text before the first marker locates it exactly.
-    """
-    opened = snippet.find(MARK_OPEN)
-    closed = snippet.find(MARK_CLOSE, opened + 1)
-    if opened < 0 or closed < 0:
-        return start_line
-    before = snippet[:opened].replace(MARK_CLOSE, "")
-    if before.startswith(ELLIPSIS):
-        before = before[len(ELLIPSIS) :]
-    word = snippet[opened + len(MARK_OPEN) : closed]
-    position = text.find(before + word)
-    if position >= 0:
-        position += len(before)
-    else:
-        position = text.find(word)
-    if position < 0:
-        return start_line
-    return start_line + text.count("\n", 0, position)
+    return Anchor(excerpt(text), start, end, language, start)

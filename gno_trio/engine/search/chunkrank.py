@@ -28,12 +28,21 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from gno_trio.engine.search.querygrammar import fts_quote
 from gno_trio.engine.search.snippetcut import SnippetTable
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IntArray = npt.NDArray[np.int64]
+    FloatArray = npt.NDArray[np.float64]
+else:  # numpy is imported only when a long page is ranked
+    IntArray = FloatArray = Any
 
 Span = tuple[int, int]
 
@@ -144,7 +153,7 @@ _COUNTS: OrderedDict[tuple[str, bytes, str], int] = OrderedDict()
 _COUNTS_LOCK = threading.Lock()
 
 
-class _ChunkCounts:
+class ChunkCounts:
     """How many chunks of the index hold a phrase in their text (FTS5's ``nHit``).
 
     Counting walks the phrase's postings over the whole index, so a count is
@@ -221,15 +230,38 @@ def best_in_table(
     """
     if totals is None or totals[0] <= 0:
         return None
-    rows, tokens_total = totals
-    average = tokens_total / rows
     tokenized = [table.tokens(phrase.text) for phrase in phrases]
     hits = [
         _occurrences(table, tokens, phrase.prefix)
         for phrase, tokens in zip(phrases, tokenized, strict=True)
     ]
-    lengths = chunk_lengths(conn, list(spans.values()))
-    counts = _ChunkCounts(conn)
+    counts = ChunkCounts(conn)
+    return best_by_bm25(
+        spans,
+        hits,
+        chunk_lengths(conn, list(spans.values())),
+        lambda index: counts.of(phrases[index]),
+        totals,
+    )
+
+
+def best_by_bm25(
+    spans: Mapping[str, Span],
+    hits: Sequence[Mapping[int, int]],
+    lengths: Mapping[int, int],
+    chunks_holding: Callable[[int], int],
+    totals: tuple[int, int],
+) -> dict[str, int]:
+    """Each mirror's chunk that FTS5's ``bm25(chunks_fts, 1.0, 0.0)`` ranks first.
+
+    ``hits`` gives, per phrase, its occurrences in each chunk that holds it;
+    ``lengths`` each chunk's tokens (all columns); ``chunks_holding(i)`` the
+    index's count of chunks holding phrase ``i``; ``totals`` the index's
+    (chunks, tokens). Ties go to the lowest chunk id; mirrors whose chunks
+    hold no phrase are left out.
+    """
+    rows, tokens_total = totals
+    average = tokens_total / rows
     weights: dict[int, float] = {}
     best: dict[str, int] = {}
     for mirror, (first, last) in spans.items():
@@ -243,13 +275,14 @@ def best_in_table(
         for index in held if len(held) > 1 else ():
             # One phrase alone scales every chunk's score alike (weight 1 then).
             if index not in weights:
-                found = counts.of(phrases[index])
+                found = chunks_holding(index)
                 idf = math.log((rows - found + 0.5) / (found + 0.5))
                 weights[index] = idf if idf > 0.0 else 1e-6
         ranked = []
-        for chunk_id in range(first, last + 1):
-            if not any(chunk_id in hits[index] for index in held):
-                continue
+        candidates = {
+            chunk_id for index in held for chunk_id in hits[index] if first <= chunk_id <= last
+        }
+        for chunk_id in candidates:
             length = float(lengths.get(chunk_id, 0))
             score = 0.0
             for index in held:  # the phrases a chunk lacks add exactly 0.0
@@ -260,3 +293,49 @@ def best_in_table(
             ranked.append((-1.0 * score, chunk_id))
         best[mirror] = min(ranked)[1]
     return best
+
+
+def best_of_arrays(
+    phrase_chunks: Sequence[tuple[IntArray, IntArray]],
+    lengths_of: Callable[[IntArray], FloatArray],
+    chunks_holding: Callable[[int], int],
+    totals: tuple[int, int],
+) -> int | None:
+    """:func:`best_by_bm25` for one mirror with numpy, for pages of many matching chunks.
+
+    ``phrase_chunks`` gives, per phrase, the sorted ids of the chunks holding
+    it and its occurrences in each. Every score is computed with the same
+    operations in the same order as there, element by element, so the
+    choice is the same to the last bit; ties go to the lowest chunk id.
+    """
+    import numpy as np
+
+    held = [index for index, (chunk_ids, _) in enumerate(phrase_chunks) if chunk_ids.size]
+    if not held:
+        return None
+    rows, tokens_total = totals
+    average = tokens_total / rows
+    candidates = phrase_chunks[held[0]][0]
+    if len(held) > 1:  # the sorted union (``numpy.union1d`` sorts several times over)
+        candidates = np.sort(np.concatenate([phrase_chunks[index][0] for index in held]))
+        fresh = np.empty(candidates.size, dtype=bool)
+        fresh[0] = True
+        np.not_equal(candidates[1:], candidates[:-1], out=fresh[1:])
+        candidates = candidates[fresh]
+    # bm25's length term, the same for every phrase (the same operations as there)
+    norm = _K1 * (1 - _B + _B * lengths_of(candidates) / average)
+    score = np.zeros(candidates.size, dtype=np.float64)
+    for index in held:
+        weight = 1.0
+        if len(held) > 1:
+            found = chunks_holding(index)
+            idf = math.log((rows - found + 0.5) / (found + 0.5))
+            weight = idf if idf > 0.0 else 1e-6
+        chunk_ids, occurrences = phrase_chunks[index]
+        if chunk_ids.size == candidates.size:  # a phrase in every candidate
+            frequency = occurrences.astype(np.float64)
+        else:
+            frequency = np.zeros(candidates.size, dtype=np.float64)
+            frequency[np.searchsorted(candidates, chunk_ids)] = occurrences
+        score += weight * ((frequency * (_K1 + 1.0)) / (frequency + norm))
+    return int(candidates[int(np.argmin(-1.0 * score))])

@@ -28,7 +28,8 @@ from typing import Any, Final
 
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search import diagnose_hybrid as staged
-from gno_trio.engine.search.anchors import chunk_spans, exact_first, text_match
+from gno_trio.engine.search.anchors import chunk_spans, text_match
+from gno_trio.engine.search.anchortext import exact_first
 from gno_trio.engine.search.boosts import content_type_boost
 from gno_trio.engine.search.docindex.ranking import ranker
 from gno_trio.engine.search.hybrid import QueryOptions, query

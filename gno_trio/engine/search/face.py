@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Config
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.search import anchors, chunkmemory, lexical
 from gno_trio.engine.search import contexts as contexts_mod
-from gno_trio.engine.search import lexical
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import ContextRule, SearchRequest
 from gno_trio.engine.store.database import read_snapshot
@@ -63,6 +64,36 @@ class SearchFace(EngineKernel):
     def check_contexts(self) -> dict[str, Any]:
         """``context check``: contexts that apply to nothing, or are configured twice."""
         return contexts_mod.check(self.config)
+
+    def hold_chunk_index(self) -> None:
+        """Keep the chunk index in memory for as long as this engine is open.
+
+        Serving processes call it: searches then find their hits' best chunks
+        and snippets without an FTS5 statement per hit (same answers, see
+        :mod:`.chunkmemory`). It is built in the background after the first
+        search of each state of the index; a one-shot command never pays for it.
+        """
+        if not getattr(self, "_holds_chunk_index", False):
+            chunkmemory.keep(self.location.db_path)
+            self._holds_chunk_index = True
+
+    def chunk_index_held(self, timeout: float = 0.0) -> bool:
+        """Whether the chunk index is in memory for the index as it is now (waiting up to
+        ``timeout`` seconds for a build this call may start)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._snapshot(None) as conn:
+                if anchors.chunk_memory(conn) is not None:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        if getattr(self, "_holds_chunk_index", False):
+            self._holds_chunk_index = False
+            chunkmemory.release(self.location.db_path)
+        super().close()
 
     @contextlib.contextmanager
     def _snapshot(self, conn: sqlite3.Connection | None) -> Iterator[sqlite3.Connection]:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio.engine.ingest.documents.records import conversion_block
-from gno_trio.engine.search.anchors import Anchor
+from gno_trio.engine.search.anchortext import Anchor
 from gno_trio.engine.search.request import (
     ContextRule,
     SearchRequest,

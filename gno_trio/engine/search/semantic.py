@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.lookup import resolve
-from gno_trio.engine.search.anchors import ELLIPSIS, FALLBACK_SNIPPET_CHARS, Anchor
+from gno_trio.engine.search.anchortext import Anchor, excerpt
 from gno_trio.engine.search.lexical import DOCUMENT_COLUMNS
 from gno_trio.engine.search.request import (
     ACTIVE,
@@ -192,14 +192,6 @@ def _steered(
     pull = vectors @ query + _INTENT_WEIGHT * (vectors @ steer)
     chosen = int(rows[int(np.argmax(pull))])
     return VectorHit(hit.row, hit.cosine, int(matrix.seqs[chosen]), int(matrix.parts[chosen]))
-
-
-def excerpt(text: str) -> str:
-    """The opening of a chunk as a one-line snippet."""
-    flat = " ".join(text[: FALLBACK_SNIPPET_CHARS * 2].split())
-    if len(flat) > FALLBACK_SNIPPET_CHARS:
-        flat = flat[:FALLBACK_SNIPPET_CHARS].rsplit(" ", 1)[0] + ELLIPSIS
-    return flat
 
 
 def anchors(

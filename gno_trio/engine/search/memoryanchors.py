@@ -1,0 +1,193 @@
+"""Search anchors worked out from the in-memory chunk index, as FTS5 would give them.
+
+The steps are :func:`.anchors.anchors_for`'s, in its order: each mirror of
+several chunks gets its best chunk by bm25 for the exact terms, else for
+the prefix terms; a single-chunk mirror's chunk is its best; the chosen
+chunk is cut with the form that found it (a single chunk tries each form);
+a mirror none of whose chunks matches is anchored at its opening text.
+Only the postings of the hits' own chunks are read, so the cost follows the
+hits, not the index.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+
+from gno_trio.engine.search import chunkrank, snippetwindow
+from gno_trio.engine.search.anchortext import (
+    ELLIPSIS,
+    MARK_CLOSE,
+    MARK_OPEN,
+    SNIPPET_TOKENS,
+    Anchor,
+    exact_first,
+    excerpt,
+    first_hit_line,
+)
+from gno_trio.engine.search.chunkmemory import (
+    ChunkMemory,
+    KeyArray,
+    chunk_array_counts,
+    chunk_counts,
+    chunk_offsets,
+)
+from gno_trio.engine.search.snippetcut import SnippetTable
+
+Span = tuple[int, int]
+
+_MARKS = snippetwindow.Marks(MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS)
+
+
+class _Form:
+    """One match form's phrases, tokenized, and their occurrences per chunk."""
+
+    def __init__(
+        self,
+        memory: ChunkMemory,
+        tokenized: Mapping[str, list[str]],
+        phrases: list[chunkrank.Phrase],
+    ) -> None:
+        self.phrases = phrases
+        self.tokens = [tokenized[phrase.text] for phrase in phrases]
+        self.sizes = [len(tokens) for tokens in self.tokens]
+        self._memory = memory
+
+    def keys(self, first: int, last: int) -> list[list[int]]:
+        """Per phrase, the keys of its instances in the chunks from ``first`` to ``last``."""
+        return [
+            self._memory.phrase_keys(tokens, phrase.prefix, first, last)
+            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
+        ]
+
+    def postings(self, first: int, last: int) -> int:
+        """Postings of the phrases' first words in the chunks from ``first`` to ``last``."""
+        return sum(
+            self._memory.phrase_postings(tokens, phrase.prefix, first, last)
+            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
+        )
+
+    def key_arrays(self, first: int, last: int) -> list[KeyArray]:
+        """:meth:`keys` as numpy arrays."""
+        return [
+            self._memory.phrase_key_array(tokens, phrase.prefix, first, last)
+            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
+        ]
+
+    def chunks_holding(self, counts: chunkrank.ChunkCounts, index: int) -> int:
+        """FTS5's count of chunks holding phrase ``index`` (read here for a single word)."""
+        phrase, tokens = self.phrases[index], self.tokens[index]
+        if len(tokens) == 1:
+            return self._memory.chunks_holding(tokens[0], phrase.prefix)
+        return counts.of(phrase)
+
+
+def anchors_in_memory(
+    conn: sqlite3.Connection,
+    memory: ChunkMemory,
+    table: SnippetTable,
+    spans: Mapping[str, Span],
+    match: str,
+) -> dict[str, Anchor] | None:
+    """The anchor of every mirror of ``spans`` (all their chunks held in ``memory``), or
+    None when ``match`` is not an expression worked out here."""
+    texts = exact_first(match)
+    parsed = [chunkrank.or_phrases(text) for text in texts]
+    if any(phrases is None or not phrases for phrases in parsed):
+        return None
+    tokenized: dict[str, list[str]] = {}
+    for phrases in parsed:
+        for phrase in phrases or ():
+            if phrase.text not in tokenized:
+                known = memory.tokens(phrase.text)
+                tokenized[phrase.text] = known if known is not None else table.tokens(phrase.text)
+    forms = [_Form(memory, tokenized, phrases) for phrases in parsed if phrases]
+    if any(not tokens for form in forms for tokens in form.tokens):
+        return None
+    counts = chunkrank.ChunkCounts(conn)
+    chosen: dict[str, tuple[int, int]] = {}  # mirror -> (chunk id, form index or -1)
+    pending: dict[str, Span] = {}
+    for mirror, (first, last) in spans.items():
+        if first == last:
+            chosen[mirror] = (first, -1)
+        else:
+            pending[mirror] = (first, last)
+    for number, form in enumerate(forms):
+        if not pending:
+            break
+        for mirror, chunk_id in _best(memory, counts, form, pending).items():
+            chosen[mirror] = (chunk_id, number)
+            del pending[mirror]
+    found: dict[str, Anchor] = {}
+    for number, form in enumerate(forms):
+        for mirror, (chunk_id, found_by) in chosen.items():
+            if mirror in found or found_by not in (-1, number):
+                continue
+            anchor = _cut(memory, form, chunk_id)
+            if anchor is not None:
+                found[mirror] = anchor
+    for mirror, (first, _) in spans.items():
+        if mirror not in found:
+            found[mirror] = opening_anchor(memory, first)
+    return found
+
+
+LONG_PAGE_POSTINGS = 256
+"""Postings in a mirror's chunks above which its best chunk is ranked with numpy."""
+
+
+def _best(
+    memory: ChunkMemory,
+    counts: chunkrank.ChunkCounts,
+    form: _Form,
+    pending: Mapping[str, Span],
+) -> dict[str, int]:
+    best: dict[str, int] = {}
+    holding = lambda index: form.chunks_holding(counts, index)  # noqa: E731
+    for mirror, (first, last) in pending.items():
+        if form.postings(first, last) > LONG_PAGE_POSTINGS:
+            chosen = chunkrank.best_of_arrays(
+                [chunk_array_counts(keys) for keys in form.key_arrays(first, last)],
+                memory.lengths_of,
+                holding,
+                memory.totals,
+            )
+            if chosen is not None:
+                best[mirror] = chosen
+            continue
+        hits = [chunk_counts(keys) for keys in form.keys(first, last)]
+        lengths = {chunk_id: memory.chunks[chunk_id].length for found in hits for chunk_id in found}
+        best.update(
+            chunkrank.best_by_bm25({mirror: (first, last)}, hits, lengths, holding, memory.totals)
+        )
+    return best
+
+
+def _cut(memory: ChunkMemory, form: _Form, chunk_id: int) -> Anchor | None:
+    """The chunk's snippet for ``form``, or None when the form does not match it."""
+    instances = sorted(
+        (offset, number)
+        for number, keys in enumerate(form.keys(chunk_id, chunk_id))
+        for offset in chunk_offsets(keys)
+    )
+    if not instances:
+        return None
+    chunk = memory.chunks[chunk_id]
+    snippet = snippetwindow.cut(
+        chunk.text, chunk.spans, chunk.sentences, instances, form.sizes, _MARKS
+    )
+    return Anchor(
+        snippet,
+        chunk.start_line,
+        chunk.end_line,
+        chunk.language,
+        first_hit_line(snippet, chunk.text, chunk.start_line),
+    )
+
+
+def opening_anchor(memory: ChunkMemory, chunk_id: int) -> Anchor:
+    """The chunk's opening text (the anchor of a hit no chunk of which matches)."""
+    chunk = memory.chunks[chunk_id]
+    return Anchor(
+        excerpt(chunk.text), chunk.start_line, chunk.end_line, chunk.language, chunk.start_line
+    )

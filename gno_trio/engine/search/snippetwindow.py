@@ -1,0 +1,317 @@
+"""FTS5's ``snippet()`` of one column, worked out from where the phrases occur in it.
+
+Given a column's text, where each of its tokens begins and ends, and the
+phrase instances FTS5 would report for the row (token offset, phrase
+number, phrase length), :func:`cut` returns the text ``snippet()`` returns:
+
+* every instance proposes a window of ``width`` tokens around the
+  instances that fall in ``width`` tokens from it; a window scores 1000 per
+  distinct phrase it holds and 1 per repeat;
+* the sentence holding an instance (a token that follows ``.`` or ``:`` and
+  white space, or the first token) proposes a window starting there, with a
+  bonus of 100 (120 at the very start of the text);
+* the first best-scoring window wins; coalesced instances inside it are
+  wrapped in the marks, an ellipsis stands for text cut at either end.
+
+The in-memory chunk index (:mod:`.chunkmemory`) uses it so a search needs no
+FTS5 statement per hit; its build checks the result against SQLite's own
+``snippet()`` (:func:`agrees_with_sqlite`), and anchors fall back to FTS5 on
+a SQLite whose ``snippet()`` cuts otherwise.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IntArray = npt.NDArray[np.int64]
+else:  # numpy is imported only for a chunk with many instances
+    IntArray = Any
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """``snippet()``'s arguments after the column: marks, ellipsis, window width."""
+
+    open: str
+    close: str
+    ellipsis: str
+    width: int
+
+
+Instance = tuple[int, int]
+"""(token offset, phrase number), in FTS5's order: by offset, then phrase number."""
+
+
+def _half_toward_zero(value: int) -> int:
+    """``value / 2`` truncated toward zero, as C integer division does."""
+    return -((-value) // 2) if value < 0 else value // 2
+
+
+_AFTER_SENTENCE = re.compile(r"[.:][ \t\n\r]+")
+
+
+def sentence_starts(text: str, spans: Sequence[int]) -> array.array[int]:
+    """Offsets of the tokens that begin a sentence: the first token, and every token
+    right after white space that follows ``.`` or ``:``.
+
+    ``spans`` holds each token's start and end character, flattened.
+    """
+    starts = array.array("i", [0] if spans else [])
+    token_starts = spans[0::2]
+    for found in _AFTER_SENTENCE.finditer(text):
+        offset = bisect.bisect_left(token_starts, found.end())
+        if 0 < offset < len(token_starts) and token_starts[offset] == found.end():
+            starts.append(offset)
+    return starts
+
+
+def _window_at(offsets: Sequence[int], phrases: Sequence[int], start: int, width: int) -> int:
+    """The score of the window of ``width`` tokens at ``start``: 1000 per distinct
+    phrase in it, 1 per repeat."""
+    low = bisect.bisect_left(offsets, start)
+    high = bisect.bisect_left(offsets, start + width, lo=low)
+    distinct = len(set(phrases[low:high]))
+    return distinct * 1000 + (high - low - distinct)
+
+
+def best_start(
+    tokens: int,
+    sentences: Sequence[int],
+    instances: Sequence[Instance],
+    sizes: Sequence[int],
+    width: int,
+) -> int:
+    """The first token of the window ``snippet()`` picks, in a column of ``tokens``
+    tokens whose sentences begin at ``sentences``.
+
+    FTS5 scores the window at each instance by walking every instance; here
+    the window slides (instances come sorted), and a sentence's window is
+    scored once however many instances it holds. A chunk with many
+    instances is scored with numpy (:func:`_best_start_arrays`).
+    """
+    if len(instances) > MANY_INSTANCES:
+        return _best_start_arrays(tokens, sentences, instances, sizes, width)
+    offsets = [offset for offset, _ in instances]
+    phrases = [phrase for _, phrase in instances]
+    count = len(offsets)
+    held = [0] * len(sizes)
+    distinct = low = high = 0
+    best_score = best = 0
+    previous = tried = -1
+    sentence_at = 0
+    use_sentences = tokens > width and len(sentences) > 0
+    for offset in offsets:
+        if offset == previous:  # the same window, the same sentence
+            continue
+        previous = offset
+        while offsets[low] < offset:  # drop what the window has slid past
+            held[phrases[low]] -= 1
+            distinct -= held[phrases[low]] == 0
+            low += 1
+        while high < count and offsets[high] < offset + width:
+            distinct += held[phrases[high]] == 0
+            held[phrases[high]] += 1
+            high += 1
+        score = distinct * 1000 + (high - low - distinct)
+        if score > best_score:  # only a winner's start needs working out
+            last = offsets[high - 1] + sizes[phrases[high - 1]]
+            adjusted = offset - _half_toward_zero(width - (last - offset))
+            if adjusted + width > tokens:
+                adjusted = tokens - width
+            best_score, best = score, max(adjusted, 0)
+        if use_sentences:
+            while sentence_at + 1 < len(sentences) and sentences[sentence_at + 1] <= offset:
+                sentence_at += 1
+            sentence = sentences[sentence_at]
+            # A sentence scores the same for each of its instances: only its first
+            # evaluation can beat the best so far.
+            if sentence < offset and sentence != tried:
+                tried = sentence
+                score = _window_at(offsets, phrases, sentence, width) + (
+                    120 if sentence == 0 else 100
+                )
+                if score > best_score:
+                    best_score, best = score, sentence
+    return best
+
+
+MANY_INSTANCES: Final = 160
+"""Instances in a chunk above which its window is chosen with numpy."""
+
+
+def _best_start_arrays(
+    tokens: int,
+    sentences: Sequence[int],
+    instances: Sequence[Instance],
+    sizes: Sequence[int],
+    width: int,
+) -> int:
+    """:func:`best_start`, every window scored at once: the candidates come in FTS5's
+    order (each instance's window, then its sentence's), and the first of the
+    highest scores wins, as FTS5's strict comparison makes it."""
+    import numpy as np
+
+    pairs = np.array(instances, dtype=np.int64)
+    offsets, phrases = pairs[:, 0], pairs[:, 1]
+    # held[k, i]: instances of phrase k among the first i
+    held = np.zeros((len(sizes), offsets.size + 1), dtype=np.int64)
+    for phrase in range(len(sizes)):
+        np.cumsum(phrases == phrase, out=held[phrase, 1:])
+
+    def scores(starts: IntArray) -> IntArray:
+        low = np.searchsorted(offsets, starts)
+        high = np.searchsorted(offsets, starts + width)
+        distinct = ((held[:, high] - held[:, low]) > 0).sum(axis=0)
+        return distinct * 1000 + (high - low - distinct)  # type: ignore[no-any-return]
+
+    high = np.searchsorted(offsets, offsets + width)
+    last = offsets[high - 1] + np.asarray(sizes, dtype=np.int64)[phrases[high - 1]]
+    spare = width - (last - offsets)
+    adjusted = offsets - np.where(spare < 0, -((-spare) // 2), spare // 2)
+    adjusted = np.where(adjusted + width > tokens, tokens - width, adjusted)
+    adjusted = np.maximum(adjusted, 0)
+    candidates = scores(offsets)
+    starts = adjusted
+    if tokens > width and len(sentences):
+        begins = np.asarray(sentences, dtype=np.int64)
+        sentence = begins[np.maximum(np.searchsorted(begins, offsets, side="right") - 1, 0)]
+        bonus = np.where(sentence == 0, 120, 100)
+        sentence_scores = np.where(sentence < offsets, scores(sentence) + bonus, -1)
+        candidates = np.stack((candidates, sentence_scores), axis=1).ravel()
+        starts = np.stack((adjusted, sentence), axis=1).ravel()
+    best = int(np.argmax(candidates))
+    return int(starts[best]) if candidates[best] > 0 else 0
+
+
+def _coalesced(
+    instances: Sequence[Instance], sizes: Sequence[int], through: int
+) -> list[tuple[int, int]]:
+    """Instances merged where they overlap: (first token, last token) of each run that
+    begins by token ``through``."""
+    runs: list[tuple[int, int]] = []
+    for offset, phrase in instances:
+        if offset > through:
+            break
+        end = offset + sizes[phrase] - 1
+        if runs and offset <= runs[-1][1]:
+            if end > runs[-1][1]:
+                runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((offset, end))
+    return runs
+
+
+def cut(
+    text: str,
+    spans: Sequence[int],
+    sentences: Sequence[int],
+    instances: Sequence[Instance],
+    sizes: Sequence[int],
+    marks: Marks,
+) -> str:
+    """``snippet()`` of a column: ``spans`` its token boundaries, ``sentences`` its
+    :func:`sentence_starts`, ``instances`` its phrase instances (sorted),
+    ``sizes`` each phrase's length in tokens."""
+    tokens = len(spans) // 2
+    start = best_start(tokens, sentences, instances, sizes, marks.width)
+    end = start + marks.width - 1
+    runs = [run for run in _coalesced(instances, sizes, end) if run[0] >= start]
+    out: list[str] = [marks.ellipsis] if start > 0 else []
+    copied = spans[2 * start] if start and start < tokens else 0
+    run = 0
+    for position in range(start, min(end, tokens - 1) + 1):
+        token_start, token_end = spans[2 * position], spans[2 * position + 1]
+        current = runs[run] if run < len(runs) else (-1, -1)
+        if position == current[0]:
+            out.append(text[copied:token_start])
+            out.append(marks.open)
+            copied = token_start
+        if position == current[1]:
+            out.append(text[copied:token_end])
+            out.append(marks.close)
+            copied = token_end
+            run += 1
+            current = runs[run] if run < len(runs) else (-1, -1)
+        if position == end:
+            out.append(text[copied:token_end])
+            copied = token_end
+            if current[0] <= position < current[1]:
+                out.append(marks.close)
+    out.append(text[copied:] if end >= tokens - 1 else marks.ellipsis)
+    return "".join(out)
+
+
+def agrees_with_sqlite(tokenize: str) -> bool:
+    """Whether :func:`cut` gives this SQLite's ``snippet()`` on texts that exercise
+    its rules (sentence bonus, clamping at the end, overlapping phrases, a
+    phrase cut by the window's end, repeated phrases)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        quoted = tokenize.replace("'", "''")
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize = '{quoted}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        for rowid, (text, phrases, width) in enumerate(_SELF_CHECKS, start=1):
+            match = " OR ".join(f'"{phrase}"' for phrase in phrases)
+            conn.execute("INSERT INTO t(rowid, x) VALUES (?, ?)", (rowid, text))
+            expected = conn.execute(
+                "SELECT snippet(t, 0, '[', ']', '...', ?) FROM t WHERE t MATCH ? AND rowid = ?",
+                (width, match, rowid),
+            ).fetchone()[0]
+            terms = _row_terms(conn, rowid)
+            wanted = []
+            for number, phrase in enumerate(phrases, start=1000 * rowid):
+                conn.execute("INSERT INTO t(rowid, x) VALUES (?, ?)", (number, phrase))
+                wanted.append(_row_terms(conn, number))
+            instances = [
+                (offset, number)
+                for offset in range(len(terms))
+                for number, tokens in enumerate(wanted)
+                if terms[offset : offset + len(tokens)] == tokens
+            ]
+            spans = [edge for found in _WORDS.finditer(text) for edge in found.span()]
+            sizes = [len(tokens) for tokens in wanted]
+            sentences = sentence_starts(text, spans)
+            marks = Marks("[", "]", "...", width)
+            if cut(text, spans, sentences, instances, sizes, marks) != expected:
+                return False
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+_WORDS = re.compile(r"[^\W_]+")
+_SELF_CHECKS = (
+    ("alpha beta. Gamma delta epsilon: zeta eta theta iota kappa", ("delta",), 4),
+    ("one two three four five six seven eight nine ten", ("nine",), 3),
+    ("red blue red blue green. Red blue", ("red blue", "blue"), 3),
+    ("a b c d e f g h i j k l m n o p", ("f g h",), 2),
+    ("start here   : and then more words follow here", ("more", "here"), 5),
+    ("x y z. w v u t s r q p o n m l", ("w v u t s r",), 4),
+    ("same word twice, same word again and again", ("word", "word", "again"), 3),
+    (
+        "Tools list tools. " * 12 + "Then a tool: call tools and list them. " * 8,
+        ("tool", "list", "call tool"),
+        16,
+    ),
+    (" ".join(f"w{n % 7} x{n % 5}." for n in range(90)), ("w3 x4", "x1", "w6"), 10),
+)
+
+
+def _row_terms(conn: sqlite3.Connection, rowid: int) -> list[str]:
+    """The tokens of one row of the self-check table, in order."""
+    return [
+        str(term)
+        for (term,) in conn.execute("SELECT term FROM v WHERE doc = ? ORDER BY offset", (rowid,))
+    ]
