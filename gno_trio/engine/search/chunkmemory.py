@@ -64,6 +64,11 @@ _STATE_SQL: Final = (
     "SELECT (SELECT block FROM chunks_fts_data WHERE id = 10), "
     "(SELECT block FROM chunks_fts_data WHERE id = 1)"
 )
+_WHERE_SQL: Final = (
+    "SELECT (SELECT file FROM pragma_database_list WHERE name = 'main'), "
+    "(SELECT block FROM chunks_fts_data WHERE id = 10), "
+    "(SELECT block FROM chunks_fts_data WHERE id = 1)"
+)
 _WORDS: Final = re.compile(r"[^\W_]+")
 # unicode61's separators and token characters agree with the pattern above
 # for every character of these categories; any other (marks, private use,
@@ -489,20 +494,15 @@ def release(path: Path) -> None:
                 del _SLOTS[str(path)]
 
 
-def _path_of(conn: sqlite3.Connection) -> str:
-    listed = conn.execute("PRAGMA database_list").fetchall()
-    return next((str(row[2]) for row in listed if row[1] == "main"), "")
-
-
 def current(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
     """The memory of the index state ``conn`` reads, if this process keeps one and it
     is built; otherwise None, and a build starts for that state."""
     if not _SLOTS:
         return None
-    slot = _SLOTS.get(_path_of(conn))
+    path, structure, averages = conn.execute(_WHERE_SQL).fetchone()
+    slot = _SLOTS.get(str(path))
     if slot is None:
         return None
-    structure, averages = conn.execute(_STATE_SQL).fetchone()
     state = (bytes(structure or b""), bytes(averages or b""))
     memory = slot.memory
     if memory is not None and memory.state == state:

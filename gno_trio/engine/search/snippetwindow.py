@@ -225,28 +225,26 @@ def cut(
     tokens = len(spans) // 2
     start = best_start(tokens, sentences, instances, sizes, marks.width)
     end = start + marks.width - 1
-    runs = [run for run in _coalesced(instances, sizes, end) if run[0] >= start]
+    last_token = min(end, tokens - 1)
     out: list[str] = [marks.ellipsis] if start > 0 else []
     copied = spans[2 * start] if start and start < tokens else 0
-    run = 0
-    for position in range(start, min(end, tokens - 1) + 1):
-        token_start, token_end = spans[2 * position], spans[2 * position + 1]
-        current = runs[run] if run < len(runs) else (-1, -1)
-        if position == current[0]:
-            out.append(text[copied:token_start])
-            out.append(marks.open)
-            copied = token_start
-        if position == current[1]:
-            out.append(text[copied:token_end])
-            out.append(marks.close)
-            copied = token_end
-            run += 1
-            current = runs[run] if run < len(runs) else (-1, -1)
-        if position == end:
-            out.append(text[copied:token_end])
-            copied = token_end
-            if current[0] <= position < current[1]:
-                out.append(marks.close)
+    cut_short = False
+    for run_start, run_end in _coalesced(instances, sizes, end):
+        if run_start < start:  # begun before the window: FTS5 skips it whole
+            continue
+        if run_start > last_token:
+            break
+        out += (text[copied : spans[2 * run_start]], marks.open)
+        copied = spans[2 * run_start]
+        closing = min(run_end, end)  # a run past the window's end is closed at its end
+        out += (text[copied : spans[2 * closing + 1]], marks.close)
+        copied = spans[2 * closing + 1]
+        if run_end > end:
+            cut_short = True
+            break
+    if end <= tokens - 1 and not cut_short:  # the window's last token
+        out.append(text[copied : spans[2 * end + 1]])
+        copied = spans[2 * end + 1]
     out.append(text[copied:] if end >= tokens - 1 else marks.ellipsis)
     return "".join(out)
 
