@@ -52,6 +52,21 @@ def describe_ms(label: str, samples_s: Sequence[float]) -> str:
     )
 
 
+def serving_engine() -> Engine:
+    """The index the environment names, opened as a serving process runs it.
+
+    ``gno-trio mcp`` and ``serve`` hold the chunk index in memory; every peer
+    and floor making "the same engine call" holds it too, built before the
+    first timed call, so only the servers differ.
+    """
+    from gno_trio.dirs import resolve_dirs
+
+    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    engine.hold_chunk_index()
+    engine.chunk_index_held(timeout=120)
+    return engine
+
+
 def sdk_search_peer(engine: Engine) -> MCPServer[Any]:
     """The official SDK's ``MCPServer`` with one ``gno_search`` tool over ``engine``.
 

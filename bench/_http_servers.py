@@ -240,10 +240,9 @@ def run_sdk(port: int) -> None:
 
 def run_bare_search(port: int) -> None:
     """:func:`bare_search_app` over the index the environment names."""
-    from gno_trio.dirs import resolve_dirs
-    from gno_trio.engine import Engine
+    from _common import serving_engine
 
-    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    engine = serving_engine()
     try:
         run_bare(port, False, bare_search_app(engine))
     finally:
@@ -252,12 +251,9 @@ def run_bare_search(port: int) -> None:
 
 def run_sdk_search(port: int) -> None:
     """The SDK peer of ``gno-trio serve``'s ``gno_search``: same engine call, same payload."""
-    from _common import sdk_search_peer
+    from _common import sdk_search_peer, serving_engine
 
-    from gno_trio.dirs import resolve_dirs
-    from gno_trio.engine import Engine
-
-    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    engine = serving_engine()
     try:
         run_sdk_launcher(sdk_search_peer(engine), port)
     finally:

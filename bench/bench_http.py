@@ -860,7 +860,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per measured run")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--warmup", type=float, default=1.5, help="seconds of warm-up per case")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=4.0,
+        help="seconds of warm-up per case (a server builds its in-memory chunk index first)",
+    )
     parser.add_argument("--tool-ms", type=float, default=5.0, help="sleep tool time in part 2")
     parser.add_argument("--unloaded-duration", type=float, default=2.0)
     parser.add_argument("--overload-connections", type=int, default=640)

@@ -63,7 +63,7 @@ if str(REPO) not in sys.path:
 
 from _queries import DEFAULT_COUNT, TEXT_KINDS, build_queries, check_uncached  # noqa: E402
 
-from gno_trio.dirs import Dirs, resolve_dirs  # noqa: E402
+from gno_trio.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.tools.retrieval import search_text  # noqa: E402
 
@@ -78,6 +78,7 @@ ENVELOPE = {
 }
 ERAS = ("legacy", "modern")
 BARE_MODES = ("inline", "thread")
+WARMUP_SECONDS = 5.0
 
 
 # -- the SDK peer server (run in its own process with --serve-sdk) -----------------------
@@ -85,9 +86,9 @@ BARE_MODES = ("inline", "thread")
 
 def serve_sdk() -> None:
     """One ``gno_search`` tool on the SDK's ``MCPServer``, over the index in GNO_*_DIR."""
-    from _common import sdk_search_peer
+    from _common import sdk_search_peer, serving_engine
 
-    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    engine = serving_engine()
     server = sdk_search_peer(engine)
     try:
         server.run("stdio")
@@ -110,8 +111,9 @@ def serve_bare(mode: str) -> None:
     """
     import msgspec
     import trio
+    from _common import serving_engine
 
-    engine = Engine.open(dirs=resolve_dirs(), create=False)
+    engine = serving_engine()
     decode = msgspec.json.Decoder().decode
     encode = msgspec.json.Encoder().encode
     stub = {"protocolVersion": LEGACY, "capabilities": {}, "serverInfo": {"name": "bare"}}
@@ -338,7 +340,12 @@ def interleaved(peers: Sequence[Timed], calls: int, warmup: int, block: int) -> 
     so the ratio between them stays fair.
     """
     for peer in peers:
+        # At least WARMUP_SECONDS each: a server builds its in-memory chunk
+        # index in the background after start-up, and is timed once it has.
+        started = time.monotonic()
         peer.searches(warmup, timed=False)
+        while time.monotonic() - started < WARMUP_SECONDS:
+            peer.searches(block, timed=False)
     done = 0
     turn = 0
     while done < calls:
@@ -468,6 +475,8 @@ def main() -> int:
         results: dict[str, dict[str, list[float]]] = {}
         payload_notes: dict[str, tuple[str, float]] = {}
         with Engine.open(dirs=dirs, create=False) as engine:
+            engine.hold_chunk_index()  # as the servers' engines do
+            engine.chunk_index_held(timeout=120)
             if options.query is None:
                 queries = varied_queries(engine, options.varied, options.limit)
                 described = (

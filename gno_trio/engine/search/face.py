@@ -70,12 +70,13 @@ class SearchFace(EngineKernel):
 
         Serving processes call it: searches then find their hits' best chunks
         and snippets without an FTS5 statement per hit (same answers, see
-        :mod:`.chunkmemory`). It is built in the background after the first
-        search of each state of the index; a one-shot command never pays for it.
+        :mod:`.chunkmemory`). It is built in the background, from now and
+        after each change to the index; a one-shot command never pays for it.
         """
         if not getattr(self, "_holds_chunk_index", False):
             chunkmemory.keep(self.location.db_path)
             self._holds_chunk_index = True
+            self.chunk_index_held()  # starts the build now, not at the first search
 
     def chunk_index_held(self, timeout: float = 0.0) -> bool:
         """Whether the chunk index is in memory for the index as it is now (waiting up to
