@@ -55,8 +55,9 @@ from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tok
 
 logger = logging.getLogger("gno_trio.engine.chunkmemory")
 
-MOST_TOKENS: Final = 3_000_000
-"""Largest chunk index (tokens, all columns) held in memory: about 60 MB held."""
+MOST_TOKENS: Final = 2_000_000
+"""Largest chunk index (tokens, all columns) held in memory: about 35 MB held per
+million tokens (7 MB of Markdown is about a million)."""
 
 OFFSET_BITS: Final = 24
 OFFSET_MASK: Final = (1 << OFFSET_BITS) - 1
@@ -396,7 +397,12 @@ def build(conn: sqlite3.Connection) -> ChunkMemory | None:
         ).fetchall()
     finally:
         conn.execute("ROLLBACK")
-    keys = array.array("q", map(int, joined.split(","))) if joined else array.array("q")
+    import numpy as np  # parses the joined keys without a string object per posting
+
+    keys = array.array("q")
+    if joined:
+        keys.frombytes(np.fromstring(joined, dtype=np.int64, sep=",").tobytes())
+    del joined
     terms = [str(row[0]) for row in listed]
     postings = Postings(keys, [int(row[2]) for row in listed], [int(row[1]) for row in listed])
     if postings.total != len(keys):
@@ -410,7 +416,7 @@ def build(conn: sqlite3.Connection) -> ChunkMemory | None:
         if not _clear(text):
             left_out.append(int(chunk_id))
             continue
-        spans = array.array("i")
+        spans = array.array("H" if len(text) < 65_536 else "i")  # half the bytes, mostly
         for word in _WORDS.finditer(text):
             spans.append(word.start())
             spans.append(word.end())
