@@ -203,6 +203,21 @@ class ChunkMemory:
             return None
         return [token for token in tokens if token is not None]
 
+    def word_chunks(self, token: str, prefix: bool, first: int, last: int) -> int:
+        """Chunks from ``first`` to ``last`` holding ``token`` (or a word it begins),
+        counted once per word."""
+        return self._postings.chunks_in(self._numbers(token, prefix), first, last)
+
+    def word_occurrences(self, token: str, prefix: bool, first: int, last: int) -> dict[int, int]:
+        """Occurrences of ``token`` (or of every word it begins) per chunk in the range."""
+        return self._postings.occurrences(self._numbers(token, prefix), first, last)
+
+    def word_occurrence_arrays(
+        self, token: str, prefix: bool, first: int, last: int
+    ) -> tuple[KeyArray, KeyArray]:
+        """:meth:`word_occurrences` as numpy arrays (sorted chunk ids, counts)."""
+        return self._postings.occurrence_arrays(self._numbers(token, prefix), first, last)
+
     def phrase_postings(self, tokens: list[str], prefix: bool, first: int, last: int) -> int:
         """Postings of the phrase's first word in the chunks from ``first`` to ``last``
         (how much work :meth:`phrase_keys` has)."""
@@ -266,9 +281,76 @@ class Postings:
     def __init__(
         self, keys: array.array[int], counts: Sequence[int], chunks_holding: Sequence[int]
     ) -> None:
+        import numpy as np
+
         self._keys = keys
         self._bounds = [0, *itertools.accumulate(counts)]
         self.chunks_holding = list(chunks_holding)
+        # Each word's chunks and its occurrences in each: what ranking a page's
+        # chunks needs for a one-word phrase, without counting occurrences.
+        view = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
+        chunk_ids = view >> OFFSET_BITS
+        opens = np.ones(chunk_ids.size, dtype=bool)
+        np.not_equal(chunk_ids[1:], chunk_ids[:-1], out=opens[1:])
+        opens[self._bounds[1:-1]] = True  # a word's first key opens a run
+        starts = np.flatnonzero(opens)
+        self._pair_chunks = array.array("q", chunk_ids[starts].tobytes())
+        self._pair_counts = array.array("q", np.diff(starts, append=chunk_ids.size).tobytes())
+        self._pair_bounds = np.searchsorted(starts, self._bounds).tolist()
+
+    def _pairs(self, number: int, first: int, last: int) -> tuple[int, int]:
+        low, high = self._pair_bounds[number], self._pair_bounds[number + 1]
+        start = bisect.bisect_left(self._pair_chunks, first, low, high)
+        return start, bisect.bisect_right(self._pair_chunks, last, start, high)
+
+    def chunks_in(self, numbers: Sequence[int], first: int, last: int) -> int:
+        """How many (word, chunk) pairs these words have in the chunks from ``first``
+        to ``last``: the candidates ranking them would score."""
+        total = 0
+        for number in numbers:
+            start, end = self._pairs(number, first, last)
+            total += end - start
+        return total
+
+    def occurrences(self, numbers: Sequence[int], first: int, last: int) -> dict[int, int]:
+        """Occurrences of these words in each chunk from ``first`` to ``last`` holding one."""
+        found: dict[int, int] = {}
+        for number in numbers:
+            start, end = self._pairs(number, first, last)
+            if not found:
+                found = dict(
+                    zip(self._pair_chunks[start:end], self._pair_counts[start:end], strict=True)
+                )
+                continue
+            for chunk_id, count in zip(
+                self._pair_chunks[start:end], self._pair_counts[start:end], strict=True
+            ):
+                found[chunk_id] = found.get(chunk_id, 0) + count
+        return found
+
+    def occurrence_arrays(
+        self, numbers: Sequence[int], first: int, last: int
+    ) -> tuple[KeyArray, KeyArray]:
+        """:meth:`occurrences` as sorted chunk ids and their counts (numpy)."""
+        import numpy as np
+
+        chunk_view = np.frombuffer(self._pair_chunks, dtype=np.int64)
+        count_view = np.frombuffer(self._pair_counts, dtype=np.int64)
+        ranges = [self._pairs(number, first, last) for number in numbers]
+        ranges = [(start, end) for start, end in ranges if start < end]
+        if len(ranges) == 1:
+            start, end = ranges[0]
+            return chunk_view[start:end], count_view[start:end]
+        if not ranges:
+            return chunk_view[:0], count_view[:0]
+        chunk_ids = np.concatenate([chunk_view[start:end] for start, end in ranges])
+        counts = np.concatenate([count_view[start:end] for start, end in ranges])
+        order = np.argsort(chunk_ids, kind="stable")
+        chunk_ids, counts = chunk_ids[order], counts[order]
+        opens = np.ones(chunk_ids.size, dtype=bool)
+        np.not_equal(chunk_ids[1:], chunk_ids[:-1], out=opens[1:])
+        starts = np.flatnonzero(opens)
+        return chunk_ids[starts], np.add.reduceat(counts, starts)
 
     @property
     def total(self) -> int:

@@ -60,17 +60,30 @@ class _Form:
             for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
         ]
 
-    def postings(self, first: int, last: int) -> int:
-        """Postings of the phrases' first words in the chunks from ``first`` to ``last``."""
+    def candidates(self, first: int, last: int) -> int:
+        """About how many chunks from ``first`` to ``last`` ranking would score."""
         return sum(
-            self._memory.phrase_postings(tokens, phrase.prefix, first, last)
+            self._memory.word_chunks(tokens[0], phrase.prefix and len(tokens) == 1, first, last)
             for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
         )
 
-    def key_arrays(self, first: int, last: int) -> list[KeyArray]:
-        """:meth:`keys` as numpy arrays."""
+    def occurrences(self, first: int, last: int) -> list[dict[int, int]]:
+        """Per phrase, its occurrences in each chunk from ``first`` to ``last``."""
         return [
-            self._memory.phrase_key_array(tokens, phrase.prefix, first, last)
+            self._memory.word_occurrences(tokens[0], phrase.prefix, first, last)
+            if len(tokens) == 1
+            else chunk_counts(self._memory.phrase_keys(tokens, phrase.prefix, first, last))
+            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
+        ]
+
+    def occurrence_arrays(self, first: int, last: int) -> list[tuple[KeyArray, KeyArray]]:
+        """:meth:`occurrences` as numpy arrays (sorted chunk ids, counts) per phrase."""
+        return [
+            self._memory.word_occurrence_arrays(tokens[0], phrase.prefix, first, last)
+            if len(tokens) == 1
+            else chunk_array_counts(
+                self._memory.phrase_key_array(tokens, phrase.prefix, first, last)
+            )
             for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
         ]
 
@@ -132,8 +145,8 @@ def anchors_in_memory(
     return found
 
 
-LONG_PAGE_POSTINGS = 256
-"""Postings in a mirror's chunks above which its best chunk is ranked with numpy."""
+LONG_PAGE_CHUNKS = 40
+"""Candidate chunks in a mirror above which its best chunk is ranked with numpy."""
 
 
 def _best(
@@ -145,17 +158,14 @@ def _best(
     best: dict[str, int] = {}
     holding = lambda index: form.chunks_holding(counts, index)  # noqa: E731
     for mirror, (first, last) in pending.items():
-        if form.postings(first, last) > LONG_PAGE_POSTINGS:
+        if form.candidates(first, last) > LONG_PAGE_CHUNKS:
             chosen = chunkrank.best_of_arrays(
-                [chunk_array_counts(keys) for keys in form.key_arrays(first, last)],
-                memory.lengths_of,
-                holding,
-                memory.totals,
+                form.occurrence_arrays(first, last), memory.lengths_of, holding, memory.totals
             )
             if chosen is not None:
                 best[mirror] = chosen
             continue
-        hits = [chunk_counts(keys) for keys in form.keys(first, last)]
+        hits = form.occurrences(first, last)
         lengths = {chunk_id: memory.chunks[chunk_id].length for found in hits for chunk_id in found}
         best.update(
             chunkrank.best_by_bm25({mirror: (first, last)}, hits, lengths, holding, memory.totals)
