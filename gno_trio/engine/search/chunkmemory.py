@@ -162,8 +162,13 @@ class ChunkMemory:
         self._term_numbers = {term: number for number, term in enumerate(terms)}
         self._postings = postings
         self._stems = stems
-        self._sorted_ids: KeyArray | None = None
-        self._sorted_lengths: FloatArray | None = None
+        import numpy as np
+
+        ordered = sorted(chunks)
+        self._sorted_ids: KeyArray = np.array(ordered, dtype=np.int64)
+        self._sorted_lengths: FloatArray = np.array(
+            [chunks[chunk_id].length for chunk_id in ordered], dtype=np.float64
+        )
 
     def holds_span(self, first: int, last: int) -> bool:
         """Whether every chunk from ``first`` to ``last`` is here to be cut (a span is
@@ -173,7 +178,7 @@ class ChunkMemory:
         place = bisect.bisect_left(self._left_out, first)
         return place == len(self._left_out) or self._left_out[place] > last
 
-    def _numbers(self, term: str, prefix: bool) -> list[int]:
+    def words(self, term: str, prefix: bool) -> list[int]:
         """The word numbers ``term`` stands for: itself, or every word it begins."""
         if not prefix:
             number = self._term_numbers.get(term)
@@ -185,13 +190,12 @@ class ChunkMemory:
             number += 1
         return found
 
-    def chunks_holding(self, term: str, prefix: bool) -> int:
-        """Chunks whose text holds ``term`` (or a word it begins): FTS5's count of the
-        chunks a one-word phrase matches."""
-        numbers = self._numbers(term, prefix)
-        if len(numbers) == 1:
-            return self._postings.chunks_holding[numbers[0]]
-        return self._postings.distinct_chunks(numbers)
+    def chunks_holding(self, words: Sequence[int]) -> int:
+        """Chunks whose text holds one of these words: FTS5's count of the chunks a
+        one-word phrase matches."""
+        if len(words) == 1:
+            return self._postings.chunks_holding[words[0]]
+        return self._postings.distinct_chunks(words)
 
     def tokens(self, text: str) -> list[str] | None:
         """The tokens FTS5 makes of ``text`` (a query phrase), when every word of it
@@ -203,42 +207,42 @@ class ChunkMemory:
             return None
         return [token for token in tokens if token is not None]
 
-    def word_chunks(self, token: str, prefix: bool, first: int, last: int) -> int:
-        """Chunks from ``first`` to ``last`` holding ``token`` (or a word it begins),
-        counted once per word."""
-        return self._postings.chunks_in(self._numbers(token, prefix), first, last)
+    def word_chunks(self, words: Sequence[int], first: int, last: int) -> int:
+        """Chunks from ``first`` to ``last`` holding these words, counted once per word."""
+        return self._postings.chunks_in(words, first, last)
 
-    def word_occurrences(self, token: str, prefix: bool, first: int, last: int) -> dict[int, int]:
-        """Occurrences of ``token`` (or of every word it begins) per chunk in the range."""
-        return self._postings.occurrences(self._numbers(token, prefix), first, last)
+    def word_occurrences(self, words: Sequence[int], first: int, last: int) -> dict[int, int]:
+        """Occurrences of these words per chunk from ``first`` to ``last``."""
+        return self._postings.occurrences(words, first, last)
 
     def word_occurrence_arrays(
-        self, token: str, prefix: bool, first: int, last: int
+        self, words: Sequence[int], first: int, last: int
     ) -> tuple[KeyArray, KeyArray]:
         """:meth:`word_occurrences` as numpy arrays (sorted chunk ids, counts)."""
-        return self._postings.occurrence_arrays(self._numbers(token, prefix), first, last)
+        return self._postings.occurrence_arrays(words, first, last)
 
-    def phrase_postings(self, tokens: list[str], prefix: bool, first: int, last: int) -> int:
-        """Postings of the phrase's first word in the chunks from ``first`` to ``last``
-        (how much work :meth:`phrase_keys` has)."""
-        return self._postings.count(
-            self._numbers(tokens[0], prefix and len(tokens) == 1), first, last
-        )
+    def phrase_keys(self, phrase: Sequence[Sequence[int]], first: int, last: int) -> list[int]:
+        """The keys where a phrase begins in the chunks from ``first`` to ``last``
+        (FTS5's instances of it); ``phrase`` gives each token's :meth:`words`."""
+        postings = self._postings
+        keys = postings.keys(phrase[0], first, last)
+        for step, words in enumerate(phrase[1:], start=1):
+            if not keys:
+                break
+            following = set(postings.keys(words, first, last))
+            keys = [key for key in keys if key + step in following]
+        return keys
 
-    def phrase_key_array(self, tokens: list[str], prefix: bool, first: int, last: int) -> KeyArray:
+    def phrase_key_array(self, phrase: Sequence[Sequence[int]], first: int, last: int) -> KeyArray:
         """:meth:`phrase_keys` as a numpy array."""
         import numpy as np
 
         postings = self._postings
-        keys = postings.key_array(
-            self._numbers(tokens[0], prefix and len(tokens) == 1), first, last
-        )
-        for step, token in enumerate(tokens[1:], start=1):
+        keys = postings.key_array(phrase[0], first, last)
+        for step, words in enumerate(phrase[1:], start=1):
             if not keys.size:
                 break
-            following = postings.key_array(
-                self._numbers(token, prefix and step == len(tokens) - 1), first, last
-            )
+            following = postings.key_array(words, first, last)
             keys = keys[np.isin(keys + step, following, assume_unique=True)]
         return keys
 
@@ -246,28 +250,7 @@ class ChunkMemory:
         """Each of these chunks' length (all columns), as float64."""
         import numpy as np
 
-        if self._sorted_ids is None:
-            ordered = sorted(self.chunks)
-            self._sorted_lengths = np.array(
-                [self.chunks[chunk_id].length for chunk_id in ordered], dtype=np.float64
-            )
-            self._sorted_ids = np.array(ordered, dtype=np.int64)
-        assert self._sorted_lengths is not None
         return self._sorted_lengths[np.searchsorted(self._sorted_ids, chunk_ids)]
-
-    def phrase_keys(self, tokens: list[str], prefix: bool, first: int, last: int) -> list[int]:
-        """The keys where the phrase ``tokens`` (its last token a prefix, ``prefix``)
-        begins in the chunks from ``first`` to ``last``: FTS5's instances of it."""
-        postings = self._postings
-        keys = postings.keys(self._numbers(tokens[0], prefix and len(tokens) == 1), first, last)
-        for step, token in enumerate(tokens[1:], start=1):
-            if not keys:
-                break
-            following = set(
-                postings.keys(self._numbers(token, prefix and step == len(tokens) - 1), first, last)
-            )
-            keys = [key for key in keys if key + step in following]
-        return keys
 
 
 class Postings:
@@ -372,16 +355,6 @@ class Postings:
         if words > 1:
             found.sort()
         return found
-
-    def count(self, numbers: Sequence[int], first: int, last: int) -> int:
-        """How many keys :meth:`keys` would return."""
-        low_key, high_key = first << OFFSET_BITS, (last + 1) << OFFSET_BITS
-        total = 0
-        for number in numbers:
-            low, high = self._bounds[number], self._bounds[number + 1]
-            start = bisect.bisect_left(self._keys, low_key, low, high)
-            total += bisect.bisect_left(self._keys, high_key, start, high) - start
-        return total
 
     def key_array(self, numbers: Sequence[int], first: int, last: int) -> KeyArray:
         """:meth:`keys` as a numpy array (for the many keys of a long page)."""

@@ -49,50 +49,50 @@ class _Form:
         phrases: list[chunkrank.Phrase],
     ) -> None:
         self.phrases = phrases
-        self.tokens = [tokenized[phrase.text] for phrase in phrases]
-        self.sizes = [len(tokens) for tokens in self.tokens]
+        tokens = [tokenized[phrase.text] for phrase in phrases]
+        self.sizes = [len(each) for each in tokens]
+        # Each phrase's tokens as word numbers (a prefix: every word it begins),
+        # looked up once per search.
+        self.words = [
+            [
+                memory.words(token, phrase.prefix and place == len(each) - 1)
+                for place, token in enumerate(each)
+            ]
+            for phrase, each in zip(phrases, tokens, strict=True)
+        ]
         self._memory = memory
 
     def keys(self, first: int, last: int) -> list[list[int]]:
         """Per phrase, the keys of its instances in the chunks from ``first`` to ``last``."""
-        return [
-            self._memory.phrase_keys(tokens, phrase.prefix, first, last)
-            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
-        ]
+        return [self._memory.phrase_keys(phrase, first, last) for phrase in self.words]
 
     def candidates(self, first: int, last: int) -> int:
         """About how many chunks from ``first`` to ``last`` ranking would score."""
-        return sum(
-            self._memory.word_chunks(tokens[0], phrase.prefix and len(tokens) == 1, first, last)
-            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
-        )
+        return sum(self._memory.word_chunks(phrase[0], first, last) for phrase in self.words)
 
     def occurrences(self, first: int, last: int) -> list[dict[int, int]]:
         """Per phrase, its occurrences in each chunk from ``first`` to ``last``."""
         return [
-            self._memory.word_occurrences(tokens[0], phrase.prefix, first, last)
-            if len(tokens) == 1
-            else chunk_counts(self._memory.phrase_keys(tokens, phrase.prefix, first, last))
-            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
+            self._memory.word_occurrences(phrase[0], first, last)
+            if len(phrase) == 1
+            else chunk_counts(self._memory.phrase_keys(phrase, first, last))
+            for phrase in self.words
         ]
 
     def occurrence_arrays(self, first: int, last: int) -> list[tuple[KeyArray, KeyArray]]:
         """:meth:`occurrences` as numpy arrays (sorted chunk ids, counts) per phrase."""
         return [
-            self._memory.word_occurrence_arrays(tokens[0], phrase.prefix, first, last)
-            if len(tokens) == 1
-            else chunk_array_counts(
-                self._memory.phrase_key_array(tokens, phrase.prefix, first, last)
-            )
-            for phrase, tokens in zip(self.phrases, self.tokens, strict=True)
+            self._memory.word_occurrence_arrays(phrase[0], first, last)
+            if len(phrase) == 1
+            else chunk_array_counts(self._memory.phrase_key_array(phrase, first, last))
+            for phrase in self.words
         ]
 
     def chunks_holding(self, counts: chunkrank.ChunkCounts, index: int) -> int:
         """FTS5's count of chunks holding phrase ``index`` (read here for a single word)."""
-        phrase, tokens = self.phrases[index], self.tokens[index]
-        if len(tokens) == 1:
-            return self._memory.chunks_holding(tokens[0], phrase.prefix)
-        return counts.of(phrase)
+        if len(self.words[index]) == 1:
+            return self._memory.chunks_holding(self.words[index][0])
+        return counts.of(self.phrases[index])
 
 
 def anchors_in_memory(
@@ -115,7 +115,7 @@ def anchors_in_memory(
                 known = memory.tokens(phrase.text)
                 tokenized[phrase.text] = known if known is not None else table.tokens(phrase.text)
     forms = [_Form(memory, tokenized, phrases) for phrases in parsed if phrases]
-    if any(not tokens for form in forms for tokens in form.tokens):
+    if any(not size for form in forms for size in form.sizes):
         return None
     counts = chunkrank.ChunkCounts(conn)
     chosen: dict[str, tuple[int, int]] = {}  # mirror -> (chunk id, form index or -1)
