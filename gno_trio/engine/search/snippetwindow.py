@@ -225,24 +225,27 @@ def cut(
     tokens = len(spans) // 2
     start = best_start(tokens, sentences, instances, sizes, marks.width)
     end = start + marks.width - 1
-    last_token = min(end, tokens - 1)
+    # A one-token window at the very start ends at token 0, which FTS5 reads as
+    # no window at all: it marks every run, then adds the ellipsis.
+    whole = end <= 0
+    last_token = tokens - 1 if whole else min(end, tokens - 1)
     out: list[str] = [marks.ellipsis] if start > 0 else []
     copied = spans[2 * start] if start and start < tokens else 0
     cut_short = False
-    for run_start, run_end in _coalesced(instances, sizes, end):
+    for run_start, run_end in _coalesced(instances, sizes, last_token):
         if run_start < start:  # begun before the window: FTS5 skips it whole
             continue
         if run_start > last_token:
             break
         out += (text[copied : spans[2 * run_start]], marks.open)
         copied = spans[2 * run_start]
-        closing = min(run_end, end)  # a run past the window's end is closed at its end
+        closing = run_end if whole else min(run_end, end)  # a run past the end closes there
         out += (text[copied : spans[2 * closing + 1]], marks.close)
         copied = spans[2 * closing + 1]
-        if run_end > end:
+        if run_end > end and not whole:
             cut_short = True
             break
-    if end <= tokens - 1 and not cut_short:  # the window's last token
+    if not whole and end <= tokens - 1 and not cut_short:  # the window's last token
         out.append(text[copied : spans[2 * end + 1]])
         copied = spans[2 * end + 1]
     out.append(text[copied:] if end >= tokens - 1 else marks.ellipsis)
