@@ -26,7 +26,7 @@ import pytest
 from gno_trio import compose
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.search import anchors, chunkmemory, memoryanchors, snippetcut
+from gno_trio.engine.search import anchors, chunkkeeper, chunkmemory, memoryanchors, snippetcut
 from tests.conftest import FIXTURES, bump_mtime, write_corpus
 
 MCP_DOCS = FIXTURES / "mcp-docs" / "corpus"
@@ -404,8 +404,8 @@ def test_serving_holds_the_chunk_index_and_lets_it_go(dirs: Dirs, corpus: Path) 
         assert served.engine is engine
         assert _results(engine, "kubernetes")
         assert engine.chunk_index_held(timeout=60)
-        assert str(db_path) in chunkmemory._SLOTS
-    assert str(db_path) not in chunkmemory._SLOTS
+        assert str(db_path) in chunkkeeper._SLOTS
+    assert str(db_path) not in chunkkeeper._SLOTS
     with Engine.open(dirs=dirs, create=False) as later:
         assert _results(later, "kubernetes")
         assert not later.chunk_index_held(timeout=0.5)

@@ -19,7 +19,7 @@ import operator
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 
-from gno_trio.engine.search import chunkmemory, chunkrank, memoryanchors, snippetcut
+from gno_trio.engine.search import chunkkeeper, chunkmemory, chunkrank, memoryanchors, snippetcut
 from gno_trio.engine.search.anchortext import (
     SNIPPET_MARKS,
     Anchor,
@@ -131,7 +131,7 @@ def anchors_for(
     if match:
         tokenize, totals = _index_facts(conn)
         with snippetcut.scratch_table(tokenize) as table:
-            memory = chunkmemory.current(conn, tokenize)
+            memory = chunkkeeper.current(conn, tokenize)
             if memory is not None:
                 held = {m: span for m, span in spans.items() if memory.holds_span(*span)}
                 worked = memoryanchors.anchors_in_memory(conn, memory, table, held, match)
@@ -165,7 +165,7 @@ _ChunkRows = dict[int, tuple[str, int, int, str | None]]
 
 def chunk_memory(conn: sqlite3.Connection) -> chunkmemory.ChunkMemory | None:
     """The in-memory chunk index for the state ``conn`` reads, when it is built."""
-    return chunkmemory.current(conn, _index_facts(conn)[0])
+    return chunkkeeper.current(conn, _index_facts(conn)[0])
 
 
 def _index_facts(conn: sqlite3.Connection) -> tuple[str, tuple[int, int] | None]:

@@ -1,4 +1,4 @@
-"""The chunk index of a small index, held in memory by a process that serves searches.
+"""The chunk index of a small index, in memory: postings, chunk texts, token spans.
 
 A search ranks documents on FTS5, then looks inside each hit for its best
 chunk and cuts that chunk's snippet. On FTS5 that is one statement per
@@ -7,21 +7,13 @@ chunk's text back through a view: most of a search's time at ordinary
 sizes. Yet both steps need only where the query's words occur in the hit's
 chunks, each chunk's length, the index's totals and the chunk's text.
 
-:class:`ChunkMemory` holds exactly that, copied from the chunk index in one
-consistent read: every (word, chunk, token offset) posting FTS5 keeps for
-the text column (read through ``fts5vocab``), each chunk's text, line range
-and token boundaries, and each chunk's length as FTS5 recorded it. The
-anchors worked out from it (:mod:`.memoryanchors`) are the ones FTS5 gives:
-the same bm25 arithmetic, the same ``snippet()`` rules
-(:mod:`.snippetwindow`).
-
-It is an index, never a cache of answers: built once per state of the chunk
-index (the key is FTS5's own structure record, rewritten by every change),
-in a background thread, only for processes that asked for it
-(:func:`keep`: the serving commands; a one-shot command would pay the build
-for one search), and only up to :data:`MOST_TOKENS`. Until it is ready, and
-for any chunk whose token boundaries cannot be proven equal to FTS5's, the
-anchors come from FTS5 as before.
+:class:`ChunkMemory` holds exactly that for one state of the chunk index:
+every (word, chunk, token offset) posting FTS5 keeps for the text column,
+each chunk's text, line range, token boundaries and sentence starts, and
+each chunk's length as FTS5 recorded it. The anchors worked out from it
+(:mod:`.memoryanchors`) are the ones FTS5 gives: the same bm25 arithmetic,
+the same ``snippet()`` rules (:mod:`.snippetwindow`). Which processes hold
+one, and how it is built, is :mod:`.chunkkeeper`'s.
 """
 
 from __future__ import annotations
@@ -30,14 +22,9 @@ import array
 import bisect
 import collections
 import itertools
-import logging
 import re
-import sqlite3
-import threading
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -49,60 +36,11 @@ if TYPE_CHECKING:
 else:  # numpy is imported only when a long page needs it
     KeyArray = FloatArray = Any
 
-from gno_trio.engine.search import snippetwindow
-from gno_trio.engine.search.chunkrank import totals_of
-from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
-
-logger = logging.getLogger("gno_trio.engine.chunkmemory")
-
-MOST_TOKENS: Final = 2_000_000
-"""Largest chunk index (tokens, all columns) held in memory: about 35 MB held per
-million tokens (7 MB of Markdown is about a million)."""
-
 OFFSET_BITS: Final = 24
+"""A posting's key is ``chunk id << OFFSET_BITS | token offset``."""
 OFFSET_MASK: Final = (1 << OFFSET_BITS) - 1
-_STATE_SQL: Final = (
-    "SELECT (SELECT block FROM chunks_fts_data WHERE id = 10), "
-    "(SELECT block FROM chunks_fts_data WHERE id = 1)"
-)
-_WHERE_SQL: Final = (
-    "SELECT (SELECT file FROM pragma_database_list WHERE name = 'main'), "
-    "(SELECT block FROM chunks_fts_data WHERE id = 10), "
-    "(SELECT block FROM chunks_fts_data WHERE id = 1)"
-)
-_WORDS: Final = re.compile(r"[^\W_]+")
-# unicode61's separators and token characters agree with the pattern above
-# for every character of these categories; any other (marks, private use,
-# unassigned) may split otherwise, so its chunk is left to FTS5.
-_CLEAR_CATEGORIES: Final = frozenset(
-    [
-        "Lu",
-        "Ll",
-        "Lt",
-        "Lm",
-        "Lo",
-        "Nd",
-        "Nl",
-        "No",
-        "Zs",
-        "Zl",
-        "Zp",
-        "Pc",
-        "Pd",
-        "Ps",
-        "Pe",
-        "Pi",
-        "Pf",
-        "Po",
-        "Sm",
-        "Sc",
-        "Sk",
-        "So",
-        "Cc",
-        "Cf",
-    ]
-)
-_TOKENIZER_WORDS: Final = frozenset(("porter", "unicode61", "remove_diacritics", "0", "1", "2"))
+WORDS: Final = re.compile(r"[^\W_]+")
+"""unicode61's tokens, for the characters :func:`.chunkkeeper` lets through."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,21 +55,6 @@ class MemoryChunk:
     sentences: array.array[int]
     length: int
     """Tokens in all columns, as FTS5 recorded them (bm25's document length)."""
-
-
-def _varints(blob: bytes) -> list[int]:
-    from gno_trio.engine.search.chunkrank import _varints as decode
-
-    return decode(blob)
-
-
-def _clear(text: str) -> bool:
-    """Whether every character of ``text`` splits into tokens as unicode61 splits it."""
-    if text.isascii():
-        return True
-    return all(
-        unicodedata.category(char) in _CLEAR_CATEGORIES for char in set(text) if not char.isascii()
-    )
 
 
 class ChunkMemory:
@@ -202,7 +125,7 @@ class ChunkMemory:
         occurs in the indexed text; None otherwise (tokenize it on FTS5 then)."""
         if not text.isascii():
             return None
-        tokens = [self._stems.get(word.lower()) for word in _WORDS.findall(text)]
+        tokens = [self._stems.get(word.lower()) for word in WORDS.findall(text)]
         if None in tokens:
             return None
         return [token for token in tokens if token is not None]
@@ -414,193 +337,11 @@ def chunk_offsets(keys: Sequence[int]) -> list[int]:
     return [key & OFFSET_MASK for key in keys]
 
 
-def suits(tokenize: str) -> bool:
-    """Whether token boundaries of this tokenizer are unicode61's default ones."""
-    words = tokenize.split()
-    return "unicode61" in words and set(words) <= _TOKENIZER_WORDS
-
-
-def build(conn: sqlite3.Connection) -> ChunkMemory | None:
-    """A copy of the chunk index read in one transaction of ``conn``; None when the
-    index's tokenizer or size does not suit (or it changed under a reader that
-    holds no transaction, which never happens inside one)."""
-    tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
-    if not suits(tokenize):
-        return None
-    conn.execute("BEGIN")
-    try:
-        structure, averages = conn.execute(_STATE_SQL).fetchone()
-        totals = totals_of(averages)
-        if totals is None or totals[0] <= 0 or totals[1] > MOST_TOKENS:
-            return None
-        for name, kind in (("chunk_words", "instance"), ("chunk_terms", "col")):
-            conn.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} "
-                f"USING fts5vocab(main, chunks_fts, {kind})"
-            )
-        listed = conn.execute(
-            "SELECT term, doc, cnt FROM temp.chunk_terms WHERE col = 'text'"
-        ).fetchall()
-        joined = conn.execute(
-            f"SELECT group_concat((doc << {OFFSET_BITS}) | offset) FROM temp.chunk_words "
-            "WHERE col = 'text'"
-        ).fetchone()[0]
-        chunk_rows = conn.execute(
-            "SELECT c.id, t.text, c.start_line, c.end_line, c.language, s.sz "
-            "FROM content_chunks c JOIN chunk_texts t ON t.id = c.id "
-            "JOIN chunks_fts_docsize s ON s.id = c.id"
-        ).fetchall()
-    finally:
-        conn.execute("ROLLBACK")
-    import numpy as np  # parses the joined keys without a string object per posting
-
-    keys = array.array("q")
-    if joined:
-        keys.frombytes(np.fromstring(joined, dtype=np.int64, sep=",").tobytes())
-    del joined
-    terms = [str(row[0]) for row in listed]
-    postings = Postings(keys, [int(row[2]) for row in listed], [int(row[1]) for row in listed])
-    if postings.total != len(keys):
-        logger.warning("chunk index postings disagree with its counts; left on FTS5")
-        return None
-    chunks: dict[int, MemoryChunk] = {}
-    left_out: list[int] = []
-    words: set[str] = set()
-    for chunk_id, text, start_line, end_line, language, sizes in chunk_rows:
-        text = str(text)
-        if not _clear(text):
-            left_out.append(int(chunk_id))
-            continue
-        spans = array.array("H" if len(text) < 65_536 else "i")  # half the bytes, mostly
-        for word in _WORDS.finditer(text):
-            spans.append(word.start())
-            spans.append(word.end())
-            words.add(word.group())
-        counted = _varints(bytes(sizes))
-        if not counted or counted[0] != len(spans) // 2:
-            left_out.append(int(chunk_id))
-            continue
-        chunks[int(chunk_id)] = MemoryChunk(
-            text,
-            int(start_line),
-            int(end_line),
-            language,
-            spans,
-            snippetwindow.sentence_starts(text, spans),
-            sum(counted),
-        )
-    return ChunkMemory(
-        (bytes(structure or b""), bytes(averages or b"")),
-        totals,
-        terms,
-        postings,
-        chunks,
-        left_out,
-        _stems(tokenize, {word.lower() for word in words if word.isascii()}),
-    )
-
-
-def _stems(tokenize: str, words: set[str]) -> dict[str, str]:
-    """What the tokenizer makes of each of these words (each one ASCII token), from
-    FTS5 itself: all of them indexed as one row of a private table, read back in
-    order."""
-    ordered = sorted(words)
-    conn = sqlite3.connect(":memory:")
-    try:
-        quoted = tokenize.replace("'", "''")
-        conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
-        conn.execute("CREATE VIRTUAL TABLE said_words USING fts5vocab(said, instance)")
-        conn.execute("INSERT INTO said(rowid, text) VALUES (1, ?)", (" ".join(ordered),))
-        terms = dict(conn.execute("SELECT offset, term FROM said_words"))
-    finally:
-        conn.close()
-    if len(terms) != len(ordered):
-        return {}
-    return {word: str(terms[offset]) for offset, word in enumerate(ordered)}
-
-
-# -- which processes hold which indexes ------------------------------------------
-
-
-class _Slot:
-    """One kept index: its memory (when built) and whether a build is running."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.memory: ChunkMemory | None = None
-        self.tried: tuple[bytes, bytes] | None = None
-        self.building = False
-        self.users = 0
-
-
-_SLOTS: dict[str, _Slot] = {}
-_LOCK = threading.Lock()
-_SNIPPETS_AGREE: dict[str, bool] = {}
-
-
-def keep(path: Path) -> None:
-    """Hold the chunk index of the database at ``path`` in memory from its first search."""
-    with _LOCK:
-        slot = _SLOTS.setdefault(str(path), _Slot(path))
-        slot.users += 1
-
-
-def release(path: Path) -> None:
-    """Undo one :func:`keep`; the memory goes with the last one."""
-    with _LOCK:
-        slot = _SLOTS.get(str(path))
-        if slot is not None:
-            slot.users -= 1
-            if slot.users <= 0:
-                del _SLOTS[str(path)]
-
-
-def current(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
-    """The memory of the index state ``conn`` reads, if this process keeps one and it
-    is built; otherwise None, and a build starts for that state."""
-    if not _SLOTS:
-        return None
-    path, structure, averages = conn.execute(_WHERE_SQL).fetchone()
-    slot = _SLOTS.get(str(path))
-    if slot is None:
-        return None
-    state = (bytes(structure or b""), bytes(averages or b""))
-    memory = slot.memory
-    if memory is not None and memory.state == state:
-        return memory
-    with _LOCK:
-        if slot.building or slot.tried == state:
-            return None
-        slot.building = True
-        slot.tried = state
-    threading.Thread(
-        target=_build_into, args=(slot, tokenize), name="gno-chunk-memory", daemon=True
-    ).start()
-    return None
-
-
-def _build_into(slot: _Slot, tokenize: str) -> None:
-    try:
-        agrees = _SNIPPETS_AGREE.get(tokenize)
-        if agrees is None:
-            agrees = _SNIPPETS_AGREE[tokenize] = snippetwindow.agrees_with_sqlite(tokenize)
-            if not agrees:
-                logger.warning("this SQLite cuts snippets otherwise; anchors stay on FTS5")
-        if not agrees:
-            return
-        conn = connect(slot.path, readonly=True)
-        try:
-            memory = build(conn)
-        finally:
-            conn.close()
-        if memory is not None:
-            slot.memory = memory
-            slot.tried = memory.state
-    except Exception:  # a failed build leaves anchors on FTS5, never fails a search
-        logger.exception("building the in-memory chunk index failed")
-    finally:
-        with _LOCK:
-            slot.building = False
-
-
-__all__ = ["ChunkMemory", "MemoryChunk", "build", "current", "keep", "release", "suits"]
+__all__ = [
+    "ChunkMemory",
+    "MemoryChunk",
+    "Postings",
+    "chunk_array_counts",
+    "chunk_counts",
+    "chunk_offsets",
+]

@@ -86,7 +86,7 @@ def or_phrases(expression: str) -> list[Phrase] | None:
     return phrases
 
 
-def _varints(blob: bytes) -> list[int]:
+def varints(blob: bytes) -> list[int]:
     """SQLite's variable-length integers, one after another (FTS5's record format)."""
     values = []
     index = 0
@@ -113,7 +113,7 @@ def totals_of(averages: bytes | None) -> tuple[int, int] | None:
     """(chunks, tokens in all columns) from the chunk index's averages record."""
     if not averages:
         return None
-    values = _varints(bytes(averages))
+    values = varints(bytes(averages))
     return values[0], sum(values[1:])
 
 
@@ -143,7 +143,7 @@ def chunk_lengths(conn: sqlite3.Connection, spans: Sequence[Span]) -> dict[int, 
         for chunk_id, sizes in conn.execute(
             "SELECT id, sz FROM chunks_fts_docsize WHERE id BETWEEN ? AND ?", (first, last)
         ):
-            lengths[int(chunk_id)] = sum(_varints(bytes(sizes)))
+            lengths[int(chunk_id)] = sum(varints(bytes(sizes)))
     return lengths
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Config
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.search import anchors, chunkmemory, lexical
+from gno_trio.engine.search import anchors, chunkkeeper, lexical
 from gno_trio.engine.search import contexts as contexts_mod
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import ContextRule, SearchRequest
@@ -74,7 +74,7 @@ class SearchFace(EngineKernel):
         after each change to the index; a one-shot command never pays for it.
         """
         if not getattr(self, "_holds_chunk_index", False):
-            chunkmemory.keep(self.location.db_path)
+            chunkkeeper.keep(self.location.db_path)
             self._holds_chunk_index = True
             self.chunk_index_held()  # starts the build now, not at the first search
 
@@ -93,7 +93,7 @@ class SearchFace(EngineKernel):
     def close(self) -> None:
         if getattr(self, "_holds_chunk_index", False):
             self._holds_chunk_index = False
-            chunkmemory.release(self.location.db_path)
+            chunkkeeper.release(self.location.db_path)
         super().close()
 
     @contextlib.contextmanager

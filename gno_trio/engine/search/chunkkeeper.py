@@ -1,0 +1,287 @@
+"""Which processes hold an in-memory chunk index (:mod:`.chunkmemory`), and its build.
+
+It is an index, never a cache of answers: built once per state of the chunk
+index (the key is FTS5's own structure and averages records, rewritten by
+every change), in a background thread, only for processes that asked for it
+(:func:`keep`: the serving commands; a one-shot command would pay the build
+for one search), and only up to :data:`MOST_TOKENS`. Until it is ready, and
+for any chunk whose token boundaries cannot be proven equal to FTS5's, the
+anchors come from FTS5 as before.
+
+The build reads everything in one read transaction: the postings through
+``fts5vocab`` (as one joined string parsed by numpy: a string object per
+posting made the build's peak five times the memory it keeps), the chunk
+texts, their lengths from FTS5's ``docsize`` table, and each word's stem
+from FTS5 itself, so a query word found in the corpus needs no tokenizer
+round trip.
+"""
+
+from __future__ import annotations
+
+import array
+import logging
+import sqlite3
+import threading
+import unicodedata
+from pathlib import Path
+from typing import Final
+
+from gno_trio.engine.search import snippetwindow
+from gno_trio.engine.search.chunkmemory import (
+    OFFSET_BITS,
+    WORDS,
+    ChunkMemory,
+    MemoryChunk,
+    Postings,
+)
+from gno_trio.engine.search.chunkrank import totals_of, varints
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
+
+logger = logging.getLogger("gno_trio.engine.chunkkeeper")
+
+MOST_TOKENS: Final = 2_000_000
+"""Largest chunk index (tokens, all columns) held in memory: about 35 MB held per
+million tokens (7 MB of Markdown is about a million)."""
+
+_STATE_SQL: Final = (
+    "SELECT (SELECT block FROM chunks_fts_data WHERE id = 10), "
+    "(SELECT block FROM chunks_fts_data WHERE id = 1)"
+)
+_WHERE_SQL: Final = (
+    "SELECT (SELECT file FROM pragma_database_list WHERE name = 'main'), "
+    "(SELECT block FROM chunks_fts_data WHERE id = 10), "
+    "(SELECT block FROM chunks_fts_data WHERE id = 1)"
+)
+# unicode61's separators and token characters agree with the pattern above
+# for every character of these categories; any other (marks, private use,
+# unassigned) may split otherwise, so its chunk is left to FTS5.
+_CLEAR_CATEGORIES: Final = frozenset(
+    [
+        "Lu",
+        "Ll",
+        "Lt",
+        "Lm",
+        "Lo",
+        "Nd",
+        "Nl",
+        "No",
+        "Zs",
+        "Zl",
+        "Zp",
+        "Pc",
+        "Pd",
+        "Ps",
+        "Pe",
+        "Pi",
+        "Pf",
+        "Po",
+        "Sm",
+        "Sc",
+        "Sk",
+        "So",
+        "Cc",
+        "Cf",
+    ]
+)
+_TOKENIZER_WORDS: Final = frozenset(("porter", "unicode61", "remove_diacritics", "0", "1", "2"))
+
+
+def _clear(text: str) -> bool:
+    """Whether every character of ``text`` splits into tokens as unicode61 splits it."""
+    if text.isascii():
+        return True
+    return all(
+        unicodedata.category(char) in _CLEAR_CATEGORIES for char in set(text) if not char.isascii()
+    )
+
+
+def suits(tokenize: str) -> bool:
+    """Whether token boundaries of this tokenizer are unicode61's default ones."""
+    words = tokenize.split()
+    return "unicode61" in words and set(words) <= _TOKENIZER_WORDS
+
+
+def build(conn: sqlite3.Connection) -> ChunkMemory | None:
+    """A copy of the chunk index read in one transaction of ``conn``; None when the
+    index's tokenizer or size does not suit (or it changed under a reader that
+    holds no transaction, which never happens inside one)."""
+    tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
+    if not suits(tokenize):
+        return None
+    conn.execute("BEGIN")
+    try:
+        structure, averages = conn.execute(_STATE_SQL).fetchone()
+        totals = totals_of(averages)
+        if totals is None or totals[0] <= 0 or totals[1] > MOST_TOKENS:
+            return None
+        for name, kind in (("chunk_words", "instance"), ("chunk_terms", "col")):
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} "
+                f"USING fts5vocab(main, chunks_fts, {kind})"
+            )
+        listed = conn.execute(
+            "SELECT term, doc, cnt FROM temp.chunk_terms WHERE col = 'text'"
+        ).fetchall()
+        joined = conn.execute(
+            f"SELECT group_concat((doc << {OFFSET_BITS}) | offset) FROM temp.chunk_words "
+            "WHERE col = 'text'"
+        ).fetchone()[0]
+        chunk_rows = conn.execute(
+            "SELECT c.id, t.text, c.start_line, c.end_line, c.language, s.sz "
+            "FROM content_chunks c JOIN chunk_texts t ON t.id = c.id "
+            "JOIN chunks_fts_docsize s ON s.id = c.id"
+        ).fetchall()
+    finally:
+        conn.execute("ROLLBACK")
+    import numpy as np  # parses the joined keys without a string object per posting
+
+    keys = array.array("q")
+    if joined:
+        keys.frombytes(np.fromstring(joined, dtype=np.int64, sep=",").tobytes())
+    del joined
+    terms = [str(row[0]) for row in listed]
+    postings = Postings(keys, [int(row[2]) for row in listed], [int(row[1]) for row in listed])
+    if postings.total != len(keys):
+        logger.warning("chunk index postings disagree with its counts; left on FTS5")
+        return None
+    chunks: dict[int, MemoryChunk] = {}
+    left_out: list[int] = []
+    words: set[str] = set()
+    for chunk_id, text, start_line, end_line, language, sizes in chunk_rows:
+        text = str(text)
+        if not _clear(text):
+            left_out.append(int(chunk_id))
+            continue
+        spans = array.array("H" if len(text) < 65_536 else "i")  # half the bytes, mostly
+        for word in WORDS.finditer(text):
+            spans.append(word.start())
+            spans.append(word.end())
+            words.add(word.group())
+        counted = varints(bytes(sizes))
+        if not counted or counted[0] != len(spans) // 2:
+            left_out.append(int(chunk_id))
+            continue
+        chunks[int(chunk_id)] = MemoryChunk(
+            text,
+            int(start_line),
+            int(end_line),
+            language,
+            spans,
+            snippetwindow.sentence_starts(text, spans),
+            sum(counted),
+        )
+    return ChunkMemory(
+        (bytes(structure or b""), bytes(averages or b"")),
+        totals,
+        terms,
+        postings,
+        chunks,
+        left_out,
+        _stems(tokenize, {word.lower() for word in words if word.isascii()}),
+    )
+
+
+def _stems(tokenize: str, words: set[str]) -> dict[str, str]:
+    """What the tokenizer makes of each of these words (each one ASCII token), from
+    FTS5 itself: all of them indexed as one row of a private table, read back in
+    order."""
+    ordered = sorted(words)
+    conn = sqlite3.connect(":memory:")
+    try:
+        quoted = tokenize.replace("'", "''")
+        conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
+        conn.execute("CREATE VIRTUAL TABLE said_words USING fts5vocab(said, instance)")
+        conn.execute("INSERT INTO said(rowid, text) VALUES (1, ?)", (" ".join(ordered),))
+        terms = dict(conn.execute("SELECT offset, term FROM said_words"))
+    finally:
+        conn.close()
+    if len(terms) != len(ordered):
+        return {}
+    return {word: str(terms[offset]) for offset, word in enumerate(ordered)}
+
+
+# -- which processes hold which indexes ------------------------------------------
+
+
+class _Slot:
+    """One kept index: its memory (when built) and whether a build is running."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.memory: ChunkMemory | None = None
+        self.tried: tuple[bytes, bytes] | None = None
+        self.building = False
+        self.users = 0
+
+
+_SLOTS: dict[str, _Slot] = {}
+_LOCK = threading.Lock()
+_SNIPPETS_AGREE: dict[str, bool] = {}
+
+
+def keep(path: Path) -> None:
+    """Hold the chunk index of the database at ``path`` in memory from its first search."""
+    with _LOCK:
+        slot = _SLOTS.setdefault(str(path), _Slot(path))
+        slot.users += 1
+
+
+def release(path: Path) -> None:
+    """Undo one :func:`keep`; the memory goes with the last one."""
+    with _LOCK:
+        slot = _SLOTS.get(str(path))
+        if slot is not None:
+            slot.users -= 1
+            if slot.users <= 0:
+                del _SLOTS[str(path)]
+
+
+def current(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
+    """The memory of the index state ``conn`` reads, if this process keeps one and it
+    is built; otherwise None, and a build starts for that state."""
+    if not _SLOTS:
+        return None
+    path, structure, averages = conn.execute(_WHERE_SQL).fetchone()
+    slot = _SLOTS.get(str(path))
+    if slot is None:
+        return None
+    state = (bytes(structure or b""), bytes(averages or b""))
+    memory = slot.memory
+    if memory is not None and memory.state == state:
+        return memory
+    with _LOCK:
+        if slot.building or slot.tried == state:
+            return None
+        slot.building = True
+        slot.tried = state
+    threading.Thread(
+        target=_build_into, args=(slot, tokenize), name="gno-chunk-memory", daemon=True
+    ).start()
+    return None
+
+
+def _build_into(slot: _Slot, tokenize: str) -> None:
+    try:
+        agrees = _SNIPPETS_AGREE.get(tokenize)
+        if agrees is None:
+            agrees = _SNIPPETS_AGREE[tokenize] = snippetwindow.agrees_with_sqlite(tokenize)
+            if not agrees:
+                logger.warning("this SQLite cuts snippets otherwise; anchors stay on FTS5")
+        if not agrees:
+            return
+        conn = connect(slot.path, readonly=True)
+        try:
+            memory = build(conn)
+        finally:
+            conn.close()
+        if memory is not None:
+            slot.memory = memory
+            slot.tried = memory.state
+    except Exception:  # a failed build leaves anchors on FTS5, never fails a search
+        logger.exception("building the in-memory chunk index failed")
+    finally:
+        with _LOCK:
+            slot.building = False
+
+
+__all__ = ["MOST_TOKENS", "build", "current", "keep", "release", "suits"]
