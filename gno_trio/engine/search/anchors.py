@@ -19,7 +19,7 @@ import operator
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 
-from gno_trio.engine.search import chunkkeeper, chunkmemory, chunkrank, memoryanchors, snippetcut
+from gno_trio.engine.search import chunkkeeper, chunkrank, memoryanchors, snippetcut
 from gno_trio.engine.search.anchortext import (
     SNIPPET_MARKS,
     Anchor,
@@ -128,16 +128,17 @@ def anchors_for(
     ``match``, else its opening text. A mirror without chunks has no anchor.
     """
     found: dict[str, Anchor] = {}
-    if match:
+    memory = chunkkeeper.current(conn) if match else None
+    if match and memory is not None:
+        held = {mirror: span for mirror, span in spans.items() if memory.holds_span(*span)}
+        with snippetcut.scratch_table(memory.tokenize) as table:
+            worked = memoryanchors.anchors_in_memory(conn, memory, table, held, match)
+        if worked is not None:
+            found.update(worked)
+            spans = {mirror: span for mirror, span in spans.items() if mirror not in worked}
+    if match and spans:
         tokenize, totals = _index_facts(conn)
         with snippetcut.scratch_table(tokenize) as table:
-            memory = chunkkeeper.current(conn, tokenize)
-            if memory is not None:
-                held = {m: span for m, span in spans.items() if memory.holds_span(*span)}
-                worked = memoryanchors.anchors_in_memory(conn, memory, table, held, match)
-                if worked is not None:
-                    found.update(worked)
-                    spans = {m: span for m, span in spans.items() if m not in worked}
             waiting, rows = _chosen_chunks(conn, table, spans, match, totals)
             chosen = {chunk_id: mirror for mirror, (chunk_id, _) in waiting.items()}
             cut = _cutter(conn, table, rows, chosen, match, totals)
@@ -161,11 +162,6 @@ def anchors_for(
 
 
 _ChunkRows = dict[int, tuple[str, int, int, str | None]]
-
-
-def chunk_memory(conn: sqlite3.Connection) -> chunkmemory.ChunkMemory | None:
-    """The in-memory chunk index for the state ``conn`` reads, when it is built."""
-    return chunkkeeper.current(conn, _index_facts(conn)[0])
 
 
 def _index_facts(conn: sqlite3.Connection) -> tuple[str, tuple[int, int] | None]:

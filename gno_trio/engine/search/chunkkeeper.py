@@ -101,11 +101,9 @@ def suits(tokenize: str) -> bool:
     return "unicode61" in words and set(words) <= _TOKENIZER_WORDS
 
 
-def build(conn: sqlite3.Connection) -> ChunkMemory | None:
-    """A copy of the chunk index read in one transaction of ``conn``; None when the
-    index's tokenizer or size does not suit (or it changed under a reader that
-    holds no transaction, which never happens inside one)."""
-    tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
+def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
+    """A copy of the chunk index (tokenized as ``tokenize``) read in one transaction
+    of ``conn``; None when its tokenizer or size does not suit."""
     if not suits(tokenize):
         return None
     conn.execute("BEGIN")
@@ -171,6 +169,7 @@ def build(conn: sqlite3.Connection) -> ChunkMemory | None:
             sum(counted),
         )
     return ChunkMemory(
+        tokenize,
         (bytes(structure or b""), bytes(averages or b"")),
         totals,
         terms,
@@ -236,7 +235,7 @@ def release(path: Path) -> None:
                 del _SLOTS[str(path)]
 
 
-def current(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
+def current(conn: sqlite3.Connection) -> ChunkMemory | None:
     """The memory of the index state ``conn`` reads, if this process keeps one and it
     is built; otherwise None, and a build starts for that state."""
     if not _SLOTS:
@@ -254,24 +253,21 @@ def current(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
             return None
         slot.building = True
         slot.tried = state
-    threading.Thread(
-        target=_build_into, args=(slot, tokenize), name="gno-chunk-memory", daemon=True
-    ).start()
+    threading.Thread(target=_build_into, args=(slot,), name="gno-chunk-memory", daemon=True).start()
     return None
 
 
-def _build_into(slot: _Slot, tokenize: str) -> None:
+def _build_into(slot: _Slot) -> None:
     try:
-        agrees = _SNIPPETS_AGREE.get(tokenize)
-        if agrees is None:
-            agrees = _SNIPPETS_AGREE[tokenize] = snippetwindow.agrees_with_sqlite(tokenize)
-            if not agrees:
-                logger.warning("this SQLite cuts snippets otherwise; anchors stay on FTS5")
-        if not agrees:
-            return
         conn = connect(slot.path, readonly=True)
         try:
-            memory = build(conn)
+            tokenize = stored_tokenizer(conn) or DEFAULT_TOKENIZE
+            agrees = _SNIPPETS_AGREE.get(tokenize)
+            if agrees is None:
+                agrees = _SNIPPETS_AGREE[tokenize] = snippetwindow.agrees_with_sqlite(tokenize)
+                if not agrees:
+                    logger.warning("this SQLite cuts snippets otherwise; anchors stay on FTS5")
+            memory = build(conn, tokenize) if agrees else None
         finally:
             conn.close()
         if memory is not None:

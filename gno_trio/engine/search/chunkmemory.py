@@ -68,6 +68,7 @@ class ChunkMemory:
 
     def __init__(
         self,
+        tokenize: str,
         state: tuple[bytes, bytes],
         totals: tuple[int, int],
         terms: list[str],
@@ -76,6 +77,8 @@ class ChunkMemory:
         left_out: list[int],
         stems: dict[str, str],
     ) -> None:
+        self.tokenize = tokenize
+        """The chunk index's tokenizer (a query phrase not in the corpus is tokenized so)."""
         self.state = state
         self.totals = totals
         self.chunks = chunks

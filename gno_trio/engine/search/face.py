@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Config
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.search import anchors, chunkkeeper, lexical
+from gno_trio.engine.search import chunkkeeper, lexical
 from gno_trio.engine.search import contexts as contexts_mod
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import ContextRule, SearchRequest
@@ -84,7 +84,7 @@ class SearchFace(EngineKernel):
         deadline = time.monotonic() + timeout
         while True:
             with self._snapshot(None) as conn:
-                if anchors.chunk_memory(conn) is not None:
+                if chunkkeeper.current(conn) is not None:
                     return True
             if time.monotonic() >= deadline:
                 return False
