@@ -170,7 +170,7 @@ class Lifecycle:
 ENGINE_THREADS: Final = max(2, min(8, os.cpu_count() or 2))
 """Engine calls running at once in worker threads, per process (each holds a pooled
 connection): one per core. More only contend for the GIL: on two cores, 32 concurrent
-searches do 0.42x the searches per second of two, at 2.4x the CPU each."""
+searches do 0.4x the searches per second of two, at 2.4x the CPU each."""
 
 
 @dataclass(eq=False)
