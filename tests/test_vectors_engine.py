@@ -382,7 +382,9 @@ def test_background_embedder_follows_new_documents_and_stops_cleanly(
     embedder.start()
     try:
         deadline = time.monotonic() + 120
-        while waiting() and time.monotonic() < deadline:
+        # The backlog empties when the last batch commits; the embedder counts the
+        # run a moment later, when its embed call returns.
+        while not (waiting() == 0 and embedder.embedded > 0) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert waiting() == 0 and embedder.embedded > 0
         (tmp_path / "notes" / "kayak.md").write_text("# Kayaking\n\nPaddle along the coast.\n")
