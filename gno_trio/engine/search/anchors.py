@@ -128,8 +128,7 @@ def anchors_for(
     ``match``, else its opening text. A mirror without chunks has no anchor.
     """
     found: dict[str, Anchor] = {}
-    memory = chunkkeeper.current(conn) if match else None
-    if match and memory is not None:
+    if match and (memory := chunkkeeper.current(conn)) is not None:
         held = {mirror: span for mirror, span in spans.items() if memory.holds_span(*span)}
         with snippetcut.scratch_table(memory.tokenize) as table:
             worked = memoryanchors.anchors_in_memory(conn, memory, table, held, match)

@@ -44,10 +44,6 @@ MOST_TOKENS: Final = 2_000_000
 million tokens (7 MB of Markdown is about a million)."""
 
 _STATE_SQL: Final = (
-    "SELECT (SELECT block FROM chunks_fts_data WHERE id = 10), "
-    "(SELECT block FROM chunks_fts_data WHERE id = 1)"
-)
-_WHERE_SQL: Final = (
     "SELECT (SELECT file FROM pragma_database_list WHERE name = 'main'), "
     "(SELECT block FROM chunks_fts_data WHERE id = 10), "
     "(SELECT block FROM chunks_fts_data WHERE id = 1)"
@@ -108,7 +104,7 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         return None
     conn.execute("BEGIN")
     try:
-        structure, averages = conn.execute(_STATE_SQL).fetchone()
+        _, structure, averages = conn.execute(_STATE_SQL).fetchone()
         totals = totals_of(averages)
         if totals is None or totals[0] <= 0 or totals[1] > MOST_TOKENS:
             return None
@@ -240,7 +236,7 @@ def current(conn: sqlite3.Connection) -> ChunkMemory | None:
     is built; otherwise None, and a build starts for that state."""
     if not _SLOTS:
         return None
-    path, structure, averages = conn.execute(_WHERE_SQL).fetchone()
+    path, structure, averages = conn.execute(_STATE_SQL).fetchone()
     slot = _SLOTS.get(str(path))
     if slot is None:
         return None

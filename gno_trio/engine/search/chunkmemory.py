@@ -86,7 +86,7 @@ class ChunkMemory:
         """Chunks of the index not held (their boundaries might differ from FTS5's)."""
         self._terms = terms
         self._term_numbers = {term: number for number, term in enumerate(terms)}
-        self._postings = postings
+        self.postings = postings
         self._stems = stems
         import numpy as np
 
@@ -120,8 +120,8 @@ class ChunkMemory:
         """Chunks whose text holds one of these words: FTS5's count of the chunks a
         one-word phrase matches."""
         if len(words) == 1:
-            return self._postings.chunks_holding[words[0]]
-        return self._postings.distinct_chunks(words)
+            return self.postings.chunks_holding[words[0]]
+        return self.postings.distinct_chunks(words)
 
     def tokens(self, text: str) -> list[str] | None:
         """The tokens FTS5 makes of ``text`` (a query phrase), when every word of it
@@ -133,24 +133,10 @@ class ChunkMemory:
             return None
         return [token for token in tokens if token is not None]
 
-    def word_chunks(self, words: Sequence[int], first: int, last: int) -> int:
-        """Chunks from ``first`` to ``last`` holding these words, counted once per word."""
-        return self._postings.chunks_in(words, first, last)
-
-    def word_occurrences(self, words: Sequence[int], first: int, last: int) -> dict[int, int]:
-        """Occurrences of these words per chunk from ``first`` to ``last``."""
-        return self._postings.occurrences(words, first, last)
-
-    def word_occurrence_arrays(
-        self, words: Sequence[int], first: int, last: int
-    ) -> tuple[KeyArray, KeyArray]:
-        """:meth:`word_occurrences` as numpy arrays (sorted chunk ids, counts)."""
-        return self._postings.occurrence_arrays(words, first, last)
-
     def phrase_keys(self, phrase: Sequence[Sequence[int]], first: int, last: int) -> list[int]:
         """The keys where a phrase begins in the chunks from ``first`` to ``last``
         (FTS5's instances of it); ``phrase`` gives each token's :meth:`words`."""
-        postings = self._postings
+        postings = self.postings
         keys = postings.keys(phrase[0], first, last)
         for step, words in enumerate(phrase[1:], start=1):
             if not keys:
@@ -163,7 +149,7 @@ class ChunkMemory:
         """:meth:`phrase_keys` as a numpy array."""
         import numpy as np
 
-        postings = self._postings
+        postings = self.postings
         keys = postings.key_array(phrase[0], first, last)
         for step, words in enumerate(phrase[1:], start=1):
             if not keys.size:
@@ -199,10 +185,7 @@ class Postings:
         # chunks needs for a one-word phrase, without counting occurrences.
         view = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
         chunk_ids = view >> OFFSET_BITS
-        opens = np.ones(chunk_ids.size, dtype=bool)
-        np.not_equal(chunk_ids[1:], chunk_ids[:-1], out=opens[1:])
-        opens[self._bounds[1:-1]] = True  # a word's first key opens a run
-        starts = np.flatnonzero(opens)
+        starts = _run_starts(chunk_ids, self._bounds[1:-1])  # a word's first key opens a run
         self._pair_chunks = array.array("q", chunk_ids[starts].tobytes())
         self._pair_counts = array.array("q", np.diff(starts, append=chunk_ids.size).tobytes())
         self._pair_bounds = np.searchsorted(starts, self._bounds).tolist()
@@ -256,27 +239,27 @@ class Postings:
         counts = np.concatenate([count_view[start:end] for start, end in ranges])
         order = np.argsort(chunk_ids, kind="stable")
         chunk_ids, counts = chunk_ids[order], counts[order]
-        opens = np.ones(chunk_ids.size, dtype=bool)
-        np.not_equal(chunk_ids[1:], chunk_ids[:-1], out=opens[1:])
-        starts = np.flatnonzero(opens)
+        starts = _run_starts(chunk_ids)
         return chunk_ids[starts], np.add.reduceat(counts, starts)
 
     @property
     def total(self) -> int:
         return self._bounds[-1]
 
+    def _key_range(self, number: int, first: int, last: int) -> tuple[int, int]:
+        """Where word ``number``'s keys in the chunks from ``first`` to ``last`` lie."""
+        low, high = self._bounds[number], self._bounds[number + 1]
+        start = bisect.bisect_left(self._keys, first << OFFSET_BITS, low, high)
+        return start, bisect.bisect_left(self._keys, (last + 1) << OFFSET_BITS, start, high)
+
     def keys(self, numbers: Sequence[int], first: int, last: int) -> list[int]:
         """The sorted keys of these words in the chunks from ``first`` to ``last``."""
-        low_key, high_key = first << OFFSET_BITS, (last + 1) << OFFSET_BITS
-        keys = self._keys
         found: list[int] = []
         words = 0
         for number in numbers:
-            low, high = self._bounds[number], self._bounds[number + 1]
-            start = bisect.bisect_left(keys, low_key, low, high)
-            end = bisect.bisect_left(keys, high_key, start, high)
+            start, end = self._key_range(number, first, last)
             if start < end:
-                found.extend(keys[start:end])
+                found.extend(self._keys[start:end])
                 words += 1
         if words > 1:
             found.sort()
@@ -287,12 +270,9 @@ class Postings:
         import numpy as np
 
         view = np.frombuffer(self._keys, dtype=np.int64)
-        low_key, high_key = first << OFFSET_BITS, (last + 1) << OFFSET_BITS
         slices = []
         for number in numbers:
-            low, high = self._bounds[number], self._bounds[number + 1]
-            start = bisect.bisect_left(self._keys, low_key, low, high)
-            end = bisect.bisect_left(self._keys, high_key, start, high)
+            start, end = self._key_range(number, first, last)
             if start < end:
                 slices.append(view[start:end])
         if len(slices) == 1:
@@ -312,6 +292,17 @@ class Postings:
         return int(np.unique(joined).size)
 
 
+def _run_starts(values: KeyArray, also: Sequence[int] = ()) -> KeyArray:
+    """Where each run of equal values begins in sorted ``values`` (and at ``also``):
+    ``numpy.unique`` would sort again, several times slower."""
+    import numpy as np
+
+    opens = np.ones(values.size, dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=opens[1:])
+    opens[list(also)] = True
+    return np.flatnonzero(opens)
+
+
 def chunk_counts(keys: Sequence[int]) -> dict[int, int]:
     """How many of these keys fall in each chunk."""
     return dict(collections.Counter(key >> OFFSET_BITS for key in keys))
@@ -319,16 +310,13 @@ def chunk_counts(keys: Sequence[int]) -> dict[int, int]:
 
 def chunk_array_counts(keys: KeyArray) -> tuple[KeyArray, KeyArray]:
     """The chunk ids of these sorted keys (ascending, once each) and how many fall in
-    each (run lengths: ``numpy.unique`` would sort again, several times slower)."""
+    each (run lengths)."""
     import numpy as np
 
     chunk_ids = keys >> OFFSET_BITS
     if not chunk_ids.size:
         return chunk_ids, chunk_ids
-    opens = np.empty(chunk_ids.size, dtype=bool)
-    opens[0] = True
-    np.not_equal(chunk_ids[1:], chunk_ids[:-1], out=opens[1:])
-    starts = np.flatnonzero(opens)
+    starts = _run_starts(chunk_ids)
     counts = np.empty(starts.size, dtype=np.int64)
     counts[:-1] = starts[1:] - starts[:-1]
     counts[-1] = chunk_ids.size - starts[-1]

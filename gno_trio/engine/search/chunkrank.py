@@ -245,6 +245,12 @@ def best_in_table(
     )
 
 
+def _idf(rows: int, holding: int) -> float:
+    """FTS5's bm25 weight of a phrase that ``holding`` of ``rows`` rows hold (never 0)."""
+    idf = math.log((rows - holding + 0.5) / (holding + 0.5))
+    return idf if idf > 0.0 else 1e-6
+
+
 def best_by_bm25(
     spans: Mapping[str, Span],
     hits: Sequence[Mapping[int, int]],
@@ -275,9 +281,7 @@ def best_by_bm25(
         for index in held if len(held) > 1 else ():
             # One phrase alone scales every chunk's score alike (weight 1 then).
             if index not in weights:
-                found = chunks_holding(index)
-                idf = math.log((rows - found + 0.5) / (found + 0.5))
-                weights[index] = idf if idf > 0.0 else 1e-6
+                weights[index] = _idf(rows, chunks_holding(index))
         ranked = []
         candidates = {
             chunk_id for index in held for chunk_id in hits[index] if first <= chunk_id <= last
@@ -328,9 +332,7 @@ def best_of_arrays(
     for index in held:
         weight = 1.0
         if len(held) > 1:
-            found = chunks_holding(index)
-            idf = math.log((rows - found + 0.5) / (found + 0.5))
-            weight = idf if idf > 0.0 else 1e-6
+            weight = _idf(rows, chunks_holding(index))
         chunk_ids, occurrences = phrase_chunks[index]
         if chunk_ids.size == candidates.size:  # a phrase in every candidate
             frequency = occurrences.astype(np.float64)

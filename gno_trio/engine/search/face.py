@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 
 class SearchFace(EngineKernel):
+    _holds_chunk_index = False
+
     def context_rules(self) -> tuple[ContextRule, ...]:
         return tuple(
             ContextRule(scope_type=c.scope_type, scope_key=c.scope_key, text=c.text)
@@ -73,7 +75,7 @@ class SearchFace(EngineKernel):
         :mod:`.chunkmemory`). It is built in the background, from now and
         after each change to the index; a one-shot command never pays for it.
         """
-        if not getattr(self, "_holds_chunk_index", False):
+        if not self._holds_chunk_index:
             chunkkeeper.keep(self.location.db_path)
             self._holds_chunk_index = True
             self.chunk_index_held()  # starts the build now, not at the first search
@@ -91,7 +93,7 @@ class SearchFace(EngineKernel):
             time.sleep(0.02)
 
     def close(self) -> None:
-        if getattr(self, "_holds_chunk_index", False):
+        if self._holds_chunk_index:
             self._holds_chunk_index = False
             chunkkeeper.release(self.location.db_path)
         super().close()

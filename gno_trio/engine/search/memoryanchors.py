@@ -68,12 +68,12 @@ class _Form:
 
     def candidates(self, first: int, last: int) -> int:
         """About how many chunks from ``first`` to ``last`` ranking would score."""
-        return sum(self._memory.word_chunks(phrase[0], first, last) for phrase in self.words)
+        return sum(self._memory.postings.chunks_in(phrase[0], first, last) for phrase in self.words)
 
     def occurrences(self, first: int, last: int) -> list[dict[int, int]]:
         """Per phrase, its occurrences in each chunk from ``first`` to ``last``."""
         return [
-            self._memory.word_occurrences(phrase[0], first, last)
+            self._memory.postings.occurrences(phrase[0], first, last)
             if len(phrase) == 1
             else chunk_counts(self._memory.phrase_keys(phrase, first, last))
             for phrase in self.words
@@ -82,7 +82,7 @@ class _Form:
     def occurrence_arrays(self, first: int, last: int) -> list[tuple[KeyArray, KeyArray]]:
         """:meth:`occurrences` as numpy arrays (sorted chunk ids, counts) per phrase."""
         return [
-            self._memory.word_occurrence_arrays(phrase[0], first, last)
+            self._memory.postings.occurrence_arrays(phrase[0], first, last)
             if len(phrase) == 1
             else chunk_array_counts(self._memory.phrase_key_array(phrase, first, last))
             for phrase in self.words
