@@ -26,7 +26,7 @@ import unicodedata
 from pathlib import Path
 from typing import Final
 
-from gno_trio.engine.search import snippetwindow
+from gno_trio.engine.search import docmemory, snippetwindow
 from gno_trio.engine.search.chunkmemory import (
     OFFSET_BITS,
     WORDS,
@@ -46,7 +46,9 @@ million tokens (7 MB of Markdown is about a million)."""
 _STATE_SQL: Final = (
     "SELECT (SELECT file FROM pragma_database_list WHERE name = 'main'), "
     "(SELECT block FROM chunks_fts_data WHERE id = 10), "
-    "(SELECT block FROM chunks_fts_data WHERE id = 1)"
+    "(SELECT block FROM chunks_fts_data WHERE id = 1), "
+    "(SELECT block FROM documents_fts_data WHERE id = 10), "
+    "(SELECT block FROM documents_fts_data WHERE id = 1)"
 )
 # unicode61's separators and token characters agree with the pattern above
 # for every character of these categories; any other (marks, private use,
@@ -104,7 +106,8 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         return None
     conn.execute("BEGIN")
     try:
-        _, structure, averages = conn.execute(_STATE_SQL).fetchone()
+        _, *blocks = conn.execute(_STATE_SQL).fetchone()
+        averages = blocks[1]
         totals = totals_of(averages)
         if totals is None or totals[0] <= 0 or totals[1] > MOST_TOKENS:
             return None
@@ -125,6 +128,8 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
             "FROM content_chunks c JOIN chunk_texts t ON t.id = c.id "
             "JOIN chunks_fts_docsize s ON s.id = c.id"
         ).fetchall()
+        stems = stems_of(tokenize, _ascii_words(chunk_rows))
+        documents = docmemory.build(conn, stems, lambda more: stems_of(tokenize, more), MOST_TOKENS)
     finally:
         conn.execute("ROLLBACK")
     import numpy as np  # parses the joined keys without a string object per posting
@@ -140,7 +145,6 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         return None
     chunks: dict[int, MemoryChunk] = {}
     left_out: list[int] = []
-    words: set[str] = set()
     for chunk_id, text, start_line, end_line, language, sizes in chunk_rows:
         text = str(text)
         if not _clear(text):
@@ -150,7 +154,6 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         for word in WORDS.finditer(text):
             spans.append(word.start())
             spans.append(word.end())
-            words.add(word.group())
         counted = varints(bytes(sizes))
         if not counted or counted[0] != len(spans) // 2:
             left_out.append(int(chunk_id))
@@ -166,17 +169,29 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         )
     return ChunkMemory(
         tokenize,
-        (bytes(structure or b""), bytes(averages or b"")),
+        _state(blocks),
         totals,
         terms,
         postings,
         chunks,
         left_out,
-        _stems(tokenize, {word.lower() for word in words if word.isascii()}),
+        stems,
+        documents,
     )
 
 
-def _stems(tokenize: str, words: set[str]) -> dict[str, str]:
+def _state(blocks: list[bytes | None]) -> tuple[bytes, ...]:
+    """The index state these records describe (the key of its memory)."""
+    return tuple(bytes(block or b"") for block in blocks)
+
+
+def _ascii_words(chunk_rows: list[sqlite3.Row]) -> set[str]:
+    return {
+        word.lower() for row in chunk_rows for word in WORDS.findall(str(row[1])) if word.isascii()
+    }
+
+
+def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
     """What the tokenizer makes of each of these words (each one ASCII token), from
     FTS5 itself: all of them indexed as one row of a private table, read back in
     order."""
@@ -204,7 +219,7 @@ class _Slot:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.memory: ChunkMemory | None = None
-        self.tried: tuple[bytes, bytes] | None = None
+        self.tried: tuple[bytes, ...] | None = None
         self.building = False
         self.users = 0
 
@@ -236,11 +251,11 @@ def current(conn: sqlite3.Connection) -> ChunkMemory | None:
     is built; otherwise None, and a build starts for that state."""
     if not _SLOTS:
         return None
-    path, structure, averages = conn.execute(_STATE_SQL).fetchone()
+    path, *blocks = conn.execute(_STATE_SQL).fetchone()
     slot = _SLOTS.get(str(path))
     if slot is None:
         return None
-    state = (bytes(structure or b""), bytes(averages or b""))
+    state = _state(blocks)
     memory = slot.memory
     if memory is not None and memory.state == state:
         return memory
@@ -276,4 +291,4 @@ def _build_into(slot: _Slot) -> None:
             slot.building = False
 
 
-__all__ = ["MOST_TOKENS", "build", "current", "keep", "release", "suits"]
+__all__ = ["MOST_TOKENS", "build", "current", "keep", "release", "stems_of", "suits"]

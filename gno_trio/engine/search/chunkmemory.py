@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from gno_trio.engine.search.docmemory import DocumentMemory
+
     KeyArray = npt.NDArray[np.int64]
     FloatArray = npt.NDArray[np.float64]
 else:  # numpy is imported only when a long page needs it
@@ -69,13 +71,14 @@ class ChunkMemory:
     def __init__(
         self,
         tokenize: str,
-        state: tuple[bytes, bytes],
+        state: tuple[bytes, ...],
         totals: tuple[int, int],
         terms: list[str],
         postings: Postings,
         chunks: dict[int, MemoryChunk],
         left_out: list[int],
         stems: dict[str, str],
+        documents: DocumentMemory | None = None,
     ) -> None:
         self.tokenize = tokenize
         """The chunk index's tokenizer (a query phrase not in the corpus is tokenized so)."""
@@ -88,6 +91,8 @@ class ChunkMemory:
         self._term_numbers = {term: number for number, term in enumerate(terms)}
         self.postings = postings
         self._stems = stems
+        self.documents = documents
+        """The document index of the same state, when it is held too (it ranks then)."""
         import numpy as np
 
         ordered = sorted(chunks)

@@ -16,7 +16,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from gno_trio.engine.search import chunkkeeper, docmemory
 from gno_trio.engine.search.anchors import anchors_for
+from gno_trio.engine.search.chunkmemory import ChunkMemory
 from gno_trio.engine.search.docindex.ranking import TantivyRanker, ranker
 from gno_trio.engine.search.filters import Filters
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
@@ -33,6 +35,7 @@ from gno_trio.engine.search.results import (
     normalise_scores,
     result_object,
 )
+from gno_trio.engine.search.snippetcut import scratch_table
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.errors import GnoError
 
@@ -140,20 +143,44 @@ def rank_documents(
         sql = _rank_sql(" AND ".join(clauses))
         query_params = tuple(params)
 
-    def run(match: str, limit: int) -> list[sqlite3.Row]:
-        return conn.execute(sql, (match, *query_params, limit)).fetchall()
+    held = chunkkeeper.current(conn) if clauses == [ACTIVE] else None
 
-    strict = [(row, -float(row["rank"])) for row in run(parsed.match, fetch)]
+    def run(match: str, limit: int) -> list[tuple[sqlite3.Row, float]]:
+        if held is not None and held.documents is not None:
+            with contextlib.suppress(docmemory.Unsupported):
+                return _ranked_in_memory(conn, held, held.documents, match, limit)
+        return [
+            (row, -float(row["rank"]))
+            for row in conn.execute(sql, (match, *query_params, limit)).fetchall()
+        ]
+
+    strict = run(parsed.match, fetch)
     relaxed = relaxed_match(parsed)
     if len(strict) >= fetch or relaxed is None:
         return strict
     seen = {int(row["id"]) for row, _ in strict}
-    extra = [
-        (row, -float(row["rank"]))
-        for row in run(relaxed, fetch + len(seen))
-        if int(row["id"]) not in seen
-    ][: fetch - len(strict)]
+    extra = [pair for pair in run(relaxed, fetch + len(seen)) if int(pair[0]["id"]) not in seen][
+        : fetch - len(strict)
+    ]
     return _topped_up(strict, extra)
+
+
+def _ranked_in_memory(
+    conn: sqlite3.Connection,
+    held: ChunkMemory,
+    documents: docmemory.DocumentMemory,
+    match: str,
+    limit: int,
+) -> list[tuple[sqlite3.Row, float]]:
+    """What the unfiltered rank statement returns, ranked on the held document index."""
+
+    def tokenizer(text: str) -> list[str]:
+        with scratch_table(held.tokenize) as table:
+            return table.tokens(text)
+
+    ranked = documents.ranked(match, limit, tokenizer)
+    rows = result_rows(conn, [doc for doc, _ in ranked])
+    return [(rows[doc], -rank) for doc, rank in ranked if doc in rows]
 
 
 def _topped_up(

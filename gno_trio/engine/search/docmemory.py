@@ -1,0 +1,358 @@
+"""The document index of a small index, in memory: FTS5's document ranking without FTS5.
+
+A lexical search ranks documents with ``bm25(documents_fts, <weights>)``:
+FTS5 walks each query phrase's postings over the whole index twice (once to
+count the rows holding it, once to match), reads each matching row's size
+record and sorts. From Python that is most of what is left of a search once
+the anchors come from memory (:mod:`.chunkmemory`).
+
+:class:`DocumentMemory` holds, for one state of the document index, each
+word's postings (``doc << 27 | column << 24 | offset``, FTS5's order), each
+(word, document) pair's column-weighted count, each row's size and the
+index's totals. :meth:`DocumentMemory.ranked` evaluates the MATCH
+expressions the query grammar writes (quoted phrases, ``*`` prefixes, AND,
+OR, NOT, parentheses) and scores each matching row with FTS5's own bm25
+arithmetic in its order, so ranks agree to the last bit and the top rows
+are FTS5's. It is built and kept beside the chunk memory
+(:mod:`.chunkkeeper`).
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import functools
+import math
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from gno_trio.engine.search.chunkmemory import WORDS
+from gno_trio.engine.search.chunkrank import totals_of, varints
+from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IntArray = npt.NDArray[np.int64]
+    FloatArray = npt.NDArray[np.float64]
+else:  # numpy is imported by the build and the ranking only
+    IntArray = FloatArray = Any
+
+COLUMN_BITS: Final = 24
+DOC_SHIFT: Final = 27
+"""A posting's key is ``doc << 27 | column << 24 | token offset`` (six columns, 3 bits)."""
+
+_K1: Final = 1.2
+_B: Final = 0.75
+_TOKEN = re.compile(r'\s*(?:"((?:[^"]|"")*)"(\*?)|(AND|OR|NOT)\b|([()]))')
+
+Tokenizer = Callable[[str], list[str]]
+"""Tokenizes text as the index does (for a query phrase with a word the corpus lacks)."""
+Node = tuple[Any, ...]
+"""A parsed expression: ``("phrase", index)`` or ``(operator, left, right)``."""
+
+
+class Unsupported(Exception):
+    """The expression or one of its phrases is not worked out here (FTS5 ranks it)."""
+
+
+@functools.lru_cache(maxsize=512)
+def parse(expression: str) -> tuple[Node, list[tuple[str, bool]]]:
+    """The expression's tree and its phrases (text, prefix) in FTS5's phrase order.
+
+    FTS5's precedence: NOT binds tighter than AND, AND tighter than OR.
+    """
+    items: list[tuple[str, Any]] = []
+    position = 0
+    while position < len(expression):
+        if not expression[position:].strip():
+            break
+        found = _TOKEN.match(expression, position)
+        if found is None:
+            raise Unsupported(expression)
+        if found.group(1) is not None:
+            items.append(("phrase", (found.group(1).replace('""', '"'), bool(found.group(2)))))
+        elif found.group(3):
+            items.append(("op", found.group(3)))
+        else:
+            items.append(("paren", found.group(4)))
+        position = found.end()
+    phrases: list[tuple[str, bool]] = []
+    place = 0
+
+    def primary() -> Node:
+        nonlocal place
+        if place >= len(items):
+            raise Unsupported(expression)
+        kind, value = items[place]
+        place += 1
+        if kind == "phrase":
+            phrases.append(value)
+            return ("phrase", len(phrases) - 1)
+        if kind == "paren" and value == "(":
+            node = either()
+            if place >= len(items) or items[place] != ("paren", ")"):
+                raise Unsupported(expression)
+            place += 1
+            return node
+        raise Unsupported(expression)
+
+    def binary(operator: str, operand: Any) -> Node:
+        nonlocal place
+        node: Node = operand()
+        while place < len(items) and items[place] == ("op", operator):
+            place += 1
+            node = (operator, node, operand())
+        return node
+
+    def negated() -> Node:
+        return binary("NOT", primary)
+
+    def both() -> Node:
+        return binary("AND", negated)
+
+    def either() -> Node:
+        return binary("OR", both)
+
+    tree = either()
+    if place != len(items):
+        raise Unsupported(expression)
+    return tree, phrases
+
+
+class DocumentMemory:
+    """The document index's postings, pair weights, row sizes and totals, for one state."""
+
+    def __init__(
+        self,
+        terms: list[str],
+        counts: Sequence[int],
+        keys: array.array[int],
+        sizes: dict[int, int],
+        totals: tuple[int, int],
+        stems: dict[str, str],
+    ) -> None:
+        import numpy as np
+
+        self.totals = totals
+        self._terms = terms
+        self._numbers = {term: number for number, term in enumerate(terms)}
+        self._stems = stems
+        self._bounds = [0, *_accumulate(counts)]
+        self._keys = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
+        weights = np.array(FIELD_WEIGHTS, dtype=np.float64)
+        docs = self._keys >> DOC_SHIFT
+        columns = (self._keys >> COLUMN_BITS) & 7
+        opens = np.ones(docs.size, dtype=bool)
+        np.not_equal(docs[1:], docs[:-1], out=opens[1:])
+        opens[self._bounds[:-1][: len(terms)]] = True
+        starts = np.flatnonzero(opens)
+        self._pair_docs: IntArray = docs[starts]
+        self._pair_weights: FloatArray = (
+            np.add.reduceat(weights[columns], starts) if starts.size else np.zeros(0)
+        )
+        self._pair_bounds: list[int] = np.searchsorted(starts, self._bounds).tolist()
+        ordered = sorted(sizes)
+        self._size_ids: IntArray = np.array(ordered, dtype=np.int64)
+        self._sizes: FloatArray = np.array([sizes[d] for d in ordered], dtype=np.float64)
+
+    def _words(self, token: str, prefix: bool) -> list[int]:
+        if not prefix:
+            number = self._numbers.get(token)
+            return [] if number is None else [number]
+        number = bisect.bisect_left(self._terms, token)
+        found = []
+        while number < len(self._terms) and self._terms[number].startswith(token):
+            found.append(number)
+            number += 1
+        return found
+
+    def _tokens(self, text: str, tokenizer: Tokenizer) -> list[str]:
+        """The tokens FTS5 makes of a query phrase: looked up for words of the corpus,
+        else asked of ``tokenizer`` (the index's own)."""
+        if text.isascii():
+            known = [self._stems.get(word.lower()) for word in WORDS.findall(text)]
+            if known and None not in known:
+                return [token for token in known if token is not None]
+        tokens = tokenizer(text)
+        if not tokens:
+            raise Unsupported(text)
+        return tokens
+
+    def _phrase(self, text: str, prefix: bool, tokenizer: Tokenizer) -> tuple[IntArray, FloatArray]:
+        """The rows holding the phrase (ascending) and its weighted instance count in each."""
+        import numpy as np
+
+        tokens = self._tokens(text, tokenizer)
+        words = [self._words(t, prefix and i == len(tokens) - 1) for i, t in enumerate(tokens)]
+        if len(tokens) == 1:
+            spans = [(self._pair_bounds[n], self._pair_bounds[n + 1]) for n in words[0]]
+            if len(spans) == 1:
+                low, high = spans[0]
+                return self._pair_docs[low:high], self._pair_weights[low:high]
+            docs = np.concatenate(
+                [self._pair_docs[a:b] for a, b in spans] or [np.zeros(0, np.int64)]
+            )
+            weights = np.concatenate([self._pair_weights[a:b] for a, b in spans] or [np.zeros(0)])
+            return _summed(docs, weights)
+        keys = self._key_union(words[0])
+        for step, numbers in enumerate(words[1:], start=1):
+            if not keys.size:
+                break
+            keys = keys[_within(keys + step, self._key_union(numbers))]
+        field = np.array(FIELD_WEIGHTS, dtype=np.float64)
+        return _summed(keys >> DOC_SHIFT, field[(keys >> COLUMN_BITS) & 7])
+
+    def _key_union(self, numbers: Sequence[int]) -> IntArray:
+        import numpy as np
+
+        parts = [self._keys[self._bounds[n] : self._bounds[n + 1]] for n in numbers]
+        if len(parts) == 1:
+            return parts[0]
+        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+    def ranked(self, expression: str, limit: int, tokenizer: Tokenizer) -> list[tuple[int, float]]:
+        """The ``limit`` best rows matching ``expression`` and their bm25 ranks (FTS5's
+        order: rank, then row id); raises :class:`Unsupported` for what FTS5 must rank.
+        ``tokenizer`` tokenizes a phrase with a word the corpus lacks."""
+        import numpy as np
+
+        tree, phrases = parse(expression)
+        found = [self._phrase(text, prefix, tokenizer) for text, prefix in phrases]
+        matching = _evaluate(tree, found)
+        if not matching.size or limit <= 0:
+            return []
+        rows, tokens = self.totals
+        average = tokens / rows
+        sizes = self._sizes[np.searchsorted(self._size_ids, matching)]
+        scale = _K1 * (1 - _B + _B * sizes / average)
+        score = np.zeros(matching.size)
+        for docs, weights in found:
+            idf = math.log((rows - docs.size + 0.5) / (docs.size + 0.5))
+            idf = idf if idf > 0.0 else 1e-6
+            frequency = np.zeros(matching.size)
+            place = np.searchsorted(docs, matching)
+            inside = place < docs.size
+            hit = np.zeros(matching.size, dtype=bool)
+            hit[inside] = docs[place[inside]] == matching[inside]
+            frequency[hit] = weights[place[hit]]
+            score = score + idf * ((frequency * (_K1 + 1.0)) / (frequency + scale))
+        rank = -1.0 * score
+        order = np.lexsort((matching, rank))[:limit]
+        return list(zip(matching[order].tolist(), rank[order].tolist(), strict=True))
+
+
+def _accumulate(counts: Sequence[int]) -> list[int]:
+    total = 0
+    out = []
+    for count in counts:
+        total += count
+        out.append(total)
+    return out
+
+
+def _within(values: IntArray, sorted_keys: IntArray) -> Any:
+    """Which of ``values`` occur in ``sorted_keys`` (a binary search each: cheaper than
+    hashing both for the sizes a phrase meets)."""
+    import numpy as np
+
+    if not sorted_keys.size:
+        return np.zeros(values.size, dtype=bool)
+    place = np.minimum(np.searchsorted(sorted_keys, values), sorted_keys.size - 1)
+    return sorted_keys[place] == values
+
+
+def _summed(docs: IntArray, weights: FloatArray) -> tuple[IntArray, FloatArray]:
+    """Per distinct row (ascending), the sum of its weights."""
+    import numpy as np
+
+    if not docs.size:
+        return docs, weights
+    order = np.argsort(docs, kind="stable")
+    docs, weights = docs[order], weights[order]
+    opens = np.ones(docs.size, dtype=bool)
+    np.not_equal(docs[1:], docs[:-1], out=opens[1:])
+    starts = np.flatnonzero(opens)
+    return docs[starts], np.add.reduceat(weights, starts)
+
+
+def _evaluate(node: Node, found: list[tuple[IntArray, FloatArray]]) -> IntArray:
+    import numpy as np
+
+    if node[0] == "phrase":
+        return found[node[1]][0]
+    left = _evaluate(node[1], found)
+    right = _evaluate(node[2], found)
+    if node[0] == "AND":
+        return np.intersect1d(left, right, assume_unique=True)
+    if node[0] == "OR":
+        return np.union1d(left, right)
+    return np.setdiff1d(left, right, assume_unique=True)
+
+
+_COLUMN_NUMBER = " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(DOCUMENT_FIELDS))
+
+
+def build(
+    conn: sqlite3.Connection,
+    stems: dict[str, str],
+    stem: Callable[[set[str]], dict[str, str]],
+    most_tokens: int,
+) -> DocumentMemory | None:
+    """A copy of the document index, read inside the caller's read transaction on
+    ``conn``; None when it is empty or larger than ``most_tokens``.
+
+    ``stems`` maps words of the indexed text to their tokens (the chunk
+    memory's); ``stem`` adds the words of the metadata fields.
+    """
+    averages = conn.execute("SELECT block FROM documents_fts_data WHERE id = 1").fetchone()
+    totals = totals_of(averages[0] if averages else None)
+    if totals is None or totals[0] <= 0 or totals[1] > most_tokens:
+        return None
+    for name, kind in (("document_words", "instance"), ("document_terms", "row")):
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} "
+            f"USING fts5vocab(main, documents_fts, {kind})"
+        )
+    listed = conn.execute("SELECT term, cnt FROM temp.document_terms").fetchall()
+    joined = conn.execute(
+        f"SELECT group_concat((doc << {DOC_SHIFT}) | ((CASE col {_COLUMN_NUMBER} END) "
+        f"<< {COLUMN_BITS}) | offset) FROM temp.document_words"
+    ).fetchone()[0]
+    sizes = {
+        int(row_id): sum(varints(bytes(blob)))
+        for row_id, blob in conn.execute("SELECT id, sz FROM documents_fts_docsize")
+    }
+    metadata = conn.execute(
+        "SELECT filepath, title, author, tags, categories FROM documents_fts"
+    ).fetchall()
+    import numpy as np
+
+    keys = array.array("q")
+    if joined:
+        keys.frombytes(np.fromstring(joined, dtype=np.int64, sep=",").tobytes())
+    del joined
+    if len(keys) != sum(int(row[1]) for row in listed):
+        return None
+    words = {
+        word.lower()
+        for row in metadata
+        for field in row
+        if field
+        for word in WORDS.findall(str(field))
+        if word.isascii()
+    }
+    return DocumentMemory(
+        [str(row[0]) for row in listed],
+        [int(row[1]) for row in listed],
+        keys,
+        sizes,
+        totals,
+        {**stems, **stem(words - stems.keys())} if words - stems.keys() else stems,
+    )
+
+
+__all__ = ["DocumentMemory", "Unsupported", "build", "parse"]
