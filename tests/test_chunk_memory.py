@@ -6,8 +6,9 @@ out from it instead of asking FTS5 once per hit. Nothing a user sees may
 change: these tests run a few hundred varied searches over the mcp-docs
 corpus without the memory and with it and hold every result to identity,
 check that a search right after a sync never shows the text from before,
-that chunks the memory leaves to FTS5 (characters whose token boundaries it
-cannot prove) still get FTS5's answer, that the serving composition holds
+that the documents were ranked in memory too, that chunks the memory
+leaves to FTS5 (characters whose token boundaries it cannot prove) still
+get FTS5's answer, that the serving composition holds
 the index and lets it go, and that a one-shot engine never builds it.
 """
 
@@ -26,7 +27,14 @@ import pytest
 from gno_trio import compose
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.search import anchors, chunkkeeper, chunkmemory, memoryanchors, snippetcut
+from gno_trio.engine.search import (
+    anchors,
+    chunkkeeper,
+    chunkmemory,
+    docmemory,
+    memoryanchors,
+    snippetcut,
+)
 from tests.conftest import FIXTURES, bump_mtime, write_corpus
 
 MCP_DOCS = FIXTURES / "mcp-docs" / "corpus"
@@ -159,6 +167,8 @@ class MemoryWatch:
         self.memory: chunkmemory.ChunkMemory | None = None
         self.fts5_chunks: set[int] = set()
         """Chunks whose snippet FTS5 cut."""
+        self.ranked = 0
+        """Expressions the held document index ranked."""
 
 
 @pytest.fixture
@@ -191,6 +201,14 @@ def watch(monkeypatch: pytest.MonkeyPatch) -> Callable[[], MemoryWatch]:
             seen.fts5_chunks.update(chunk_ids)
             return table_cut(self, chunk_ids, *args)
 
+        rank = docmemory.DocumentMemory.ranked
+
+        def ranked(self: docmemory.DocumentMemory, *args: Any) -> Any:
+            found = rank(self, *args)
+            seen.ranked += 1
+            return found
+
+        monkeypatch.setattr(docmemory.DocumentMemory, "ranked", ranked)
         monkeypatch.setattr(memoryanchors, "anchors_in_memory", spy)
         monkeypatch.setattr(anchors._IndexCutter, "cut", on_index)
         monkeypatch.setattr(snippetcut.SnippetTable, "snippets", in_table)
@@ -234,6 +252,7 @@ def test_held_chunk_index_gives_fts5s_answers_to_hundreds_of_queries(
         assert _search(docs, request) == before, request
 
     assert len(seen.served) == len(requests)
+    assert seen.ranked >= len(requests), "every search ranked its documents in memory"
     assert all(found == asked for asked, found in seen.served), "a search fell back to FTS5"
     assert sum(len(found or ()) for _, found in seen.served) > 2 * len(requests)
     assert seen.memory is not None

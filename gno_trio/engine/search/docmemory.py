@@ -63,7 +63,9 @@ class Unsupported(Exception):
 def parse(expression: str) -> tuple[Node, list[tuple[str, bool]]]:
     """The expression's tree and its phrases (text, prefix) in FTS5's phrase order.
 
-    FTS5's precedence: NOT binds tighter than AND, AND tighter than OR.
+    FTS5's precedence: NOT binds tighter than AND, AND tighter than OR. The
+    grammar's expressions (all terms, any term, either less the negated ones)
+    are all of the shapes ranked here; others raise :class:`Unsupported`.
     """
     items: list[tuple[str, Any]] = []
     position = 0
@@ -118,9 +120,30 @@ def parse(expression: str) -> tuple[Node, list[tuple[str, bool]]]:
         return binary("OR", both)
 
     tree = either()
-    if place != len(items):
+    if place != len(items) or not _reports_presence(tree, under_or=False):
         raise Unsupported(expression)
     return tree, phrases
+
+
+def _reports_presence(node: Node, *, under_or: bool) -> bool:
+    """Whether FTS5 reports, in every row the expression matches, exactly the
+    instances of the phrases the row holds (what :meth:`DocumentMemory.ranked` scores).
+
+    Below an OR, an AND or NOT that fails in a row may leave the instances of
+    its phrases unreported there though the row holds them; the right side of
+    a NOT holds nothing in a matching row only when it is phrases ORed.
+    """
+    if node[0] == "phrase":
+        return True
+    if node[0] == "OR":
+        return all(_reports_presence(child, under_or=True) for child in node[1:])
+    if under_or:
+        return False
+    if node[0] == "NOT":
+        return _reports_presence(node[1], under_or=False) and _reports_presence(
+            node[2], under_or=True
+        )
+    return all(_reports_presence(child, under_or=False) for child in node[1:])
 
 
 class DocumentMemory:
