@@ -162,7 +162,9 @@ def _search(engine: Engine, **request: Any) -> list[tuple[str, float]]:
     return [(hit["uri"], hit["score"]) for hit in answer["results"]]
 
 
-def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(tmp_path: Path) -> None:
+def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A tag and a rename (which leaves the chunk index as it was) are seen by a serving
     engine's very next search. Filtered searches (ranked on FTS5) and unfiltered ones
     (in memory) give what an engine without the memory gives."""
@@ -186,41 +188,36 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(tmp_pat
             ranked.append(expression)
             return original(self, expression, *args)
 
-        docmemory.DocumentMemory.ranked = spy  # type: ignore[method-assign]
-        try:
-            requests: list[dict[str, Any]] = [
-                {"query": "deploy"},
-                {"query": "cache deploy", "limit": 5},
-                {"query": "deploy", "collection": "notes"},
-                {"query": "steps -queue"},
-            ]
-            assert [_search(engine, **r) for r in requests] == [
-                _search(plain, **r) for r in requests
-            ]
-            assert ranked.count('"deploy"*') == 1, "the filtered search is ranked on FTS5"
-            assert '"steps"* NOT "queue"*' in ranked
-            for held in (engine, plain):
-                held.add_tag("notes/queue-2.md", "zephyrine")
-            hits = _search(engine, query="zephyrine")
-            assert [uri for uri, _ in hits] == ["gno://notes/queue-2.md"]
-            assert hits == _search(plain, query="zephyrine")
-            assert engine.chunk_index_held(timeout=60), "rebuilt for the tagged index"
-            ranked.clear()
-            assert _search(engine, query="zephyrine") == hits
-            assert ranked, "the rebuilt memory ranks it"
+        monkeypatch.setattr(docmemory.DocumentMemory, "ranked", spy)
+        requests: list[dict[str, Any]] = [
+            {"query": "deploy"},
+            {"query": "cache deploy", "limit": 5},
+            {"query": "deploy", "collection": "notes"},
+            {"query": "steps -queue"},
+        ]
+        assert [_search(engine, **r) for r in requests] == [_search(plain, **r) for r in requests]
+        assert ranked.count('"deploy"*') == 1, "the filtered search is ranked on FTS5"
+        assert '"steps"* NOT "queue"*' in ranked
+        for held in (engine, plain):
+            held.add_tag("notes/queue-2.md", "zephyrine")
+        hits = _search(engine, query="zephyrine")
+        assert [uri for uri, _ in hits] == ["gno://notes/queue-2.md"]
+        assert hits == _search(plain, query="zephyrine")
+        assert engine.chunk_index_held(timeout=60), "rebuilt for the tagged index"
+        ranked.clear()
+        assert _search(engine, query="zephyrine") == hits
+        assert ranked, "the rebuilt memory ranks it"
 
-            # A rename keeps the text, so the chunk index stays as it was: only the
-            # document index's path field changes.
-            for held, notes in ((engine, held_notes), (plain, plain_notes)):
-                (notes / "index-1.md").rename(notes / "quixotic-index.md")
-                held.sync()
-            renamed = _search(engine, query="quixotic")
-            assert [uri for uri, _ in renamed] == ["gno://notes/quixotic-index.md"]
-            assert renamed == _search(plain, query="quixotic")
-            assert engine.chunk_index_held(timeout=60)
-            assert _search(engine, query="quixotic") == renamed
-        finally:
-            docmemory.DocumentMemory.ranked = original  # type: ignore[method-assign]
+        # A rename keeps the text, so the chunk index stays as it was: only the
+        # document index's path field changes.
+        for held, notes in ((engine, held_notes), (plain, plain_notes)):
+            (notes / "index-1.md").rename(notes / "quixotic-index.md")
+            held.sync()
+        renamed = _search(engine, query="quixotic")
+        assert [uri for uri, _ in renamed] == ["gno://notes/quixotic-index.md"]
+        assert renamed == _search(plain, query="quixotic")
+        assert engine.chunk_index_held(timeout=60)
+        assert _search(engine, query="quixotic") == renamed
     finally:
         engine.close()
         plain.close()
