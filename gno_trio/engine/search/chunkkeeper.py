@@ -1,10 +1,12 @@
 """Which processes hold an in-memory chunk index (:mod:`.chunkmemory`), and its build.
 
-It is an index, never a cache of answers: built once per state of the chunk
-index (the key is FTS5's own structure and averages records, rewritten by
-every change), in a background thread, only for processes that asked for it
-(:func:`keep`: the serving commands; a one-shot command would pay the build
-for one search), and only up to :data:`MOST_TOKENS`. Until it is ready, and
+The document index (:mod:`.docmemory`) is read in the same transaction and
+held with it. It is an index, never a cache of answers: built once per
+state of the two indexes (the key is FTS5's own structure and averages
+records of both, rewritten by every change), in a background thread, only
+for processes that asked for it (:func:`keep`: the serving commands; a
+one-shot command would pay the build for one search), and only up to
+:data:`MOST_TOKENS`. Until it is ready, and
 for any chunk whose token boundaries cannot be proven equal to FTS5's, the
 anchors come from FTS5 as before.
 
@@ -29,19 +31,18 @@ from typing import Final
 from gno_trio.engine.search import docmemory, snippetwindow
 from gno_trio.engine.search.chunkmemory import (
     OFFSET_BITS,
-    WORDS,
     ChunkMemory,
     MemoryChunk,
     Postings,
 )
 from gno_trio.engine.search.chunkrank import totals_of, varints
+from gno_trio.engine.search.stems import WORDS, ascii_words, stems_of
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
 
 logger = logging.getLogger("gno_trio.engine.chunkkeeper")
 
 MOST_TOKENS: Final = 2_000_000
-"""Largest chunk index (tokens, all columns) held in memory: about 35 MB held per
-million tokens (7 MB of Markdown is about a million)."""
+"""Largest chunk index and document index (tokens, all columns) held in memory."""
 
 _STATE_SQL: Final = (
     "SELECT (SELECT file FROM pragma_database_list WHERE name = 'main'), "
@@ -128,7 +129,7 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
             "FROM content_chunks c JOIN chunk_texts t ON t.id = c.id "
             "JOIN chunks_fts_docsize s ON s.id = c.id"
         ).fetchall()
-        stems = stems_of(tokenize, _ascii_words(chunk_rows))
+        stems = stems_of(tokenize, ascii_words(row[1] for row in chunk_rows))
         documents = docmemory.build(conn, stems, lambda more: stems_of(tokenize, more), MOST_TOKENS)
     finally:
         conn.execute("ROLLBACK")
@@ -183,31 +184,6 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
 def _state(blocks: list[bytes | None]) -> tuple[bytes, ...]:
     """The index state these records describe (the key of its memory)."""
     return tuple(bytes(block or b"") for block in blocks)
-
-
-def _ascii_words(chunk_rows: list[sqlite3.Row]) -> set[str]:
-    return {
-        word.lower() for row in chunk_rows for word in WORDS.findall(str(row[1])) if word.isascii()
-    }
-
-
-def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
-    """What the tokenizer makes of each of these words (each one ASCII token), from
-    FTS5 itself: all of them indexed as one row of a private table, read back in
-    order."""
-    ordered = sorted(words)
-    conn = sqlite3.connect(":memory:")
-    try:
-        quoted = tokenize.replace("'", "''")
-        conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
-        conn.execute("CREATE VIRTUAL TABLE said_words USING fts5vocab(said, instance)")
-        conn.execute("INSERT INTO said(rowid, text) VALUES (1, ?)", (" ".join(ordered),))
-        terms = dict(conn.execute("SELECT offset, term FROM said_words"))
-    finally:
-        conn.close()
-    if len(terms) != len(ordered):
-        return {}
-    return {word: str(terms[offset]) for offset, word in enumerate(ordered)}
 
 
 # -- which processes hold which indexes ------------------------------------------
@@ -291,4 +267,4 @@ def _build_into(slot: _Slot) -> None:
             slot.building = False
 
 
-__all__ = ["MOST_TOKENS", "build", "current", "keep", "release", "stems_of", "suits"]
+__all__ = ["MOST_TOKENS", "build", "current", "keep", "release", "suits"]

@@ -22,10 +22,11 @@ import array
 import bisect
 import collections
 import itertools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+
+from gno_trio.engine.search.stems import known_tokens
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,8 +42,6 @@ else:  # numpy is imported only when a long page needs it
 OFFSET_BITS: Final = 24
 """A posting's key is ``chunk id << OFFSET_BITS | token offset``."""
 OFFSET_MASK: Final = (1 << OFFSET_BITS) - 1
-WORDS: Final = re.compile(r"[^\W_]+")
-"""unicode61's tokens, for the characters :func:`.chunkkeeper` lets through."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +130,7 @@ class ChunkMemory:
     def tokens(self, text: str) -> list[str] | None:
         """The tokens FTS5 makes of ``text`` (a query phrase), when every word of it
         occurs in the indexed text; None otherwise (tokenize it on FTS5 then)."""
-        if not text.isascii():
-            return None
-        tokens = [self._stems.get(word.lower()) for word in WORDS.findall(text)]
-        if None in tokens:
-            return None
-        return [token for token in tokens if token is not None]
+        return known_tokens(self._stems, text)
 
     def phrase_keys(self, phrase: Sequence[Sequence[int]], first: int, last: int) -> list[int]:
         """The keys where a phrase begins in the chunks from ``first`` to ``last``

@@ -28,8 +28,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from gno_trio.engine.search.chunkmemory import WORDS
 from gno_trio.engine.search.chunkrank import totals_of, varints
+from gno_trio.engine.search.stems import ascii_words, known_tokens
 from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
 
 if TYPE_CHECKING:
@@ -196,11 +196,8 @@ class DocumentMemory:
     def _tokens(self, text: str, tokenizer: Tokenizer) -> list[str]:
         """The tokens FTS5 makes of a query phrase: looked up for words of the corpus,
         else asked of ``tokenizer`` (the index's own)."""
-        if text.isascii():
-            known = [self._stems.get(word.lower()) for word in WORDS.findall(text)]
-            if known and None not in known:
-                return [token for token in known if token is not None]
-        tokens = tokenizer(text)
+        known = known_tokens(self._stems, text)
+        tokens = known if known else tokenizer(text)
         if not tokens:
             raise Unsupported(text)
         return tokens
@@ -360,21 +357,14 @@ def build(
     del joined
     if len(keys) != sum(int(row[1]) for row in listed):
         return None
-    words = {
-        word.lower()
-        for row in metadata
-        for field in row
-        if field
-        for word in WORDS.findall(str(field))
-        if word.isascii()
-    }
+    words = ascii_words(field for row in metadata for field in row) - stems.keys()
     return DocumentMemory(
         [str(row[0]) for row in listed],
         [int(row[1]) for row in listed],
         keys,
         sizes,
         totals,
-        {**stems, **stem(words - stems.keys())} if words - stems.keys() else stems,
+        {**stems, **stem(words)} if words else stems,
     )
 
 

@@ -1,0 +1,63 @@
+"""What the index's tokenizer makes of ASCII words, asked of FTS5 once per build.
+
+The in-memory indexes (:mod:`.chunkmemory`, :mod:`.docmemory`) turn a query
+phrase into index tokens without a round trip to FTS5 when every word of it
+occurs in the indexed text: each such word's token (its Porter stem, say)
+was read from FTS5 itself when the memory was built.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+WORDS: Final = re.compile(r"[^\W_]+")
+"""unicode61's tokens, for the characters the in-memory indexes let through."""
+
+
+def ascii_words(texts: Iterable[object]) -> set[str]:
+    """The lower-cased ASCII words of these texts (None and empty ones skipped)."""
+    return {
+        word.lower()
+        for text in texts
+        if text
+        for word in WORDS.findall(str(text))
+        if word.isascii()
+    }
+
+
+def known_tokens(stems: Mapping[str, str], text: str) -> list[str] | None:
+    """The tokens FTS5 makes of ``text`` (a query phrase), when every word of it is
+    in ``stems``; None otherwise (tokenize it on FTS5 then)."""
+    if not text.isascii():
+        return None
+    tokens = [stems.get(word.lower()) for word in WORDS.findall(text)]
+    if None in tokens:
+        return None
+    return [token for token in tokens if token is not None]
+
+
+def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
+    """What the tokenizer makes of each of these words (each one ASCII token), from
+    FTS5 itself: all of them indexed as one row of a private table, read back in
+    order."""
+    if not words:
+        return {}
+    ordered = sorted(words)
+    conn = sqlite3.connect(":memory:")
+    try:
+        quoted = tokenize.replace("'", "''")
+        conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
+        conn.execute("CREATE VIRTUAL TABLE said_words USING fts5vocab(said, instance)")
+        conn.execute("INSERT INTO said(rowid, text) VALUES (1, ?)", (" ".join(ordered),))
+        terms = dict(conn.execute("SELECT offset, term FROM said_words"))
+    finally:
+        conn.close()
+    if len(terms) != len(ordered):
+        return {}
+    return {word: str(terms[offset]) for offset, word in enumerate(ordered)}
+
+
+__all__ = ["WORDS", "ascii_words", "known_tokens", "stems_of"]
