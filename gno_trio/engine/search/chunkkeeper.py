@@ -35,7 +35,7 @@ from gno_trio.engine.search.chunkmemory import (
     MemoryChunk,
     Postings,
 )
-from gno_trio.engine.search.chunkrank import totals_of, varints
+from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
 from gno_trio.engine.search.stems import WORDS, ascii_words, stems_of
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
 
@@ -112,11 +112,7 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         totals = totals_of(averages)
         if totals is None or totals[0] <= 0 or totals[1] > MOST_TOKENS:
             return None
-        for name, kind in (("chunk_words", "instance"), ("chunk_terms", "col")):
-            conn.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} "
-                f"USING fts5vocab(main, chunks_fts, {kind})"
-            )
+        vocabularies(conn, "chunks_fts", {"chunk_words": "instance", "chunk_terms": "col"})
         listed = conn.execute(
             "SELECT term, doc, cnt FROM temp.chunk_terms WHERE col = 'text'"
         ).fetchall()

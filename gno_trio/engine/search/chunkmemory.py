@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from gno_trio.engine.search.keyruns import run_starts
 from gno_trio.engine.search.stems import known_tokens
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ class Postings:
         # chunks needs for a one-word phrase, without counting occurrences.
         view = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
         chunk_ids = view >> OFFSET_BITS
-        starts = _run_starts(chunk_ids, self._bounds[1:-1])  # a word's first key opens a run
+        starts = run_starts(chunk_ids, self._bounds[1:-1])  # a word's first key opens a run
         self._pair_chunks = array.array("q", chunk_ids[starts].tobytes())
         self._pair_counts = array.array("q", np.diff(starts, append=chunk_ids.size).tobytes())
         self._pair_bounds = np.searchsorted(starts, self._bounds).tolist()
@@ -238,7 +239,7 @@ class Postings:
         counts = np.concatenate([count_view[start:end] for start, end in ranges])
         order = np.argsort(chunk_ids, kind="stable")
         chunk_ids, counts = chunk_ids[order], counts[order]
-        starts = _run_starts(chunk_ids)
+        starts = run_starts(chunk_ids)
         return chunk_ids[starts], np.add.reduceat(counts, starts)
 
     @property
@@ -291,17 +292,6 @@ class Postings:
         return int(np.unique(joined).size)
 
 
-def _run_starts(values: KeyArray, also: Sequence[int] = ()) -> KeyArray:
-    """Where each run of equal values begins in sorted ``values`` (and at ``also``):
-    ``numpy.unique`` would sort again, several times slower."""
-    import numpy as np
-
-    opens = np.ones(values.size, dtype=bool)
-    np.not_equal(values[1:], values[:-1], out=opens[1:])
-    opens[list(also)] = True
-    return np.flatnonzero(opens)
-
-
 def chunk_counts(keys: Sequence[int]) -> dict[int, int]:
     """How many of these keys fall in each chunk."""
     return dict(collections.Counter(key >> OFFSET_BITS for key in keys))
@@ -315,7 +305,7 @@ def chunk_array_counts(keys: KeyArray) -> tuple[KeyArray, KeyArray]:
     chunk_ids = keys >> OFFSET_BITS
     if not chunk_ids.size:
         return chunk_ids, chunk_ids
-    starts = _run_starts(chunk_ids)
+    starts = run_starts(chunk_ids)
     counts = np.empty(starts.size, dtype=np.int64)
     counts[:-1] = starts[1:] - starts[:-1]
     counts[-1] = chunk_ids.size - starts[-1]

@@ -105,6 +105,15 @@ def varints(blob: bytes) -> list[int]:
     return values
 
 
+def vocabularies(conn: sqlite3.Connection, table: str, views: Mapping[str, str]) -> None:
+    """Open ``fts5vocab`` views of ``table`` on ``conn`` (name -> kind: instance, row,
+    col), private to the connection, where a build reads postings and counts."""
+    for name, kind in views.items():
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, {table}, {kind})"
+        )
+
+
 AVERAGES_SQL: Final = "SELECT block FROM chunks_fts_data WHERE id = 1"
 """The chunk index's averages record (FTS5 keeps it at id 1 of its data table)."""
 

@@ -28,7 +28,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from gno_trio.engine.search.chunkrank import totals_of, varints
+from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
+from gno_trio.engine.search.keyruns import run_starts
 from gno_trio.engine.search.stems import ascii_words, known_tokens
 from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
 
@@ -169,10 +170,7 @@ class DocumentMemory:
         weights = np.array(FIELD_WEIGHTS, dtype=np.float64)
         docs = self._keys >> DOC_SHIFT
         columns = (self._keys >> COLUMN_BITS) & 7
-        opens = np.ones(docs.size, dtype=bool)
-        np.not_equal(docs[1:], docs[:-1], out=opens[1:])
-        opens[self._bounds[:-1][: len(terms)]] = True
-        starts = np.flatnonzero(opens)
+        starts = run_starts(docs, self._bounds[:-1][: len(terms)])  # a word opens a run
         self._pair_docs: IntArray = docs[starts]
         self._pair_weights: FloatArray = (
             np.add.reduceat(weights[columns], starts) if starts.size else np.zeros(0)
@@ -293,9 +291,7 @@ def _summed(docs: IntArray, weights: FloatArray) -> tuple[IntArray, FloatArray]:
         return docs, weights
     order = np.argsort(docs, kind="stable")
     docs, weights = docs[order], weights[order]
-    opens = np.ones(docs.size, dtype=bool)
-    np.not_equal(docs[1:], docs[:-1], out=opens[1:])
-    starts = np.flatnonzero(opens)
+    starts = run_starts(docs)
     return docs[starts], np.add.reduceat(weights, starts)
 
 
@@ -332,11 +328,7 @@ def build(
     totals = totals_of(averages[0] if averages else None)
     if totals is None or totals[0] <= 0 or totals[1] > most_tokens:
         return None
-    for name, kind in (("document_words", "instance"), ("document_terms", "row")):
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} "
-            f"USING fts5vocab(main, documents_fts, {kind})"
-        )
+    vocabularies(conn, "documents_fts", {"document_words": "instance", "document_terms": "row"})
     listed = conn.execute("SELECT term, cnt FROM temp.document_terms").fetchall()
     joined = conn.execute(
         f"SELECT group_concat((doc << {DOC_SHIFT}) | ((CASE col {_COLUMN_NUMBER} END) "
