@@ -19,7 +19,7 @@ import operator
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 
-from gno_trio.engine.search import chunkkeeper, chunkrank, memoryanchors, snippetcut
+from gno_trio.engine.search import chunkrank, memoryanchors, snippetcut
 from gno_trio.engine.search.anchortext import (
     SNIPPET_MARKS,
     Anchor,
@@ -27,6 +27,7 @@ from gno_trio.engine.search.anchortext import (
     excerpt,
     first_hit_line,
 )
+from gno_trio.engine.search.chunkmemory import ChunkMemory
 from gno_trio.engine.search.querygrammar import fts_quote
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
 
@@ -122,13 +123,17 @@ def best_chunks(
 
 
 def anchors_for(
-    conn: sqlite3.Connection, spans: Mapping[str, Span], match: str | None
+    conn: sqlite3.Connection,
+    spans: Mapping[str, Span],
+    match: str | None,
+    memory: ChunkMemory | None,
 ) -> dict[str, Anchor]:
     """The anchor of each mirror (keyed by its chunk id range): its best chunk for
     ``match``, else its opening text. A mirror without chunks has no anchor.
+    ``memory`` is the held chunk index of ``conn``'s state (:func:`.chunkkeeper.current`).
     """
     found: dict[str, Anchor] = {}
-    if match and (memory := chunkkeeper.current(conn)) is not None:
+    if match and memory is not None:
         held = {mirror: span for mirror, span in spans.items() if memory.holds_span(*span)}
         with snippetcut.scratch_table(memory.tokenize) as table:
             worked = memoryanchors.anchors_in_memory(conn, memory, table, held, match)

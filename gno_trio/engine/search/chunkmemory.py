@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from gno_trio.engine.search.keyruns import run_starts
-from gno_trio.engine.search.stems import known_tokens
+from gno_trio.engine.search.stems import Vocabulary, known_tokens
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,8 +87,7 @@ class ChunkMemory:
         self.chunks = chunks
         self._left_out = sorted(left_out)
         """Chunks of the index not held (their boundaries might differ from FTS5's)."""
-        self._terms = terms
-        self._term_numbers = {term: number for number, term in enumerate(terms)}
+        self._vocabulary = Vocabulary(terms)
         self.postings = postings
         self._stems = stems
         self.documents = documents
@@ -111,15 +110,7 @@ class ChunkMemory:
 
     def words(self, term: str, prefix: bool) -> list[int]:
         """The word numbers ``term`` stands for: itself, or every word it begins."""
-        if not prefix:
-            number = self._term_numbers.get(term)
-            return [] if number is None else [number]
-        number = bisect.bisect_left(self._terms, term)
-        found = []
-        while number < len(self._terms) and self._terms[number].startswith(term):
-            found.append(number)
-            number += 1
-        return found
+        return self._vocabulary.numbers(term, prefix)
 
     def chunks_holding(self, words: Sequence[int]) -> int:
         """Chunks whose text holds one of these words: FTS5's count of the chunks a

@@ -20,8 +20,8 @@ are FTS5's. It is built and kept beside the chunk memory
 from __future__ import annotations
 
 import array
-import bisect
 import functools
+import itertools
 import math
 import re
 import sqlite3
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
 from gno_trio.engine.search.keyruns import run_starts
-from gno_trio.engine.search.stems import ascii_words, known_tokens
+from gno_trio.engine.search.stems import Vocabulary, ascii_words, known_tokens
 from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
 
 if TYPE_CHECKING:
@@ -162,34 +162,26 @@ class DocumentMemory:
         import numpy as np
 
         self.totals = totals
-        self._terms = terms
-        self._numbers = {term: number for number, term in enumerate(terms)}
+        self._vocabulary = Vocabulary(terms)
         self._stems = stems
-        self._bounds = [0, *_accumulate(counts)]
+        self._bounds = [0, *itertools.accumulate(counts)]
         self._keys = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
-        weights = np.array(FIELD_WEIGHTS, dtype=np.float64)
+        self._field_weights: FloatArray = np.array(FIELD_WEIGHTS, dtype=np.float64)
         docs = self._keys >> DOC_SHIFT
-        columns = (self._keys >> COLUMN_BITS) & 7
         starts = run_starts(docs, self._bounds[:-1][: len(terms)])  # a word opens a run
         self._pair_docs: IntArray = docs[starts]
         self._pair_weights: FloatArray = (
-            np.add.reduceat(weights[columns], starts) if starts.size else np.zeros(0)
+            np.add.reduceat(self._weights_of(self._keys), starts) if starts.size else np.zeros(0)
         )
         self._pair_bounds: list[int] = np.searchsorted(starts, self._bounds).tolist()
         ordered = sorted(sizes)
         self._size_ids: IntArray = np.array(ordered, dtype=np.int64)
         self._sizes: FloatArray = np.array([sizes[d] for d in ordered], dtype=np.float64)
 
-    def _words(self, token: str, prefix: bool) -> list[int]:
-        if not prefix:
-            number = self._numbers.get(token)
-            return [] if number is None else [number]
-        number = bisect.bisect_left(self._terms, token)
-        found = []
-        while number < len(self._terms) and self._terms[number].startswith(token):
-            found.append(number)
-            number += 1
-        return found
+    def _weights_of(self, keys: IntArray) -> FloatArray:
+        """Each posting's field weight (bm25 adds it per instance)."""
+        weights: FloatArray = self._field_weights[(keys >> COLUMN_BITS) & 7]
+        return weights
 
     def _tokens(self, text: str, tokenizer: Tokenizer) -> list[str]:
         """The tokens FTS5 makes of a query phrase: looked up for words of the corpus,
@@ -205,7 +197,10 @@ class DocumentMemory:
         import numpy as np
 
         tokens = self._tokens(text, tokenizer)
-        words = [self._words(t, prefix and i == len(tokens) - 1) for i, t in enumerate(tokens)]
+        words = [
+            self._vocabulary.numbers(t, prefix and i == len(tokens) - 1)
+            for i, t in enumerate(tokens)
+        ]
         if len(tokens) == 1:
             spans = [(self._pair_bounds[n], self._pair_bounds[n + 1]) for n in words[0]]
             if len(spans) == 1:
@@ -221,8 +216,7 @@ class DocumentMemory:
             if not keys.size:
                 break
             keys = keys[_within(keys + step, self._key_union(numbers))]
-        field = np.array(FIELD_WEIGHTS, dtype=np.float64)
-        return _summed(keys >> DOC_SHIFT, field[(keys >> COLUMN_BITS) & 7])
+        return _summed(keys >> DOC_SHIFT, self._weights_of(keys))
 
     def _key_union(self, numbers: Sequence[int]) -> IntArray:
         import numpy as np
@@ -239,9 +233,11 @@ class DocumentMemory:
         import numpy as np
 
         tree, phrases = parse(expression)
+        if limit <= 0:
+            return []
         found = [self._phrase(text, prefix, tokenizer) for text, prefix in phrases]
         matching = _evaluate(tree, found)
-        if not matching.size or limit <= 0:
+        if not matching.size:
             return []
         rows, tokens = self.totals
         average = tokens / rows
@@ -261,15 +257,6 @@ class DocumentMemory:
         rank = -1.0 * score
         order = np.lexsort((matching, rank))[:limit]
         return list(zip(matching[order].tolist(), rank[order].tolist(), strict=True))
-
-
-def _accumulate(counts: Sequence[int]) -> list[int]:
-    total = 0
-    out = []
-    for count in counts:
-        total += count
-        out.append(total)
-    return out
 
 
 def _within(values: IntArray, sorted_keys: IntArray) -> Any:

@@ -122,9 +122,16 @@ def relaxed_match(parsed: LexicalQuery) -> str | None:
 
 
 def rank_documents(
-    conn: sqlite3.Connection, parsed: LexicalQuery, request: SearchRequest, fetch: int
+    conn: sqlite3.Connection,
+    parsed: LexicalQuery,
+    request: SearchRequest,
+    fetch: int,
+    held: ChunkMemory | None,
 ) -> list[tuple[sqlite3.Row, float]]:
     """Documents matching every term, topped up with any-term matches.
+
+    ``held`` is the memory of ``conn``'s index state (:func:`.chunkkeeper.current`):
+    unfiltered requests are ranked on its document index when it has one.
 
     A query whose terms never all co-occur would otherwise return nothing;
     documents matching only some terms follow every full match, their raw
@@ -143,12 +150,12 @@ def rank_documents(
         sql = _rank_sql(" AND ".join(clauses))
         query_params = tuple(params)
 
-    held = chunkkeeper.current(conn) if clauses == [ACTIVE] else None
+    documents = held.documents if held is not None and clauses == [ACTIVE] else None
 
     def run(match: str, limit: int) -> list[tuple[sqlite3.Row, float]]:
-        if held is not None and held.documents is not None:
+        if held is not None and documents is not None:
             with contextlib.suppress(docmemory.Unsupported):
-                return _ranked_in_memory(conn, held, held.documents, match, limit)
+                return _ranked_in_memory(conn, held, documents, match, limit)
         return [
             (row, -float(row["rank"]))
             for row in conn.execute(sql, (match, *query_params, limit)).fetchall()
@@ -281,7 +288,8 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
     parsed = parse_query(request.query)
     recency = wants_recency(request.query)
     fetch = request.limit * 3 if recency else request.limit
-    ranked = rank_documents(conn, parsed, request, fetch)
+    held = chunkkeeper.current(conn)  # one state read per search, for both steps
+    ranked = rank_documents(conn, parsed, request, fetch, held)
     if recency:
         ranked = sorted(ranked, key=lambda pair: document_instant(pair[0]), reverse=True)[
             : request.limit
@@ -301,7 +309,7 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
         for row, _ in kept
         if row["mirror_hash"] and row["first_chunk"] is not None
     }
-    anchors = anchors_for(conn, spans, snippet_match)
+    anchors = anchors_for(conn, spans, snippet_match, held)
     results = [
         result_object(row, score, anchors.get(row["mirror_hash"]), request) for row, score in kept
     ]

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.search import chunkkeeper
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search import hybrid as lexical_query
 from gno_trio.engine.search.fusion import (
@@ -177,7 +178,10 @@ def run_pipeline(
     narrow = min(100, request.limit * m)
     lines: list[dict[str, str]] = []
 
-    raw = [score for _, score in rank_documents(conn, parse_query(request.query), unbounded, 5)]
+    held = chunkkeeper.current(conn)
+    raw = [
+        score for _, score in rank_documents(conn, parse_query(request.query), unbounded, 5, held)
+    ]
     strong, top, gap = strong_signal(raw)
     bypass = strong and not request.intent and not modes
     fusion = Fusion()

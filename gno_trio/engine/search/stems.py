@@ -8,9 +8,10 @@ was read from FTS5 itself when the memory was built.
 
 from __future__ import annotations
 
+import bisect
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 WORDS: Final = re.compile(r"[^\W_]+")
@@ -39,6 +40,26 @@ def known_tokens(stems: Mapping[str, str], text: str) -> list[str] | None:
     return [token for token in tokens if token is not None]
 
 
+class Vocabulary:
+    """An index's words in FTS5's order (code point order), numbered by place."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self._terms = terms
+        self._numbers = {term: number for number, term in enumerate(terms)}
+
+    def numbers(self, token: str, prefix: bool) -> list[int]:
+        """The word numbers ``token`` stands for: itself, or every word it begins."""
+        if not prefix:
+            number = self._numbers.get(token)
+            return [] if number is None else [number]
+        number = bisect.bisect_left(self._terms, token)
+        found = []
+        while number < len(self._terms) and self._terms[number].startswith(token):
+            found.append(number)
+            number += 1
+        return found
+
+
 def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
     """What the tokenizer makes of each of these words (each one ASCII token), from
     FTS5 itself: all of them indexed as one row of a private table, read back in
@@ -60,4 +81,4 @@ def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
     return {word: str(terms[offset]) for offset, word in enumerate(ordered)}
 
 
-__all__ = ["WORDS", "ascii_words", "known_tokens", "stems_of"]
+__all__ = ["WORDS", "Vocabulary", "ascii_words", "known_tokens", "stems_of"]
