@@ -24,21 +24,13 @@ import collections
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from gno_trio.engine.search.keyruns import run_starts
+from gno_trio.engine.search.keyruns import FloatArray, KeyArray, run_starts
 from gno_trio.engine.search.stems import Vocabulary, known_tokens
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
     from gno_trio.engine.search.docmemory import DocumentMemory
-
-    KeyArray = npt.NDArray[np.int64]
-    FloatArray = npt.NDArray[np.float64]
-else:  # numpy is imported only when a long page needs it
-    KeyArray = FloatArray = Any
 
 OFFSET_BITS: Final = 24
 """A posting's key is ``chunk id << OFFSET_BITS | token offset``."""

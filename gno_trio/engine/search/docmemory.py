@@ -26,21 +26,12 @@ import math
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
-from gno_trio.engine.search.keyruns import run_starts
+from gno_trio.engine.search.keyruns import FloatArray, KeyArray, run_starts
 from gno_trio.engine.search.stems import Vocabulary, ascii_words, known_tokens
 from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    IntArray = npt.NDArray[np.int64]
-    FloatArray = npt.NDArray[np.float64]
-else:  # numpy is imported by the build and the ranking only
-    IntArray = FloatArray = Any
 
 COLUMN_BITS: Final = 24
 DOC_SHIFT: Final = 27
@@ -169,16 +160,16 @@ class DocumentMemory:
         self._field_weights: FloatArray = np.array(FIELD_WEIGHTS, dtype=np.float64)
         docs = self._keys >> DOC_SHIFT
         starts = run_starts(docs, self._bounds[:-1][: len(terms)])  # a word opens a run
-        self._pair_docs: IntArray = docs[starts]
+        self._pair_docs: KeyArray = docs[starts]
         self._pair_weights: FloatArray = (
             np.add.reduceat(self._weights_of(self._keys), starts) if starts.size else np.zeros(0)
         )
         self._pair_bounds: list[int] = np.searchsorted(starts, self._bounds).tolist()
         ordered = sorted(sizes)
-        self._size_ids: IntArray = np.array(ordered, dtype=np.int64)
+        self._size_ids: KeyArray = np.array(ordered, dtype=np.int64)
         self._sizes: FloatArray = np.array([sizes[d] for d in ordered], dtype=np.float64)
 
-    def _weights_of(self, keys: IntArray) -> FloatArray:
+    def _weights_of(self, keys: KeyArray) -> FloatArray:
         """Each posting's field weight (bm25 adds it per instance)."""
         weights: FloatArray = self._field_weights[(keys >> COLUMN_BITS) & 7]
         return weights
@@ -192,7 +183,7 @@ class DocumentMemory:
             raise Unsupported(text)
         return tokens
 
-    def _phrase(self, text: str, prefix: bool, tokenizer: Tokenizer) -> tuple[IntArray, FloatArray]:
+    def _phrase(self, text: str, prefix: bool, tokenizer: Tokenizer) -> tuple[KeyArray, FloatArray]:
         """The rows holding the phrase (ascending) and its weighted instance count in each."""
         import numpy as np
 
@@ -218,7 +209,7 @@ class DocumentMemory:
             keys = keys[_within(keys + step, self._key_union(numbers))]
         return _summed(keys >> DOC_SHIFT, self._weights_of(keys))
 
-    def _key_union(self, numbers: Sequence[int]) -> IntArray:
+    def _key_union(self, numbers: Sequence[int]) -> KeyArray:
         import numpy as np
 
         parts = [self._keys[self._bounds[n] : self._bounds[n + 1]] for n in numbers]
@@ -259,7 +250,7 @@ class DocumentMemory:
         return list(zip(matching[order].tolist(), rank[order].tolist(), strict=True))
 
 
-def _within(values: IntArray, sorted_keys: IntArray) -> Any:
+def _within(values: KeyArray, sorted_keys: KeyArray) -> Any:
     """Which of ``values`` occur in ``sorted_keys`` (a binary search each: cheaper than
     hashing both for the sizes a phrase meets)."""
     import numpy as np
@@ -270,7 +261,7 @@ def _within(values: IntArray, sorted_keys: IntArray) -> Any:
     return sorted_keys[place] == values
 
 
-def _summed(docs: IntArray, weights: FloatArray) -> tuple[IntArray, FloatArray]:
+def _summed(docs: KeyArray, weights: FloatArray) -> tuple[KeyArray, FloatArray]:
     """Per distinct row (ascending), the sum of its weights."""
     import numpy as np
 
@@ -282,7 +273,7 @@ def _summed(docs: IntArray, weights: FloatArray) -> tuple[IntArray, FloatArray]:
     return docs[starts], np.add.reduceat(weights, starts)
 
 
-def _evaluate(node: Node, found: list[tuple[IntArray, FloatArray]]) -> IntArray:
+def _evaluate(node: Node, found: list[tuple[KeyArray, FloatArray]]) -> KeyArray:
     import numpy as np
 
     if node[0] == "phrase":

@@ -11,8 +11,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     KeyArray = npt.NDArray[np.int64]
-else:  # numpy is imported by the callers' builds and long pages only
-    KeyArray = Any
+    FloatArray = npt.NDArray[np.float64]
+else:  # numpy is imported by the builds, the rankings and long pages only
+    KeyArray = FloatArray = Any
+"""The in-memory indexes' array types (numpy's, for the type checker only)."""
 
 
 def run_starts(values: KeyArray, also: Sequence[int] = ()) -> KeyArray:
@@ -26,4 +28,4 @@ def run_starts(values: KeyArray, also: Sequence[int] = ()) -> KeyArray:
     return np.flatnonzero(opens)
 
 
-__all__ = ["run_starts"]
+__all__ = ["FloatArray", "KeyArray", "run_starts"]

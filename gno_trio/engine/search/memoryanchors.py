@@ -27,11 +27,11 @@ from gno_trio.engine.search.anchortext import (
 )
 from gno_trio.engine.search.chunkmemory import (
     ChunkMemory,
-    KeyArray,
     chunk_array_counts,
     chunk_counts,
     chunk_offsets,
 )
+from gno_trio.engine.search.keyruns import KeyArray
 from gno_trio.engine.search.snippetcut import SnippetTable
 
 Span = tuple[int, int]
