@@ -1038,17 +1038,21 @@ async def test_cancelled_engine_call_interrupts_sqlite_and_returns_its_connectio
     assert len(outcome) == 1 and isinstance(outcome[0], sqlite3.OperationalError)
     assert "interrupt" in str(outcome[0])
 
-    # Its connection comes back to the pool (the most recently returned one is
-    # handed out next) and answers queries again.
+    # Its connection comes back to the pool before its thread slot does (the
+    # slot is given back once the work has returned), and the most recently
+    # returned connection is handed out next: once no slot is borrowed, the next
+    # call gets the interrupted connection, and it answers queries again.
+    # Probing in a loop instead races: a probe that starts before the slow
+    # thread has released its connection returns its own on top of it.
+    with trio.fail_after(10.0):  # generous: a loaded machine schedules the return late
+        while runtime.limiter.borrowed_tokens:
+            await trio.sleep(0.01)
+
     def probe(conn: sqlite3.Connection) -> tuple[sqlite3.Connection, int]:
         return conn, conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
-    with trio.fail_after(10.0):  # generous: a loaded machine schedules the return late
-        while True:
-            reused, documents = await runtime.run(probe)
-            if reused is slow_conn[0]:
-                break
-            await trio.sleep(0.01)
+    reused, documents = await runtime.run(probe)
+    assert reused is slow_conn[0]
     assert documents == 0
 
 
