@@ -79,10 +79,32 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
         engine.close()
 
 
-def test_the_grammars_expressions_rank_as_fts5_ranks_them(docs: Engine) -> None:
+@pytest.fixture(params=["rows in one array", "sorted row lists"])
+def ranking_path(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> tuple[bool, list[str]]:
+    """Either way of ranking (each phrase counted over every row, as small indexes
+    are; or merged as sorted row lists, as large ones are): whether it is the first
+    way, and the rankings that took it."""
+    dense: list[str] = []
+    original = docmemory.DocumentMemory._ranked_dense
+
+    def spied(self: docmemory.DocumentMemory, *args: Any) -> list[tuple[int, float]]:
+        dense.append("ranked")
+        return original(self, *args)
+
+    monkeypatch.setattr(docmemory.DocumentMemory, "_ranked_dense", spied)
+    if request.param == "sorted row lists":
+        monkeypatch.setattr(docmemory, "DENSE_ROWS", 0)
+    return request.param == "rows in one array", dense
+
+
+def test_the_grammars_expressions_rank_as_fts5_ranks_them(
+    docs: Engine, ranking_path: tuple[bool, list[str]]
+) -> None:
     """Every expression a search runs (all terms, any term with negations kept, any
     term) for ~500 varied queries: the same rows, order and ranks as FTS5, at 10
-    rows and at 400 (where equal ranks are many)."""
+    rows and at 400 (where equal ranks are many), whichever way rows are ranked."""
     memory, tokenizer = _held(docs)
     compared = 0
     for request in _candidates():
@@ -94,6 +116,7 @@ def test_the_grammars_expressions_rank_as_fts5_ranks_them(docs: Engine) -> None:
                 assert memory.ranked(match, limit, tokenizer) == wanted, (match, limit)
                 compared += bool(wanted)
     assert compared > 1200
+    assert bool(ranking_path[1]) == ranking_path[0]
 
 
 _WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -116,11 +139,13 @@ def _expression(rng: random.Random, depth: int = 0) -> str:
     return f"({text})" if rng.random() < 0.5 else text
 
 
-def test_random_expressions_of_every_operator_rank_as_fts5_ranks_them(tmp_path: Path) -> None:
+def test_random_expressions_of_every_operator_rank_as_fts5_ranks_them(
+    tmp_path: Path, ranking_path: tuple[bool, list[str]]
+) -> None:
     """Precedence (NOT over AND over OR), parentheses, prefixes and phrases in six
     weighted fields: of 1000 random expressions over 120 small notes, each one ranked
-    in memory has its whole ranked list equal to FTS5's, ties and all; the shapes
-    whose instances FTS5 reports otherwise are refused."""
+    in memory has its whole ranked list equal to FTS5's, ties and all, whichever way
+    rows are ranked; the shapes whose instances FTS5 reports otherwise are refused."""
     rng = random.Random(7)
     pages = {}
     for number in range(120):
@@ -145,6 +170,7 @@ def test_random_expressions_of_every_operator_rank_as_fts5_ranks_them(tmp_path: 
             assert ranked == wanted, expression
             found += bool(wanted)
         assert found > 300 and left > 100
+        assert bool(ranking_path[1]) == ranking_path[0]
     finally:
         engine.close()
 

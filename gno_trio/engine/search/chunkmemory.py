@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from gno_trio.engine.search.keyruns import FloatArray, KeyArray, run_starts
+from gno_trio.engine.search.keyruns import FloatArray, KeyArray, run_starts, shared
 from gno_trio.engine.search.stems import Vocabulary, known_tokens
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 OFFSET_BITS: Final = 24
 """A posting's key is ``chunk id << OFFSET_BITS | token offset``."""
 OFFSET_MASK: Final = (1 << OFFSET_BITS) - 1
+Range = tuple[int, int]
+"""Where a run of pairs lies in the pair arrays (start, end)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,7 @@ class ChunkMemory:
         place = bisect.bisect_left(self._left_out, first)
         return place == len(self._left_out) or self._left_out[place] > last
 
-    def words(self, term: str, prefix: bool) -> list[int]:
+    def words(self, term: str, prefix: bool) -> range:
         """The word numbers ``term`` stands for: itself, or every word it begins."""
         return self._vocabulary.numbers(term, prefix)
 
@@ -130,15 +132,12 @@ class ChunkMemory:
 
     def phrase_key_array(self, phrase: Sequence[Sequence[int]], first: int, last: int) -> KeyArray:
         """:meth:`phrase_keys` as a numpy array."""
-        import numpy as np
-
         postings = self.postings
         keys = postings.key_array(phrase[0], first, last)
         for step, words in enumerate(phrase[1:], start=1):
             if not keys.size:
                 break
-            following = postings.key_array(words, first, last)
-            keys = keys[np.isin(keys + step, following, assume_unique=True)]
+            keys = shared(keys, postings.key_array(words, first, last) - step)
         return keys
 
     def lengths_of(self, chunk_ids: KeyArray) -> FloatArray:
@@ -173,25 +172,20 @@ class Postings:
         self._pair_counts = array.array("q", np.diff(starts, append=chunk_ids.size).tobytes())
         self._pair_bounds = np.searchsorted(starts, self._bounds).tolist()
 
-    def _pairs(self, number: int, first: int, last: int) -> tuple[int, int]:
+    def _pairs(self, number: int, first: int, last: int) -> Range:
         low, high = self._pair_bounds[number], self._pair_bounds[number + 1]
         start = bisect.bisect_left(self._pair_chunks, first, low, high)
         return start, bisect.bisect_right(self._pair_chunks, last, start, high)
 
-    def chunks_in(self, numbers: Sequence[int], first: int, last: int) -> int:
-        """How many (word, chunk) pairs these words have in the chunks from ``first``
-        to ``last``: the candidates ranking them would score."""
-        total = 0
-        for number in numbers:
-            start, end = self._pairs(number, first, last)
-            total += end - start
-        return total
+    def pair_ranges(self, numbers: Sequence[int], first: int, last: int) -> list[Range]:
+        """Where each of these words' (word, chunk) pairs in the chunks from ``first`` to
+        ``last`` lie: the candidates ranking them would score."""
+        return [self._pairs(number, first, last) for number in numbers]
 
-    def occurrences(self, numbers: Sequence[int], first: int, last: int) -> dict[int, int]:
-        """Occurrences of these words in each chunk from ``first`` to ``last`` holding one."""
+    def occurrences(self, ranges: Sequence[Range]) -> dict[int, int]:
+        """Occurrences of the words of these :meth:`pair_ranges` in each chunk holding one."""
         found: dict[int, int] = {}
-        for number in numbers:
-            start, end = self._pairs(number, first, last)
+        for start, end in ranges:
             if not found:
                 found = dict(
                     zip(self._pair_chunks[start:end], self._pair_counts[start:end], strict=True)
@@ -203,15 +197,12 @@ class Postings:
                 found[chunk_id] = found.get(chunk_id, 0) + count
         return found
 
-    def occurrence_arrays(
-        self, numbers: Sequence[int], first: int, last: int
-    ) -> tuple[KeyArray, KeyArray]:
+    def occurrence_arrays(self, ranges: Sequence[Range]) -> tuple[KeyArray, KeyArray]:
         """:meth:`occurrences` as sorted chunk ids and their counts (numpy)."""
         import numpy as np
 
         chunk_view = np.frombuffer(self._pair_chunks, dtype=np.int64)
         count_view = np.frombuffer(self._pair_counts, dtype=np.int64)
-        ranges = [self._pairs(number, first, last) for number in numbers]
         ranges = [(start, end) for start, end in ranges if start < end]
         if len(ranges) == 1:
             start, end = ranges[0]

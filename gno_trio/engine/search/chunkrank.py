@@ -295,14 +295,13 @@ def best_by_bm25(
         candidates = {
             chunk_id for index in held for chunk_id in hits[index] if first <= chunk_id <= last
         }
+        terms = [(hits[index], weights.get(index, 1.0)) for index in held]
         for chunk_id in candidates:
-            length = float(lengths.get(chunk_id, 0))
+            norm = _K1 * (1 - _B + _B * float(lengths.get(chunk_id, 0)) / average)
             score = 0.0
-            for index in held:  # the phrases a chunk lacks add exactly 0.0
-                frequency = float(hits[index].get(chunk_id, 0))
-                score += weights.get(index, 1.0) * (
-                    (frequency * (_K1 + 1.0)) / (frequency + _K1 * (1 - _B + _B * length / average))
-                )
+            for found, weight in terms:  # the phrases a chunk lacks add exactly 0.0
+                frequency = float(found.get(chunk_id, 0))
+                score += weight * ((frequency * (_K1 + 1.0)) / (frequency + norm))
             ranked.append((-1.0 * score, chunk_id))
         best[mirror] = min(ranked)[1]
     return best

@@ -1,5 +1,5 @@
-"""Runs of equal values in sorted numpy arrays: where each posting list, chunk or row
-begins in the in-memory indexes' key arrays."""
+"""Sorted numpy key arrays of the in-memory indexes: where each run of equal values
+(a posting list, chunk or row) begins, and what two of them share."""
 
 from __future__ import annotations
 
@@ -28,4 +28,18 @@ def run_starts(values: KeyArray, also: Sequence[int] = ()) -> KeyArray:
     return np.flatnonzero(opens)
 
 
-__all__ = ["FloatArray", "KeyArray", "run_starts"]
+def shared(first: KeyArray, second: KeyArray) -> KeyArray:
+    """The values two sorted arrays of distinct values share, ascending: each value of
+    the shorter one looked up in the longer (a binary search costs the one's length
+    times the log of the other's; ``numpy.isin`` and ``intersect1d`` sort both)."""
+    import numpy as np
+
+    small, large = (first, second) if first.size <= second.size else (second, first)
+    if not small.size or not large.size:
+        return small[:0]
+    place = np.minimum(np.searchsorted(large, small), large.size - 1)
+    found: KeyArray = small[large[place] == small]
+    return found
+
+
+__all__ = ["FloatArray", "KeyArray", "run_starts", "shared"]

@@ -27,6 +27,7 @@ from gno_trio.engine.search.anchortext import (
 )
 from gno_trio.engine.search.chunkmemory import (
     ChunkMemory,
+    Range,
     chunk_array_counts,
     chunk_counts,
     chunk_offsets,
@@ -66,26 +67,30 @@ class _Form:
         """Per phrase, the keys of its instances in the chunks from ``first`` to ``last``."""
         return [self._memory.phrase_keys(phrase, first, last) for phrase in self.words]
 
-    def candidates(self, first: int, last: int) -> int:
-        """About how many chunks from ``first`` to ``last`` ranking would score."""
-        return sum(self._memory.postings.chunks_in(phrase[0], first, last) for phrase in self.words)
+    def pair_ranges(self, first: int, last: int) -> list[list[Range]]:
+        """Per phrase, where its first token's pairs in the chunks from ``first`` to
+        ``last`` lie (read once, for the count and the occurrences both)."""
+        postings = self._memory.postings
+        return [postings.pair_ranges(phrase[0], first, last) for phrase in self.words]
 
-    def occurrences(self, first: int, last: int) -> list[dict[int, int]]:
+    def occurrences(self, ranges: list[list[Range]], first: int, last: int) -> list[dict[int, int]]:
         """Per phrase, its occurrences in each chunk from ``first`` to ``last``."""
         return [
-            self._memory.postings.occurrences(phrase[0], first, last)
+            self._memory.postings.occurrences(found)
             if len(phrase) == 1
             else chunk_counts(self._memory.phrase_keys(phrase, first, last))
-            for phrase in self.words
+            for phrase, found in zip(self.words, ranges, strict=True)
         ]
 
-    def occurrence_arrays(self, first: int, last: int) -> list[tuple[KeyArray, KeyArray]]:
+    def occurrence_arrays(
+        self, ranges: list[list[Range]], first: int, last: int
+    ) -> list[tuple[KeyArray, KeyArray]]:
         """:meth:`occurrences` as numpy arrays (sorted chunk ids, counts) per phrase."""
         return [
-            self._memory.postings.occurrence_arrays(phrase[0], first, last)
+            self._memory.postings.occurrence_arrays(found)
             if len(phrase) == 1
             else chunk_array_counts(self._memory.phrase_key_array(phrase, first, last))
-            for phrase in self.words
+            for phrase, found in zip(self.words, ranges, strict=True)
         ]
 
     def chunks_holding(self, counts: chunkrank.ChunkCounts, index: int) -> int:
@@ -158,14 +163,18 @@ def _best(
     best: dict[str, int] = {}
     holding = lambda index: form.chunks_holding(counts, index)  # noqa: E731
     for mirror, (first, last) in pending.items():
-        if form.candidates(first, last) > LONG_PAGE_CHUNKS:
+        ranges = form.pair_ranges(first, last)
+        if sum(end - start for found in ranges for start, end in found) > LONG_PAGE_CHUNKS:
             chosen = chunkrank.best_of_arrays(
-                form.occurrence_arrays(first, last), memory.lengths_of, holding, memory.totals
+                form.occurrence_arrays(ranges, first, last),
+                memory.lengths_of,
+                holding,
+                memory.totals,
             )
             if chosen is not None:
                 best[mirror] = chosen
             continue
-        hits = form.occurrences(first, last)
+        hits = form.occurrences(ranges, first, last)
         lengths = {chunk_id: memory.chunks[chunk_id].length for found in hits for chunk_id in found}
         best.update(
             chunkrank.best_by_bm25({mirror: (first, last)}, hits, lengths, holding, memory.totals)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 import sqlite3
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
@@ -47,17 +48,21 @@ class Vocabulary:
         self._terms = terms
         self._numbers = {term: number for number, term in enumerate(terms)}
 
-    def numbers(self, token: str, prefix: bool) -> list[int]:
-        """The word numbers ``token`` stands for: itself, or every word it begins."""
+    def numbers(self, token: str, prefix: bool) -> range:
+        """The word numbers ``token`` stands for: itself, or every word it begins (a
+        run of consecutive numbers, as the words beginning with it sort together)."""
         if not prefix:
             number = self._numbers.get(token)
-            return [] if number is None else [number]
-        number = bisect.bisect_left(self._terms, token)
-        found = []
-        while number < len(self._terms) and self._terms[number].startswith(token):
-            found.append(number)
-            number += 1
-        return found
+            return range(0) if number is None else range(number, number + 1)
+        low = bisect.bisect_left(self._terms, token)
+        if not token or ord(token[-1]) == sys.maxunicode:
+            high = low
+            while high < len(self._terms) and self._terms[high].startswith(token):
+                high += 1
+            return range(low, high)
+        # The words beginning with ``token`` sort before the token with its last
+        # character raised by one, and every word between the two begins with it.
+        return range(low, bisect.bisect_left(self._terms, token[:-1] + chr(ord(token[-1]) + 1)))
 
 
 def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
