@@ -184,11 +184,11 @@ def watch(monkeypatch: pytest.MonkeyPatch) -> Callable[[], MemoryWatch]:
         def spy(
             conn: sqlite3.Connection,
             memory: chunkmemory.ChunkMemory,
-            table: snippetcut.SnippetTable,
+            tokenizer: Callable[[str], list[str]],
             spans: dict[str, tuple[int, int]],
             match: str,
         ) -> Any:
-            found = in_memory(conn, memory, table, spans, match)
+            found = in_memory(conn, memory, tokenizer, spans, match)
             seen.memory = memory
             seen.served.append((set(spans), None if found is None else set(found)))
             return found
@@ -408,6 +408,37 @@ def test_chunks_left_to_fts5_get_fts5s_answers(
         engine.close()
     cafe = next(hit for hit in wanted[0] if hit["uri"].endswith("/cafe.md"))
     assert "<mark>cafe\u0301</mark>" in cafe["snippet"]
+
+
+def test_a_search_tokenizes_each_phrase_the_corpus_lacks_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prefixes of words (no corpus word themselves) are tokenized by the index's own
+    tokenizer: once per search each, though ranking all terms, then any term, then
+    cutting the snippets each need them, and the answer is the one FTS5 gives."""
+    pages = {
+        f"note-{n}.md": f"# Note {n}\n\nThe archive keeps {'queens' if n % 2 else 'kings'}.\n"
+        for n in range(6)
+    }
+    engine = _indexed(tmp_path / "index", write_corpus(tmp_path / "notes", pages))
+    try:
+        request = {"query": "archi queen", "limit": 5}
+        before = _search(engine, request)
+        engine.hold_chunk_index()
+        _search(engine, request)
+        assert engine.chunk_index_held(timeout=60)
+        asked: list[str] = []
+        tokens = snippetcut.SnippetTable.tokens
+
+        def counted(self: snippetcut.SnippetTable, text: str) -> list[str]:
+            asked.append(text)
+            return tokens(self, text)
+
+        monkeypatch.setattr(snippetcut.SnippetTable, "tokens", counted)
+        assert _search(engine, request) == before
+        assert sorted(asked) == ["archi", "queen"]
+    finally:
+        engine.close()
 
 
 # -- who holds the chunk index ----------------------------------------------------------

@@ -127,16 +127,18 @@ def anchors_for(
     spans: Mapping[str, Span],
     match: str | None,
     memory: ChunkMemory | None,
+    said: snippetcut.Tokenized | None = None,
 ) -> dict[str, Anchor]:
     """The anchor of each mirror (keyed by its chunk id range): its best chunk for
     ``match``, else its opening text. A mirror without chunks has no anchor.
-    ``memory`` is the held chunk index of ``conn``'s state (:func:`.chunkkeeper.current`).
+    ``memory`` is the held chunk index of ``conn``'s state (:func:`.chunkkeeper.current`);
+    ``said``, the search's tokenizations (shared with its ranking).
     """
     found: dict[str, Anchor] = {}
     if match and memory is not None:
         held = {mirror: span for mirror, span in spans.items() if memory.holds_span(*span)}
-        with snippetcut.scratch_table(memory.tokenize) as table:
-            worked = memoryanchors.anchors_in_memory(conn, memory, table, held, match)
+        tokenizer = said if said is not None else snippetcut.Tokenized(memory.tokenize)
+        worked = memoryanchors.anchors_in_memory(conn, memory, tokenizer, held, match)
         if worked is not None:
             found.update(worked)
             spans = {mirror: span for mirror, span in spans.items() if mirror not in worked}

@@ -35,7 +35,7 @@ from gno_trio.engine.search.results import (
     normalise_scores,
     result_object,
 )
-from gno_trio.engine.search.snippetcut import scratch_table
+from gno_trio.engine.search.snippetcut import Tokenized
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.errors import GnoError
 
@@ -127,11 +127,13 @@ def rank_documents(
     request: SearchRequest,
     fetch: int,
     held: ChunkMemory | None,
+    said: Tokenized | None = None,
 ) -> list[tuple[sqlite3.Row, float]]:
     """Documents matching every term, topped up with any-term matches.
 
     ``held`` is the memory of ``conn``'s index state (:func:`.chunkkeeper.current`):
-    unfiltered requests are ranked on its document index when it has one.
+    unfiltered requests are ranked on its document index when it has one
+    (``said``: the search's tokenizations, shared with its other steps).
 
     A query whose terms never all co-occur would otherwise return nothing;
     documents matching only some terms follow every full match, their raw
@@ -151,11 +153,13 @@ def rank_documents(
         query_params = tuple(params)
 
     documents = held.documents if held is not None and clauses == [ACTIVE] else None
+    if held is not None and said is None:
+        said = Tokenized(held.tokenize)
 
     def run(match: str, limit: int) -> list[tuple[sqlite3.Row, float]]:
-        if held is not None and documents is not None:
+        if documents is not None and said is not None:
             with contextlib.suppress(docmemory.Unsupported):
-                return _ranked_in_memory(conn, held, documents, match, limit)
+                return _ranked_in_memory(conn, documents, said, match, limit)
         return [
             (row, -float(row["rank"]))
             for row in conn.execute(sql, (match, *query_params, limit)).fetchall()
@@ -174,18 +178,13 @@ def rank_documents(
 
 def _ranked_in_memory(
     conn: sqlite3.Connection,
-    held: ChunkMemory,
     documents: docmemory.DocumentMemory,
+    said: Tokenized,
     match: str,
     limit: int,
 ) -> list[tuple[sqlite3.Row, float]]:
     """What the unfiltered rank statement returns, ranked on the held document index."""
-
-    def tokenizer(text: str) -> list[str]:
-        with scratch_table(held.tokenize) as table:
-            return table.tokens(text)
-
-    ranked = documents.ranked(match, limit, tokenizer)
+    ranked = documents.ranked(match, limit, said)
     rows = result_rows(conn, [doc for doc, _ in ranked])
     return [(rows[doc], -rank) for doc, rank in ranked if doc in rows]
 
@@ -289,7 +288,8 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
     recency = wants_recency(request.query)
     fetch = request.limit * 3 if recency else request.limit
     held = chunkkeeper.current(conn)  # one state read per search, for both steps
-    ranked = rank_documents(conn, parsed, request, fetch, held)
+    said = None if held is None else Tokenized(held.tokenize)
+    ranked = rank_documents(conn, parsed, request, fetch, held, said)
     if recency:
         ranked = sorted(ranked, key=lambda pair: document_instant(pair[0]), reverse=True)[
             : request.limit
@@ -309,7 +309,7 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
         for row, _ in kept
         if row["mirror_hash"] and row["first_chunk"] is not None
     }
-    anchors = anchors_for(conn, spans, snippet_match, held)
+    anchors = anchors_for(conn, spans, snippet_match, held, said)
     results = [
         result_object(row, score, anchors.get(row["mirror_hash"]), request) for row, score in kept
     ]

@@ -12,7 +12,7 @@ hits, not the index.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from gno_trio.engine.search import chunkrank, snippetwindow
 from gno_trio.engine.search.anchortext import (
@@ -33,7 +33,6 @@ from gno_trio.engine.search.chunkmemory import (
     chunk_offsets,
 )
 from gno_trio.engine.search.keyruns import KeyArray
-from gno_trio.engine.search.snippetcut import SnippetTable
 
 Span = tuple[int, int]
 
@@ -103,12 +102,13 @@ class _Form:
 def anchors_in_memory(
     conn: sqlite3.Connection,
     memory: ChunkMemory,
-    table: SnippetTable,
+    tokenizer: Callable[[str], list[str]],
     spans: Mapping[str, Span],
     match: str,
 ) -> dict[str, Anchor] | None:
     """The anchor of every mirror of ``spans`` (all their chunks held in ``memory``), or
-    None when ``match`` is not an expression worked out here."""
+    None when ``match`` is not an expression worked out here. ``tokenizer`` tokenizes
+    a phrase with a word the corpus lacks as the index does."""
     texts = exact_first(match)
     parsed = [chunkrank.or_phrases(text) for text in texts]
     if any(phrases is None or not phrases for phrases in parsed):
@@ -118,7 +118,7 @@ def anchors_in_memory(
         for phrase in phrases or ():
             if phrase.text not in tokenized:
                 known = memory.tokens(phrase.text)
-                tokenized[phrase.text] = known if known is not None else table.tokens(phrase.text)
+                tokenized[phrase.text] = known if known is not None else tokenizer(phrase.text)
     forms = [_Form(memory, tokenized, phrases) for phrases in parsed if phrases]
     if any(not size for form in forms for size in form.sizes):
         return None

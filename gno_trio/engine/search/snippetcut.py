@@ -144,6 +144,29 @@ class SnippetTable:
         return {int(chunk_id): str(snippet) for chunk_id, snippet in rows}
 
 
+class Tokenized:
+    """Query phrases tokenized as the index does, each text once per search.
+
+    One search tokenizes the same phrase up to three times (ranking all
+    terms, then any term, then cutting the snippets), and a word the corpus
+    lacks costs a round through a scratch table each time; the tokens of a
+    text never change, so the search asks once.
+    """
+
+    __slots__ = ("_found", "_tokenize")
+
+    def __init__(self, tokenize: str) -> None:
+        self._tokenize = tokenize
+        self._found: dict[str, list[str]] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        found = self._found.get(text)
+        if found is None:
+            with scratch_table(self._tokenize) as table:
+                found = self._found[text] = table.tokens(text)
+        return found
+
+
 @contextmanager
 def scratch_table(tokenize: str) -> Iterator[SnippetTable]:
     """An empty table tokenizing as ``tokenize``, emptied again when the block ends."""
