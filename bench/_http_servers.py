@@ -147,10 +147,11 @@ def bare_search_app(engine: Any) -> Any:
     in a worker thread (as any server that keeps the engine off the event loop must), the
     identical payload, and nothing else (no validation, envelope, admission or registry)."""
     from gno_trio.engine import SearchRequest
-    from gno_trio.runtime import ENGINE_THREADS
+    from gno_trio.runtime import ENGINE_STAGGER, ENGINE_THREADS
     from gno_trio.tools.retrieval import search_text
+    from nurseries.stagger import StaggeredLimiter
 
-    limiter = trio.CapacityLimiter(ENGINE_THREADS)  # the gateway's own bound
+    limiter = StaggeredLimiter(ENGINE_THREADS, ENGINE_STAGGER)  # the gateway's own bound
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         request = await _http_request(scope, receive, send)

@@ -18,16 +18,41 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol, TypeVar
 
 import trio
 
 from gno_trio.engine import ConnectionPool, Engine, JobManager
+from nurseries.stagger import StaggeredLimiter
 
 if TYPE_CHECKING:
     import outcome
 
 T = TypeVar("T")
+
+
+class _Waiting(Protocol):
+    @property
+    def tasks_waiting(self) -> int: ...
+
+
+class ThreadLimiter(Protocol):
+    """What bounds the engine's worker threads (:class:`trio.CapacityLimiter` or
+    :class:`nurseries.stagger.StaggeredLimiter`)."""
+
+    @property
+    def borrowed_tokens(self) -> int: ...
+
+    @property
+    def total_tokens(self) -> int | float: ...
+
+    def statistics(self) -> _Waiting: ...
+
+    def acquire_on_behalf_of_nowait(self, borrower: object) -> None: ...
+
+    async def acquire_on_behalf_of(self, borrower: object) -> None: ...
+
+    def release_on_behalf_of(self, borrower: object) -> None: ...
 
 
 class _Abandoned(Exception):
@@ -96,7 +121,7 @@ class _Lease:
 
 
 @trio.lowlevel.enable_ki_protection
-async def _in_worker_thread(fn: Callable[[], T], limiter: trio.CapacityLimiter) -> T:
+async def _in_worker_thread(fn: Callable[[], T], limiter: ThreadLimiter) -> T:
     """``fn()`` in one of trio's cached worker threads, holding a ``limiter`` token meanwhile.
 
     What ``trio.to_thread.run_sync(fn, abandon_on_cancel=True, limiter=limiter)``
@@ -171,6 +196,12 @@ ENGINE_THREADS: Final = max(2, min(8, os.cpu_count() or 2))
 """Engine calls running at once in worker threads, per process (each holds a pooled
 connection): one per core. More only contend for the GIL: on two cores, 32 concurrent
 searches do 0.4x the searches per second of two, at 2.4x the CPU each."""
+ENGINE_STAGGER: Final = 0.010
+"""Seconds every running engine call must have run before another starts beside it.
+Quick calls (a search on the held index: 1-2 ms) then run one at a time instead of
+contending for the GIL (at 32 connections on two cores, the gateway spent about 5 %
+less CPU per search and served about 6 % more), while a slow one (a sync, a long
+filtered search) holds the others back by at most this long."""
 
 
 @dataclass(eq=False)
@@ -179,8 +210,8 @@ class Runtime:
     write_enabled: bool = False
     tool_profile: str = "full"
     instance_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    limiter: trio.CapacityLimiter = field(
-        default_factory=lambda: trio.CapacityLimiter(ENGINE_THREADS)
+    limiter: ThreadLimiter = field(
+        default_factory=lambda: StaggeredLimiter(ENGINE_THREADS, ENGINE_STAGGER)
     )
     # Background jobs (gno_add_collection, gno_sync); close() it before the engine.
     jobs: JobManager = field(default_factory=JobManager)

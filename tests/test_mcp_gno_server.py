@@ -39,11 +39,12 @@ from gno_trio.compose import build_app
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.versions import Era
-from gno_trio.runtime import Runtime
+from gno_trio.runtime import ENGINE_THREADS, Runtime
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools import CATALOGUE, CORE_READ
+from nurseries.stagger import StaggeredLimiter
 from tests.stdio_session import RawWire, notification_line, open_stdio_process, request_line
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -1124,3 +1125,48 @@ async def test_queued_engine_calls_hold_no_connection_until_they_run(tmp_path: P
                 nursery.start_soon(runtime.run, query)
         assert len(used) == 20
         assert len({id(conn) for conn in used}) <= 2
+
+
+async def test_quick_engine_calls_run_one_at_a_time_and_a_slow_one_holds_them_back_briefly(
+    runtime: Runtime,
+) -> None:
+    """Quick calls (searches) run one after another, never side by side contending for
+    the GIL; a slow call holds a quick one back only about ENGINE_STAGGER, after which
+    the quick one runs beside it. (The one-at-a-time part runs with a stagger no quick
+    call reaches on a loaded machine; the default's is 10 ms.)"""
+    assert isinstance(runtime.limiter, StaggeredLimiter)
+    patient = Runtime(engine=runtime.engine, limiter=StaggeredLimiter(ENGINE_THREADS, 5.0))
+    running = 0
+    most = 0
+    lock = threading.Lock()
+
+    def quick(conn: sqlite3.Connection) -> int:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        value: int = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        with lock:
+            running -= 1
+        return value
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(40):
+            nursery.start_soon(patient.run, quick)
+    assert most == 1
+
+    release = threading.Event()
+
+    def slow(conn: sqlite3.Connection) -> int:
+        release.wait(10)
+        return 1
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(runtime.run, slow)
+        await trio.sleep(0.05)
+        started = trio.current_time()
+        with trio.fail_after(5):
+            assert await runtime.run(quick) == 0
+        assert trio.current_time() - started < 2.0  # not after the slow one's 10 s
+        assert runtime.limiter.borrowed_tokens == 1  # the slow one still runs
+        release.set()

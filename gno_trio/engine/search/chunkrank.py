@@ -51,8 +51,8 @@ CHUNK_BUDGET: Final = 48
 POSTINGS_PER_CHUNK_LOADED: Final = 2000
 """About how many index entries FTS5 walks in the time a chunk takes to load and tokenize."""
 
-_K1: Final = 1.2
-_B: Final = 0.75
+BM25_K1: Final = 1.2
+BM25_B: Final = 0.75
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 _GLUE = re.compile(r"[\s()]*(?:OR[\s()]*)?")
 
@@ -254,7 +254,7 @@ def best_in_table(
     )
 
 
-def _idf(rows: int, holding: int) -> float:
+def idf(rows: int, holding: int) -> float:
     """FTS5's bm25 weight of a phrase that ``holding`` of ``rows`` rows hold (never 0)."""
     idf = math.log((rows - holding + 0.5) / (holding + 0.5))
     return idf if idf > 0.0 else 1e-6
@@ -290,18 +290,18 @@ def best_by_bm25(
         for index in held if len(held) > 1 else ():
             # One phrase alone scales every chunk's score alike (weight 1 then).
             if index not in weights:
-                weights[index] = _idf(rows, chunks_holding(index))
+                weights[index] = idf(rows, chunks_holding(index))
         ranked = []
         candidates = {
             chunk_id for index in held for chunk_id in hits[index] if first <= chunk_id <= last
         }
         terms = [(hits[index], weights.get(index, 1.0)) for index in held]
         for chunk_id in candidates:
-            norm = _K1 * (1 - _B + _B * float(lengths.get(chunk_id, 0)) / average)
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * float(lengths.get(chunk_id, 0)) / average)
             score = 0.0
             for found, weight in terms:  # the phrases a chunk lacks add exactly 0.0
                 frequency = float(found.get(chunk_id, 0))
-                score += weight * ((frequency * (_K1 + 1.0)) / (frequency + norm))
+                score += weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + norm))
             ranked.append((-1.0 * score, chunk_id))
         best[mirror] = min(ranked)[1]
     return best
@@ -335,17 +335,17 @@ def best_of_arrays(
         np.not_equal(candidates[1:], candidates[:-1], out=fresh[1:])
         candidates = candidates[fresh]
     # bm25's length term, the same for every phrase (the same operations as there)
-    norm = _K1 * (1 - _B + _B * lengths_of(candidates) / average)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths_of(candidates) / average)
     score = np.zeros(candidates.size, dtype=np.float64)
     for index in held:
         weight = 1.0
         if len(held) > 1:
-            weight = _idf(rows, chunks_holding(index))
+            weight = idf(rows, chunks_holding(index))
         chunk_ids, occurrences = phrase_chunks[index]
         if chunk_ids.size == candidates.size:  # a phrase in every candidate
             frequency = occurrences.astype(np.float64)
         else:
             frequency = np.zeros(candidates.size, dtype=np.float64)
             frequency[np.searchsorted(candidates, chunk_ids)] = occurrences
-        score += weight * ((frequency * (_K1 + 1.0)) / (frequency + norm))
+        score += weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + norm))
     return int(candidates[int(np.argmin(-1.0 * score))])

@@ -22,13 +22,19 @@ from __future__ import annotations
 import array
 import functools
 import itertools
-import math
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
+from gno_trio.engine.search.chunkrank import (
+    BM25_B,
+    BM25_K1,
+    idf,
+    totals_of,
+    varints,
+    vocabularies,
+)
 from gno_trio.engine.search.keyruns import FloatArray, KeyArray, run_starts, shared
 from gno_trio.engine.search.stems import Vocabulary, ascii_words, known_tokens
 from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
@@ -37,8 +43,6 @@ COLUMN_BITS: Final = 24
 DOC_SHIFT: Final = 27
 """A posting's key is ``doc << 27 | column << 24 | token offset`` (six columns, 3 bits)."""
 
-_K1: Final = 1.2
-_B: Final = 0.75
 DENSE_ROWS: Final = 1 << 15
 """Rows up to which each query phrase is counted in one array over every row: a few
 whole-array operations then beat sorting and merging each phrase's rows (at
@@ -177,7 +181,9 @@ class DocumentMemory:
         # Each (word, row) pair's row as its place among the rows, and each row's
         # bm25 length term (the same arithmetic, row by row, as the sorted path's).
         self._pair_places: KeyArray = np.searchsorted(self._size_ids, self._pair_docs)
-        self._scale: FloatArray = _K1 * (1 - _B + _B * self._sizes / (totals[1] / totals[0]))
+        self._scale: FloatArray = BM25_K1 * (
+            1 - BM25_B + BM25_B * self._sizes / (totals[1] / totals[0])
+        )
 
     def _weights_of(self, keys: KeyArray) -> FloatArray:
         """Each posting's field weight (bm25 adds it per instance)."""
@@ -257,11 +263,9 @@ class DocumentMemory:
         scale = self._scale[matching]
         score = np.zeros(matching.size)
         for counts in counted:
-            holding = int(np.count_nonzero(counts))
-            idf = math.log((rows - holding + 0.5) / (holding + 0.5))
-            idf = idf if idf > 0.0 else 1e-6
+            weight = idf(rows, int(np.count_nonzero(counts)))
             frequency = counts[matching]
-            score = score + idf * ((frequency * (_K1 + 1.0)) / (frequency + scale))
+            score = score + weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + scale))
         rank = -1.0 * score
         order = np.lexsort((matching, rank))[:limit]  # places ascend as row ids do
         return list(
@@ -294,18 +298,17 @@ class DocumentMemory:
         rows, tokens = self.totals
         average = tokens / rows
         sizes = self._sizes[np.searchsorted(self._size_ids, matching)]
-        scale = _K1 * (1 - _B + _B * sizes / average)
+        scale = BM25_K1 * (1 - BM25_B + BM25_B * sizes / average)
         score = np.zeros(matching.size)
         for docs, weights in found:
-            idf = math.log((rows - docs.size + 0.5) / (docs.size + 0.5))
-            idf = idf if idf > 0.0 else 1e-6
+            weight = idf(rows, docs.size)
             frequency = np.zeros(matching.size)
             place = np.searchsorted(docs, matching)
             inside = place < docs.size
             hit = np.zeros(matching.size, dtype=bool)
             hit[inside] = docs[place[inside]] == matching[inside]
             frequency[hit] = weights[place[hit]]
-            score = score + idf * ((frequency * (_K1 + 1.0)) / (frequency + scale))
+            score = score + weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + scale))
         rank = -1.0 * score
         order = np.lexsort((matching, rank))[:limit]
         return list(zip(matching[order].tolist(), rank[order].tolist(), strict=True))
