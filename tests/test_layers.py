@@ -46,14 +46,15 @@ LAYERS: dict[str, str] = {
 # Which layers each layer may import (itself always included). Read top-down:
 # the CLI wires everything; transports carry bytes to the server's dispatch;
 # tools plug into the server's definition types and call the engine through
-# the runtime; the engine stands on the foundation alone.
+# the runtime; the runtime bounds its threads with a generic piece of
+# nurseries; the engine stands on the foundation alone.
 ALLOWED: dict[str, frozenset[str]] = {
     "package": frozenset(),
     "foundation": frozenset({"package"}),
     "protocol": frozenset(),
     "nurseries": frozenset(),
     "engine": frozenset({"foundation", "package"}),
-    "runtime": frozenset({"engine", "foundation"}),
+    "runtime": frozenset({"engine", "foundation", "nurseries"}),
     "server": frozenset({"protocol", "runtime", "foundation", "package"}),
     "tools": frozenset({"server", "runtime", "engine", "foundation", "package"}),
     "compose": frozenset({"tools", "server", "runtime", "engine", "foundation", "package"}),

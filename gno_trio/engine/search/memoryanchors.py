@@ -61,6 +61,7 @@ class _Form:
             for phrase, each in zip(phrases, tokens, strict=True)
         ]
         self._memory = memory
+        self._holding: dict[int, int] = {}
 
     def keys(self, first: int, last: int) -> list[list[int]]:
         """Per phrase, the keys of its instances in the chunks from ``first`` to ``last``."""
@@ -93,10 +94,17 @@ class _Form:
         ]
 
     def chunks_holding(self, counts: chunkrank.ChunkCounts, index: int) -> int:
-        """FTS5's count of chunks holding phrase ``index`` (read here for a single word)."""
-        if len(self.words[index]) == 1:
-            return self._memory.chunks_holding(self.words[index][0])
-        return counts.of(self.phrases[index])
+        """FTS5's count of chunks holding phrase ``index`` (read here for a single word),
+        counted once per search: every mirror ranked needs the same count, and a prefix
+        of many words counts the distinct chunks of all their postings."""
+        held = self._holding.get(index)
+        if held is None:
+            if len(self.words[index]) == 1:
+                held = self._memory.chunks_holding(self.words[index][0])
+            else:
+                held = counts.of(self.phrases[index])
+            self._holding[index] = held
+        return held
 
 
 def anchors_in_memory(
