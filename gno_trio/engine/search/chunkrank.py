@@ -30,19 +30,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Final, TypeVar
 
+from gno_trio.engine.search.keyruns import FloatArray, KeyArray
 from gno_trio.engine.search.querygrammar import fts_quote
 from gno_trio.engine.search.snippetcut import SnippetTable
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    IntArray = npt.NDArray[np.int64]
-    FloatArray = npt.NDArray[np.float64]
-else:  # numpy is imported only when a long page is ranked
-    IntArray = FloatArray = Any
 
 Span = tuple[int, int]
 
@@ -260,6 +252,23 @@ def idf(rows: int, holding: int) -> float:
     return idf if idf > 0.0 else 1e-6
 
 
+Number = TypeVar("Number", float, FloatArray)
+"""A float or a float64 array: bm25's terms are worked out alike for one row or many,
+with the same operations in the same order, so both give the same bits."""
+
+
+def length_norm(length: Number, average: float) -> Number:
+    """bm25's length term of a row ``length`` tokens long, in an index whose rows
+    average ``average`` tokens."""
+    return BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+
+
+def saturation(frequency: Number, norm: Number) -> Number:
+    """bm25's score for a phrase found ``frequency`` times in a row of :func:`length_norm`
+    ``norm`` (before the phrase's :func:`idf` weight)."""
+    return (frequency * (BM25_K1 + 1.0)) / (frequency + norm)
+
+
 def best_by_bm25(
     spans: Mapping[str, Span],
     hits: Sequence[Mapping[int, int]],
@@ -297,19 +306,18 @@ def best_by_bm25(
         }
         terms = [(hits[index], weights.get(index, 1.0)) for index in held]
         for chunk_id in candidates:
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * float(lengths.get(chunk_id, 0)) / average)
+            norm = length_norm(float(lengths.get(chunk_id, 0)), average)
             score = 0.0
             for found, weight in terms:  # the phrases a chunk lacks add exactly 0.0
-                frequency = float(found.get(chunk_id, 0))
-                score += weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + norm))
+                score += weight * saturation(float(found.get(chunk_id, 0)), norm)
             ranked.append((-1.0 * score, chunk_id))
         best[mirror] = min(ranked)[1]
     return best
 
 
 def best_of_arrays(
-    phrase_chunks: Sequence[tuple[IntArray, IntArray]],
-    lengths_of: Callable[[IntArray], FloatArray],
+    phrase_chunks: Sequence[tuple[KeyArray, KeyArray]],
+    lengths_of: Callable[[KeyArray], FloatArray],
     chunks_holding: Callable[[int], int],
     totals: tuple[int, int],
 ) -> int | None:
@@ -335,7 +343,7 @@ def best_of_arrays(
         np.not_equal(candidates[1:], candidates[:-1], out=fresh[1:])
         candidates = candidates[fresh]
     # bm25's length term, the same for every phrase (the same operations as there)
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths_of(candidates) / average)
+    norm = length_norm(lengths_of(candidates), average)
     score = np.zeros(candidates.size, dtype=np.float64)
     for index in held:
         weight = 1.0
@@ -347,5 +355,5 @@ def best_of_arrays(
         else:
             frequency = np.zeros(candidates.size, dtype=np.float64)
             frequency[np.searchsorted(candidates, chunk_ids)] = occurrences
-        score += weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + norm))
+        score += weight * saturation(frequency, norm)
     return int(candidates[int(np.argmin(-1.0 * score))])

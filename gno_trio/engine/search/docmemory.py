@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from gno_trio.engine.search.chunkrank import (
-    BM25_B,
-    BM25_K1,
     idf,
+    length_norm,
+    saturation,
     totals_of,
     varints,
     vocabularies,
@@ -181,9 +181,7 @@ class DocumentMemory:
         # Each (word, row) pair's row as its place among the rows, and each row's
         # bm25 length term (the same arithmetic, row by row, as the sorted path's).
         self._pair_places: KeyArray = np.searchsorted(self._size_ids, self._pair_docs)
-        self._scale: FloatArray = BM25_K1 * (
-            1 - BM25_B + BM25_B * self._sizes / (totals[1] / totals[0])
-        )
+        self._scale: FloatArray = length_norm(self._sizes, totals[1] / totals[0])
 
     def _weights_of(self, keys: KeyArray) -> FloatArray:
         """Each posting's field weight (bm25 adds it per instance)."""
@@ -257,20 +255,30 @@ class DocumentMemory:
 
         counted = [self._counted(text, prefix, tokenizer) for text, prefix in phrases]
         matching = np.flatnonzero(_evaluate_masks(tree, counted))
-        if not matching.size:
+        terms = [(int(np.count_nonzero(counts)), counts[matching]) for counts in counted]
+        # Places ascend as row ids do, so the ids keep the order ties fall in.
+        return self._top(self._size_ids[matching], self._scale[matching], terms, limit)
+
+    def _top(
+        self,
+        rows: KeyArray,
+        scale: FloatArray,
+        terms: list[tuple[int, FloatArray]],
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` best of these matching rows (ascending ids, their length terms)
+        by bm25, ties in row id order; ``terms`` gives each phrase's count of rows
+        holding it and its frequency in each matching row."""
+        import numpy as np
+
+        if not rows.size:
             return []
-        rows = self.totals[0]
-        scale = self._scale[matching]
-        score = np.zeros(matching.size)
-        for counts in counted:
-            weight = idf(rows, int(np.count_nonzero(counts)))
-            frequency = counts[matching]
-            score = score + weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + scale))
+        score = np.zeros(rows.size)
+        for holding, frequency in terms:
+            score = score + idf(self.totals[0], holding) * saturation(frequency, scale)
         rank = -1.0 * score
-        order = np.lexsort((matching, rank))[:limit]  # places ascend as row ids do
-        return list(
-            zip(self._size_ids[matching[order]].tolist(), rank[order].tolist(), strict=True)
-        )
+        order = np.lexsort((rows, rank))[:limit]
+        return list(zip(rows[order].tolist(), rank[order].tolist(), strict=True))
 
     def _key_union(self, numbers: Sequence[int]) -> KeyArray:
         import numpy as np
@@ -293,25 +301,17 @@ class DocumentMemory:
             return self._ranked_dense(tree, phrases, limit, tokenizer)
         found = [self._phrase(text, prefix, tokenizer) for text, prefix in phrases]
         matching = _evaluate(tree, found)
-        if not matching.size:
-            return []
-        rows, tokens = self.totals
-        average = tokens / rows
-        sizes = self._sizes[np.searchsorted(self._size_ids, matching)]
-        scale = BM25_K1 * (1 - BM25_B + BM25_B * sizes / average)
-        score = np.zeros(matching.size)
-        for docs, weights in found:
-            weight = idf(rows, docs.size)
+        terms = []
+        for docs, weights in found:  # each phrase's frequency in the matching rows
             frequency = np.zeros(matching.size)
             place = np.searchsorted(docs, matching)
             inside = place < docs.size
             hit = np.zeros(matching.size, dtype=bool)
             hit[inside] = docs[place[inside]] == matching[inside]
             frequency[hit] = weights[place[hit]]
-            score = score + weight * ((frequency * (BM25_K1 + 1.0)) / (frequency + scale))
-        rank = -1.0 * score
-        order = np.lexsort((matching, rank))[:limit]
-        return list(zip(matching[order].tolist(), rank[order].tolist(), strict=True))
+            terms.append((int(docs.size), frequency))
+        scale = self._scale[np.searchsorted(self._size_ids, matching)]
+        return self._top(matching, scale, terms, limit)
 
 
 def _summed(docs: KeyArray, weights: FloatArray) -> tuple[KeyArray, FloatArray]:

@@ -152,14 +152,14 @@ def rank_documents(
         sql = _rank_sql(" AND ".join(clauses))
         query_params = tuple(params)
 
-    documents = held.documents if held is not None and clauses == [ACTIVE] else None
-    if held is not None and said is None:
-        said = Tokenized(held.tokenize)
+    in_memory: tuple[docmemory.DocumentMemory, Tokenized] | None = None
+    if held is not None and held.documents is not None and clauses == [ACTIVE]:
+        in_memory = (held.documents, said if said is not None else Tokenized(held.tokenize))
 
     def run(match: str, limit: int) -> list[tuple[sqlite3.Row, float]]:
-        if documents is not None and said is not None:
+        if in_memory is not None:
             with contextlib.suppress(docmemory.Unsupported):
-                return _ranked_in_memory(conn, documents, said, match, limit)
+                return _ranked_in_memory(conn, *in_memory, match, limit)
         return [
             (row, -float(row["rank"]))
             for row in conn.execute(sql, (match, *query_params, limit)).fetchall()

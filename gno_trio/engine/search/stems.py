@@ -11,8 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 import sqlite3
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 WORDS: Final = re.compile(r"[^\W_]+")
@@ -55,14 +54,13 @@ class Vocabulary:
             number = self._numbers.get(token)
             return range(0) if number is None else range(number, number + 1)
         low = bisect.bisect_left(self._terms, token)
-        if not token or ord(token[-1]) == sys.maxunicode:
-            high = low
-            while high < len(self._terms) and self._terms[high].startswith(token):
-                high += 1
-            return range(low, high)
-        # The words beginning with ``token`` sort before the token with its last
-        # character raised by one, and every word between the two begins with it.
-        return range(low, bisect.bisect_left(self._terms, token[:-1] + chr(ord(token[-1]) + 1)))
+        # From ``low`` on, the words beginning with ``token`` come first, then none do.
+        high = bisect.bisect_left(self._terms, True, lo=low, key=_not_beginning(token))
+        return range(low, high)
+
+
+def _not_beginning(token: str) -> Callable[[str], bool]:
+    return lambda term: not term.startswith(token)
 
 
 def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
