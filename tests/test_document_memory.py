@@ -11,6 +11,7 @@ every operator FTS5 knows; a change that touches only the document index
 
 from __future__ import annotations
 
+import gc
 import random
 import sqlite3
 from collections.abc import Iterator
@@ -247,3 +248,38 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
     finally:
         engine.close()
         plain.close()
+
+
+def test_a_search_leaves_no_reference_cycles_for_the_collector(docs: Engine) -> None:
+    """Searches on a serving engine free everything they make as they return.
+
+    Garbage in reference cycles is found only by Python's cycle collector, whose
+    passes over the whole heap stall the server for tens of milliseconds on a
+    held index; a search that left cycles behind (the expression parser's
+    nested functions did, five per expression) would bring them on every few
+    hundred searches. Every expression shape is parsed afresh here.
+    """
+    docs.hold_chunk_index()
+    assert docs.chunk_index_held(timeout=60)
+    queries = [
+        "server",
+        "tools list",
+        '"tool call"',
+        "transport -stdio",
+        "sampl",
+        "authorization flow -token",
+        "resource template",
+    ]
+    for query in queries:  # the first search of a kind may fill lasting caches
+        docs.search(SearchRequest(query=query, limit=5))
+    docmemory.parse.cache_clear()
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for query in queries:
+            assert docs.search(SearchRequest(query=query, limit=5))["results"], query
+        assert gc.collect() == 0, "unreachable objects in reference cycles"
+    finally:
+        if was_enabled:
+            gc.enable()

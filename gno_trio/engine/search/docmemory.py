@@ -83,47 +83,60 @@ def parse(expression: str) -> tuple[Node, list[tuple[str, bool]]]:
         else:
             items.append(("paren", found.group(4)))
         position = found.end()
-    phrases: list[tuple[str, bool]] = []
-    place = 0
-
-    def primary() -> Node:
-        nonlocal place
-        if place >= len(items):
-            raise Unsupported(expression)
-        kind, value = items[place]
-        place += 1
-        if kind == "phrase":
-            phrases.append(value)
-            return ("phrase", len(phrases) - 1)
-        if kind == "paren" and value == "(":
-            node = either()
-            if place >= len(items) or items[place] != ("paren", ")"):
-                raise Unsupported(expression)
-            place += 1
-            return node
+    parser = _Parser(expression, items)
+    tree = parser.either()
+    if parser.place != len(items) or not _reports_presence(tree, under_or=False):
         raise Unsupported(expression)
+    return tree, parser.phrases
 
-    def binary(operator: str, operand: Any) -> Node:
-        nonlocal place
-        node: Node = operand()
-        while place < len(items) and items[place] == ("op", operator):
-            place += 1
+
+class _Parser:
+    """Recursive descent over an expression's items, one level per precedence.
+
+    Methods rather than nested functions: nested functions that call each
+    other form reference cycles, and a search that leaves cycles behind makes
+    the cycle collector pause serving to find them.
+    """
+
+    __slots__ = ("expression", "items", "phrases", "place")
+
+    def __init__(self, expression: str, items: list[tuple[str, Any]]) -> None:
+        self.expression = expression
+        self.items = items
+        self.phrases: list[tuple[str, bool]] = []
+        self.place = 0
+
+    def primary(self) -> Node:
+        if self.place >= len(self.items):
+            raise Unsupported(self.expression)
+        kind, value = self.items[self.place]
+        self.place += 1
+        if kind == "phrase":
+            self.phrases.append(value)
+            return ("phrase", len(self.phrases) - 1)
+        if kind == "paren" and value == "(":
+            node = self.either()
+            if self.place >= len(self.items) or self.items[self.place] != ("paren", ")"):
+                raise Unsupported(self.expression)
+            self.place += 1
+            return node
+        raise Unsupported(self.expression)
+
+    def _binary(self, operator: str, operand: Callable[[], Node]) -> Node:
+        node = operand()
+        while self.place < len(self.items) and self.items[self.place] == ("op", operator):
+            self.place += 1
             node = (operator, node, operand())
         return node
 
-    def negated() -> Node:
-        return binary("NOT", primary)
+    def negated(self) -> Node:
+        return self._binary("NOT", self.primary)
 
-    def both() -> Node:
-        return binary("AND", negated)
+    def both(self) -> Node:
+        return self._binary("AND", self.negated)
 
-    def either() -> Node:
-        return binary("OR", both)
-
-    tree = either()
-    if place != len(items) or not _reports_presence(tree, under_or=False):
-        raise Unsupported(expression)
-    return tree, phrases
+    def either(self) -> Node:
+        return self._binary("OR", self.both)
 
 
 def _reports_presence(node: Node, *, under_or: bool) -> bool:
