@@ -6,7 +6,8 @@ These tests hold it to FTS5's own statement: the same rows, in the same
 order, with the same ranks to the last bit (deep lists full of ties too),
 for the expressions the query grammar writes and for random expressions of
 every operator FTS5 knows; a change that touches only the document index
-(a tag added) is seen at once; filtered searches still give FTS5's answers.
+(a tag added) is seen at once; filtered searches, ranked in memory over the
+rows their filters keep, give FTS5's answers, ties and all.
 """
 
 from __future__ import annotations
@@ -193,8 +194,8 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A tag and a rename (which leaves the chunk index as it was) are seen by a serving
-    engine's very next search. Filtered searches (ranked on FTS5) and unfiltered ones
-    (in memory) give what an engine without the memory gives."""
+    engine's very next search. Filtered and unfiltered searches (both ranked in
+    memory) give what an engine without the memory gives."""
     pages = {
         f"{topic}-{n}.md": f"# {topic.title()} {n}\n\nNotes on {topic} and the deploy steps.\n"
         for topic in ("cache", "queue", "index")
@@ -223,7 +224,7 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
             {"query": "steps -queue"},
         ]
         assert [_search(engine, **r) for r in requests] == [_search(plain, **r) for r in requests]
-        assert ranked.count('"deploy"*') == 1, "the filtered search is ranked on FTS5"
+        assert ranked.count('"deploy"*') == 2, "the filtered search is ranked in memory too"
         assert '"steps"* NOT "queue"*' in ranked
         for held in (engine, plain):
             held.add_tag("notes/queue-2.md", "zephyrine")
@@ -283,3 +284,60 @@ def test_a_search_leaves_no_reference_cycles_for_the_collector(docs: Engine) -> 
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_every_filter_ranks_in_memory_as_fts5_does_ties_and_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ranking_path: tuple[bool, list[str]]
+) -> None:
+    """Filtered searches rank on the held document index over the rows the filters
+    keep, and answer as an engine without the memory: the same documents, order and
+    scores, with every filter and with many documents tied for each place."""
+    pages: dict[str, str] = {}
+    for folder in ("ops", "dev"):
+        for n in range(14):
+            tag = "release" if n % 3 == 0 else "draft"
+            date = f"2025-0{1 + n % 6}-1{n % 9}"
+            author = "Ada Lovelace" if n % 2 else "Alan Turing"
+            # Same-length names and bodies: ties in every place.
+            body = "deploy steps and deploy notes" if n % 4 else "deploy the cache queue"
+            pages[f"{folder}/p{n:02d}.md"] = (
+                f"---\ntags: {tag}\ndate: {date}\nauthor: {author}\ntype: guide\n---\n"
+                f"# Page\n\n{body}\n"
+            )
+    pages["other/x.md"] = "# Page\n\ndeploy\n"
+    plain = _engine(tmp_path / "plain", write_corpus(tmp_path / "plain-notes", pages))
+    engine = _engine(tmp_path / "held", write_corpus(tmp_path / "held-notes", pages))
+    try:
+        engine.hold_chunk_index()
+        assert engine.chunk_index_held(timeout=60)
+        ranked: list[str] = []
+        original = docmemory.DocumentMemory.ranked
+
+        def spy(self: docmemory.DocumentMemory, expression: str, *args: Any) -> Any:
+            ranked.append(expression)
+            return original(self, expression, *args)
+
+        monkeypatch.setattr(docmemory.DocumentMemory, "ranked", spy)
+        filters: list[dict[str, Any]] = [
+            {"collection": "notes"},
+            {"uri_prefix": "gno://notes/ops/"},
+            {"tags_any": ["release"]},
+            {"tags_all": ["draft"]},
+            {"since": "2025-03-01", "until": "2025-05-31"},
+            {"author": "ada"},
+            {"categories": ["guide"]},
+            {"exclude": ["cache"]},
+            {"uri_prefix": "gno://notes/dev/", "tags_any": ["draft"], "exclude": ["queue"]},
+            {"uri_prefix": "gno://nowhere/"},
+        ]
+        for extra in filters:
+            for query, limit in (("deploy", 5), ("deploy", 40), ("deploy steps", 7), ("cach", 3)):
+                request = {"query": query, "limit": limit, **extra}
+                ranked.clear()
+                held_hits = _search(engine, **request)
+                assert ranked, f"ranked in memory: {request}"
+                assert held_hits == _search(plain, **request), request
+        assert bool(ranking_path[1]) == ranking_path[0]
+    finally:
+        engine.close()
+        plain.close()

@@ -256,7 +256,12 @@ class DocumentMemory:
         return counts.astype(np.float64, copy=False)
 
     def _ranked_dense(
-        self, tree: Node, phrases: list[tuple[str, bool]], limit: int, tokenizer: Tokenizer
+        self,
+        tree: Node,
+        phrases: list[tuple[str, bool]],
+        limit: int,
+        tokenizer: Tokenizer,
+        among: KeyArray | None,
     ) -> list[tuple[int, float]]:
         """:meth:`ranked` with each phrase counted over every row (see :data:`DENSE_ROWS`).
 
@@ -267,7 +272,10 @@ class DocumentMemory:
         import numpy as np
 
         counted = [self._counted(text, prefix, tokenizer) for text, prefix in phrases]
-        matching = np.flatnonzero(_evaluate_masks(tree, counted))
+        matches = _evaluate_masks(tree, counted)
+        if among is not None:
+            matches &= self._rows_in(among)
+        matching = np.flatnonzero(matches)
         terms = [(int(np.count_nonzero(counts)), counts[matching]) for counts in counted]
         # Places ascend as row ids do, so the ids keep the order ties fall in.
         return self._top(self._size_ids[matching], self._scale[matching], terms, limit)
@@ -301,19 +309,42 @@ class DocumentMemory:
             return parts[0]
         return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
-    def ranked(self, expression: str, limit: int, tokenizer: Tokenizer) -> list[tuple[int, float]]:
+    def _rows_in(self, among: KeyArray) -> Any:
+        """A boolean array by place: which rows are among these row ids (ascending)."""
+        import numpy as np
+
+        rows = np.zeros(self._size_ids.size, dtype=bool)
+        places = np.searchsorted(self._size_ids, among)
+        inside = places < self._size_ids.size
+        places = places[inside]
+        rows[places[self._size_ids[places] == among[inside]]] = True
+        return rows
+
+    def ranked(
+        self,
+        expression: str,
+        limit: int,
+        tokenizer: Tokenizer,
+        among: KeyArray | None = None,
+    ) -> list[tuple[int, float]]:
         """The ``limit`` best rows matching ``expression`` and their bm25 ranks (FTS5's
         order: rank, then row id); raises :class:`Unsupported` for what FTS5 must rank.
-        ``tokenizer`` tokenizes a phrase with a word the corpus lacks."""
+        ``tokenizer`` tokenizes a phrase with a word the corpus lacks.
+
+        ``among`` (row ids, ascending) keeps only those rows, as a filter joined to
+        FTS5's statement does: the statistics stay the whole index's.
+        """
         import numpy as np
 
         tree, phrases = parse(expression)
         if limit <= 0:
             return []
         if self._dense:
-            return self._ranked_dense(tree, phrases, limit, tokenizer)
+            return self._ranked_dense(tree, phrases, limit, tokenizer, among)
         found = [self._phrase(text, prefix, tokenizer) for text, prefix in phrases]
         matching = _evaluate(tree, found)
+        if among is not None:
+            matching = np.intersect1d(matching, among, assume_unique=True)
         terms = []
         for docs, weights in found:  # each phrase's frequency in the matching rows
             frequency = np.zeros(matching.size)

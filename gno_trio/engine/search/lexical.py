@@ -21,6 +21,7 @@ from gno_trio.engine.search.anchors import anchors_for
 from gno_trio.engine.search.chunkmemory import ChunkMemory
 from gno_trio.engine.search.docindex.ranking import TantivyRanker, ranker
 from gno_trio.engine.search.filters import Filters
+from gno_trio.engine.search.keyruns import KeyArray
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.search.request import (
     ACTIVE,
@@ -132,8 +133,9 @@ def rank_documents(
     """Documents matching every term, topped up with any-term matches.
 
     ``held`` is the memory of ``conn``'s index state (:func:`.chunkkeeper.current`):
-    unfiltered requests are ranked on its document index when it has one
-    (``said``: the search's tokenizations, shared with its other steps).
+    requests are ranked on its document index when it has one, a filtered one
+    over the rows its filters keep (``said``: the search's tokenizations, shared
+    with its other steps).
 
     A query whose terms never all co-occur would otherwise return nothing;
     documents matching only some terms follow every full match, their raw
@@ -152,9 +154,14 @@ def rank_documents(
         sql = _rank_sql(" AND ".join(clauses))
         query_params = tuple(params)
 
-    in_memory: tuple[docmemory.DocumentMemory, Tokenized] | None = None
-    if held is not None and held.documents is not None and clauses == [ACTIVE]:
-        in_memory = (held.documents, said if said is not None else Tokenized(held.tokenize))
+    in_memory: tuple[docmemory.DocumentMemory, Tokenized, KeyArray | None] | None = None
+    if held is not None and held.documents is not None:
+        among = None if clauses == [ACTIVE] else filtered_rows(conn, clauses, params)
+        in_memory = (
+            held.documents,
+            said if said is not None else Tokenized(held.tokenize),
+            among,
+        )
 
     def run(match: str, limit: int) -> list[tuple[sqlite3.Row, float]]:
         if in_memory is not None:
@@ -176,15 +183,34 @@ def rank_documents(
     return _topped_up(strict, extra)
 
 
+def filtered_rows(
+    conn: sqlite3.Connection, clauses: Sequence[str], params: Sequence[Any]
+) -> KeyArray:
+    """The ids (ascending) of the documents a filtered rank statement would keep: the
+    same clauses, so a filter means the same on either index."""
+    import numpy as np
+
+    (listed,) = conn.execute(
+        f"SELECT group_concat(id) FROM (SELECT d.id AS id FROM documents d "
+        f"WHERE {' AND '.join(clauses)} ORDER BY d.id)",
+        tuple(params),
+    ).fetchone()
+    if not listed:
+        return np.zeros(0, dtype=np.int64)
+    return np.fromstring(listed, dtype=np.int64, sep=",")
+
+
 def _ranked_in_memory(
     conn: sqlite3.Connection,
     documents: docmemory.DocumentMemory,
     said: Tokenized,
+    among: KeyArray | None,
     match: str,
     limit: int,
 ) -> list[tuple[sqlite3.Row, float]]:
-    """What the unfiltered rank statement returns, ranked on the held document index."""
-    ranked = documents.ranked(match, limit, said)
+    """What the rank statement returns, ranked on the held document index (``among``:
+    the rows a filter keeps, None for all)."""
+    ranked = documents.ranked(match, limit, said, among)
     rows = result_rows(conn, [doc for doc, _ in ranked])
     return [(rows[doc], -rank) for doc, rank in ranked if doc in rows]
 
