@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from gno_trio.engine.search import querygrammar
 from gno_trio.engine.search.querygrammar import (
     LexicalQuery,
     parse_query,
@@ -345,3 +347,24 @@ def test_recency_words(query: str, expected: bool) -> None:
 @given(query=ANY_QUERY)
 def test_recency_check_accepts_any_text(query: str) -> None:
     assert isinstance(wants_recency(query), bool)
+
+
+_ASCII_TEXT = st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_ASCII_TEXT, st.text(max_size=60)))
+@example("don't 'quoted' _under_ it's__ '' 'x")
+@example("c++ --flag (group) real-time title:foo")
+def test_ascii_queries_are_cut_into_words_as_unicode_categories_cut_them(text: str) -> None:
+    """ASCII text takes a regex, other text goes character by character: the words are
+    the same either way, and control characters are blanked exactly where Unicode
+    says a character is one (category Cc)."""
+    assert querygrammar._words(text) == querygrammar._unicode_words(text)
+    blanked = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    assert querygrammar._fts_source(text) == blanked.strip(querygrammar._EDGE_TRIM)
+
+
+def test_every_unicode_control_character_is_blanked() -> None:
+    controls = [chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) == "Cc"]
+    assert querygrammar._fts_source("a" + "".join(controls) + "b") == "a" + " " * 65 + "b"

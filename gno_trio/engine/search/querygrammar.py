@@ -30,6 +30,7 @@ kept (agents repeat queries; the parse is a fifth of a small search's Python).
 from __future__ import annotations
 
 import functools
+import re
 import string
 import unicodedata
 from collections.abc import Iterator
@@ -56,6 +57,8 @@ _LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 _ERROR_PREFIX = "Invalid search query: "
 
 _EDGE_TRIM = string.punctuation + string.whitespace
+# Unicode's control characters (category Cc): C0, DEL and C1.
+_CONTROL_TO_SPACE = {code: " " for code in (*range(0x20), *range(0x7F, 0xA0))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,12 @@ def _is_searchable_char(char: str) -> bool:
     return unicodedata.category(char)[0] in "LN"
 
 
+# In ASCII the word characters are letters, digits, ``'`` and ``_``, and the
+# searchable ones letters and digits: the same sets, found by one regex.
+_ASCII_WORD = re.compile(r"[A-Za-z0-9'_]+")
+_ASCII_SEARCHABLE = re.compile(r"[A-Za-z0-9]")
+
+
 def _words(text: str) -> list[str]:
     """Cut ``text`` into searchable words, keeping their letter case.
 
@@ -134,6 +143,14 @@ def _words(text: str) -> list[str]:
     are kept inside a word (``don't``) but dropped from its edges, where they
     are quotation marks rather than spelling.
     """
+    if text.isascii():
+        stripped = (found.strip("'") for found in _ASCII_WORD.findall(text))
+        return [word for word in stripped if _ASCII_SEARCHABLE.search(word)]
+    return _unicode_words(text)
+
+
+def _unicode_words(text: str) -> list[str]:
+    """:func:`_words`, character by character by Unicode category."""
     words: list[str] = []
     current: list[str] = []
     for char in text + " ":
@@ -191,8 +208,7 @@ def _fts_source(raw: str) -> str:
     would be dropped by the tokenizer anyway; trimming it keeps the expression
     readable in logs. Non-ASCII characters are left for the tokenizer.
     """
-    blanked = "".join(" " if unicodedata.category(char) == "Cc" else char for char in raw)
-    return blanked.strip(_EDGE_TRIM)
+    return raw.translate(_CONTROL_TO_SPACE).strip(_EDGE_TRIM)
 
 
 def _clauses(query: str) -> list[_Clause]:

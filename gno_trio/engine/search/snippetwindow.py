@@ -75,15 +75,6 @@ def sentence_starts(text: str, spans: Sequence[int]) -> array.array[int]:
     return starts
 
 
-def _window_at(offsets: Sequence[int], phrases: Sequence[int], start: int, width: int) -> int:
-    """The score of the window of ``width`` tokens at ``start``: 1000 per distinct
-    phrase in it, 1 per repeat."""
-    low = bisect.bisect_left(offsets, start)
-    high = bisect.bisect_left(offsets, start + width, lo=low)
-    distinct = len(set(phrases[low:high]))
-    return distinct * 1000 + (high - low - distinct)
-
-
 def best_start(
     tokens: int,
     sentences: Sequence[int],
@@ -95,9 +86,10 @@ def best_start(
     tokens whose sentences begin at ``sentences``.
 
     FTS5 scores the window at each instance by walking every instance; here
-    the window slides (instances come sorted), and a sentence's window is
-    scored once however many instances it holds. A chunk with many
-    instances is scored with numpy (:func:`_best_start_arrays`).
+    two windows slide (instances come sorted): the instance's own, and the
+    window of the sentence holding it, which is scored once however many
+    instances it holds. A chunk with many instances is scored with numpy
+    (:func:`_best_start_arrays`).
     """
     if len(instances) > MANY_INSTANCES:
         return _best_start_arrays(tokens, sentences, instances, sizes, width)
@@ -106,10 +98,14 @@ def best_start(
     count = len(offsets)
     held = [0] * len(sizes)
     distinct = low = high = 0
+    # The sentence window: its instances' phrases and where it lies among them.
+    in_sentence = [0] * len(sizes)
+    sentence_distinct = sentence_low = sentence_high = 0
     best_score = best = 0
     previous = tried = -1
     sentence_at = 0
-    use_sentences = tokens > width and len(sentences) > 0
+    last_sentence = len(sentences) - 1
+    use_sentences = tokens > width and last_sentence >= 0
     for offset in offsets:
         if offset == previous:  # the same window, the same sentence
             continue
@@ -130,16 +126,25 @@ def best_start(
                 adjusted = tokens - width
             best_score, best = score, max(adjusted, 0)
         if use_sentences:
-            while sentence_at + 1 < len(sentences) and sentences[sentence_at + 1] <= offset:
+            while sentence_at < last_sentence and sentences[sentence_at + 1] <= offset:
                 sentence_at += 1
             sentence = sentences[sentence_at]
             # A sentence scores the same for each of its instances: only its first
-            # evaluation can beat the best so far.
+            # evaluation can beat the best so far. Sentences tried only move on.
             if sentence < offset and sentence != tried:
                 tried = sentence
-                score = _window_at(offsets, phrases, sentence, width) + (
-                    120 if sentence == 0 else 100
+                while sentence_high < count and offsets[sentence_high] < sentence + width:
+                    sentence_distinct += in_sentence[phrases[sentence_high]] == 0
+                    in_sentence[phrases[sentence_high]] += 1
+                    sentence_high += 1
+                while offsets[sentence_low] < sentence:  # all added: they lie before its end
+                    in_sentence[phrases[sentence_low]] -= 1
+                    sentence_distinct -= in_sentence[phrases[sentence_low]] == 0
+                    sentence_low += 1
+                score = sentence_distinct * 1000 + (
+                    sentence_high - sentence_low - sentence_distinct
                 )
+                score += 120 if sentence == 0 else 100
                 if score > best_score:
                     best_score, best = score, sentence
     return best
