@@ -190,6 +190,22 @@ def _search(engine: Engine, **request: Any) -> list[tuple[str, float]]:
     return [(hit["uri"], hit["score"]) for hit in answer["results"]]
 
 
+def _held_and_spied(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Hold ``engine``'s index as a serving process does; the list returned fills with
+    the expressions ranked on the held document index from now on."""
+    engine.hold_chunk_index()
+    assert engine.chunk_index_held(timeout=60)
+    ranked: list[str] = []
+    original = docmemory.DocumentMemory.ranked
+
+    def spy(self: docmemory.DocumentMemory, expression: str, *args: Any) -> Any:
+        ranked.append(expression)
+        return original(self, expression, *args)
+
+    monkeypatch.setattr(docmemory.DocumentMemory, "ranked", spy)
+    return ranked
+
+
 def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,16 +223,7 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
     plain = _engine(tmp_path / "plain", plain_notes)
     engine = _engine(tmp_path / "held", held_notes)
     try:
-        engine.hold_chunk_index()
-        assert engine.chunk_index_held(timeout=60)
-        ranked: list[str] = []
-        original = docmemory.DocumentMemory.ranked
-
-        def spy(self: docmemory.DocumentMemory, expression: str, *args: Any) -> Any:
-            ranked.append(expression)
-            return original(self, expression, *args)
-
-        monkeypatch.setattr(docmemory.DocumentMemory, "ranked", spy)
+        ranked = _held_and_spied(engine, monkeypatch)
         requests: list[dict[str, Any]] = [
             {"query": "deploy"},
             {"query": "cache deploy", "limit": 5},
@@ -308,16 +315,7 @@ def test_every_filter_ranks_in_memory_as_fts5_does_ties_and_all(
     plain = _engine(tmp_path / "plain", write_corpus(tmp_path / "plain-notes", pages))
     engine = _engine(tmp_path / "held", write_corpus(tmp_path / "held-notes", pages))
     try:
-        engine.hold_chunk_index()
-        assert engine.chunk_index_held(timeout=60)
-        ranked: list[str] = []
-        original = docmemory.DocumentMemory.ranked
-
-        def spy(self: docmemory.DocumentMemory, expression: str, *args: Any) -> Any:
-            ranked.append(expression)
-            return original(self, expression, *args)
-
-        monkeypatch.setattr(docmemory.DocumentMemory, "ranked", spy)
+        ranked = _held_and_spied(engine, monkeypatch)
         filters: list[dict[str, Any]] = [
             {"collection": "notes"},
             {"uri_prefix": "gno://notes/ops/"},
