@@ -133,9 +133,9 @@ def rank_documents(
     """Documents matching every term, topped up with any-term matches.
 
     ``held`` is the memory of ``conn``'s index state (:func:`.chunkkeeper.current`):
-    requests are ranked on its document index when it has one, a filtered one
-    over the rows its filters keep (``said``: the search's tokenizations, shared
-    with its other steps).
+    requests are ranked on its document index when it has one, one filtered by
+    collection over that collection's rows; other filters rank on FTS5
+    (``said``: the search's tokenizations, shared with its other steps).
 
     A query whose terms never all co-occur would otherwise return nothing;
     documents matching only some terms follow every full match, their raw
@@ -155,7 +155,7 @@ def rank_documents(
         query_params = tuple(params)
 
     in_memory: tuple[docmemory.DocumentMemory, Tokenized, KeyArray | None] | None = None
-    if held is not None and held.documents is not None:
+    if held is not None and held.documents is not None and _read_cheaply(filters):
         among = None if clauses == [ACTIVE] else filtered_rows(conn, clauses, params)
         in_memory = (
             held.documents,
@@ -181,6 +181,13 @@ def rank_documents(
         : fetch - len(strict)
     ]
     return _topped_up(strict, extra)
+
+
+def _read_cheaply(filters: Filters) -> bool:
+    """Whether the rows these filters keep are read from an index: none, or a
+    collection's. Any other filter tests every document; FTS5 tests only the
+    matching ones, which costs less for all but the commonest words."""
+    return filters == Filters(collection=filters.collection)
 
 
 def filtered_rows(
