@@ -36,6 +36,7 @@ from gno_trio.engine.search.chunkmemory import (
     Postings,
 )
 from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
+from gno_trio.engine.search.keyruns import listed_keys
 from gno_trio.engine.search.stems import WORDS, ascii_words, stems_of
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
 
@@ -129,11 +130,7 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         documents = docmemory.build(conn, stems, lambda more: stems_of(tokenize, more), MOST_TOKENS)
     finally:
         conn.execute("ROLLBACK")
-    import numpy as np  # parses the joined keys without a string object per posting
-
-    keys = array.array("q")
-    if joined:
-        keys.frombytes(np.fromstring(joined, dtype=np.int64, sep=",").tobytes())
+    keys = array.array("q", listed_keys(joined).tobytes())
     del joined
     terms = [str(row[0]) for row in listed]
     postings = Postings(keys, [int(row[2]) for row in listed], [int(row[1]) for row in listed])

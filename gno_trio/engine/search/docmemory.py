@@ -35,7 +35,7 @@ from gno_trio.engine.search.chunkrank import (
     varints,
     vocabularies,
 )
-from gno_trio.engine.search.keyruns import FloatArray, KeyArray, run_starts, shared
+from gno_trio.engine.search.keyruns import FloatArray, KeyArray, listed_keys, run_starts, shared
 from gno_trio.engine.search.stems import Vocabulary, ascii_words, known_tokens
 from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
 
@@ -344,7 +344,7 @@ class DocumentMemory:
         found = [self._phrase(text, prefix, tokenizer) for text, prefix in phrases]
         matching = _evaluate(tree, found)
         if among is not None:
-            matching = np.intersect1d(matching, among, assume_unique=True)
+            matching = shared(matching, among)
         terms = []
         for docs, weights in found:  # each phrase's frequency in the matching rows
             frequency = np.zeros(matching.size)
@@ -429,11 +429,7 @@ def build(
     metadata = conn.execute(
         "SELECT filepath, title, author, tags, categories FROM documents_fts"
     ).fetchall()
-    import numpy as np
-
-    keys = array.array("q")
-    if joined:
-        keys.frombytes(np.fromstring(joined, dtype=np.int64, sep=",").tobytes())
+    keys = array.array("q", listed_keys(joined).tobytes())
     del joined
     if len(keys) != sum(int(row[1]) for row in listed):
         return None

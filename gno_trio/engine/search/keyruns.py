@@ -17,6 +17,16 @@ else:  # numpy is imported by the builds, the rankings and long pages only
 """The in-memory indexes' array types (numpy's, for the type checker only)."""
 
 
+def listed_keys(listed: str | None) -> KeyArray:
+    """The integers of a ``group_concat`` of them (commas between), parsed by numpy
+    without a Python object per value; empty for no rows."""
+    import numpy as np
+
+    if not listed:
+        return np.zeros(0, dtype=np.int64)
+    return np.fromstring(listed, dtype=np.int64, sep=",")
+
+
 def run_starts(values: KeyArray, also: Sequence[int] = ()) -> KeyArray:
     """Where each run of equal values begins in sorted ``values`` (and at ``also``):
     ``numpy.unique`` would sort again, several times slower."""

@@ -21,7 +21,7 @@ from gno_trio.engine.search.anchors import anchors_for
 from gno_trio.engine.search.chunkmemory import ChunkMemory
 from gno_trio.engine.search.docindex.ranking import TantivyRanker, ranker
 from gno_trio.engine.search.filters import Filters
-from gno_trio.engine.search.keyruns import KeyArray
+from gno_trio.engine.search.keyruns import KeyArray, listed_keys
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote, parse_query, wants_recency
 from gno_trio.engine.search.request import (
     ACTIVE,
@@ -156,7 +156,7 @@ def rank_documents(
 
     in_memory: tuple[docmemory.DocumentMemory, Tokenized, KeyArray | None] | None = None
     if held is not None and held.documents is not None and _read_cheaply(filters):
-        among = None if clauses == [ACTIVE] else filtered_rows(conn, clauses, params)
+        among = None if clauses == [ACTIVE] else _filtered_rows(conn, clauses, params)
         in_memory = (
             held.documents,
             said if said is not None else Tokenized(held.tokenize),
@@ -190,21 +190,17 @@ def _read_cheaply(filters: Filters) -> bool:
     return filters == Filters(collection=filters.collection)
 
 
-def filtered_rows(
+def _filtered_rows(
     conn: sqlite3.Connection, clauses: Sequence[str], params: Sequence[Any]
 ) -> KeyArray:
     """The ids (ascending) of the documents a filtered rank statement would keep: the
     same clauses, so a filter means the same on either index."""
-    import numpy as np
-
     (listed,) = conn.execute(
         f"SELECT group_concat(id) FROM (SELECT d.id AS id FROM documents d "
         f"WHERE {' AND '.join(clauses)} ORDER BY d.id)",
         tuple(params),
     ).fetchone()
-    if not listed:
-        return np.zeros(0, dtype=np.int64)
-    return np.fromstring(listed, dtype=np.int64, sep=",")
+    return listed_keys(listed)
 
 
 def _ranked_in_memory(
