@@ -81,7 +81,9 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
 }
 ERAS = ("legacy", "modern")
-BARE_MODES = ("inline", "thread", "no-engine")
+CALLING_MODES = ("inline", "thread")
+"""The bare loops that make the engine call, by where it runs."""
+BARE_MODES = (*CALLING_MODES, "no-engine")
 WARMUP_SECONDS = 5.0
 P50_TARGET_MS = 0.5
 """The stdio ``gno_search`` p50 the scale issue asks for."""
@@ -553,7 +555,7 @@ def main() -> int:
             )
             if not options.floors:
                 continue
-            for mode in ("inline", "thread"):
+            for mode in CALLING_MODES:
                 bare = percentile(results[era][f"bare-{mode}"], 50)
                 print(
                     f"{era}: sdk p50 / bare-{mode} p50 = {theirs / bare:.2f}x "
