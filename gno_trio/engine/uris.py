@@ -5,6 +5,13 @@ so byte-identical files share one. A URI is ``gno://<collection>/<relPath>``
 with every path segment percent-encoded the way JavaScript's
 ``encodeURIComponent`` does it (slashes kept), so URIs match the ones GNO
 clients already hold.
+
+A file name that is not UTF-8 (from a zip, a tar or an old share) reaches
+Python with each stray byte as a lone surrogate (``surrogateescape``), which
+neither SQLite nor JSON can hold. The index keeps such a name in its
+:func:`indexed_path` spelling and its URI percent-encodes the name's own
+bytes (``bad%FF%FE.md``), so the file is indexed, listed and read by a URI
+that stays the same from one sync to the next.
 """
 
 from __future__ import annotations
@@ -22,6 +29,44 @@ SCHEME = "gno://"
 _SEGMENT_SAFE = "-_.!~*'()"
 _DOCID_RE = re.compile(r"^#([0-9a-fA-F]{6,64})$")
 _LINE_SUFFIX_RE = re.compile(r":(\d+)$")
+_BAD_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+# A stray byte 0x80-0xFF (the surrogate U+DC80-U+DCFF) is indexed as the
+# private-use character U+F780-U+F7FF; a name that really holds U+F700 or a
+# character of that block has it escaped by U+F700, so every name on disk has
+# one indexed spelling and back. A UTF-8 name without them is kept as it is.
+_STRAY_TO_INDEXED = 0xF780 - 0xDC80
+_ESCAPE = "\uf700"
+_TO_INDEXED_RE = re.compile("[\udc80-\udcff\uf700\uf780-\uf7ff]")
+_TO_DISK_RE = re.compile("\uf700(.)|[\uf780-\uf7ff]", re.DOTALL)
+
+
+def _indexed_char(match: re.Match[str]) -> str:
+    char = match.group()
+    if char >= "\uf700":
+        return _ESCAPE + char
+    return chr(ord(char) + _STRAY_TO_INDEXED)
+
+
+def _disk_char(match: re.Match[str]) -> str:
+    escaped = match.group(1)
+    if escaped is not None:
+        return escaped
+    return chr(ord(match.group()) - _STRAY_TO_INDEXED)
+
+
+def indexed_path(path: str) -> str:
+    """How the index spells a path read from disk (``surrogateescape``): storable text."""
+    if path.isascii():
+        return path
+    return _TO_INDEXED_RE.sub(_indexed_char, path)
+
+
+def disk_path(indexed: str) -> str:
+    """The path on disk (``surrogateescape``) of a path as the index spells it."""
+    if indexed.isascii():
+        return indexed
+    return _TO_DISK_RE.sub(_disk_char, indexed)
 
 
 def docid_for(source: bytes) -> str:
@@ -40,7 +85,11 @@ def sha256_hex(data: bytes | str) -> str:
 
 
 def encode_path(rel_path: str) -> str:
-    return "/".join(quote(segment, safe=_SEGMENT_SAFE) for segment in rel_path.split("/"))
+    """A relative path as the index spells it, percent-encoded from the bytes of its name."""
+    return "/".join(
+        quote(segment, safe=_SEGMENT_SAFE, errors="surrogateescape")
+        for segment in disk_path(rel_path).split("/")
+    )
 
 
 def make_uri(collection: str, rel_path: str) -> str:
@@ -66,15 +115,15 @@ class Ref:
 
 
 def _decode_segments(path: str, raw: str) -> str:
+    """A URI's path as the index spells it (bytes that are not UTF-8 name a file that is not)."""
     segments = []
     for segment in path.split("/"):
-        try:
-            decoded = unquote(segment, errors="strict")
-        except UnicodeDecodeError as exc:
-            raise GnoError("INVALID_INPUT", f"Invalid URI encoding in reference: {raw}") from exc
+        if _BAD_PERCENT_RE.search(segment):
+            raise GnoError("INVALID_INPUT", f"Invalid URI encoding in reference: {raw}")
+        decoded = unquote(segment, errors="surrogateescape")
         if decoded in ("", ".", "..") or "\x00" in decoded or "/" in decoded:
             raise GnoError("INVALID_INPUT", f"Invalid path in reference: {raw}")
-        segments.append(decoded)
+        segments.append(indexed_path(decoded))
     return "/".join(segments)
 
 
@@ -151,4 +200,4 @@ def parse_ref(raw: str) -> Ref:
     segments = path.split("/")
     if any(s in ("", ".", "..") for s in segments):
         raise GnoError("INVALID_INPUT", f"Invalid path in reference: {raw}")
-    return Ref(raw=raw, collection=collection.lower(), rel_path=path, line=line)
+    return Ref(raw=raw, collection=collection.lower(), rel_path=indexed_path(path), line=line)

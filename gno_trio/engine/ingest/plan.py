@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gno_trio.engine.ingest.walker import FoundFile, Listed, root_prefix
+from gno_trio.engine.uris import disk_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,7 @@ class Walked:
             if not odd:
                 continue
             files = [
-                FoundFile(rel, base + rel, int(size), int(mtime_ns))
+                FoundFile(rel, base + disk_path(rel), int(size), int(mtime_ns))
                 for size, mtime_ns, rel in (key.split(" ", 2) for key in odd)
             ]
             files.sort()

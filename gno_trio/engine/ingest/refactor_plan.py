@@ -47,7 +47,7 @@ from gno_trio.engine.ingest.write_paths import (
     unindexable_reason,
 )
 from gno_trio.engine.lookup import resolve
-from gno_trio.engine.uris import make_uri, parse_ref, parse_uri
+from gno_trio.engine.uris import disk_path, make_uri, parse_ref, parse_uri
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -191,7 +191,7 @@ def plan_refactor(
         blocking.append("unsafe_target")
         warnings.append(f"{target_rel} would not be indexed: {reason}"[:512])
 
-    paths = {source.uri: root / source.rel_path}
+    paths = {source.uri: root / disk_path(source.rel_path)}
     texts = {source.uri: read_note(paths[source.uri], source.rel_path)}
     documents: dict[str, DocSummary] = {source.uri: source}
     incoming = backlinks(conn, source.uri)["backlinks"]
@@ -203,8 +203,9 @@ def plan_refactor(
         else:
             other_root = root
         try:
-            texts[other.uri] = read_note(other_root / other.rel_path, other.rel_path)
-            paths[other.uri] = other_root / other.rel_path
+            other_path = other_root / disk_path(other.rel_path)
+            texts[other.uri] = read_note(other_path, other.rel_path)
+            paths[other.uri] = other_path
         except GnoError:
             warnings.append(f"{other.uri} could not be read; its links are left as they are")
             continue

@@ -39,6 +39,7 @@ from gno_trio.engine.ingest.plan import (
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, listing
 from gno_trio.engine.kernel import IndexHooks
+from gno_trio.engine.uris import disk_path
 
 
 def named_files(spec: CollectionSpec, only: set[str]) -> list[FoundFile]:
@@ -50,7 +51,7 @@ def named_files(spec: CollectionSpec, only: set[str]) -> list[FoundFile]:
         # pattern, include or exclude would leave out.
         if not admits(rel, pattern=spec.pattern, include=spec.include, exclude=spec.exclude):
             continue
-        abs_path = spec.path / rel
+        abs_path = spec.path / disk_path(rel)
         try:
             st = abs_path.lstat()
             if any(p.is_symlink() for p in abs_path.parents if spec.path in p.parents):

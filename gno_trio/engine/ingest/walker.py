@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gno_trio.config import DEFAULT_EXCLUDES
+from gno_trio.engine.uris import indexed_path
 
 # Reserved for logical records GNO derives from container files.
 _RESERVED_PREFIX = ".gno/records/"
@@ -209,9 +210,13 @@ def _reserved(prefix: str) -> bool:
 
 
 def _kept(prefix: str, names: Iterable[str], rules: _Rules) -> list[tuple[str, str]]:
-    """Each name no exclusion leaves out, with its relative path."""
+    """Each name no exclusion leaves out, with its relative path (as the index spells it)."""
     excluded, globs = rules.names, rules.globs
-    kept = [(name, prefix + name) for name in names if name not in excluded]
+    kept = [
+        (name, prefix + (name if name.isascii() else indexed_path(name)))
+        for name in names
+        if name not in excluded
+    ]
     if globs:
         kept = [
             (name, rel)

@@ -21,6 +21,7 @@ from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.links import Resolver, summary
 from gno_trio.engine.ingest.capture_request import clean_source
 from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.uris import disk_path
 from gno_trio.errors import GnoError
 
 DAY_NS: Final = 86_400 * 10**9
@@ -235,7 +236,7 @@ def _stat(snapshot: Snapshot, row: sqlite3.Row) -> os.stat_result | None:
     if root is None:
         return None
     try:
-        return (Path(root) / str(row["rel_path"])).stat()
+        return (Path(root) / disk_path(str(row["rel_path"]))).stat()
     except OSError:
         return None
 
