@@ -43,7 +43,7 @@ def test_each_format_yields_markdown_holding_the_planted_word(ext: str) -> None:
     assert WORD in result.markdown
     assert result.ext == ext
     assert result.converter_id.startswith("document/")
-    assert result.converter_version.startswith("1")
+    assert result.converter_version[0].isdigit()
     assert result.mime != "application/octet-stream"
     assert result.is_code is False
     assert result.markdown.endswith("\n") and "\r" not in result.markdown
@@ -58,7 +58,7 @@ def test_macro_enabled_office_files_are_read_too(ext: str) -> None:
 
 
 def test_converter_versions_name_the_parsing_library() -> None:
-    assert _convert("a.pdf", make.pdf_bytes(WORD)).converter_version.startswith("1+pypdfium2.")
+    assert _convert("a.pdf", make.pdf_bytes(WORD)).converter_version.startswith("2+pypdfium2.")
     assert _convert("a.docx", make.docx_bytes(WORD)).converter_version.startswith("1+python-docx.")
 
 

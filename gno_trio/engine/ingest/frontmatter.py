@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from gno_trio.engine.docmeta import DocumentMeta, Link
 from gno_trio.engine.ingest.code_mask import mask_code
+from gno_trio.engine.ingest.convert import extension_of
 from gno_trio.engine.ingest.frontmatter_block import FrontmatterBlock, find_block, parse_yaml
 from gno_trio.engine.ingest.markdown_links import (
     MARKDOWN_LINK,
@@ -43,6 +44,7 @@ from gno_trio.engine.ingest.meta_fields import (
     source_author,
     split_tag_list,
 )
+from gno_trio.engine.ingest.rest_title import REST_EXTENSIONS, rest_title
 
 # Applied to "\n" + text, so every line (the first included) starts after a
 # literal newline, which lets the regex engine jump between candidates quickly.
@@ -116,6 +118,15 @@ def _stem(rel_path: str) -> str:
     return path.stem or path.name or rel_path
 
 
+def _adorned_title(body: str, rel_path: str) -> str:
+    """A reST document's over/underlined title, else the file name's stem."""
+    if extension_of(rel_path) in REST_EXTENSIONS:
+        title = rest_title(body)
+        if title:
+            return title
+    return _stem(rel_path)
+
+
 def extract_meta(text: str, rel_path: str, *, frontmatter: bool = True) -> DocumentMeta:
     """Parse frontmatter and scan the body of one document's text mirror.
 
@@ -141,7 +152,7 @@ def extract_meta(text: str, rel_path: str, *, frontmatter: bool = True) -> Docum
         fields.setdefault(key.lower(), value)
 
     scan = _scan_body(body, body_start_line)
-    title = scalar_text(fields.get("title")) or scan.title or _stem(rel_path)
+    title = scalar_text(fields.get("title")) or scan.title or _adorned_title(body, rel_path)
     tags = frontmatter_tags(first_field(fields, "tags", "tag")) + scan.tags
     content_type = scalar_text(
         first_field(fields, "type", "contenttype", "content_type", "content-type")

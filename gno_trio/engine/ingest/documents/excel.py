@@ -73,6 +73,7 @@ def write_sheet(out: MarkdownWriter, name: str, rows: Iterable[Sequence[object]]
 
 class ExcelConverter(DocumentConverter):
     id = "document/xlsx"
+    render_version = "2"  # 2: real rows, not the declared dimension; part names folded
     library = "openpyxl"
     mimes: ClassVar[Mapping[str, str]] = {
         ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -80,7 +81,7 @@ class ExcelConverter(DocumentConverter):
     }
 
     def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
-        check_container(rel_path, data, "Excel workbook")
+        data = check_container(rel_path, data, "Excel workbook")
         from openpyxl import load_workbook
 
         book: Any = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
@@ -89,6 +90,11 @@ class ExcelConverter(DocumentConverter):
             sheets = list(book.worksheets)
             ticker = Ticker(len(sheets))
             for number, sheet in enumerate(sheets, 1):
+                if hasattr(sheet, "reset_dimensions"):
+                    # The declared <dimension> is a claim, often "A1:XFD1048576"
+                    # (whole-column formats): walked as declared, 5 real rows
+                    # became a million rows of 16,384 cells. Read what is there.
+                    sheet.reset_dimensions()
                 if hasattr(sheet, "iter_rows"):
                     write_sheet(out, str(sheet.title), sheet.iter_rows(values_only=True))
                 ticker.tick(number)

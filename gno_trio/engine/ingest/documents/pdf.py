@@ -15,7 +15,8 @@ The mirror:
 - lines set markedly larger than the body text (and short, and not ending
   like a sentence) as ``##``/``###`` headings, so titles, heading anchors and
   chunk boundaries follow the document's own structure;
-- a word hyphenated across a line break joined again, ligatures spelled out.
+- a word hyphenated across a line break joined again, soft-hyphen markers
+  inside words dropped, ligatures spelled out.
 
 Pages without any text (scans) are reported in an ``UNSUPPORTED_FEATURE``
 warning: their words need OCR, which is out of scope.
@@ -48,7 +49,10 @@ _LIGATURES: Final = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
      "\ufb05": "st", "\ufb06": "st"}
 )  # fmt: skip
-_SOFT_HYPHEN_BREAK: Final = re.compile(r"(\w)[\x02\u00ad-]\n(\w)")
+_SOFT_HYPHEN_BREAK: Final = re.compile(r"(\w)[\x02\u00ad\ufffe-]\n(\w)")
+# PDFium reports a soft hyphen the layout did not break at as U+FFFE (a
+# noncharacter) or U+00AD; either one inside "dan\ufffegerous" hides the word.
+_SOFT_HYPHENS: Final = str.maketrans({"\ufffe": None, "\u00ad": None})
 
 
 def _open(rel_path: str, data: bytes) -> Any:
@@ -124,6 +128,7 @@ def _is_heading(line: str, size: float, levels: dict[float, int]) -> int:
 
 class PdfConverter(DocumentConverter):
     id = "document/pdf"
+    render_version = "2"  # 2: soft-hyphen markers dropped inside words
     library = "pypdfium2"
     mimes: ClassVar[Mapping[str, str]] = {".pdf": "application/pdf"}
 
@@ -176,14 +181,15 @@ class PdfConverter(DocumentConverter):
 
         def flush() -> None:
             if body:
-                out.paragraph(_SOFT_HYPHEN_BREAK.sub(r"\1\2", "\n".join(body)))
+                joined = _SOFT_HYPHEN_BREAK.sub(r"\1\2", "\n".join(body))
+                out.paragraph(joined.translate(_SOFT_HYPHENS))
                 body.clear()
 
         for index, line in enumerate(lines):
             level = _is_heading(line.text, line.size, levels)
             if level:
                 flush()
-                out.heading(level, line.text.translate(_LIGATURES))
+                out.heading(level, line.text.translate(_LIGATURES).translate(_SOFT_HYPHENS))
                 continue
             if index in breaks:
                 flush()

@@ -94,7 +94,7 @@ class PowerPointConverter(DocumentConverter):
     }
 
     def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
-        check_container(rel_path, data, "PowerPoint presentation")
+        data = check_container(rel_path, data, "PowerPoint presentation")
         from pptx import Presentation
 
         deck = Presentation(io.BytesIO(data))

@@ -224,7 +224,7 @@ class WordConverter(DocumentConverter):
     }
 
     def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
-        check_container(rel_path, data, "Word document")
+        data = check_container(rel_path, data, "Word document")
         from docx.table import Table
 
         document = _open_document(data)
