@@ -203,7 +203,7 @@ def test_multi_get_by_glob(engine: Engine, schema_check: SchemaCheck) -> None:
     uris = [d["uri"] for d in result["documents"]]
     assert "gno://notes/alpha.md" in uris and "gno://archive/old.md" not in uris
     assert "gno://notes/plain.txt" not in uris
-    by_uri = engine.multi_get(pattern="gno://notes/sub*")
+    by_uri = engine.multi_get(pattern="gno://notes/sub*/*")
     assert [d["uri"] for d in by_uri["documents"]] == [
         "gno://notes/sub%20dir/my%20note%20%231%3F%25.md"
     ]

@@ -70,14 +70,17 @@ def cmd_multi_get(args: argparse.Namespace) -> int:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.ls(collection=args.collection, prefix=args.prefix, limit=args.limit)
+        result = engine.ls(
+            collection=args.collection, prefix=args.prefix, limit=args.limit, offset=args.offset
+        )
     render.emit(args, LISTING, result)
     meta = result["meta"]
     if not result["documents"]:
         render.note("No documents" + (f" in {args.collection}" if args.collection else ""))
     elif meta["total"] > meta["returned"] + meta["offset"]:
         render.note(
-            f"Showing {meta['returned']} of {meta['total']} documents; raise --limit to see more"
+            f"Showing {meta['returned']} of {meta['total']} documents; "
+            f"--offset {meta['offset'] + meta['returned']} shows the next"
         )
     return EXIT_OK
 
@@ -111,7 +114,14 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         "(as search prints it) starts the read at that line",
     )
     p.add_argument("--from", dest="from_line", type=int, help="first line to show (1-based)")
-    p.add_argument("-l", "--lines", type=int, help="how many lines to show")
+    p.add_argument(
+        "-l",
+        "--limit",
+        "--lines",
+        dest="lines",
+        type=int,
+        help="how many lines to show (--lines is the same)",
+    )
     p.add_argument(
         "--line-numbers",
         action=argparse.BooleanOptionalAction,
@@ -158,6 +168,9 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("collection", nargs="?", help="list this collection only (default: all)")
     p.add_argument("--prefix", help="only paths starting with this (inside the collection)")
     p.add_argument("--limit", type=int, default=1000, help="most documents to list (default 1000)")
+    p.add_argument(
+        "--offset", type=int, default=0, help="skip this many documents first (default 0)"
+    )
     render.add_format_flags(p, render.FILES, render.MD)
     p.set_defaults(handler=cmd_ls)
 

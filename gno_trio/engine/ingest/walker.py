@@ -39,12 +39,27 @@ class FoundFile(NamedTuple):
     mtime_ns: int
 
 
+def _class_end(pattern: str, start: int) -> int:
+    """Where the ``[...]`` class opening at ``start`` closes (-1: a literal ``[``)."""
+    i = start + 1
+    if i < len(pattern) and pattern[i] in "!^":
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":
+        i += 1  # a leading ] is one of the class's characters
+    close = pattern.find("]", i)
+    if close == -1 or "/" in pattern[start:close]:
+        return -1
+    return close
+
+
 @lru_cache(maxsize=256)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """Translate a ``**``-aware glob into a regex over POSIX relative paths.
 
     ``**/`` matches zero or more directories, ``*`` and ``?`` never cross a
-    ``/``, and ``{a,b}`` alternates.
+    ``/`` (as minimatch's do), ``[abc]``/``[!abc]`` match one character of a
+    folder name, and ``{a,b}`` alternates. Collection patterns and excludes
+    and ``multi-get`` globs all read a glob through this one translation.
     """
     out: list[str] = []
     i = 0
@@ -63,6 +78,13 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out.append("[^/]*")
         elif ch == "?":
             out.append("[^/]")
+        elif ch == "[" and (close := _class_end(pattern, i)) != -1:
+            body = pattern[i + 1 : close]
+            negated = body[:1] in ("!", "^")
+            chars = "".join("\\" + c if c in "\\[]^" else c for c in body[negated:])
+            out.append(f"[^/{chars}]" if negated else f"(?!/)[{chars}]")
+            i = close + 1
+            continue
         elif ch == "{":
             close = pattern.find("}", i)
             if close == -1:

@@ -7,13 +7,12 @@ numbering as search line anchors, so an agent can go straight from a hit to
 
 from __future__ import annotations
 
-import fnmatch
-import re
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from gno_trio.engine.ingest.documents.records import conversion_block
+from gno_trio.engine.ingest.walker import glob_regex
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.results import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.uris import parse_ref
@@ -135,7 +134,9 @@ def get(
 
 
 def _glob_rows(conn: sqlite3.Connection, pattern: str) -> list[sqlite3.Row]:
-    regex = re.compile(fnmatch.translate(pattern), re.DOTALL)
+    """Active documents whose URI, path or ``collection/path`` the glob matches (minimatch's
+    ``*`` and ``?`` stay in one folder; ``**`` crosses)."""
+    regex = glob_regex(pattern)
     return [
         row
         for row in conn.execute(
