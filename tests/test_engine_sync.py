@@ -693,14 +693,14 @@ def test_unreadable_file_is_recorded_without_chmod(
 ) -> None:
     """The same as the chmod 000 case, in a way that also works as root."""
     root = write_corpus(tmp_path / "r", {"ok.md": "fine\n", "locked.md": "secret\n"})
-    real_open = open
+    real_open = os.open
 
     def guarded_open(path: Any, *args: Any, **kwargs: Any) -> Any:
         if os.fspath(path).endswith("locked.md"):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(prepare, "open", guarded_open, raising=False)
+    monkeypatch.setattr(os, "open", guarded_open)
     engine.add_collection(str(root), name="notes")
     report = report_of(engine)
     assert report["added"] == 1

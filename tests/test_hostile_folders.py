@@ -3,11 +3,16 @@ FIFOs, device nodes and links. A sync lists what it does not index and goes on."
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from tests.cli_support import Cli, make_cli
+from tests.cli_support import COMMAND_TIMEOUT_S, Cli, make_cli
 from tests.test_mcp_gno_server import spawn
 
 NOT_UTF8 = b"bad\xff\xfe.md"
@@ -54,3 +59,97 @@ async def test_a_name_that_is_not_utf8_is_indexed_under_its_escaped_bytes(tmp_pa
         got = await _tool(wire, 1, "gno_get", ref=NOT_UTF8_URI)
         assert "bravo words" in got["content"]
         assert got["uri"] == NOT_UTF8_URI
+
+
+def _skipped(cli: Cli) -> dict[str, str]:
+    (collection,) = cli.json("status")["collections"]
+    assert collection["skippedCount"] == len(collection["skipped"])
+    return {entry["relPath"]: entry["code"] for entry in collection["skipped"]}
+
+
+def test_links_fifos_sockets_and_devices_are_listed_with_a_reason(tmp_path: Path) -> None:
+    cli, notes = _notes(tmp_path)
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\noutsideword\n")
+    (notes / "kept.md").write_text("# Kept\nkeptword\n")
+    (notes / "link.md").symlink_to(outside)
+    (notes / "sub").mkdir()
+    os.mkfifo(notes / "sub" / "pipe.md")
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(notes / "sock.md"))
+        expected = {"link.md": "SYMLINK", "sub/pipe.md": "SPECIAL_FILE", "sock.md": "SPECIAL_FILE"}
+        with contextlib.suppress(PermissionError):  # device nodes need the right to make them
+            os.mknod(notes / "null.md", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+            expected["null.md"] = "SPECIAL_FILE"
+        out = cli.run("update").stdout
+        assert f"{len(expected)} skipped" in out
+        assert _skipped(cli) == expected
+        assert cli.json("search", "keptword")["results"]
+        assert not cli.json("search", "outsideword")["results"]
+        # Listed again by the next sync, and gone once the name is gone.
+        assert _skipped(cli) == expected
+        (notes / "link.md").unlink()
+        cli.run("update")
+        del expected["link.md"]
+        assert _skipped(cli) == expected
+
+
+SWAP_AFTER_WALK = """
+import os, sys
+from gno_trio.cli.main import main
+from gno_trio.engine.ingest import sync
+
+notes, outside = sys.argv[1], sys.argv[2]
+walk = sync.walked
+
+def walked_then_swapped(spec):
+    found = walk(spec)
+    # Between the walk and the read: a link to an outside file, a FIFO, and a
+    # parent folder swapped for a link to an outside folder holding the same names.
+    os.replace(os.path.join(notes, "link.md"), os.path.join(outside, "was-link.md"))
+    os.symlink(os.path.join(outside, "secret.md"), os.path.join(notes, "link.md"))
+    os.unlink(os.path.join(notes, "pipe.md"))
+    os.mkfifo(os.path.join(notes, "pipe.md"))
+    os.rename(os.path.join(notes, "sub"), os.path.join(outside, "old-sub"))
+    os.symlink(os.path.join(outside, "sub"), os.path.join(notes, "sub"))
+    return found
+
+sync.walked = walked_then_swapped
+sys.exit(main(["update"]))
+"""
+
+
+def test_a_file_swapped_between_walk_and_read_is_not_read(tmp_path: Path) -> None:
+    cli, notes = _notes(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "secret.md").write_text("# Secret\nsecretword\n")
+    (outside / "sub" / "deep.md").write_text("# Deep\nsecretword deep\n")
+    (notes / "kept.md").write_text("# Kept\nkeptword\n")
+    (notes / "link.md").write_text("# Link\nlinkword\n")
+    (notes / "pipe.md").write_text("# Pipe\npipeword\n")
+    (notes / "sub").mkdir()
+    (notes / "sub" / "deep.md").write_text("# Deep\ndeepword\n")
+
+    # Before the fix the FIFO blocked this sync for good (the run's timeout fails it).
+    done = subprocess.run(
+        [sys.executable, "-c", SWAP_AFTER_WALK, str(notes), str(outside)],
+        env=cli.env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not cli.json("search", "secretword")["results"]
+    assert cli.json("search", "keptword")["results"]
+    (collection,) = cli.json("status")["collections"]
+    refused = {entry["relPath"]: entry["code"] for entry in collection["errors"]}
+    assert refused == {
+        "link.md": "SYMLINK",
+        "pipe.md": "SPECIAL_FILE",
+        "sub/deep.md": "FILE_REPLACED",
+    }
+    # The write lease was given back: a capture goes through.
+    cli.run("capture", "-c", "notes", "--title", "After", "after words")

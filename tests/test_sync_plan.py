@@ -203,8 +203,14 @@ def test_the_walk_matches_indexed_fingerprints_exactly(tmp_path: Path) -> None:
         "sub dir/failed.md",
         "sub dir/inactive.md",
     ]
+    on_disk = (root / "resized.md").stat()
     assert changed[1] == FoundFile(
-        "resized.md", str(root / "resized.md"), 10, 1_700_000_000_000_000_000
+        "resized.md",
+        str(root / "resized.md"),
+        10,
+        1_700_000_000_000_000_000,
+        on_disk.st_dev,
+        on_disk.st_ino,
     )
     assert walked.seen == set(files)
 

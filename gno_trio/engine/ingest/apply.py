@@ -137,7 +137,13 @@ class _Applier:
         it asks every converter library for its version)."""
         return records.policy_fingerprint(self.runner.limits)
 
-    def run(self, walk_errors: Sequence[tuple[str, OSError]], *, full: bool) -> None:
+    def run(
+        self,
+        walk_errors: Sequence[tuple[str, OSError]],
+        not_files: Sequence[tuple[str, GnoError]],
+        *,
+        full: bool,
+    ) -> None:
         conn, spec, plan = self.conn, self.spec, self.plan
         on_commit = None
         expected = _expected_active(conn, plan) if plan.to_read or self.hooks else 0
@@ -153,6 +159,10 @@ class _Applier:
             for rel, exc in walk_errors:
                 error = GnoError("READ_ERROR", f"Cannot list {rel}: {exc.strerror or exc}")
                 writes.record_error(conn, spec, rel, error, None, self.report, self.observed_at)
+            for rel, error in not_files:  # listed as skipped: no fault, but never silent
+                writes.record_error(
+                    conn, spec, rel, error, None, self.report, self.observed_at, unsupported=True
+                )
             self.judged = records.load(conn, spec.name)
             with contextlib.closing(self._outcomes()) as prepared:
                 for index, found, row, outcome in prepared:
@@ -164,8 +174,9 @@ class _Applier:
                 writes.inactivate(conn, _full_row(conn, gone.id), self.observed_at)
                 self.report.removed += 1
             if full:
-                errored = {e["relPath"] for e in self.report.errors}
-                _forget_records(conn, spec.name, plan.seen, errored)
+                listed = {e["relPath"] for e in self.report.errors}
+                listed.update(rel for rel, _ in not_files)
+                _forget_records(conn, spec.name, plan.seen, listed)
                 conn.execute(
                     "UPDATE collections SET last_synced_at = ? WHERE name = ?",
                     (self.observed_at, spec.name),
@@ -288,6 +299,7 @@ def apply_plan(
     runner: ConversionRunner,
     *,
     walk_errors: Sequence[tuple[str, OSError]] = (),
+    not_files: Sequence[tuple[str, GnoError]] = (),
     progress: ProgressFn | None = None,
     full: bool = True,
     hooks: IndexHooks | None = None,
@@ -296,7 +308,9 @@ def apply_plan(
     report.scanned = plan.scanned
     report.unchanged = plan.unchanged
     try:
-        _Applier(conn, spec, plan, report, runner, progress, hooks).run(walk_errors, full=full)
+        _Applier(conn, spec, plan, report, runner, progress, hooks).run(
+            walk_errors, not_files, full=full
+        )
     except sqlite3.OperationalError as exc:
         if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
             raise
@@ -318,7 +332,7 @@ def _expected_active(conn: sqlite3.Connection, plan: SyncPlan) -> int:
 
 
 def _forget_records(
-    conn: sqlite3.Connection, collection: str, seen: Set[str], errored: Set[str]
+    conn: sqlite3.Connection, collection: str, seen: Set[str], listed: Set[str]
 ) -> None:
     """Drop the records of paths this sync no longer has (read few rows, not all paths)."""
     stale = [
@@ -326,6 +340,6 @@ def _forget_records(
         for (rel,) in conn.execute(
             "SELECT rel_path FROM ingest_errors WHERE collection = ?", (collection,)
         )
-        if rel not in seen and rel not in errored
+        if rel not in seen and rel not in listed
     ]
     conn.executemany("DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", stale)

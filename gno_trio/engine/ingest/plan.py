@@ -121,15 +121,20 @@ class Walked:
 
     def __init__(self, root: Path, folders: Iterable[Listed]) -> None:
         self._base = root_prefix(root)
-        self._folders: list[list[str]] = []
+        self._folders: list[tuple[list[str], list[int], list[int]]] = []
         paths: list[str] = []
         for rels, stats in folders:
             paths.extend(rels)
             self._folders.append(
-                [  # as _FINGERPRINT_SQL spells them
-                    f"{st.st_size} {st.st_mtime_ns} {rel}"
-                    for rel, st in zip(rels, stats, strict=True)
-                ]
+                (
+                    [  # as _FINGERPRINT_SQL spells them
+                        f"{st.st_size} {st.st_mtime_ns} {rel}"
+                        for rel, st in zip(rels, stats, strict=True)
+                    ],
+                    # Which file each is, so a read can tell it is still the one seen.
+                    [st.st_dev for st in stats],
+                    [st.st_ino for st in stats],
+                )
             )
         self.seen = frozenset(paths)
 
@@ -137,14 +142,17 @@ class Walked:
         """The files whose fingerprint is not in ``known``, in walk order."""
         base = self._base
         changed: list[FoundFile] = []
-        for keys in self._folders:
-            odd = [key for key in keys if key not in known]
+        for keys, devices, inodes in self._folders:
+            odd = [at for at, key in enumerate(keys) if key not in known]
             if not odd:
                 continue
-            files = [
-                FoundFile(rel, base + disk_path(rel), int(size), int(mtime_ns))
-                for size, mtime_ns, rel in (key.split(" ", 2) for key in odd)
-            ]
+            files = []
+            for at in odd:
+                size, mtime_ns, rel = keys[at].split(" ", 2)
+                path = base + disk_path(rel)
+                files.append(
+                    FoundFile(rel, path, int(size), int(mtime_ns), devices[at], inodes[at])
+                )
             files.sort()
             changed.extend(files)
         return changed

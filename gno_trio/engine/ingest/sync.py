@@ -25,6 +25,7 @@ import stat
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 from gno_trio.engine.ingest.apply import apply_plan
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
@@ -36,10 +37,12 @@ from gno_trio.engine.ingest.plan import (
     stored_documents,
     stored_for_walk,
 )
+from gno_trio.engine.ingest.prepare import not_a_file
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, listing
 from gno_trio.engine.kernel import IndexHooks
 from gno_trio.engine.uris import disk_path
+from gno_trio.errors import GnoError
 
 
 def named_files(spec: CollectionSpec, only: set[str]) -> list[FoundFile]:
@@ -60,21 +63,31 @@ def named_files(spec: CollectionSpec, only: set[str]) -> list[FoundFile]:
             continue
         if not stat.S_ISREG(st.st_mode):
             continue
-        files.append(FoundFile(rel, os.fspath(abs_path), st.st_size, st.st_mtime_ns))
+        files.append(
+            FoundFile(rel, os.fspath(abs_path), st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
+        )
     return files
 
 
-def walked(spec: CollectionSpec) -> tuple[Walked, list[tuple[str, OSError]]]:
-    """Every file of the collection on disk, and the folders the walk could not list."""
-    walk_errors: list[tuple[str, OSError]] = []
+class WalkNotes(NamedTuple):
+    """What a walk saw besides files: what it could not list, and names that are no files."""
+
+    errors: list[tuple[str, OSError]]
+    not_files: list[tuple[str, GnoError]]  # links, FIFOs, sockets, device nodes
+
+
+def walked(spec: CollectionSpec) -> tuple[Walked, WalkNotes]:
+    """Every file of the collection on disk, and what else the walk saw."""
+    notes = WalkNotes([], [])
     folders = listing(
         spec.path,
         pattern=spec.pattern,
         include=spec.include,
         exclude=spec.exclude,
-        on_error=lambda rel, exc: walk_errors.append((rel, exc)),
+        on_error=lambda rel, exc: notes.errors.append((rel, exc)),
+        on_other=lambda rel, mode: notes.not_files.append((rel, not_a_file(rel, mode))),
     )
-    return Walked(spec.path, folders), walk_errors
+    return Walked(spec.path, folders), notes
 
 
 @contextlib.contextmanager
@@ -96,21 +109,21 @@ def collector_paused() -> Iterator[None]:
 
 def _plan(
     conn: sqlite3.Connection, spec: CollectionSpec, only: set[str] | None
-) -> tuple[SyncPlan, list[tuple[str, OSError]]]:
-    """What the sync must do (see :mod:`.plan`), and the folders the walk could not list."""
+) -> tuple[SyncPlan, WalkNotes]:
+    """What the sync must do (see :mod:`.plan`), and what else the walk saw."""
     if only is not None:
         files = named_files(spec, only)
         plan = decide(files, stored_documents(conn, spec.name, sorted(only)), partial=True)
-        return plan, []
+        return plan, WalkNotes([], [])
     # The indexed fingerprints are read while the walk waits on its stat calls
     # (both release the GIL for their system calls; the connection is idle meanwhile).
     with ThreadPoolExecutor(max_workers=1) as reader:
         reading = reader.submit(indexed_fingerprints, conn, spec.name)
-        found, walk_errors = walked(spec)
+        found, notes = walked(spec)
         changed = found.changed(reading.result())
     stored = stored_for_walk(conn, spec.name, changed, found.seen)
-    plan = decide(changed, stored, seen=found.seen, unlisted=[rel for rel, _ in walk_errors])
-    return plan, walk_errors
+    plan = decide(changed, stored, seen=found.seen, unlisted=[rel for rel, _ in notes.errors])
+    return plan, notes
 
 
 def sync_collection(
@@ -137,7 +150,7 @@ def sync_collection(
             )
     started = time.perf_counter()
     with collector_paused():
-        plan, walk_errors = _plan(conn, spec, only)
+        plan, notes = _plan(conn, spec, only)
     report = SyncReport(collection=spec.name)
     apply_plan(
         conn,
@@ -145,7 +158,8 @@ def sync_collection(
         plan,
         report,
         runner,
-        walk_errors=walk_errors,
+        walk_errors=notes.errors,
+        not_files=notes.not_files,
         progress=progress,
         full=only is None,
         hooks=hooks,

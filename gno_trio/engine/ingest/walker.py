@@ -4,7 +4,9 @@ The walk never follows symbolic links (a link could lead out of the root or
 into a loop) and prunes excluded directories before descending. It lists
 every regular file the collection's pattern and filters admit: a file no
 converter understands is still seen, so a sync can list it with its reason
-instead of dropping it silently.
+instead of dropping it silently. So is a name the filters admit that is no
+regular file (a link, a FIFO, a socket, a device node): it is handed to the
+caller with its mode, never opened.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class FoundFile(NamedTuple):
     abs_path: str
     size: int
     mtime_ns: int
+    device: int | None = None
+    inode: int | None = None
+    """The file the walk saw (``st_dev``, ``st_ino``): a read indexes that file or none."""
 
 
 def _class_end(pattern: str, start: int) -> int:
@@ -175,13 +180,14 @@ def listing(
     exclude: Sequence[str] = DEFAULT_EXCLUDES,
     supported: Callable[[str], bool] | None = None,
     on_error: Callable[[str, OSError], None] | None = None,
+    on_other: Callable[[str, int], None] | None = None,
 ) -> Iterator[Listed]:
     """The collection's files under ``root``, folder by folder (depth first, sorted folders).
 
     One ``lstat`` per file and no sorting inside a folder: a no-change sync
     of 100,000 files spends most of its time here, and needs neither. A name
-    that is no longer a regular file when it is statted is left out. A file's
-    path is :func:`root_prefix` followed by its relative path.
+    that is neither a regular file nor a folder goes to ``on_other`` with its
+    ``st_mode``. A file's path is :func:`root_prefix` followed by its relative path.
     """
     matcher = glob_regex(pattern or "**/*")
     names, globs = _exclusions(exclude)
@@ -192,6 +198,7 @@ def listing(
         None if matcher.pattern == _ALL_FILES else matcher.match,
         supported,
         on_error,
+        on_other,
     )
     # Without filters on files every name needs its lstat anyway (which also
     # tells folders from files): a plain listing of names is cheaper than
@@ -220,6 +227,7 @@ class _Rules(NamedTuple):
     matches: Callable[[str], object] | None  # the pattern (None: every path)
     supported: Callable[[str], bool] | None
     on_error: Callable[[str, OSError], None] | None
+    on_other: Callable[[str, int], None] | None  # neither a file nor a folder: (rel, st_mode)
 
 
 _Folder = tuple[list[str], list[os.stat_result], list[tuple[str, str]]]
@@ -270,6 +278,8 @@ def _plain_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
                 stats.append(st)
         elif is_folder(mode):
             subdirs.append((base + name, rel + "/"))
+        elif rules.on_other is not None and not (reserved and rel.startswith(_RESERVED_PREFIX)):
+            rules.on_other(rel, mode)
     return found, stats, subdirs
 
 
@@ -290,8 +300,7 @@ def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
             if entry.is_dir(follow_symlinks=False):
                 subdirs.append((entry.path, rel + "/"))
                 continue
-            if not entry.is_file(follow_symlinks=False):
-                continue
+            regular = entry.is_file(follow_symlinks=False)
         except OSError as exc:
             if on_error is not None:
                 on_error(rel, exc)
@@ -301,7 +310,7 @@ def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
         if exts and os.path.splitext(name)[1].lower() not in exts:
             continue
         if (matches is not None and not matches(rel)) or (
-            supported is not None and not supported(rel)
+            regular and supported is not None and not supported(rel)
         ):
             continue
         try:
@@ -313,4 +322,6 @@ def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
         if is_regular(st.st_mode):
             found.append(rel)
             stats.append(st)
+        elif not stat.S_ISDIR(st.st_mode) and rules.on_other is not None:
+            rules.on_other(rel, st.st_mode)
     return found, stats, subdirs

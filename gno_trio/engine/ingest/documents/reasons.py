@@ -22,9 +22,25 @@ ENCRYPTED: Final = "ENCRYPTED"
 """The document is password-protected."""
 BINARY_FILE: Final = "BINARY_FILE"
 """The file holds binary data, not text in any encoding we recognise."""
+SYMLINK: Final = "SYMLINK"
+"""A symbolic link: never followed, since its target may lie outside the collection."""
+SPECIAL_FILE: Final = "SPECIAL_FILE"
+"""A FIFO, socket or device node: reading one could block or touch a device."""
+FILE_REPLACED: Final = "FILE_REPLACED"
+"""Between the walk and the read the name came to hold another file; the next sync looks again."""
 
 SKIP_REASONS: Final = frozenset(
-    {UNSUPPORTED_TYPE, TOO_LARGE, CONVERSION_FAILED, CONVERSION_TIMEOUT, ENCRYPTED, BINARY_FILE}
+    {
+        UNSUPPORTED_TYPE,
+        TOO_LARGE,
+        CONVERSION_FAILED,
+        CONVERSION_TIMEOUT,
+        ENCRYPTED,
+        BINARY_FILE,
+        SYMLINK,
+        SPECIAL_FILE,
+        FILE_REPLACED,
+    }
 )
 
 WarningCode = Literal["LOSSY", "TRUNCATED", "PARTIAL", "UNSUPPORTED_FEATURE", "LOW_CONFIDENCE"]
