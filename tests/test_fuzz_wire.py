@@ -9,7 +9,10 @@ knows, so they get past the first checks and reach deeper code.
 
 Every input must leave the server serving, within a time bound, and every
 reply must be a JSON-RPC object (or an empty 202/204, or SSE events each
-holding one). Over HTTP no status may be 500.
+holding one). Over HTTP no status may be 500. HTTP/2 clients (prior
+knowledge and ``Upgrade: h2c``, drawn settings, streams and trailing bytes)
+talk to the real listener: each is answered in HTTP/1.1, and no slot stays
+held after it.
 
 Short by default; ``GNO_FUZZ_EXAMPLES=<n>`` runs ``n`` examples per target
 and ``GNO_FUZZ_BATCH=<k>`` adds ``k`` fast seeded inputs to each (long mode).
@@ -19,15 +22,21 @@ and ``GNO_FUZZ_BATCH=<k>`` adds ``k`` fast seeded inputs to each (long mode).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import h2.config
+import h2.connection
+import h2.settings
+import httpx
 import pytest
 import trio
 import trio.testing
@@ -43,10 +52,20 @@ from gno_trio.runtime import Runtime
 from gno_trio.server.dispatch import McpApp
 from gno_trio.tools import CATALOGUE
 from gno_trio.transports.http.guards import PolicyBook
-from gno_trio.transports.http.settings import GatewaySettings
+from gno_trio.transports.http.settings import STATUS_PATH, GatewaySettings
 from gno_trio.transports.stdio import serve_stdio
 from tests.conftest import write_corpus
-from tests.http_gateway_support import ENVELOPE, asgi_call, gateway_app, initialize_body
+from tests.http_gateway_support import (
+    ENVELOPE,
+    asgi_call,
+    gateway_app,
+    initialize_body,
+    modern_headers,
+    modern_params,
+    rpc,
+    running_gateway,
+    wait_until_idle,
+)
 
 EXAMPLES = int(os.environ.get("GNO_FUZZ_EXAMPLES", "40"))
 BATCH = int(os.environ.get("GNO_FUZZ_BATCH", "8"))
@@ -541,3 +560,99 @@ def test_fuzz_http_bodies(
         if "500" in str(failure):
             COUNTS[f"http-{era}:500s"] += 1
         raise
+
+
+# -- HTTP/2 clients on the real listener ------------------------------------------------------
+
+H2_SETTINGS = {
+    h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: st.integers(0, 2**31 - 1),
+    h2.settings.SettingCodes.MAX_FRAME_SIZE: st.integers(2**14, 2**24 - 1),
+    h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: st.integers(0, 2**31 - 1),
+    h2.settings.SettingCodes.HEADER_TABLE_SIZE: st.integers(0, 2**16),
+}
+h2_settings = st.fixed_dictionaries({}, optional=H2_SETTINGS)
+H2_STATUS = re.compile(rb"HTTP/1\.1 (\d{3}) ")
+H2_BODY_BYTES = 16_000  # one DATA frame each, all four within the initial 64 KiB window
+
+
+def _h2_frames(
+    client: h2.connection.H2Connection, port: int, bodies: list[bytes], first_id: int
+) -> bytes:
+    """POST /mcp streams (one per body) on ``client``; the bytes it would send."""
+    for index, whole in enumerate(bodies):
+        body = whole[:H2_BODY_BYTES]
+        stream_id = first_id + 2 * index
+        headers = [
+            (":method", "POST"),
+            (":path", "/mcp"),
+            (":scheme", "http"),
+            (":authority", f"127.0.0.1:{port}"),
+            *_modern_headers(body, "2026-07-28", None).items(),
+            ("content-length", str(len(body))),
+        ]
+        client.send_headers(stream_id, [(k, v) for k, v in headers if k != "host"])
+        client.send_data(stream_id, body, end_stream=True)
+    return client.data_to_send()
+
+
+async def _h2_scenario(
+    app: McpApp, upgrade: bool, local: dict[int, int], bodies: list[bytes], tail: bytes
+) -> None:
+    async with (
+        running_gateway(app, HTTP_SETTINGS) as running,
+        httpx.AsyncClient() as probe,
+    ):
+        port = running.endpoint.port
+        client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        client.local_settings = h2.settings.Settings(client=True, initial_values=local)
+        if upgrade:
+            header = client.initiate_upgrade_connection() or b""
+            opening = (
+                f"GET {STATUS_PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                f"HTTP2-Settings: {header.decode()}\r\n\r\n"
+            ).encode()
+        else:
+            client.initiate_connection()
+            opening = b""
+        data = opening + _h2_frames(client, port, bodies, 3 if upgrade else 1) + tail
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            with contextlib.suppress(trio.BrokenResourceError):
+                await stream.send_all(data)
+            received = bytearray()
+            with trio.fail_after(HANG_SECONDS / 2):
+                while True:
+                    try:
+                        chunk = await stream.receive_some(1 << 16)
+                    except trio.BrokenResourceError:
+                        break
+                    if not chunk:
+                        break
+                    received += chunk
+        statuses = [int(code) for code in H2_STATUS.findall(bytes(received))]
+        assert received.startswith(b"HTTP/1.1 "), received[:80]
+        assert 101 not in statuses and 500 not in statuses, statuses
+        assert statuses[-1] in (400, 505), statuses  # the preface is never taken as HTTP/2
+        COUNTS[f"h2:{statuses[-1]}"] += 1
+        reply = await probe.post(
+            running.url,
+            json=rpc("tools/list", modern_params()),
+            headers=modern_headers("tools/list"),
+        )
+        assert reply.status_code == 200, "no answer after the HTTP/2 client"
+        await wait_until_idle(probe, running, timeout=HANG_SECONDS / 2)
+
+
+@FUZZ_SETTINGS
+@given(
+    upgrade=st.booleans(),
+    local=h2_settings,
+    drawn=st.lists(inputs, max_size=4),
+    tail=st.binary(max_size=64),
+)
+def test_fuzz_http2_clients_are_answered_in_http11(
+    gno_app: McpApp, upgrade: bool, local: dict[int, int], drawn: list[bytes], tail: bytes
+) -> None:
+    COUNTS["h2:inputs"] += 1 + len(drawn)
+    _run("h2", _h2_scenario, gno_app, upgrade, local, drawn, tail)

@@ -16,6 +16,16 @@ can use to pin the server, so the gateway runs hypercorn's connection handler
   episode, and once more when it accepts again. Pending connections wait in
   the kernel's backlog meanwhile.
 
+* **HTTP/1.1 only.** hypercorn would switch a connection to HTTP/2 on the
+  h2 preface (prior knowledge) or on ``Upgrade: h2c``. MCP's Streamable HTTP
+  needs nothing HTTP/2 offers (one request per POST, SSE for streams), and an
+  h2 stream whose client grants no flow-control window never reaches a socket
+  write, so no write deadline could free the admission slots such streams
+  hold. Here the preface (any request line that is not HTTP/1.0 or 1.1) is
+  answered ``505 HTTP Version Not Supported`` and the connection closed, and
+  ``Upgrade: h2c`` is ignored (RFC 9110 lets a server ignore ``Upgrade``):
+  the request is answered in HTTP/1.1.
+
 Idle keep-alive connections are closed by hypercorn after its
 ``keep_alive_timeout``; a client that sent ``Connection: close`` has its
 connection closed after the answer.
@@ -31,9 +41,12 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Final
 
+import h11
 import hypercorn.config
 import trio
 from hypercorn.events import Closed, Event, RawData
+from hypercorn.protocol import ProtocolWrapper
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
@@ -43,6 +56,10 @@ logger = logging.getLogger("gno_trio.transports.http")
 
 WRITE_CHUNK: Final = 64 * 1024
 """The unit of progress a write deadline applies to."""
+
+HTTP_VERSIONS: Final = frozenset({b"1.0", b"1.1"})
+"""The request-line versions served; anything else (the h2 preface included) gets 505."""
+_VERSION_NOT_SUPPORTED: Final = 505
 
 _CAPACITY_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 _FIRST_PAUSE: Final = 0.05
@@ -89,11 +106,70 @@ class PatientListener(trio.abc.Listener[trio.SocketStream]):
         await self._inner.aclose()
 
 
+class _NotHttp11(Exception):
+    """A request line of another HTTP version (``PRI * HTTP/2.0`` opens the h2 preface)."""
+
+
+class _Http11Protocol(H11Protocol):  # type: ignore[misc]
+    """hypercorn's HTTP/1.1 protocol, minus its switches to HTTP/2."""
+
+    async def _check_protocol(self, event: h11.Request) -> None:
+        # Called on each request line before a stream is made for it. hypercorn
+        # would answer ``Upgrade: h2c`` with 101 here and take the preface as h2.
+        if event.http_version not in HTTP_VERSIONS:
+            raise _NotHttp11
+
+    async def refuse_version(self) -> None:
+        """Answer 505 (``Connection: close``) and close the connection."""
+        await self._send_error_response(_VERSION_NOT_SUPPORTED)
+        await self.send(Closed())
+
+
+class _Http11Only:
+    """Stands where hypercorn's :class:`ProtocolWrapper` would: every connection stays HTTP/1.1.
+
+    hypercorn picks HTTP/2 for a TLS connection whose ALPN chose ``h2`` and
+    switches to it from HTTP/1.1; here neither happens.
+    """
+
+    def __init__(self, wrapper: ProtocolWrapper) -> None:
+        self._h11 = _Http11Protocol(
+            wrapper.app,
+            wrapper.config,
+            wrapper.context,
+            wrapper.task_group,
+            wrapper.state,
+            wrapper.ssl,
+            wrapper.client,
+            wrapper.server,
+            wrapper.send,
+        )
+
+    async def initiate(self) -> None:
+        await self._h11.initiate()
+
+    async def handle(self, event: Event) -> None:
+        try:
+            await self._h11.handle(event)
+        except _NotHttp11:
+            await self._h11.refuse_version()
+
+
 class _DeadlineConnection(TCPServer):  # type: ignore[misc]
-    """hypercorn's connection handler, except that socket writes give up after a deadline."""
+    """hypercorn's connection handler: HTTP/1.1 only, and socket writes give up after a deadline."""
 
     write_timeout: float = 10.0
     on_write_timeout: Callable[[], None] = staticmethod(lambda: None)
+
+    # Not a ProtocolWrapper, but what the handler calls of it: initiate and handle.
+    @property  # type: ignore[override]
+    def protocol(self) -> _Http11Only:
+        return self._http11
+
+    @protocol.setter
+    def protocol(self, wrapper: ProtocolWrapper) -> None:
+        # hypercorn builds its protocol wrapper per connection; it is replaced at once.
+        self._http11 = _Http11Only(wrapper)
 
     async def protocol_send(self, event: Event) -> None:
         if not isinstance(event, RawData):
@@ -142,7 +218,7 @@ async def serve_connections(
     on_write_timeout: Callable[[], None] = lambda: None,
     task_status: trio.TaskStatus[PatientListener] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve HTTP/1.1 (and h2) connections accepted on the listening ``sock`` until shutdown.
+    """Serve HTTP/1.1 connections accepted on the listening ``sock`` until shutdown.
 
     After ``shutdown_trigger`` returns, no connection is accepted; idle ones
     close at once, busy ones get ``config.graceful_timeout`` seconds.
