@@ -16,6 +16,7 @@ from typing import Any
 from gno_trio.engine.docmeta import DocumentMeta
 from gno_trio.engine.ingest.chunker import Chunk
 from gno_trio.engine.ingest.documents import records
+from gno_trio.engine.ingest.documents.reasons import LISTED_WARNINGS, parse_warning
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.memory_projection import project as project_memory
 from gno_trio.engine.ingest.prepare import Prepared, body_chunks, has_frontmatter
@@ -374,6 +375,15 @@ def relist(report: SyncReport, record: sqlite3.Row) -> None:
 
 
 def note_warnings(report: SyncReport, prepared: Prepared) -> None:
+    """What the user should know about a document just indexed (it is indexed all the same).
+
+    A broken frontmatter block, and a converter warning of a code in
+    :data:`.reasons.LISTED_WARNINGS` (an encoding that was guessed).
+    """
+    for text in prepared.converted.warnings:
+        item = parse_warning(text)
+        if item["code"] in LISTED_WARNINGS:
+            report.warnings.append({"relPath": prepared.found.rel_path, **item})
     if prepared.meta.frontmatter_error:
         report.warnings.append(
             {

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gno_trio.engine.ingest.documents.records import listed_warnings
 from gno_trio.engine.ingest.documents.records import listing as not_indexed_files
 from gno_trio.engine.ingest.memory_projection import problems as memory_problems
 from gno_trio.engine.reads.readiness import readiness_fields
@@ -61,6 +62,7 @@ def status(
                 (name,),
             )
         ]
+        warnings += listed_warnings(conn, name)
         if row["memory_managed"]:
             # Fact files the memory validator rejected (recall skips them).
             warnings += memory_problems(conn, name)

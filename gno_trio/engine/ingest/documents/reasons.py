@@ -48,6 +48,10 @@ WARNING_CODES: Final = frozenset(
     {"LOSSY", "TRUNCATED", "PARTIAL", "UNSUPPORTED_FEATURE", "LOW_CONFIDENCE"}
 )
 
+LISTED_WARNINGS: Final = frozenset({"LOW_CONFIDENCE"})
+"""Warning codes ``update`` and ``status`` list by file, not only in a result's JSON:
+the text may be mojibake, which only the user can judge."""
+
 
 def warning(code: WarningCode, message: str) -> str:
     """A converter warning as the converter interface carries it (``"CODE: message"``)."""

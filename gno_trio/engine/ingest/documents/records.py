@@ -22,7 +22,7 @@ import sqlite3
 from typing import Any, Final
 
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
-from gno_trio.engine.ingest.documents.reasons import parse_warning
+from gno_trio.engine.ingest.documents.reasons import LISTED_WARNINGS, parse_warning
 from gno_trio.errors import GnoError
 
 LISTED: Final = 50
@@ -117,6 +117,23 @@ def listing(conn: sqlite3.Connection, collection: str) -> dict[str, Any]:
             ).fetchone()[0]
         )
     return out
+
+
+def listed_warnings(conn: sqlite3.Connection, collection: str) -> list[dict[str, str]]:
+    """Active documents' converter warnings of a listed code (at most :data:`LISTED`)."""
+    found: list[dict[str, str]] = []
+    rows = conn.execute(
+        "SELECT rel_path, conversion_warnings_json AS w FROM documents WHERE collection = ? "
+        "AND active = 1 AND conversion_warnings_json != '[]' ORDER BY rel_path",
+        (collection,),
+    )
+    for row in rows:
+        for item in json.loads(row["w"]):
+            if item.get("code") in LISTED_WARNINGS:
+                found.append({"relPath": row["rel_path"], **item})
+        if len(found) >= LISTED:
+            break
+    return found[:LISTED]
 
 
 def warnings_json(warnings: tuple[str, ...]) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import ClassVar, Final
 
 from gno_trio.engine.ingest.documents.base import DocumentConverter
-from gno_trio.engine.ingest.documents.encoding import decode_text
+from gno_trio.engine.ingest.documents.encoding import declared_charset, decode_text
 from gno_trio.engine.ingest.documents.limits import Ticker, current
 from gno_trio.engine.ingest.documents.markdown import (
     MarkdownWriter,
@@ -56,23 +56,21 @@ _BLOCKS: Final = frozenset(
 _CLOSE_P: Final = frozenset({"ul", "ol", "table", "pre", "blockquote", "div", "section"})
 _HEADINGS: Final = {f"h{n}": n for n in range(1, 7)}
 _EMPHASIS: Final = {"strong": "**", "b": "**", "em": "*", "i": "*", "code": "`"}
-_META_CHARSET: Final = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 _SAFE_LINK: Final = re.compile(r"^(?:https?:|mailto:|[^:]*$)", re.I)
 _FEED_CHARS: Final = 1 << 18
 
 
 def decode_html(rel_path: str, data: bytes) -> tuple[str, tuple[str, ...]]:
-    """The page's text: BOM, then ``<meta charset>``, then the general text rules."""
+    """The page's text: BOM, then its declared charset, then the general text rules.
+
+    A page's ``<meta charset>`` wins over the bytes' own look (as in a
+    browser), unlike a text file's declaration, which yields to valid UTF-8.
+    """
     if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return decode_text(rel_path, data)
-    declared = _META_CHARSET.search(data[:4096])
-    if declared:
-        try:
-            encoding = codecs.lookup(declared.group(1).decode("ascii")).name
-        except (LookupError, UnicodeDecodeError):
-            encoding = None
-        if encoding is not None and encoding not in ("utf-16-le", "utf-16-be", "utf-16"):
-            return data.decode(encoding, "replace").replace("\r\n", "\n"), ()
+    encoding = declared_charset(data, html=True)
+    if encoding is not None:
+        return data.decode(encoding, "replace").replace("\r\n", "\n"), ()
     return decode_text(rel_path, data)
 
 
