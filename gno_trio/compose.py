@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import trio
@@ -95,6 +95,25 @@ def serving(
         engine.close()
 
 
+def folder_watch(runtime: Runtime, *, catch_up: bool = False) -> Callable[[], Awaitable[None]]:
+    """The resident's folder watch as a background task (see :mod:`gno_trio.watch`)."""
+    from gno_trio.watch import FolderWatcher
+
+    return FolderWatcher(runtime, catch_up=catch_up).run
+
+
+async def serve_beside(
+    serve: Callable[[], Awaitable[int]], background: Sequence[Callable[[], Awaitable[object]]]
+) -> int:
+    """Run ``serve`` with ``background`` tasks beside it; they stop when it returns."""
+    async with trio.open_nursery() as nursery:
+        for task in background:
+            nursery.start_soon(task)
+        code = await serve()
+        nursery.cancel_scope.cancel()
+    return code
+
+
 def initial_sync(runtime: Runtime) -> Callable[[], Awaitable[None]]:
     """The daemon's start-up sync, as an ordinary sync job (the job slot and the lease)."""
 
@@ -109,4 +128,4 @@ def initial_sync(runtime: Runtime) -> Callable[[], Awaitable[None]]:
     return run
 
 
-__all__ = ["Served", "build_app", "initial_sync", "serving"]
+__all__ = ["Served", "build_app", "folder_watch", "initial_sync", "serve_beside", "serving"]

@@ -61,6 +61,7 @@ __all__ = [
     "SearchBackend",
     "SourceAvailability",
     "ToolProfile",
+    "Watch",
     "dump_config",
     "dumps_config",
     "fts5_tokenize_clause",
@@ -186,6 +187,21 @@ class Gateway:
 
 
 @attrs.frozen
+class Watch:
+    """Whether residents follow the collection folders (``watch:`` in ``index.yml``).
+
+    ``serve``, ``daemon`` and ``mcp`` watch every collection root while
+    ``enabled`` (the default; ``--no-watch`` turns it off for one run).
+    ``polling`` makes every watch poll the folders instead of asking the
+    operating system, for file systems whose change events do not reach
+    this machine; a watch that the system refuses polls by itself.
+    """
+
+    enabled: bool = True
+    polling: bool = False
+
+
+@attrs.frozen
 class Search:
     """Which index ranks documents (``search:`` in ``index.yml``).
 
@@ -295,6 +311,7 @@ class Config:
     gateway: Gateway = attrs.field(factory=Gateway)
     conversion: Conversion = attrs.field(factory=Conversion)
     search: Search = attrs.field(factory=Search)
+    watch: Watch = attrs.field(factory=Watch)
     content_types: Any = attrs.field(default=None, hash=False)
     models: Any = attrs.field(default=None, hash=False)
     retrieval_traces: RetrievalTraces | None = None

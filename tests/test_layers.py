@@ -35,6 +35,7 @@ LAYERS: dict[str, str] = {
     "gno_trio.protocol": "protocol",
     "gno_trio.engine": "engine",
     "gno_trio.runtime": "runtime",
+    "gno_trio.watch": "runtime",
     "gno_trio.server": "server",
     "gno_trio.tools": "tools",
     "gno_trio.compose": "compose",

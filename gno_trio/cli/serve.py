@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,7 +44,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve MCP over stdio: stdout carries JSON-RPC only, logs go to stderr."""
     import trio
 
-    from gno_trio.compose import serving
+    from gno_trio.compose import folder_watch, serve_beside, serving
     from gno_trio.transports.stdio import serve_stdio
 
     profile = parse_profile(args.tool_profile)
@@ -58,13 +59,20 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    engine = open_engine(args)
     with serving(
-        open_engine(args),
+        engine,
         write_enabled=write_enabled,
         tool_profile=profile,
         switches=STDIO_SWITCHES,
     ) as served:
-        return trio.run(serve_stdio, served.app)
+        background = [folder_watch(served.runtime)] if _watching(args, engine) else []
+        return trio.run(serve_beside, partial(serve_stdio, served.app), background)
+
+
+def _watching(args: argparse.Namespace, engine: Engine) -> bool:
+    """Whether this resident follows the collection folders (``--no-watch``, ``watch.enabled``)."""
+    return not getattr(args, "no_watch", False) and engine.config.watch.enabled
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -172,7 +180,7 @@ def _serve(
     announced: Callable[[GatewayEndpoint], None] | None,
 ) -> int:
     """Serve one gateway process until it is told to stop (a worker, or the only process)."""
-    from gno_trio.compose import initial_sync, serving
+    from gno_trio.compose import folder_watch, initial_sync, serving
     from gno_trio.transports.http.guards import PolicyBook
     from gno_trio.transports.http.server import BackgroundTask, run_resident
 
@@ -190,6 +198,8 @@ def _serve(
         background: list[BackgroundTask] = []
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
+        if first_worker and _watching(args, engine):
+            background.append(folder_watch(served.runtime))
         return run_resident(
             served.app,
             settings,
@@ -249,6 +259,7 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
     parser.add_argument(
         "--no-embed", action="store_true", help="do not embed new chunks in the background"
     )
+    _watch_argument(parser)
     parser.add_argument(
         "--workers",
         type=int,
@@ -280,8 +291,17 @@ def _gateway_arguments(parser: argparse.ArgumentParser, *, daemon: bool) -> None
     parser.add_argument(resident.RECORD_OPTION, dest="resident_record", help=argparse.SUPPRESS)
 
 
+def _watch_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not follow the collection folders (index only on update/sync)",
+    )
+
+
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("mcp", parents=[common])
+    _watch_argument(p)
     p.add_argument(STDIO_SWITCHES.tool_profile, default="full", help="core or full (default full)")
     p.add_argument(STDIO_SWITCHES.enable_write, action="store_true", help="register write tools")
     p.set_defaults(handler=cmd_mcp)

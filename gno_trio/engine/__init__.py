@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
     from gno_trio.engine.ingest.spec import SyncReport as SyncReport
     from gno_trio.engine.ingest.update_cmd import UPDATE_CMD_FAILED as UPDATE_CMD_FAILED
+    from gno_trio.engine.ingest.watching import WatchedRoot as WatchedRoot
     from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
     from gno_trio.engine.jobs import JobControl as JobControl
     from gno_trio.engine.jobs import JobManager as JobManager
@@ -169,6 +170,7 @@ _HOMES: Final[Homes] = {
     "CaptureRequest": ("gno_trio.engine.ingest.capture_request", "CaptureRequest"),
     "ProgressFn": ("gno_trio.engine.ingest.spec", "ProgressFn"),
     "SyncReport": ("gno_trio.engine.ingest.spec", "SyncReport"),
+    "WatchedRoot": ("gno_trio.engine.ingest.watching", "WatchedRoot"),
     "UPDATE_CMD_FAILED": ("gno_trio.engine.ingest.update_cmd", "UPDATE_CMD_FAILED"),
     "JOB_RETENTION_COUNT": ("gno_trio.engine.jobs", "RETENTION_COUNT"),
     "JobControl": ("gno_trio.engine.jobs", "JobControl"),
@@ -283,6 +285,7 @@ __all__ = [
     "SearchRequest",
     "SyncReport",
     "TraceJudgment",
+    "WatchedRoot",
     "Work",
     "Zone",
     "agent_projection_text",

@@ -37,6 +37,7 @@ from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
     from gno_trio.engine.ingest.documents.runner import ConversionRunner
+    from gno_trio.engine.ingest.watching import WatchedRoot
 
 logger = logging.getLogger("gno_trio.engine")
 
@@ -166,6 +167,81 @@ class IndexingKernel(EngineKernel):
             with self.connection(conn) as c, self._conversion_runner() as runner:
                 report = sync_collection(
                     c, spec_for(collection), only=set(rel_paths), runner=runner
+                )
+            self.catch_up_documents(prune=True)
+            return report
+
+    def watch_lease(self) -> contextlib.AbstractContextManager[HeldLease]:
+        """The data directory's watch lease (``LOCKED`` at once while another resident holds it)."""
+        from gno_trio.engine.ingest.watch_report import watch_lease
+
+        return watch_lease(self.location.dirs.data)
+
+    def publish_watch(self, report: dict[str, Any]) -> None:
+        """Tell every process serving this data directory what the watcher is doing."""
+        from gno_trio.engine.ingest.watch_report import publish
+
+        publish(self.location.dirs.data, report)
+
+    def watch_report(self) -> dict[str, Any] | None:
+        """What the resident that watches this data directory last said (None: none watches)."""
+        from gno_trio.engine.ingest.watch_report import published
+
+        return published(self.location.dirs.data)
+
+    def watched_roots(self) -> list[tuple[WatchedRoot | None, str, str | None]]:
+        """Every configured collection as a watcher sees it now: ``(root, name, refusal)``.
+
+        ``root`` is None and ``refusal`` says why when the root may not be
+        indexed now (gone, unreadable, refused); gno-trio's own directories
+        are never looked at inside a root.
+        """
+        from gno_trio.engine.ingest.watching import watched_root
+
+        dirs = self.location.dirs
+        found: list[tuple[WatchedRoot | None, str, str | None]] = []
+        for collection in self.config.collections:
+            try:
+                checked_root(collection.path, dirs)
+            except GnoError as error:
+                found.append((None, collection.name, f"{error.code}: {error.message}"))
+                continue
+            own = (dirs.data, dirs.cache, dirs.config)
+            found.append((watched_root(spec_for(collection), own), collection.name, None))
+        return found
+
+    def sync_changed(
+        self,
+        name: str,
+        rel_paths: Sequence[str],
+        *,
+        wait_seconds: float | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> SyncReport | None:
+        """Index what changed under one collection's root, as a watcher reported it.
+
+        Paths naming files are synced alone (a vanished one retired, one
+        renamed among them keeps its document, links and vectors); a folder
+        created, moved or removed as a whole, or the root itself (``"."``),
+        costs a sync of the collection (a walk, whose unchanged files cost a
+        ``stat``). None when no path can be one of its documents.
+        """
+        from gno_trio.engine.ingest.sync import sync_collection
+        from gno_trio.engine.ingest.watching import settle, watched_root
+
+        collection = self.collection(name)
+        spec = spec_for(collection)
+        with self.connection(conn) as c:
+            settled = settle(c, watched_root(spec, ()), rel_paths)
+        if not settled.walk and not settled.files:
+            return None
+        with self.writing(wait_seconds=wait_seconds) as held:
+            if settled.walk:
+                return self.sync([collection.name], conn=conn, lease=held)[0]
+            checked_root(collection.path, self.location.dirs)
+            with self.connection(conn) as c, self._conversion_runner() as runner:
+                report = sync_collection(
+                    c, spec, only=set(settled.files), runner=runner, vanish=True
                 )
             self.catch_up_documents(prune=True)
             return report

@@ -108,13 +108,15 @@ def collector_paused() -> Iterator[None]:
 
 
 def _plan(
-    conn: sqlite3.Connection, spec: CollectionSpec, only: set[str] | None
+    conn: sqlite3.Connection, spec: CollectionSpec, only: set[str] | None, *, vanish: bool
 ) -> tuple[SyncPlan, WalkNotes]:
     """What the sync must do (see :mod:`.plan`), and what else the walk saw."""
     if only is not None:
         files = named_files(spec, only)
-        plan = decide(files, stored_documents(conn, spec.name, sorted(only)), partial=True)
-        return plan, WalkNotes([], [])
+        # With ``vanish``, a named path that is no longer a file of the collection was
+        # deleted (or renamed: its bytes may turn up under another named path).
+        stored = stored_documents(conn, spec.name, sorted(only))
+        return decide(files, stored, partial=not vanish), WalkNotes([], [])
     # The indexed fingerprints are read while the walk waits on its stat calls
     # (both release the GIL for their system calls; the connection is idle meanwhile).
     with ThreadPoolExecutor(max_workers=1) as reader:
@@ -134,11 +136,14 @@ def sync_collection(
     only: set[str] | None = None,
     runner: ConversionRunner | None = None,
     hooks: IndexHooks | None = None,
+    vanish: bool = False,
 ) -> SyncReport:
     """Bring the index in line with the files of one collection.
 
     ``only`` limits the sync to the given relative paths (used after a
-    capture or a remembered fact: one file, no walk, no soft-deletes).
+    capture or a remembered fact: one file, no walk, no soft-deletes; with
+    ``vanish``, as a watcher reports changes, a named path that is gone is
+    retired and one renamed within the names keeps its document).
     Conversions go through ``runner`` (documents in its worker processes);
     without one, a runner with the default limits is used for this sync.
     ``hooks`` keep the document index informed (see :class:`~gno_trio.engine.kernel.IndexHooks`).
@@ -146,11 +151,11 @@ def sync_collection(
     if runner is None:
         with ConversionRunner() as own:
             return sync_collection(
-                conn, spec, progress=progress, only=only, runner=own, hooks=hooks
+                conn, spec, progress=progress, only=only, runner=own, hooks=hooks, vanish=vanish
             )
     started = time.perf_counter()
     with collector_paused():
-        plan, notes = _plan(conn, spec, only)
+        plan, notes = _plan(conn, spec, only, vanish=vanish)
     report = SyncReport(collection=spec.name)
     apply_plan(
         conn,

@@ -212,8 +212,10 @@ class ReadsFace(EngineKernel):
 
     def status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
         """Counts, health, the true embedding backlog and the embed model in force."""
+        from gno_trio.engine.ingest.watch_report import published
+
         with self.connection(conn) as c:
-            return status_mod.status(
+            result = status_mod.status(
                 c,
                 index_name=self.location.index_name,
                 db_path=str(self.location.db_path),
@@ -221,6 +223,10 @@ class ReadsFace(EngineKernel):
                 semantic=self._semantic_facts(c),
                 cache_dir=self.location.dirs.cache,
             )
+        watching = published(self.location.dirs.data)  # the resident that follows the folders
+        if watching is not None:
+            result["background"]["watcher"] = watching
+        return result
 
     def _semantic_facts(self, conn: sqlite3.Connection) -> SemanticFacts:
         """The embedding side as status reports it: read from config and index, no model run."""

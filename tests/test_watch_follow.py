@@ -1,0 +1,288 @@
+"""The index follows the folder: a resident's watcher against real editors' ways of writing.
+
+Each test runs a :class:`~gno_trio.watch.FolderWatcher` over an opened engine
+in this process (the same watcher ``serve``, ``daemon`` and ``mcp`` run),
+writes files the way editors and tools do, and waits (generously, no timing
+asserted) until a search says what a user would see. One test feeds the
+watcher its own events to stand in for an event queue that overflowed and
+a watch that had to restart.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from gno_trio.dirs import Dirs
+from gno_trio.engine import Engine, SearchRequest
+from gno_trio.runtime import Runtime
+from gno_trio.watch import FolderWatcher
+from gno_trio.watch.source import Changes
+from tests.conftest import write_corpus
+
+WAIT_S = 30.0
+
+
+def _search(engine: Engine, query: str) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = engine.search(SearchRequest(query=query, limit=20))["results"]
+    return results
+
+
+async def _until(check: Callable[[], bool], what: str) -> None:
+    with trio.move_on_after(WAIT_S):
+        while not await trio.to_thread.run_sync(check):
+            await trio.sleep(0.05)
+        return
+    raise AssertionError(f"not within {WAIT_S} s: {what}")
+
+
+def _uris(engine: Engine, query: str) -> list[str]:
+    return [hit["uri"] for hit in _search(engine, query)]
+
+
+def _journal(engine: Engine) -> list[tuple[str, str | None, str | None]]:
+    """The change journal since the start: (kind, current uri, previous uri) per change."""
+    found = engine.changes(since="2000-01-01T00:00:00Z", limit=1000)["changes"]
+    return [
+        (c["kind"], (c["current"] or {}).get("uri"), (c["previous"] or {}).get("uri"))
+        for c in found
+    ]
+
+
+@pytest.fixture
+def notes(engine: Engine, tmp_path: Path) -> Path:
+    root = write_corpus(
+        tmp_path / "notes",
+        {
+            "a.md": "# Alpha\n\nThe first note about apricots.\n",
+            "b.md": "# Beta\n\nA second note about bananas.\n",
+            "folder/c.md": "# Gamma\n\nA note about cherries in a folder.\n",
+        },
+    )
+    engine.add_collection(str(root), name="notes")
+    engine.sync()
+    return root
+
+
+Body = Callable[[Engine, FolderWatcher], Awaitable[None]]
+
+
+async def _watching(engine: Engine, body: Body, **options: Any) -> FolderWatcher:
+    runtime = Runtime(engine=engine)
+    watcher = FolderWatcher(runtime, survey_seconds=0.2, **options)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watcher.run)
+        await _until(lambda: watcher.book.active == {"notes"}, "the watch started")
+        await body(engine, watcher)
+        nursery.cancel_scope.cancel()
+    runtime.jobs.close()
+    return watcher
+
+
+def _documents(engine: Engine) -> int:
+    return int(engine.status()["totalDocuments"])
+
+
+async def test_editor_saves_update_the_one_document(engine: Engine, notes: Path) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        count = _documents(engine)
+        journaled = len(_journal(engine))
+
+        # VS Code / Obsidian / our own writers: a temporary file renamed over the note.
+        (notes / ".gno-tmp-a.md").write_text("# Alpha\n\nNow about avocados.\n")
+        os.replace(notes / ".gno-tmp-a.md", notes / "a.md")
+        await _until(lambda: _uris(engine, "avocados") == ["gno://notes/a.md"], "atomic save")
+
+        # vim: a swap file, the 4913 probe, the note moved to a backup, a new file written.
+        (notes / ".b.md.swp").write_text("swap zucchini")
+        (notes / "4913").write_text("")
+        (notes / "4913").unlink()
+        os.replace(notes / "b.md", notes / "b.md~")
+        (notes / "b.md").write_text("# Beta\n\nNow about blueberries.\n")
+        (notes / "b.md~").unlink()
+        (notes / ".b.md.swp").unlink()
+        await _until(lambda: _uris(engine, "blueberries") == ["gno://notes/b.md"], "vim save")
+
+        # Emacs: a lock file beside the note, then an in-place write.
+        (notes / ".#a.md").write_text("lock quinces")
+        (notes / "a.md").write_text("# Alpha\n\nIn place about almonds.\n")
+        await _until(lambda: _uris(engine, "almonds") == ["gno://notes/a.md"], "in-place write")
+        (notes / ".#a.md").unlink()
+
+        # None of the scratch files became a document, and no save made a second one.
+        assert _uris(engine, "zucchini") == [] and _uris(engine, "quinces") == []
+        assert _documents(engine) == count
+        assert watcher.book.events_ignored > 0
+        # Each save was an update of its document: none was removed and created anew.
+        kinds = {kind for kind, _, _ in _journal(engine)[journaled:]}
+        assert kinds == {"update"}
+
+    await _watching(engine, body)
+
+
+async def test_delete_rename_and_folder_move(engine: Engine, notes: Path) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        journaled = len(_journal(engine))
+
+        (notes / "a.md").unlink()
+        await _until(lambda: _uris(engine, "apricots") == [], "a deleted note leaves search")
+
+        os.replace(notes / "b.md", notes / "renamed.md")
+        await _until(lambda: _uris(engine, "bananas") == ["gno://notes/renamed.md"], "rename")
+
+        shutil.move(notes / "folder", notes / "moved")
+        await _until(lambda: _uris(engine, "cherries") == ["gno://notes/moved/c.md"], "move")
+        # Renamed and moved notes keep their documents (links, chunks and vectors with them).
+        assert _journal(engine)[journaled:] == [
+            ("inactivate", "gno://notes/a.md", "gno://notes/a.md"),
+            ("rename", "gno://notes/renamed.md", "gno://notes/b.md"),
+            ("rename", "gno://notes/moved/c.md", "gno://notes/folder/c.md"),
+        ]
+
+        # A folder dropped in whole (its files were never named one by one).
+        staged = write_corpus(notes.parent / "staging", {"x/d.md": "# Delta\n\nDates.\n"})
+        shutil.move(staged / "x", notes / "dropped")
+        await _until(lambda: _uris(engine, "dates") == ["gno://notes/dropped/d.md"], "drop-in")
+
+    await _watching(engine, body)
+
+
+async def test_excluded_and_git_paths_never_trigger_work(engine: Engine, notes: Path) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        syncs = watcher.book.syncs
+        (notes / ".git").mkdir()
+        (notes / ".git" / "HEAD.md").write_text("# Head\n\nrefs of figs\n")
+        (notes / "node_modules").mkdir()
+        (notes / "node_modules" / "pkg.md").write_text("# Pkg\n\nfigs again\n")
+        (notes / "note.md~").write_text("figs backup")
+        # A real note last: once it is indexed, the others were seen and passed over.
+        (notes / "real.md").write_text("# Real\n\nGrapes.\n")
+        await _until(lambda: _uris(engine, "grapes") == ["gno://notes/real.md"], "real note")
+        assert _uris(engine, "figs") == []
+        assert watcher.book.syncs == syncs + 1
+
+    await _watching(engine, body)
+
+
+async def test_an_overflow_or_a_restarted_watch_syncs_the_collection_once(
+    engine: Engine, notes: Path
+) -> None:
+    """Events the watch never delivered are found by one sync of the whole collection."""
+    feed_send, feed_receive = trio.open_memory_channel[Changes | Exception](10)
+
+    async def fake_source(root: Path, polling: bool, stop: trio.Event) -> AsyncIterator[Changes]:
+        async for item in feed_receive:
+            if isinstance(item, Exception):
+                raise item
+            yield item
+
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        # Written behind the watch's back: no event names it.
+        (notes / "unseen.md").write_text("# Unseen\n\nKiwis.\n")
+        root = str(Path(os.path.realpath(notes)))
+        await feed_send.send({(1, root)})  # the root itself: "look again" (an overflow)
+        await _until(lambda: _uris(engine, "kiwis") == ["gno://notes/unseen.md"], "rescan")
+        assert watcher.book.full_syncs == 1
+
+        (notes / "unseen2.md").write_text("# Unseen too\n\nLimes.\n")
+        await feed_send.send(OSError(28, "inotify watch limit reached"))
+        await _until(lambda: _uris(engine, "limes") == ["gno://notes/unseen2.md"], "restart")
+        assert watcher.book.full_syncs == 2
+        assert "notes" in watcher.book.polling  # it polls now, and says so
+        assert "inotify watch limit" in watcher.book.report()["pollingCollections"][0]["reason"]
+
+    await _watching(engine, body, source=fake_source)
+
+
+async def test_a_file_that_cannot_be_indexed_is_listed_and_the_watch_goes_on(
+    engine: Engine, notes: Path
+) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        (notes / "broken.pdf").write_bytes(b"%PDF-1.4 this is no pdf at all")
+        await _until(
+            lambda: any(e["relPath"] == "broken.pdf" for e in watcher.book.report()["errors"]),
+            "the broken file listed",
+        )
+        (notes / "after.md").write_text("# After\n\nMangoes.\n")
+        await _until(lambda: _uris(engine, "mangoes") == ["gno://notes/after.md"], "goes on")
+
+        def published() -> bool:  # what every process and the CLI read, a moment later
+            watched = engine.status()["background"]["watcher"]
+            return (
+                watched.get("role") == "watching"
+                and watched["activeCollections"] == ["notes"]
+                and any(e["relPath"] == "broken.pdf" and e["message"] for e in watched["errors"])
+            )
+
+        await _until(published, "status lists it")
+
+    await _watching(engine, body)
+
+
+async def test_a_root_that_vanishes_is_reported_and_followed_again(
+    engine: Engine, notes: Path
+) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        away = notes.parent / "away"
+        os.replace(notes, away)
+        await _until(lambda: "notes" in watcher.book.failed, "the missing root reported")
+        (away / "meanwhile.md").write_text("# Meanwhile\n\nPapayas.\n")
+        os.replace(away, notes)
+        await _until(lambda: watcher.book.active == {"notes"}, "the watch resumed")
+        await _until(lambda: _uris(engine, "papayas") == ["gno://notes/meanwhile.md"], "synced")
+
+    await _watching(engine, body)
+
+
+async def test_collections_added_and_removed_at_run_time(
+    engine: Engine, notes: Path, tmp_path: Path
+) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        more = write_corpus(tmp_path / "more", {"m.md": "# More\n\nNectarines.\n"})
+        await trio.to_thread.run_sync(lambda: engine.add_collection(str(more), name="more"))
+        await _until(lambda: watcher.book.active == {"notes", "more"}, "the new watch")
+        await _until(lambda: _uris(engine, "nectarines") == ["gno://more/m.md"], "first sync")
+        (more / "n.md").write_text("# Next\n\nOranges.\n")
+        await _until(lambda: _uris(engine, "oranges") == ["gno://more/n.md"], "followed")
+
+        await trio.to_thread.run_sync(lambda: engine.remove_collection("more"))
+        await _until(lambda: watcher.book.active == {"notes"}, "the watch stopped")
+
+    await _watching(engine, body)
+
+
+async def test_a_second_resident_follows_and_takes_over(dirs: Dirs, notes: Path) -> None:
+    """Two residents of one data directory: one watches, the other takes over when it stops."""
+    first = Engine.open(dirs=dirs)
+    second = Engine.open(dirs=dirs)
+    try:
+        one = FolderWatcher(Runtime(engine=first), survey_seconds=0.2)
+        two = FolderWatcher(Runtime(engine=second), survey_seconds=0.2, follow_retry_seconds=0.2)
+        first_scope = trio.CancelScope()
+
+        async def run_first() -> None:
+            with first_scope:
+                await one.run()
+
+        async with trio.open_nursery() as outer:
+            outer.start_soon(run_first)
+            await _until(lambda: one.book.active == {"notes"}, "the first watches")
+            outer.start_soon(two.run)
+            await _until(lambda: two.book.role == "following", "the second follows")
+            (notes / "seen.md").write_text("# Seen\n\nPears.\n")
+            await _until(lambda: _uris(second, "pears") == ["gno://notes/seen.md"], "shared")
+            assert two.book.syncs == 0  # it saw the first one's sync through the store
+            first_scope.cancel()  # the first resident stops: its watch lease goes with it
+            await _until(lambda: two.book.role == "watching", "the second takes over")
+            (notes / "later.md").write_text("# Later\n\nQuinoa.\n")
+            await _until(lambda: _uris(first, "quinoa") == ["gno://notes/later.md"], "followed")
+            outer.cancel_scope.cancel()
+    finally:
+        first.close()
+        second.close()
