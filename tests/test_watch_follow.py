@@ -20,7 +20,7 @@ import pytest
 import trio
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import CaptureRequest, Engine, SearchRequest
 from gno_trio.runtime import Runtime
 from gno_trio.watch import FolderWatcher
 from gno_trio.watch.source import Changes
@@ -166,6 +166,20 @@ async def test_excluded_and_git_paths_never_trigger_work(engine: Engine, notes: 
         await _until(lambda: _uris(engine, "grapes") == ["gno://notes/real.md"], "real note")
         assert _uris(engine, "figs") == []
         assert watcher.book.syncs == syncs + 1
+
+    await _watching(engine, body)
+
+
+async def test_notes_written_through_our_own_tools_are_not_synced_twice(
+    engine: Engine, notes: Path
+) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        request = CaptureRequest(collection="notes", content="Raspberries.", title="Captured")
+        done = await trio.to_thread.run_sync(lambda: engine.capture(request))
+        assert _uris(engine, "raspberries") == [done["uri"]]  # indexed by the capture itself
+        await _until(lambda: watcher.book.idle_batches >= 1, "the watcher saw the capture")
+        assert watcher.book.syncs == 0 and watcher.book.events_seen >= 1
+        assert [kind for kind, uri, _ in _journal(engine) if uri == done["uri"]] == ["create"]
 
     await _watching(engine, body)
 

@@ -38,6 +38,8 @@ class WatchBook:
     events_seen: int = 0
     events_ignored: int = 0
     syncs: int = 0
+    idle_batches: int = 0
+    """Batches of changes that needed no sync (files gno-trio wrote and indexed itself)."""
     full_syncs: int = 0
     last_event_at: str | None = None
     last_sync_at: str | None = None
@@ -83,6 +85,7 @@ class WatchBook:
             "eventsIgnored": self.events_ignored,
             "pendingPaths": sum(len(paths) for paths in self.pending.values()),
             "syncs": self.syncs,
+            "batchesWithoutWork": self.idle_batches,
             "fullSyncs": self.full_syncs,
             "lastSync": self.last_sync,
             "errors": list(self.errors),

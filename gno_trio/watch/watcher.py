@@ -283,6 +283,7 @@ class FolderWatcher:
             book.error(name, WHOLE, "RUNTIME", str(exc))
             return
         if report is None:
+            book.idle_batches += 1
             return
         book.syncs += 1
         if WHOLE in paths:

@@ -224,17 +224,19 @@ class IndexingKernel(EngineKernel):
         renamed among them keeps its document, links and vectors); a folder
         created, moved or removed as a whole, or the root itself (``"."``),
         costs a sync of the collection (a walk, whose unchanged files cost a
-        ``stat``). None when no path can be one of its documents.
+        ``stat``). None when there is nothing to do: no path can be one of its
+        documents, or each is indexed as it is on disk (a file gno-trio wrote
+        and indexed itself), found without taking the write lease.
         """
-        from gno_trio.engine.ingest.sync import sync_collection
+        from gno_trio.engine.ingest.sync import named_work, sync_collection
         from gno_trio.engine.ingest.watching import settle, watched_root
 
         collection = self.collection(name)
         spec = spec_for(collection)
         with self.connection(conn) as c:
             settled = settle(c, watched_root(spec, ()), rel_paths)
-        if not settled.walk and not settled.files:
-            return None
+            if not settled.walk and not (settled.files and named_work(c, spec, set(settled.files))):
+                return None
         with self.writing(wait_seconds=wait_seconds) as held:
             if settled.walk:
                 return self.sync([collection.name], conn=conn, lease=held)[0]

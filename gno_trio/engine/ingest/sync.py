@@ -128,6 +128,17 @@ def _plan(
     return plan, notes
 
 
+def named_work(conn: sqlite3.Connection, spec: CollectionSpec, only: set[str]) -> bool:
+    """Whether syncing the named paths (with ``vanish``) would read or retire anything.
+
+    A ``stat`` per path: a file just written and indexed by gno-trio itself
+    (a capture, a remembered fact) reports its change to a watcher, and the
+    watcher's sync of it stops here, before the write lease.
+    """
+    plan, _ = _plan(conn, spec, only, vanish=True)
+    return bool(plan.to_read or plan.vanished)
+
+
 def sync_collection(
     conn: sqlite3.Connection,
     spec: CollectionSpec,
@@ -173,4 +184,4 @@ def sync_collection(
     return report
 
 
-__all__ = ["CollectionSpec", "ProgressFn", "SyncReport", "sync_collection"]
+__all__ = ["CollectionSpec", "ProgressFn", "SyncReport", "named_work", "sync_collection"]
