@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gno_trio.engine.ingest.markdown_links import MATCHES_READ
 from tests.cli_support import COMMAND_TIMEOUT_S, Cli, make_cli
 from tests.test_mcp_gno_server import spawn
 
@@ -153,3 +154,17 @@ def test_a_file_swapped_between_walk_and_read_is_not_read(tmp_path: Path) -> Non
     }
     # The write lease was given back: a capture goes through.
     cli.run("capture", "-c", "notes", "--title", "After", "after words")
+
+
+def test_a_note_of_one_long_line_of_links_indexes_in_one_pass(tmp_path: Path) -> None:
+    """7.8 MB on one line, 1.3 M wiki links: every link once looked back to the line's start
+    (minutes under the write lease); the scan now costs one pass and a bounded number of links."""
+    cli, notes = _notes(tmp_path)
+    (notes / "z.md").write_text("# Z\nzulu\n")
+    (notes / "long.md").write_text("# Long\n" + "[[z]] " * 1_300_000 + "tailword\n")
+    cli.run("update")  # within the command timeout, which the quadratic scan overran
+    assert cli.json("search", "tailword")["results"]
+    links = cli.json("links", "notes/long.md")["links"]
+    assert len(links) == MATCHES_READ
+    assert (links[-1]["startLine"], links[-1]["startCol"]) == (2, (MATCHES_READ - 1) * 6 + 1)
+    assert links[-1]["resolvedUri"] == "gno://notes/z.md"

@@ -29,6 +29,7 @@ from gno_trio.engine.ingest.markdown_links import (
     MARKDOWN_LINK,
     WIKI_LINK,
     LinePositions,
+    first_matches,
     markdown_link,
     wiki_link,
 )
@@ -86,7 +87,7 @@ def _scan_body(body: str, first_line: int) -> _BodyScan:
     tags: list[str] = []
     for match in _LOGSEQ_TAGS.finditer(masked) if "::" in masked else ():
         tags.extend(split_tag_list(match.group(1)))
-    for match in _HASHTAG.finditer(masked):
+    for match in first_matches(_HASHTAG, masked):
         candidate = match.group(1).rstrip("./-")
         if any(ch.isalpha() for ch in candidate):  # "#42" is an issue number, not a tag
             tag = normalize_tag(candidate)
@@ -96,13 +97,13 @@ def _scan_body(body: str, first_line: int) -> _BodyScan:
     links: list[Link] = []
     if "[" in masked:
         positions = LinePositions(body, first_line)
-        for match in WIKI_LINK.finditer(masked):
+        for match in first_matches(WIKI_LINK, masked):
             line, col = positions.at(match.start())
             link = wiki_link(body[match.start(1) : match.end(1)], line, col)
             if link is not None:
                 links.append(link)
         positions = LinePositions(body, first_line)
-        for match in MARKDOWN_LINK.finditer(masked):
+        for match in first_matches(MARKDOWN_LINK, masked):
             line, col = positions.at(match.start())
             link = markdown_link(
                 body[match.start(1) : match.end(1)], body[match.start(2) : match.end(2)], line, col

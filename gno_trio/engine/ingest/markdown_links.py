@@ -8,7 +8,9 @@ refactor rewrites exactly the links the index knows.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote
@@ -23,6 +25,13 @@ MARKDOWN_LINK: Final = re.compile(
     r"\([ \t]*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
 )
+MATCHES_READ: Final = 20_000
+"""Matches of each scanner (wiki links, Markdown links, hashtags) read from one document.
+
+The rest are not indexed. With this bound, and the mirror's own
+(``ConversionLimits.max_chars``), the in-process scan of a text file costs
+at most a pass over its characters and this many matches, whatever it holds.
+"""
 _URI_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _COLLECTION_PREFIX: Final = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63}):(?=\S)(?!//)")
 _ASSET_EXTENSIONS: Final = frozenset(
@@ -62,19 +71,32 @@ def _is_asset(target: str) -> bool:
 class LinePositions:
     """Offset -> (line, column) in the full text, for a body starting at ``first_line``.
 
-    Offsets must be asked for in increasing order; each call only counts the
-    newlines since the previous one, so a whole scan costs one pass.
+    Offsets must be asked for in increasing order; each call only looks at
+    the characters since the previous one (the newlines to count, and where
+    the current line starts), so a whole scan costs one pass however long a
+    line is: looking back for the line's start from every link made a note
+    of one 7 MB line take minutes.
     """
 
     def __init__(self, body: str, first_line: int) -> None:
         self._body = body
         self._offset = 0
         self._line = first_line
+        self._line_start = 0
 
     def at(self, offset: int) -> tuple[int, int]:
-        self._line += self._body.count("\n", self._offset, offset)
+        body, since = self._body, self._offset
+        newline = body.rfind("\n", since, offset)
+        if newline != -1:
+            self._line += body.count("\n", since, offset)
+            self._line_start = newline + 1
         self._offset = offset
-        return self._line, offset - self._body.rfind("\n", 0, offset)
+        return self._line, offset - self._line_start + 1
+
+
+def first_matches(pattern: re.Pattern[str], masked: str) -> Iterator[re.Match[str]]:
+    """The first :data:`MATCHES_READ` matches of a scanner in a (code-masked) body."""
+    return itertools.islice(pattern.finditer(masked), MATCHES_READ)
 
 
 def wiki_link(inner: str, line: int, col: int) -> Link | None:
@@ -157,7 +179,7 @@ def link_sites(text: str) -> list[LinkSite]:
         return sites
     first_line = text[:base].count("\n") + 1
     positions = LinePositions(body, first_line)
-    for match in WIKI_LINK.finditer(masked):
+    for match in first_matches(WIKI_LINK, masked):
         line, col = positions.at(match.start())
         inner = body[match.start(1) : match.end(1)]
         link = wiki_link(inner, line, col)
@@ -168,7 +190,7 @@ def link_sites(text: str) -> list[LinkSite]:
         start = base + match.start(1) + lead
         sites.append(LinkSite(link, start, start + len(written.strip())))
     positions = LinePositions(body, first_line)
-    for match in MARKDOWN_LINK.finditer(masked):
+    for match in first_matches(MARKDOWN_LINK, masked):
         line, col = positions.at(match.start())
         destination = body[match.start(2) : match.end(2)]
         link = markdown_link(body[match.start(1) : match.end(1)], destination, line, col)
