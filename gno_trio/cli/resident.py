@@ -24,13 +24,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
+from gno_trio.children import isolated_module
 from gno_trio.cli.common import EXIT_OK, emit_json
 from gno_trio.dirs import resolve_dirs
 from gno_trio.engine import write_file_atomically
@@ -172,7 +172,7 @@ def ownership(data_dir: Path, mode: str) -> Iterator[None]:
 
 def _child_command(command_line: list[str], pid_file: Path) -> list[str]:
     kept = [word for word in command_line if word != "--detach"]
-    return [sys.executable, "-m", "gno_trio", *kept, RECORD_OPTION, str(pid_file)]
+    return isolated_module("gno_trio", *kept, RECORD_OPTION, str(pid_file))
 
 
 def _log_tail(log_file: Path) -> str:

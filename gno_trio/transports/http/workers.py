@@ -1,8 +1,8 @@
 """``--workers N``: several gateway processes serving one port.
 
 The parent reserves the port (a bound, never-listening socket with
-``SO_REUSEPORT``), wipes the shared session table, and starts N children with
-``python -c``, each running the ``entry`` function the caller names. A child
+``SO_REUSEPORT``), wipes the shared session table, and starts N isolated children
+(:mod:`gno_trio.children`), each running the ``entry`` function the caller names. A child
 calls :func:`accept_launch`: it receives the caller's opaque launch object
 (for the CLI, the parsed command line) on stdin and binds its own
 ``SO_REUSEPORT`` listener on that port; the entry then opens its own engine
@@ -33,6 +33,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Final
 
+from gno_trio.children import isolated_call
 from gno_trio.errors import GnoError
 from gno_trio.transports.http.server import (
     ClientSnippets,
@@ -62,16 +63,8 @@ class WorkerLaunch:
     on_ready: Callable[[GatewayEndpoint], None]
 
 
-def _child_code(entry: str) -> str:
-    """``python -c`` source that runs ``entry`` (``"package.module:function"``) and exits."""
-    module, _, function = entry.partition(":")
-    return f"from {module} import {function}; raise SystemExit({function}())"
-
-
 def _start_child(entry: str, payload: bytes) -> subprocess.Popen[bytes]:
-    child = subprocess.Popen(
-        [sys.executable, "-c", _child_code(entry)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
+    child = subprocess.Popen(isolated_call(entry), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None
     child.stdin.write(payload)
     child.stdin.close()

@@ -4,8 +4,9 @@ A document converter parses untrusted bytes with C libraries and large
 parsers; one hostile or broken file must cost that file only. So each
 conversion runs in a worker process (:mod:`.worker`) that
 
-- is a fresh interpreter started with ``subprocess`` (never ``fork`` of a
-  server that runs threads), in its own session so a terminal's Ctrl-C
+- is a fresh, isolated interpreter started with ``subprocess`` (never ``fork``
+  of a server that runs threads; nothing in the working directory is
+  importable in it, :mod:`gno_trio.children`), in its own session so a terminal's Ctrl-C
   reaches only the parent, and reused across files: start-up (about 0.3 s
   with the parsing libraries preloaded) is paid once per worker, not per file;
 - limits its own address space, so memory exhaustion fails inside it;
@@ -31,14 +32,13 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
+from gno_trio.children import isolated_module
 from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents import frames
 from gno_trio.engine.ingest.documents.limits import DEFAULT_LIMITS, ConversionLimits
@@ -102,12 +102,6 @@ class _Worker:
     def stdout_fd(self) -> int:
         assert self.process.stdout is not None
         return self.process.stdout.fileno()
-
-
-def _package_root() -> str:
-    import gno_trio
-
-    return str(Path(gno_trio.__file__).resolve().parent.parent)
 
 
 def _signal_name(returncode: int | None) -> str:
@@ -271,15 +265,11 @@ class ConversionRunner:
             return
 
     def _spawn(self) -> None:
-        env = dict(os.environ)
-        root = _package_root()
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE],
+            isolated_module(WORKER_MODULE),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env,
             start_new_session=True,
         )
         worker = _Worker(process)
