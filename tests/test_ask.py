@@ -23,6 +23,7 @@ from gno_trio.config_features import RetrievalTraces, TraceRetention
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
+from tests.tool_results import tool_error_code
 
 NOTES = {
     "tea.md": "# Tea\n\nGreen tea steeps at eighty degrees for two minutes.\n",
@@ -202,7 +203,7 @@ async def test_ask_over_stdio(vault: Engine, schema_check: Callable[[str, Any], 
         ):
             refused = await pipe.session.tool("gno_ask", bad)
             assert refused["isError"] is True
-            assert refused["structuredContent"]["error"] in ("INVALID_INPUT", "invalid_input")
+            assert tool_error_code(refused) in ("INVALID_INPUT", "invalid_input")
 
 
 # ---------------------------------------------------------------------------

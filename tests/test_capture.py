@@ -51,6 +51,7 @@ from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools.capture import CaptureInput, CaptureSource, make_capture
 from tests.lease_holder import LeaseHolder, lease_held_elsewhere
 from tests.stdio_session import StdioSession, open_mcp_server, server_environment
+from tests.tool_results import handler_error_code, tool_error_code
 
 NOW = datetime(2026, 3, 14, 9, 26, 53, tzinfo=UTC)
 NOW_ISO = "2026-03-14T09:26:53.000Z"
@@ -685,18 +686,18 @@ async def test_mcp_capture_writes_indexes_and_returns_a_schema_valid_receipt(
             "gno_capture", {"collection": "notes", "content": "x", "title": "Pangolin"}
         )
         assert again["isError"] is True
-        assert again["structuredContent"]["error"] == "CONFLICT"
+        assert tool_error_code(again) == "CONFLICT"
 
         escape = await pipe.tool(
             "gno_capture", {"collection": "notes", "content": "x", "path": "../x"}
         )
         assert escape["isError"] is True
-        assert escape["structuredContent"]["error"] == "INVALID_PATH"
-        assert escape["content"][0]["text"].startswith("Error: ")
+        assert tool_error_code(escape) == "INVALID_PATH"
+        assert escape["content"][0]["text"].startswith("Error: INVALID_PATH: ")
         assert not (notes.parent / "x.md").exists()
 
         missing = await pipe.tool("gno_capture", {"collection": "nope", "content": "x"})
-        assert missing["structuredContent"]["error"] == "NOT_FOUND"
+        assert tool_error_code(missing) == "NOT_FOUND"
 
         suffixed = await pipe.tool(
             "gno_capture",
@@ -736,8 +737,8 @@ async def test_the_handler_itself_refuses_when_writes_are_disabled(
     before = tree(notes)
     disabled = make_capture(Runtime(engine=eng, write_enabled=False))
     refused = await disabled(CaptureInput(collection="notes", content="x"), cast(Any, None))
-    assert refused.is_error and refused.structured is not None
-    assert refused.structured["error"] == "WRITE_DISABLED"
+    assert refused.is_error and refused.structured is None
+    assert handler_error_code(refused.text) == "WRITE_DISABLED"
     assert tree(notes) == before
 
     runtime = Runtime(engine=eng, write_enabled=True)

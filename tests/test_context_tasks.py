@@ -32,6 +32,7 @@ from tests.cmake_docs import CXX_STANDARD_PAGE, write_pages
 from tests.conftest import SHARED
 from tests.stdio_session import server_environment
 from tests.test_context_tool import check_capsule, gno_capsule_errors
+from tests.tool_results import sdk_error_code
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
@@ -213,4 +214,4 @@ async def test_official_client_gets_every_task_answered_in_every_mode(
                 "gno_context", {"goal": TASKS[0].goal, "budgetTokens": 20}
             )
             assert refused.is_error
-            assert (refused.structured_content or {}).get("error") == "invalid_budget"
+            assert sdk_error_code(refused) == "invalid_budget"

@@ -37,6 +37,7 @@ from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from tests.conftest import SCHEMAS, SHARED, gno_schema_errors
 from tests.stdio_session import StdioSession, open_mcp_server
+from tests.tool_results import tool_error_code, tool_error_message
 
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
 GNO_CAPSULE_SCHEMA = SCHEMAS / "context-capsule-v1.schema.json"
@@ -581,7 +582,7 @@ async def test_mcp_errors_carry_context_codes(server_env: dict[str, str], tmp_pa
             "gno_context", {"goal": "x", "budgetTokens": 9000, "colection": "a"}
         )
         assert unknown_field["isError"] is True
-        assert unknown_field["structuredContent"]["error"] == "INVALID_INPUT"
+        assert tool_error_code(unknown_field) == "INVALID_INPUT"
         assert "colection" in unknown_field["content"][0]["text"]
 
         cases = [
@@ -595,10 +596,8 @@ async def test_mcp_errors_carry_context_codes(server_env: dict[str, str], tmp_pa
         for arguments, code in cases:
             result = await wire.tool("gno_context", arguments)
             assert result["isError"] is True, arguments
-            structured = result["structuredContent"]
-            assert set(structured) == {"error", "message"}
-            assert structured["error"] == code, (arguments, structured)
-            assert result["content"][0]["text"] == f"Error [{code}]: {structured['message']}"
+            assert tool_error_code(result) == code, (arguments, result)
+            assert tool_error_message(result), (arguments, result)
 
 
 async def test_core_profile_offers_gno_context(server_env: dict[str, str], tmp_path: Path) -> None:

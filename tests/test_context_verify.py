@@ -21,6 +21,7 @@ from gno_trio.engine import ContextRequest, Engine
 from tests.conftest import bump_mtime, error_code
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
+from tests.tool_results import tool_error_code
 
 NOTES = {
     "tea.md": "# Tea\n\nGreen tea steeps at eighty degrees for two minutes.\n",
@@ -132,6 +133,6 @@ async def test_context_verify_over_stdio(
         for spoilt in (capsule, {}):
             refused = await pipe.session.tool("gno_context_verify", {"capsule": spoilt})
             assert refused["isError"] is True
-            assert refused["structuredContent"]["error"] == "invalid_input"
-            assert refused["content"][0]["text"].startswith("Error [invalid_input]: ")
+            assert tool_error_code(refused) == "invalid_input"
+            assert refused["content"][0]["text"].startswith("Error: invalid_input: ")
         assert await pipe.tool_error("gno_context_verify", {}) == "INVALID_INPUT"

@@ -27,6 +27,7 @@ from gno_trio.engine.store.lease import write_lease
 from tests.cli_support import Cli
 from tests.conftest import db_snapshot, write_corpus
 from tests.stdio_session import open_mcp_server
+from tests.tool_results import tool_error_code
 
 NOTES = {
     "alpha.md": "# Alpha\n\nkubernetes rollout plan\n",
@@ -317,7 +318,7 @@ async def test_forbidden_roots_are_refused_over_mcp(cli: Cli, notes: Path) -> No
         for root in forbidden_roots(cli):
             result = await session.tool("gno_add_collection", {"path": root, "name": "x"})
             assert result.get("isError") is True, (root, result)
-            assert result["structuredContent"]["error"] == "FORBIDDEN_ROOT", (root, result)
+            assert tool_error_code(result) == "FORBIDDEN_ROOT", (root, result)
     assert cli.state() == before
 
 
@@ -354,7 +355,7 @@ async def test_a_referenced_collection_is_refused_by_cli_and_mcp_alike(
     assert done.stderr.startswith("Error: HAS_REFERENCES: "), done.stderr
     async with open_mcp_server(cli.env, "--enable-write", client_name="refs") as session:
         result = await session.tool("gno_remove_collection", {"collection": "notes"})
-        assert result["structuredContent"]["error"] == "HAS_REFERENCES"
+        assert tool_error_code(result) == "HAS_REFERENCES"
     assert cli.state() == before
 
 

@@ -30,6 +30,7 @@ from gno_trio.engine import Engine
 from tests.conftest import SHARED, gno_schema_errors
 from tests.http_gateway_support import engine_app, running_gateway
 from tests.stdio_session import server_environment
+from tests.tool_results import sdk_error_code
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
@@ -343,7 +344,7 @@ async def run_calls(
                 continue
             structured = result.structured_content or {}
             if call.error is not None:
-                assert result.is_error and structured.get("error") == call.error, structured
+                assert sdk_error_code(result) == call.error, result
                 continue
             assert not result.is_error, (call.tool, result.content)
             seen[call.tool] = structured

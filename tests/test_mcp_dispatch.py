@@ -21,6 +21,7 @@ from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.tooltypes import BoundTool, ToolResult, ToolSpec, tool_error
 from tests.mcp_echo_app import EchoResources, build_app
+from tests.tool_results import tool_error_code, tool_error_message
 
 
 def context(era: Era = Era.LEGACY, **fields: Any) -> RequestContext:
@@ -155,8 +156,8 @@ async def test_invalid_arguments_are_a_tool_error_naming_the_field() -> None:
         "tools/call", {"name": "count", "arguments": {"limit": "many"}}, context()
     )
     assert result["isError"] is True
-    assert result["structuredContent"]["error"] == "INVALID_INPUT"
-    assert "$.limit" in result["structuredContent"]["message"]
+    assert tool_error_code(result) == "INVALID_INPUT"
+    assert "$.limit" in tool_error_message(result)
     assert result["content"][0]["text"].startswith("Error: ")
     unknown_field = await app.handle_request(
         "tools/call", {"name": "count", "arguments": {"limt": 1}}, context()
@@ -195,22 +196,21 @@ async def test_handler_failures_never_escape() -> None:
         ],
     )
     locked = await app.handle_request("tools/call", {"name": "locked"}, context())
-    assert locked["structuredContent"] == {
-        "error": "LOCKED",
-        "message": "another writer holds the lock",
+    assert locked == {
+        "content": [{"type": "text", "text": "Error: LOCKED: another writer holds the lock"}],
+        "isError": True,
     }
-    assert locked["content"][0]["text"] == "Error: another writer holds the lock"
     crashed = await app.handle_request("tools/call", {"name": "crash"}, context())
-    assert crashed["isError"] is True and crashed["structuredContent"]["error"] == "RUNTIME"
+    assert crashed["isError"] is True and tool_error_code(crashed) == "RUNTIME"
     wrong = await app.handle_request("tools/call", {"name": "wrong"}, context())
-    assert wrong["structuredContent"]["error"] == "RUNTIME"
+    assert tool_error_code(wrong) == "RUNTIME"
     error = await refusal(app, "tools/call", {"name": "sampling"}, context())
     assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
 
 
 def test_tool_error_shape() -> None:
     assert tool_error("NOT_FOUND", "gone") == ToolResult(
-        text="Error: gone", structured={"error": "NOT_FOUND", "message": "gone"}, is_error=True
+        text="Error: NOT_FOUND: gone", structured=None, is_error=True
     )
 
 

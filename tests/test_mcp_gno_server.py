@@ -46,6 +46,7 @@ from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools import CATALOGUE, CORE_READ
 from nurseries.stagger import StaggeredLimiter
 from tests.stdio_session import RawWire, notification_line, open_stdio_process, request_line
+from tests.tool_results import sdk_error_code, tool_error_code, tool_error_message
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVALS_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "gno-evals" / "corpus"
@@ -296,8 +297,7 @@ async def test_official_client_lists_calls_every_tool_and_reads(
                 result = await client.call_tool(tool.name, TOOL_CALLS[tool.name])
                 if tool.name in ERROR_ANSWERS:
                     assert result.is_error, tool.name
-                    error = result.structured_content or {}
-                    assert error.get("error") == ERROR_ANSWERS[tool.name], error
+                    assert sdk_error_code(result) == ERROR_ANSWERS[tool.name], result
                     continue
                 assert not result.is_error, (tool.name, result.content)
                 structured = result.structured_content
@@ -476,7 +476,7 @@ async def test_official_client_calls_the_write_tools_when_enabled(
             if "gno_egress_audit_purge" in listed:
                 missing = await client.call_tool("gno_egress_audit_delete", {"auditId": "none"})
                 assert missing.is_error
-                assert (missing.structured_content or {}).get("error") == "NOT_FOUND"
+                assert sdk_error_code(missing) == "NOT_FOUND"
                 purged = await call("gno_egress_audit_purge", {"confirm": True})
                 assert purged["deleted"] == 0
 
@@ -486,7 +486,7 @@ async def test_official_client_calls_the_write_tools_when_enabled(
                     ("gno_trace_export", {"traceIds": ["t"]}),
                 ]:
                     refused = await client.call_tool(name, arguments)
-                    assert (refused.structured_content or {}).get("error") == "NOT_FOUND", name
+                    assert sdk_error_code(refused) == "NOT_FOUND", name
                 assert (await call("gno_trace_delete", {"traceId": "t"}))["deleted"] is False
                 assert (await call("gno_trace_purge", {"confirm": True}))["traces"] == 0
 
@@ -752,8 +752,8 @@ async def test_bad_argument_is_a_tool_error_naming_the_field(
             )
             result = answer["result"]
             assert result["isError"] is True, (tool, arguments)
-            assert result["structuredContent"]["error"] == "INVALID_INPUT"
-            assert field in result["structuredContent"]["message"], (tool, arguments)
+            assert tool_error_code(result) == "INVALID_INPUT"
+            assert field in tool_error_message(result), (tool, arguments)
             assert field in result["content"][0]["text"]
 
 
@@ -766,8 +766,8 @@ async def test_engine_failure_is_a_tool_error_with_its_code(
             1, "tools/call", {"name": "gno_get", "arguments": {"ref": "gno://notes/gone.md"}}
         )
         assert missing["result"]["isError"] is True
-        assert missing["result"]["structuredContent"]["error"] == "NOT_FOUND"
-        assert "gno://notes/gone.md" in missing["result"]["structuredContent"]["message"]
+        assert tool_error_code(missing["result"]) == "NOT_FOUND"
+        assert "gno://notes/gone.md" in tool_error_message(missing["result"])
 
 
 async def test_malformed_lines_stdout_purity_and_eof_exit(
@@ -962,11 +962,11 @@ async def test_fuzzed_search_arguments_get_a_result_or_an_actionable_tool_error(
     answer = await served_app.handle_request(
         "tools/call", {"name": tool, "arguments": arguments}, ctx
     )
-    structured = answer["structuredContent"]
     if answer.get("isError"):
-        assert structured["error"] in EXPECTED_TOOL_ERRORS, (arguments, structured)
-        assert structured["message"]
+        assert tool_error_code(answer) in EXPECTED_TOOL_ERRORS, (arguments, answer)
+        assert tool_error_message(answer)
     else:
+        structured = answer["structuredContent"]
         assert output_schema_errors(schema, structured) == [], arguments
         assert len(structured["results"]) <= arguments.get("limit", 5)
 

@@ -15,6 +15,7 @@ import pytest
 import trio
 
 from tests.stdio_session import RawWire, open_stdio_process
+from tests.tool_results import tool_error_code
 
 MODERN = "2026-07-28"
 ENVELOPE = {
@@ -260,7 +261,7 @@ async def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
         await wire.handshake()
         await wire.call(1, "tools/call", {"name": "noisy", "arguments": {"text": "LEAK"}})
         crash = await wire.call(2, "tools/call", {"name": "fail", "arguments": {"kind": "crash"}})
-        assert crash["result"]["structuredContent"]["error"] == "RUNTIME"
+        assert tool_error_code(crash["result"]) == "RUNTIME"
         await wire.close_stdin()
         assert await wire.read_to_eof() == []
         assert await wire.exit_code() == 0

@@ -35,6 +35,7 @@ from gno_trio.transports.stdio import serve_stdio
 from tests.lease_holder import lease_held_elsewhere
 from tests.memory_schemas import check_schema, seed_recall_schema
 from tests.stdio_session import StdioSession, server_environment
+from tests.tool_results import handler_error_code, tool_error_code
 
 REPO = Path(__file__).resolve().parents[1]
 LEGACY = "2025-11-25"
@@ -132,7 +133,7 @@ class Conversation:
     async def error(self, name: str, arguments: dict[str, Any]) -> str:
         result = await self.call(name, arguments)
         assert result.get("isError"), result
-        code: str = result["structuredContent"]["error"]
+        code: str = tool_error_code(result)
         assert result["content"][0]["text"].startswith("Error: ")
         return code
 
@@ -218,7 +219,7 @@ async def test_remember_handler_rechecks_the_write_gate(engine: Engine, dirs: Di
     args = RememberInput(text=FACT, collection="facts", scopes=[SCOPE], decision="add")
     result = await handler(args, ToolCallContext(request, "gno_remember"))
     assert result.is_error
-    assert result.structured is not None and result.structured["error"] == "WRITE_DISABLED"
+    assert result.structured is None and handler_error_code(result.text) == "WRITE_DISABLED"
     assert not any((dirs.config.parent / "facts").rglob("*.md"))
 
 

@@ -28,6 +28,7 @@ from gno_trio.protocol.versions import Era
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import RequestContext
 from tests.conftest import error_code
+from tests.tool_results import tool_error_code, tool_error_message
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LEGACY = "2025-11-25"
@@ -158,8 +159,8 @@ async def test_tools_that_cannot_open_another_index_refuse_its_refs(engine: Engi
     for tool in ("gno_links", "gno_backlinks", "gno_impact", "gno_diff"):
         answer = await call(engine, tool, {"ref": IN_RESEARCH})
         assert answer.get("isError"), tool
-        assert answer["structuredContent"]["error"] == "INVALID_INPUT", tool
-        assert "research" in answer["structuredContent"]["message"], tool
+        assert tool_error_code(answer) == "INVALID_INPUT", tool
+        assert "research" in tool_error_message(answer), tool
     served = await call(engine, "gno_links", {"ref": f"{SERVED}?index=default"})
     assert not served.get("isError")
 
@@ -169,9 +170,9 @@ async def test_gno_get_and_multi_get_tools_read_the_named_index(engine: Engine) 
     assert not got.get("isError")
     assert got["structuredContent"]["uri"] == IN_RESEARCH
     missing = await call(engine, "gno_get", {"ref": "gno://notes/same.md?index=archive"})
-    assert missing["isError"] and missing["structuredContent"]["error"] == "NOT_FOUND"
+    assert missing["isError"] and tool_error_code(missing) == "NOT_FOUND"
     spanning = await call(engine, "gno_multi_get", {"refs": [IN_RESEARCH, "notes/same.md"]})
-    assert spanning["isError"] and spanning["structuredContent"]["error"] == "INVALID_INPUT"
+    assert spanning["isError"] and tool_error_code(spanning) == "INVALID_INPUT"
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

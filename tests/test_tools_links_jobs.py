@@ -50,6 +50,7 @@ from gno_trio.tools.jobs import JobStatusInput, ListJobsInput
 from gno_trio.tools.links import BacklinksInput, LinksInput
 from tests.conftest import error_code
 from tests.stdio_session import ProcessSession, open_mcp_server, server_environment
+from tests.tool_results import handler_error_code, tool_error_code
 
 MCP_DOCS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mcp-docs" / "corpus"
 
@@ -514,8 +515,8 @@ class Tools:
 
     async def call(self, name: str, args: Any) -> ToolResult:
         result = await self.handlers[name](args, tool_context(name))
-        assert result.structured is not None
-        if not result.is_error:
+        assert (result.structured is None) is result.is_error, result
+        if result.structured is not None:
             assert output_schema_errors(self.schemas[name], result.structured) == [], name
         return result
 
@@ -527,9 +528,8 @@ class Tools:
 
     async def fails(self, name: str, args: Any) -> str:
         result = await self.call(name, args)
-        assert result.is_error and result.structured is not None
-        assert result.text.startswith("Error: ")
-        return str(result.structured["error"])
+        assert result.is_error and result.structured is None
+        return handler_error_code(result.text)
 
     async def finished(self, job_id: str) -> dict[str, Any]:
         done = await trio.to_thread.run_sync(self.runtime.jobs.wait, job_id, 10.0)
@@ -653,7 +653,7 @@ async def test_a_running_job_holds_the_lease_and_the_slot_until_it_ends(
 
     assert not lease_is_free(engine)  # for any other writer, the CLI say
     conflict = await tools.call("gno_sync", SyncInput(collection="other"))
-    assert conflict.structured is not None and conflict.structured["error"] == "JOB_CONFLICT"
+    assert handler_error_code(conflict.text) == "JOB_CONFLICT"
     assert started["jobId"] in conflict.text
     refused = await tools.fails("gno_remove_collection", RemoveCollectionInput(collection="other"))
     assert refused == "LOCKED"
@@ -736,7 +736,7 @@ async def test_remove_refuses_a_collection_that_contexts_refer_to(tools: Tools) 
     engine.update_config(lambda current: attrs.evolve(current, contexts=(guidance,)))
     before = config_text(engine)
     refused = await tools.call("gno_remove_collection", RemoveCollectionInput(collection="other"))
-    assert refused.structured is not None and refused.structured["error"] == "HAS_REFERENCES"
+    assert handler_error_code(refused.text) == "HAS_REFERENCES"
     assert "other:" in refused.text
     assert config_text(engine) == before
     assert outgoing(engine, "other/elsewhere.md")["meta"]["totalLinks"] == 2
@@ -800,7 +800,7 @@ class Pipe:
         result = await self.session.tool(name, arguments)
         assert result["isError"] is True, result
         assert result["content"][0]["text"].startswith("Error: ")
-        return str(result["structuredContent"]["error"])
+        return str(tool_error_code(result))
 
     async def wait_for_job(self, job_id: str) -> dict[str, Any]:
         with trio.fail_after(15):
@@ -904,7 +904,7 @@ async def test_a_second_job_while_one_runs_is_a_conflict_over_the_wire(
         started = await pipe.tool("gno_add_collection", {"path": str(MCP_DOCS), "name": "docs"})
         answer = await pipe.call("tools/call", {"name": "gno_sync", "arguments": {}})
         assert answer["result"]["isError"] is True
-        assert answer["result"]["structuredContent"]["error"] == "JOB_CONFLICT"
+        assert tool_error_code(answer["result"]) == "JOB_CONFLICT"
         assert started["jobId"] in answer["result"]["content"][0]["text"]
         running = await pipe.tool("gno_list_jobs", {})
         assert [job["jobId"] for job in running["active"]] in ([started["jobId"]], [])

@@ -75,8 +75,15 @@ def _describe_tool(bound: BoundTool) -> dict[str, Any]:
 
 
 def _tool_result_object(result: ToolResult) -> dict[str, Any]:
+    """The wire form of a tool result: the one place every ``tools/call`` answer is built.
+
+    An error result is text only (``isError`` and ``content``), never
+    ``structuredContent``: what a tool's ``outputSchema`` declares is its
+    answer, and official clients check any structured object present against
+    it, errors included.
+    """
     payload: dict[str, Any] = {"content": [{"type": "text", "text": result.text}]}
-    if result.structured is not None:
+    if result.structured is not None and not result.is_error:
         structured = result.structured
         payload["structuredContent"] = (
             structured if isinstance(structured, dict) else dict(structured)

@@ -44,12 +44,15 @@ class ToolResult:
 
 
 def tool_error(code: str, message: str) -> ToolResult:
-    """A failed call as the client sees it: ``isError`` with a stable ``code``."""
-    return ToolResult(
-        text=f"Error: {message}",
-        structured={"error": code, "message": message},
-        is_error=True,
-    )
+    """A failed call as the client sees it: ``isError`` and the text ``Error: CODE: message``.
+
+    It carries no structured object: every tool declares an ``outputSchema``
+    for its answer, and an error body would not match it (clients that check
+    ``structuredContent`` against the schema even on errors would then show a
+    schema failure instead of this message). The code leads the text, as on
+    the command line, so a caller can branch on it without parsing prose.
+    """
+    return ToolResult(text=f"Error: {code}: {message}", structured=None, is_error=True)
 
 
 ToolHandler = Callable[[Any, "ToolCallContext"], Awaitable[ToolResult]]

@@ -25,9 +25,9 @@ from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool
-from gno_trio.server.tooltypes import ToolHandler, ToolResult
+from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
 from gno_trio.tools.common import opt, trace_meta
-from gno_trio.tools.context import ContextQueryMode, context_error
+from gno_trio.tools.context import ContextQueryMode
 from gno_trio.tools.retrieval import RetrievalFilters, filtered_request, graph_wanted
 
 Positive = Annotated[int, Meta(ge=1, le=MAX_SAFE_INTEGER)]
@@ -103,8 +103,8 @@ def make_ask(runtime: Runtime) -> ToolHandler:
             outcome = await runtime.run(ask)
         except GnoError as error:
             if error.code == "INVALID_INPUT":
-                return context_error("invalid_input", error.message)
-            return context_error(public_code(error.code), error.message)
+                return tool_error("invalid_input", error.message)
+            return tool_error(public_code(error.code), error.message)
         return ToolResult(
             text=ask_summary(outcome), structured=outcome.result, meta=trace_meta(outcome.trace_id)
         )

@@ -2,9 +2,9 @@
 
 ``structuredContent`` is the complete Capsule for the application; the text a
 model reads is the compact ``gno-context-agent-v1`` projection of the same
-Capsule, never the Capsule twice. Failures use the Context error taxonomy and
-its text form ``Error [code]: message`` (unlike other tools' ``Error:``), so a
-client can branch on the code without parsing the message.
+Capsule, never the Capsule twice. Failures use the Context error taxonomy's
+codes (``invalid_input``, ``runtime_error``...) in every tool's error text,
+``Error: code: message``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (
     read_tool,
 )
-from gno_trio.server.tooltypes import ToolHandler, ToolResult
+from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
 from gno_trio.tools.common import arguments_of, opt, seq, trace_meta
 from gno_trio.tools.fields import (
     AuthorFilter,
@@ -196,15 +196,6 @@ class ContextInput(ToolInput, forbid_unknown_fields=True):
 logger = logging.getLogger("gno_trio.mcp")
 
 
-def context_error(code: str, message: str) -> ToolResult:
-    """A failed compile as the client sees it."""
-    return ToolResult(
-        text=f"Error [{code}]: {message}",
-        structured={"error": code, "message": message},
-        is_error=True,
-    )
-
-
 def context_request(args: ContextInput) -> ContextRequest:
     """MCP arguments as an engine request; ``format`` and ``projectHints`` change nothing."""
     from gno_trio.engine import ContextRequest  # the Capsule compiler's: loaded by a first call
@@ -259,10 +250,10 @@ def make_context(runtime: Runtime) -> ToolHandler:
         try:
             capsule = await runtime.run(compile_and_trace)
         except GnoError as error:
-            return context_error(public_code(error.code), error.message)
+            return tool_error(public_code(error.code), error.message)
         except Exception as exc:  # the taxonomy's catch-all; the cause goes to the log
             logger.exception("gno_context failed")
-            return context_error("runtime_error", str(exc) or type(exc).__name__)
+            return tool_error("runtime_error", str(exc) or type(exc).__name__)
         from gno_trio.engine import agent_projection_text
 
         return ToolResult(

@@ -13,8 +13,7 @@ from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool
-from gno_trio.server.tooltypes import ToolHandler, ToolResult
-from gno_trio.tools.context import context_error
+from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
 from gno_trio.tools.fields import ToolInput
 
 
@@ -40,7 +39,7 @@ def make_context_verify(runtime: Runtime) -> ToolHandler:
         try:
             receipt = await runtime.run(verify)
         except GnoError as error:
-            return context_error(public_code(error.code), error.message)
+            return tool_error(public_code(error.code), error.message)
         if args.format == "md":
             text = verification_markdown(receipt)
         else:
