@@ -223,3 +223,34 @@ def test_missing_target_tools_are_reported(capsys: pytest.CaptureFixture[str]) -
             "implemented; "
             f"{len(missing)} missing: {', '.join(missing) or 'none'}"
         )
+
+
+# Keywords whose value is data, not a subschema: an empty object there says nothing wrong.
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+
+
+def _empty_subschemas(node: Any, path: str = "") -> list[str]:
+    """Where a schema holds ``{}`` as a subschema (it admits anything and says nothing)."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if not node and path:
+            found.append(path)
+        for key, value in node.items():
+            if key not in _DATA_KEYWORDS:
+                found += _empty_subschemas(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for position, value in enumerate(node):
+            found += _empty_subschemas(value, f"{path}/{position}")
+    return found
+
+
+def test_no_listed_output_schema_has_an_empty_subschema() -> None:
+    # The MCP Inspector's --strict mode flags every `{}`; each property a schema
+    # names gets a type, even inside if/then conditions.
+    listing = json.loads((GOLDEN_DIR / "tools-list-full-write.json").read_text("utf-8"))
+    empty = {
+        tool["name"]: _empty_subschemas(tool["outputSchema"])
+        for tool in listing
+        if _empty_subschemas(tool.get("outputSchema", {}))
+    }
+    assert empty == {}

@@ -510,6 +510,19 @@ def test_duplicate_copies_the_bytes_and_indexes_the_copy(vault: Engine) -> None:
     assert uris(neighbors(vault, "notes/b-copy.md")["neighbors"]) == ["notes/c.md"]
 
 
+def test_the_graph_of_byte_identical_notes_keeps_its_declared_schema(vault: Engine) -> None:
+    # Two documents with one docid: the second node gets its own id and names
+    # its docid; the graph's outputSchema admits that (clients check it).
+    duplicate(vault, "gno://notes/b.md")
+    answer = vault.graph(linked_only=False)
+    pair = {"gno://notes/b.md", "gno://notes/b-copy.md"}
+    kept, renamed = sorted(
+        (node for node in answer["nodes"] if node["uri"] in pair), key=lambda n: "docid" in n
+    )
+    assert "docid" not in kept and renamed["docid"] == kept["id"] != renamed["id"]
+    assert output_schema_errors(output_schema("graph"), answer) == []
+
+
 def test_duplicate_into_another_folder_under_a_new_name(vault: Engine) -> None:
     filing.create_folder(vault, "notes", "archive")
     copy = duplicate(vault, "notes/sub/f.md", folder_path="archive", name="phi")
