@@ -154,12 +154,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, _ = _command_parser()
     args = parser.parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # ``--detach`` re-runs it
+    quiet = bool(getattr(args, "quiet", False))
+    verbose = bool(getattr(args, "verbose", False))
     logging.basicConfig(
-        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        # --quiet prints the result only: warnings (an index brought in line with its
+        # index.yml, a trace not recorded) stay silent; failures still say why.
+        level=logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING,
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    render.set_quiet(bool(getattr(args, "quiet", False)))
+    render.set_quiet(quiet)
     handler: Handler = args.handler
     as_json = bool(getattr(args, "json", False))
     try:

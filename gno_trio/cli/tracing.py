@@ -57,8 +57,11 @@ def trace_retrieval(
 
 
 def print_receipt(trace_id: str | None) -> None:
-    """GNO's ``Trace: <traceId>`` line on stderr, after the result (nothing without an id)."""
-    if trace_id is not None:
+    """GNO's ``Trace: <traceId>`` line on stderr, after the result.
+
+    Nothing without an id, and nothing under ``--quiet``, which prints the result only.
+    """
+    if trace_id is not None and not render.quiet():
         print(f"Trace: {trace_id}", file=sys.stderr)
 
 

@@ -44,7 +44,12 @@ class GraphFilterInput(ToolInput):
     ] = GRAPH_DEFAULT_EDGE_LIMIT
     includeSimilar: Annotated[
         bool,
-        Meta(description="Ask for similarity edges (needs vectors; reported unavailable here)"),
+        Meta(
+            description=(
+                "Accepted for compatibility: these walks follow links only, and say so in "
+                "meta.warnings when it is set"
+            )
+        ),
     ] = False
     threshold: Annotated[
         float, Meta(ge=0, le=1, description="Similarity threshold (0-1); used with includeSimilar")
@@ -106,7 +111,21 @@ TraversalNodes: TypeAlias = Annotated[
 
 
 class GraphInput(GraphFilterInput):
-    """Arguments of ``gno_graph`` (the whole link graph and its health report)."""
+    """Arguments of ``gno_graph`` (the whole link graph and its health report).
+
+    Only the whole graph adds similarity edges, so only its ``includeSimilar`` says how.
+    """
+
+    includeSimilar: Annotated[
+        bool,
+        Meta(
+            description=(
+                "Also link each returned document to its similarTopK nearest returned documents "
+                "by embedding, scoring at least threshold (edges of type similar); needs "
+                "embeddings, else meta.similarAvailable is false and a warning says why"
+            )
+        ),
+    ] = False
 
 
 class GraphQueryInput(ToolInput):
@@ -269,6 +288,7 @@ def make_graph(runtime: Runtime) -> ToolHandler:
             linked_only=args.linkedOnly,
             include_similar=args.includeSimilar,
             similar_top_k=args.similarTopK,
+            similar_threshold=args.threshold,
             conn=conn,
         )
 

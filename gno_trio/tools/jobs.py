@@ -71,11 +71,12 @@ def job_status_text(status: dict[str, Any]) -> str:
 
 
 def job_list_text(listing: dict[str, Any]) -> str:
+    """One line per job: its status, id and type in columns a space always separates."""
     lines: list[str] = []
     for job in listing["active"]:
-        lines.append(f"running  {job['jobId']} {job['type']} since {job['startedAt']}")
+        lines.append(f"{'running':<9} {job['jobId']} {job['type']} since {job['startedAt']}")
     for job in listing["recent"]:
-        lines.append(f"{job['status']:<9}{job['jobId']} {job['type']} at {job['completedAt']}")
+        lines.append(f"{job['status']:<9} {job['jobId']} {job['type']} at {job['completedAt']}")
     return "\n".join(lines) if lines else "No jobs in this server process"
 
 
