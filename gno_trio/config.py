@@ -154,9 +154,12 @@ class GatewayLimits:
     max_sessions: int = attrs.field(default=32, validator=int_range(1))
     session_idle_timeout_ms: int = attrs.field(default=300_000, validator=int_range(1000))
     # Extensions (GNO has no such keys): how long a connection may sit idle
-    # between requests, and how long a client may take to read each 64 KiB.
+    # between requests, how long a client may take to read each 64 KiB, and
+    # how many of the sessions one caller (one token, or all of loopback
+    # without one) may hold, so no caller alone can fill them all.
     keep_alive_timeout_ms: int = attrs.field(default=5_000, validator=int_range(100))
     write_timeout_ms: int = attrs.field(default=10_000, validator=int_range(100))
+    max_sessions_per_identity: int = attrs.field(default=16, validator=int_range(1))
 
 
 @attrs.frozen

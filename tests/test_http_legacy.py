@@ -240,6 +240,28 @@ async def test_session_limit_answers_429_until_one_ends() -> None:
         assert await initialize(client, running.url)
 
 
+async def test_one_identity_may_hold_only_its_share_of_the_sessions() -> None:
+    limits = GatewayLimits(
+        max_requests_per_minute=1000, max_sessions=32, max_sessions_per_identity=3
+    )
+    async with (
+        running_gateway(build_app(), limits=limits) as running,
+        httpx.AsyncClient() as client,
+    ):
+        held = [await initialize(client, running.url) for _ in range(3)]
+        full = await client.post(running.url, headers=legacy_headers(), json=initialize_body(9))
+        assert full.status_code == 429
+        error = full.json()["error"]
+        assert full.json()["id"] == 9
+        assert "maxSessionsPerIdentity" in error["message"] and "3 sessions" in error["message"]
+        assert error["data"]["maxSessionsPerIdentity"] == 3
+        assert 1 <= int(full.headers["retry-after"]) <= 300
+        status = (await client.get(running.endpoint.status_url)).json()
+        assert status["transport"]["activeSessions"] == 3  # far below the gateway's 32
+        await client.delete(running.url, headers={"mcp-session-id": held[0]})
+        assert await initialize(client, running.url)
+
+
 async def test_idle_sessions_are_reaped() -> None:
     limits = GatewayLimits(max_requests_per_minute=1000, session_idle_timeout_ms=1000)
     async with (

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gno_trio.transports.http.metrics import TransportMetrics
-from gno_trio.transports.http.sessions import HttpSession
+from gno_trio.transports.http.sessions import HttpSession, SessionLimit
 from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
 from gno_trio.transports.http.tokens import token_digest
 from tests.http_gateway_support import RELAXED, initialize_body, legacy_headers, rpc
@@ -70,7 +70,8 @@ async def test_identity_binding_and_the_session_limit_hold_across_workers(
     tmp_path: Path,
 ) -> None:
     token_file = tmp_path / "token"
-    make_index(tmp_path, sync=False, limits=RELAXED)
+    # One token is one identity: let it hold every session, so the global limit is reached.
+    make_index(tmp_path, sync=False, limits=attrs.evolve(RELAXED, max_sessions_per_identity=32))
     async with gateway_process(
         tmp_path, "serve", "--workers", "2", "--mcp-token-file", str(token_file)
     ) as announced:
@@ -200,7 +201,7 @@ def two_workers(tmp_path: Path, clock: Clock, **options: Any) -> list[SharedSess
 
 def initialized(store: SharedSessionStore, identity: str = "loopback") -> HttpSession:
     session = store.open(identity)
-    assert session is not None
+    assert isinstance(session, HttpSession)
     session.protocol.admit("initialize", initialize_body()["params"])
     store.record(session)
     return session
@@ -222,8 +223,19 @@ async def test_a_session_opened_on_one_worker_is_served_by_the_other(tmp_path: P
 async def test_the_session_limit_counts_every_worker(tmp_path: Path) -> None:
     first, second = two_workers(tmp_path, Clock(), max_sessions=3)
     assert first.open("loopback") and second.open("loopback") and first.open("loopback")
-    assert second.open("loopback") is None and first.open("loopback") is None
+    assert second.open("loopback") is SessionLimit.TOTAL
+    assert first.open("loopback") is SessionLimit.TOTAL
     assert len(first) == len(second) == 3
+
+
+async def test_the_per_identity_limit_counts_every_worker(tmp_path: Path) -> None:
+    first, second = two_workers(tmp_path, Clock(), max_sessions=4, max_per_identity=2)
+    initialized(first, "bearer:one")
+    initialized(second, "bearer:one")
+    assert first.open("bearer:one") is SessionLimit.PER_IDENTITY
+    assert second.open("bearer:one") is SessionLimit.PER_IDENTITY
+    assert isinstance(second.open("bearer:two"), HttpSession)  # another identity still may
+    assert len(first) == 3
 
 
 async def test_reaping_spares_sessions_busy_on_another_worker(tmp_path: Path) -> None:

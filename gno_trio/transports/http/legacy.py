@@ -30,10 +30,16 @@ from gno_trio.server.context import RequestContext
 from gno_trio.transports.http.guards import EgressTicket, epoch_guard
 from gno_trio.transports.http.identity import session_belongs_to
 from gno_trio.transports.http.responder import Responder, dispatch
-from gno_trio.transports.http.sessions import SESSION_NOT_FOUND_CODE, HttpSession, run_get_stream
+from gno_trio.transports.http.sessions import (
+    SESSION_NOT_FOUND_CODE,
+    HttpSession,
+    SessionLimit,
+    run_get_stream,
+)
 from gno_trio.transports.http.state import Exchange, GatewayState
 from gno_trio.transports.http.wire import (
     Refused,
+    Reply,
     accepts,
     boundary_reply,
     empty_reply,
@@ -135,24 +141,39 @@ def _on_notification(state: GatewayState, session: HttpSession, message: Notific
     state.app.handle_notification(message.method, message.params)
 
 
+def _sessions_full(
+    state: GatewayState, identity: str, limit: SessionLimit, request_id: RequestId
+) -> Reply:
+    """The 429 for an ``initialize`` refused by ``limit``, naming that limit."""
+    store = state.sessions
+    if limit is SessionLimit.TOTAL:
+        retry = store.retry_after()
+        message = f"All {store.max_sessions} sessions are in use"
+        data: dict[str, int] = {"maxSessions": store.max_sessions}
+    else:
+        retry = store.retry_after(identity)
+        message = (
+            f"This caller already holds {store.max_per_identity} sessions, the most one caller "
+            "may hold (gateway.limits.maxSessionsPerIdentity)"
+        )
+        data = {"maxSessionsPerIdentity": store.max_per_identity}
+    return jsonrpc_reply(
+        429,
+        request_id,
+        {
+            "code": SESSIONS_FULL_CODE,
+            "message": f"{message}; retry in {retry} s, or end unused sessions with DELETE",
+            "data": {**data, "retryAfter": retry},
+        },
+        reason="sessions-full" if limit is SessionLimit.TOTAL else "sessions-full-identity",
+        headers=((b"retry-after", str(retry).encode("ascii")),),
+    )
+
+
 async def _initialize(state: GatewayState, exchange: Exchange, request: Request) -> None:
     session = state.sessions.open(exchange.caller.identity)
-    if session is None:
-        retry = state.sessions.retry_after()
-        raise Refused(
-            jsonrpc_reply(
-                429,
-                request.id,
-                {
-                    "code": SESSIONS_FULL_CODE,
-                    "message": f"All {state.sessions.max_sessions} sessions are in use; "
-                    f"retry in {retry} s, or end unused sessions with DELETE",
-                    "data": {"maxSessions": state.sessions.max_sessions, "retryAfter": retry},
-                },
-                reason="sessions-full",
-                headers=((b"retry-after", str(retry).encode("ascii")),),
-            )
-        )
+    if isinstance(session, SessionLimit):
+        raise Refused(_sessions_full(state, exchange.caller.identity, session, request.id))
     try:
         admission = session.protocol.admit(request.method, request.params)
     except ProtocolError as exc:

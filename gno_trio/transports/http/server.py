@@ -133,11 +133,17 @@ def build_state(
     metrics = TransportMetrics()
     idle_timeout = limits.session_idle_timeout_ms / 1000.0
     sessions = (
-        SessionStore(max_sessions=limits.max_sessions, idle_timeout=idle_timeout, metrics=metrics)
+        SessionStore(
+            max_sessions=limits.max_sessions,
+            max_per_identity=limits.max_sessions_per_identity,
+            idle_timeout=idle_timeout,
+            metrics=metrics,
+        )
         if worker is None
         else SharedSessionStore(
             SessionRegistry(worker.registry_path),
             max_sessions=limits.max_sessions,
+            max_per_identity=limits.max_sessions_per_identity,
             idle_timeout=idle_timeout,
             metrics=metrics,
             token_file=settings.token_file,

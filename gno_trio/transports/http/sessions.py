@@ -18,6 +18,7 @@ session alive for longer than a client that re-opens it would.
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
 import secrets
@@ -100,8 +101,17 @@ class HttpSession:
             scope.cancel()
 
 
+class SessionLimit(enum.Enum):
+    """Which bound refused a new session."""
+
+    TOTAL = "total"
+    """``maxSessions``: every session of the gateway."""
+    PER_IDENTITY = "per-identity"
+    """``maxSessionsPerIdentity``: the sessions of the caller's security identity."""
+
+
 class SessionStore:
-    """Live sessions by id, bounded, with idle reaping."""
+    """Live sessions by id, bounded in all and per identity, with idle reaping."""
 
     def __init__(
         self,
@@ -109,10 +119,12 @@ class SessionStore:
         max_sessions: int,
         idle_timeout: float,
         metrics: TransportMetrics,
+        max_per_identity: int | None = None,
         clock: Callable[[], float] = trio.current_time,
     ) -> None:
         self._sessions: dict[str, HttpSession] = {}
         self.max_sessions = max_sessions
+        self.max_per_identity = min(max_per_identity or max_sessions, max_sessions)
         self.idle_timeout = idle_timeout
         self._metrics = metrics
         self._clock = clock
@@ -120,10 +132,13 @@ class SessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def open(self, identity: str) -> HttpSession | None:
-        """Reserve a new session for an ``initialize`` in progress; None when full."""
+    def open(self, identity: str) -> HttpSession | SessionLimit:
+        """Reserve a new session for an ``initialize`` in progress, or name the limit it hits."""
         if len(self._sessions) >= self.max_sessions:
-            return None
+            return SessionLimit.TOTAL
+        held = sum(1 for s in self._sessions.values() if s.identity == identity)
+        if held >= self.max_per_identity:
+            return SessionLimit.PER_IDENTITY
         session = HttpSession(new_session_id(), identity, self._clock())
         self._sessions[session.id] = session
         self._metrics.sessions["opened"] += 1
@@ -158,11 +173,12 @@ class SessionStore:
             self.close(session, reason)
         return len(doomed)
 
-    def retry_after(self) -> int:
-        """Seconds until the longest-idle session can be reaped (a hint for a full store)."""
-        if not self._sessions:
+    def retry_after(self, identity: str | None = None) -> int:
+        """Seconds until the longest-idle session (of ``identity``) can be reaped (a hint)."""
+        seen = [s.last_seen for s in self._sessions.values() if identity in (None, s.identity)]
+        if not seen:
             return 1
-        oldest = min(s.last_seen for s in self._sessions.values())
+        oldest = min(seen)
         return max(1, math.ceil(oldest + self.idle_timeout - self._clock()))
 
     def reap(self) -> int:
@@ -266,6 +282,7 @@ __all__ = [
     "SESSION_HEADER",
     "SESSION_NOT_FOUND_CODE",
     "HttpSession",
+    "SessionLimit",
     "SessionStore",
     "new_session_id",
     "run_get_stream",

@@ -9,9 +9,10 @@ cannot cross a process (in-flight cancel scopes, the GET stream).
 
 Every lookup re-reads the row, so a DELETE, an identity mismatch, a
 credential rotation or the idle reaper on any worker ends the session
-everywhere on the next request. The session limit is counted in the table
-inside one write transaction. A GET stream stays with the worker that opened
-it; a session ended elsewhere stops that stream at the next reaper pass.
+everywhere on the next request. The session limits (in all and per
+identity) are counted in the table inside one write transaction. A GET
+stream stays with the worker that opened it; a session ended elsewhere stops
+that stream at the next reaper pass.
 """
 
 from __future__ import annotations
@@ -28,7 +29,12 @@ import msgspec
 from gno_trio.protocol.envelope import Implementation
 from gno_trio.transports.http.boundary import bearer_identity
 from gno_trio.transports.http.metrics import TransportMetrics
-from gno_trio.transports.http.sessions import HttpSession, SessionStore, new_session_id
+from gno_trio.transports.http.sessions import (
+    HttpSession,
+    SessionLimit,
+    SessionStore,
+    new_session_id,
+)
 from gno_trio.transports.http.tokens import read_token_file
 
 _BUSY_TIMEOUT_MS: Final = 5000
@@ -70,19 +76,25 @@ class SessionRegistry:
     def close(self) -> None:
         self._db.close()
 
-    def reserve(self, session_id: str, identity: str, now: float, limit: int) -> bool:
-        """Insert a row unless ``limit`` sessions already exist (atomic across workers)."""
+    def reserve(
+        self, session_id: str, identity: str, now: float, limit: int, per_identity: int
+    ) -> SessionLimit | None:
+        """Insert a row unless a limit is reached (atomic across workers); None when inserted."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            (count,) = db.execute("SELECT count(*) FROM sessions").fetchone()
+            (count, held) = db.execute(
+                "SELECT count(*), count(*) FILTER (WHERE identity = ?) FROM sessions", (identity,)
+            ).fetchone()
             if count >= limit:
-                return False
+                return SessionLimit.TOTAL
+            if held >= per_identity:
+                return SessionLimit.PER_IDENTITY
             db.execute(
                 "INSERT INTO sessions (id, identity, last_seen) VALUES (?, ?, ?)",
                 (session_id, identity, now),
             )
-            return True
+            return None
         finally:
             db.execute("COMMIT")
 
@@ -163,9 +175,15 @@ class SharedSessionStore(SessionStore):
         idle_timeout: float,
         metrics: TransportMetrics,
         token_file: Path | None,
+        max_per_identity: int | None = None,
         wall_clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(max_sessions=max_sessions, idle_timeout=idle_timeout, metrics=metrics)
+        super().__init__(
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout,
+            metrics=metrics,
+            max_per_identity=max_per_identity,
+        )
         self._registry = registry
         self._token_file = token_file
         self._wall_clock = wall_clock
@@ -175,10 +193,13 @@ class SharedSessionStore(SessionStore):
     def __len__(self) -> int:
         return self._registry.count()
 
-    def open(self, identity: str) -> HttpSession | None:
+    def open(self, identity: str) -> HttpSession | SessionLimit:
         session_id = new_session_id()
-        if not self._registry.reserve(session_id, identity, self._wall_clock(), self.max_sessions):
-            return None
+        refused = self._registry.reserve(
+            session_id, identity, self._wall_clock(), self.max_sessions, self.max_per_identity
+        )
+        if refused is not None:
+            return refused
         session = HttpSession(session_id, identity, self._clock())
         self._sessions[session_id] = session
         self._metrics.sessions["opened"] += 1
