@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import sqlite3
 import subprocess
 import sys
@@ -297,6 +298,15 @@ def forbidden_roots(cli: Cli) -> list[str]:
     roots = [str(cli.config_dir), str(cli.data_dir), str(cli.config_dir.parent), "/proc/self/cwd"]
     roots += [str(link), str(cli.home / ".ssh")]
     roots += [p for p in ("/etc/ssh", "/var/log", "/run", "/sys/kernel") if Path(p).is_dir()]
+    # Token stores and browser profiles under ~/.config, and the account's own home
+    # (the account database's, and the superuser's) while $HOME points elsewhere.
+    gh = cli.home / ".config" / "gh"
+    gh.mkdir(parents=True, exist_ok=True)
+    (gh / "hosts.yml").write_text("github.com:\n  oauth_token: gho_0000\n")
+    profile = cli.home / ".config" / "google-chrome" / "Default"
+    profile.mkdir(parents=True, exist_ok=True)
+    roots += [str(gh), str(profile), str(cli.home / ".config")]
+    roots += [h for h in (pwd.getpwuid(os.getuid()).pw_dir, "/root") if Path(h).is_dir()]
     return roots
 
 
@@ -309,6 +319,14 @@ def test_forbidden_roots_are_refused_by_the_cli(cli: Cli, notes: Path) -> None:
     for root, (code, _, stderr) in zip(roots, outcomes, strict=True):
         assert code == 1 and stderr.startswith("Error: FORBIDDEN_ROOT: "), (root, stderr)
     assert cli.state() == before
+
+
+def test_a_folder_of_ones_own_under_the_config_home_is_still_a_root(cli: Cli, notes: Path) -> None:
+    cli.run("init", str(notes), "--name", "notes")
+    own = cli.home / ".config" / "nvim"
+    own.mkdir(parents=True)
+    (own / "init.lua").write_text("-- editor settings\n")
+    cli.run("collection", "add", str(own), "--name", "editor")
 
 
 async def test_forbidden_roots_are_refused_over_mcp(cli: Cli, notes: Path) -> None:

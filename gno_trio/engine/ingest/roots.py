@@ -6,10 +6,18 @@ state:
 
 * system trees and credential folders are refused with everything inside
   them (``/etc``, ``/proc``, ``/sys``, ``/dev``, ``/run``, ``/boot``,
-  ``/var/log``, ``~/.ssh``, ``~/.gnupg``, ``~/.aws`` ...);
+  ``/var/log``, ``~/.ssh``, ``~/.gnupg``, ``~/.aws`` ..., and the tools'
+  token stores and browser profiles under ``~/.config``: ``gh``, ``op``,
+  ``rclone``, ``google-chrome`` ...);
 * a few broad folders are refused as roots themselves, while folders inside
   them are fine (``/``, ``/usr``, ``/var``, the home directory,
-  ``~/.config``, ``~/.local``: ``~/notes`` is the common case);
+  ``~/.config``, ``~/.local``: ``~/notes`` is the common case).
+
+"The home directory" is every one the process can be said to have: the
+one ``$HOME`` names, the account database's (``$HOME`` may point elsewhere,
+as it does for a service or under ``sudo``), and the superuser's ``/root``;
+``~/.config`` is also wherever ``$XDG_CONFIG_HOME`` points. Besides:
+
 * the config, data and cache directories may not be a root, lie inside one,
   or contain one, so no write through a collection (capture, filing) can
   reach ``index.yml``, the index database or the write lease.
@@ -23,6 +31,7 @@ with the stable code ``FORBIDDEN_ROOT``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -77,8 +86,45 @@ _HOME_TREES: Final = (
     ".docker",
     ".password-store",
     ".local/share/keyrings",
-    ".config/gcloud",
+    ".local/share/kwalletd",
+    ".pki",
+    ".mozilla",
+    ".terraform.d",
+    ".oci",
     "Library/Keychains",
+)
+# Token stores, password managers and browser profiles in the config home
+# (``~/.config`` or ``$XDG_CONFIG_HOME``), refused with everything inside them.
+_CONFIG_TREES: Final = (
+    "gh",
+    "hub",
+    "glab-cli",
+    "tea",
+    "git",
+    "gcloud",
+    "op",
+    "1Password",
+    "Bitwarden",
+    "Bitwarden CLI",
+    "rclone",
+    "doctl",
+    "hcloud",
+    "linode-cli",
+    "netlify",
+    "configstore",
+    "containers",
+    "composer",
+    "sops",
+    "keybase",
+    "gopass",
+    "google-chrome",
+    "chromium",
+    "BraveSoftware",
+    "microsoft-edge",
+    "vivaldi",
+    "Slack",
+    "discord",
+    "Signal",
 )
 # Refused as roots themselves; folders inside them are fine.
 _BROAD_ROOTS: Final = ("/", "/usr", "/var", "/home", "/Users", "/Library", "/opt", "/srv")
@@ -87,8 +133,25 @@ _HOME_BROAD: Final = ("", ".config", ".local", ".local/share", ".cache")
 FORBIDDEN_CODE: Final = "FORBIDDEN_ROOT"
 
 
-def _home(home: Path | None) -> Path:
-    return home if home is not None else Path(os.path.expanduser("~"))
+def _homes(home: Path | None) -> list[Path]:
+    """``home`` if given, else every home directory of the process (see the module's notes)."""
+    if home is not None:
+        return [home]
+    homes = [Path(os.path.expanduser("~")), Path("/root")]
+    with contextlib.suppress(ImportError, KeyError, AttributeError):
+        import pwd  # POSIX only
+
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return homes
+
+
+def _config_homes(home: Path | None) -> list[Path]:
+    """Where the tools of each home keep their configuration (``$XDG_CONFIG_HOME`` too)."""
+    found = [base / ".config" for base in _homes(home)]
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    if home is None and os.path.isabs(xdg):
+        found.append(Path(xdg))
+    return found
 
 
 def _with_resolved(paths: Iterable[Path]) -> frozenset[Path]:
@@ -103,20 +166,41 @@ def _with_resolved(paths: Iterable[Path]) -> frozenset[Path]:
 
 def forbidden_trees(home: Path | None = None) -> frozenset[Path]:
     """Folders refused with everything inside them."""
-    base = _home(home)
-    return _with_resolved([*map(Path, _SYSTEM_TREES), *(base / rel for rel in _HOME_TREES)])
+    return _trees(tuple(_homes(home)), tuple(_config_homes(home)))
 
 
 def forbidden_roots(home: Path | None = None) -> frozenset[Path]:
     """Folders refused as roots themselves (their descendants are allowed)."""
-    base = _home(home)
+    return _broad(tuple(_homes(home)), tuple(_config_homes(home)))
+
+
+@functools.lru_cache(maxsize=8)
+def _trees(homes: tuple[Path, ...], config_homes: tuple[Path, ...]) -> frozenset[Path]:
+    """Resolved once per set of homes: a sync judges its roots again every time."""
     return _with_resolved(
-        [*map(Path, _BROAD_ROOTS), *((base / rel) if rel else base for rel in _HOME_BROAD)]
+        [
+            *map(Path, _SYSTEM_TREES),
+            *(base / rel for base in homes for rel in _HOME_TREES),
+            *(base / rel for base in config_homes for rel in _CONFIG_TREES),
+        ]
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _broad(homes: tuple[Path, ...], config_homes: tuple[Path, ...]) -> frozenset[Path]:
+    return _with_resolved(
+        [
+            *map(Path, _BROAD_ROOTS),
+            *((base / rel) if rel else base for base in homes for rel in _HOME_BROAD),
+            *config_homes,
+        ]
     )
 
 
 def _inside(path: Path, tree: Path) -> bool:
-    return path == tree or path.is_relative_to(tree)
+    # As ``path.is_relative_to(tree)`` for absolute paths, without its cost per tree.
+    here, there = os.fspath(path), os.fspath(tree)
+    return here == there or here.startswith(there.rstrip(os.sep) + os.sep)
 
 
 def _refuse(resolved: Path, why: str) -> GnoError:
