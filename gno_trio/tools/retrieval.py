@@ -310,7 +310,9 @@ QUERY: Final = read_tool(
     make_query,
     full=(
         "General retrieval entry point: fuses BM25 keyword search with multilingual vector "
-        "search (reciprocal rank fusion) and adds documents one link away from the best hits. "
+        "search, each weighted by its evidence (keywords count for as much of the query's "
+        "wording as the notes hold and the best hit matches; explain shows every score and "
+        "weight), and adds documents one link away from the best hits. "
         "meta.mode says hybrid, or bm25_only when no embeddings exist yet; this server runs no "
         "expansion or rerank model, so expanded and reranked stay false. Accepts intent, "
         "queryModes (term, intent, hyde), fast, thorough, graph/noGraph, candidateLimit and "

@@ -373,12 +373,7 @@ def diagnose(
         ]
         nearest = None
     else:
-        if run.bypass:
-            vector = _skipped_stage(
-                "vector", "skipped: strong lexical signal; the BM25 order answers this query"
-            )
-        else:
-            vector = staged.vector_stage(conn, run, doc_id)
+        vector = staged.vector_stage(conn, run, doc_id)
         graph_step = (
             staged.graph_stage(run, row["uri"], request.min_score)
             if run.graph_wanted
@@ -430,7 +425,7 @@ def _meta(
     ]
     meta = {
         "mode": "hybrid",
-        "vectorsUsed": not run.bypass,
+        "vectorsUsed": True,
         "reranked": False,
         "totalResults": len(kept),
     }

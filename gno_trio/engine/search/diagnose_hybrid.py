@@ -2,10 +2,10 @@
 
 The evidence comes from the very run ``query`` formats
 (:func:`~gno_trio.engine.search.pipeline.run_pipeline`): the BM25 leg as
-deep as it was cut, the vector leg (or why it was skipped: a strong lexical
-signal), where reciprocal rank fusion put the target, what one hop of graph
-expansion did, and whether the final cut kept it. The final cut is reported
-by the last stage that ran: graph when graph expansion ran, else fusion.
+deep as it was cut, the vector leg, where evidence-weighted fusion put the
+target, what one hop of graph expansion did, and whether the final cut kept
+it. The final cut is reported by the last stage that ran: graph when graph
+expansion ran, else fusion.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _final_cut(
         raw = run.ranked[position - 1]
         return (
             position,
-            raw.fusion + raw.bonus,
+            raw.fusion,
             "below_cutoff",
             f"final rank {position} is past the requested limit of {limit}",
         )
@@ -91,8 +91,8 @@ def _final_cut(
 
 
 def fusion_stage(run: PipelineRun, uri: str, min_score: float | None) -> dict[str, Any]:
-    """Where reciprocal rank fusion put the target; the final cut too when graph did not run."""
-    sources = 1 + len(run.terms) + (0 if run.bypass else 1 + (run.hyde is not None))
+    """Where evidence-weighted fusion put the target; the final cut too when graph did not run."""
+    sources = 2 + len(run.terms) + (run.hyde is not None)
     position = next((i for i, c in enumerate(run.fused, 1) if c.result["uri"] == uri), None)
     if position is None:
         reason = "in neither the BM25 nor the vector candidates"
@@ -101,16 +101,19 @@ def fusion_stage(run: PipelineRun, uri: str, min_score: float | None) -> dict[st
     legs = [
         name
         for name, present in (
-            ("bm25", candidate.bm25 is not None),
-            ("vector", candidate.vector is not None),
+            ("bm25", bool(candidate.evidence.bm25)),
+            ("vector", candidate.evidence.cosine is not None),
         )
         if present
     ]
-    reason = f"fused rank {position} (RRF k=60, from {' and '.join(legs) or 'term entries'})"
-    if run.bypass:
-        reason += "; strong lexical signal: the BM25 order is kept"
+    e = candidate.evidence
+    reason = (
+        f"fused rank {position} (evidence from {' and '.join(legs) or 'term entries'}: "
+        f"bm25 {e.bm25_norm:.3f} x {run.lexical_weight:.2f} + vector {e.vector_norm:.3f} x "
+        f"{1 - run.lexical_weight:.2f})"
+    )
     if run.graph_wanted:
-        return _stage("fusion", sources, position, candidate.fusion + candidate.bonus, None, reason)
+        return _stage("fusion", sources, position, candidate.fusion, None, reason)
     final, score, drop, said = _final_cut(run, uri, min_score)
     return _stage("fusion", sources, final, score, drop, f"{reason}; {said}")
 

@@ -1,31 +1,28 @@
-"""Reciprocal rank fusion as GNO's ``query`` weighs it.
+"""Reciprocal rank fusion of result lists, and the hybrid pipeline's candidate pool.
 
-Each list (BM25 of the query, BM25 variants, vectors, the HyDE passage,
-graph neighbours) adds ``weight / (k + rank)`` to the documents it ranks,
-plus a bonus for a document at the top of a primary list; the strong-signal
-test on BM25's raw scores decides whether the words alone answered.
+The model-free ``query`` (BM25 of the query and of its ``term`` entries) and
+memory recall fuse ranked lists with weighted RRF: each list adds
+``weight / (k + rank)`` to the documents it ranks, plus a bonus for a
+document at the top of a primary list. With vectors, the hybrid pipeline
+weighs evidence instead (:mod:`.evidence`); :class:`Fusion` holds its
+candidates.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gno_trio.engine.search.evidence import Evidence
 from gno_trio.engine.search.results import normalise_scores
 
 RRF_K: Final = 60
 WEIGHT_BM25: Final = 2.0
 WEIGHT_BM25_VARIANT: Final = 0.5
-WEIGHT_VECTOR: Final = 2.0
-WEIGHT_HYDE: Final = 0.7
-WEIGHT_GRAPH: Final = 0.8
 BONUS_FIRST: Final = 0.1
 BONUS_TOP5: Final = 0.04
-STRONG_TOP: Final = 0.84
-STRONG_GAP: Final = 0.14
 
 
 def rrf_points(weight: float, rank: int) -> float:
@@ -40,60 +37,47 @@ def rank_bonus(rank: int) -> float:
 
 @dataclass(slots=True)
 class Candidate:
-    """One document in the fusion: its result body and what each list said of it."""
+    """One document of the hybrid pipeline: its result body and what each leg said of it."""
 
     result: dict[str, Any]
     doc_id: int
-    fusion: float = 0.0
-    bonus: float = 0.0
-    bm25: float | None = None
-    vector: float | None = None
+    evidence: Evidence = dataclasses.field(default_factory=Evidence)
     graph: bool = False
+
+    @property
+    def fusion(self) -> float:
+        """The fused score (see :mod:`.evidence`)."""
+        return self.evidence.score
 
 
 @dataclass(slots=True)
 class Fusion:
+    """The hybrid pipeline's candidates by URI, in the order the legs first named them."""
+
     candidates: dict[str, Candidate] = dataclasses.field(default_factory=dict)
 
-    def add(
-        self,
-        weight: float,
-        hits: Sequence[tuple[dict[str, Any], int]],
-        *,
-        bonus: bool = True,
-    ) -> None:
-        for rank, (result, doc_id) in enumerate(hits, 1):
-            found = self.candidates.get(result["uri"])
-            if found is None:
-                found = Candidate(result, doc_id)
-                self.candidates[result["uri"]] = found
-            found.fusion += rrf_points(weight, rank)
-            if bonus:
-                found.bonus = max(found.bonus, rank_bonus(rank))
+    def add(self, hits: Sequence[tuple[dict[str, Any], int]]) -> list[Candidate]:
+        """Each hit's candidate (the first body seen for a URI is the one kept)."""
+        found = []
+        for result, doc_id in hits:
+            candidate = self.candidates.get(result["uri"])
+            if candidate is None:
+                candidate = Candidate(result, doc_id)
+                self.candidates[result["uri"]] = candidate
+            found.append(candidate)
+        return found
 
     def ranked(self) -> list[Candidate]:
         return sorted(
             self.candidates.values(),
-            key=lambda c: (-(c.fusion + c.bonus), c.result["uri"]),
+            key=lambda c: (-c.evidence.score, c.result["uri"]),
         )
-
-
-def strong_signal(raw_scores: Sequence[float]) -> tuple[bool, float, float]:
-    """GNO's test on the BM25 top hits: (strong, normalised top, gap to the second)."""
-    if not raw_scores:
-        return False, 0.0, 0.0
-    squash = [1.0 / (1.0 + math.exp(-(abs(s) - 4.5) / 2.8)) for s in raw_scores[:5]]
-    top = squash[0]
-    gap = top - (squash[1] if len(squash) > 1 else 0.0)
-    return top >= STRONG_TOP and gap >= STRONG_GAP, top, gap
 
 
 def fuse(ranked_lists: Sequence[tuple[float, Sequence[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """Weighted RRF over result lists keyed by URI; returns hits, best first, scores normalised.
 
-    The model-free ``query`` fuses whole result lists this way (ties keep the
-    order documents were first seen); :class:`Fusion` adds the same points
-    and bonuses per document for the hybrid pipeline (ties by URI).
+    Ties keep the order documents were first seen.
     """
     scores: dict[str, float] = {}
     bonus: dict[str, float] = {}

@@ -1,6 +1,6 @@
 """The retrieval legs of the hybrid pipeline, each as hits ready for fusion.
 
-BM25 (split into full matches and any-term top-ups), vector hits with their
+BM25 hits, vector hits with their
 anchors, and the graph's one-hop neighbours at their chunk nearest the
 query: every leg hands :class:`.fusion.Fusion` (result, document id) pairs
 shaped exactly as a lexical or vector search would return them.
@@ -16,9 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.search import graph_expansion as graph_leg
-from gno_trio.engine.search.fusion import WEIGHT_GRAPH, Fusion
-from gno_trio.engine.search.lexical import DOCUMENT_COLUMNS, search, strictly_matching
-from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.search.fusion import Fusion
+from gno_trio.engine.search.lexical import DOCUMENT_COLUMNS, search
 from gno_trio.engine.search.request import SearchRequest, filter_clauses
 from gno_trio.engine.search.results import result_object
 from gno_trio.engine.search.semantic import VectorHit, anchors
@@ -39,24 +38,11 @@ def doc_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
 
 def lexical_hits(
     conn: sqlite3.Connection, request: SearchRequest
-) -> tuple[list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int]]]:
-    """BM25 hits split in two: documents matching every term, and any-term top-ups.
-
-    Lexical search tops a short answer up with documents that match only
-    some of the words. Fused at full weight, a stray shared word ("und",
-    "error") would rank a document first; the top-ups are a looser variant
-    of the query and are fused as one.
-    """
+) -> list[tuple[dict[str, Any], int]]:
+    """Lexical search's hits (full matches, then any-term top-ups) with their document ids."""
     hits = search(conn, request)["results"]
     ids = doc_ids(conn, [h["uri"] for h in hits])
-    found = [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
-    if not found:
-        return [], []
-    strict = strictly_matching(conn, parse_query(request.query), [doc for _, doc in found])
-    return (
-        [hit for hit in found if hit[1] in strict],
-        [hit for hit in found if hit[1] not in strict],
-    )
+    return [(h, ids[h["uri"]]) for h in hits if h["uri"] in ids]
 
 
 def vector_results(
@@ -71,6 +57,29 @@ def vector_results(
         )
         for h in hits
     ]
+
+
+def nearest_cosines(
+    conn: sqlite3.Connection,
+    matrix: VectorMatrix,
+    vectors: Sequence[npt.NDArray[np.float32]],
+    doc_ids: Sequence[int],
+) -> dict[int, list[float]]:
+    """Each document's cosine to each vector at its chunk nearest it (documents without
+    stored vectors are left out)."""
+    if not doc_ids:
+        return {}
+    marks = ", ".join("?" for _ in doc_ids)
+    mirrors = conn.execute(
+        f"SELECT id, mirror_hash FROM documents WHERE id IN ({marks})", list(doc_ids)
+    ).fetchall()
+    stacked = np.stack(vectors, axis=1)
+    found: dict[int, list[float]] = {}
+    for doc_id, mirror in mirrors:
+        own = matrix.rows_of(mirror) if mirror else np.zeros(0, np.intp)
+        if len(own):
+            found[int(doc_id)] = [float(v) for v in (matrix.vectors(own) @ stacked).max(axis=0)]
+    return found
 
 
 def graph_results(
@@ -131,9 +140,8 @@ def expand_graph(
     hits = hits[: expansion.max_candidates]
     expansion.candidates = [doc_id for _, doc_id in hits]
     if expansion.candidates:
-        fusion.add(WEIGHT_GRAPH, hits, bonus=False)
-        for result, _ in hits:
-            fusion.candidates[result["uri"]].graph = True
+        for candidate in fusion.add(hits):
+            candidate.graph = True
     elif not expansion.fallback:
         expansion.fallback.append("graph_neighbor_lookup_empty")
     return expansion

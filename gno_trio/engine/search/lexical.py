@@ -254,25 +254,6 @@ def _rank_on_tantivy(
     return _topped_up(strict, extra[: fetch - len(strict)])
 
 
-def strictly_matching(
-    conn: sqlite3.Connection, parsed: LexicalQuery, doc_ids: Sequence[int]
-) -> set[int]:
-    """Which of these documents match every term of the query (not just some)."""
-    if not doc_ids:
-        return set()
-    tantivy = ranker(conn)
-    if tantivy is not None:
-        return tantivy.among(parsed, doc_ids)
-    return {
-        int(row[0])
-        for row in conn.execute(
-            "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid IN "
-            "(SELECT value FROM json_each(?))",
-            (parsed.match, json.dumps(list(doc_ids))),
-        )
-    }
-
-
 def unranked_documents(conn: sqlite3.Connection, collection: str) -> int:
     """Active documents of a collection that the ranking index does not hold (yet)."""
     tantivy = ranker(conn)

@@ -1,27 +1,23 @@
-"""``query``: hybrid retrieval, BM25 and vectors fused, one hop of links added.
+"""``query``: hybrid retrieval, BM25 and vectors fused by their evidence, links added.
 
-The steps, as GNO runs them (GNO's numbers throughout):
+The steps:
 
 1. Depth: ``fast`` skips graph expansion; ``thorough`` raises the candidate
    limit to 40. No expander or reranker runs here, so ``expanded`` and
    ``reranked`` are always false, and said so.
-2. Strong-signal check: with no intent and no caller-typed entries, a BM25
-   top hit that stands out (sigmoid-normalised score >= 0.84, >= 0.14 ahead of
-   the second) means the words themselves answered the question. GNO skips
-   query expansion then; with no expander, what is skipped here is the
-   vector leg, so such a query answers exactly as lexical search would.
-3. Legs: BM25 of the query (limit x 2 x m, weight 2.0), BM25 of each ``term``
-   entry (limit x m, 0.5), vectors of the query (limit x 2 x m, 2.0) and of
-   the ``hyde`` passage, embedded as a document (limit x m, 0.7); m = 3 when
-   filters prune after retrieval or recency reorders, else 1. ``intent``
-   entries join the intent, which steers which chunk represents a document.
-4. Reciprocal rank fusion, k = 60, over documents; +0.1 for a document first
-   in the query's own BM25 or vector list, else +0.04 for one in their top
-   five. BM25 hits that match only some of the query's words (lexical
-   search's top-up) are fused as a variant (0.5, no bonus).
-5. Graph: neighbours of the five best fused documents (up to 20) fused in
-   with weight 0.8, unless ``fast`` or the graph is turned off.
-6. Scores are min-max normalised over the answer; ``minScore`` and
+2. Legs, every one of them whenever vectors are stored: BM25 of the query
+   (limit x 2 x m; documents matching only some words included), BM25 of each
+   ``term`` entry (limit x m), vectors of the query (limit x 2 x m) and of the
+   ``hyde`` passage, embedded as a document (limit x m); m = 3 when filters
+   prune after retrieval or recency reorders, else 1. ``intent`` entries join
+   the intent, which steers which chunk represents a document.
+3. Evidence-weighted fusion (:mod:`.evidence`): every candidate's raw BM25
+   and its best chunk's cosine, min-max normalised over the candidates, mixed
+   with BM25 weighted by the query's lexical coverage.
+4. Graph: neighbours of the five best fused documents (up to 20) join the
+   candidates and everything is weighed again, unless ``fast`` or the graph
+   is turned off.
+5. Scores are min-max normalised over the answer; ``minScore`` and
    ``limit`` apply last.
 
 Without stored vectors for the configured model (or with a model that
@@ -43,18 +39,22 @@ import numpy.typing as npt
 from gno_trio.engine.search import chunkkeeper
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search import hybrid as lexical_query
-from gno_trio.engine.search.fusion import (
-    RRF_K,
-    WEIGHT_BM25,
-    WEIGHT_BM25_VARIANT,
-    WEIGHT_HYDE,
-    WEIGHT_VECTOR,
-    Candidate,
-    Fusion,
-    strong_signal,
+from gno_trio.engine.search.evidence import (
+    EVIDENCE_DEPTH,
+    LexicalEvidence,
+    lexical_evidence,
+    lexical_weight,
+    weigh,
 )
+from gno_trio.engine.search.fusion import Candidate, Fusion
 from gno_trio.engine.search.hybrid import QUERY_MODES, QueryOptions, validate_modes
-from gno_trio.engine.search.legs import expand_graph, graph_line, lexical_hits, vector_results
+from gno_trio.engine.search.legs import (
+    expand_graph,
+    graph_line,
+    lexical_hits,
+    nearest_cosines,
+    vector_results,
+)
 from gno_trio.engine.search.lexical import (
     rank_documents,
 )
@@ -99,10 +99,10 @@ class PipelineRun:
     terms: list[str]
     intents: list[str]
     hyde: str | None
-    bypass: bool
-    strong: bool
+    coverage: float  # share of the query's words the index holds
+    lexical_weight: float  # BM25's weight in the fusion (vectors: the rest)
     fused: list[Candidate]  # fusion order before graph expansion
-    ranked: list[Candidate]  # the final order (graph fused in, bypass applied), uncut
+    ranked: list[Candidate]  # the final order (graph neighbours weighed in), uncut
     expansion: graph_leg.GraphExpansion
     graph_wanted: bool
     lines: list[dict[str, str]]
@@ -178,87 +178,65 @@ def run_pipeline(
     narrow = min(100, request.limit * m)
     lines: list[dict[str, str]] = []
 
-    held = chunkkeeper.current(conn)
-    raw = [
-        score for _, score in rank_documents(conn, parse_query(request.query), unbounded, 5, held)
-    ]
-    strong, top, gap = strong_signal(raw)
-    bypass = strong and not request.intent and not modes
+    words = lexical_evidence(conn, parse_query(request.query))
+    raw = _content_bm25(conn, words, unbounded)
+    weight = lexical_weight(words, max(raw.values(), default=0.0))
     fusion = Fusion()
-    bm25, partial = lexical_hits(conn, dataclasses.replace(unbounded, limit=wide))
-    fusion.add(WEIGHT_BM25, bm25)
-    fusion.add(WEIGHT_BM25_VARIANT, partial, bonus=False)
-    for result, _ in bm25 + partial:
-        fusion.candidates[result["uri"]].bm25 = result["score"]
+    bm25 = lexical_hits(conn, dataclasses.replace(unbounded, limit=wide))
+    fusion.add(bm25)
     lines.append(
         {
             "stage": "lexical",
-            "message": f"bm25: {len(bm25)} candidates matching every term, {len(partial)} "
-            f"matching some, plus {len(terms)} term entries",
+            "message": f"bm25: {len(bm25)} candidates, plus {len(terms)} term entries",
         }
     )
     for term in terms:
-        strict, loose = lexical_hits(conn, dataclasses.replace(unbounded, query=term, limit=narrow))
-        fusion.add(WEIGHT_BM25_VARIANT, strict + loose, bonus=False)
-    strength = f"top={top:.2f}, gap={gap:.2f}"
-    wants_graph = options.graph and not options.fast
+        found = lexical_hits(conn, dataclasses.replace(unbounded, query=term, limit=narrow))
+        for candidate, (result, _) in zip(fusion.add(found), found, strict=True):
+            candidate.evidence.term += result["score"] / len(terms)
     steer = (
         _embedded(lambda: checked_query(backend, model, request.intent or ""))
-        if request.intent and request.intent.strip() and not bypass
+        if request.intent and request.intent.strip()
         else None
     )
-    if bypass:
-        lines.append(
-            {
-                "stage": "vector",
-                "message": f"skipped: strong lexical signal ({strength}); lexical order kept",
-            }
-        )
-    else:
-        vector = vector_results(
-            conn,
-            model.id,
-            vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer),
-            unbounded,
-        )
-        fusion.add(WEIGHT_VECTOR, [(r, d) for r, d, _ in vector])
-        for result, _, score in vector:
-            fusion.candidates[result["uri"]].vector = score
-        message = f"vector: {len(vector)} candidates (model {backend.identity.uri})"
-        hyde_vector = _embedded(lambda: embed_passage(backend, hyde)) if hyde else None
-        if hyde_vector is not None:
-            passage = vector_leg(conn, matrix, hyde_vector, unbounded, narrow, steer=steer)
-            fusion.add(
-                WEIGHT_HYDE,
-                [(r, d) for r, d, _ in vector_results(conn, model.id, passage, unbounded)],
-                bonus=False,
-            )
-            message += f"; hyde: {len(passage)} candidates"
-        elif hyde:
-            message += "; hyde: skipped (the model did not answer)"
-        lines.append({"stage": "vector", "message": message})
+    vector = vector_results(
+        conn,
+        model.id,
+        vector_leg(conn, matrix, query_vector, unbounded, wide, steer=steer),
+        unbounded,
+    )
+    fusion.add([(r, d) for r, d, _ in vector])
+    message = f"vector: {len(vector)} candidates (model {backend.identity.uri})"
+    hyde_vector = _embedded(lambda: embed_passage(backend, hyde)) if hyde else None
+    if hyde_vector is not None:
+        passage = vector_leg(conn, matrix, hyde_vector, unbounded, narrow, steer=steer)
+        fusion.add([(r, d) for r, d, _ in vector_results(conn, model.id, passage, unbounded)])
+        message += f"; hyde: {len(passage)} candidates"
+    elif hyde:
+        message += "; hyde: skipped (the model did not answer)"
+    lines.append({"stage": "vector", "message": message})
+    probes = [query_vector] if hyde_vector is None else [query_vector, hyde_vector]
+    _weigh(conn, fusion, matrix, probes, raw, weight, len(terms))
     lines.append(
         {
             "stage": "fusion",
-            "message": f"RRF k={RRF_K}, {len(fusion.candidates)} unique candidates "
-            f"(strong signal: {'yes' if strong else 'no'}, {strength})",
+            "message": f"evidence-weighted: {len(fusion.candidates)} unique candidates, "
+            f"lexical coverage {words.coverage:.2f}, weights bm25 {weight:.2f} / vector "
+            f"{1 - weight:.2f} (min-max normalised over the candidates)",
         }
     )
     fused = fusion.ranked()
+    wants_graph = options.graph and not options.fast
     expansion = (
         expand_graph(conn, fusion, unbounded, matrix, query_vector, options.candidate_limit)
         if wants_graph
         else graph_leg.disabled()
     )
+    if expansion.candidates:  # the neighbours join the pool: every score is weighed again
+        _weigh(conn, fusion, matrix, probes, raw, weight, len(terms))
     lines.append({"stage": "graph", "message": graph_line(expansion)})
     lines.append({"stage": "expansion", "message": "skipped: no expansion model available"})
     lines.append({"stage": "rerank", "message": "skipped: no reranker available"})
-
-    ranked = fusion.ranked()
-    if bypass:  # the lexical order stands; graph neighbours may follow it
-        lexical = [c for c in ranked if c.bm25 is not None]
-        lexical.sort(key=lambda c: -(c.bm25 or 0.0))
-        ranked = lexical + [c for c in ranked if c.bm25 is None]
     return PipelineRun(
         request=unbounded,
         matrix=matrix,
@@ -269,20 +247,58 @@ def run_pipeline(
         terms=terms,
         intents=intents,
         hyde=hyde,
-        bypass=bypass,
-        strong=strong,
+        coverage=words.coverage,
+        lexical_weight=weight,
         fused=fused,
-        ranked=ranked,
+        ranked=fusion.ranked(),
         expansion=expansion,
         graph_wanted=wants_graph,
         lines=lines,
     )
 
 
+def _content_bm25(
+    conn: sqlite3.Connection, words: LexicalEvidence, request: SearchRequest
+) -> dict[int, float]:
+    """Raw BM25 of the query's content words (any of them) for the best documents: the
+    lexical evidence fusion weighs. Words in most documents ("what", "the") are left
+    out, so a question's phrasing does not outweigh what it asks about."""
+    if not words.content:
+        return {}
+    content = parse_query(" ".join(words.content))
+    anyword = dataclasses.replace(content, match=content.any_match)
+    held = chunkkeeper.current(conn)
+    return {
+        int(row["id"]): score
+        for row, score in rank_documents(conn, anyword, request, EVIDENCE_DEPTH, held)
+    }
+
+
+def _weigh(
+    conn: sqlite3.Connection,
+    fusion: Fusion,
+    matrix: VectorMatrix,
+    probes: list[npt.NDArray[np.float32]],
+    bm25: dict[int, float],
+    weight: float,
+    terms: int,
+) -> None:
+    """Every candidate's BM25 and cosine to the query (and hyde passage), then the fused
+    scores."""
+    candidates = list(fusion.candidates.values())
+    cosines = nearest_cosines(conn, matrix, probes, [c.doc_id for c in candidates])
+    for candidate in candidates:
+        found = cosines.get(candidate.doc_id)
+        candidate.evidence.bm25 = bm25.get(candidate.doc_id)
+        candidate.evidence.cosine = None if found is None else found[0]
+        candidate.evidence.hyde = None if found is None or len(found) < 2 else found[1]
+    weigh([c.evidence for c in candidates], weight, terms)
+
+
 def final_scores(run: PipelineRun, limit: int) -> list[tuple[Candidate, float]]:
     """The answer before ``minScore``: the first ``limit`` candidates, scores min-max scaled."""
     ranked = run.ranked[:limit]
-    return list(zip(ranked, normalise_scores([c.fusion + c.bonus for c in ranked]), strict=True))
+    return list(zip(ranked, normalise_scores([c.fusion for c in ranked]), strict=True))
 
 
 def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) -> dict[str, Any]:
@@ -302,7 +318,7 @@ def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) ->
         {
             "expanded": False,
             "reranked": False,
-            "vectorsUsed": not run.bypass,
+            "vectorsUsed": True,
             "candidateLimit": options.candidate_limit or (40 if options.thorough else 20),
             "graphExpansion": run.expansion.meta(),
         }
@@ -313,7 +329,10 @@ def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) ->
         meta["queryModes"] = query_modes_meta(run)
     if options.explain:
         meta["explain"] = {
-            "lines": run.lines,
+            "lines": [
+                *run.lines,
+                *(_evidence_line(i, c, run.lexical_weight) for i, (c, _) in enumerate(kept, 1)),
+            ],
             "results": [_explain_result(i, c, s) for i, (c, s) in enumerate(kept, 1)],
         }
     return {"results": results, "meta": meta}
@@ -338,13 +357,30 @@ def _explain_result(rank: int, candidate: Candidate, score: float) -> dict[str, 
         "rank": rank,
         "docid": candidate.result["docid"],
         "score": round(score, 6),
-        "fusionScore": round(candidate.fusion + candidate.bonus, 6),
+        "fusionScore": round(candidate.fusion, 6),
     }
-    if candidate.bm25 is not None:
-        entry["bm25Score"] = round(candidate.bm25, 6)
-    if candidate.vector is not None:
-        entry["vecScore"] = round(candidate.vector, 6)
+    evidence = candidate.evidence
+    if evidence.bm25 is not None:
+        entry["bm25Score"] = round(evidence.bm25, 6)
+    if evidence.cosine is not None:
+        entry["vecScore"] = round(evidence.cosine, 6)
     return entry
 
 
-__all__ = ["QUERY_MODES", "PipelineRun", "hybrid_query", "run_pipeline", "strong_signal"]
+def _evidence_line(rank: int, candidate: Candidate, weight: float) -> dict[str, str]:
+    """One returned document's fused score spelled out: each leg raw, normalised, weighed."""
+    e = candidate.evidence
+    bm25 = "none" if e.bm25 is None else f"{e.bm25:.3f}"
+    cosine = "none" if e.cosine is None else f"{e.cosine:.3f}"
+    message = (
+        f"#{rank} {candidate.result['docid']}: bm25 {bm25} -> {e.bm25_norm:.3f} x {weight:.2f}"
+        f" + cosine {cosine} -> {e.vector_norm:.3f} x {1 - weight:.2f}"
+    )
+    if e.term:
+        message += f" + terms {e.term:.3f}"
+    if e.hyde is not None:
+        message += f" + hyde cosine {e.hyde:.3f}"
+    return {"stage": "fusion", "message": f"{message} = {e.score:.3f}"}
+
+
+__all__ = ["QUERY_MODES", "PipelineRun", "hybrid_query", "run_pipeline"]

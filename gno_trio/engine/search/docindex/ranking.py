@@ -46,14 +46,6 @@ class TantivyRanker:
         clauses += self._filters(conn, filters)
         return self._search(Query.boolean_query(clauses), limit)
 
-    def among(self, parsed: LexicalQuery, doc_ids: Sequence[int]) -> set[int]:
-        """Which of these documents match every term of the query (and none it negates)."""
-        clauses = self._build.text(parsed, any_term=False)
-        if clauses is None or not doc_ids:
-            return set()
-        clauses.append((Occur.Must, unscored(self._build.documents(doc_ids))))
-        return {doc for doc, _ in self._search(Query.boolean_query(clauses), len(doc_ids))}
-
     def matching_any(self, phrases: Sequence[str], doc_id: int | None = None) -> set[int]:
         """Documents (or just ``doc_id``) containing any of these exact phrases."""
         shoulds = [(Occur.Should, q) for _, q in self._build.excluded(phrases)]
