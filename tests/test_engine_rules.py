@@ -28,7 +28,7 @@ from gno_trio.engine.store.lease import write_lease
 from tests.cli_support import Cli
 from tests.conftest import db_snapshot, write_corpus
 from tests.stdio_session import open_mcp_server
-from tests.tool_results import tool_error_code
+from tests.tool_results import tool_error_code, tool_error_message
 
 NOTES = {
     "alpha.md": "# Alpha\n\nkubernetes rollout plan\n",
@@ -337,6 +337,19 @@ async def test_forbidden_roots_are_refused_over_mcp(cli: Cli, notes: Path) -> No
             result = await session.tool("gno_add_collection", {"path": root, "name": "x"})
             assert result.get("isError") is True, (root, result)
             assert tool_error_code(result) == "FORBIDDEN_ROOT", (root, result)
+    assert cli.state() == before
+
+
+async def test_a_relative_root_is_refused_over_mcp(cli: Cli, notes: Path) -> None:
+    """The server's working directory is not the caller's: ``tests`` would name the server's."""
+    cli.run("init", str(notes), "--name", "notes")
+    before = cli.state()
+    async with open_mcp_server(cli.env, "--enable-write", client_name="roots") as session:
+        for root in ("tests", "./tests", "tests/../tests"):
+            result = await session.tool("gno_add_collection", {"path": root, "name": "x"})
+            assert result.get("isError") is True, (root, result)
+            assert tool_error_code(result) == "INVALID_PATH", (root, result)
+            assert "absolute" in tool_error_message(result), result
     assert cli.state() == before
 
 

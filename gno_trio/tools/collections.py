@@ -239,7 +239,7 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
         refuse_external_steps(git_pull=args.gitPull)
         # The cheap checks first, so a bad folder or name is reported as such even
         # while a job runs; add_collection repeats them under the lease.
-        engine.check_root(args.path)
+        engine.check_root(args.path, absolute=True)
         name = opt(args.name)
         if name is not None:
             normalize_name(name)

@@ -36,9 +36,12 @@ def refuse_if_referenced(config: Config, name: str) -> None:
 
 
 class IngestFace(IndexingKernel):
-    def check_root(self, path: str) -> Path:
-        """``path`` resolved, if it may be a collection root of this index (else the refusal)."""
-        return validate_root(path, dirs=self.location.dirs)
+    def check_root(self, path: str, *, absolute: bool = False) -> Path:
+        """``path`` resolved, if it may be a collection root of this index (else the refusal).
+
+        ``absolute``: refuse a relative path (for a caller in another working directory).
+        """
+        return validate_root(path, dirs=self.location.dirs, absolute=absolute)
 
     def add_collection(
         self,

@@ -232,12 +232,18 @@ def _police(lexical: Path, resolved: Path, home: Path | None, dirs: Dirs | None)
 
 
 def validate_root(
-    raw: str | os.PathLike[str], *, home: Path | None = None, dirs: Dirs | None = None
+    raw: str | os.PathLike[str],
+    *,
+    home: Path | None = None,
+    dirs: Dirs | None = None,
+    absolute: bool = False,
 ) -> Path:
     """Resolve a collection root; refuse missing, unreadable or forbidden ones.
 
     ``dirs`` are the config, data and cache directories of the index the
     root is for; without them only system and credential folders are judged.
+    ``absolute`` refuses a relative path: a caller whose working directory is
+    not this process's (an MCP client) would name a folder it never meant.
     """
     text = os.fspath(raw)
     if not text.strip():
@@ -245,6 +251,12 @@ def validate_root(
     if "\x00" in text:
         raise GnoError("INVALID_PATH", "Collection path contains a NUL byte")
     path = Path(os.path.expanduser(text))
+    if absolute and not path.is_absolute():
+        raise GnoError(
+            "INVALID_PATH",
+            f"Collection path must be absolute (or start with ~): {text} would be read "
+            "against the server's working directory, not yours",
+        )
     lexical = Path(os.path.abspath(path))
     try:
         resolved = path.resolve(strict=True)
