@@ -10,6 +10,7 @@ import base64
 import ipaddress
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from gno_trio.engine.egress.policy import classify_peer
 from gno_trio.errors import GnoError
 from gno_trio.protocol.errors import ProtocolError
 from gno_trio.transports.http.guards import PolicyBook
-from gno_trio.transports.http.identity import CallerLabels
+from gno_trio.transports.http.identity import CALLER_KEY_NAME, CallerLabels, ensure_caller_key
 from gno_trio.transports.http.modern import check_routing_headers, decode_header_value
 from gno_trio.transports.http.settings import (
     GatewaySettings,
@@ -332,12 +333,24 @@ def test_policy_book_tracks_the_config_file(tmp_path: Path) -> None:
 
 
 def test_caller_labels() -> None:
-    labels = CallerLabels("instance-a")
+    labels = CallerLabels(b"key-a")
     loopback = labels.label("loopback")
     assert loopback == labels.label("loopback") and loopback.startswith("http:")
     assert len(loopback) == 5 + 16
     assert labels.label("bearer:" + "1" * 64) != loopback
-    assert CallerLabels("instance-b").label("loopback") != loopback
+    assert CallerLabels(b"key-b").label("loopback") != loopback
+    assert CallerLabels(b"key-a").label("loopback") == loopback  # one key, one label
+
+
+def test_the_caller_key_is_made_once_private_and_then_kept(tmp_path: Path) -> None:
+    path = tmp_path / "data" / CALLER_KEY_NAME
+    key = ensure_caller_key(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert ensure_caller_key(path) == key and len(key) == 32
+    assert [p.name for p in path.parent.iterdir()] == [CALLER_KEY_NAME]  # no temporary left
+    path.chmod(0o644)
+    with pytest.raises(GnoError, match="mode 0644"):
+        ensure_caller_key(path)
 
 
 # -- settings ---------------------------------------------------------------------------------

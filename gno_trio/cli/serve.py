@@ -98,6 +98,7 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
     processes, each entering :func:`worker_main`; ``worker`` is the
     :class:`~gno_trio.transports.http.workers.WorkerLaunch` of such a child.
     """
+    from gno_trio.transports.http.identity import CALLER_KEY_NAME
     from gno_trio.transports.http.settings import check_bind, settings_from_config
     from gno_trio.transports.http.workers import run_workers
 
@@ -118,6 +119,7 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
             allowed_origins=args.mcp_allowed_origin,
             enable_write=args.mcp_enable_write,
             tool_profile=args.mcp_tool_profile,
+            caller_key_file=engine.location.dirs.data / CALLER_KEY_NAME,
         )
         check_bind(settings)
         if mode == "daemon" and not engine.config.collections:

@@ -35,7 +35,7 @@ from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.connections import serve_connections
 from gno_trio.transports.http.guards import PolicyBook
-from gno_trio.transports.http.identity import CallerLabels
+from gno_trio.transports.http.identity import CallerLabels, ensure_caller_key
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.runtime_admission import RuntimeAdmission
 from gno_trio.transports.http.sessions import SessionStore
@@ -158,7 +158,11 @@ def build_state(
         sessions=sessions,
         capacity=AdmissionGate(limits.max_concurrent_requests, limits.max_queued_requests),
         readers=RuntimeAdmission(limits.max_concurrent_requests),
-        labels=CallerLabels(app.instance_id),
+        labels=CallerLabels(
+            ensure_caller_key(settings.caller_key_file)
+            if settings.caller_key_file is not None
+            else app.instance_id.encode()
+        ),
         worker=worker,
     )
 
@@ -346,6 +350,8 @@ def run_resident(
     check_bind(settings)
     if settings.token_file is not None:
         ensure_token_file(settings.token_file)
+    if settings.caller_key_file is not None:
+        ensure_caller_key(settings.caller_key_file)
     if sock is None:
         sock = open_listening_socket(settings.host, settings.port)
     try:

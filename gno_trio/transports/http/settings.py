@@ -54,6 +54,9 @@ class GatewaySettings:
     """Seconds in-flight requests get to finish after SIGINT/SIGTERM."""
     stream_keepalive: float = 15.0
     """Seconds between SSE comment lines on an idle GET stream."""
+    caller_key_file: Path | None = None
+    """The key file callers are labelled with (one per data directory, shared by every
+    worker); ``None``: a key of this process alone (its instance id)."""
 
     @property
     def write_timeout(self) -> float:
@@ -105,11 +108,13 @@ def settings_from_config(
     allowed_origins: Sequence[str] | None = None,
     enable_write: bool = False,
     tool_profile: str | None = None,
+    caller_key_file: Path | None = None,
 ) -> GatewaySettings:
     """Merge flags over ``gateway`` config; bad values raise ``GnoError('VALIDATION')``.
 
     A flag left at ``None`` (or an empty repeatable flag) defers to the config;
-    ``enable_write`` can only switch writes on, never off.
+    ``enable_write`` can only switch writes on, never off. ``caller_key_file``
+    is passed through (:attr:`GatewaySettings.caller_key_file`).
     """
     changes: dict[str, Any] = {}
     if host is not None:
@@ -138,6 +143,7 @@ def settings_from_config(
         enable_write=enable_write or merged.enable_write,
         tool_profile=profile,
         limits=merged.limits,
+        caller_key_file=caller_key_file,
     )
 
 

@@ -13,12 +13,14 @@ surrounding whitespace is trimmed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import hmac
 import os
 import secrets
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -109,29 +111,46 @@ def read_token_file(path: Path) -> TokenFileState:
     return TokenFileState(digest=digest, revision=(*identity, digest))
 
 
+def create_secret_file(path: Path, what: str) -> None:
+    """Create ``path`` holding 256 fresh random bits (hex) unless it exists; never overwrite.
+
+    The secret is written to a private temporary file (mode 0600) beside it and
+    then linked into place, so no reader ever sees the file empty or half
+    written, and of two processes creating it at once one wins and the other
+    keeps the winner's secret. ``what`` names the file in the ``GnoError``.
+    """
+    if os.path.lexists(path):
+        return
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise GnoError("RUNTIME", f"Cannot create {what} {path}: {exc.strerror or exc}") from None
+    try:
+        try:
+            os.write(fd, (secrets.token_hex(_GENERATED_BYTES) + "\n").encode("ascii"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temporary, path)
+    except FileExistsError:
+        pass  # created concurrently; the caller reads and checks it like any existing file
+    except OSError as exc:
+        raise GnoError("RUNTIME", f"Cannot create {what} {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
 def ensure_token_file(path: Path) -> TokenFileState:
     """At start-up: create a missing file with a fresh random token, then insist it is usable.
 
-    Creation uses ``O_EXCL`` and mode 0600, so an existing file is never
-    overwritten and the token is never readable by others, even briefly. The
-    token itself is not returned or logged. Raises ``GnoError`` when the file
-    exists but cannot be used.
+    Creation (:func:`create_secret_file`) never overwrites an existing file
+    and never lets the token be readable by others, even briefly. The token
+    itself is not returned or logged. Raises ``GnoError`` when the file exists
+    but cannot be used.
     """
-    if not os.path.lexists(path):
-        try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        except FileExistsError:
-            pass  # created concurrently; checked below like any existing file
-        except OSError as exc:
-            raise GnoError(
-                "RUNTIME", f"Cannot create token file {path}: {exc.strerror or exc}"
-            ) from None
-        else:
-            try:
-                os.write(fd, (secrets.token_hex(_GENERATED_BYTES) + "\n").encode("ascii"))
-            finally:
-                os.close(fd)
+    create_secret_file(path, "token file")
     state = read_token_file(path)
     if not state.usable:
         raise GnoError(
@@ -151,6 +170,7 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "MIN_TOKEN_CHARS",
     "TokenFileState",
+    "create_secret_file",
     "digests_match",
     "ensure_token_file",
     "read_token_file",
