@@ -688,6 +688,20 @@ async def test_mcp_capture_writes_indexes_and_returns_a_schema_valid_receipt(
         assert again["isError"] is True
         assert tool_error_code(again) == "CONFLICT"
 
+        # Files other tools run, and gno's reserved folder at any depth, are refused.
+        for path in (
+            ".vscode/tasks.json",
+            ".github/workflows/ci.yml",
+            "sub/.gno/records/x.md",
+            "ci/.gitlab-ci.yml",
+        ):
+            refused = await pipe.tool(
+                "gno_capture", {"collection": "notes", "content": "{}", "path": path}
+            )
+            assert tool_error_code(refused) == "INVALID_PATH", (path, refused)
+            assert not (notes / path).exists()
+        assert not (notes / ".vscode").exists() and not (notes / "sub").exists()
+
         escape = await pipe.tool(
             "gno_capture", {"collection": "notes", "content": "x", "path": "../x"}
         )

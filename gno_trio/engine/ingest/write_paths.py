@@ -28,6 +28,30 @@ from gno_trio.errors import GnoError
 
 SENSITIVE_SEGMENTS: Final = frozenset({".ssh", ".gnupg", ".aws", ".config", ".git", "node_modules"})
 """Path segments a capture may never write into (credentials, VCS, dependencies)."""
+RUN_BY_TOOLS: Final = frozenset(
+    {
+        ".vscode",
+        ".idea",
+        ".devcontainer",
+        ".github",
+        ".gitlab",
+        ".circleci",
+        ".buildkite",
+        ".husky",
+        ".envrc",
+        ".gitlab-ci.yml",
+        ".travis.yml",
+        ".pre-commit-config.yaml",
+        "makefile",
+        "justfile",
+        "package.json",
+    }
+)
+"""Names (of folders or files, compared case-insensitively) whose files other programs run:
+editor tasks, CI workflows, git hooks, build and shell environment files. A note
+written there by an agent would be a command someone else's tool executes."""
+RESERVED_SEGMENT: Final = ".gno"
+"""gno-trio's own folder name (records derived from container files), at any depth."""
 
 SLUG_MAX_CHARS: Final = 80
 MAX_SEGMENT_BYTES: Final = 255
@@ -45,8 +69,8 @@ def path_segments(raw: str, what: str) -> list[str]:
     """Split a caller's relative path into safe segments, or raise ``INVALID_PATH``.
 
     Backslashes count as separators (Windows clients send them); empty and
-    ``.`` segments vanish. Absolute paths, ``..``, control characters and the
-    sensitive folders are refused.
+    ``.`` segments vanish. Absolute paths, ``..``, control characters, the
+    sensitive folders, what other tools run and ``.gno`` are refused.
     """
     if "\x00" in raw:
         raise GnoError("INVALID_PATH", f"{what} must not contain a NUL byte")
@@ -60,8 +84,17 @@ def path_segments(raw: str, what: str) -> list[str]:
     for segment in segments:
         if segment == "..":
             raise GnoError("INVALID_PATH", f"{what} must not contain '..': {raw!r}")
-        if segment.lower() in SENSITIVE_SEGMENTS:
+        folded = segment.lower()
+        if folded in SENSITIVE_SEGMENTS:
             raise GnoError("INVALID_PATH", f"{what} enters a sensitive folder ({segment}): {raw!r}")
+        if folded in RUN_BY_TOOLS:
+            raise GnoError(
+                "INVALID_PATH",
+                f"{what} names {segment}, whose files other tools run (tasks, workflows, "
+                f"hooks); notes are not written there: {raw!r}",
+            )
+        if folded == RESERVED_SEGMENT:
+            raise GnoError("INVALID_PATH", f"{what} enters the reserved folder .gno: {raw!r}")
         if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
             raise GnoError("INVALID_PATH", f"{what} has a name longer than 255 bytes")
     return segments
