@@ -39,7 +39,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, Path]:
     (root / "locked.pdf").write_bytes(make.locked_pdf_bytes())
     (root / "cut.pdf").write_bytes(make.pdf_bytes("nothing")[:700])
     (root / "bomb.docx").write_bytes(make.zip_bomb_like(make.docx_bytes("x"), inflated_mb=64))
-    (root / "notes.jsonl").write_text('{"a": 1}\n', "utf-8")
+    (root / "notes.proto").write_text('syntax = "proto3";\n', "utf-8")
     cli.run("init", str(root), "--name", "papers")
     cli.run("update")
     return cli, root
@@ -100,7 +100,7 @@ def test_status_lists_every_file_not_indexed_with_its_reason(folder: tuple[Cli, 
         "cut.pdf": "CONVERSION_FAILED",
         "bomb.docx": "TOO_LARGE",
     }
-    assert skipped == {"noise.xyz": "BINARY_FILE", "notes.jsonl": "UNSUPPORTED_TYPE"}
+    assert skipped == {"noise.xyz": "BINARY_FILE", "notes.proto": "UNSUPPORTED_TYPE"}
     assert collection["errorCount"] == 3 and collection["skippedCount"] == 2
     indexed = {d["relPath"] for d in cli.json("ls")["documents"]}
     on_disk = {p.name for p in root.iterdir()}

@@ -72,7 +72,7 @@ def test_text_converts_inline_and_unknown_types_are_routed_by_content(
         ConversionJob("note.md", f"# Note\n\n{WORD}\n".encode()),
         ConversionJob("old.txt", f"café {WORD}\n".encode("latin-1")),
         ConversionJob("download", make.pdf_bytes(WORD)),  # a PDF saved without its extension
-        ConversionJob("data.jsonl", b'{"a": 1}\n'),
+        ConversionJob("schema.proto", b'syntax = "proto3";\n'),
     ]
     found = _by_path(list(runner.run(jobs, ordered=True)))
     note = found["note.md"].converted
@@ -80,7 +80,7 @@ def test_text_converts_inline_and_unknown_types_are_routed_by_content(
     download = found["download"].converted
     assert download is not None and WORD in download.markdown
     assert download.mime == "application/pdf"
-    jsonl = found["data.jsonl"]
+    jsonl = found["schema.proto"]
     assert jsonl.error is not None and jsonl.error.code == "UNSUPPORTED_TYPE" and jsonl.unsupported
 
 

@@ -1,4 +1,5 @@
-"""Documents that are not plain text: PDF, Word, Excel, PowerPoint and HTML.
+"""Documents that are not plain text: PDF, Word, Excel, PowerPoint, HTML, e-mail and
+mailboxes, calendars, subtitles and JSON Lines.
 
 Each format has a converter that turns the file into the canonical Markdown
 mirror (headings, lists and tables kept as Markdown, so titles, chunks, line

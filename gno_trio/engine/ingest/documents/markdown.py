@@ -25,6 +25,9 @@ _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LINE_START_SYNTAX: Final = re.compile(r"^( {0,3})(#|(?:[-=*_] *){3,}$)")
 
 
+_ATX: Final = re.compile(r"#{1,6} ")
+
+
 class OutputFull(Exception):
     """The mirror reached the output limit; what was written so far is kept."""
 
@@ -115,6 +118,28 @@ class MarkdownWriter:
             marker = f"{count}." if ordered else "-"
             lines.append("  " * level + marker + " " + clean_inline(text))
         self.block("\n".join(lines))
+
+    def fields(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Labelled values (a mail's From/To/Date, an event's start) as a ``- **Label:** value``
+        list; empty values are left out."""
+        items = [(0, False, f"**{label}:** {value}") for label, value in pairs if value.strip()]
+        if items:
+            self.list_items(items)
+
+    def demoted(self, markdown: str, levels: int) -> None:
+        """Add another converter's Markdown as blocks, its ATX headings ``levels`` deeper
+        (an attachment's ``# Title`` under its mail's heading); fenced code is left alone."""
+        lines: list[str] = []
+        fenced = False
+        for line in markdown.split("\n"):
+            if line.startswith(("```", "~~~")):
+                fenced = not fenced
+            elif not fenced and _ATX.match(line):
+                hashes = len(line) - len(line.lstrip("#"))
+                line = "#" * min(6, hashes + levels) + line[hashes:]
+            lines.append(line)
+        for block in "\n".join(lines).split("\n\n"):
+            self.block(block)
 
     def table(self, rows: Sequence[Sequence[str]]) -> None:
         self.block(pipe_table(rows))

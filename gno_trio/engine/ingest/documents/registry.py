@@ -13,11 +13,15 @@ import io
 import zipfile
 from typing import Final
 
-from gno_trio.engine.ingest.convert import extension_of
+from gno_trio.engine.ingest.convert import Converter, converter_for, extension_of
 from gno_trio.engine.ingest.documents.base import DocumentConverter
+from gno_trio.engine.ingest.documents.calendar_events import CalendarConverter
 from gno_trio.engine.ingest.documents.excel import ExcelConverter
+from gno_trio.engine.ingest.documents.json_lines import JsonLinesConverter
+from gno_trio.engine.ingest.documents.mail import EmailConverter, MailboxConverter
 from gno_trio.engine.ingest.documents.pdf import PdfConverter
 from gno_trio.engine.ingest.documents.powerpoint import PowerPointConverter
+from gno_trio.engine.ingest.documents.subtitles import SubtitleConverter
 from gno_trio.engine.ingest.documents.webpage import HtmlConverter
 from gno_trio.engine.ingest.documents.word import WordConverter
 
@@ -27,8 +31,41 @@ EXCEL: Final = ExcelConverter()
 POWERPOINT: Final = PowerPointConverter()
 HTML: Final = HtmlConverter()
 
-DOCUMENT_CONVERTERS: Final[tuple[DocumentConverter, ...]] = (PDF, WORD, EXCEL, POWERPOINT, HTML)
-"""Every document converter; all of them run in the sandboxed worker processes."""
+
+def attachment_converter(name: str) -> Converter | None:
+    """The converter of a mail attachment named ``name``: a document or text type we index.
+
+    Mail itself is left out: a forwarded message is written as a message.
+    """
+    found = _BY_EXTENSION.get(extension_of(name))
+    if found is not None:
+        return None if found.id in (EMAIL.id, MAILBOX.id) else found
+    return converter_for(name)
+
+
+EMAIL: Final = EmailConverter(attachment_converter)
+MAILBOX: Final = MailboxConverter()
+CALENDAR: Final = CalendarConverter()
+SUBTITLES: Final = SubtitleConverter()
+JSON_LINES: Final = JsonLinesConverter()
+
+DOCUMENT_CONVERTERS: Final[tuple[DocumentConverter, ...]] = (
+    PDF,
+    WORD,
+    EXCEL,
+    POWERPOINT,
+    HTML,
+    EMAIL,
+    MAILBOX,
+    CALENDAR,
+    SUBTITLES,
+    JSON_LINES,
+)
+"""Every document converter; all of them run in the sandboxed worker processes.
+
+Mail, calendars, subtitles and JSON Lines are text, but their parsers are
+large and their input is untrusted, so they run there too, under the same
+time and memory bounds."""
 
 _BY_ID: Final = {c.id: c for c in DOCUMENT_CONVERTERS}
 _BY_EXTENSION: Final = {ext: c for c in reversed(DOCUMENT_CONVERTERS) for ext in c.extensions}

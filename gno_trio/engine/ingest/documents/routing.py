@@ -3,7 +3,8 @@
 Every file the walker sees takes exactly one of these ways:
 
 1. bigger than the per-file limit: ``TOO_LARGE``;
-2. a document type by extension (PDF, Office, HTML): a sandboxed worker;
+2. a document type by extension (PDF, Office, HTML, mail, calendar, subtitles,
+   JSON Lines): a sandboxed worker;
 3. a text type by extension (notes, code, config): converted right here,
    in-process, because decoding text cannot hang or crash;
 4. an unknown extension whose bytes reveal a document (a PDF saved without

@@ -328,20 +328,23 @@ class HtmlConverter(DocumentConverter):
 
     def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
         text, warnings = decode_html(rel_path, data)
-        from lxml import etree
+        return [*warnings, *write_html(text, out, ticking=True)]
 
-        builder = _MarkdownBuilder(out, current().limits.max_html_depth)
-        parser = etree.HTMLParser(target=builder, huge_tree=True, no_network=True)
-        pieces = range(0, len(text), _FEED_CHARS)
-        ticker = Ticker(len(pieces))
-        for number, start in enumerate(pieces, 1):
-            parser.feed(text[start : start + _FEED_CHARS])
+
+def write_html(text: str, out: MarkdownWriter, *, ticking: bool = False) -> list[str]:
+    """Write an HTML page's Markdown into ``out`` (also a mail's HTML body); its warnings."""
+    from lxml import etree
+
+    builder = _MarkdownBuilder(out, current().limits.max_html_depth)
+    parser = etree.HTMLParser(target=builder, huge_tree=True, no_network=True)
+    pieces = range(0, len(text), _FEED_CHARS)
+    ticker = Ticker(len(pieces)) if ticking else None
+    for number, start in enumerate(pieces, 1):
+        parser.feed(text[start : start + _FEED_CHARS])
+        if ticker is not None:
             ticker.tick(number)
-        if text:
-            parser.close()
-        found = list(warnings)
-        if builder.too_deep:
-            found.append(
-                warning("LOSSY", "elements nested deeper than the limit were read as plain text")
-            )
-        return found
+    if text:
+        parser.close()
+    if builder.too_deep:
+        return [warning("LOSSY", "elements nested deeper than the limit were read as plain text")]
+    return []
