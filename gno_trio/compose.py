@@ -75,10 +75,12 @@ def serving(
     background jobs are stopped before the engine closes, so no thread
     writes through a closed pool. The engine is closed here even when
     building the runtime fails. A serving process keeps the chunk index in
-    memory (its searches cut snippets without a statement per hit).
+    memory (its searches cut snippets without a statement per hit) and,
+    when the index holds vectors, loads the embedding model as it starts.
     """
     embedder = BackgroundEmbedder(engine) if embed_in_background else None
     engine.hold_chunk_index()
+    engine.ready_semantic_search()
     try:
         runtime = Runtime(
             engine=engine, write_enabled=write_enabled, tool_profile=parse_profile(tool_profile)

@@ -94,10 +94,21 @@ def test_pull_with_no_network_at_all(notes: Cli, tmp_path: Path) -> None:
     assert marker.exists()  # the child really ran without a network
 
 
-def test_clear_deletes_nothing_and_says_why(notes: Cli) -> None:
+def test_clear_deletes_the_weight_cache_and_nothing_else(notes: Cli) -> None:
+    models = Path(notes.env["GNO_CACHE_DIR"]) / "models"
     before = notes.state()
     cleared = notes.json("models", "clear", "--all")
     assert cleared["cleared"] == [] and "no model cache" in cleared["message"]
-    assert cleared["cacheDir"] == str(Path(notes.env["GNO_CACHE_DIR"]) / "models")
+    assert cleared["cacheDir"] == str(models)
     assert notes.state() == before
+    notes.run("update")
+    notes.run("embed")  # the model's first load writes its weight cache
+    (cache,) = models.iterdir()
+    assert notes.json("models", "clear", "--rerank")["cleared"] == []
+    assert cache.exists()
+    cleared = notes.json("models", "clear", "--embed")
+    assert cleared["cleared"] == [cache.name] and "weight cache" in cleared["message"]
+    assert not cache.exists()
+    assert notes.json("vsearch", "alpha")["results"]  # loaded from the package again
+    assert cache.exists()
     assert "never downloads" in notes.run("models", "pull", "--help").stdout

@@ -299,9 +299,10 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     q = models.add_parser(
         "clear",
         parents=[common],
-        help="empty the model cache (there is none)",
-        description="GNO deletes its downloaded models here; gno-trio keeps no model cache, "
-        "so nothing is deleted.",
+        help="empty the model cache (the bundled model's weight cache)",
+        description="GNO deletes its downloaded models here; gno-trio downloads none, and "
+        "deletes the bundled model's weight cache (--embed, --all), which the next load "
+        "writes again.",
     )
     _role_flags(q, "clear")
     q.set_defaults(handler=cmd_models_clear)

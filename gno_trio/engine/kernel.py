@@ -151,6 +151,18 @@ def _stamp(path: Path) -> ConfigStamp:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+_cache_home: Path | None = None
+
+
+def cache_home() -> Path | None:
+    """The cache dir of the index this process opened last (None before any).
+
+    What a process keeps once for all its indexes (the bundled model's
+    weight cache) lives there.
+    """
+    return _cache_home
+
+
 class EngineKernel:
     """An opened index: its configuration, its SQLite file and a connection pool."""
 
@@ -158,10 +170,12 @@ class EngineKernel:
     """Bound by :class:`gno_trio.engine.Engine`, the one class that opens an index."""
 
     def __init__(self, location: IndexLocation, config: Config) -> None:
+        global _cache_home
         self.location = location
         self._config = config
         self._config_stamp = _stamp(location.config_path)
         self.pool = ConnectionPool(location.db_path)
+        _cache_home = location.dirs.cache
 
     @classmethod
     def open(

