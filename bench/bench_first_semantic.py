@@ -35,7 +35,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -46,12 +45,13 @@ from bench_startup import (
     GNO,
     INITIALIZE,
     INITIALIZED,
-    REPO,
     Sample,
     _children_cpu,
     _line,
     _timed_run,
-    _with_source,
+    index_corpus,
+    index_environment,
+    spawn_mcp,
 )
 
 WORDS = ("session", "transport", "sampling", "elicitation", "cancellation")
@@ -65,14 +65,8 @@ QUERIES = (
 
 
 def _environment(home: Path) -> dict[str, str]:
-    env = _with_source(dict(os.environ), REPO)
+    env = index_environment(home)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.update(
-        GNO_CONFIG_DIR=str(home / "config"),
-        GNO_DATA_DIR=str(home / "data"),
-        GNO_CACHE_DIR=str(home / "cache"),
-        HOME=str(home),
-    )
     return env
 
 
@@ -85,13 +79,7 @@ def _ensure_index(env: dict[str, str], home: Path) -> None:
         if status.returncode == 0 and json.loads(status.stdout).get("embeddingBacklog") == 0:
             return
     print(f"indexing and embedding {CORPUS} in {home} (minutes) ...", flush=True)
-    subprocess.run(
-        [*GNO, "init", str(CORPUS), "--name", "docs"],
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    subprocess.run([*GNO, "update"], env=env, check=True, stdout=subprocess.DEVNULL)
+    index_corpus(env)
     subprocess.run([*GNO, "embed"], env=env, check=True, stdout=subprocess.DEVNULL)
 
 
@@ -110,13 +98,7 @@ def _mcp_vsearch(env: dict[str, str], query: str) -> Sample:
     """Spawn ``mcp``, write initialize and a gno_vsearch at once; wall to the call's answer."""
     cpu = _children_cpu()
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [*GNO, "mcp"],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    process = spawn_mcp(env)
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(
         _line(INITIALIZE) + _line(INITIALIZED) + _call(2, "gno_vsearch", {"query": query})
@@ -214,4 +196,4 @@ def _report(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from _stats import percentile
@@ -101,8 +101,19 @@ def _timed_run(argv: list[str], env: dict[str, str]) -> Sample:
     return wall, _children_cpu() - cpu
 
 
-def _line(message: dict[str, object]) -> bytes:
+def _line(message: Mapping[str, object]) -> bytes:
     return json.dumps(message).encode() + b"\n"
+
+
+def spawn_mcp(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``gno-trio mcp`` with ``env``, its stdin and stdout piped (stderr discarded)."""
+    return subprocess.Popen(
+        [*GNO, "mcp"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _mcp_session(env: dict[str, str]) -> tuple[Sample, Sample]:
@@ -114,13 +125,7 @@ def _mcp_session(env: dict[str, str]) -> tuple[Sample, Sample]:
     """
     cpu = _children_cpu()
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [*GNO, "mcp"],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    process = spawn_mcp(env)
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(_line(INITIALIZE))
     process.stdin.flush()
@@ -147,8 +152,8 @@ def _with_source(env: dict[str, str], source: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": path}
 
 
-def _build_index(base: Path) -> dict[str, str]:
-    """An index of the mcp-docs corpus in ``base``; the environment that selects it."""
+def index_environment(base: Path) -> dict[str, str]:
+    """This environment with gno-trio's directories (and ``HOME``) under ``base``."""
     env = _with_source(dict(os.environ), REPO)
     env.update(
         GNO_CONFIG_DIR=str(base / "config"),
@@ -156,6 +161,11 @@ def _build_index(base: Path) -> dict[str, str]:
         GNO_CACHE_DIR=str(base / "cache"),
         HOME=str(base),
     )
+    return env
+
+
+def index_corpus(env: dict[str, str]) -> None:
+    """Index the mcp-docs corpus (one collection, ``docs``) where ``env`` points."""
     subprocess.run(
         [*GNO, "init", str(CORPUS), "--name", "docs"],
         env=env,
@@ -163,6 +173,12 @@ def _build_index(base: Path) -> dict[str, str]:
         stdout=subprocess.DEVNULL,
     )
     subprocess.run([*GNO, "update"], env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def _build_index(base: Path) -> dict[str, str]:
+    """An index of the mcp-docs corpus in ``base``; the environment that selects it."""
+    env = index_environment(base)
+    index_corpus(env)
     return env
 
 
