@@ -7,7 +7,9 @@ OpenAI-compatible chat endpoint (the fragment is the model name sent;
 ``models.inferenceTimeout`` bounds the call, in milliseconds). Any other URI
 (GNO's local GGUF models) cannot run here, and neither can a missing one:
 the draft is then extractive, built from the Capsule's own sentences, and
-the answer says so. Nothing is ever downloaded.
+the answer says so. Nothing is ever downloaded. The evidence goes to the
+configured URL only: no proxy from the environment, no redirect followed
+(:mod:`gno_trio.engine.egress.sending`).
 
 Every draft cites its evidence with ``[n]`` markers, ``n`` being the
 passage's position in the Capsule (1-based). The endpoint is told to do the
@@ -27,6 +29,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from gno_trio.config import Config
+from gno_trio.engine.egress.sending import RedirectRefused, open_judged
 from gno_trio.engine.vectors.models import inference_timeout_s, preset_uri
 from gno_trio.errors import GnoError
 
@@ -139,8 +142,10 @@ class ChatEndpointGenerator:
             method="POST",
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with open_judged(request, timeout=self.timeout_s) as response:
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
+        except RedirectRefused as exc:
+            raise GnoError(GENERATION_FAILED, f"The generation endpoint: {exc.reason}") from None
         except urllib.error.HTTPError as exc:
             raise GnoError(
                 GENERATION_FAILED, f"The generation endpoint answered HTTP {exc.code}"

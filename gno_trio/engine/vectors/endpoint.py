@@ -9,7 +9,9 @@ Requests are ``POST {"model": name, "input": [texts]}`` and the answer's
 Chunk text leaves the process here, so the endpoint's network zone is
 checked against each collection's egress policy before anything is sent
 (a loopback server is allowed for every policy; a host name that is not
-``localhost`` counts as remote, since resolving it could not prove more).
+``localhost`` counts as remote, since resolving it could not prove more),
+and the request goes to that URL only: no proxy from the environment, no
+redirect followed (:mod:`gno_trio.engine.egress.sending`).
 Failures are errors with a code, never partial vectors: a server that is
 down, slow (``models.inferenceTimeout``, default 30 s), answers an HTTP error,
 malformed JSON, too few rows or another dimension than before.
@@ -27,6 +29,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from gno_trio.engine.egress.policy import endpoint_zone, policy_allows_zone
+from gno_trio.engine.egress.sending import RedirectRefused, open_judged
 from gno_trio.engine.vectors.embedder import (
     EMBED_ENDPOINT_FAILED,
     MODEL_NOT_FOUND,
@@ -94,8 +97,12 @@ class EndpointEmbedder:
     def _post(self, request: urllib.request.Request) -> Any:
         uri = self._identity.uri
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+            with open_judged(request, timeout=self._timeout) as response:
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
+        except RedirectRefused as exc:
+            raise GnoError(
+                EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri}: {exc.reason}"
+            ) from None
         except urllib.error.HTTPError as exc:
             detail = exc.read(512).decode("utf-8", "replace").strip()
             raise GnoError(
