@@ -612,7 +612,6 @@ async def test_add_collection_registers_indexes_and_reports_through_the_job(
         ({"path": "{tmp}/fresh", "name": "Bad Name!"}, "INVALID_NAME"),
         ({"path": "{tmp}/fresh", "name": "NOTES"}, "DUPLICATE"),
         ({"path": "{tmp}/vault/notes", "name": "again"}, "DUPLICATE"),
-        ({"path": "{tmp}/fresh", "gitPull": True}, "INVALID_INPUT"),
     ],
 )
 async def test_add_collection_refusals_change_nothing(
@@ -684,7 +683,6 @@ async def test_sync_picks_up_disk_changes_and_rejects_what_it_cannot_do(
     assert "gno://notes/guide/index.md" not in {b["sourceUri"] for b in sources["backlinks"]}
 
     assert await tools.fails("gno_sync", SyncInput(collection="nope")) == "NOT_FOUND"
-    assert await tools.fails("gno_sync", SyncInput(gitPull=True)) == "INVALID_INPUT"
     assert await tools.fails("gno_sync", SyncInput(runUpdateCmd=True)) == "INVALID_INPUT"
     unknown = JobStatusInput(jobId="8c1f0000-0000-4000-8000-000000000000")
     assert await tools.fails("gno_job_status", unknown) == "NOT_FOUND"

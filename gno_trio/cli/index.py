@@ -20,7 +20,13 @@ from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import COLLECTIONS
 from gno_trio.cli.render.primitives import plural
 from gno_trio.config import Collection
-from gno_trio.engine import UPDATE_CMD_FAILED, Engine, lease_wait_from_env, normalize_name
+from gno_trio.engine import (
+    GIT_PULL_FAILED,
+    UPDATE_CMD_FAILED,
+    Engine,
+    lease_wait_from_env,
+    normalize_name,
+)
 from gno_trio.errors import GnoError
 
 UPDATE_WAIT_SECONDS: Final = 30.0
@@ -182,6 +188,7 @@ def cmd_update(args: argparse.Namespace) -> int:
                 "VALIDATION",
                 "No collections to update. Add one with: gno-trio collection add <path>",
             )
+        pulls = run_git_pulls(engine, args.collections, wanted=args.git_pull)
         commands = run_update_commands(engine, args.collections, verbose=args.verbose)
         bar = ProgressBar("Indexing", force=args.progress)
         try:
@@ -194,6 +201,8 @@ def cmd_update(args: argparse.Namespace) -> int:
             result = {"collections": [r.as_dict() for r in reports], "configChanges": changes}
             if commands:
                 result["updateCommands"] = commands
+            if args.git_pull:
+                result["gitPull"] = pulls
             emit_json(result)
         else:
             for r in reports:
@@ -209,7 +218,7 @@ def cmd_update(args: argparse.Namespace) -> int:
                     print(f"  ! ... {len(r.errors) - 20} more (see gno-trio status)")
                 for warning in r.warnings[:20]:
                     print(f"  ? {warning['relPath']}: {warning['code']}: {warning['message']}")
-    refuse_failed_commands(commands)
+    refuse_failed_steps(commands, pulls)
     return EXIT_OK
 
 
@@ -228,6 +237,43 @@ def run_update_commands(
         if outcome["output"].strip() and (not outcome["ok"] or verbose):
             render.note(outcome["output"].rstrip("\n"))
     return outcomes
+
+
+GIT_PULL_HELP: Final = (
+    "first run git pull --ff-only in each collection that is a git work tree (bounded in time; "
+    "its remote must be allowed by the collection's egress policy)"
+)
+
+
+def run_git_pulls(
+    engine: Engine, names: Sequence[str] | None, *, wanted: bool
+) -> list[dict[str, Any]]:
+    """With ``--git-pull``, pull each collection about to sync (all by default); one note each."""
+    if not wanted:
+        return []
+    outcomes = []
+    for name in names or [c.name for c in engine.config.collections]:
+        outcome = engine.git_pull(name)
+        outcomes.append(outcome)
+        said = outcome["status"].replace("_", " ")
+        if not outcome["ok"]:
+            said += f": {outcome['code']}: {outcome['message']}"
+        render.note(f"{name}: git pull --ff-only -> {said}")
+    return outcomes
+
+
+def refuse_failed_steps(
+    commands: Sequence[dict[str, Any]], pulls: Sequence[dict[str, Any]] = ()
+) -> None:
+    """Exit 2 once the sync is done if a pull or an update command did not do its job."""
+    refuse_failed_commands(commands)
+    missed = [f"{p['collection']} ({p['code']})" for p in pulls if not p["ok"]]
+    if missed:
+        raise GnoError(
+            GIT_PULL_FAILED,
+            f"git pull was refused or failed in {', '.join(missed)}; the files as they are "
+            "were indexed (each reason is printed above)",
+        )
 
 
 def refuse_failed_commands(commands: Sequence[dict[str, Any]]) -> None:
@@ -331,6 +377,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("update", parents=[common])
     p.add_argument("collections", nargs="*", help="collections to sync (default: all)")
     p.add_argument("--progress", action="store_true", help="draw the progress bar even off a TTY")
+    p.add_argument("--git-pull", action="store_true", help=GIT_PULL_HELP)
     p.set_defaults(handler=cmd_update)
 
 

@@ -16,7 +16,13 @@ from typing import Any
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, command_line, emit_json, open_engine
-from gno_trio.cli.index import UPDATE_WAIT_SECONDS, refuse_failed_commands, run_update_commands
+from gno_trio.cli.index import (
+    GIT_PULL_HELP,
+    UPDATE_WAIT_SECONDS,
+    refuse_failed_steps,
+    run_git_pulls,
+    run_update_commands,
+)
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import MODELS
 from gno_trio.cli.render.hits import RESULTS, SIMILAR
@@ -118,10 +124,6 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    if args.git_pull:
-        raise GnoError(
-            "INVALID_INPUT", "--git-pull is not supported: run git pull yourself, then index"
-        )
     names = _targets(args)
     with open_engine(args) as engine:
         if not engine.config.collections:
@@ -129,6 +131,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "VALIDATION",
                 "No collections to index. Add one with: gno-trio collection add <path>",
             )
+        pulls = run_git_pulls(engine, names, wanted=args.git_pull)
         commands = run_update_commands(engine, names, verbose=args.verbose)
         bar = ProgressBar("Indexing", force=args.progress)
         try:
@@ -140,10 +143,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         synced: dict[str, Any] = {"collections": [r.as_dict() for r in reports]}
         if commands:
             synced["updateCommands"] = commands
+        if args.git_pull:
+            synced["gitPull"] = pulls
         embedded = None if args.no_embed else _embed(engine, args, names)
     if args.json:
         emit_json({"syncResult": synced, "embedSkipped": embedded is None, "embedResult": embedded})
-        refuse_failed_commands(commands)
+        refuse_failed_steps(commands, pulls)
         return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
     for r in reports:
         print(
@@ -152,7 +157,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
     if embedded is not None:
         _embed_summary(embedded)
-    refuse_failed_commands(commands)
+    refuse_failed_steps(commands, pulls)
     return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
 
 
@@ -259,7 +264,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("index", parents=[common])
     embed_options(p)
     p.add_argument("--no-embed", action="store_true", help="run the update only")
-    p.add_argument("--git-pull", action="store_true", help="not supported (refused)")
+    p.add_argument("--git-pull", action="store_true", help=GIT_PULL_HELP)
     p.add_argument("--models-pull", action="store_true", help="nothing to pull: the model ships")
     p.set_defaults(handler=cmd_index)
 

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.ingest.capture_request import PRESETS as PRESETS
     from gno_trio.engine.ingest.capture_request import SOURCE_KINDS as SOURCE_KINDS
     from gno_trio.engine.ingest.capture_request import CaptureRequest as CaptureRequest
+    from gno_trio.engine.ingest.git_pull import GIT_PULL_FAILED as GIT_PULL_FAILED
     from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
     from gno_trio.engine.ingest.spec import SyncReport as SyncReport
     from gno_trio.engine.ingest.update_cmd import UPDATE_CMD_FAILED as UPDATE_CMD_FAILED
@@ -172,6 +173,7 @@ _HOMES: Final[Homes] = {
     "SyncReport": ("gno_trio.engine.ingest.spec", "SyncReport"),
     "WatchedRoot": ("gno_trio.engine.ingest.watching", "WatchedRoot"),
     "UPDATE_CMD_FAILED": ("gno_trio.engine.ingest.update_cmd", "UPDATE_CMD_FAILED"),
+    "GIT_PULL_FAILED": ("gno_trio.engine.ingest.git_pull", "GIT_PULL_FAILED"),
     "JOB_RETENTION_COUNT": ("gno_trio.engine.jobs", "RETENTION_COUNT"),
     "JobControl": ("gno_trio.engine.jobs", "JobControl"),
     "JobManager": ("gno_trio.engine.jobs", "JobManager"),
@@ -240,6 +242,7 @@ __all__ = [
     "EGRESS_DENIED_MESSAGE",
     "EGRESS_METHODS",
     "EGRESS_ZONES",
+    "GIT_PULL_FAILED",
     "GRAPH_DEFAULT_EDGE_LIMIT",
     "GRAPH_DEFAULT_LIMIT",
     "IMPACT_DEFAULT_MAX_EDGES",

@@ -8,9 +8,13 @@ after the usual wait) and, for an add, registers the collection; the job then
 holds the lease until its sync ends, as GNO requires of asynchronous write
 jobs. Removing is quick and runs under the lease inside the call.
 
-This server runs neither ``git pull`` nor a collection's ``updateCmd``:
-asking for either is refused with ``INVALID_INPUT`` rather than silently
-ignored, and the sync result reports both options as ``false``.
+With ``gitPull`` the job first runs ``git pull --ff-only`` in each
+collection that is a git work tree (the engine judges the remote against the
+collection's egress policy and bounds the pull in time) and reports the
+outcome in that collection's result under ``gitPull``; the files are synced
+as they are whatever the pull did. A collection's ``updateCmd`` is the
+user's own command and is never run for an agent: ``runUpdateCmd`` is
+refused with ``INVALID_INPUT`` rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ GitPullSwitch: TypeAlias = Annotated[
     bool,
     Meta(
         description=(
-            "Run git pull first; this server does not run git, so only false is accepted "
-            "(pull yourself, then sync)"
+            "Run git pull --ff-only first in each collection that is a git work tree (where its "
+            "egress policy allows the remote); the job result reports each pull under gitPull"
         )
     ),
 ]
@@ -141,13 +145,8 @@ REMOVE_NOTE: Final = (
 )
 
 
-def refuse_external_steps(*, git_pull: bool, run_update_cmd: bool = False) -> None:
-    if git_pull:
-        raise GnoError(
-            "INVALID_INPUT",
-            "gitPull is not supported by this server: run git pull in the folder yourself, "
-            "then sync",
-        )
+def refuse_update_cmd(run_update_cmd: bool) -> None:
+    """``runUpdateCmd`` asks to run the user's own shell command for an agent: refused."""
     if run_update_cmd:
         raise GnoError(
             "INVALID_INPUT",
@@ -156,8 +155,9 @@ def refuse_external_steps(*, git_pull: bool, run_update_cmd: bool = False) -> No
         )
 
 
-def _collection_result(report: SyncReport) -> dict[str, Any]:
+def _collection_result(report: SyncReport, pulled: Mapping[str, Any] | None) -> dict[str, Any]:
     return {
+        **({} if pulled is None else {"gitPull": dict(pulled)}),
         "collection": report.collection,
         "filesProcessed": report.scanned,
         "filesAdded": report.added,
@@ -173,9 +173,12 @@ def _collection_result(report: SyncReport) -> dict[str, Any]:
     }
 
 
-def sync_result(reports: Sequence[SyncReport]) -> dict[str, Any]:
-    """The engine's per-collection reports in the job result shape, with totals."""
-    collections = [_collection_result(report) for report in reports]
+def sync_result(
+    reports: Sequence[SyncReport], pulls: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The engine's per-collection reports in the job result shape (with each pull), totals."""
+    pulls = pulls or {}
+    collections = [_collection_result(r, pulls.get(r.collection)) for r in reports]
 
     def total(key: str) -> int:
         return sum(int(entry[key]) for entry in collections)
@@ -191,19 +194,25 @@ def sync_result(reports: Sequence[SyncReport]) -> dict[str, Any]:
     }
 
 
-def sync_work(engine: Engine, names: Sequence[str], lease: HeldLease) -> Work:
-    """Sync ``names`` one after the other under ``lease``, reporting progress file by file."""
+def sync_work(
+    engine: Engine, names: Sequence[str], lease: HeldLease, *, git_pull: bool = False
+) -> Work:
+    """Sync ``names`` one after the other under ``lease`` (each pulled first with ``git_pull``),
+    reporting progress file by file."""
 
     def work(control: JobControl) -> Mapping[str, Any]:
         reports: list[SyncReport] = []
+        pulls: dict[str, Mapping[str, Any]] = {}
         for name in names:
 
             def progress(done: int, total: int, _path: str, name: str = name) -> None:
                 control.report({"collection": name, "processed": done, "total": total})
 
             control.report({"collection": name, "processed": 0, "total": 0})
+            if git_pull:
+                pulls[name] = engine.git_pull(name)
             reports.extend(engine.sync([name], progress=progress, lease=lease))
-        value = sync_result(reports)
+        value = sync_result(reports, pulls)
         return {"result": value, "typedResult": {"kind": "sync", "value": value}}
 
     return work
@@ -236,7 +245,6 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
     def call(
         args: AddCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
     ) -> dict[str, Any]:
-        refuse_external_steps(git_pull=args.gitPull)
         # The cheap checks first, so a bad folder or name is reported as such even
         # while a job runs; add_collection repeats them under the lease.
         engine.check_root(args.path, absolute=True)
@@ -257,7 +265,7 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
                 exclude=None if exclude is None else tuple(exclude),
                 lease=lease,
             )
-            work = sync_work(engine, [added.name], lease)
+            work = sync_work(engine, [added.name], lease, git_pull=args.gitPull)
             return JobPlan(work=work, collections=(added.name,))
 
         ticket = runtime.jobs.start("add", begin)
@@ -277,7 +285,11 @@ def sync_targets(engine: Engine, collection: str | None) -> tuple[str, ...]:
 
 
 def start_sync_job(
-    runtime: Runtime, collection: str | None, *, should_stop: Callable[[], bool] = lambda: False
+    runtime: Runtime,
+    collection: str | None,
+    *,
+    should_stop: Callable[[], bool] = lambda: False,
+    git_pull: bool = False,
 ) -> JobTicket:
     """Start a sync job of one collection (or all) holding the write lease throughout.
 
@@ -291,22 +303,25 @@ def start_sync_job(
         lease = hold.enter_context(engine.lease(should_stop=should_stop))
         # Again under the lease: the configuration may have changed meanwhile.
         names = sync_targets(engine, collection)
-        return JobPlan(work=sync_work(engine, names, lease), collections=names)
+        return JobPlan(work=sync_work(engine, names, lease, git_pull=git_pull), collections=names)
 
     return runtime.jobs.start("sync", begin)
 
 
 def make_sync(runtime: Runtime) -> ToolHandler:
     def call(args: SyncInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        refuse_external_steps(git_pull=args.gitPull, run_update_cmd=args.runUpdateCmd)
+        refuse_update_cmd(args.runUpdateCmd)
         ticket = start_sync_job(
-            runtime, opt(args.collection), should_stop=lambda: ctx.cancellation.is_cancelled
+            runtime,
+            opt(args.collection),
+            should_stop=lambda: ctx.cancellation.is_cancelled,
+            git_pull=args.gitPull,
         )
         return {
             "jobId": ticket.job_id,
             "collections": list(ticket.collections),
             "status": "started",
-            "options": {"gitPull": False, "runUpdateCmd": False},
+            "options": {"gitPull": args.gitPull, "runUpdateCmd": False},
         }
 
     return engine_tool(runtime, call, sync_text, write=True)

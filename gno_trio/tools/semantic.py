@@ -23,7 +23,6 @@ from gno_trio.server.registry import IDEMPOTENT_WRITE, read_tool, write_tool
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.collections import (
     GitPullSwitch,
-    refuse_external_steps,
     sync_targets,
     sync_work,
 )
@@ -190,8 +189,10 @@ def embed_work(engine: Engine, names: Sequence[str] | None, lease: HeldLease) ->
     return work
 
 
-def index_work(engine: Engine, names: Sequence[str], lease: HeldLease) -> Work:
-    sync = sync_work(engine, names, lease)
+def index_work(
+    engine: Engine, names: Sequence[str], lease: HeldLease, *, git_pull: bool = False
+) -> Work:
+    sync = sync_work(engine, names, lease, git_pull=git_pull)
 
     def work(control: JobControl) -> Mapping[str, Any]:
         synced = sync(control)["result"]
@@ -249,7 +250,6 @@ def make_index(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
     def call(args: IndexInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        refuse_external_steps(git_pull=args.gitPull)
         names = sync_targets(engine, opt(args.collection))
         for name in names:
             engine.embed_backend(name)  # MODEL_NOT_FOUND before any job starts
@@ -259,7 +259,8 @@ def make_index(runtime: Runtime) -> ToolHandler:
                 engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled)
             )
             current = sync_targets(engine, opt(args.collection))  # again, under the lease
-            return JobPlan(work=index_work(engine, current, lease), collections=current)
+            work = index_work(engine, current, lease, git_pull=args.gitPull)
+            return JobPlan(work=work, collections=current)
 
         ticket = runtime.jobs.start("index", begin)
         return {
@@ -267,7 +268,7 @@ def make_index(runtime: Runtime) -> ToolHandler:
             "status": "started",
             "collections": list(ticket.collections),
             "phases": ["sync", "embed"],
-            "options": {"gitPull": False, "runUpdateCmd": False},
+            "options": {"gitPull": args.gitPull, "runUpdateCmd": False},
         }
 
     return engine_tool(runtime, call, index_text, write=True)

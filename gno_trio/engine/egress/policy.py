@@ -12,6 +12,7 @@ definitions, so the order is defined once. Judging one request lives in
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 from typing import Final, Literal, get_args
 from urllib.parse import urlsplit
@@ -138,6 +139,32 @@ def endpoint_zone(url: str) -> PeerZone:
     return classify_peer(host)
 
 
+_HELPER: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
+_SCP_LIKE: Final = re.compile(r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/]+):(?!//)")
+
+
+def repository_zone(remote: str) -> Zone:
+    """The zone of a git remote: this machine for a path or ``file://``, else its host's zone.
+
+    URLs (``https://``, ``ssh://``, ``git://``) are placed by their host as
+    :func:`endpoint_zone` does; scp-like ``[user@]host:path`` by its host;
+    anything else (a local path) is read in place by this process. A remote
+    helper's ``transport::address`` has no host to judge and counts as remote.
+    """
+    text = remote.strip()
+    scheme = urlsplit(text).scheme.lower()
+    if scheme == "file":
+        return "local_process"
+    if _HELPER.match(text):
+        return "remote"
+    if "://" in text:
+        return endpoint_zone(text)
+    scp = _SCP_LIKE.match(text)
+    if scp is not None and len(scp.group(1)) > 1:  # "C:" is a Windows drive, not a host
+        return endpoint_zone(f"ssh://{scp.group(1)}/")
+    return "local_process"
+
+
 __all__ = [
     "ACTIONS",
     "CONTENT_CLASSES",
@@ -153,4 +180,5 @@ __all__ = [
     "classify_peer",
     "endpoint_zone",
     "policy_allows_zone",
+    "repository_zone",
 ]

@@ -19,6 +19,8 @@ from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
+    from gno_trio.engine.egress.decision import Decision
+    from gno_trio.engine.egress.policy import Zone
     from gno_trio.engine.ingest.capture_request import CaptureRequest
 
 StopFn = Callable[[], bool]
@@ -150,6 +152,33 @@ class IngestFace(IndexingKernel):
         from gno_trio.engine.ingest import update_cmd
 
         return update_cmd.run_update_command(self.collection(name))
+
+    def git_pull(self, name: str) -> dict[str, Any]:
+        """``git pull --ff-only`` in collection ``name``'s work tree, judged and bounded first.
+
+        The upstream's URL is judged against the collection's egress policy
+        (its receipt kept in the egress audit) before git runs; see
+        :mod:`.git_pull`. Runs without the write lease: it changes files, not
+        the index.
+        """
+        from gno_trio.engine.egress import audit
+        from gno_trio.engine.ingest import git_pull
+
+        collection = self.collection(name)
+
+        def judge(collection_name: str, zone: Zone) -> Decision:
+            with self.connection() as conn:
+                return audit.judge(
+                    conn,
+                    self.config.collections,
+                    collections=[collection_name],
+                    action="retrieve",
+                    zone=zone,
+                    content_class="metadata",
+                    authenticated=True,  # the user's own configured remote, asked for by name
+                )
+
+        return git_pull.pull_collection(collection, judge)
 
     def rename_collection(
         self, old: str, new: str, *, lease: HeldLease | None = None

@@ -14,16 +14,12 @@ without the write lease: it changes files, not the index, and a slow
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
 from typing import Any, Final
 
 from gno_trio.config import Collection
+from gno_trio.engine.ingest.child_process import run_bounded
 
 UPDATE_CMD_TIMEOUT_S: Final = 600.0
-OUTPUT_TAIL_BYTES: Final = 64 * 1024
 UPDATE_CMD_FAILED: Final = "UPDATE_CMD_FAILED"
 
 
@@ -41,37 +37,14 @@ def run_update_command(
     command = (collection.update_cmd or "").strip()
     if not command:
         return None
-    outcome: dict[str, Any] = {"collection": collection.name, "command": command}
-    try:
-        proc = subprocess.Popen(
-            command,
-            shell=True,
-            cwd=collection.path,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return {**outcome, "exitCode": None, "ok": False, "output": f"cannot run: {exc}"}
-    try:
-        output, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        stopped = f"\n(stopped after {timeout_s:g} s)"
-        return {**outcome, "exitCode": None, "ok": False, "output": _tail(output) + stopped}
+    done = run_bounded(command, shell=True, cwd=collection.path, timeout_s=timeout_s)
     return {
-        **outcome,
-        "exitCode": proc.returncode,
-        "ok": proc.returncode == 0,
-        "output": _tail(output),
+        "collection": collection.name,
+        "command": command,
+        "exitCode": done.exit_code,
+        "ok": done.exit_code == 0,
+        "output": done.output,
     }
-
-
-def _tail(output: bytes) -> str:
-    return output[-OUTPUT_TAIL_BYTES:].decode("utf-8", "replace")
 
 
 __all__ = ["UPDATE_CMD_FAILED", "UPDATE_CMD_TIMEOUT_S", "run_update_command"]
