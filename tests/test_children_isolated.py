@@ -53,6 +53,13 @@ def imported(marker: Path) -> list[str]:
 
 
 @pytest.fixture
+def trapped(tmp_path: Path) -> tuple[Path, Path]:
+    """A booby-trapped folder to start gno-trio in, and the marker its modules write."""
+    marker = tmp_path / "imported.txt"
+    return booby_trapped(tmp_path / "cloned-repo", marker), marker
+
+
+@pytest.fixture
 def cli(tmp_path: Path) -> Iterator[Cli]:
     sandbox = make_cli(tmp_path)
     notes = write_corpus(
@@ -76,10 +83,9 @@ def cli(tmp_path: Path) -> Iterator[Cli]:
 
 
 def test_the_conversion_worker_imports_nothing_from_the_working_directory(
-    cli: Cli, tmp_path: Path
+    cli: Cli, trapped: tuple[Path, Path]
 ) -> None:
-    marker = tmp_path / "imported.txt"
-    folder = booby_trapped(tmp_path / "cloned-repo", marker)
+    folder, marker = trapped
     cli.run("update", cwd=folder)
     found = json.loads(cli.run("search", "kettle", "--json", cwd=folder).stdout)
     assert any("page.html" in json.dumps(hit) for hit in found["results"]), found
@@ -87,10 +93,9 @@ def test_the_conversion_worker_imports_nothing_from_the_working_directory(
 
 
 def test_a_detached_resident_imports_nothing_from_the_working_directory(
-    cli: Cli, tmp_path: Path
+    cli: Cli, trapped: tuple[Path, Path]
 ) -> None:
-    marker = tmp_path / "imported.txt"
-    folder = booby_trapped(tmp_path / "cloned-repo", marker)
+    folder, marker = trapped
     started = json.loads(
         cli.run("serve", "--detach", "--port", "0", "--no-embed", "--json", cwd=folder).stdout
     )
@@ -101,10 +106,9 @@ def test_a_detached_resident_imports_nothing_from_the_working_directory(
 
 
 def test_gateway_workers_import_nothing_from_the_working_directory(
-    cli: Cli, tmp_path: Path
+    cli: Cli, trapped: tuple[Path, Path]
 ) -> None:
-    marker = tmp_path / "imported.txt"
-    folder = booby_trapped(tmp_path / "cloned-repo", marker)
+    folder, marker = trapped
     # -P: the parent, like the installed ``gno-trio`` script, has no working directory on its path.
     command = [sys.executable, "-P", "-m", "gno_trio", "serve", "--workers", "2"]
     process = subprocess.Popen(

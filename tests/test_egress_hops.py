@@ -24,11 +24,8 @@ import pytest
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
+from tests.test_ask import NOTES, QUESTION
 
-NOTES = {
-    "tea.md": "# Tea\n\nGreen tea steeps at eighty degrees for two minutes.\n",
-    "coffee.md": "# Coffee\n\nEspresso needs a fine grind and nine bars of pressure.\n",
-}
 CHAT_REPLY = "Green tea steeps for two minutes at eighty degrees [1]."
 
 
@@ -124,15 +121,20 @@ def use_models(engine: Engine, *, gen: str | None = None, embed: str | None = No
 
 
 def ask(engine: Engine) -> Any:
-    return engine.ask(AskRequest(SearchRequest(query="how long does green tea steep")))
+    return engine.ask(AskRequest(SearchRequest(query=QUESTION)))
+
+
+def proxied_through(server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment names ``server`` as the HTTP proxy (both spellings urllib reads)."""
+    for name in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(name, server.url(""))
 
 
 def test_ask_sends_evidence_to_no_proxy_from_the_environment(
     vault: Engine, servers: tuple[ModelServer, ModelServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model, proxy = servers
-    monkeypatch.setenv("http_proxy", proxy.url(""))
-    monkeypatch.setenv("HTTP_PROXY", proxy.url(""))
+    proxied_through(proxy, monkeypatch)
     use_models(vault, gen=model.url("/v1/chat/completions#tiny-chat"))
     outcome = ask(vault)
     assert proxy.requests == []  # the proxy was never judged: nothing went there
@@ -157,8 +159,7 @@ def test_embedding_uses_no_proxy_from_the_environment(
     vault: Engine, servers: tuple[ModelServer, ModelServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model, proxy = servers
-    monkeypatch.setenv("http_proxy", proxy.url(""))
-    monkeypatch.setenv("HTTP_PROXY", proxy.url(""))
+    proxied_through(proxy, monkeypatch)
     use_models(vault, embed=model.url("/v1/embeddings#toy"))
     run = vault.embed()
     assert proxy.requests == []
