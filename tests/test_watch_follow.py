@@ -20,7 +20,7 @@ import pytest
 import trio
 
 from gno_trio.dirs import Dirs
-from gno_trio.engine import CaptureRequest, Engine, SearchRequest
+from gno_trio.engine import BackgroundEmbedder, CaptureRequest, Engine, SearchRequest
 from gno_trio.runtime import Runtime
 from gno_trio.watch import FolderWatcher
 from gno_trio.watch.source import Changes
@@ -180,6 +180,39 @@ async def test_notes_written_through_our_own_tools_are_not_synced_twice(
         await _until(lambda: watcher.book.idle_batches >= 1, "the watcher saw the capture")
         assert watcher.book.syncs == 0 and watcher.book.events_seen >= 1
         assert [kind for kind, uri, _ in _journal(engine) if uri == done["uri"]] == ["create"]
+
+    await _watching(engine, body)
+
+
+async def test_vectors_follow_the_lexical_update(engine: Engine, notes: Path) -> None:
+    """Lexical first, vectors next: the resident's embedder picks up what the watch synced,
+    and an edit landing while it embeds the previous one is embedded too."""
+
+    def backlog() -> int:
+        return sum(waiting for _, waiting in engine.embedding_counts().values())
+
+    def nearest(query: str) -> list[str]:
+        found = engine.vsearch(SearchRequest(query=query, limit=1))["results"]
+        return [hit["uri"] for hit in found]
+
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        embedder = BackgroundEmbedder(engine, poll_seconds=0.05, wake_seconds=0.05)
+        embedder.start()
+        try:
+            await _until(lambda: backlog() == 0, "the corpus embedded")
+            kayak = notes / "kayak.md"
+            kayak.write_text("# Kayaking\n\nPaddle a kayak along the coast.\n")
+            await _until(lambda: _uris(engine, "kayak") == ["gno://notes/kayak.md"], "lexical")
+            kayak.write_text("# Climbing\n\nClimb the rock face roped to a partner.\n")
+            await _until(
+                lambda: (
+                    backlog() == 0
+                    and nearest("scaling a cliff with a rope") == ["gno://notes/kayak.md"]
+                ),
+                "the second edit's vectors",
+            )
+        finally:
+            embedder.close()
 
     await _watching(engine, body)
 
