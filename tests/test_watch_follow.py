@@ -23,7 +23,7 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine import BackgroundEmbedder, CaptureRequest, Engine, SearchRequest
 from gno_trio.runtime import Runtime
 from gno_trio.watch import FolderWatcher
-from gno_trio.watch.source import Changes
+from gno_trio.watch.source import Changes, polling_reason
 from tests.conftest import write_corpus
 
 WAIT_S = 30.0
@@ -333,3 +333,32 @@ async def test_a_second_resident_follows_and_takes_over(dirs: Dirs, notes: Path)
     finally:
         first.close()
         second.close()
+
+
+async def test_polling_follows_too_and_says_why(engine: Engine, notes: Path) -> None:
+    config = engine.location.config_path
+    config.write_text(config.read_text(encoding="utf-8") + "watch:\n  polling: true\n")
+
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        reasons = watcher.book.report()["pollingCollections"]
+        assert reasons == [{"collection": "notes", "reason": "watch.polling is set in the config"}]
+        (notes / "polled.md").write_text("# Polled\n\nQuinces.\n")
+        await _until(lambda: _uris(engine, "quinces") == ["gno://notes/polled.md"], "polled")
+
+    await _watching(engine, body)
+
+
+def test_network_file_systems_are_polled(tmp_path: Path) -> None:
+    mounts = tmp_path / "mounts"
+    mounts.write_text(
+        "/dev/sda1 / ext4 rw 0 0\nserver:/export /mnt/shared nfs4 rw 0 0\n"
+        "//nas/notes /mnt/shared/smb cifs rw 0 0\n"
+    )
+
+    def reason(path: str) -> str | None:
+        return polling_reason(Path(path), forced=False, mounts_file=mounts)
+
+    assert "nfs4" in (reason("/mnt/shared/notes") or "")
+    assert "cifs" in (reason("/mnt/shared/smb/a") or "")  # the innermost mount decides
+    assert reason("/home/me/notes") is None
+    assert reason("/mnt/sharedother") is None

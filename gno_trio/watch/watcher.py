@@ -54,7 +54,7 @@ FOLLOW_RETRY_S: Final = 3.0
 """How often a following resident tries to take the watch over."""
 PUBLISH_S: Final = 0.5
 """How often the report is written for the other processes, when it changed."""
-LEASE_WAIT_S: Final = 5.0
+LEASE_WAIT_S: Final = 1.0
 """How long one sync waits for the write lease before its paths are queued again."""
 BUSY_RETRY_S: Final = 0.5
 RESTART_S: Final = 2.0
