@@ -155,7 +155,7 @@ async def test_delete_rename_and_folder_move(engine: Engine, notes: Path) -> Non
 
 async def test_excluded_and_git_paths_never_trigger_work(engine: Engine, notes: Path) -> None:
     async def body(engine: Engine, watcher: FolderWatcher) -> None:
-        syncs = watcher.book.syncs
+        journaled = len(_journal(engine))
         (notes / ".git").mkdir()
         (notes / ".git" / "HEAD.md").write_text("# Head\n\nrefs of figs\n")
         (notes / "node_modules").mkdir()
@@ -165,7 +165,8 @@ async def test_excluded_and_git_paths_never_trigger_work(engine: Engine, notes: 
         (notes / "real.md").write_text("# Real\n\nGrapes.\n")
         await _until(lambda: _uris(engine, "grapes") == ["gno://notes/real.md"], "real note")
         assert _uris(engine, "figs") == []
-        assert watcher.book.syncs == syncs + 1
+        assert {uri for _, uri, _ in _journal(engine)[journaled:]} == {"gno://notes/real.md"}
+        assert watcher.book.events_ignored >= 3
 
     await _watching(engine, body)
 
@@ -362,3 +363,27 @@ def test_network_file_systems_are_polled(tmp_path: Path) -> None:
     assert "cifs" in (reason("/mnt/shared/smb/a") or "")  # the innermost mount decides
     assert reason("/home/me/notes") is None
     assert reason("/mnt/sharedother") is None
+
+
+def test_a_change_indexed_by_the_writer_the_watch_waited_for_is_not_synced_again(
+    engine: Engine, notes: Path
+) -> None:
+    """The watcher's sync waits for the write lease while a capture-like writer holds it,
+    writes its file and indexes it; then finds nothing left to do."""
+    import threading
+    import time
+
+    outcome: list[object] = []
+    with engine.writing() as held:
+        (notes / "written.md").write_text("# Written\n\nBy a writer holding the lease.\n")
+        waiting = threading.Thread(
+            target=lambda: outcome.append(
+                engine.sync_changed("notes", ["written.md"], wait_seconds=60)
+            )
+        )
+        waiting.start()
+        time.sleep(0.5)  # let it check (work to do) and queue for the lease
+        engine.sync_paths("notes", ["written.md"], lease=held)
+    waiting.join(timeout=60)
+    assert outcome == [None]
+    assert _uris(engine, "writer") == ["gno://notes/written.md"]

@@ -241,6 +241,9 @@ class IndexingKernel(EngineKernel):
             if settled.walk:
                 return self.sync([collection.name], conn=conn, lease=held)[0]
             checked_root(collection.path, self.location.dirs)
+            with self.connection(conn) as c:
+                if not named_work(c, spec, set(settled.files)):
+                    return None  # the writer we waited for indexed them (a capture)
             with self.connection(conn) as c, self._conversion_runner() as runner:
                 report = sync_collection(
                     c, spec, only=set(settled.files), runner=runner, vanish=True
