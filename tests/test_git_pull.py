@@ -109,9 +109,14 @@ def test_update_git_pull_fast_forwards_then_syncs(cli: Cli, repos: Repos) -> Non
     assert "gitPull" not in cli.json("update")  # without the flag nothing is pulled
 
 
-def test_git_variables_of_the_caller_do_not_redirect_the_pull(cli: Cli, repos: Repos) -> None:
+def test_git_and_proxy_variables_of_the_caller_do_not_reach_git(cli: Cli, repos: Repos) -> None:
     repos.push("third.md", "# Third\n\nnumbat notes\n")
-    elsewhere = {"GIT_DIR": str(repos.author / ".git"), "GIT_WORK_TREE": str(repos.author)}
+    elsewhere = {
+        "GIT_DIR": str(repos.author / ".git"),
+        "GIT_WORK_TREE": str(repos.author),
+        "GIT_ASKPASS": "/bin/false",
+        "https_proxy": "http://127.0.0.1:9",
+    }
     result = json_of(cli.run("update", "--git-pull", "--json", env=elsewhere))
     assert result["gitPull"][0]["status"] == "updated"
     assert (repos.notes / "third.md").is_file()

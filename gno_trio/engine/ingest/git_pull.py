@@ -11,7 +11,7 @@ upstream first. Here that pull is judged and bounded before git runs:
   allow its network zone (a path or ``file://`` is this machine), and the
   decision leaves its receipt in the egress audit (``EGRESS_DENIED``);
 - git runs from an argument list, never a shell, with the inherited ``GIT_*``
-  variables dropped (they could point it at another repository), prompts
+  variables dropped (they could point it at another repository) and no proxy, prompts
   off (``GIT_TERMINAL_PROMPT=0``, no askpass, no terminal: a new session
   with stdin closed), only the file, git, ssh and http(s) transports
   allowed, submodules left alone, under a time limit;
@@ -51,13 +51,8 @@ _KEPT_ENVIRONMENT: Final = (
     "TMPDIR",
     "SSH_AUTH_SOCK",
     "XDG_CONFIG_HOME",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
 )
+"""Inherited as they are; proxy variables are not: the judged host is the one git must reach."""
 
 Judge = Callable[[str, Zone], Decision]
 """Decides (and records) whether collection ``name`` may reach a remote in ``zone``."""
