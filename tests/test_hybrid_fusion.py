@@ -135,3 +135,16 @@ def test_words_the_notes_use_lean_on_bm25(evals: Engine) -> None:
     weight = float(re.search(r"weights bm25 ([\d.]+)", fusion).group(1))  # type: ignore[union-attr]
     assert "lexical coverage 1.00" in fusion and weight > 0.2
     assert result["results"][0]["source"]["relPath"] == "en/architecture-decisions.md"
+
+
+def test_a_capsule_asked_in_chinese_over_english_notes_quotes_them(notes: Engine) -> None:
+    from gno_trio.engine.context.request import ContextRequest
+
+    # Nothing in the notes shares a word with the goal: only the vector leg finds them.
+    capsule = notes.context(ContextRequest(goal="如何揉面团并让它过夜发酵？", budget_tokens=2000))
+    passages = capsule["evidence"]
+    assert passages, capsule
+    first = passages[0]
+    assert first["uri"].endswith("misc/note1.md")
+    assert "vector" in first["retrievalSources"] and "bm25" not in first["retrievalSources"]
+    assert "Knead the dough" in first["text"]

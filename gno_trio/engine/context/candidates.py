@@ -1,7 +1,7 @@
 """Candidate passages: cut exact line spans out of the retrieved documents.
 
 The documents come from :mod:`~gno_trio.engine.context.retrieval` (the
-engine's model-free hybrid query, merged across collections, with their best
+engine's hybrid query, merged across collections, with their best
 chunks and mirror lines). Each admitted document then offers its
 best-matching chunks as candidates, up to the depth policy's count per
 document, and each candidate's text is the exact run of whole mirror lines

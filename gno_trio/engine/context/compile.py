@@ -106,7 +106,7 @@ def compile_capsule(
         with read_snapshot(conn):
             before = fingerprint()
             frame = dataclasses.replace(frame, index_before=before, index_after=before)
-            retrieved = retrieve_documents(conn, normalized, moment)
+            retrieved = retrieve_documents(conn, config, normalized, moment)
             pool = collect_candidates(
                 conn, normalized, retrieved, facets, policies, passage_cap(frame)
             )

@@ -1,10 +1,13 @@
 """Retrieval for a Capsule: the documents it may quote, with the rows, chunks and lines it quotes.
 
-The engine's model-free hybrid query runs once per requested collection in
-canonical order, with the result limit spread across them, merged by rank
-and capped once; the admitted documents are then loaded with their best
-matching chunks and their mirror lines, which is all the passage cutter
-needs. Kept apart from the cutting so each side can change without the
+The engine's hybrid query (``gno_query``'s: BM25 and, where the collection's
+model has stored vectors, vectors weighed by their evidence) runs once per
+requested collection in canonical order, with the result limit spread
+across them, merged by rank and capped once; the admitted documents are
+then loaded with their best matching chunks and their mirror lines, which
+is all the passage cutter needs. A document the words do not reach (a
+question in another language) is quoted at the chunk its vector anchor
+names. Kept apart from the cutting so each side can change without the
 other.
 """
 
@@ -14,15 +17,19 @@ import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
+from gno_trio.config import Config
 from gno_trio.engine.context import codes
 from gno_trio.engine.context.request import NormalizedRequest
 from gno_trio.engine.search.anchors import chunk_spans, text_match
 from gno_trio.engine.search.anchortext import exact_first
-from gno_trio.engine.search.hybrid import QueryOptions, query
+from gno_trio.engine.search.hybrid import QueryOptions
+from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.search.request import SearchRequest
+from gno_trio.engine.vectors.embedder import EmbeddingBackend
+from gno_trio.engine.vectors.models import configured_backend
 from gno_trio.errors import GnoError
 
 MAX_SEARCH_LIMIT: Final = 100
@@ -34,6 +41,8 @@ class RetrievedDocument:
 
     uri: str
     sources: tuple[str, ...]
+    line: int | None = None
+    """The line the hit is anchored at (its best chunk by words or by meaning)."""
 
 
 def _share(total: int, index: int, parts: int) -> int:
@@ -41,12 +50,31 @@ def _share(total: int, index: int, parts: int) -> int:
     return total // parts + (1 if index < total % parts else 0)
 
 
+def _backend(config: Config, collection: str | None) -> EmbeddingBackend | None:
+    """The collection's embedding model, or None when it cannot run (the query stays
+    lexical then, as ``gno_query`` does)."""
+    try:
+        return configured_backend(config, collection)
+    except GnoError:
+        return None
+
+
+def _sources(explained: dict[str, Any] | None, terms: bool) -> tuple[str, ...]:
+    """The legs that found a hit, in the Capsule's vocabulary."""
+    legs = ["bm25"] if explained is None or explained.get("bm25Score") else []
+    if terms:
+        legs.append("bm25_variant")
+    if explained is not None and "vecScore" in explained:
+        legs.append("vector")
+    return tuple(legs) or ("vector",)
+
+
 def retrieve_documents(
-    conn: sqlite3.Connection, request: NormalizedRequest, now: datetime
+    conn: sqlite3.Connection, config: Config, request: NormalizedRequest, now: datetime
 ) -> list[RetrievedDocument]:
     """Admitted documents, best first, at most ``request.limit`` across all collections."""
     targets: Sequence[str | None] = request.collections or (None,)
-    ranked: list[tuple[int, str, tuple[str, ...]]] = []
+    ranked: list[tuple[int, str, tuple[str, ...], int | None]] = []
     for index, collection in enumerate(targets):
         share = max(1, _share(request.limit, index, len(targets)))
         search = SearchRequest(
@@ -70,21 +98,26 @@ def retrieve_documents(
             query_modes=request.query_modes,
             fast=request.depth_policy == "fast",
             thorough=request.depth_policy == "thorough",
+            explain=True,
         )
         try:
-            hits = query(conn, search, options)["results"]
+            backend = None if options.fast else _backend(config, collection)  # fast: no model
+            result = hybrid_query(conn, search, options, backend)
         except GnoError as error:
             raise GnoError(codes.RETRIEVAL_FAILED, error.message) from None
-        sources: tuple[str, ...] = ("bm25", "bm25_variant") if request.term_texts else ("bm25",)
-        ranked.extend((rank, hit["uri"], sources) for rank, hit in enumerate(hits, 1))
+        hybrid = result["meta"]["mode"] == "hybrid"
+        explained = result["meta"]["explain"]["results"]
+        for rank, (hit, why) in enumerate(zip(result["results"], explained, strict=True), 1):
+            legs = _sources(why if hybrid else None, bool(request.term_texts))
+            ranked.append((rank, hit["uri"], legs, hit.get("line")))
     ranked.sort(key=lambda item: (item[0], item[1]))
     seen: set[str] = set()
     admitted: list[RetrievedDocument] = []
-    for _, uri, legs in ranked:
+    for _, uri, legs, line in ranked:
         if uri in seen:
             continue
         seen.add(uri)
-        admitted.append(RetrievedDocument(uri=uri, sources=legs))
+        admitted.append(RetrievedDocument(uri=uri, sources=legs, line=line))
     return admitted[: request.limit]
 
 
@@ -177,11 +210,12 @@ def load_documents(
                 )
             }
             chunks = [by_id[i] for i in ids if i in by_id]
-        else:
+        else:  # no chunk holds the words: the one the hit is anchored at, else the first
             chunks = conn.execute(
                 "SELECT id, start_line, end_line, language FROM content_chunks "
-                "WHERE mirror_hash = ? ORDER BY seq LIMIT 1",
-                (mirror,),
+                "WHERE mirror_hash = ? ORDER BY (? BETWEEN start_line AND end_line) DESC, seq "
+                "LIMIT 1",
+                (mirror, doc.line),
             ).fetchall()
         content = conn.execute(
             "SELECT markdown FROM content WHERE mirror_hash = ?", (mirror,)

@@ -106,8 +106,8 @@ class _Packer:
     """Packing state: the candidates still open and every omission decided so far.
 
     Construction applies the rules that never change (same span twice,
-    identical text, no facet matched); :meth:`blocked` the ones that depend
-    on what has been admitted.
+    identical text, no facet matched unless only meaning found anything);
+    :meth:`blocked` the ones that depend on what has been admitted.
     """
 
     def __init__(self, pool: CandidatePool, facets: Sequence[str], room: int) -> None:
@@ -128,12 +128,18 @@ class _Packer:
                 self.omissions.append(Omission.of(passage, "duplicate"))
                 continue
             seen_text.add(passage.ref.passage_hash)
-            if facets and not passage.facets:
+            if facets and not passage.facets and not self._by_meaning(passage):
                 self.omissions.append(Omission.of(passage, "redundant_coverage"))
                 continue
             kept.append(passage)
         self.remaining = kept
         self.documents = len({p.ref.uri for p in kept})
+
+    def _by_meaning(self, passage: Passage) -> bool:
+        """Whether a passage that speaks no facet may stand in for the words: only when no
+        passage speaks any (the goal is worded unlike the notes, in another language, say)
+        and the vector leg found its document."""
+        return not self.matched and "vector" in passage.retrieval_sources
 
     def blocked(self, candidate: Passage, selected: Sequence[Passage]) -> str | None:
         """The reason ``candidate`` can no longer join ``selected``, if any."""
