@@ -168,3 +168,28 @@ def test_a_note_of_one_long_line_of_links_indexes_in_one_pass(tmp_path: Path) ->
     assert len(links) == MATCHES_READ
     assert (links[-1]["startLine"], links[-1]["startCol"]) == (2, (MATCHES_READ - 1) * 6 + 1)
     assert links[-1]["resolvedUri"] == "gno://notes/z.md"
+
+
+def test_temporary_copies_a_killed_write_left_are_reported_then_removed(tmp_path: Path) -> None:
+    cli, notes = _notes(tmp_path)
+    (notes / "deep" / "er").mkdir(parents=True)
+    (notes / "kept.md").write_text("# Kept\nkeptword\n")
+    cli.run("update")
+    # What a rename or move applied by a process killed with SIGKILL leaves: whole
+    # copies of notes under the atomic writer's temporary names, in any folder.
+    left = [notes / ".gno-tmp-0123456789abcdef.tmp", notes / "deep" / "er" / ".gno-tmp-feed.tmp"]
+    for path in left:
+        path.write_text("# Kept\nkeptword copy\n")
+    (notes / "deep" / "notes-gno-tmp-.tmp").write_text("a file of the user's\n")
+
+    doctor = {c["name"]: c for c in cli.json("doctor")["checks"]}["temporary-files"]
+    assert doctor["status"] == "warn" and doctor["details"], doctor
+    assert "2 temporary files" in doctor["message"]
+    assert "notes/deep/er/.gno-tmp-feed.tmp" in doctor["message"]
+
+    cli.run("update")
+    assert not any(path.exists() for path in left)
+    assert (notes / "deep" / "notes-gno-tmp-.tmp").exists()
+    doctor = {c["name"]: c for c in cli.json("doctor")["checks"]}["temporary-files"]
+    assert doctor["status"] == "ok"
+    assert len(cli.json("search", "keptword")["results"]) == 1

@@ -41,6 +41,7 @@ from gno_trio.engine.ingest.prepare import not_a_file
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, listing
 from gno_trio.engine.kernel import IndexHooks
+from gno_trio.engine.store.atomic import remove_temporary
 from gno_trio.engine.uris import disk_path
 from gno_trio.errors import GnoError
 
@@ -74,11 +75,12 @@ class WalkNotes(NamedTuple):
 
     errors: list[tuple[str, OSError]]
     not_files: list[tuple[str, GnoError]]  # links, FIFOs, sockets, device nodes
+    leftovers: list[str]  # temporary files of atomic writes a killed process left behind
 
 
 def walked(spec: CollectionSpec) -> tuple[Walked, WalkNotes]:
     """Every file of the collection on disk, and what else the walk saw."""
-    notes = WalkNotes([], [])
+    notes = WalkNotes([], [], [])
     folders = listing(
         spec.path,
         pattern=spec.pattern,
@@ -86,6 +88,7 @@ def walked(spec: CollectionSpec) -> tuple[Walked, WalkNotes]:
         exclude=spec.exclude,
         on_error=lambda rel, exc: notes.errors.append((rel, exc)),
         on_other=lambda rel, mode: notes.not_files.append((rel, not_a_file(rel, mode))),
+        on_leftover=notes.leftovers.append,
     )
     return Walked(spec.path, folders), notes
 
@@ -116,13 +119,17 @@ def _plan(
         # With ``vanish``, a named path that is no longer a file of the collection was
         # deleted (or renamed: its bytes may turn up under another named path).
         stored = stored_documents(conn, spec.name, sorted(only))
-        return decide(files, stored, partial=not vanish), WalkNotes([], [])
+        return decide(files, stored, partial=not vanish), WalkNotes([], [], [])
     # The indexed fingerprints are read while the walk waits on its stat calls
     # (both release the GIL for their system calls; the connection is idle meanwhile).
     with ThreadPoolExecutor(max_workers=1) as reader:
         reading = reader.submit(indexed_fingerprints, conn, spec.name)
         found, notes = walked(spec)
         changed = found.changed(reading.result())
+    # A sync holds the write lease: no atomic write is in progress, so a temporary
+    # file of one is what a killed process left (a whole note's copy, at times).
+    for rel in notes.leftovers:
+        remove_temporary(spec.path / disk_path(rel))
     stored = stored_for_walk(conn, spec.name, changed, found.seen)
     plan = decide(changed, stored, seen=found.seen, unlisted=[rel for rel, _ in notes.errors])
     return plan, notes

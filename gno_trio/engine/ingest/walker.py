@@ -6,7 +6,8 @@ every regular file the collection's pattern and filters admit: a file no
 converter understands is still seen, so a sync can list it with its reason
 instead of dropping it silently. So is a name the filters admit that is no
 regular file (a link, a FIFO, a socket, a device node): it is handed to the
-caller with its mode, never opened.
+caller with its mode, never opened. A temporary file an atomic write left
+behind (a process killed mid-write) is no note: it goes to the caller apart.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gno_trio.config import DEFAULT_EXCLUDES
+from gno_trio.engine.store.atomic import TEMP_SUFFIX, is_temporary
 from gno_trio.engine.uris import indexed_path
 
 # Reserved for logical records GNO derives from container files.
@@ -181,13 +183,15 @@ def listing(
     supported: Callable[[str], bool] | None = None,
     on_error: Callable[[str, OSError], None] | None = None,
     on_other: Callable[[str, int], None] | None = None,
+    on_leftover: Callable[[str], None] | None = None,
 ) -> Iterator[Listed]:
     """The collection's files under ``root``, folder by folder (depth first, sorted folders).
 
     One ``lstat`` per file and no sorting inside a folder: a no-change sync
     of 100,000 files spends most of its time here, and needs neither. A name
     that is neither a regular file nor a folder goes to ``on_other`` with its
-    ``st_mode``. A file's path is :func:`root_prefix` followed by its relative path.
+    ``st_mode``, an atomic write's temporary file to ``on_leftover`` (it is never
+    listed). A file's path is :func:`root_prefix` followed by its relative path.
     """
     matcher = glob_regex(pattern or "**/*")
     names, globs = _exclusions(exclude)
@@ -199,6 +203,7 @@ def listing(
         supported,
         on_error,
         on_other,
+        on_leftover,
     )
     # Without filters on files every name needs its lstat anyway (which also
     # tells folders from files): a plain listing of names is cheaper than
@@ -228,6 +233,7 @@ class _Rules(NamedTuple):
     supported: Callable[[str], bool] | None
     on_error: Callable[[str, OSError], None] | None
     on_other: Callable[[str, int], None] | None  # neither a file nor a folder: (rel, st_mode)
+    on_leftover: Callable[[str], None] | None  # an atomic write's temporary file
 
 
 _Folder = tuple[list[str], list[os.stat_result], list[tuple[str, str]]]
@@ -247,6 +253,12 @@ def _kept(prefix: str, names: Iterable[str], rules: _Rules) -> list[tuple[str, s
         for name in names
         if name not in excluded
     ]
+    left = [pair for pair in kept if pair[0].endswith(TEMP_SUFFIX) and is_temporary(pair[0])]
+    if left:
+        kept = [pair for pair in kept if pair not in left]
+        if rules.on_leftover is not None:
+            for _, rel in left:
+                rules.on_leftover(rel)
     if globs:
         kept = [
             (name, rel)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.config import Config, load_config
+from gno_trio.engine.ingest.walker import listing
 from gno_trio.engine.kernel import IndexLocation
 from gno_trio.engine.reads import status as status_mod
 from gno_trio.engine.reads.activation import activation as activation_report
@@ -79,6 +80,33 @@ def _collections(config: Config) -> Check:
         else f"{count} collections, folders present"
     )
     return check("collections", "ok", said)
+
+
+def _leftovers(config: Config) -> Check:
+    """Temporary files of atomic writes a killed process left in the collections.
+
+    A rename or move applied by a process killed half way can leave whole
+    copies of notes behind; the next sync removes them (it holds the write
+    lease, so no write is in progress), and until then they are named here.
+    """
+    found: list[str] = []
+    for collection in config.collections:
+        root = Path(collection.path)
+        if not root.is_dir():
+            continue
+        left: list[str] = []
+        for _ in listing(root, exclude=collection.exclude, on_leftover=left.append):
+            pass
+        found += (f"{collection.name}/{rel}" for rel in left)
+    if not found:
+        return check("temporary-files", "ok", "No temporary files left by interrupted writes")
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return check(
+        "temporary-files",
+        "warn",
+        f"{len(found)} temporary files left by interrupted writes: {shown}",
+        "Run: gno-trio update (a sync removes them)",
+    )
 
 
 def _lock(location: IndexLocation) -> Check:
@@ -268,6 +296,7 @@ def index_checks(location: IndexLocation, *, init: str = "gno-trio init") -> dic
     checks = [config_check]
     if config is not None:
         checks.append(_collections(config))
+        checks.append(_leftovers(config))
     database, activation = _database(location, config, init)
     checks += database
     checks.append(_lock(location))

@@ -46,19 +46,23 @@ def sweep(folder: Path) -> int:
     Only regular files with a temporary name are touched; a missing folder
     is nothing to sweep.
     """
-    removed = 0
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return 0
-    for entry in entries:
-        if not is_temporary(entry.name):
-            continue
-        with contextlib.suppress(OSError):
-            if entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
-                removed += 1
-    return removed
+    return sum(remove_temporary(entry.path) for entry in entries if is_temporary(entry.name))
+
+
+def remove_temporary(path: str | Path) -> bool:
+    """Remove one temporary file left behind, if it is still a regular file; whether it went.
+
+    Only a holder of the write lease may call this: no write is then in progress.
+    """
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            os.unlink(path)
+            return True
+    return False
 
 
 def _write_exclusive(path: Path, text: str, mode: int) -> None:
@@ -171,6 +175,7 @@ __all__ = [
     "create_new",
     "fsync_directory",
     "is_temporary",
+    "remove_temporary",
     "replace",
     "staged",
     "sweep",
