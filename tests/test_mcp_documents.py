@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,8 @@ async def test_search_get_and_status_over_stdio(
         assert hit["uri"] == "gno://papers/field.pdf"
         assert hit["source"]["mime"] == "application/pdf"
         assert hit["conversion"]["converterId"] == "document/pdf"
-        assert hit["conversion"]["converterVersion"].startswith("1+pypdfium2.")
+        # The converter's own render version, then the library and its version.
+        assert re.fullmatch(r"\d+\+pypdfium2\.\S+", hit["conversion"]["converterVersion"])
         got = await _tool(wire, 2, "gno_get", ref=hit["uri"], fromLine=hit["line"], lineCount=40)
         assert WORD in got["content"]
         assert got["conversion"]["mirrorHash"] == hit["conversion"]["mirrorHash"]
