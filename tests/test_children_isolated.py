@@ -6,7 +6,8 @@ over the real module, so the child still works) in a marker file outside that
 folder. The parent itself runs without the folder on its path (as the
 ``gno-trio`` script does), so every line in the marker comes from a child:
 the conversion worker (``update`` over an HTML page), the ``serve --workers
-2`` children and the ``--detach`` resident.
+2`` children, the ``--detach`` resident and the processes a large sync
+prepares files in.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gno_trio.dirs import Dirs
+from gno_trio.engine import Engine
+from gno_trio.engine.ingest import textpool
 from tests.cli_support import Cli, make_cli
 from tests.conftest import write_corpus
 
@@ -40,10 +44,10 @@ finally:
 """
 
 
-def booby_trapped(folder: Path, marker: Path) -> Path:
+def booby_trapped(folder: Path, marker: Path, names: tuple[str, ...] = TRAPPED) -> Path:
     """``folder`` holding modules named like the standard library's; each writes to ``marker``."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in TRAPPED:
+    for name in names:
         (folder / f"{name}.py").write_text(TRAP.format(marker=str(marker)), encoding="utf-8")
     return folder
 
@@ -132,4 +136,25 @@ def test_gateway_workers_import_nothing_from_the_working_directory(
         if process.poll() is None:
             process.kill()
             process.wait()
+    assert imported(marker) == []
+
+
+def test_sync_workers_import_nothing_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A spawned worker imports pickle, socket and selectors before it takes its
+    # parent's sys.path; the working directory must not be on its path then either.
+    marker = tmp_path / "imported.txt"
+    folder = booby_trapped(tmp_path / "cloned-repo", marker, ("pickle", "selectors", "socket"))
+    notes = write_corpus(
+        tmp_path / "notes", {f"n{i}.md": f"# Note {i}\n\nokapi {i}\n" for i in range(40)}
+    )
+    monkeypatch.setattr(textpool, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(textpool, "usable_cores", lambda: 2)
+    monkeypatch.chdir(folder)
+    dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(notes), name="notes")
+        (report,) = engine.sync()
+        assert report.added == 40
     assert imported(marker) == []

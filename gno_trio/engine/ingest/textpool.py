@@ -9,7 +9,8 @@ a worker takes a few tenths of a second to start, more than a few hundred
 notes take to prepare in-process.
 
 Workers are fresh interpreters (``spawn``, never a ``fork`` of a process
-that runs threads), ignore Ctrl-C (the sync stops them) and hold at most
+that runs threads; nothing in the working directory is importable in them,
+:mod:`gno_trio.children`), ignore Ctrl-C (the sync stops them) and hold at most
 :data:`IN_FLIGHT_PER_WORKER` groups of files each, so memory stays bounded.
 A document (PDF, Office, HTML) is not converted here: its bytes come back
 for the sandboxed conversion runner. If a worker dies, its files are
@@ -19,7 +20,6 @@ prepared in-process and the sync goes on without workers.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import signal
 import sqlite3
 from collections import deque
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
+from gno_trio.children.spawn import isolated_spawn_context
 from gno_trio.engine.docmeta import DocumentMeta, Link
 from gno_trio.engine.ingest.chunker import Chunk
 from gno_trio.engine.ingest.convert import Converted
@@ -216,7 +217,7 @@ class TextPool:
         self._workers = workers
         self._executor: ProcessPoolExecutor | None = ProcessPoolExecutor(
             workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=isolated_spawn_context(),
             initializer=_ignore_interrupts,
         )
 

@@ -12,6 +12,9 @@ folder on ``sys.path``, no ``PYTHON*`` variables, no user site-packages) and
 finds gno-trio through the interpreter's own site-packages (a regular or an
 editable install) or, failing that, through the folder this package was
 loaded from, appended after the standard library so it can shadow nothing.
+
+Processes ``multiprocessing`` spawns (a large sync's file workers) are
+isolated by :mod:`.spawn`.
 """
 
 from __future__ import annotations
