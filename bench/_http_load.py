@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
-import os
 import random
 import resource
 import sys
@@ -40,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
+from _common import machine_busy_s, tree_cpu_s
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _CONNECT_PARALLELISM = 64
 
 
@@ -62,34 +61,9 @@ def build_requests(job: dict[str, Any]) -> list[bytes]:
     return [build_request(job, body) for body in bodies]
 
 
-def process_cpu_seconds(pids: list[int]) -> float:
-    """utime + stime of the given processes (all their threads), from ``/proc``."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / _CLOCK_TICKS
-
-
 def own_cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def machine_busy_seconds() -> float:
-    """CPU time spent by everything on the machine (all cores), from ``/proc/stat``.
-
-    Minus the server's and the client's own CPU, this is what other
-    processes took during a run: the noise a reader should know about.
-    """
-    with open("/proc/stat", "rb") as handle:
-        fields = [int(value) for value in handle.readline().split()[1:]]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
-    return (user + nice + system + irq + softirq + steal) / _CLOCK_TICKS
 
 
 @dataclass
@@ -102,15 +76,15 @@ class CpuWindow:
     machine: float = 0.0
 
     def __post_init__(self) -> None:
-        self.server = process_cpu_seconds(self.pids)
+        self.server = tree_cpu_s(self.pids)
         self.client = own_cpu_seconds()
-        self.machine = machine_busy_seconds()
+        self.machine = machine_busy_s()
 
     def close(self) -> dict[str, float]:
         """Seconds of CPU used since the window opened: server, client, everyone else."""
-        server = process_cpu_seconds(self.pids) - self.server
+        server = tree_cpu_s(self.pids) - self.server
         client = own_cpu_seconds() - self.client
-        machine = machine_busy_seconds() - self.machine
+        machine = machine_busy_s() - self.machine
         return {
             "server_cpu_s": round(server, 3),
             "client_cpu_s": round(client, 3),

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from _stats import percentile
+from _common import percentile
 
 from gno_trio.engine.search import anchors, lexical, memoryanchors
 

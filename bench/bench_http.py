@@ -8,9 +8,15 @@ stopped here (by PID).
                                [--storm 10000] [--parts 1,2,3] ...
 
 1. Throughput of modern (2026-07-28) ``tools/call`` requests, closed loop over
-   ``--connections`` keep-alive connections, with all servers up at once and
-   the cases interleaved in rotated rounds (ratios are taken within a round,
-   then the median across rounds, to keep machine noise out of them):
+   ``--connections`` keep-alive connections, over ``--rounds`` rounds (5) with
+   fresh servers each round, the cases in an order rotated per round (ratios
+   are taken within a round, printed as median (min-max) across rounds). The
+   server's CPU per request (its whole process tree) is printed beside req/s,
+   and each comparison names what it is compared with: the floors (``bare``
+   for echo, ``bare-search`` for ``gno_search``; target CPU/req <= 1.05x) and
+   the SDK peers. No verdict is printed when other work held more than half a
+   core: "machine busy: ratios unreliable" instead. Servers listen on the
+   fixed range of ``PORT_RANGES["bench_http"]`` in ``_common.py``:
 
    * ``bare``: an ASGI callable on hypercorn's trio worker doing the same JSON
      work (read, ``json`` decode, same-shaped JSON answer): the stack's floor;
@@ -87,9 +93,21 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import (
+    BUSY,
+    BUSY_CORES,
+    FIXTURES,
+    REPO,
+    Window,
+    free_port,
+    process_tree,
+    rotations,
+    spread,
+    tree_rss_kib,
+    verdict,
+)
+
 BENCH = Path(__file__).resolve().parent
-FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
 SEARCH_CORPUS = FIXTURES / "mcp-docs" / "corpus"
 
 MODERN = "2026-07-28"
@@ -166,19 +184,6 @@ class Server:
         return job
 
 
-def process_tree(roots: Sequence[int]) -> list[int]:
-    """``roots`` and every process below them, from ``/proc/<pid>/task/*/children``."""
-    found: list[int] = []
-    pending = list(roots)
-    while pending:
-        pid = pending.pop()
-        found.append(pid)
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            with contextlib.suppress(OSError):
-                pending.extend(int(c) for c in (task / "children").read_text().split())
-    return found
-
-
 class Fleet:
     """Every process this benchmark starts, so all of them are stopped on the way out."""
 
@@ -237,9 +242,8 @@ def _read_line(stream: IO[bytes], timeout: float) -> bytes:
 def start_bench_server(
     fleet: Fleet, name: str, kind: str, *extra: str, port: int | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
-    argv = [sys.executable, str(BENCH / "_http_servers.py"), kind, *extra]
-    if port is not None:
-        argv += ["--port", str(port)]
+    port = free_port("bench_http") if port is None else port
+    argv = [sys.executable, str(BENCH / "_http_servers.py"), kind, *extra, "--port", str(port)]
     process, info = fleet.start(name, argv)
     return process, int(info["port"])
 
@@ -289,7 +293,10 @@ def start_search_server(
     """
     process, info = fleet.start(
         name,
-        [sys.executable, "-m", "gno_trio", "serve", "--port", "0", "--json", "--no-embed", *extra],
+        [
+            *(sys.executable, "-m", "gno_trio", "serve", "--json", "--no-embed", *extra),
+            *("--port", str(free_port("bench_http"))),
+        ],
         gno_env(root),
     )
     return search_server(name, [process], int(info["port"]), varied)
@@ -301,6 +308,7 @@ def start_sdk_search_server(
     """The SDK peer with the identical ``gno_search`` over the same index (or, as
     ``bare-search``, the floor: the same engine call behind bare hypercorn-trio)."""
     argv = [sys.executable, str(BENCH / "_http_servers.py"), kind]
+    argv += ["--port", str(free_port("bench_http"))]
     process, info = fleet.start(kind, argv, gno_env(root))
     return search_server(kind, [process], int(info["port"]), varied)
 
@@ -401,29 +409,7 @@ def run_load(job: dict[str, Any], timeout: float) -> dict[str, Any]:
     return result
 
 
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 # -- reporting ------------------------------------------------------------------------------
-
-
-def spread(values: Sequence[float], digits: int = 0) -> str:
-    """``median (min-max)``."""
-    if not values:
-        return "-"
-    median = statistics.median(values)
-    if len(values) == 1:
-        return f"{median:,.{digits}f}"
-    return f"{median:,.{digits}f} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
-
-
-def verdict(value: float, target: float) -> str:
-    return f"target >= {target:.2f}: {'met' if value >= target else 'NOT met'}"
 
 
 def failures(result: dict[str, Any]) -> int:
@@ -440,17 +426,11 @@ def cores(result: dict[str, Any], key: str) -> float:
 # -- part 1: throughput -------------------------------------------------------------------
 
 
-def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path) -> Server:
-    print(
-        f"\n== 1. Throughput: modern tools/call, closed loop, c={options.connections}, "
-        f"{options.rounds} rounds x {options.duration:g} s, rotated order"
-    )
-    cases = [name.strip() for name in options.cases.split(",") if name.strip()]
+def start_cases(
+    fleet: Fleet, cases: Sequence[str], search_root: Path, varied: list[dict[str, Any]]
+) -> dict[str, Server]:
+    """A fresh server for every case (each round gets its own: no warm state carried over)."""
     servers: dict[str, Server] = {}
-    varied: list[dict[str, Any]] = []
-    if any(name.startswith(("search", "sdk-search", "bare-search")) for name in cases):
-        varied = build_search_index(search_root, options.queries)
-        print(f"  search index: {SEARCH_CORPUS.parent.name}, {len(varied)} varied queries")
     for name in cases:
         if name in ("bare", "sdk", "gateway"):
             process, port = start_bench_server(fleet, name, name)
@@ -460,20 +440,23 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
         elif name == "search-x2":
             # One resident per data directory: the second gateway serves a copy of the index.
             x2_root = search_root.with_name(search_root.name + "-x2")
-            shutil.copytree(search_root, x2_root, dirs_exist_ok=True)
+            if not x2_root.exists():
+                shutil.copytree(search_root, x2_root)
             servers[name] = start_search_server(fleet, name, x2_root, varied, "--workers", "2")
         elif name in ("sdk-search", "bare-search"):
             servers[name] = start_sdk_search_server(fleet, search_root, varied, name)
         else:
             raise SystemExit(f"unknown case {name!r}")
-    if "gateway" not in servers:
-        process, port = start_bench_server(fleet, "gateway", "gateway")
-        servers["gateway"] = Server("gateway", [process], port)
+    return servers
+
+
+def check_cases(servers: dict[str, Server], varied: list[dict[str, Any]]) -> None:
+    """Every case answers right, without the Nagle stall, and the search cases alike."""
     answers: dict[str, list[dict[str, Any]]] = {}
     for server in servers.values():
         size, fastest_ms, median_ms, answers[server.name] = probe(server)
         print(
-            f"  {server.name:<11} port {server.port:<5} pids {server.pids} answer {size} B, "
+            f"  {server.name:<11} port {server.port:<5} answer {size} B, "
             f"sequential keep-alive fastest {fastest_ms:.2f} ms, p50 {median_ms:.2f} ms"
         )
         if fastest_ms > STALL_MS:
@@ -488,80 +471,103 @@ def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path
                 f"  {name} and sdk-search answered all {len(varied)} varied calls alike: "
                 + same_payloads(answers[name], answers["sdk-search"])
             )
+
+
+def part_throughput(fleet: Fleet, options: argparse.Namespace, search_root: Path) -> None:
+    print(
+        f"\n== 1. Throughput: modern tools/call, closed loop, c={options.connections}, "
+        f"{options.rounds} rounds x {options.duration:g} s, fresh servers per round, "
+        "rotated order"
+    )
+    cases = [name.strip() for name in options.cases.split(",") if name.strip()]
+    varied: list[dict[str, Any]] = []
+    if any(name.startswith(("search", "sdk-search", "bare-search")) for name in cases):
+        varied = build_search_index(search_root, options.queries)
+        print(f"  search index: {SEARCH_CORPUS.parent.name}, {len(varied)} varied queries")
     timeout = options.duration + 120
-    for name in cases:
-        run_load(
-            servers[name].job(
-                mode="closed", connections=options.connections, duration=options.warmup
-            ),
-            timeout,
-        )
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in cases}
-    for round_index in range(options.rounds):
-        shift = round_index % len(cases)
-        for name in cases[shift:] + cases[:shift]:
-            job = servers[name].job(
-                mode="closed", connections=options.connections, duration=options.duration
+    whole = Window()
+    for round_index, order in enumerate(rotations(cases, options.rounds)):
+        servers = start_cases(fleet, cases, search_root, varied)
+        if round_index == 0:
+            check_cases(servers, varied)
+        settings = {"mode": "closed", "connections": options.connections}
+        window = Window()
+        for name in order:
+            run_load(servers[name].job(**settings, duration=options.warmup), timeout)
+            results[name].append(
+                run_load(servers[name].job(**settings, duration=options.duration), timeout)
             )
-            results[name].append(run_load(job, timeout))
+        print(f"  round {round_index + 1} ({' '.join(order)}): {window.close().line()}")
+        fleet.stop_all()
+    whole.close()
     print(
         f"\n  {'case':<11} {'req/s median (min-max)':<26} {'p50 ms':>8} {'p99 ms':>8} "
-        f"{'srv CPU us/req':>15} {'cli CPU us/req':>15} {'cli cores':>9} {'others':>7} "
+        f"{'srv CPU us/req':>22} {'cli CPU us/req':>15} {'cli cores':>9} {'others':>7} "
         f"{'failed':>6}"
     )
     for name in cases:
         runs = results[name]
         print(
-            f"  {name:<11} {spread([r['rps'] for r in runs]):<26} "
+            f"  {name:<11} {spread([r['rps'] for r in runs], 0):<26} "
             f"{statistics.median(r['latency_ms']['p50'] for r in runs):>8.1f} "
             f"{statistics.median(r['latency_ms']['p99'] for r in runs):>8.1f} "
-            f"{spread([r['server_cpu_us_per_req'] for r in runs]):>15} "
-            f"{spread([r['client_cpu_us_per_req'] for r in runs]):>15} "
+            f"{spread([r['server_cpu_us_per_req'] for r in runs], 0):>22} "
+            f"{spread([r['client_cpu_us_per_req'] for r in runs], 0):>15} "
             f"{statistics.median(cores(r, 'client_cpu_s') for r in runs):>9.2f} "
             f"{statistics.median(cores(r, 'others_cpu_s') for r in runs):>7.2f} "
             f"{sum(failures(r) for r in runs):>6}"
         )
     print(
-        "  (p50/p99: closed-loop latency incl. queueing; 'cli cores'/'others': CPU cores used"
-        " by the load client / by other processes on the machine during the run; 'failed':"
-        " non-2xx answers plus socket errors)"
+        "  (median (min-max) over the rounds; p50/p99: closed-loop latency incl. queueing; "
+        "srv CPU: the server's process tree; 'cli cores'/'others': CPU cores used by the load "
+        "client / by other processes on the machine during the run; 'failed': non-2xx answers "
+        "plus socket errors)"
     )
-    _print_ratios(results, cases)
-    return servers["gateway"]
+    _print_ratios(results, cases, whole)
+    print(f"  whole part 1: {whole.line()}")
 
 
 def _ratio(
-    results: dict[str, list[dict[str, Any]]], top: str, bottom: str, key: str, invert: bool = False
+    results: dict[str, list[dict[str, Any]]], top: str, bottom: str, key: str
 ) -> list[float]:
+    """``top`` ÷ ``bottom`` of ``key`` within each round."""
     ratios = []
     for upper, lower in zip(results[top], results[bottom], strict=True):
         a, b = float(upper[key]), float(lower[key])
         if a and b:
-            ratios.append(b / a if invert else a / b)
+            ratios.append(a / b)
     return ratios
 
 
-def _print_ratios(results: dict[str, list[dict[str, Any]]], cases: Sequence[str]) -> None:
-    print("\n  same-round ratios, median (min-max):")
-    rows: list[tuple[str, str, str, float | None]] = [
-        ("gateway", "bare", "ours / (a) bare hypercorn-trio", 0.80),
-        ("gateway", "sdk", "ours / (b) official SDK on uvicorn", 1.50),
-        ("search", "sdk-search", "gno_search / SDK gno_search", 1.50),
-        ("bare-search", "sdk-search", "floor (bare-search) / SDK gno_search", None),
-        ("search", "bare-search", "gno_search / its floor (bare-search)", None),
-        ("search-x2", "search", "serve --workers 2 / --workers 1", None),
-        ("search-x2", "sdk-search", "serve --workers 2 / SDK gno_search", None),
-    ]
-    for top, bottom, label, target in rows:
-        if top not in cases or bottom not in cases:
+# (ours, compared with, what the comparison is, CPU/req target as a ceiling on ours ÷ it)
+COMPARISONS: tuple[tuple[str, str, str, float | None], ...] = (
+    ("gateway", "bare", "echo: gateway vs floor bare hypercorn-trio", 1.05),
+    ("search", "bare-search", "gno_search: serve vs floor bare-search", 1.05),
+    ("gateway", "sdk", "echo: gateway vs peer SDK on uvicorn", None),
+    ("search", "sdk-search", "gno_search: serve vs peer SDK gno_search", None),
+    ("bare-search", "sdk-search", "floor bare-search vs peer SDK gno_search", None),
+    ("search-x2", "search", "serve --workers 2 vs --workers 1", None),
+)
+
+
+def _print_ratios(
+    results: dict[str, list[dict[str, Any]]], cases: Sequence[str], window: Window
+) -> None:
+    print(
+        "\n  same-round ratios, median (min-max) over rounds; CPU/req = server tree CPU per "
+        "request, ours ÷ the one compared with (< 1: we use less):"
+    )
+    for ours, other, label, target in COMPARISONS:
+        if ours not in cases or other not in cases:
             continue
-        rps = _ratio(results, top, bottom, "rps")
-        cpu = _ratio(results, top, bottom, "server_cpu_us_per_req", invert=True)
-        line = f"    {label:<36} req/s {spread(rps, 2):<20} CPU/req efficiency {spread(cpu, 2):<18}"
-        if target is not None and rps:
-            line += verdict(statistics.median(rps), target)
+        rps = _ratio(results, ours, other, "rps")
+        cpu = _ratio(results, ours, other, "server_cpu_us_per_req")
+        line = f"    {label:<44} req/s {spread(rps, 2):<18} CPU/req {spread(cpu, 2):<18}"
+        if target is not None and cpu:
+            median = statistics.median(cpu)
+            line += verdict(median, f"CPU/req <= {target:.2f}x", median <= target, window)
         print(line)
-    print("    (CPU/req efficiency = other's server CPU per request / ours; > 1 means we use less)")
 
 
 # -- part 2: overload -----------------------------------------------------------------------
@@ -582,9 +588,11 @@ def _admitted_verdict(loaded: dict[str, Any], unloaded_p99: float) -> None:
         print("  no admitted request to compare")
         return
     ratio = admitted["p99"] / unloaded_p99
+    others = cores(loaded, "others_cpu_s")
+    judged = BUSY if others > BUSY_CORES else f"target < 3x: {'met' if ratio < 3.0 else 'NOT met'}"
     print(
         f"  admitted p99 / unloaded p99 = {admitted['p99']:.2f} / {unloaded_p99:.2f} ms = "
-        f"{ratio:.2f}x (target < 3x: {'met' if ratio < 3.0 else 'NOT met'})"
+        f"{ratio:.2f}x ({judged}; other work {others:.2f} cores)"
     )
 
 
@@ -767,13 +775,13 @@ def part_storm(fleet: Fleet, options: argparse.Namespace) -> None:
     run_load(server.job(mode="closed", connections=options.connections, duration=1.0), 120)
     run_load(server.job(count=min(500, options.storm), seed=7, **storm_settings), 300)
     _wait_idle(port, 10)
-    rss_before = rss_kib(process.pid)
+    rss_before = tree_rss_kib([process.pid])
     before = get_json(port, "/api/resident/metrics")
     result = run_load(server.job(count=options.storm, seed=1, **storm_settings), 600)
     status, waited = _wait_idle(port, 15)
-    rss_after = rss_kib(process.pid)
+    rss_after = tree_rss_kib([process.pid])
     time.sleep(1.0)
-    rss_settled = rss_kib(process.pid)
+    rss_settled = tree_rss_kib([process.pid])
     after = get_json(port, "/api/resident/metrics")
 
     def delta(section: str, key: str) -> int:
@@ -807,7 +815,7 @@ def part_storm(fleet: Fleet, options: argparse.Namespace) -> None:
         f"-> {'zero slots held' if held == 0 else f'{held} SLOTS STILL HELD'}"
     )
     print(
-        f"  server RSS: before {rss_before / 1024:.1f} MiB, right after "
+        f"  server tree RSS: before {rss_before / 1024:.1f} MiB, right after "
         f"{rss_after / 1024:.1f} MiB, 1 s later {rss_settled / 1024:.1f} MiB "
         f"(delta {(rss_settled - rss_before) / 1024:+.1f} MiB)"
     )
@@ -859,7 +867,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per measured run")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5, help="rounds, fresh servers each")
     parser.add_argument(
         "--warmup",
         type=float,
@@ -888,14 +896,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     try:
         with terminated_on_sigterm():
-            gateway: Server | None = None
             if "1" in parts:
-                gateway = part_throughput(fleet, options, scratch / "search-index")
+                part_throughput(fleet, options, scratch / "search-index")
             if "2" in parts:
-                if gateway is None:
-                    process, port = start_bench_server(fleet, "gateway", "gateway")
-                    gateway = Server("gateway", [process], port)
-                part_overload(gateway, options)
+                process, port = start_bench_server(fleet, "gateway", "gateway")
+                part_overload(Server("gateway", [process], port), options)
             if "3" in parts:
                 part_storm(fleet, options)
     finally:

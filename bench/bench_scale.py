@@ -70,9 +70,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import _synthetic  # noqa: E402
+from _common import percentile  # noqa: E402
 from _floor import RankingFloor  # noqa: E402
 from _queries import check_uncached  # noqa: E402
-from _stats import percentile  # noqa: E402  (not _common: it imports the MCP SDK)
 
 from gno_trio.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from _stats import percentile
+from _common import percentile
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))

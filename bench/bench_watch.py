@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _stats import percentile
+from _common import percentile
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
