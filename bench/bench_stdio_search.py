@@ -23,23 +23,29 @@ Every server's answer to each query is kept once and compared: the
 response line sizes are printed (they differ only by the server name and
 the key order of the few result fields around them).
 
-Both are driven by the same blocking pipe client, so the client costs the
-same on both sides. The engine's own in-process time for the query is
-measured too, so the transport and protocol overhead can be read off. The
-three are timed in alternating blocks (``--block`` calls each, rotating
-order), so drift on a shared machine hits all of them alike. The script
-prints p50/p95/p99 per server and era and the SDK ÷ gno-trio ratio; it
-asserts nothing about time.
+A third server is the floor gno-trio is held to, ``bare-thread``: a bare trio
+line loop (no validation, no envelope) making the identical engine call in
+``trio.to_thread``, as gno-trio's rule (engine code never blocks the loop)
+makes it. With ``--floors`` two more bare loops answer too: ``bare-inline``
+(the engine call blocks the loop) and ``bare-no-engine`` (the worker thread
+hands back the answer it worked out on the query's first sight: the pipes
+and the thread hop alone).
 
-With ``--floors`` three bare trio line loops answer too (no validation, no
-envelope, the engine call inline or in ``trio.to_thread``): no server can
-beat them, so SDK ÷ bare is the highest ratio reachable for this engine call.
-The third, ``bare-no-engine``, hops to a worker thread that returns the
-query's answer worked out on its first sight (the warm-up covers every
-query): the pipes and the thread hop alone, so its p50 is what any latency
-target must leave room for beside the engine call.
+All are driven by the same blocking pipe client, so the client costs the
+same on every side; the engine's own in-process time for the query is
+measured too. Each era runs ``--rounds`` rounds (5), every round with fresh
+servers, the servers timed in blocks of ``--block`` calls in an order
+rotated per round and per block, so drift on a shared machine hits all of
+them alike. Beside wall time, each server's CPU per call is the utime +
+stime of its whole process tree over the timed calls. Every figure is
+printed as median (min-max) over the rounds, with the ratios taken within
+each round: gno-trio's CPU per call against the floor ``bare-thread``
+(target <= 1.10x) and the SDK's against gno-trio's (target >= 1.7x). Each
+round prints the load average and the cores other work used; when other
+work held more than half a core, "machine busy: ratios unreliable" is
+printed instead of a verdict. It asserts nothing about time.
 
-    python bench/bench_stdio_search.py [--calls 2000] [--warmup 200] [--block 100]
+    python bench/bench_stdio_search.py [--rounds 5] [--calls 400] [--warmup 200] [--block 50]
                                        [--varied 1200 | --query roots] [--limit 5] [--floors]
 """
 
@@ -65,13 +71,22 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from _common import (  # noqa: E402
+    DEFAULT_ROUNDS,
+    FIXTURES,
+    Window,
+    percentile,
+    rotations,
+    spread,
+    tree_cpu_s,
+    verdict,
+)
 from _queries import DEFAULT_COUNT, TEXT_KINDS, build_queries, check_uncached  # noqa: E402
 
 from gno_trio.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.tools.retrieval import search_text  # noqa: E402
 
-FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
 CORPUS = FIXTURES / "mcp-docs" / "corpus"
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -84,9 +99,13 @@ ERAS = ("legacy", "modern")
 CALLING_MODES = ("inline", "thread")
 """The bare loops that make the engine call, by where it runs."""
 BARE_MODES = (*CALLING_MODES, "no-engine")
-WARMUP_SECONDS = 5.0
-P50_TARGET_MS = 0.5
-"""The stdio ``gno_search`` p50 the scale issue asks for."""
+FLOOR = "bare-thread"
+"""The floor gno-trio is held to: a bare trio loop making the engine call in a worker
+thread, as gno-trio's rule (engine code never blocks the loop) makes it."""
+FLOOR_TARGET = 1.10
+"""gno-trio's CPU per call may be at most this many times the floor's."""
+SDK_TARGET = 1.7
+"""The SDK peer's CPU per call should be at least this many times gno-trio's."""
 
 
 # -- the SDK peer server (run in its own process with --serve-sdk) -----------------------
@@ -242,6 +261,8 @@ class Peer:
         self.label = label
         self.era = era
         self.samples_ms: list[float] = []
+        self.cpu_s = 0.0
+        """CPU the server's process tree used over the timed calls."""
         self.payloads: dict[str, Payload] = {}
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self._process = subprocess.Popen(
@@ -298,8 +319,12 @@ class Peer:
             ) from exc
 
     def searches(self, count: int, *, timed: bool) -> None:
-        """Send ``count`` sequential searches, keeping their round trips when ``timed``."""
+        """Send ``count`` sequential searches, keeping their round trips and the server
+        tree's CPU when ``timed``."""
+        before = tree_cpu_s([self._process.pid]) if timed else 0.0
         self._guarded(lambda: self._searches(count, timed))
+        if timed:
+            self.cpu_s += tree_cpu_s([self._process.pid]) - before
 
     def _searches(self, count: int, timed: bool) -> None:
         for _ in range(count):
@@ -348,13 +373,16 @@ class Timed(Protocol):
 
     label: str
     samples_ms: list[float]
+    cpu_s: float
     cycle: int
     """How many different queries it sends in turn."""
 
     def searches(self, count: int, *, timed: bool) -> None: ...
 
 
-def interleaved(peers: Sequence[Timed], calls: int, warmup: int, block: int) -> None:
+def interleaved(
+    peers: Sequence[Timed], calls: int, warmup: int, block: int, warmup_s: float
+) -> None:
     """Time ``calls`` searches per peer in alternating blocks of ``block`` calls.
 
     This shared machine drifts (other tenants, CPU frequency); alternating
@@ -362,11 +390,11 @@ def interleaved(peers: Sequence[Timed], calls: int, warmup: int, block: int) -> 
     so the ratio between them stays fair.
     """
     for peer in peers:
-        # At least WARMUP_SECONDS each: a server builds its in-memory chunk
+        # At least ``warmup_s`` each: a server builds its in-memory chunk
         # index in the background after start-up, and is timed once it has.
         started = time.monotonic()
         peer.searches(max(warmup, peer.cycle), timed=False)  # every query seen once
-        while time.monotonic() - started < WARMUP_SECONDS:
+        while time.monotonic() - started < warmup_s:
             peer.searches(block, timed=False)
     done = 0
     turn = 0
@@ -382,14 +410,6 @@ def interleaved(peers: Sequence[Timed], calls: int, warmup: int, block: int) -> 
 # -- reporting -----------------------------------------------------------------------------
 
 
-def percentile(values: Sequence[float], pct: float) -> float:
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * pct / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
 class InProcess:
     """``Engine.search`` called directly in this process: the floor both servers share."""
 
@@ -400,21 +420,32 @@ class InProcess:
         self._requests = itertools.cycle([SearchRequest(query=q, limit=limit) for q in queries])
         self.cycle = len(queries)
         self.samples_ms: list[float] = []
+        self.cpu_s = 0.0
 
     def searches(self, count: int, *, timed: bool) -> None:
         for _ in range(count):
             request = next(self._requests)
+            cpu = time.thread_time()
             started = time.perf_counter_ns()
             self._engine.search(request)
             if timed:
                 self.samples_ms.append((time.perf_counter_ns() - started) / 1e6)
+                self.cpu_s += time.thread_time() - cpu
 
 
-def row(label: str, samples: Sequence[float]) -> str:
-    return (
-        f"{label:<24} {len(samples):>6} {percentile(samples, 50):>8.3f} "
-        f"{percentile(samples, 95):>8.3f} {percentile(samples, 99):>8.3f} "
-        f"{statistics.fmean(samples):>8.3f}"
+@dataclass
+class Figures:
+    """One peer's figures in one round: wall p50/p99 (ms) and CPU per call (ms)."""
+
+    p50: float
+    p99: float
+    cpu_ms: float
+
+
+def figures(peer: Timed) -> Figures:
+    samples = peer.samples_ms
+    return Figures(
+        percentile(samples, 50), percentile(samples, 99), peer.cpu_s * 1000 / len(samples)
     )
 
 
@@ -434,12 +465,85 @@ def build_index(base: Path) -> tuple[Dirs, int]:
     return dirs, report.added
 
 
+def report(
+    rounds: dict[str, dict[str, list[Figures]]],
+    payload_notes: dict[str, tuple[str, float]],
+    whole: Window,
+) -> None:
+    """Each figure as median (min-max) over the rounds, then the ratios taken within
+    each round, each naming what it is compared with."""
+    for era, (sizes, gap) in payload_notes.items():
+        print(
+            f"{era}: identical content and structuredContent on every server for every "
+            f"query; mean response line {sizes} (spread {gap:.1%})"
+        )
+    print(
+        f"\n{'median (min-max) over rounds':<28} {'wall p50 ms':>22} {'wall p99 ms':>22} "
+        f"{'CPU/call ms':>22}"
+    )
+    for era in ERAS:
+        for label, runs in rounds[era].items():
+            print(
+                f"{label + ' ' + era:<28} {spread([r.p50 for r in runs], 3):>22} "
+                f"{spread([r.p99 for r in runs], 3):>22} {spread([r.cpu_ms for r in runs], 3):>22}"
+            )
+    print(
+        "(CPU/call: utime+stime of the server's whole process tree over the timed calls ÷ "
+        "calls; engine.search: the calling thread's CPU in this process)"
+    )
+    print(f"\nratios within each round, median (min-max); {whole.line()}")
+    for era in ERAS:
+        runs = rounds[era]
+        floor_cpu = _ratios(runs, "gno-trio", FLOOR, "cpu_ms")
+        sdk_cpu = _ratios(runs, "sdk", "gno-trio", "cpu_ms")
+        met = statistics.median(floor_cpu) <= FLOOR_TARGET
+        print(
+            f"  {era}: gno-trio CPU/call vs floor {FLOOR} (bare trio loop + engine call in a "
+            f"thread): {spread(floor_cpu, 2)}x -> "
+            + verdict(statistics.median(floor_cpu), f"<= {FLOOR_TARGET:.2f}x", met, whole)
+        )
+        met = statistics.median(sdk_cpu) >= SDK_TARGET
+        print(
+            f"  {era}: SDK peer CPU/call vs gno-trio (same payload): {spread(sdk_cpu, 2)}x -> "
+            + verdict(statistics.median(sdk_cpu), f">= {SDK_TARGET:.2f}x", met, whole)
+        )
+        walls = (
+            (f"gno-trio vs floor {FLOOR}", "gno-trio", FLOOR),
+            ("SDK vs gno-trio", "sdk", "gno-trio"),
+            ("gno-trio vs engine.search alone", "gno-trio", InProcess.label),
+        )
+        print(
+            f"  {era}: wall p50 "
+            + "; ".join(f"{text} {spread(_ratios(runs, a, b, 'p50'), 2)}x" for text, a, b in walls)
+        )
+        if "bare-no-engine" in runs:
+            hop = statistics.median(r.p50 for r in runs["bare-no-engine"])
+            print(f"  {era}: bare-no-engine wall p50 {hop:.3f} ms (pipes and thread hop alone)")
+
+
+def _ratios(runs: dict[str, list[Figures]], top: str, bottom: str, key: str) -> list[float]:
+    """``top`` ÷ ``bottom`` of figure ``key`` within each round."""
+    return [
+        getattr(a, key) / getattr(b, key)
+        for a, b in zip(runs[top], runs[bottom], strict=True)
+        if getattr(b, key)
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--calls", type=int, default=2000, help="timed calls per server and era")
+    parser.add_argument(
+        "--calls", type=int, default=400, help="timed calls per server, era and round"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=DEFAULT_ROUNDS, help="rounds, fresh servers each (5)"
+    )
     parser.add_argument("--warmup", type=int, default=200, help="untimed calls first")
+    parser.add_argument(
+        "--warmup-seconds", type=float, default=3.0, help="untimed seconds per server first"
+    )
     parser.add_argument(
         "--query", help="time this one query instead of the varied ones (e.g. roots)"
     )
@@ -453,13 +557,13 @@ def main() -> int:
     )
     parser.add_argument("--limit", type=int, default=5, help="hits per search (default 5)")
     parser.add_argument(
-        "--block", type=int, default=100, help="calls per server before switching (default 100)"
+        "--block", type=int, default=50, help="calls per server before switching (default 50)"
     )
     parser.add_argument(
         "--floors",
         action="store_true",
-        help="also time three bare trio loops (engine call inline / in a worker thread / "
-        "none, the answer handed back by the thread): the best any server can do",
+        help="also time the other bare trio loops (engine call inline / none, the answer "
+        f"handed back by the thread) beside the floor {FLOOR}",
     )
     parser.add_argument("--serve-sdk", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-bare", choices=BARE_MODES, help=argparse.SUPPRESS)
@@ -487,16 +591,16 @@ def main() -> int:
             "gno-trio": [sys.executable, "-m", "gno_trio", "mcp"],
             "sdk": [sys.executable, str(Path(__file__).resolve()), "--serve-sdk"],
         }
-        if options.floors:
-            for mode in BARE_MODES:
-                servers[f"bare-{mode}"] = [
-                    sys.executable,
-                    str(Path(__file__).resolve()),
-                    "--serve-bare",
-                    mode,
-                ]
-        results: dict[str, dict[str, list[float]]] = {}
+        for mode in BARE_MODES if options.floors else ("thread",):
+            servers[f"bare-{mode}"] = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--serve-bare",
+                mode,
+            ]
+        rounds: dict[str, dict[str, list[Figures]]] = {era: {} for era in ERAS}
         payload_notes: dict[str, tuple[str, float]] = {}
+        whole = Window()
         with Engine.open(dirs=dirs, create=False) as engine:
             engine.hold_chunk_index()  # as the servers' engines do
             engine.chunk_index_held(timeout=120)
@@ -513,60 +617,43 @@ def main() -> int:
                     ]
                 )
                 described = f"query {options.query!r} -> {hits} hits"
+            print(
+                f"index: {documents} documents from {CORPUS.name}/; {described}, "
+                f"limit {options.limit}; {options.rounds} rounds per era with fresh servers, "
+                f"{options.calls} timed calls per server and round after "
+                f"{max(options.warmup, len(queries))} warm-up calls and "
+                f"{options.warmup_seconds:g} s, one in flight, in rotating blocks of "
+                f"{options.block}"
+            )
             for era in ERAS:
-                floor = InProcess(engine, queries, options.limit)
-                peers = [
-                    Peer(label, command, env, era, queries, options.limit)
-                    for label, command in servers.items()
-                ]
-                try:
-                    interleaved([floor, *peers], options.calls, options.warmup, options.block)
-                finally:
-                    for peer in peers:
-                        peer.close()
-                payload_notes[era] = compare_payloads(peers)
-                results[era] = {floor.label: floor.samples_ms}
-                results[era].update({peer.label: peer.samples_ms for peer in peers})
-
-        print(
-            f"index: {documents} documents from {CORPUS.name}/; {described}, "
-            f"limit {options.limit}; {options.calls} timed calls per server "
-            f"and era after {max(options.warmup, len(queries))} warm-up, one in flight, "
-            f"in alternating blocks of {options.block}"
-        )
-        for era, (sizes, spread) in payload_notes.items():
-            print(
-                f"{era}: identical content and structuredContent on every server for every "
-                f"query; mean response line {sizes} (spread {spread:.1%})"
-            )
-        print(f"{'round trip (ms)':<24} {'calls':>6} {'p50':>8} {'p95':>8} {'p99':>8} {'mean':>8}")
-        for era in ERAS:
-            for label, samples in results[era].items():
-                print(row(f"{label} {era}", samples))
-        for era in ERAS:
-            floor_p50 = percentile(results[era][InProcess.label], 50)
-            ours = percentile(results[era]["gno-trio"], 50)
-            theirs = percentile(results[era]["sdk"], 50)
-            print(
-                f"{era}: sdk p50 / gno-trio p50 = {theirs / ours:.2f}x; "
-                f"overhead beyond the engine call: gno-trio {ours - floor_p50:.3f} ms, "
-                f"sdk {theirs - floor_p50:.3f} ms "
-                f"({(theirs - floor_p50) / max(ours - floor_p50, 1e-9):.2f}x)"
-            )
-            if not options.floors:
-                continue
-            for mode in CALLING_MODES:
-                bare = percentile(results[era][f"bare-{mode}"], 50)
-                print(
-                    f"{era}: sdk p50 / bare-{mode} p50 = {theirs / bare:.2f}x "
-                    f"(the highest ratio any server reaches with the engine call {mode})"
-                )
-            hop = percentile(results[era]["bare-no-engine"], 50)
-            print(
-                f"{era}: bare-no-engine p50 = {hop:.3f} ms (pipes and thread hop, no engine "
-                f"work): a p50 of {P50_TARGET_MS} ms leaves {P50_TARGET_MS - hop:.3f} ms for "
-                f"an engine call whose p50 is {floor_p50:.3f} ms"
-            )
+                labels = [InProcess.label, *servers]
+                for index, order in enumerate(rotations(labels, options.rounds)):
+                    window = Window()
+                    floor = InProcess(engine, queries, options.limit)
+                    peers = [
+                        Peer(label, servers[label], env, era, queries, options.limit)
+                        for label in order
+                        if label != InProcess.label
+                    ]
+                    timed: dict[str, Timed] = {floor.label: floor}
+                    timed.update({peer.label: peer for peer in peers})
+                    try:
+                        interleaved(
+                            [timed[label] for label in order],
+                            options.calls,
+                            options.warmup,
+                            options.block,
+                            options.warmup_seconds,
+                        )
+                    finally:
+                        for peer in peers:
+                            peer.close()
+                    payload_notes.setdefault(era, compare_payloads(peers))
+                    for label, peer in timed.items():
+                        rounds[era].setdefault(label, []).append(figures(peer))
+                    print(f"  {era} round {index + 1}: {window.close().line()}")
+        whole.close()
+        report(rounds, payload_notes, whole)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return 0
