@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import percentile
+from _common import free_port, percentile
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("GNO_FIXTURES", REPO.parent / "shared" / "fixtures"))
@@ -84,9 +83,7 @@ TOPICS = (
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_port("bench_watch")
 
 
 def _run(env: dict[str, str], *args: str) -> float:

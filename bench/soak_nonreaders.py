@@ -41,9 +41,12 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from _common import free_port, tree_rss_kib  # noqa: E402
+
 from gno_trio.config import load_config  # noqa: E402
 from gno_trio.engine.store.config_file import save_config  # noqa: E402
 
+GNO_SERVE = (sys.executable, "-m", "gno_trio", "serve", "--json")
 MODERN = "2026-07-28"
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -52,10 +55,8 @@ ENVELOPE = {
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+    """The server's tree RSS (every process under it, summed)."""
+    return tree_rss_kib([pid]) / 1024
 
 
 def build_index(base: Path, docs: int, doc_kb: int) -> dict[str, str]:
@@ -174,7 +175,7 @@ def main() -> int:
         print(f"building an index of {options.docs} x {options.doc_kb} KiB documents ...")
         env = build_index(base, options.docs, options.doc_kb)
         process = subprocess.Popen(
-            [sys.executable, "-m", "gno_trio", "serve", "--port", "0", "--json"],
+            [*GNO_SERVE, "--port", str(free_port("soak_nonreaders"))],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
