@@ -21,7 +21,7 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, command_line
 from gno_trio.cli.render.health import DOCTOR
 from gno_trio.config import Config, load_config
-from gno_trio.engine import doctor_check, doctor_checks, locate
+from gno_trio.engine import doctor_check, doctor_checks, doctor_healthy, locate
 from gno_trio.errors import GnoError, Kind
 
 if TYPE_CHECKING:
@@ -109,11 +109,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     location = locate(index_name=args.index, config_path=config)
     found = doctor_checks(location, init=command_line(args, "init"))
     checks = [*found["checks"], *_gateway_checks(location.config_path)]
-    healthy = not any(c["status"] == "error" for c in checks)
+    healthy = doctor_healthy(checks)
     render.emit(
         args, DOCTOR, {"healthy": healthy, "checks": checks, "activation": found["activation"]}
     )
-    return EXIT_OK if healthy else Kind.RUNTIME.exit_code
+    failed = any(c["status"] == "error" for c in checks)
+    return Kind.RUNTIME.exit_code if failed else EXIT_OK
 
 
 def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:

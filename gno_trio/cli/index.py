@@ -19,6 +19,7 @@ from gno_trio.cli.common import (
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import COLLECTIONS
 from gno_trio.cli.render.primitives import plural
+from gno_trio.cli.render.sync import sync_lines
 from gno_trio.config import Collection
 from gno_trio.engine import (
     GIT_PULL_FAILED,
@@ -205,19 +206,7 @@ def cmd_update(args: argparse.Namespace) -> int:
                 result["gitPull"] = pulls
             emit_json(result)
         else:
-            for r in reports:
-                print(
-                    f"{r.collection}: {r.scanned} files, {r.added} added, {r.updated} updated, "
-                    f"{r.renamed} renamed, {r.removed} removed, {r.reactivated} restored, "
-                    f"{r.unchanged} unchanged, {r.skipped} skipped, {len(r.errors)} errors "
-                    f"({r.duration_ms:.0f} ms)"
-                )
-                for error in r.errors[:20]:
-                    print(f"  ! {error['relPath']}: {error['code']}: {error['message']}")
-                if len(r.errors) > 20:
-                    print(f"  ! ... {len(r.errors) - 20} more (see gno-trio status)")
-                for warning in r.warnings[:20]:
-                    print(f"  ? {warning['relPath']}: {warning['code']}: {warning['message']}")
+            print("\n".join(sync_lines(reports)))
     refuse_failed_steps(commands, pulls)
     return EXIT_OK
 

@@ -26,6 +26,7 @@ from gno_trio.cli.index import (
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.cli.render.health import MODELS
 from gno_trio.cli.render.hits import RESULTS, SIMILAR
+from gno_trio.cli.render.sync import sync_lines
 from gno_trio.cli.retrieval import add_search_options, present_hits, search_request
 from gno_trio.cli.tracing import trace_retrieval
 from gno_trio.engine import MODEL_ROLES as ROLES
@@ -65,7 +66,7 @@ def _targets(args: argparse.Namespace) -> list[str] | None:
 
 def _embed(engine: Any, args: argparse.Namespace, names: list[str] | None) -> dict[str, Any]:
     """Run the embed phase with a progress bar; Ctrl-C stops between batches' writes."""
-    bar = ProgressBar("Embedding", force=getattr(args, "progress", False))
+    bar = ProgressBar("Embedding", unit="chunks", force=getattr(args, "progress", False))
     try:
         run = engine.embed(
             names,
@@ -150,11 +151,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         emit_json({"syncResult": synced, "embedSkipped": embedded is None, "embedResult": embedded})
         refuse_failed_steps(commands, pulls)
         return EXIT_OK if embedded is None or not embedded["errors"] else EXIT_RUNTIME
-    for r in reports:
-        print(
-            f"{r.collection}: {r.scanned} files, {r.added} added, {r.updated} updated, "
-            f"{r.removed} removed, {len(r.errors)} errors"
-        )
+    print("\n".join(sync_lines(reports)))
     if embedded is not None:
         _embed_summary(embedded)
     refuse_failed_steps(commands, pulls)

@@ -96,6 +96,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.memory.service import MAX_FACTS_LIMIT as RECALL_MAX_FACTS
     from gno_trio.engine.memory.service import MAX_TOKENS_LIMIT as RECALL_MAX_TOKENS
     from gno_trio.engine.reads.doctor import check as doctor_check
+    from gno_trio.engine.reads.doctor import healthy as doctor_healthy
     from gno_trio.engine.reads.doctor import index_checks as doctor_checks
     from gno_trio.engine.reads.documents import DEFAULT_MAX_BYTES as MULTI_GET_DEFAULT_MAX_BYTES
     from gno_trio.engine.reads.documents import MAX_TOTAL_BYTES as MULTI_GET_MAX_TOTAL_BYTES
@@ -189,6 +190,7 @@ _HOMES: Final[Homes] = {
     "RECALL_MAX_FACTS": ("gno_trio.engine.memory.service", "MAX_FACTS_LIMIT"),
     "RECALL_MAX_TOKENS": ("gno_trio.engine.memory.service", "MAX_TOKENS_LIMIT"),
     "doctor_check": ("gno_trio.engine.reads.doctor", "check"),
+    "doctor_healthy": ("gno_trio.engine.reads.doctor", "healthy"),
     "doctor_checks": ("gno_trio.engine.reads.doctor", "index_checks"),
     "MULTI_GET_DEFAULT_MAX_BYTES": ("gno_trio.engine.reads.documents", "DEFAULT_MAX_BYTES"),
     "MULTI_GET_MAX_TOTAL_BYTES": ("gno_trio.engine.reads.documents", "MAX_TOTAL_BYTES"),
@@ -299,6 +301,7 @@ __all__ = [
     "classify_peer",
     "doctor_check",
     "doctor_checks",
+    "doctor_healthy",
     "egress_audit_list_text",
     "egress_audit_removal_text",
     "egress_audit_show_text",

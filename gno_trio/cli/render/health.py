@@ -8,6 +8,7 @@ from typing import Any
 
 from gno_trio.cli.render import MD, View
 from gno_trio.cli.render.primitives import md_table, plural
+from gno_trio.cli.render.sync import listed
 
 _STATUS_MARKS = {"ok": "✓", "warn": "!", "error": "✗"}
 
@@ -16,6 +17,7 @@ def status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
     lines = [
         f"Index: {result['indexName']} ({result['dbPath']})",
         f"Documents: {result['totalDocuments']}  Chunks: {result['totalChunks']}",
+        "Health: healthy" if result["healthy"] else "Health: files could not be indexed (below)",
     ]
     for c in result["collections"]:
         synced = c["lastSyncedAt"] or "never"
@@ -25,13 +27,11 @@ def status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
             f"{plural(c['chunkCount'], 'chunk')}, {plural(c['errorCount'], 'error')}, "
             f"{skipped} skipped, last sync {synced}  ({c['path']})"
         )
-        lines.extend(f"    ! {e['relPath']}: {e['code']}: {e['message']}" for e in c["errors"][:10])
+        lines += ["    " + ln for ln in listed("!", c["errors"], int(c["errorCount"]), 10)]
         lines.extend(f"    - {s['relPath']}: {s['code']}" for s in c.get("skipped", ())[:10])
         if skipped > 10:
             lines.append(f"    - ... {skipped - 10} more not indexed for their type (--json)")
-        lines.extend(
-            f"    ? {w['relPath']}: {w['code']}: {w['message']}" for w in c["warnings"][:10]
-        )
+        lines += ["    " + ln for ln in listed("?", c["warnings"], len(c["warnings"]), 10)]
     return "\n".join(lines)
 
 

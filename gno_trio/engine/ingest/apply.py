@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import sqlite3
+import time
 from collections.abc import Callable, Generator, Sequence, Set
 
 from gno_trio.engine.ingest import textpool, writes
 from gno_trio.engine.ingest.documents import records
-from gno_trio.engine.ingest.documents.runner import ConversionRunner
+from gno_trio.engine.ingest.documents.runner import STALL_S, ConversionRunner
 from gno_trio.engine.ingest.plan import RenameBook, StoredDoc, SyncPlan
 from gno_trio.engine.ingest.prepare import (
     Item,
@@ -130,6 +131,10 @@ class _Applier:
         self.replaced: set[str] = set()
         self.judged: dict[str, sqlite3.Row] = {}
         self.pending = fulltext.PendingRows()
+        self.converting: dict[str, float] = {}
+        """Files a conversion worker holds silent past the stall time -> since when."""
+        self.at = plan.unchanged
+        """The progress count last reported: files done so far."""
 
     @functools.cached_property
     def policy(self) -> str:
@@ -166,8 +171,10 @@ class _Applier:
             self.judged = records.load(conn, spec.name)
             with contextlib.closing(self._outcomes()) as prepared:
                 for index, found, row, outcome in prepared:
+                    self.converting.pop(found.rel_path, None)
+                    self.at = plan.unchanged + index
                     if self.progress is not None:
-                        self.progress(plan.unchanged + index, plan.scanned, found.rel_path)
+                        self.progress(self.at, plan.scanned, found.rel_path)
                     batch.count(self._one(index, found, row, outcome))
             self.pending.flush(conn)  # what follows deletes full-text rows
             for gone in self.renames.unclaimed():
@@ -194,10 +201,19 @@ class _Applier:
         return outcomes(to_read, self.runner, self.judged, on_progress=self._file_progress)
 
     def _file_progress(self, index: int, found: FoundFile, done: int, units: int) -> None:
-        """Keep the bar moving inside one big file (pages, sheets, slides)."""
-        if self.progress is not None:
-            at = self.plan.unchanged + index
-            self.progress(at, self.plan.scanned, f"{found.rel_path} ({done}/{units})")
+        """Keep the bar moving inside one big file (pages, sheets, slides), and name the
+        files a worker has held silent for a while (``units == 0``), with their time so far:
+        the file last finished is not the one the sync is waiting for."""
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if units == 0:
+            self.converting.setdefault(found.rel_path, now - STALL_S)
+        item = f"{found.rel_path} ({done}/{units})" if units else ""
+        slow = ", ".join(f"{rel} {now - since:.0f} s" for rel, since in self.converting.items())
+        if slow:
+            item = f"{item}; converting {slow}" if item else f"converting {slow}"
+        self.progress(max(self.at, self.plan.unchanged + index - 1), self.plan.scanned, item)
 
     def _chunk_tick(self, index: int, rel_path: str) -> writes.ChunkTick | None:
         """Keep the bar moving while a large mirror's chunks are written."""

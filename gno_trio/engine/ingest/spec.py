@@ -48,6 +48,9 @@ class SyncReport:
     # Files not indexed because of their type (listed in status as "skipped").
     skipped: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
+    # Paths among ``errors`` whose earlier verdict still holds (the file and the
+    # conversion policy are unchanged): a summary counts them instead of listing them.
+    standing: set[str] = field(default_factory=set)
     # Indexed anyway, but something in the file deserves the user's attention
     # (today: frontmatter that could not be parsed).
     warnings: list[dict[str, str]] = field(default_factory=list)

@@ -372,6 +372,7 @@ def relist(report: SyncReport, record: sqlite3.Row) -> None:
         report.errors.append(
             {"relPath": record["rel_path"], "code": record["code"], "message": record["message"]}
         )
+        report.standing.add(record["rel_path"])
 
 
 def note_warnings(report: SyncReport, prepared: Prepared) -> None:

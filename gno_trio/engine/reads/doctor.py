@@ -12,9 +12,9 @@ when something is off, ``details`` saying what to do.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from gno_trio.config import Config, load_config
 from gno_trio.engine.ingest.walker import listing
@@ -212,11 +212,11 @@ def _inspect(
         cache_dir=location.dirs.cache,
         embeddings=embeddings,
     )
-    errors = sum(c["errorCount"] for c in status["collections"])
-    if errors:
+    if not status["healthy"]:  # the index's own verdict, so doctor and status agree
+        errors = sum(c["errorCount"] for c in status["collections"])
         checks.append(
             check(
-                "ingest-errors",
+                INGEST_ERRORS,
                 "warn",
                 f"{errors} files could not be indexed",
                 "Run: gno-trio status (it lists each file and its error)",
@@ -285,6 +285,20 @@ def _embeddings(
     return checks
 
 
+INGEST_ERRORS: Final = "ingest-errors"
+"""The check raised when ``status`` calls the index unhealthy: files that could not be indexed."""
+
+
+def healthy(checks: Sequence[Check]) -> bool:
+    """Doctor's verdict: no check failed, and the index is healthy by ``status``'s rule.
+
+    An unhealthy index is a warning, not a failure: doctor still exits 0 for it
+    (a damaged PDF in a folder is no broken set-up), but says the same as
+    ``status --json``'s ``healthy``.
+    """
+    return not any(c["status"] == "error" or c["name"] == INGEST_ERRORS for c in checks)
+
+
 def index_checks(location: IndexLocation, *, init: str = "gno-trio init") -> dict[str, Any]:
     """The index's checks (config, collections, database, index, lock, embeddings).
 
@@ -303,4 +317,4 @@ def index_checks(location: IndexLocation, *, init: str = "gno-trio init") -> dic
     return {"checks": checks, "activation": activation}
 
 
-__all__ = ["check", "index_checks"]
+__all__ = ["check", "healthy", "index_checks"]

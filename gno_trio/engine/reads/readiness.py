@@ -92,9 +92,7 @@ def onboarding(counts: Mapping[str, int], facts: SemanticFacts | None = None) ->
     }
 
 
-def health(
-    counts: Mapping[str, int], recent_errors: int, report: Mapping[str, Any]
-) -> dict[str, Any]:
+def health(counts: Mapping[str, int], failing: int, report: Mapping[str, Any]) -> dict[str, Any]:
     """The checks behind ``healthy``, each with what to do about it."""
     checks: list[dict[str, Any]] = []
     if not counts:
@@ -138,8 +136,8 @@ def health(
         {
             "id": "ingest-errors",
             "title": "Ingest errors",
-            "status": "warn" if recent_errors else "ok",
-            "summary": f"{recent_errors} files failed to index in the last 24 hours",
+            "status": "warn" if failing else "ok",
+            "summary": f"{failing} files could not be indexed",
             "detail": "gno-trio status lists each file and its error",
         }
     )
@@ -232,7 +230,7 @@ def readiness_fields(
     conn: sqlite3.Connection,
     counts: Mapping[str, int],
     *,
-    recent_errors: int,
+    failing: int,
     last_sync: str | None,
     cache_dir: Path,
     semantic: SemanticFacts | None = None,
@@ -244,7 +242,7 @@ def readiness_fields(
         "contentTypeBoost": content_type_boost(),
         "activation": report,
         "onboarding": onboarding(counts, semantic),
-        "health": health(counts, recent_errors, report),
+        "health": health(counts, failing, report),
         "background": background(last_sync, semantic),
         "bootstrap": bootstrap(cache_dir, semantic),
         "resident": standalone_resident("direct-cli", generation=generations(conn)),

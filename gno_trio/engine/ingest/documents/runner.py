@@ -16,7 +16,9 @@ conversion runs in a worker process (:mod:`.worker`) that
 
 Up to ``workers`` conversions run at once (default: the usable cores). The
 runner reports each job's progress (pages, sheets, slides) as the worker
-sends it, so a progress bar moves during one big file; an exception raised
+sends it, so a progress bar moves during one big file, and a job silent for
+:data:`STALL_S` seconds as ``(0, 0)`` units every second, so the bar can
+name the files still being converted; an exception raised
 by the progress callback (a stop request) or :meth:`ConversionRunner.cancel`
 from another thread ends the run and kills the busy workers.
 
@@ -52,6 +54,8 @@ START_TIMEOUT_S: Final = 60.0
 JOBS_PER_WORKER: Final = 2000
 """A worker is replaced after this many jobs, so fragmentation cannot accumulate."""
 _POLL_S: Final = 0.25
+STALL_S: Final = 2.0
+"""A job silent this long is reported every second as ``(job, 0, 0)``: still converting."""
 _START_ATTEMPTS: Final = 3
 _STDERR_TAIL: Final = 2048
 
@@ -95,6 +99,7 @@ class _Worker:
     job: tuple[int, ConversionJob, str] | None = None  # (sequence, job, converter ID)
     deadline: float = 0.0
     job_started: float = 0.0
+    heard: float = 0.0  # when the job was dispatched or last sent progress
     jobs_done: int = 0
     stderr_tail: bytes = b""
 
@@ -286,7 +291,7 @@ class ConversionRunner:
     def _dispatch(self, worker: _Worker, seq: int, job: ConversionJob, converter_id: str) -> None:
         assert worker.process.stdin is not None
         worker.job = (seq, job, converter_id)
-        worker.job_started = time.monotonic()
+        worker.job_started = worker.heard = time.monotonic()
         worker.deadline = worker.job_started + self.limits.timeout_s
         message: dict[str, Any] = {
             "op": "convert",
@@ -334,6 +339,10 @@ class ConversionRunner:
             for message in worker.reader.feed(chunk):
                 self._on_message(worker, message, on_progress, finished)
         now = time.monotonic()
+        for worker in self._workers:
+            if worker.job is not None and on_progress is not None and now - worker.heard >= STALL_S:
+                worker.heard = now - STALL_S + 1.0  # again in a second while it stays silent
+                on_progress(worker.job[1], 0, 0)
         for worker in list(self._workers):
             if worker.job is not None and now >= worker.deadline:
                 seq, job, _ = worker.job
@@ -359,6 +368,7 @@ class ConversionRunner:
             return
         seq, job, _ = worker.job
         if op == "progress":
+            worker.heard = time.monotonic()
             if on_progress is not None:
                 on_progress(job, int(message["done"]), int(message["total"]))
             return
