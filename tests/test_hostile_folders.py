@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -193,3 +194,54 @@ def test_temporary_copies_a_killed_write_left_are_reported_then_removed(tmp_path
     doctor = {c["name"]: c for c in cli.json("doctor")["checks"]}["temporary-files"]
     assert doctor["status"] == "ok"
     assert len(cli.json("search", "keptword")["results"]) == 1
+
+
+CAPTURE_THEN = """
+import os, signal, sys
+from gno_trio.cli.main import main
+from gno_trio.engine.ingest import capture
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def failed(*args, **kwargs):
+    raise MemoryError("the index write failed")
+
+capture.index_written = killed if sys.argv[1] == "kill" else failed
+sys.exit(main(["capture", "-c", "notes", "--title", "Lost", "lostword here"]))
+"""
+
+
+def _capture_then(cli: Cli, tmp_path: Path, what: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CAPTURE_THEN, what],
+        env=cli.env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_a_capture_killed_before_indexing_is_indexed_by_the_next_start(tmp_path: Path) -> None:
+    cli, notes = _notes(tmp_path)
+    (notes / "kept.md").write_text("# Kept\nkeptword\n")
+    cli.run("update")
+    done = _capture_then(cli, tmp_path, "kill")
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert (notes / "lost.md").is_file()  # on disk, and the index never heard of it
+    # The next process that opens the index (here a search) finishes the write first.
+    (hit,) = cli.json("search", "lostword")["results"]
+    assert hit["uri"] == "gno://notes/lost.md"
+    # Once: the write is finished for good, and nothing else changed.
+    assert len(cli.json("search", "keptword")["results"]) == 1
+    assert "2 unchanged" in cli.run("update").stdout
+
+
+def test_a_capture_that_fails_after_writing_takes_its_note_back(tmp_path: Path) -> None:
+    cli, notes = _notes(tmp_path)
+    done = _capture_then(cli, tmp_path, "fail")
+    assert done.returncode == 2, done.stderr
+    assert not (notes / "lost.md").exists()
+    assert not cli.json("search", "lostword")["results"]

@@ -19,6 +19,7 @@ computes embeddings; ``embed.status`` is always ``not_requested``.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import stat
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gno_trio.config import Collection
+from gno_trio.engine.ingest import pending
 from gno_trio.engine.ingest.capture_compose import (
     Composed,
     compose_markdown,
@@ -295,6 +297,7 @@ def capture(
         with (
             engine.writing(lease, wait_seconds=lease_wait_seconds) as held,
             engine.connection(conn) as c,
+            pending.marked(engine.location, plan.collection.name),
         ):
             return _capture_under_lease(
                 engine, plan, c, held, request.overwrite, server_instance_id
@@ -312,8 +315,30 @@ def _capture_under_lease(
     overwrite: bool,
     server_instance_id: str | None,
 ) -> dict[str, Any]:
-    """Settle the name, write, index, and build the receipt (the lease is held)."""
+    """Settle the name, write, index, and build the receipt (the lease is held).
+
+    A note this call created is taken back if anything after the write fails:
+    a capture that raises leaves nothing behind.
+    """
     outcome = _settle(plan, conn, overwrite)
+    try:
+        return _receipt(engine, plan, conn, lease, outcome, server_instance_id)
+    except BaseException:
+        if outcome.wrote and outcome.result != "overwritten":
+            with contextlib.suppress(OSError):
+                (plan.root / outcome.rel_path).unlink()
+        raise
+
+
+def _receipt(
+    engine: IndexingKernel,
+    plan: _Plan,
+    conn: sqlite3.Connection,
+    lease: HeldLease,
+    outcome: _Outcome,
+    server_instance_id: str | None,
+) -> dict[str, Any]:
+    """Index the settled note and describe it."""
     abs_path = plan.root / outcome.rel_path
     synced = index_written(engine, plan.collection.name, outcome.rel_path, conn, lease)
     sync_status = synced.status

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Collection
+from gno_trio.engine.ingest import pending
 from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.upkeep import compact_full_text
@@ -58,6 +59,33 @@ def spec_for(collection: Collection) -> CollectionSpec:
 
 class IndexingKernel(EngineKernel):
     """The kernel and the indexing every writer above it runs (see the module docstring)."""
+
+    def _heal_at_open(self) -> None:
+        super()._heal_at_open()
+        self.finish_marked_writes()
+
+    def finish_marked_writes(self) -> None:
+        """Index the notes a killed capture or remember left unindexed (see :mod:`.pending`).
+
+        Runs when an index opens, only while the write lease is free (a
+        running writer's marker is its own), and syncs each marked collection.
+        """
+        left = pending.left_behind(self.location)
+        if not left:
+            return
+        with contextlib.suppress(GnoError), self.lease(wait_seconds=0) as held:
+            configured = {collection.name for collection in self.config.collections}
+            for marker, name in left:
+                if name in configured:
+                    try:
+                        self.sync([name], lease=held)
+                    except (GnoError, sqlite3.Error, OSError) as exc:
+                        logger.warning(
+                            "an interrupted write in %s is not indexed yet: %s", name, exc
+                        )
+                        continue
+                with contextlib.suppress(FileNotFoundError):
+                    marker.unlink()
 
     def reconcile(
         self, *, lease: HeldLease | None = None, expected: Container[str] = ()

@@ -29,6 +29,7 @@ from gno_trio.engine.facts import (
     validate_text,
     write_new_file,
 )
+from gno_trio.engine.ingest import pending
 from gno_trio.engine.ingest.convert import converter_for
 from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.roots import checked_root
@@ -336,18 +337,19 @@ class MemoryService:
             )
         checked_root(managed.path, self.engine.location.dirs)
         sweep_facts(Path(managed.path))
-        try:
-            write_new_file(abs_path, render(record))
-        except OSError as exc:
-            raise GnoError("RUNTIME", f"Cannot write fact file {abs_path}: {exc}") from exc
-        try:
-            report = self.engine.sync_paths(managed.name, [rel_path], conn=conn, lease=lease)
-        except (GnoError, sqlite3.Error, OSError) as exc:
-            # The sync rolled back: drop the file too, so nothing half-stored remains.
-            _discard(abs_path)
-            raise GnoError(
-                "MEMORY_SYNC_FAILED", f"The fact could not be indexed and was not kept: {exc}"
-            ) from exc
+        with pending.marked(self.engine.location, managed.name):  # a crash here: see .pending
+            try:
+                write_new_file(abs_path, render(record))
+            except OSError as exc:
+                raise GnoError("RUNTIME", f"Cannot write fact file {abs_path}: {exc}") from exc
+            try:
+                report = self.engine.sync_paths(managed.name, [rel_path], conn=conn, lease=lease)
+            except (GnoError, sqlite3.Error, OSError) as exc:
+                # The sync rolled back: drop the file too, so nothing half-stored remains.
+                _discard(abs_path)
+                raise GnoError(
+                    "MEMORY_SYNC_FAILED", f"The fact could not be indexed and was not kept: {exc}"
+                ) from exc
         if report.errors:
             _discard(abs_path)
             raise GnoError(
