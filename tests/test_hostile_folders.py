@@ -33,6 +33,19 @@ def _server_env(cli: Cli) -> dict[str, str]:
     return {k: v for k, v in cli.env.items() if k.startswith("GNO_")}
 
 
+def _driven(cli: Cli, tmp_path: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """A command run by ``script`` in the sandbox, with a step of it made to misbehave."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=cli.env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_S,
+        check=False,
+    )
+
+
 async def _tool(wire: Any, request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
     answer = await wire.call(request_id, "tools/call", {"name": name, "arguments": arguments})
     assert not answer["result"].get("isError"), answer
@@ -134,15 +147,7 @@ def test_a_file_swapped_between_walk_and_read_is_not_read(tmp_path: Path) -> Non
     (notes / "sub" / "deep.md").write_text("# Deep\ndeepword\n")
 
     # Before the fix the FIFO blocked this sync for good (the run's timeout fails it).
-    done = subprocess.run(
-        [sys.executable, "-c", SWAP_AFTER_WALK, str(notes), str(outside)],
-        env=cli.env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT_S,
-        check=False,
-    )
+    done = _driven(cli, tmp_path, SWAP_AFTER_WALK, str(notes), str(outside))
     assert done.returncode == 0, done.stderr
     assert not cli.json("search", "secretword")["results"]
     assert cli.json("search", "keptword")["results"]
@@ -213,15 +218,7 @@ sys.exit(main(["capture", "-c", "notes", "--title", "Lost", "lostword here"]))
 
 
 def _capture_then(cli: Cli, tmp_path: Path, what: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", CAPTURE_THEN, what],
-        env=cli.env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT_S,
-        check=False,
-    )
+    return _driven(cli, tmp_path, CAPTURE_THEN, what)
 
 
 def test_a_capture_killed_before_indexing_is_indexed_by_the_next_start(tmp_path: Path) -> None:
