@@ -30,6 +30,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -595,17 +596,19 @@ def _h2_frames(
     return client.data_to_send()
 
 
-async def _h2_scenario(
-    app: McpApp, upgrade: bool, local: dict[int, int], bodies: list[bytes], tail: bytes
-) -> None:
-    async with (
-        running_gateway(app, HTTP_SETTINGS) as running,
-        httpx.AsyncClient() as probe,
-    ):
-        port = running.endpoint.port
+@dataclass(frozen=True)
+class H2Client:
+    """One hostile HTTP/2 client: its opening, settings, streams and trailing bytes."""
+
+    upgrade: bool
+    local: dict[int, int]
+    bodies: list[bytes]
+    tail: bytes
+
+    def wire(self, port: int) -> bytes:
         client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-        client.local_settings = h2.settings.Settings(client=True, initial_values=local)
-        if upgrade:
+        client.local_settings = h2.settings.Settings(client=True, initial_values=self.local)
+        if self.upgrade:
             header = client.initiate_upgrade_connection() or b""
             opening = (
                 f"GET {STATUS_PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
@@ -615,32 +618,65 @@ async def _h2_scenario(
         else:
             client.initiate_connection()
             opening = b""
-        data = opening + _h2_frames(client, port, bodies, 3 if upgrade else 1) + tail
-        stream = await trio.open_tcp_stream("127.0.0.1", port)
-        async with stream:
-            with contextlib.suppress(trio.BrokenResourceError):
-                await stream.send_all(data)
-            received = bytearray()
-            with trio.fail_after(HANG_SECONDS / 2):
-                while True:
-                    try:
-                        chunk = await stream.receive_some(1 << 16)
-                    except trio.BrokenResourceError:
-                        break
-                    if not chunk:
-                        break
-                    received += chunk
-        statuses = [int(code) for code in H2_STATUS.findall(bytes(received))]
-        assert received.startswith(b"HTTP/1.1 "), received[:80]
-        assert 101 not in statuses and 500 not in statuses, statuses
-        assert statuses[-1] in (400, 505), statuses  # the preface is never taken as HTTP/2
-        COUNTS[f"h2:{statuses[-1]}"] += 1
+        return opening + _h2_frames(client, port, self.bodies, 3 if self.upgrade else 1) + self.tail
+
+
+def fast_h2_clients(seed: int, count: int) -> list[H2Client]:
+    rng = random.Random(seed)
+    limits = {
+        code: (0, 2**31 - 1)
+        if code != h2.settings.SettingCodes.MAX_FRAME_SIZE
+        else (2**14, 2**24 - 1)
+        for code in H2_SETTINGS
+    }
+    return [
+        H2Client(
+            upgrade=rng.random() < 0.5,
+            local={code: rng.randint(*limits[code]) for code in limits if rng.random() < 0.5},
+            bodies=fast_inputs(rng.randrange(2**32), rng.randrange(5)),
+            tail=rng.randbytes(rng.randrange(64)),
+        )
+        for _ in range(count)
+    ]
+
+
+async def _h2_exchange(port: int, data: bytes) -> list[int]:
+    """Send one client's bytes; the HTTP/1.1 statuses it got before the server closed."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    received = bytearray()
+    async with stream:
+        with contextlib.suppress(trio.BrokenResourceError):
+            await stream.send_all(data)
+        with trio.fail_after(HANG_SECONDS / 2):
+            while True:
+                try:
+                    chunk = await stream.receive_some(1 << 16)
+                except trio.BrokenResourceError:
+                    break
+                if not chunk:
+                    break
+                received += chunk
+    assert received.startswith(b"HTTP/1.1 "), received[:80]
+    return [int(code) for code in H2_STATUS.findall(bytes(received))]
+
+
+async def _h2_scenario(app: McpApp, clients: list[H2Client]) -> None:
+    async with (
+        running_gateway(app, HTTP_SETTINGS) as running,
+        httpx.AsyncClient() as probe,
+    ):
+        port = running.endpoint.port
+        for client in clients:
+            statuses = await _h2_exchange(port, client.wire(port))
+            assert 101 not in statuses and 500 not in statuses, statuses
+            assert statuses[-1] in (400, 505), statuses  # the preface is never taken as HTTP/2
+            COUNTS[f"h2:{statuses[-1]}"] += 1
         reply = await probe.post(
             running.url,
             json=rpc("tools/list", modern_params()),
             headers=modern_headers("tools/list"),
         )
-        assert reply.status_code == 200, "no answer after the HTTP/2 client"
+        assert reply.status_code == 200, "no answer after the HTTP/2 clients"
         await wait_until_idle(probe, running, timeout=HANG_SECONDS / 2)
 
 
@@ -650,9 +686,16 @@ async def _h2_scenario(
     local=h2_settings,
     drawn=st.lists(inputs, max_size=4),
     tail=st.binary(max_size=64),
+    seed=st.integers(0, 2**32 - 1),
 )
 def test_fuzz_http2_clients_are_answered_in_http11(
-    gno_app: McpApp, upgrade: bool, local: dict[int, int], drawn: list[bytes], tail: bytes
+    gno_app: McpApp,
+    upgrade: bool,
+    local: dict[int, int],
+    drawn: list[bytes],
+    tail: bytes,
+    seed: int,
 ) -> None:
-    COUNTS["h2:inputs"] += 1 + len(drawn)
-    _run("h2", _h2_scenario, gno_app, upgrade, local, drawn, tail)
+    clients = [H2Client(upgrade, local, drawn, tail), *fast_h2_clients(seed, BATCH)]
+    COUNTS["h2:inputs"] += sum(1 + len(client.bodies) for client in clients)
+    _run("h2", _h2_scenario, gno_app, clients)
