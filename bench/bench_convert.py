@@ -13,7 +13,16 @@ word. Measured in one run, on the same bytes:
   files/s, a search for every planted word (the top hit must be its file),
   and the re-sync of the unchanged corpus (a stat per file).
 
-Usage: python bench/bench_convert.py [--workers N] [--scale F]
+Then, for each format of mail, calendars, subtitles and JSON Lines (written
+by their own libraries: see ``tests/message_factory.py``): files/s and MB/s
+in the sandboxed runner and the in-process floor, min / median / max over
+rounds. Last, a mixed folder of about ``--mixed`` files built by
+``bench/_mixed.py`` (every format, legacy encodings, workbooks declaring the
+whole grid, broken and foreign files) indexed by the engine: its files/s,
+its outcomes by reason code, and the timeouts, which must be none.
+
+Usage: python bench/bench_convert.py [--workers N] [--scale F] [--mixed N]
+       [--only office|formats|mixed] [--rounds N]
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import _mixed  # noqa: E402
+from _common import Window, spread  # noqa: E402
+
 from gno_trio.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.engine.ingest.documents.registry import document_converter_for  # noqa: E402
@@ -38,7 +50,10 @@ from gno_trio.engine.ingest.documents.runner import (  # noqa: E402
     ConversionRunner,
 )
 from tests import document_factory as make  # noqa: E402
+from tests import message_factory as messages  # noqa: E402
 
+FORMAT_FILES = {".eml": 60, ".mbox": 6, ".ics": 60, ".vtt": 60, ".srt": 60, ".jsonl": 60}
+MBOX_MESSAGES = 500
 MIX = {".pdf": 100, ".docx": 100, ".xlsx": 50, ".pptx": 50, ".html": 100}
 PDF_PAGES = 10
 
@@ -143,12 +158,107 @@ def run_index(root: Path, planted: dict[str, str], workers: int) -> dict[str, fl
     }
 
 
+def format_jobs(ext: str, count: int, rng: random.Random) -> list[ConversionJob]:
+    """``count`` files of one new format, each with its planted word (the job's key)."""
+    jobs = []
+    for index in range(count):
+        word = _word(rng)
+        if ext == ".mbox":
+            data = messages.mbox_bytes(word, messages=MBOX_MESSAGES)
+        else:
+            data = messages.WRITERS[ext](word)
+        jobs.append(ConversionJob(f"{ext[1:]}/f{index:03d}{ext}", data, key=word))
+    return jobs
+
+
+def run_formats(workers: int, rounds: int, seed: int) -> None:
+    """Throughput of each new format: sandboxed runner and in-process floor, over rounds."""
+    rng = random.Random(seed)
+    print(f"new formats, {workers} workers, {rounds} rounds (min / median / max):")
+    with ConversionRunner(workers=workers) as pool:
+        pool.convert("warm.html", b"<p>warm</p>")
+        for ext, count in FORMAT_FILES.items():
+            jobs = format_jobs(ext, count, rng)
+            size_mb = sum(len(j.data) for j in jobs) / 1e6
+            sandboxed, floor, hits = [], [], 0
+            for _ in range(rounds):
+                started = time.perf_counter()
+                for outcome in pool.run(jobs):
+                    converted = outcome.converted
+                    hits += converted is not None and outcome.job.key in converted.markdown
+                sandboxed.append(len(jobs) / (time.perf_counter() - started))
+                floor.append(len(jobs) / run_in_process(jobs)[0])
+            unit = f" ({MBOX_MESSAGES} messages each)" if ext == ".mbox" else ""
+            median_mb = sorted(sandboxed)[len(sandboxed) // 2] * size_mb / len(jobs)
+            print(
+                f"  {ext:<6} {len(jobs):3d} files{unit}, {size_mb:5.1f} MB: sandboxed "
+                f"{spread(sandboxed, 1)} files/s ({median_mb:.1f} MB/s), "
+                f"floor {spread(floor, 1)} files/s; planted words "
+                f"{100 * hits / (len(jobs) * rounds):.0f} %"
+            )
+
+
+def run_mixed(count: int, workers: int, seed: int) -> None:
+    """Index a generated mixed folder with the engine; outcomes by code, timeouts must be 0."""
+    with tempfile.TemporaryDirectory(prefix="gno-bench-mixed-") as tmp:
+        root = Path(tmp) / "folder"
+        started = time.perf_counter()
+        expected = _mixed.build(root, count, seed)
+        built_s = time.perf_counter() - started
+        base = Path(tmp) / "index"
+        dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+        dirs.config.mkdir(parents=True)
+        (dirs.config / "index.yml").write_text(f"conversion:\n  workers: {workers}\n", "utf-8")
+        window = Window()
+        with Engine.open(dirs=dirs) as engine:
+            engine.add_collection(str(root), name="mixed")
+            started = time.perf_counter()
+            (report,) = engine.sync()
+            index_s = time.perf_counter() - started
+            window.close()
+            codes: dict[str, int] = {}
+            for error in report.errors:
+                codes[error["code"]] = codes.get(error["code"], 0) + 1
+            wrong = [
+                rel
+                for rel, (outcome, word) in expected.items()
+                if outcome == "indexed"
+                and word
+                and not any(
+                    h["source"]["relPath"] == rel
+                    for h in engine.search(SearchRequest(query=word, limit=3))["results"]
+                )
+            ]
+        errors_expected = sum(1 for outcome, _ in expected.values() if outcome == "error")
+        print(
+            f"mixed folder: {len(expected)} files built in {built_s:.1f} s, indexed by update "
+            f"with {workers} workers in {index_s:.1f} s = {len(expected) / index_s:.1f} files/s"
+        )
+        print(
+            f"  {report.added} indexed, {report.skipped} skipped, {len(report.errors)} errors "
+            f"({errors_expected} expected: locked or cut PDFs): "
+            + ", ".join(f"{code} {n}" for code, n in sorted(codes.items()))
+        )
+        print(f"  CONVERSION_TIMEOUT: {codes.get('CONVERSION_TIMEOUT', 0)} (must be 0)")
+        print(f"  planted words not found as the file's hit: {len(wrong)} {wrong[:5]}")
+        print(f"  {window.line()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--scale", type=float, default=1.0, help="corpus size factor")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--mixed", type=int, default=1000, help="files in the mixed folder")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the format figures")
+    parser.add_argument("--only", choices=("office", "formats", "mixed"))
     args = parser.parse_args()
+    if args.only in (None, "formats"):
+        run_formats(args.workers, args.rounds, args.seed)
+    if args.only in (None, "mixed"):
+        run_mixed(args.mixed, args.workers, args.seed)
+    if args.only not in (None, "office"):
+        return
     with tempfile.TemporaryDirectory(prefix="gno-bench-convert-") as tmp:
         root = Path(tmp)
         started = time.perf_counter()

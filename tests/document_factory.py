@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import zipfile
 from collections.abc import Callable
 
+import xlsxwriter  # type: ignore[import-untyped]
 from docx import Document
 from docx.enum.text import WD_BREAK
 from fpdf import FPDF
@@ -97,6 +99,47 @@ def xlsx_bytes(word: str, *, rows: int = 20) -> bytes:
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()
+
+
+WORKBOOK_ROWS = [
+    ("Species", "Count", "Site"),
+    *[(f"heron {n}", n * 3, f"pond {n}") for n in range(4)],
+]
+
+
+def whole_grid(sheet_xml: bytes) -> bytes:
+    """The sheet as LibreOffice stores whole-column formatting: the dimension declares the
+    whole grid and formatted empty rows run down to the last row of the sheet."""
+    styled = b"".join(
+        b'<row r="%d" s="1" customFormat="1"><c r="A%d" s="1"/><c r="B%d" s="1"/></row>' % (n, n, n)
+        for n in (*range(6, 1500), 1048576)
+    )
+    sheet_xml = re.sub(rb'<dimension ref="[^"]*"/>', b'<dimension ref="A1:XFD1048576"/>', sheet_xml)
+    return sheet_xml.replace(b"</sheetData>", styled + b"</sheetData>")
+
+
+def excel_workbook(
+    *, rewrite: set[str] | None = None, rename: dict[str, str] | None = None
+) -> bytes:
+    """A five-row workbook as Excel's own format writes it (XlsxWriter: shared strings),
+    then parts edited as another writer would store them."""
+    buffer = io.BytesIO()
+    book = xlsxwriter.Workbook(buffer, {"in_memory": True})
+    sheet = book.add_worksheet("Survey")
+    for number, row in enumerate(WORKBOOK_ROWS):
+        sheet.write_row(number, 0, row)
+    book.close()
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for item in source.infolist():
+            body = source.read(item.filename)
+            if item.filename in (rewrite or {}):
+                body = whole_grid(body)
+            target.writestr((rename or {}).get(item.filename, item.filename), body)
+    return out.getvalue()
 
 
 def pptx_bytes(word: str, *, slides: int = 3) -> bytes:

@@ -4,11 +4,9 @@ soft hyphens in PDFs, reST documents titled by their adorned title."""
 from __future__ import annotations
 
 import io
-import re
 import zipfile
 from pathlib import Path
 
-import xlsxwriter  # type: ignore[import-untyped]
 from fpdf import FPDF
 
 from gno_trio.dirs import Dirs
@@ -16,46 +14,12 @@ from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.registry import document_converter_for
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
-
-ROWS = [("Species", "Count", "Site"), *[(f"heron {n}", n * 3, f"pond {n}") for n in range(4)]]
-
-
-def whole_grid(sheet_xml: bytes) -> bytes:
-    """The sheet as LibreOffice stores whole-column formatting: the dimension declares the
-    whole grid and formatted empty rows run down to the last row of the sheet."""
-    styled = b"".join(
-        b'<row r="%d" s="1" customFormat="1"><c r="A%d" s="1"/><c r="B%d" s="1"/></row>' % (n, n, n)
-        for n in (*range(6, 1500), 1048576)
-    )
-    sheet_xml = re.sub(rb'<dimension ref="[^"]*"/>', b'<dimension ref="A1:XFD1048576"/>', sheet_xml)
-    return sheet_xml.replace(b"</sheetData>", styled + b"</sheetData>")
-
-
-def _workbook(*, rewrite: set[str] | None = None, rename: dict[str, str] | None = None) -> bytes:
-    """A five-row workbook as Excel's own format writes it (XlsxWriter: shared strings),
-    then parts edited as another writer would store them."""
-    buffer = io.BytesIO()
-    book = xlsxwriter.Workbook(buffer, {"in_memory": True})
-    sheet = book.add_worksheet("Survey")
-    for number, row in enumerate(ROWS):
-        sheet.write_row(number, 0, row)
-    book.close()
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as source,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
-    ):
-        for item in source.infolist():
-            body = source.read(item.filename)
-            if item.filename in (rewrite or {}):
-                body = whole_grid(body)
-            target.writestr((rename or {}).get(item.filename, item.filename), body)
-    return out.getvalue()
+from tests import document_factory as make
 
 
 def test_a_workbook_declaring_the_whole_grid_converts_its_real_rows_in_time() -> None:
     # LibreOffice, Gnumeric and whole-column formats declare A1:XFD1048576.
-    data = _workbook(rewrite={"xl/worksheets/sheet1.xml"})
+    data = make.excel_workbook(rewrite={"xl/worksheets/sheet1.xml"})
     assert b"XFD1048576" in zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml")
     with ConversionRunner(ConversionLimits(timeout_s=20.0), workers=1) as runner:
         converted = runner.convert("survey.xlsx", data)
@@ -67,7 +31,7 @@ def test_a_workbook_declaring_the_whole_grid_converts_its_real_rows_in_time() ->
 
 
 def test_a_shared_strings_part_stored_with_a_capital_s_is_read() -> None:
-    data = _workbook(rename={"xl/sharedStrings.xml": "xl/SharedStrings.xml"})
+    data = make.excel_workbook(rename={"xl/sharedStrings.xml": "xl/SharedStrings.xml"})
     assert "xl/SharedStrings.xml" in zipfile.ZipFile(io.BytesIO(data)).namelist()
     converter = document_converter_for("survey.xlsx")
     assert converter is not None
