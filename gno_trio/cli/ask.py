@@ -73,7 +73,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
         default=True,
         help="graph expansion in retrieval (on by default)",
     )
-    p.add_argument("--no-expand", action="store_true", help="no query expansion (none runs here)")
+    p.add_argument("--no-expand", action="store_true", help="no query expansion")
     p.add_argument("--no-rerank", action="store_true", help="keep retrieval order")
     p.add_argument("--explain", action="store_true", help="say how results were ranked")
     p.add_argument("--show-sources", action="store_true", help="list every cited source")

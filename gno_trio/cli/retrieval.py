@@ -102,6 +102,8 @@ def query_options(args: argparse.Namespace) -> QueryOptions:
         thorough=args.thorough,
         explain=args.explain,
         graph=args.graph,
+        expand=False if args.no_expand else None,
+        rerank=False if args.no_rerank else None,
     )
 
 
@@ -146,6 +148,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         present_hits(engine, result, args)
         if args.explain:
             _print_explain(result)
+        for key, stage in (("expansionSkipped", "expansion"), ("rerankSkipped", "rerank")):
+            if key in result["meta"]:
+                print(f"note: {stage} not run: {result['meta'][key]}", file=sys.stderr)
         render.emit(args, RESULTS, result)
         trace_retrieval(engine, "query", request, result)
     return EXIT_OK
@@ -230,12 +235,12 @@ def _query_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-expand",
         action="store_true",
-        help="no generated query variants (none are generated without an expansion model)",
+        help="no generated query variants (they come from the configured expand endpoint)",
     )
     p.add_argument(
         "--no-rerank",
         action="store_true",
-        help="no cross-encoder reranking (none runs without a reranker model)",
+        help="no reranking (it runs through the configured rerank endpoint)",
     )
     p.add_argument(
         "--explain", action="store_true", help="print how the result was retrieved, on stderr"

@@ -224,7 +224,12 @@ def hits_text(result: dict[str, Any], label: str) -> str:
 
 
 def query_text(result: dict[str, Any]) -> str:
-    return hits_text(result, f"mode: {result['meta']['mode']}")
+    meta = result["meta"]
+    text = hits_text(result, f"mode: {meta['mode']}")
+    for key, stage in (("expansionSkipped", "Query expansion"), ("rerankSkipped", "Reranking")):
+        if key in meta:
+            text += f"\n\n{stage} was asked for and did not run: {meta[key]}."
+    return text
 
 
 def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
@@ -236,6 +241,8 @@ def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
         thorough=args.thorough,
         explain=explain,
         graph=graph_wanted(args),
+        expand=opt(args.expand),
+        rerank=opt(args.rerank),
     )
 
 
@@ -313,8 +320,10 @@ QUERY: Final = read_tool(
         "search, each weighted by its evidence (keywords count for as much of the query's "
         "wording as the notes hold and the best hit matches; explain shows every score and "
         "weight), and adds documents one link away from the best hits. "
-        "meta.mode says hybrid, or bm25_only when no embeddings exist yet; this server runs no "
-        "expansion or rerank model, so expanded and reranked stay false. Accepts intent, "
+        "meta.mode says hybrid, or bm25_only when no embeddings exist yet. Query expansion and "
+        "reranking run through configured endpoints (expanded/reranked say whether they ran; "
+        "when asked for and not run, meta.expansionSkipped/rerankSkipped say why). Accepts "
+        "intent, "
         "queryModes (term, intent, hyde), fast, thorough, graph/noGraph, candidateLimit and "
         "explain. Hits have the gno_search shape: uri, docid, score, snippet, line anchor and "
         "any configured context guidance."

@@ -162,11 +162,16 @@ def _model_rows(result: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     embed = result["embed"]
     version = f" {embed['version']}" if embed.get("version") else ""
     state = "available" if embed["cached"] else "not available"
-    return [
-        ("embed", f"{embed['uri']}{version}", state),
-        ("rerank", "none", "this server runs no reranker"),
-        ("gen", "none", "this server runs no generation model"),
-    ]
+    rows = [("embed", f"{embed['uri']}{version}", state)]
+    for role in ("rerank", "expand", "gen"):
+        found = result.get(role)
+        if not found:
+            rows.append((role, "none", "not configured"))
+        elif found.get("endpoint"):
+            rows.append((role, str(found["uri"]), "endpoint, egress-judged per call"))
+        else:
+            rows.append((role, str(found["uri"]), "cannot run here (not an HTTP endpoint)"))
+    return rows
 
 
 def models_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:

@@ -426,9 +426,9 @@ def _meta(
     meta = {
         "mode": "hybrid",
         "vectorsUsed": True,
-        "reranked": False,
+        "reranked": run.rerank_stage.ran,
         "totalResults": len(kept),
     }
     if options.query_modes:
-        meta["queryModes"] = query_modes_meta(run)
+        meta["queryModes"] = query_modes_meta(options)
     return meta

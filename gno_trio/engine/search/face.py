@@ -25,6 +25,8 @@ from gno_trio.engine.store.database import read_snapshot
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
+    from gno_trio.engine.egress.policy import ContentClass
+    from gno_trio.engine.search.remote import RemoteModels
     from gno_trio.engine.vectors.embedder import EmbeddingBackend
 
 
@@ -141,6 +143,7 @@ class SearchFace(EngineKernel):
         from gno_trio.engine.search import pipeline
 
         embedder, reason = self._optional_embedder(request.collection)
+        models = self.remote_models(request.collection)
         with self._snapshot(conn) as c:
             return pipeline.hybrid_query(
                 c,
@@ -148,7 +151,39 @@ class SearchFace(EngineKernel):
                 options or QueryOptions(),
                 embedder,
                 unavailable=reason,
+                models=models,
             )
+
+    def remote_models(self, collection: str | None) -> RemoteModels:
+        """The expansion and rerank endpoints in force, each call judged by the egress
+        policy of the collections searched (a receipt kept, as for ``ask``'s generator)."""
+        from gno_trio.engine.search import remote
+
+        config = self.config
+        names = [collection] if collection else [c.name for c in config.collections]
+
+        def judge(uri: str, content_class: ContentClass) -> str | None:
+            from gno_trio.engine.egress import audit
+            from gno_trio.engine.egress.policy import endpoint_zone
+
+            with self.connection() as own:  # the receipt is written beside the read snapshot
+                decision = audit.judge(
+                    own,
+                    config.collections,
+                    collections=names,
+                    action="remote_inference",
+                    zone=endpoint_zone(uri.partition("#")[0]),
+                    content_class=content_class,
+                    authenticated=True,
+                )
+            return None if decision.allowed else decision.reason
+
+        return remote.RemoteModels(
+            expand_uri=remote.role_uri(config, "expand"),
+            rerank_uri=remote.role_uri(config, "rerank"),
+            budget_s=remote.retrieval_budget_s(config),
+            judge=judge,
+        )
 
     def vsearch(
         self, request: SearchRequest, *, conn: sqlite3.Connection | None = None

@@ -43,6 +43,8 @@ class Candidate:
     doc_id: int
     evidence: Evidence = dataclasses.field(default_factory=Evidence)
     graph: bool = False
+    rerank: float | None = None
+    """The reranker's relevance, when a reranker ordered this candidate."""
 
     @property
     def fusion(self) -> float:

@@ -32,6 +32,10 @@ class QueryOptions:
     explain: bool = False
     graph: bool = True
     """One-hop expansion over links from the top hits; the lexical-only pipeline has none."""
+    expand: bool | None = None
+    """Query expansion through the configured endpoint: None tries it unless ``fast``."""
+    rerank: bool | None = None
+    """Reranking through the configured endpoint: None tries it unless ``fast``."""
 
 
 def validate_modes(modes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gno_trio.engine.search import chunkkeeper
+from gno_trio.engine.search import chunkkeeper, refine
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search import hybrid as lexical_query
 from gno_trio.engine.search.evidence import (
@@ -59,8 +59,10 @@ from gno_trio.engine.search.lexical import (
     rank_documents,
 )
 from gno_trio.engine.search.querygrammar import parse_query, wants_recency
+from gno_trio.engine.search.refine import StageOutcome
+from gno_trio.engine.search.remote import RemoteModels
 from gno_trio.engine.search.request import SearchRequest, validate_request
-from gno_trio.engine.search.results import echo_filters, normalise_scores
+from gno_trio.engine.search.results import echo_filters
 from gno_trio.engine.search.semantic import query_vector as checked_query
 from gno_trio.engine.search.semantic import vector_leg
 from gno_trio.engine.vectors.available import StoredVectors, stored_vectors
@@ -106,6 +108,8 @@ class PipelineRun:
     expansion: graph_leg.GraphExpansion
     graph_wanted: bool
     lines: list[dict[str, str]]
+    expansion_stage: StageOutcome
+    rerank_stage: StageOutcome
 
 
 def checked_vectors(
@@ -141,6 +145,7 @@ def hybrid_query(
     backend: EmbeddingBackend | None,
     *,
     unavailable: str | None = None,
+    models: RemoteModels | None = None,
 ) -> dict[str, Any]:
     """Run ``query``; returns ``search-results@1.0`` (``hybrid``, or ``bm25_only``)."""
     validate_request(request)
@@ -151,9 +156,19 @@ def hybrid_query(
         unavailable = failed or unavailable
         if unavailable and options.explain:
             result["meta"]["explain"]["lines"][1]["message"] = f"skipped: {unavailable}"
+        _say_lexical_only(result["meta"], options)
         return result
-    run = run_pipeline(conn, request, options, backend, stored, query_vector)
+    run = run_pipeline(conn, request, options, backend, stored, query_vector, models)
     return _answer(run, request.min_score, options)
+
+
+def _say_lexical_only(meta: dict[str, Any], options: QueryOptions) -> None:
+    """A stage asked of the model-free query is reported as not run, with the reason."""
+    reason = "no embeddings exist yet, and the keyword-only query runs no model"
+    if options.expand is True or (options.expand is None and options.thorough):
+        meta["expansionSkipped"] = reason
+    if options.rerank is True or (options.rerank is None and options.thorough):
+        meta["rerankSkipped"] = reason
 
 
 def run_pipeline(
@@ -163,10 +178,12 @@ def run_pipeline(
     backend: EmbeddingBackend,
     stored: StoredVectors,
     query_vector: npt.NDArray[np.float32],
+    models: RemoteModels | None = None,
 ) -> PipelineRun:
     """The legs, the fusion and the graph step for a request already validated."""
     model, matrix = stored.model, stored.matrix
-    modes = validate_modes(options.query_modes)
+    expanded, expansion_stage = refine.expansion(models, request.query, options)
+    modes = [*validate_modes(options.query_modes), *expanded]
     intents = [text for mode, text in modes if mode == "intent"]
     if intents and not request.intent:
         request = dataclasses.replace(request, intent=" ".join(intents))
@@ -235,8 +252,10 @@ def run_pipeline(
     if expansion.candidates:  # the neighbours join the pool: every score is weighed again
         _weigh(conn, fusion, matrix, probes, raw, weight, len(terms))
     lines.append({"stage": "graph", "message": graph_line(expansion)})
-    lines.append({"stage": "expansion", "message": "skipped: no expansion model available"})
-    lines.append({"stage": "rerank", "message": "skipped: no reranker available"})
+    lines.append({"stage": "expansion", "message": expansion_stage.message})
+    depth = options.candidate_limit or (40 if options.thorough else 20)
+    ranked, rerank_stage = refine.reranking(models, request.query, fusion.ranked(), depth, options)
+    lines.append({"stage": "rerank", "message": rerank_stage.message})
     return PipelineRun(
         request=unbounded,
         matrix=matrix,
@@ -250,10 +269,12 @@ def run_pipeline(
         coverage=words.coverage,
         lexical_weight=weight,
         fused=fused,
-        ranked=fusion.ranked(),
+        ranked=ranked,
         expansion=expansion,
         graph_wanted=wants_graph,
         lines=lines,
+        expansion_stage=expansion_stage,
+        rerank_stage=rerank_stage,
     )
 
 
@@ -298,7 +319,7 @@ def _weigh(
 def final_scores(run: PipelineRun, limit: int) -> list[tuple[Candidate, float]]:
     """The answer before ``minScore``: the first ``limit`` candidates, scores min-max scaled."""
     ranked = run.ranked[:limit]
-    return list(zip(ranked, normalise_scores([c.fusion for c in ranked]), strict=True))
+    return list(zip(ranked, refine.final_values(ranked), strict=True))
 
 
 def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) -> dict[str, Any]:
@@ -316,17 +337,23 @@ def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) ->
     echo_filters(meta, run.request)
     meta.update(
         {
-            "expanded": False,
-            "reranked": False,
+            "expanded": run.expansion_stage.ran,
+            "reranked": run.rerank_stage.ran,
             "vectorsUsed": True,
             "candidateLimit": options.candidate_limit or (40 if options.thorough else 20),
             "graphExpansion": run.expansion.meta(),
         }
     )
+    for key, stage in (
+        ("expansionSkipped", run.expansion_stage),
+        ("rerankSkipped", run.rerank_stage),
+    ):
+        if stage.skipped_reason is not None:
+            meta[key] = stage.skipped_reason
     if min_score is not None:
         meta["minScore"] = min_score
     if options.query_modes:
-        meta["queryModes"] = query_modes_meta(run)
+        meta["queryModes"] = query_modes_meta(options)
     if options.explain:
         meta["explain"] = {
             "lines": [
@@ -338,8 +365,14 @@ def _answer(run: PipelineRun, min_score: float | None, options: QueryOptions) ->
     return {"results": results, "meta": meta}
 
 
-def query_modes_meta(run: PipelineRun) -> dict[str, Any]:
-    return {"term": len(run.terms), "intent": len(run.intents), "hyde": run.hyde is not None}
+def query_modes_meta(options: QueryOptions) -> dict[str, Any]:
+    """Counts of the caller's own entries (expansion's are not counted)."""
+    typed = options.query_modes
+    return {
+        "term": sum(1 for kind, _ in typed if kind == "term"),
+        "intent": sum(1 for kind, _ in typed if kind == "intent"),
+        "hyde": any(kind == "hyde" for kind, _ in typed),
+    }
 
 
 def _embedded(
@@ -364,6 +397,8 @@ def _explain_result(rank: int, candidate: Candidate, score: float) -> dict[str, 
         entry["bm25Score"] = round(evidence.bm25, 6)
     if evidence.cosine is not None:
         entry["vecScore"] = round(evidence.cosine, 6)
+    if candidate.rerank is not None:
+        entry["rerankScore"] = round(candidate.rerank, 6)
     return entry
 
 

@@ -126,9 +126,20 @@ def models_list(config: Config) -> dict[str, Any]:
     return {
         "activePreset": models.get("activePreset"),
         "embed": embed,
-        "rerank": None,
-        "gen": None,
+        "rerank": _endpoint_role(config, "rerank"),
+        "expand": _endpoint_role(config, "expand"),
+        "gen": _endpoint_role(config, "gen"),
     }
+
+
+def _endpoint_role(config: Config, role: str) -> dict[str, Any] | None:
+    """A role served only through an HTTP endpoint: its URI and whether it can run here."""
+    uri = preset_uri(config, role)
+    if uri is None:
+        return None
+    if uri.startswith(("http://", "https://")) and len(uri) > len("https://"):
+        return {"uri": uri, "cached": True, "path": None, "endpoint": True}
+    return {"uri": uri, "cached": False, "path": None, "unsupported": True}
 
 
 def models_path() -> str | None:
