@@ -7,6 +7,10 @@ first and topped up with any-term matches when fewer than the limit match,
 as gno-trio ranks. It reads no document rows, cuts no snippet, finds no
 line anchor and applies no filter: every part of a gno-trio search above it
 is measured against it.
+
+:class:`SnippetFloor` adds what a search showing text must do: the table
+keeps the text and a ``snippet()`` is cut for each hit. :class:`TantivyFloor`
+is the ranking alone on gno-trio's tantivy index, where tantivy ranks.
 """
 
 from __future__ import annotations
@@ -61,12 +65,14 @@ def copy_document_index(index: sqlite3.Connection, floor: sqlite3.Connection) ->
 class RankingFloor:
     """Ranks a query on the floor table of ``conn`` as gno-trio ranks documents."""
 
+    extra_columns = ""
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
         self._sql = (
-            f"SELECT rowid, bm25({FLOOR_TABLE}, {weights}) AS r FROM {FLOOR_TABLE} "
-            f"WHERE {FLOOR_TABLE} MATCH ? ORDER BY r LIMIT ?"
+            f"SELECT rowid, bm25({FLOOR_TABLE}, {weights}) AS r{self.extra_columns} "
+            f"FROM {FLOOR_TABLE} WHERE {FLOOR_TABLE} MATCH ? ORDER BY r LIMIT ?"
         )
 
     def search(self, query: str, limit: int) -> int:
@@ -77,3 +83,40 @@ class RankingFloor:
         if len(rows) < limit and relaxed is not None:
             rows += self._conn.execute(self._sql, (relaxed, limit + len(rows))).fetchall()
         return len(rows)
+
+
+class SnippetFloor(RankingFloor):
+    """The floor of a search that shows text: ranking on a content-storing FTS5 table
+    (``CREATE VIRTUAL TABLE f USING fts5(filepath, title, body, ...)``, text kept) and a
+    ``snippet()`` of the body cut for every hit, as any search answering with a
+    passage must at least do. No line anchor, no chunk choice, no filter."""
+
+    extra_columns = f", snippet({FLOOR_TABLE}, 2, '', '', '...', 24)"
+
+
+class TantivyFloor:
+    """The ranking part alone on gno-trio's own tantivy document index.
+
+    Where tantivy ranks (large indexes), the FTS5 floors rank on another index
+    than gno-trio; this one asks the product's tantivy ranker the same
+    questions its lexical search asks (all terms, then the any-term top-up)
+    and stops there: no document rows, no snippet, no anchor.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        from gno_trio.engine.search.docindex.ranking import ranker
+        from gno_trio.engine.search.filters import Filters
+
+        found = ranker(conn)
+        if found is None:
+            raise ValueError("tantivy does not rank this index's documents")
+        self._ranker = found
+        self._conn = conn
+        self._filters = Filters()
+
+    def search(self, query: str, limit: int) -> int:
+        parsed = parse_query(query)
+        hits = self._ranker.top(self._conn, parsed, self._filters, limit, any_term=False)
+        if len(hits) < limit:
+            hits += self._ranker.top(self._conn, parsed, self._filters, limit, any_term=True)
+        return len(hits)

@@ -8,14 +8,13 @@ temporary folder, measures, and removes everything it wrote:
   the whole corpus (the work ``gno-trio init`` + ``update`` does, full-text
   merge included), in a child process;
 * **the floor**, in another child: the same files walked and read, front
-  matter split off, inserted into one contentless FTS5 table
-  (``content=''``) with the same tokenizer and prefix indexes as gno-trio's
-  document index, then merged (``optimize``) as gno-trio merges after a bulk
-  sync. It ranks and stores nothing else: no text, no chunks, no metadata;
-* **peak RSS** of each indexing process: the kernel's high-water mark
-  (``VmHWM``, read by the child as it ends) and, sampled every 50 ms from
-  ``/proc`` by this process, the peak of its anonymous memory (``RssAnon``,
-  i.e. not counting pages of the database file mapped in);
+  matter split off, inserted into one FTS5 table that stores the text (so
+  it can cut snippets) with the same tokenizer and prefix indexes as
+  gno-trio's document index, then merged (``optimize``) as gno-trio merges
+  after a bulk sync. It stores nothing else: no chunks, no metadata;
+* **peak tree RSS** of each indexing process: its whole process tree (the
+  process and any workers), summed and sampled every 50 ms from ``/proc``
+  by this process, beside the main process's high-water mark (``VmHWM``);
 * **no-change re-sync** in a fresh process (the time of ``sync`` alone),
   ``--resyncs`` times, each beside a **stat floor** in another fresh
   process: every folder listed and every file ``lstat``-ed by the shortest
@@ -26,12 +25,22 @@ temporary folder, measures, and removes everything it wrote:
   sentence of a random document, exact phrases, prefixes, negations, and a
   tag and a folder filter), each checked to find something in gno-trio
   before timing; gno-trio's ``Engine.search`` (ranking, snippets, line
-  anchors) and the floor's ranking statement with the same MATCH strings
-  (the strict form, then the any-term form when the strict one finds fewer
-  than the limit, as gno-trio does) alternate query by query. The floor
-  has no document table, so it ignores the two filters.
+  anchors) and the floors, in an order rotated query by query: the FTS5
+  ranking statement with the same MATCH strings (the strict form, then the
+  any-term form when the strict one finds fewer than the limit, as
+  gno-trio does), the same with a ``snippet()`` of each hit's body, and,
+  where tantivy ranks gno-trio's documents (large indexes), tantivy alone
+  ranking on gno-trio's own tantivy index. The floors have no document
+  table, so they ignore the two filters;
+* **search as served**: the unfiltered queries through a warm ``gno-trio
+  mcp`` (stdio) and a warm ``gno-trio serve`` (HTTP, on the fixed port
+  range of the harness), ``--served-rounds`` rounds with fresh servers,
+  interleaved in rotating blocks, wall p50/p99 and the server tree's CPU
+  per call; and the CLI one-shot (``gno-trio search``, a fresh process per
+  query).
 
-Ratios to the floor are printed; nothing is asserted about time. Disk use is
+Ratios to the floors are printed with the load average and the cores other
+work used; nothing is asserted about time. Disk use is
 bounded: the run refuses to start unless the working folder's disk has ten
 times the expected text size free.
 
@@ -47,6 +56,8 @@ folder's index and floor (``--docs`` must be the count it was built with).
 from __future__ import annotations
 
 import argparse
+import http.client
+import itertools
 import json
 import os
 import random
@@ -58,7 +69,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -70,8 +80,16 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import _synthetic  # noqa: E402
-from _common import percentile  # noqa: E402
-from _floor import RankingFloor  # noqa: E402
+from _common import (  # noqa: E402
+    DEFAULT_ROUNDS,
+    RssSampler,
+    Window,
+    free_port,
+    percentile,
+    spread,
+    tree_cpu_s,
+)
+from _floor import RankingFloor, SnippetFloor, TantivyFloor  # noqa: E402
 from _queries import check_uncached  # noqa: E402
 
 from gno_trio.dirs import Dirs  # noqa: E402
@@ -130,6 +148,7 @@ KINDS = (
     "folder filter",
 )
 FILTERED = frozenset({"tag filter", "folder filter"})
+GNO = (sys.executable, "-m", "gno_trio")
 
 
 # -- child processes ----------------------------------------------------------------------
@@ -206,7 +225,7 @@ def child_floor_index(work: Path) -> dict[str, Any]:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute(
-        "CREATE VIRTUAL TABLE f USING fts5(filepath, title, body, content='', "
+        "CREATE VIRTUAL TABLE f USING fts5(filepath, title, body, "
         f"prefix='3 4', tokenize='{DEFAULT_TOKENIZE}')"
     )
     root = work / "corpus"
@@ -314,7 +333,10 @@ def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> li
 
 def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> dict[str, Any]:
     floor_conn = sqlite3.connect(f"file:{floor_path(work)}?mode=ro", uri=True)
-    floor = RankingFloor(floor_conn)
+    floors: dict[str, Any] = {
+        "ranking": RankingFloor(floor_conn),
+        "snippet": SnippetFloor(floor_conn),
+    }
 
     with Engine.open(dirs=gno_dirs(work), create=False) as engine:
         drawn = _queries(engine, work, docs, count, seed)
@@ -324,29 +346,33 @@ def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> d
             backend = conn.execute(
                 "SELECT value FROM schema_meta WHERE key = 'document_index'"
             ).fetchone()
-        gno: dict[str, list[float]] = defaultdict(list)
-        fts: dict[str, list[float]] = defaultdict(list)
+        sides: dict[str, dict[str, list[float]]] = {"gno": defaultdict(list)}
+        sides.update({name: defaultdict(list) for name in floors})
         empty = 0
         with engine.connection() as conn:
+            if backend and backend[0] == "tantivy":
+                floors["tantivy"] = TantivyFloor(conn)
+                sides["tantivy"] = defaultdict(list)
+            names = list(sides)
             for round_no in range(rounds):
                 for index, spec in enumerate(drawn):
                     kind = spec["kind"]
                     request = SearchRequest(**{k: v for k, v in spec.items() if k != "kind"})
-                    pair = ("gno", "floor") if (index + round_no) % 2 == 0 else ("floor", "gno")
-                    for side in pair:
+                    shift = (index + round_no) % len(names)
+                    for side in names[shift:] + names[:shift]:
                         started = time.perf_counter()
                         if side == "gno":
                             hits = len(engine.search(request, conn=conn)["results"])
                             empty += not hits
                         else:
-                            floor.search(request.query, request.limit)
+                            floors[side].search(request.query, request.limit)
                         elapsed = (time.perf_counter() - started) * 1000
                         if round_no:  # the first round warms the caches
-                            (gno if side == "gno" else fts)[kind].append(elapsed)
+                            sides[side][kind].append(elapsed)
     floor_conn.close()
     return {
-        "gno": dict(gno),
-        "floor": dict(fts),
+        "sides": {name: dict(kinds) for name, kinds in sides.items()},
+        "served_queries": [spec["query"] for spec in drawn if spec["kind"] not in FILTERED],
         "redrawn": redrawn,
         "empty": empty,
         "queries": len(drawn),
@@ -382,19 +408,6 @@ def child_main(kind: str, work: Path, extra: list[str]) -> int:
 # -- the parent ---------------------------------------------------------------------------
 
 
-def _status_kib(pid: int) -> dict[str, int]:
-    found: dict[str, int] = {}
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as status:
-            for line in status:
-                key, _, value = line.partition(":")
-                if key in ("VmRSS", "RssAnon", "RssFile"):
-                    found[key] = int(value.split()[0])
-    except OSError:
-        pass
-    return found
-
-
 def run_child(kind: str, work: Path, *extra: str) -> dict[str, Any]:
     """Run one measured step in a fresh process, sampling its memory from ``/proc``."""
     process = subprocess.Popen(
@@ -403,23 +416,12 @@ def run_child(kind: str, work: Path, *extra: str) -> dict[str, Any]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    peaks: dict[str, int] = defaultdict(int)
-
-    def sample() -> None:
-        while process.poll() is None:
-            for key, value in _status_kib(process.pid).items():
-                peaks[key] = max(peaks[key], value)
-            time.sleep(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, err = process.communicate()
-    sampler.join()
+    with RssSampler([process.pid]) as sampler:
+        out, err = process.communicate()
     if process.returncode != 0:
         raise RuntimeError(f"{kind} failed ({process.returncode}):\n{err.decode()[-3000:]}")
     result: dict[str, Any] = json.loads(out)
-    result["peak_anon_kib"] = peaks["RssAnon"]
-    result["peak_file_kib"] = peaks["RssFile"]
+    result["peak_tree_kib"] = sampler.peak_kib
     return result
 
 
@@ -482,6 +484,16 @@ def main() -> int:
         metavar="FOLDER",
         help="re-sync and search a folder kept by --keep again (no rebuild)",
     )
+    parser.add_argument(
+        "--served-rounds",
+        type=int,
+        default=DEFAULT_ROUNDS,
+        help="rounds of search through a warm `gno-trio mcp` and `serve` (0: skip)",
+    )
+    parser.add_argument(
+        "--served-calls", type=int, default=300, help="timed calls per server and round"
+    )
+    parser.add_argument("--cli-calls", type=int, default=10, help="CLI one-shot searches")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -511,7 +523,7 @@ def main() -> int:
             f"{statistics.median(sizes) / 1000:.1f} KB, largest {max(sizes) / 1000:.1f} KB), "
             f"generated in {time.perf_counter() - started:.1f} s under {work}"
         )
-        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (shared machine)")
+        whole = Window()
         gno = run_child("gno-index", work)
         floor = run_child("floor-index", work)
         resyncs = run_resyncs(work, options.resyncs)
@@ -521,6 +533,9 @@ def main() -> int:
         floor_size = file_bytes(floor_path(work))
         parts = table_sizes(db)
         search = run_search(work, options)
+        served = (
+            served_search(work, search["served_queries"], options) if options.served_rounds else ""
+        )
         if options.keep:
             print(f"kept: {work}")
     finally:
@@ -530,18 +545,21 @@ def main() -> int:
     def mib(kib: int) -> str:
         return f"{kib / 1024:,.0f} MiB"
 
+    print(whole.close().line())
     print(f"\n{'':<28} {'gno-trio':>14} {'floor':>14} {'ratio':>8}")
     print(
         f"{'index from scratch':<28} {gno['seconds']:>12.1f} s {floor['seconds']:>12.1f} s "
         f"{gno['seconds'] / floor['seconds']:>7.2f}x   (target <= 1.5x)"
     )
     print(
-        f"{'peak RSS (VmHWM)':<28} {mib(gno['vm_hwm_kib']):>14} {mib(floor['vm_hwm_kib']):>14} "
-        f"{gno['vm_hwm_kib'] / floor['vm_hwm_kib']:>7.2f}x   (target < 300 MiB)"
+        f"{'  main process (VmHWM)':<28} {mib(gno['vm_hwm_kib']):>14} "
+        f"{mib(floor['vm_hwm_kib']):>14}"
     )
     print(
-        f"{'peak anonymous RSS':<28} {mib(gno['peak_anon_kib']):>14} "
-        f"{mib(floor['peak_anon_kib']):>14}"
+        f"{'peak tree RSS (sampled)':<28} {mib(gno['peak_tree_kib']):>14} "
+        f"{mib(floor['peak_tree_kib']):>14} "
+        f"{gno['peak_tree_kib'] / floor['peak_tree_kib']:>7.2f}x   (target <= 300 MiB; the "
+        "process and its workers, summed, every 50 ms)"
     )
     print(
         f"{'  largest worker (VmHWM)':<28} {mib(gno['workers_max_rss_kib']):>14} "
@@ -568,6 +586,7 @@ def main() -> int:
         + ", ".join(f"{name} {size:,.0f} MB" for name, size in parts)
     )
     print_search(search, options)
+    print(served)
     return 0
 
 
@@ -616,8 +635,18 @@ def search_again(work: Path, options: argparse.Namespace) -> int:
     print_resyncs(run_resyncs(work, options.resyncs))
     print(f"load average {os.getloadavg()[0]:.2f}")
     if options.queries > 0:
-        print_search(run_search(work, options), options)
+        search = run_search(work, options)
+        print_search(search, options)
+        if options.served_rounds:
+            print(served_search(work, search["served_queries"], options))
     return 0
+
+
+SIDES = {
+    "ranking": "FTS5 floor, ranking only",
+    "snippet": "FTS5 floor + snippet()",
+    "tantivy": "tantivy alone (ranking)",
+}
 
 
 def print_search(search: dict[str, Any], options: argparse.Namespace) -> None:
@@ -625,25 +654,157 @@ def print_search(search: dict[str, Any], options: argparse.Namespace) -> None:
         f"search: {search['queries']} varied queries that hit ({search['redrawn']} drawn "
         f"that found nothing were replaced), {options.rounds - 1} timed rounds; "
         f"{search['empty']} empty answers while timing; documents ranked by "
-        f"{search['backend']}"
+        f"{search['backend']}; in-process, the sides in an order rotated per query"
     )
-    gno_all = [v for kind, vs in search["gno"].items() for v in vs]
-    gno_plain = [v for kind, vs in search["gno"].items() if kind not in FILTERED for v in vs]
-    floor_plain = [v for kind, vs in search["floor"].items() if kind not in FILTERED for v in vs]
-    print(f"  gno-trio, all kinds         {summary(gno_all)}")
-    print(f"  gno-trio, unfiltered        {summary(gno_plain)}")
-    print(f"  floor (ranking only)        {summary(floor_plain)}")
-    print(
-        f"  gno-trio / floor: p50 {pct(gno_plain, 50) / pct(floor_plain, 50):.2f}x, "
-        f"p99 {pct(gno_plain, 99) / pct(floor_plain, 99):.2f}x (unfiltered queries)"
-    )
+    sides = search["sides"]
+    gno_all = [v for vs in sides["gno"].values() for v in vs]
+    plain = {
+        name: [v for kind, vs in kinds.items() if kind not in FILTERED for v in vs]
+        for name, kinds in sides.items()
+    }
+    print(f"  gno-trio Engine.search, all kinds   {summary(gno_all)}")
+    print(f"  gno-trio Engine.search, unfiltered  {summary(plain['gno'])}")
+    for name, label in SIDES.items():
+        if name in plain:
+            print(f"  {label:<35} {summary(plain[name])}")
+    for name, label in SIDES.items():
+        if name in plain:
+            print(
+                f"  gno-trio vs {label}: p50 {pct(plain['gno'], 50) / pct(plain[name], 50):.2f}x, "
+                f"p99 {pct(plain['gno'], 99) / pct(plain[name], 99):.2f}x (unfiltered queries)"
+            )
     for kind in KINDS:
-        values = search["gno"].get(kind, [])
-        floor_values = search["floor"].get(kind, [])
+        values = sides["gno"].get(kind, [])
+        floor_values = sides["snippet"].get(kind, [])
         if values:
             print(
-                f"    {kind:<14} gno {summary(values)}   floor p50 {pct(floor_values, 50):.2f} ms"
+                f"    {kind:<14} gno {summary(values)}   FTS5+snippet p50 "
+                f"{pct(floor_values, 50):.2f} ms"
             )
+
+
+# -- search as users meet it: a warm MCP child, the HTTP gateway, the CLI ----------------
+
+
+class GatewayPeer:
+    """``gno_search`` over one keep-alive connection to ``gno-trio serve`` (modern era),
+    timed like the stdio peers (same interface as ``bench_stdio_search.Peer``)."""
+
+    def __init__(self, env: dict[str, str], queries: list[str], port: int) -> None:
+        self.label = "gno-trio serve"
+        self.samples_ms: list[float] = []
+        self.cpu_s = 0.0
+        self.cycle = len(queries)
+        self._queries = itertools.cycle(queries)
+        self._process = subprocess.Popen(
+            [*GNO, "serve", "--json", "--no-embed", "--port", str(port)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert self._process.stdout is not None
+        if not self._process.stdout.readline():
+            raise RuntimeError("gno-trio serve did not start")
+        self._http = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def searches(self, count: int, *, timed: bool) -> None:
+        from bench_http import modern_headers, tool_call
+
+        before = tree_cpu_s([self._process.pid])
+        for _ in range(count):
+            body = tool_call("gno_search", {"query": next(self._queries), "limit": 5})
+            started = time.perf_counter_ns()
+            self._http.request("POST", "/mcp", body=body, headers=modern_headers("gno_search"))
+            response = self._http.getresponse()
+            answer = response.read()
+            elapsed = time.perf_counter_ns() - started
+            if response.status != 200 or b"structuredContent" not in answer:
+                raise RuntimeError(f"serve answered {response.status}: {answer[:300]!r}")
+            if timed:
+                self.samples_ms.append(elapsed / 1e6)
+        if timed:
+            self.cpu_s += tree_cpu_s([self._process.pid]) - before
+
+    def close(self) -> None:
+        self._http.close()
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+def served_search(work: Path, queries: list[str], options: argparse.Namespace) -> str:
+    """Search timed through a warm ``gno-trio mcp`` and a warm ``serve`` (fresh servers each
+    round, interleaved in rotating blocks), beside the CLI one-shot."""
+    from bench_stdio_search import Peer, interleaved
+
+    dirs = gno_dirs(work)
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "GNO_MCP_ENABLE_WRITE"},
+        "GNO_CONFIG_DIR": str(dirs.config),
+        "GNO_DATA_DIR": str(dirs.data),
+        "GNO_CACHE_DIR": str(dirs.cache),
+    }
+    config = dirs.config_file
+    if "maxRequestsPerMinute" not in (config.read_text("utf-8") if config.exists() else ""):
+        with open(config, "a", encoding="utf-8") as handle:
+            handle.write("gateway:\n  limits:\n    maxRequestsPerMinute: 1000000000\n")
+    calls = min(len(queries), options.served_calls)
+    figures: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    window = Window()
+    for round_no in range(options.served_rounds):
+        peers: list[Any] = [
+            Peer("gno-trio mcp", [*GNO, "mcp"], env, "modern", queries, 5),
+            GatewayPeer(env, queries, free_port("bench_scale")),
+        ]
+        if round_no % 2:
+            peers.reverse()
+        try:
+            interleaved(peers, calls, len(queries), 50, 3.0)
+        finally:
+            for peer in peers:
+                peer.close()
+        for peer in peers:
+            figures[peer.label].append(
+                (
+                    percentile(peer.samples_ms, 50),
+                    percentile(peer.samples_ms, 99),
+                    peer.cpu_s * 1000 / len(peer.samples_ms),
+                )
+            )
+    one_shot = []
+    for query in queries[: options.cli_calls]:
+        started = time.perf_counter()
+        subprocess.run(
+            [*GNO, "search", query, "--json", "-n", "5"],
+            cwd=REPO,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        one_shot.append((time.perf_counter() - started) * 1000)
+    window.close()
+    lines = [
+        f"\nsearch as served: {options.served_rounds} rounds with fresh servers, {calls} timed "
+        "unfiltered queries (limit 5) per server and round after every query once, one in "
+        "flight, rotating blocks of 50; median (min-max) over rounds"
+    ]
+    for label, runs in figures.items():
+        lines.append(
+            f"  {label:<16} p50 {spread([r[0] for r in runs], 2, ' ms'):<26} "
+            f"p99 {spread([r[1] for r in runs], 2, ' ms'):<26} "
+            f"CPU/call (server tree) {spread([r[2] for r in runs], 2, ' ms')}"
+        )
+    lines.append(
+        f"  CLI one-shot     p50 {pct(one_shot, 50):.0f} ms  max {max(one_shot):.0f} ms  "
+        f"(n={len(one_shot)}, `gno-trio search --json`, a fresh process each)"
+    )
+    lines.append(f"  {window.line()}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
