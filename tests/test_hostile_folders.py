@@ -242,3 +242,43 @@ def test_a_capture_that_fails_after_writing_takes_its_note_back(tmp_path: Path) 
     assert done.returncode == 2, done.stderr
     assert not (notes / "lost.md").exists()
     assert not cli.json("search", "lostword")["results"]
+
+
+RENAME_KILLED_HALF_WAY = """
+import os, signal
+from gno_trio.engine import Engine
+from gno_trio.engine.ingest import refactor_apply
+
+commit = refactor_apply.commit_files
+
+def killed_after_the_target(plan, **_):
+    def step(name):
+        if name == "target":
+            os.kill(os.getpid(), signal.SIGKILL)
+    return commit(plan, fail_after=step)
+
+refactor_apply.commit_files = killed_after_the_target
+with Engine.open() as engine:
+    plan = engine.refactor_note("rename", "notes/target.md", name="renamed")
+    engine.refactor_note(
+        "rename", "notes/target.md", name="renamed", apply_digest=plan["planDigest"]
+    )
+"""
+
+
+def test_a_rename_killed_half_way_is_tidied_by_the_next_start(tmp_path: Path) -> None:
+    cli, notes = _notes(tmp_path)
+    (notes / "target.md").write_text("# Target\ntargetword\n")
+    (notes / "index.md").write_text("# Index\nSee [[target]].\n")
+    cli.run("update")
+    done = _driven(cli, tmp_path, RENAME_KILLED_HALF_WAY)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    left = sorted(p.name for p in notes.rglob(".gno-tmp-*.tmp"))
+    assert left, "the killed apply left its staged copies"
+    doctor = {c["name"]: c for c in cli.json("doctor")["checks"]}["temporary-files"]
+    assert doctor["status"] == "warn"
+    # The next process to open the index syncs the collection: copies gone, the
+    # note the apply had already linked into place indexed.
+    hits = {hit["uri"] for hit in cli.json("search", "targetword")["results"]}
+    assert hits == {"gno://notes/target.md", "gno://notes/renamed.md"}
+    assert not list(notes.rglob(".gno-tmp-*.tmp"))

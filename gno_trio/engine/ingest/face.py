@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
+from gno_trio.engine.ingest import pending
 from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
@@ -319,9 +320,12 @@ class IngestFace(IndexingKernel):
                 refusal = refactor_apply.refused(plan, apply_digest)
                 if refusal is not None:
                     return refusal
-                return refactor_apply.applied(
-                    plan, apply_digest, lambda: self._converge(plan.collection.name, c, held)
-                )
+                # Killed half way, the apply leaves moved notes unindexed and staged
+                # copies behind: the next open syncs the collection (see .pending).
+                with pending.marked(self.location, plan.collection.name):
+                    return refactor_apply.applied(
+                        plan, apply_digest, lambda: self._converge(plan.collection.name, c, held)
+                    )
 
     def _converge(self, collection: str, conn: sqlite3.Connection, lease: HeldLease) -> None:
         """Re-sync one collection after a refactor; raises when the sync did not finish."""
