@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 from typing import ClassVar, Final
 
 from gno_trio.engine.ingest.convert import Converted, extension_of
+from gno_trio.engine.ingest.documents.encoding import decode_text
 from gno_trio.engine.ingest.documents.markdown import MarkdownWriter, OutputFull
 from gno_trio.engine.ingest.documents.reasons import CONVERSION_FAILED, warning
 from gno_trio.errors import GnoError
@@ -135,3 +136,17 @@ class DocumentConverter:
             is_code=False,
             warnings=tuple(warnings),
         )
+
+
+class TextDocumentConverter(DocumentConverter):
+    """A format stored as text (calendars, subtitles, JSON Lines): its bytes are decoded
+    by the text rules (any encoding, with their ``LOW_CONFIDENCE`` warning) before
+    :meth:`render_text` reads them."""
+
+    def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
+        text, warnings = decode_text(rel_path, data)
+        return [*warnings, *self.render_text(rel_path, text, out)]
+
+    def render_text(self, rel_path: str, text: str, out: MarkdownWriter) -> list[str]:
+        """Write the mirror of the decoded ``text`` into ``out``; return converter warnings."""
+        raise NotImplementedError

@@ -16,8 +16,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from gno_trio.engine.ingest.documents.base import DocumentConverter, file_stem
-from gno_trio.engine.ingest.documents.encoding import decode_text
+from gno_trio.engine.ingest.documents.base import TextDocumentConverter, file_stem
 from gno_trio.engine.ingest.documents.limits import Ticker
 from gno_trio.engine.ingest.documents.markdown import MarkdownWriter
 from gno_trio.engine.ingest.documents.reasons import CONVERSION_FAILED
@@ -95,15 +94,14 @@ def _people(value: object) -> str:
     return ", ".join(names)
 
 
-class CalendarConverter(DocumentConverter):
+class CalendarConverter(TextDocumentConverter):
     id = "document/ics"
     library = "icalendar"
     mimes: ClassVar[Mapping[str, str]] = {".ics": "text/calendar", ".ical": "text/calendar"}
 
-    def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
+    def render_text(self, rel_path: str, text: str, out: MarkdownWriter) -> list[str]:
         from icalendar import Calendar
 
-        text, warnings = decode_text(rel_path, data)
         if "BEGIN:VCALENDAR" not in text[:4096].upper():
             raise GnoError(CONVERSION_FAILED, f"{rel_path}: not an iCalendar file (no VCALENDAR)")
         calendars = Calendar.from_ical(text, multiple=True)
@@ -115,7 +113,7 @@ class CalendarConverter(DocumentConverter):
             out.comment(f"event {number} of {len(entries)}")
             self._entry(entry, out)
             ticker.tick(number)
-        return list(warnings)
+        return []
 
     @staticmethod
     def _entry(entry: Any, out: MarkdownWriter) -> None:

@@ -17,8 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from gno_trio.engine.ingest.documents.base import DocumentConverter
-from gno_trio.engine.ingest.documents.encoding import decode_text
+from gno_trio.engine.ingest.documents.base import TextDocumentConverter
 from gno_trio.engine.ingest.documents.limits import Ticker
 from gno_trio.engine.ingest.documents.markdown import MarkdownWriter, clean_inline
 from gno_trio.engine.ingest.documents.reasons import CONVERSION_FAILED, warning
@@ -69,15 +68,14 @@ def _entry(out: MarkdownWriter, value: object) -> None:
     out.paragraph(_text(value))
 
 
-class JsonLinesConverter(DocumentConverter):
+class JsonLinesConverter(TextDocumentConverter):
     id = "document/jsonl"
     mimes: ClassVar[Mapping[str, str]] = {
         ".jsonl": "application/jsonl",
         ".ndjson": "application/x-ndjson",
     }
 
-    def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
-        text, warnings = decode_text(rel_path, data)
+    def render_text(self, rel_path: str, text: str, out: MarkdownWriter) -> list[str]:
         lines = text.split("\n")
         ticker = Ticker(len(lines))
         bad: list[int] = []
@@ -97,7 +95,7 @@ class JsonLinesConverter(DocumentConverter):
             _entry(out, value)
         if bad and not entries:
             raise GnoError(CONVERSION_FAILED, f"{rel_path}: no line is valid JSON")
-        found = list(warnings)
+        found: list[str] = []
         if bad:
             named = ", ".join(str(n) for n in bad[:_NAMED_BAD_LINES])
             more = f" and {len(bad) - _NAMED_BAD_LINES} more" if len(bad) > _NAMED_BAD_LINES else ""

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from gno_trio.engine.ingest.convert import extension_of
-from gno_trio.engine.ingest.documents.base import DocumentConverter
-from gno_trio.engine.ingest.documents.encoding import decode_text
+from gno_trio.engine.ingest.documents.base import TextDocumentConverter
 from gno_trio.engine.ingest.documents.limits import Ticker
 from gno_trio.engine.ingest.documents.markdown import MarkdownWriter
 
@@ -44,15 +43,14 @@ def _anchor(start: str) -> str:
     return start.split(".")[0].split(",")[0]
 
 
-class SubtitleConverter(DocumentConverter):
+class SubtitleConverter(TextDocumentConverter):
     id = "document/subtitles"
     library = "webvtt-py"
     mimes: ClassVar[Mapping[str, str]] = {".vtt": "text/vtt", ".srt": "application/x-subrip"}
 
-    def render(self, rel_path: str, data: bytes, out: MarkdownWriter) -> list[str]:
+    def render_text(self, rel_path: str, text: str, out: MarkdownWriter) -> list[str]:
         import webvtt
 
-        text, warnings = decode_text(rel_path, data)
         kind = "srt" if extension_of(rel_path) == ".srt" else "vtt"
         captions: list[Any] = webvtt.from_buffer(text.split("\n"), format=kind).captions
         ticker = Ticker(len(captions))
@@ -90,4 +88,4 @@ class SubtitleConverter(DocumentConverter):
             paragraph.end_s = float(caption.end_in_seconds)
             ticker.tick(number)
         flush()
-        return list(warnings)
+        return []
