@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gno_trio.cli.mcp_setup import gno_command
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.ingest import textpool
@@ -157,4 +158,25 @@ def test_sync_workers_import_nothing_from_the_working_directory(
         engine.add_collection(str(notes), name="notes")
         (report,) = engine.sync()
         assert report.added == 40
+    assert imported(marker) == []
+
+
+def test_a_client_entry_without_a_console_script_starts_isolated_too(
+    cli: Cli, trapped: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Where no gno-trio script stands beside the interpreter, the entry runs python -m.
+    interpreter = sys.executable
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bare-bin" / "python"))
+    executable, *flags = gno_command()
+    assert executable == sys.executable and flags[-2:] == ["-m", "gno_trio"]
+    folder, marker = trapped
+    done = subprocess.run(
+        [interpreter, *flags, "mcp"],
+        input=b"",
+        capture_output=True,
+        env=cli.env,
+        cwd=folder,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
     assert imported(marker) == []

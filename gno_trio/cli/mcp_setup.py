@@ -41,12 +41,18 @@ DEFAULT_TARGET = "claude-desktop"
 
 
 def gno_command() -> list[str]:
-    """The absolute command that starts this gno-trio: its console script, else ``python -m``."""
+    """The absolute command that starts this gno-trio: its console script, else ``python -P -m``.
+
+    Clients start it in whatever folder is open (a cloned repository), and
+    ``python -m`` would put that folder first on ``sys.path``; ``-P`` keeps
+    it off, so no module lying there is imported in place of the standard
+    library's.
+    """
     executable = Path(os.path.abspath(sys.executable))
     script = executable.parent / ("gno-trio.exe" if os.name == "nt" else "gno-trio")
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script)]
-    return [str(executable), "-m", "gno_trio"]
+    return [str(executable), "-P", "-m", "gno_trio"]
 
 
 def launch_for(args: argparse.Namespace) -> Launch:
