@@ -204,6 +204,7 @@ def test_explicit_path_is_used_and_gets_md_only_without_extension(
         "build/out.md",  # excluded by the collection's default exclude list
         "picture.png",  # a type the collection never indexes
         ".gno/records/x.md",
+        "a\uf7ffb.md",  # how the index spells a name's stray byte 0xFF
     ],
 )
 def test_unsafe_or_unindexable_paths_are_refused_and_nothing_is_written(

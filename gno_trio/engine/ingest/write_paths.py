@@ -24,6 +24,7 @@ from gno_trio.engine.ingest.capture_request import ANY_CONTROL, utf8_size_of
 from gno_trio.engine.ingest.convert import MARKDOWN, converter_for, extension_of
 from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.walker import glob_regex
+from gno_trio.engine.uris import indexed_path
 from gno_trio.errors import GnoError
 
 SENSITIVE_SEGMENTS: Final = frozenset({".ssh", ".gnupg", ".aws", ".config", ".git", "node_modules"})
@@ -95,6 +96,10 @@ def path_segments(raw: str, what: str) -> list[str]:
             )
         if folded == RESERVED_SEGMENT:
             raise GnoError("INVALID_PATH", f"{what} enters the reserved folder .gno: {raw!r}")
+        if indexed_path(segment) != segment:  # the index's spelling of stray bytes
+            raise GnoError(
+                "INVALID_PATH", f"{what} holds characters U+F700-U+F7FF, kept for names: {raw!r}"
+            )
         if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
             raise GnoError("INVALID_PATH", f"{what} has a name longer than 255 bytes")
     return segments
