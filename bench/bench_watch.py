@@ -53,7 +53,7 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench-watch", "version": "1"},
 }
 POLL_S = 0.02
-GIVE_UP_S = 120.0
+GIVE_UP_S = 60.0
 TOPICS = (
     "Sourdough bread needs a lively starter, a long cold proof and a very hot oven.",
     "Saturn's rings are made of ice and rock fragments orbiting the giant planet.",
@@ -161,13 +161,16 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _edit(notes: list[Path], index: int, path: Path | None = None) -> tuple[Path, str, str]:
-    """The ``index``-th edit: a note, the word it adds and the sentence it adds."""
-    path = path or notes[index % len(notes)]
+def _edit_note(root: Path, index: int) -> Path:
+    return root / "edits" / f"edit-{index:02d}.md"
+
+
+def _edit(root: Path, index: int) -> tuple[Path, str, str]:
+    """The ``index``-th edit: a short note rewritten; the word and the sentence it now holds."""
+    path = _edit_note(root, index)
     word = f"zqxedit{index}marker"
     sentence = TOPICS[index % len(TOPICS)]
-    text = path.read_text(encoding="utf-8", errors="replace")
-    _save(path, f"{text}\n\n{sentence} ({word})\n")
+    _save(path, f"# Edit note {index}\n\n{sentence} ({word})\n")
     return path, word, sentence
 
 
@@ -241,11 +244,17 @@ def main(argv: list[str] | None = None) -> int:
             "GNO_DATA_DIR": str(base / "data"),
             "GNO_CACHE_DIR": os.environ.get("GNO_CACHE_DIR", str(base / "cache")),
         }
+        # Short notes the edits rewrite (a note about a topic far from the corpus, so the
+        # vector search for its sentence finds it only once its new vector is stored).
+        (root / "edits").mkdir()
+        for index in range(args.edits + args.updates):
+            _edit_note(root, index).write_text(
+                f"# Edit note {index}\n\nA short note about the protocol, to be rewritten.\n"
+            )
         _run(env, "init", str(root), "--name", "docs")
         with (base / "config" / "index.yml").open("a", encoding="utf-8") as config:
             config.write("gateway:\n  limits:\n    maxRequestsPerMinute: 1000000\n")
         index_s = _run(env, "index")
-        notes = sorted(p for p in root.rglob("*.md") if p.stat().st_size < 20_000)[:50]
         files = sum(1 for found in root.rglob("*") if found.is_file())
         print(f"corpus: {files} files; index+embed {index_s:.1f} s")
         print(f"load average at start: {os.getloadavg()}")
@@ -272,11 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             lexical: list[float] = []
             semantic: list[float] = []
             for index in range(args.edits):
-                sentence = TOPICS[index % len(TOPICS)]
-                already = set(client.uris("gno_vsearch", sentence))
-                # A note the sentence does not find yet, so finding it means its new vector.
-                path = next(n for n in notes[index:] + notes if _uri(root, n) not in already)
-                path, word, sentence = _edit(notes, index, path)
+                path, word, sentence = _edit(root, index)
                 uri = _uri(root, path)
                 saved = time.perf_counter()
                 lexical.append(_findable(client, "gno_search", word, uri, saved))
@@ -341,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
 
         updates: list[float] = []
         for index in range(args.edits, args.edits + args.updates):
-            _edit(notes, index)
+            _edit(root, index)
             updates.append(_run(env, "update"))
         print(_describe("edit->update exit ", updates))
         print(f"load average at end: {os.getloadavg()}")

@@ -86,6 +86,7 @@ def test_serve_follows_the_folder_and_an_mcp_child_takes_over(cli: Cli, tmp_path
         assert watcher(cli)["activeCollections"] == ["notes"]
         (notes / "written.md").write_text("# Written\n\nWritten while serve runs: walnuts.\n")
         until(lambda: found(cli, "walnuts") == ["gno://notes/written.md"], "searchable")
+        assert f"Watch: pid {serve.pid} follows notes" in cli.run("status").stdout
 
         with resident(cli, "mcp") as child:
             (notes / "second.md").write_text("# Second\n\nHazelnuts.\n")
@@ -102,6 +103,7 @@ def test_serve_follows_the_folder_and_an_mcp_child_takes_over(cli: Cli, tmp_path
             child.wait(timeout=30)
     # Nobody watches now: status says so with GNO's empty lists.
     assert watcher(cli)["activeCollections"] == [] and "pid" not in watcher(cli)
+    assert "Watch: no resident follows the folders" in cli.run("status").stdout
 
 
 def test_no_watch_and_the_config_key_leave_the_folders_alone(cli: Cli) -> None:

@@ -32,7 +32,30 @@ def status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
         if skipped > 10:
             lines.append(f"    - ... {skipped - 10} more not indexed for their type (--json)")
         lines += ["    " + ln for ln in listed("?", c["warnings"], len(c["warnings"]), 10)]
+    lines.extend(_watch_lines(result.get("background", {}).get("watcher", {})))
     return "\n".join(lines)
+
+
+def _watch_lines(watcher: Mapping[str, Any]) -> list[str]:
+    """The folder watch, as the resident that watches reported it (none: say who would)."""
+    if "pid" not in watcher:
+        return ["Watch: no resident follows the folders (serve, daemon and mcp do)"]
+    active = ", ".join(watcher["activeCollections"]) or "nothing"
+    last = watcher.get("lastSyncAt") or "none yet"
+    lines = [
+        f"Watch: pid {watcher['pid']} follows {active}; "
+        f"{plural(watcher.get('eventsSeen', 0), 'change')} seen, "
+        f"{plural(watcher.get('pendingPaths', 0), 'path')} pending, last sync {last}"
+    ]
+    lines.extend(
+        f"  polling {p['collection']}: {p['reason']}" for p in watcher.get("pollingCollections", ())
+    )
+    lines.extend(f"  ✗ {f['collection']}: {f['reason']}" for f in watcher["failedCollections"])
+    lines.extend(
+        f"  ! {e['collection']}/{e['relPath']}: {e['code']}: {e['message']}"
+        for e in watcher.get("errors", ())[-5:]
+    )
+    return lines
 
 
 def status_markdown(result: Mapping[str, Any], args: argparse.Namespace) -> str:
