@@ -11,8 +11,8 @@ the 2026-07-28 HTTP transport (sessionless ``tools/call``):
 * ``burst``: 1,000 new notes written into the folder at once, until every
   one is indexed, with ``gno_search`` p50/p99 from a client searching all
   the while;
-* ``idle``: the serve process's CPU over an idle window, watch on, as a
-  share of one core;
+* ``idle``: a fresh ``serve``'s CPU over an idle window once it settled,
+  with its watch and with ``--no-watch`` (interleaved), as a share of one core;
 * ``update``: the same kind of edit made with the gateway stopped, then a
   full ``gno-trio update`` (a process, as a user runs it), timed to its exit.
 
@@ -53,6 +53,7 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench-watch", "version": "1"},
 }
 POLL_S = 0.02
+SETTLE_S = 15.0
 GIVE_UP_S = 60.0
 TOPICS = (
     "Sourdough bread needs a lively starter, a long cold proof and a very hot oven.",
@@ -196,7 +197,7 @@ def _idle_share(env: dict[str, str], port: int, seconds: float, *flags: str) -> 
         client = Client(port)
         _until(lambda: _answers(client))
         client.close()
-        time.sleep(3.0)
+        time.sleep(SETTLE_S)  # past the start-up work (the in-memory chunk index, the model)
         before = _cpu_seconds(serve.pid)
         time.sleep(seconds)
         return (_cpu_seconds(serve.pid) - before) / seconds

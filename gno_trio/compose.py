@@ -57,6 +57,7 @@ class Served:
     engine: Engine
     runtime: Runtime
     app: McpApp
+    embedder: BackgroundEmbedder | None = None
 
 
 @contextlib.contextmanager
@@ -88,7 +89,8 @@ def serving(
         try:
             if embedder is not None:
                 embedder.start()
-            yield Served(engine=engine, runtime=runtime, app=build_app(runtime, switches))
+            app = build_app(runtime, switches)
+            yield Served(engine=engine, runtime=runtime, app=app, embedder=embedder)
         finally:
             if embedder is not None:
                 embedder.close()
@@ -97,11 +99,16 @@ def serving(
         engine.close()
 
 
-def folder_watch(runtime: Runtime, *, catch_up: bool = False) -> Callable[[], Awaitable[None]]:
-    """The resident's folder watch as a background task (see :mod:`gno_trio.watch`)."""
+def folder_watch(served: Served, *, catch_up: bool = False) -> Callable[[], Awaitable[None]]:
+    """The resident's folder watch as a background task (see :mod:`gno_trio.watch`).
+
+    A sync that wrote documents rings the background embedder, so their
+    vectors follow at once rather than at its next look.
+    """
     from gno_trio.watch import FolderWatcher
 
-    return FolderWatcher(runtime, catch_up=catch_up).run
+    synced = served.embedder.nudge if served.embedder is not None else None
+    return FolderWatcher(served.runtime, catch_up=catch_up, on_written=synced).run
 
 
 async def serve_beside(

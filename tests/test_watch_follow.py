@@ -196,26 +196,28 @@ async def test_vectors_follow_the_lexical_update(engine: Engine, notes: Path) ->
         found = engine.vsearch(SearchRequest(query=query, limit=1))["results"]
         return [hit["uri"] for hit in found]
 
-    async def body(engine: Engine, watcher: FolderWatcher) -> None:
-        embedder = BackgroundEmbedder(engine, poll_seconds=0.05, wake_seconds=0.05)
-        embedder.start()
-        try:
-            await _until(lambda: backlog() == 0, "the corpus embedded")
-            kayak = notes / "kayak.md"
-            kayak.write_text("# Kayaking\n\nPaddle a kayak along the coast.\n")
-            await _until(lambda: _uris(engine, "kayak") == ["gno://notes/kayak.md"], "lexical")
-            kayak.write_text("# Climbing\n\nClimb the rock face roped to a partner.\n")
-            await _until(
-                lambda: (
-                    backlog() == 0
-                    and nearest("scaling a cliff with a rope") == ["gno://notes/kayak.md"]
-                ),
-                "the second edit's vectors",
-            )
-        finally:
-            embedder.close()
+    # The embedder looks by itself only once an hour here: the watcher's bell wakes it.
+    embedder = BackgroundEmbedder(engine, poll_seconds=3600, wake_seconds=3600)
 
-    await _watching(engine, body)
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        await _until(lambda: backlog() == 0, "the corpus embedded")
+        kayak = notes / "kayak.md"
+        kayak.write_text("# Kayaking\n\nPaddle a kayak along the coast.\n")
+        await _until(lambda: _uris(engine, "kayak") == ["gno://notes/kayak.md"], "lexical")
+        kayak.write_text("# Climbing\n\nClimb the rock face roped to a partner.\n")
+        await _until(
+            lambda: (
+                backlog() == 0
+                and nearest("scaling a cliff with a rope") == ["gno://notes/kayak.md"]
+            ),
+            "the second edit's vectors",
+        )
+
+    embedder.start()
+    try:
+        await _watching(engine, body, on_written=embedder.nudge)
+    finally:
+        embedder.close()
 
 
 async def test_an_overflow_or_a_restarted_watch_syncs_the_collection_once(

@@ -66,7 +66,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         tool_profile=profile,
         switches=STDIO_SWITCHES,
     ) as served:
-        background = [folder_watch(served.runtime)] if _watching(args, engine) else []
+        background = [folder_watch(served)] if _watching(args, engine) else []
         return trio.run(serve_beside, partial(serve_stdio, served.app), background)
 
 
@@ -201,7 +201,7 @@ def _serve(
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
         if first_worker and _watching(args, engine):
-            background.append(folder_watch(served.runtime))
+            background.append(folder_watch(served))
         return run_resident(
             served.app,
             settings,

@@ -27,14 +27,16 @@ The watching resident:
   past :data:`LEASE_WAIT_S` the paths stay queued and are tried again.
 
 New chunks get their vectors from the resident's background embedder,
-which looks for chunks without vectors after every sync that wrote some:
-a change that lands while it embeds is simply the next backlog.
+which the watcher rings after every sync that wrote documents (lexical
+first, vectors next): a change that lands while it embeds is simply the
+next backlog.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -87,15 +89,18 @@ class FolderWatcher:
         catch_up: bool = False,
         survey_seconds: float = SURVEY_S,
         follow_retry_seconds: float = FOLLOW_RETRY_S,
+        on_written: Callable[[], None] | None = None,
     ) -> None:
         """``catch_up``: sync every collection when the watch starts (changes made while
-        no resident watched); a resident taking the watch over from another always does."""
+        no resident watched); a resident taking the watch over from another always does.
+        ``on_written`` is called after each sync that wrote documents (the embedder's bell)."""
         self._runtime = runtime
         self._engine = runtime.engine
         self._source = source
         self._catch_up = catch_up
         self._survey_s = survey_seconds
         self._follow_s = follow_retry_seconds
+        self._on_written = on_written
         self.book = WatchBook()
         self._watches: dict[str, _Watch] = {}
         self._wake = trio.Event()
@@ -286,6 +291,8 @@ class FolderWatcher:
             book.idle_batches += 1
             return
         book.syncs += 1
+        if report.written and self._on_written is not None:
+            self._on_written()
         if WHOLE in paths:
             book.full_syncs += 1
         book.last_sync_at = now_iso()

@@ -69,6 +69,7 @@ class BackgroundEmbedder:
         self._poll = poll_seconds
         self._wake = min(wake_seconds, poll_seconds)
         self._stop = threading.Event()
+        self._bell = threading.Event()  # rung by nudge() and close(): look now, not at the wake
         self._thread: threading.Thread | None = None
         self._running = False
         self._last_run_at: int | None = None
@@ -84,6 +85,10 @@ class BackgroundEmbedder:
                 target=self._loop, name="gno-background-embed", daemon=True
             )
             self._thread.start()
+
+    def nudge(self) -> None:
+        """New chunks were just written (a watched folder synced): look now, not at the wake."""
+        self._bell.set()
 
     def state(self) -> EmbedderState:
         alive = self._thread is not None and self._thread.is_alive()
@@ -144,7 +149,8 @@ class BackgroundEmbedder:
                 logger.exception("background embedding failed")
                 self._next_check = time.monotonic() + RETRY_SECONDS
                 stamp = self._safe_stamp()
-            self._stop.wait(self._wake)
+            self._bell.wait(self._wake)
+            self._bell.clear()
 
     def _safe_stamp(self) -> int | None:
         """The stamp now, so a failed run is retried on new chunks or after RETRY_SECONDS."""
@@ -161,6 +167,7 @@ class BackgroundEmbedder:
         transaction, so one abandoned mid-way leaves nothing behind.
         """
         self._stop.set()
+        self._bell.set()
         thread = self._thread
         if thread is None:
             return True
