@@ -80,7 +80,8 @@ class Refused:
 
 Outcome = Prepared | SameBytes | Relisted | Refused
 FileProgress = Callable[[int, FoundFile, int, int], None]
-"""``(position in the plan, file, units done, units)``: pages, sheets, slides of one file."""
+"""``(position in the plan, file, units done, units)``: pages, sheets, slides of one file;
+``(0, 0)`` each second a worker holds the file without reporting (still converting)."""
 
 
 def has_frontmatter(mime: str) -> bool:
