@@ -31,6 +31,7 @@ from gno_trio.errors import GnoError
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.tooltypes import BoundTool, ToolResult, ToolSpec
+from gno_trio.transports.deadlines import ANSWER_DEADLINE_SECONDS
 from gno_trio.transports.stdio import DEFAULT_MAX_LINE_BYTES, serve_stdio
 
 SERVER_NAME = "gno-echo"
@@ -157,12 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES)
     parser.add_argument("--drain-timeout", type=float, default=10.0)
+    parser.add_argument("--answer-deadline", type=float, default=ANSWER_DEADLINE_SECONDS)
     options = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO)
     app = build_app()
     return trio.run(
         lambda: serve_stdio(
-            app, max_line_bytes=options.max_line_bytes, drain_timeout=options.drain_timeout
+            app,
+            max_line_bytes=options.max_line_bytes,
+            drain_timeout=options.drain_timeout,
+            answer_deadline=options.answer_deadline,
         )
     )
 

@@ -193,6 +193,35 @@ async def test_graceful_drain_finishes_in_flight_work_and_refuses_new(era: Era) 
         assert status == 200 and body["result"]["content"][0]["text"] == "slept 5 steps"
 
 
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_drain_answers_each_request_within_its_own_deadline_not_a_fixed_drain(
+    era: Era,
+) -> None:
+    # 0.1 s of drain for other work; each MCP request keeps its own (2 s) deadline.
+    async with (
+        running_gateway(build_echo_app(), drain_timeout=0.1, answer_deadline=2.0) as running,
+        httpx.AsyncClient() as client,
+    ):
+        finished: list[Any] = []
+
+        async def call(steps: int, label: str) -> None:
+            leg = http_leg(era, client, running.url)  # a session each: both use request id 5
+            await leg.open({})
+            slow = {"name": "slow", "arguments": {"steps": steps, "delay": 0.1}}
+            finished.append((label, await leg.call("tools/call", slow, {}, "slow")))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, 6, "within")  # 0.6 s: longer than the drain timeout
+            nursery.start_soon(call, 100, "past")  # 10 s: past its own deadline
+            await trio.sleep(0.3)
+            running.drain.trigger()
+    answers = dict(finished)
+    status, _, body = answers["within"]
+    assert status == 200 and body["result"]["content"][0]["text"] == "slept 6 steps"
+    status, _, body = answers["past"]
+    assert body["error"]["code"] == -32000 and "2 s deadline" in body["error"]["message"]
+
+
 # -- write gate --------------------------------------------------------------------------------
 
 

@@ -366,6 +366,35 @@ async def test_eof_drains_in_flight_requests_then_exits_zero(tmp_path: Path) -> 
         assert await wire.exit_code() == 0
 
 
+async def test_eof_answers_a_request_slower_than_the_drain_timeout(tmp_path: Path) -> None:
+    # Queued lines get 0.2 s to reach the client; a request read before EOF gets its own deadline.
+    async with spawn(tmp_path, "--drain-timeout", "0.2") as wire:
+        await wire.handshake()
+        slow = {"name": "slow", "arguments": {"steps": 6, "delay": 0.2}}
+        await wire.request(1, "tools/call", slow)
+        await wire.request(2, "ping")
+        await wire.close_stdin()
+        remaining = await wire.read_to_eof()
+        assert sorted(message["id"] for message in remaining) == [1, 2]
+        answer = next(message for message in remaining if message["id"] == 1)
+        assert answer["result"]["content"][0]["text"] == "slept 6 steps"
+        assert await wire.exit_code() == 0
+
+
+async def test_a_request_past_its_own_deadline_at_eof_gets_an_error_answer(
+    tmp_path: Path,
+) -> None:
+    async with spawn(tmp_path, "--answer-deadline", "0.5") as wire:
+        await wire.handshake()
+        slow = {"name": "slow", "arguments": {"steps": 100, "delay": 0.1}}
+        await wire.request(1, "tools/call", slow)
+        await wire.close_stdin()
+        (answer,) = await wire.read_to_eof(timeout=5.0)  # long before the 10 s the tool wants
+        assert answer["id"] == 1 and answer["error"]["code"] == -32000
+        assert "0.5 s deadline" in answer["error"]["message"]
+        assert await wire.exit_code() == 0
+
+
 async def test_sigterm_drains_then_exits_zero(tmp_path: Path) -> None:
     async with spawn(tmp_path) as wire:
         await wire.handshake()

@@ -10,6 +10,7 @@ call), and over an index without vectors never loads it.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -17,11 +18,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import trio
 
 from tests.cli_support import Cli, make_cli
 from tests.conftest import write_corpus
+from tests.http_gateway_support import modern_headers, modern_params, rpc
 from tests.stdio_session import RawWire, open_stdio_process
+from tests.test_http_cli import gateway_process
 from tests.test_startup_imports import MODULES_AT_EXIT, _under
 from tests.test_vectors_cli import NOTES
 
@@ -188,3 +192,54 @@ async def test_a_semantic_call_during_the_load_waits_for_it_and_is_answered(
         assert answer["structuredContent"]["results"][0]["uri"] == "gno://notes/bike.md"
         assert (await server.model_loads(2))["loadAttempts"] == 1  # one load, shared
     assert list((empty_cache / "models").glob("*.bin"))
+
+
+async def test_a_vsearch_written_just_before_stdin_closes_is_answered(tmp_path: Path) -> None:
+    cli = _indexed(tmp_path, embedded=True)
+    empty_cache = tmp_path / "cold-cache"  # the slowest first call: the model read from its package
+    async with _mcp(cli, tmp_path, "-m", "gno_trio", GNO_CACHE_DIR=str(empty_cache)) as server:
+        await server.handshake()
+        await server.request(
+            1, "tools/call", {"name": "gno_vsearch", "arguments": {"query": FRENCH_TYRE}}
+        )
+        await server.close_stdin()
+        (answer,) = await server.read_to_eof()
+        assert answer["id"] == 1, answer
+        assert answer["result"]["structuredContent"]["results"][0]["uri"] == "gno://notes/bike.md"
+        assert await server.exit_code() == 0
+
+
+async def test_serve_answers_an_in_flight_vsearch_when_sigterm_arrives(tmp_path: Path) -> None:
+    cli = _indexed(tmp_path, embedded=True)
+    _weight_cache(cli).unlink()  # serve's first semantic call then waits for the slow load
+    query = modern_params(name="gno_vsearch", arguments={"query": FRENCH_TYRE})
+    async with (
+        gateway_process(tmp_path, "serve", "--no-embed") as announced,
+        httpx.AsyncClient(timeout=LOAD_TIMEOUT_S) as client,
+    ):
+        answers: list[httpx.Response] = []
+
+        async def vsearch() -> None:
+            answers.append(
+                await client.post(
+                    announced["url"],
+                    headers=modern_headers("tools/call", "gno_vsearch"),
+                    json=rpc("tools/call", query),
+                )
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(vsearch)
+            with trio.fail_after(LOAD_TIMEOUT_S):  # the request is in flight, then SIGTERM
+                while not answers:
+                    status = (await client.get(announced["statusUrl"])).json()
+                    if status["admission"]["activeRequests"]:
+                        announced["process"].send_signal(signal.SIGTERM)
+                        break
+                    await trio.sleep(0.02)
+        with trio.fail_after(LOAD_TIMEOUT_S):  # it drains and exits on its own (0, checked)
+            await announced["process"].wait()
+    (answer,) = answers
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["result"]["structuredContent"]["results"]
+    assert results[0]["uri"] == "gno://notes/bike.md"

@@ -18,6 +18,8 @@ INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
+SERVER_ERROR: Final = -32000
+"""The first of JSON-RPC's implementation-defined server errors."""
 
 # MCP codes. -32002 exists only up to 2025-11-25; 2026-07-28 answers a missing
 # resource with -32602 instead and reserves -32020..-32099 for spec codes.
@@ -79,6 +81,14 @@ def unsupported_version(requested: str, supported: Sequence[str]) -> ProtocolErr
 def internal_error(message: str = "Internal error") -> ProtocolError:
     """-32603: the server failed in a way the client cannot fix."""
     return ProtocolError(INTERNAL_ERROR, message)
+
+
+def deadline_passed(seconds: float) -> ProtocolError:
+    """-32000: a request the server stopped working on when its own deadline passed."""
+    return ProtocolError(
+        SERVER_ERROR,
+        f"Request not answered within its {seconds:g} s deadline; the server is shutting down",
+    )
 
 
 def resource_not_found(uri: str, era: Era) -> ProtocolError:

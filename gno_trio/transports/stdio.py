@@ -11,9 +11,11 @@ request is cancelled by cancelling its own scope, and because a response is
 sent from inside that scope, a cancelled request can never produce a response
 line.
 
-Shutdown: stdin EOF or SIGTERM/SIGINT stops reading; in-flight requests get
-``drain_timeout`` seconds to finish (a second signal cuts that short); queued
-lines are flushed; the function returns 0.
+Shutdown: stdin EOF or SIGTERM/SIGINT stops reading; every request already
+read is still answered, each bounded by its own deadline
+(:mod:`~gno_trio.transports.deadlines`: past it, a ``-32000`` error answers
+it); a second signal cancels them all. Queued lines then get
+``drain_timeout`` seconds to reach the client; the function returns 0.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ from typing import Any, Final
 import trio
 
 from gno_trio.protocol.connection import INITIALIZE, StdioConnection
-from gno_trio.protocol.errors import INVALID_REQUEST, ProtocolError, internal_error
+from gno_trio.protocol.errors import (
+    INVALID_REQUEST,
+    ProtocolError,
+    deadline_passed,
+    internal_error,
+)
 from gno_trio.protocol.jsonrpc import (
     DecodeFailure,
     Notification,
@@ -43,6 +50,7 @@ from gno_trio.protocol.jsonrpc import (
 from gno_trio.protocol.names import CANCELLED_NOTIFICATION
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.deadlines import ANSWER_DEADLINE_SECONDS, InFlightDeadlines
 from gno_trio.transports.stdio_streams import process_streams
 from nurseries.bytebudget import ByteBudget
 
@@ -95,6 +103,7 @@ class _StdioServer:
         max_line_bytes: int,
         session_id: str,
         drain_timeout: float,
+        answer_deadline: float,
     ) -> None:
         self._app = app
         self._stdin = stdin
@@ -104,6 +113,7 @@ class _StdioServer:
         self._max_line_bytes = max_line_bytes
         self._session_id = session_id
         self._drain_timeout = drain_timeout
+        self._deadlines = InFlightDeadlines(answer_deadline)
         self._connection = StdioConnection()
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._outbox, self._outbox_reader = trio.open_memory_channel[bytes](_OUTBOX_SIZE)
@@ -124,8 +134,8 @@ class _StdioServer:
                     self._requests = requests
                     with reading:
                         await self._read_loop()
-                    # Input is over; in-flight requests get a grace period to finish.
-                    requests.cancel_scope.deadline = trio.current_time() + self._drain_timeout
+                    # Input is over: each request read so far runs until its own deadline.
+                    self._deadlines.arm_all()
                 # The outbox is closed: the writer flushes what is queued, then ends.
                 with trio.move_on_after(self._drain_timeout):
                     await self._writer_done.wait()
@@ -285,8 +295,12 @@ class _StdioServer:
         self, request: Request, entry: _InFlight, context: RequestContext
     ) -> None:
         try:
-            with entry.scope:
-                line = await self._answer(request, context)
+            with entry.scope, self._deadlines.track() as deadline, deadline.sending:
+                with deadline.answering:
+                    line = await self._answer(request, context)
+                if deadline.passed:
+                    error = deadline_passed(deadline.seconds)
+                    line = encode_error(request.id, error.to_error_object())
                 # Sent from inside the request's scope: once the client has
                 # cancelled, this raises instead of committing a response.
                 await self._emit(line)
@@ -370,6 +384,7 @@ async def serve_stdio(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     session_id: str | None = None,
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    answer_deadline: float = ANSWER_DEADLINE_SECONDS,
     handle_signals: bool | None = None,
 ) -> int:
     """Serve ``app`` over stdio until stdin ends or SIGTERM arrives; returns the exit status.
@@ -377,7 +392,9 @@ async def serve_stdio(
     ``stdin``/``stdout`` default to the process's own (stdout is then reserved for
     JSON-RPC: anything else printed goes to stderr). ``session_id`` is the memory
     session identity, by default the app's instance id. Signals are handled by
-    default when running in the main thread.
+    default when running in the main thread. ``answer_deadline`` is each request's
+    own deadline once input has ended; ``drain_timeout`` how long queued lines
+    then get to reach the client.
     """
     if handle_signals is None:
         handle_signals = threading.current_thread() is threading.main_thread()
@@ -390,6 +407,7 @@ async def serve_stdio(
                 max_line_bytes=max_line_bytes,
                 session_id=session_id if session_id is not None else app.instance_id,
                 drain_timeout=drain_timeout,
+                answer_deadline=answer_deadline,
             )
             await server.run(handle_signals=handle_signals)
     except Exception:

@@ -197,6 +197,7 @@ async def _initialize(state: GatewayState, exchange: Exchange, request: Request)
             responder,
             status_for=_legacy_status,
             final_check=lambda: None,
+            deadlines=state.deadlines,
         )
     finally:
         if not responder.committed:
@@ -254,6 +255,7 @@ async def _serve_request(
                 responder,
                 status_for=_legacy_status,
                 final_check=lambda: epoch_guard(request, ticket, state.policies),
+                deadlines=state.deadlines,
             )
         if scope.cancelled_caught:
             context.cancellation.cancel()

@@ -230,6 +230,7 @@ async def post(
         responder,
         status_for=status_for,
         final_check=lambda: epoch_guard(message, ticket, state.policies),
+        deadlines=state.deadlines,
     )
 
 

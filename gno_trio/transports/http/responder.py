@@ -14,10 +14,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gno_trio.protocol.errors import ProtocolError, internal_error
+from gno_trio.protocol.errors import ProtocolError, deadline_passed, internal_error
 from gno_trio.protocol.jsonrpc import Request, encode_answer, encode_error, encode_notification
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.wire import SSE_HEADERS, Header, Reply, Send, send_reply, sse_event
 
 logger = logging.getLogger("gno_trio.transports.http")
@@ -95,27 +96,36 @@ async def dispatch(
     *,
     status_for: StatusForCode,
     final_check: FinalCheck,
+    deadlines: InFlightDeadlines,
 ) -> None:
-    """Run ``request`` through ``app`` and answer it; protocol errors become error replies."""
-    try:
-        result = await app.handle_request(request.method, request.params, context)
-        line = encode_answer(request.id, result)
-        status = 200
-    except ProtocolError as exc:
-        line = encode_error(request.id, exc.to_error_object())
-        status = status_for(exc.code)
-    except Exception:
-        logger.exception("request %s failed", request.method)
-        error = internal_error()
-        line = encode_error(request.id, error.to_error_object())
-        status = status_for(error.code)
-    finally:
-        context.finish()
-    refusal = final_check()
-    if refusal is not None:
-        await responder.refuse(refusal)
-        return
-    await responder.answer(status, line)
+    """Run ``request`` through ``app`` and answer it; protocol errors become error replies.
+
+    Once the gateway drains, the request's own deadline bounds it (see
+    :mod:`~gno_trio.transports.deadlines`): past it, the answer is an error.
+    """
+    with deadlines.track() as deadline, deadline.sending:
+        try:
+            with deadline.answering:
+                result = await app.handle_request(request.method, request.params, context)
+            if deadline.passed:
+                raise deadline_passed(deadline.seconds)
+            line = encode_answer(request.id, result)
+            status = 200
+        except ProtocolError as exc:
+            line = encode_error(request.id, exc.to_error_object())
+            status = status_for(exc.code)
+        except Exception:
+            logger.exception("request %s failed", request.method)
+            error = internal_error()
+            line = encode_error(request.id, error.to_error_object())
+            status = status_for(error.code)
+        finally:
+            context.finish()
+        refusal = final_check()
+        if refusal is not None:
+            await responder.refuse(refusal)
+            return
+        await responder.answer(status, line)
 
 
 __all__ = ["FinalCheck", "Responder", "StatusForCode", "dispatch"]

@@ -4,7 +4,8 @@
 :func:`run_resident` is what ``gno-trio serve`` / ``gno-trio daemon`` call.
 
 Shutdown order: stop admitting (new requests get 503) and let in-flight ones
-finish for ``drain_timeout`` seconds, then stop supervised tasks (GET streams,
+finish, each within its own deadline (:mod:`~gno_trio.transports.deadlines`:
+past it, a ``-32000`` error answers it), then stop supervised tasks (GET streams,
 the reaper, background sync), then let hypercorn close its listener and idle
 connections.
 
@@ -32,6 +33,7 @@ import trio
 
 from gno_trio.errors import GnoError
 from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.connections import serve_connections
 from gno_trio.transports.http.guards import PolicyBook
@@ -163,6 +165,7 @@ def build_state(
             if settings.caller_key_file is not None
             else app.instance_id.encode()
         ),
+        deadlines=InFlightDeadlines(settings.answer_deadline),
         worker=worker,
     )
 
@@ -237,10 +240,12 @@ async def serve_gateway(
                 await drain.wait()
                 logger.info("shutting down: draining in-flight requests")
                 state.shutdown_state = "graceful"
+                # Each request read so far runs until its own deadline, then is answered.
+                last_answer = state.deadlines.arm_all()
                 outcome = await drain_and_shutdown(
                     state.capacity,
                     supervisor,
-                    drain_timeout=settings.drain_timeout,
+                    drain_timeout=max(settings.drain_timeout, last_answer),
                     grace=_TASK_GRACE,
                 )
                 await state.readers.drain(_TASK_GRACE)

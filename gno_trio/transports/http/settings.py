@@ -23,6 +23,7 @@ from gno_trio.config import Gateway, GatewayLimits
 from gno_trio.config_rules import ConfigValueError
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
+from gno_trio.transports.deadlines import ANSWER_DEADLINE_SECONDS, SEND_GRACE_SECONDS
 
 Mode = Literal["serve", "daemon"]
 
@@ -51,12 +52,19 @@ class GatewaySettings:
     body_timeout: float = 30.0
     """Seconds a client gets to deliver a whole request body (slow-drip protection)."""
     drain_timeout: float = 10.0
-    """Seconds in-flight requests get to finish after SIGINT/SIGTERM."""
+    """Seconds work other than MCP requests (a session's DELETE) gets after SIGINT/SIGTERM."""
+    answer_deadline: float = ANSWER_DEADLINE_SECONDS
+    """Each MCP request's own deadline once the gateway drains, from when it was read."""
     stream_keepalive: float = 15.0
     """Seconds between SSE comment lines on an idle GET stream."""
     caller_key_file: Path | None = None
     """The key file callers are labelled with (one per data directory, shared by every
     worker); ``None``: a key of this process alone (its instance id)."""
+
+    @property
+    def longest_drain(self) -> float:
+        """The longest a drain may wait: a request read just before it, then sent."""
+        return max(self.drain_timeout, self.answer_deadline + SEND_GRACE_SECONDS)
 
     @property
     def write_timeout(self) -> float:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.boundary import Caller
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CallerLabels
@@ -43,6 +44,8 @@ class GatewayState:
     readers: RuntimeAdmission
     """Runtime admission: a handle on the resident runtime for each dispatch (503 once closing)."""
     labels: CallerLabels
+    deadlines: InFlightDeadlines
+    """The MCP requests being answered, each with its own deadline (armed by the drain)."""
     memory: MemoryReturn = field(default_factory=MemoryReturn)
     """Answered bytes since the heap was last trimmed (see :mod:`.memory`)."""
     started_at: float = field(default_factory=time.monotonic)

@@ -152,10 +152,10 @@ def run_workers(
             ended = [child for child in children if child.poll() is not None]
             if ended:
                 logger.error("a gateway worker exited (code %s); stopping", ended[0].returncode)
-                _stop(children, settings.drain_timeout + _STOP_GRACE)
+                _stop(children, settings.longest_drain + _STOP_GRACE)
                 return 2
             time.sleep(_POLL)
-        codes = _stop(children, settings.drain_timeout + _STOP_GRACE)
+        codes = _stop(children, settings.longest_drain + _STOP_GRACE)
         return 0 if all(code == 0 for code in codes) else 2
     finally:
         if any(child.poll() is None for child in children):
