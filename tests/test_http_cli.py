@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import tomllib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -176,7 +177,10 @@ async def test_human_output_prints_url_and_client_configuration(tmp_path: Path) 
     assert first.startswith("gno-trio serve: MCP endpoint http://127.0.0.1:")
     url = first.rsplit(" ", 1)[1]
     shown = {
-        line.split()[0]: line.split(None, 1)[1] for line in rest.splitlines() if line[:2] == "  "
+        name: value
+        for line in rest.splitlines()
+        if line[:2] == "  " and len(parts := line.split(None, 1)) == 2
+        for name, value in [parts]
     }
     assert json.loads(shown["vscode"]) == {"servers": {"gno": {"type": "http", "url": url}}}
     assert json.loads(shown["cursor"]) == {"mcpServers": {"gno": {"url": url}}}
@@ -187,7 +191,8 @@ async def test_human_output_prints_url_and_client_configuration(tmp_path: Path) 
         "url": url,
         "enabled": True,
     }
-    assert shown["codex"] == f'[mcp_servers.gno] url = "{url}"'
+    codex = rest.split("  codex:\n", 1)[1].split("\n  ", 1)[0]  # TOML: its own lines
+    assert tomllib.loads(codex) == {"mcp_servers": {"gno": {"url": url}}}
 
 
 async def test_flags_beat_config_which_beats_defaults(tmp_path: Path) -> None:

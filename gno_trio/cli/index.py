@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -35,6 +36,42 @@ UPDATE_WAIT_SECONDS: Final = 30.0
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    """Create the index (and add PATH); a failed ``init`` leaves nothing it made behind."""
+    from gno_trio.engine import locate
+
+    config = Path(args.config).expanduser() if args.config else None
+    location = locate(index_name=args.index, config_path=config)
+    db = location.db_path
+    files = [
+        location.config_path,
+        db,
+        *(db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+        location.dirs.write_lock,
+    ]
+    folders = [*_missing_ancestry(location.config_path.parent), *_missing_ancestry(db.parent)]
+    made = [path for path in files if not path.exists()]
+    try:
+        return _init(args)
+    except BaseException:
+        for path in made:
+            path.unlink(missing_ok=True)
+        for folder in sorted(set(folders), key=lambda f: len(f.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty: nothing but what this run made
+        raise
+
+
+def _missing_ancestry(folder: Path) -> list[Path]:
+    """``folder`` and its ancestors that do not exist yet (what creating it would make)."""
+    missing = []
+    for path in (folder, *folder.parents):
+        if path.exists():
+            break
+        missing.append(path)
+    return missing
+
+
+def _init(args: argparse.Namespace) -> int:
     with open_engine(args, new_config=True) as engine:
         if not engine.location.config_path.exists():
             engine.update_config(lambda current: current)  # an index starts with its config
@@ -68,7 +105,7 @@ def cmd_init(args: argparse.Namespace) -> int:
                 print(f"Collection {existing.name} -> {existing.path} is already configured")
             elif added:
                 print(f"Added collection {added.name} -> {added.path}")
-                print("Run `gno-trio update` to index it.")
+                print(f"Next: `{command_line(args, 'index')}` indexes it.")
     return EXIT_OK
 
 

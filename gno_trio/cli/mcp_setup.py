@@ -110,6 +110,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     entry = stdio_entry(target, launch)
     installed = _apply(args, found, scope, found.with_entry(entry), action)
     installed["serverEntry"] = launch.as_dict()
+    # The entry as the client's own file holds it (TOML for Codex), ready to paste.
+    installed["entryText"] = ConfigFile(target, found.path, None).with_entry(entry).strip()
     render.emit(args, MCP_INSTALL, {"installed": installed})
     return EXIT_OK
 

@@ -288,9 +288,12 @@ def status(args: Any, files: ResidentFiles) -> int:
     if args.json:
         emit_json(found)
     elif found["running"]:
+        log = found["log_file"]
+        if found["log_size_bytes"] is None:  # a resident started in the foreground writes none
+            log = f"none ({log} is written by --detach only)"
         print(
             f"gno-trio {files.mode}: running (pid {found['pid']}, port {found['port']}, "
-            f"up {found['uptime_seconds']} s)\nLog: {files.log_file}"
+            f"up {found['uptime_seconds']} s)\nLog: {log}"
         )
     elif found["pid"] is not None:
         print(

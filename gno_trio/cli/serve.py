@@ -136,11 +136,12 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
     with held:  # released last, once this process stopped serving
         if launch is not None:
             return _serve(args, mode, engine, settings, launch, None)
+        # Detached or in the foreground, the owner writes the pid-file once it listens,
+        # so --status and --stop find it either way.
         record = getattr(args, "resident_record", None)
-        announced = None
-        if record:
-            announced = _recorder(args, mode, Path(record))
-            held.callback(resident.remove_record, Path(record), os.getpid())
+        pid_file = Path(record) if record else resident.files_for(args, mode).pid_file
+        announced = _recorder(args, mode, pid_file, detached=bool(record))
+        held.callback(resident.remove_record, pid_file, os.getpid())
         if workers > 1:
             data_dir = engine.location.dirs.data
             engine.close()  # each worker opens its own
@@ -160,10 +161,10 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
 
 
 def _recorder(
-    args: argparse.Namespace, mode: str, pid_file: Path
+    args: argparse.Namespace, mode: str, pid_file: Path, *, detached: bool
 ) -> Callable[[GatewayEndpoint], None]:
-    """A detached child's pid-file, written once its listener is announced."""
-    log_file = resident.files_for(args, mode).log_file
+    """The resident's pid-file, written once its listener is announced (a log only if detached)."""
+    log_file = resident.files_for(args, mode).log_file if detached else None
 
     def announced(endpoint: GatewayEndpoint) -> None:
         resident.write_record(

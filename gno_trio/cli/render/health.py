@@ -136,6 +136,8 @@ def install_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str
     if done.get("dryRun"):
         head = "Dry run, nothing written. Would have: " + head[0].lower() + head[1:]
     lines = [head, *_launch_lines(done["serverEntry"])]
+    if done.get("dryRun"):
+        lines += ["The entry, as the file would hold it:", "", done["entryText"], ""]
     if done.get("backupPath"):
         lines.append(f"Previous file saved as {done['backupPath']}")
     if not done.get("dryRun"):

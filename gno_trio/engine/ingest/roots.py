@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
@@ -261,7 +262,11 @@ def validate_root(
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError) as exc:
-        raise GnoError("PATH_NOT_FOUND", f"Collection path does not exist: {text}") from exc
+        raise GnoError(
+            "PATH_NOT_FOUND",
+            f"Collection path does not exist: {text} (create the folder first, for example "
+            f"with: mkdir -p {shlex.quote(str(lexical))})",
+        ) from exc
     _police(lexical, resolved, home, dirs)
     if not resolved.is_dir():
         raise GnoError("INVALID_PATH", f"Collection path is not a directory: {text}")

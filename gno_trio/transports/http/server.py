@@ -267,6 +267,17 @@ ClientSnippets = Callable[[str, Path | None], Mapping[str, Mapping[str, Any]]]
 """Per-client configuration for a URL: ``{client: {"text": ..., ...}}`` (the CLI's table)."""
 
 
+def _snippet_lines(name: str, text: str, width: int) -> str:
+    """One client's entry: beside its name on one line, or (TOML) as its own block, as written.
+
+    A TOML entry is a table header and its keys on separate lines; joined on
+    one line it would not parse, so it is printed as the lines to paste.
+    """
+    if "\n" not in text:
+        return f"  {name:<{width}}  {text}\n"
+    return f"  {name}:\n" + "".join(f"{line}\n" for line in text.split("\n")) + "\n"
+
+
 def announce(
     endpoint: GatewayEndpoint,
     settings: GatewaySettings,
@@ -290,10 +301,7 @@ def announce(
         sys.stdout.write(json.dumps(document) + "\n")
     elif snippets is not None:
         width = max(len(name) for name in snippets)
-        lines = "".join(
-            f"  {name:<{width}}  {' '.join(str(s['text']).split(chr(10)))}\n"
-            for name, s in snippets.items()
-        )
+        lines = "".join(_snippet_lines(name, str(s["text"]), width) for name, s in snippets.items())
         sys.stdout.write(
             f"gno-trio {settings.mode}: MCP endpoint {endpoint.mcp_url}\n"
             f"Status: {endpoint.status_url}\n"
