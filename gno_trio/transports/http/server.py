@@ -335,7 +335,7 @@ def run_resident(
 
     ``on_ready`` replaces the announcement (a worker reports to its parent instead);
     ``clients`` gives the per-client configurations it prints; ``announced``
-    runs once the announcement is out (a detached child records its pid-file).
+    runs just before the announcement (the pid-file, so whoever reads the URL finds it).
     """
 
     async def main() -> None:
@@ -354,9 +354,9 @@ def run_resident(
             if on_ready is not None:
                 on_ready(endpoint)
             else:
-                announce(endpoint, settings, as_json=as_json, clients=clients)
-                if announced is not None:
+                if announced is not None:  # the pid-file first: a reader of the URL finds it
                     announced(endpoint)
+                announce(endpoint, settings, as_json=as_json, clients=clients)
 
     # Everything that can fail before serving fails here, outside trio, so the
     # user reads one line naming the cause instead of an exception group.

@@ -145,9 +145,9 @@ def run_workers(
             children.append(_start_child(entry, payload))
         deadline = time.monotonic() + _READY_TIMEOUT
         endpoints = [_await_ready(child, deadline) for child in children]
-        announce(endpoints[0], settings, as_json=as_json, clients=clients)
-        if announced is not None:
+        if announced is not None:  # the pid-file first: a reader of the URL finds it
             announced(endpoints[0])
+        announce(endpoints[0], settings, as_json=as_json, clients=clients)
         while not stop_requested:
             ended = [child for child in children if child.poll() is not None]
             if ended:
