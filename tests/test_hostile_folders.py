@@ -282,3 +282,28 @@ def test_a_rename_killed_half_way_is_tidied_by_the_next_start(tmp_path: Path) ->
     hits = {hit["uri"] for hit in cli.json("search", "targetword")["results"]}
     assert hits == {"gno://notes/target.md", "gno://notes/renamed.md"}
     assert not list(notes.rglob(".gno-tmp-*.tmp"))
+
+
+RENAME_PREVIEW = """
+from gno_trio.engine import Engine
+from gno_trio.errors import GnoError
+
+with Engine.open() as engine:
+    try:
+        engine.refactor_note("rename", "notes/target.md", name="renamed")
+    except GnoError as error:
+        print(error.code, error.message)
+"""
+
+
+def test_a_note_swapped_for_a_fifo_is_not_read_by_a_rename(tmp_path: Path) -> None:
+    cli, notes = _notes(tmp_path)
+    (notes / "target.md").write_text("# Target\ntargetword\n")
+    cli.run("update")
+    (notes / "target.md").unlink()
+    os.mkfifo(notes / "target.md")
+    # Before, opening the FIFO waited for a writer for good (the run's timeout fails it).
+    done = _driven(cli, tmp_path, RENAME_PREVIEW)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("PATH_NOT_FOUND "), done.stdout
+    assert "a FIFO" in done.stdout

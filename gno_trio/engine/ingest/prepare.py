@@ -12,25 +12,16 @@ the writer alone decides what a batch holds.
 
 from __future__ import annotations
 
-import errno
-import os
 import sqlite3
-import stat
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
 
 from gno_trio.engine.docmeta import DocumentMeta
 from gno_trio.engine.ingest.chunker import Chunk, chunk_text
 from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents import records
-from gno_trio.engine.ingest.documents.reasons import (
-    FILE_REPLACED,
-    SPECIAL_FILE,
-    SYMLINK,
-    TOO_LARGE,
-)
+from gno_trio.engine.ingest.documents.reasons import FILE_REPLACED, TOO_LARGE
 from gno_trio.engine.ingest.documents.runner import (
     ConversionJob,
     ConversionOutcome,
@@ -38,6 +29,7 @@ from gno_trio.engine.ingest.documents.runner import (
 )
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.plan import StoredDoc
+from gno_trio.engine.ingest.reading import opened_regular
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.uris import docid_of_hash, sha256_hex
 from gno_trio.errors import GnoError
@@ -144,48 +136,20 @@ def body_chunks(markdown: str, meta: DocumentMeta, *, code: bool) -> list[Chunk]
     ]
 
 
-_READ_FLAGS: Final = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)  # a link swapped in is refused, not followed
-    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in opens at once instead of waiting
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
-
-
-def not_a_file(rel_path: str, mode: int) -> GnoError:
-    """Why a name that is no regular file is not indexed (seen by the walk or at the read)."""
-    if stat.S_ISLNK(mode):
-        return GnoError(SYMLINK, f"{rel_path}: a symbolic link (links are never followed)")
-    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-    return GnoError(SPECIAL_FILE, f"{rel_path}: {kind}, not a regular file")
-
-
 def read_source(found: FoundFile, limit: int) -> bytes:
     """The bytes of the file the walk saw, or why they are not read.
 
     Between the walk and this read the name may have come to hold something
     else: a link to a file outside the collection, a FIFO that would block
     the sync (and the write lease) for good, or another file through a
-    parent folder swapped for a link. The name is opened without following
-    a link and without waiting, and only the regular file the walk saw
-    (same device and inode) is read.
+    parent folder swapped for a link. The name is opened as
+    :func:`.reading.opened_regular` opens it, and only the regular file the
+    walk saw (same device and inode) is read.
     """
     # The conversion limit decides "too large to read" too: such a file costs a stat.
     if found.size > limit:
         raise GnoError(TOO_LARGE, f"{found.rel_path}: {found.size:,} bytes (limit {limit:,})")
-    try:
-        fd = os.open(found.abs_path, _READ_FLAGS)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link
-            raise not_a_file(found.rel_path, stat.S_IFLNK) from exc
-        raise GnoError(
-            "READ_ERROR", f"Cannot read {found.rel_path}: {exc.strerror or exc}"
-        ) from exc
-    with os.fdopen(fd, "rb") as handle:
-        seen = os.fstat(fd)
-        if not stat.S_ISREG(seen.st_mode):
-            raise not_a_file(found.rel_path, seen.st_mode)
+    with opened_regular(found.abs_path, found.rel_path) as (handle, seen):
         if found.inode is not None and (seen.st_dev, seen.st_ino) != (found.device, found.inode):
             raise GnoError(
                 FILE_REPLACED, f"{found.rel_path}: replaced by another file while the sync ran"

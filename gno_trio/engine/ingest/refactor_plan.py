@@ -31,6 +31,7 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.link_lists import backlinks
 from gno_trio.engine.graph.links import DocSummary, summary
+from gno_trio.engine.ingest.reading import opened_regular
 from gno_trio.engine.ingest.refactor_refs import (
     Reference,
     ReferenceExaminer,
@@ -64,16 +65,22 @@ def fingerprint(text: str) -> str:
 
 
 def read_note(path: Path, rel_path: str) -> str:
-    """A note's text exactly as stored (line endings kept)."""
+    """A note's text exactly as stored (line endings kept); a link, FIFO or device is not read."""
     try:
-        with path.open("r", encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except UnicodeDecodeError as exc:
-        raise GnoError("INVALID_INPUT", f"{rel_path} is not an editable text note") from exc
+        with opened_regular(path, rel_path) as (handle, _):
+            data = handle.read()
+    except GnoError as error:
+        raise GnoError(
+            "PATH_NOT_FOUND", f"File of {rel_path} is not readable: {error.message}"
+        ) from error
     except OSError as exc:
         raise GnoError(
             "PATH_NOT_FOUND", f"File of {rel_path} is not readable: {exc.strerror or exc}"
         ) from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GnoError("INVALID_INPUT", f"{rel_path} is not an editable text note") from exc
 
 
 @dataclass(slots=True)

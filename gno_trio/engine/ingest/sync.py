@@ -37,7 +37,7 @@ from gno_trio.engine.ingest.plan import (
     stored_documents,
     stored_for_walk,
 )
-from gno_trio.engine.ingest.prepare import not_a_file
+from gno_trio.engine.ingest.reading import not_a_file
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, admits, listing
 from gno_trio.engine.kernel import IndexHooks
