@@ -227,6 +227,7 @@ async def test_an_overflow_or_a_restarted_watch_syncs_the_collection_once(
     feed_send, feed_receive = trio.open_memory_channel[Changes | Exception](10)
 
     async def fake_source(root: Path, polling: bool, stop: trio.Event) -> AsyncIterator[Changes]:
+        yield set()  # the watch is up
         async for item in feed_receive:
             if isinstance(item, Exception):
                 raise item

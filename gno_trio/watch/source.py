@@ -25,7 +25,8 @@ import trio
 Changes = set[tuple[int, str]]
 """One group of changes: ``(kind, absolute path)`` pairs (kinds as ``watchfiles.Change``)."""
 Source = Callable[[Path, bool, trio.Event], AsyncIterator[Changes]]
-"""``(root, polling, stop)`` to the groups of changes under ``root`` until ``stop`` is set."""
+"""``(root, polling, stop)`` to the groups of changes under ``root`` until ``stop`` is set;
+an empty group now and then (at least once the watch is up) says it is still watching."""
 
 QUIET_MS: Final = 50
 """A group ends once no change came for this long."""
@@ -34,7 +35,7 @@ GROUP_MS: Final = 800
 POLL_MS: Final = 500
 """How often a polling watch lists the tree."""
 WAKE_MS: Final = 1_000
-"""How long the watch thread waits before it checks again that it should go on."""
+"""How long a quiet watch waits before it yields an empty group (the watch is up)."""
 
 NETWORK_FILE_SYSTEMS: Final = frozenset(
     {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "fuse.sshfs"}
@@ -84,6 +85,7 @@ async def watchfiles_source(root: Path, polling: bool, stop: trio.Event) -> Asyn
         step=QUIET_MS,
         stop_event=stop,
         rust_timeout=WAKE_MS,
+        yield_on_timeout=True,
         force_polling=polling,
         poll_delay_ms=POLL_MS,
         ignore_permission_denied=True,

@@ -165,10 +165,7 @@ class FolderWatcher:
             current = self._watches.get(name)
             if watched is None:
                 book.failed[name] = refusal or "cannot be watched"
-                book.active.discard(name)
-                if current is not None:
-                    current.cancel()
-                    del self._watches[name]
+                self._drop(name)
                 continue
             if current is not None and current.watched == watched:
                 continue
@@ -179,12 +176,19 @@ class FolderWatcher:
             back = name in book.failed
             nursery.start_soon(self._watch_one, watch, fresh or back or current is not None)
         for name in set(self._watches) - set(book.expected):
-            self._watches.pop(name).cancel()
-            book.active.discard(name)
+            self._drop(name)
             book.pending.pop(name, None)
         for name in set(book.failed) - set(book.expected):
             del book.failed[name]
         self._surveyed = True
+
+    def _drop(self, name: str) -> None:
+        """Stop the watch of ``name``, if any, and forget what status said of it."""
+        watch = self._watches.pop(name, None)
+        if watch is not None:
+            watch.cancel()
+        self.book.active.discard(name)
+        self.book.polling.pop(name, None)
 
     async def _watch_one(self, watch: _Watch, sync_first: bool) -> None:
         """One root's watch; a watch that fails polls instead, or starts again, then syncs."""
@@ -200,12 +204,13 @@ class FolderWatcher:
         with watch.scope:
             try:
                 while not watch.stop.is_set():
-                    book.active.add(name)
-                    book.failed.pop(name, None)
                     try:
                         events = self._source(watched.root, name in book.polling, watch.stop)
                         async with contextlib.aclosing(events):  # type: ignore[type-var]
                             async for changes in events:
+                                # The first group (maybe empty) says the watch is up.
+                                book.active.add(name)
+                                book.failed.pop(name, None)
                                 self._take(watched, changes)
                         return
                     except (OSError, RuntimeError) as exc:
@@ -218,8 +223,9 @@ class FolderWatcher:
                         await trio.sleep(RESTART_S)
                         self._queue(name, WHOLE)  # what changed meanwhile was not seen
             finally:
-                book.active.discard(name)
-                book.polling.pop(name, None)
+                if self._watches.get(name) is watch:  # not replaced by a newer watch meanwhile
+                    book.active.discard(name)
+                    book.polling.pop(name, None)
 
     def _take(self, watched: WatchedRoot, changes: set[tuple[int, str]]) -> None:
         """Queue the paths of one group of changes that may matter."""
