@@ -59,6 +59,13 @@ class Cli:
     def db(self) -> Path:
         return self.data_dir / "index-default.sqlite"
 
+    @property
+    def dirs_env(self) -> dict[str, str]:
+        """The sandbox's ``GNO_*_DIR`` variables, for a server started on the same index."""
+        return {
+            name: self.env[name] for name in ("GNO_CONFIG_DIR", "GNO_DATA_DIR", "GNO_CACHE_DIR")
+        }
+
     def run(
         self,
         *args: str,

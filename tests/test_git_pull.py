@@ -166,7 +166,7 @@ async def test_mcp_sync_and_add_collection_pull_when_asked(
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "p.md").write_text("# P\n", encoding="utf-8")
-    env = {name: cli.env[name] for name in ("GNO_CONFIG_DIR", "GNO_DATA_DIR", "GNO_CACHE_DIR")}
+    env = cli.dirs_env
     async with spawn({**env, **IDENTITY}, tmp_path, "--enable-write") as wire:
         await wire.handshake()
         started = (await tool(wire, 1, "gno_sync", collection="notes", gitPull=True))[

@@ -35,7 +35,7 @@ async def test_include_similar_is_described_and_honours_its_threshold(tmp_path: 
     cli.run("init", str(write_corpus(tmp_path / "notes", NOTES)), "--name", "notes")
     cli.run("update")
     cli.run("embed")
-    env = {name: cli.env[name] for name in ("GNO_CONFIG_DIR", "GNO_DATA_DIR", "GNO_CACHE_DIR")}
+    env = cli.dirs_env
     async with spawn(env, tmp_path) as wire:
         await wire.handshake()
         listed = (await wire.call(1, "tools/list"))["result"]["tools"]

@@ -38,7 +38,7 @@ async def test_the_job_list_text_separates_status_and_id(tmp_path: Path) -> None
     cli = make_cli(tmp_path)
     cli.run("init")
     notes = write_corpus(tmp_path / "notes", {"a.md": "# A\n"})
-    env = {name: cli.env[name] for name in ("GNO_CONFIG_DIR", "GNO_DATA_DIR", "GNO_CACHE_DIR")}
+    env = cli.dirs_env
     async with spawn(env, tmp_path, "--enable-write") as wire:
         await wire.handshake()
         added = await tool(wire, 1, "gno_add_collection", path=str(notes), name="notes")
