@@ -263,8 +263,6 @@ PORT_RANGES: dict[str, range] = {
     "bench_watch": range(18760, 18780),
     "soak_nonreaders": range(18780, 18800),
     "bench_scale": range(18800, 18820),
-    "bench_memory_rest": range(18820, 18840),
-    "bench_first_semantic": range(18840, 18860),
 }
 
 

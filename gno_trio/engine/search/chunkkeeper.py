@@ -39,6 +39,7 @@ from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
 from gno_trio.engine.search.keyruns import listed_keys
 from gno_trio.engine.search.stems import WORDS, ascii_words, stems_of
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
+from gno_trio.heap import trim_heap
 
 logger = logging.getLogger("gno_trio.engine.chunkkeeper")
 
@@ -253,6 +254,9 @@ def _build_into(slot: _Slot) -> None:
         if memory is not None:
             slot.memory = memory
             slot.tried = memory.state
+        # The build's rows, joined postings and arrays were freed; give their pages back,
+        # or a serving process would keep the build's peak at rest.
+        trim_heap()
     except Exception:  # a failed build leaves anchors on FTS5, never fails a search
         logger.exception("building the in-memory chunk index failed")
     finally:

@@ -8,41 +8,22 @@ threshold), so the process would stay large long after the load left.
 
 :class:`MemoryReturn` counts the bytes the gateway answered; when at least
 ``threshold`` bytes went out since the last release and no request is
-running, it asks glibc to return free pages (``malloc_trim``), in a worker
-thread. On a C library without ``malloc_trim`` it does nothing.
+running, it asks glibc to return free pages (:func:`~gno_trio.heap.trim_heap`),
+in a worker thread. On a C library without ``malloc_trim`` it does nothing.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
-from collections.abc import Callable
 from typing import Final
 
 import trio
 
+from gno_trio.heap import CAN_TRIM, trim_heap
+
 logger = logging.getLogger("gno_trio.transports.http")
 
 RELEASE_AFTER_BYTES: Final = 16 * 1024 * 1024
-
-
-def _load_malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        libc = ctypes.CDLL(name)
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    function: Callable[[int], int] = trim
-    return function
-
-
-_MALLOC_TRIM: Final = _load_malloc_trim()
 
 
 class MemoryReturn:
@@ -59,12 +40,11 @@ class MemoryReturn:
 
     async def maybe_release(self, idle: bool) -> bool:
         """Trim the heap when enough went out since the last time and nothing is running."""
-        if not idle or self.pending < self.threshold or _MALLOC_TRIM is None:
+        if not idle or self.pending < self.threshold or not CAN_TRIM:
             return False
         self.pending = 0
         self.releases += 1
-        trim = _MALLOC_TRIM
-        await trio.to_thread.run_sync(trim, 0)
+        await trio.to_thread.run_sync(trim_heap)
         logger.debug("returned free heap pages to the OS")
         return True
 
