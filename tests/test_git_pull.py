@@ -13,12 +13,14 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.cli_support import Cli, make_cli
+from tests.test_egress_hops import ModelServer
 from tests.test_mcp_gno_server import spawn
 from tests.test_mcp_job_list_text import finished_job, tool
 
@@ -185,3 +187,36 @@ async def test_mcp_sync_and_add_collection_pull_when_asked(
             3, "tools/call", {"name": "gno_sync", "arguments": {"runUpdateCmd": True}}
         )
         assert refused["result"]["isError"] is True
+
+
+@pytest.fixture
+def http_remote(repos: Repos) -> Iterator[tuple[ModelServer, ModelServer]]:
+    """The collection's remote as a loopback HTTP server, and a sink for an unjudged host."""
+    remote, sink = ModelServer(), ModelServer()
+    git(repos.notes, "remote", "set-url", "origin", remote.url("/notes.git"))
+    try:
+        yield remote, sink
+    finally:
+        remote.close()
+        sink.close()
+
+
+def test_git_follows_no_redirect_to_an_unjudged_host(
+    cli: Cli, http_remote: tuple[ModelServer, ModelServer]
+) -> None:
+    remote, sink = http_remote
+    remote.redirect_to = sink.url("/notes.git/info/refs?service=git-upload-pack")
+    failed = cli.run("update", "--git-pull", "--json", code=2)
+    (pulled,) = json_of(failed)["gitPull"]
+    assert (pulled["destinationZone"], pulled["status"]) == ("loopback", "failed")
+    assert remote.requests and sink.requests == []
+
+
+def test_git_uses_no_proxy_from_its_configuration(
+    cli: Cli, repos: Repos, http_remote: tuple[ModelServer, ModelServer]
+) -> None:
+    remote, proxy = http_remote
+    git(repos.notes, "config", "http.proxy", proxy.url(""))
+    git(repos.notes, "config", "remote.origin.proxy", proxy.url(""))
+    cli.run("update", "--git-pull", "--json", code=2)  # the stand-in remote speaks no git
+    assert remote.requests and proxy.requests == []

@@ -11,10 +11,12 @@ upstream first. Here that pull is judged and bounded before git runs:
   allow its network zone (a path or ``file://`` is this machine), and the
   decision leaves its receipt in the egress audit (``EGRESS_DENIED``);
 - git runs from an argument list, never a shell, with the inherited ``GIT_*``
-  variables dropped (they could point it at another repository) and no proxy, prompts
-  off (``GIT_TERMINAL_PROMPT=0``, no askpass, no terminal: a new session
-  with stdin closed), only the file, git, ssh and http(s) transports
-  allowed, submodules left alone, under a time limit;
+  variables dropped (they could point it at another repository), no HTTP
+  proxy (neither the environment's nor one configured) and no redirect
+  followed (their hosts were never judged), prompts off
+  (``GIT_TERMINAL_PROMPT=0``, no askpass, no terminal: a new session with
+  stdin closed), only the file, git, ssh and http(s) transports allowed,
+  submodules left alone, under a time limit;
 - a fast-forward only: a pull that would merge is refused by git and reported.
 
 Each collection gets one outcome, ``{collection, status, ok, ...}``, with
@@ -95,6 +97,22 @@ def _upstream_remote(folder: Path) -> tuple[str, str] | None:
     return (remote, url) if ok and url else None
 
 
+def _straight_to(remote: str) -> list[str]:
+    """Options that keep git on the judged URL: no configured HTTP proxy, no redirect.
+
+    An empty proxy setting overrides both the configuration's and the
+    environment's; ``remote.<name>.proxy`` would win over ``http.proxy``.
+    """
+    return [
+        "-c",
+        "http.followRedirects=false",
+        "-c",
+        "http.proxy=",
+        "-c",
+        f"remote.{remote}.proxy=",
+    ]
+
+
 def pull_collection(collection: Collection, judge: Judge) -> dict[str, Any]:
     """Pull one collection's folder from its upstream (see the module text); its outcome."""
     folder = Path(collection.path)
@@ -127,7 +145,16 @@ def pull_collection(collection: Collection, judge: Judge) -> dict[str, Any]:
             f"{remote!r} ({zone}): {decision.reason}",
         )
     done = run_bounded(
-        ["git", "-C", str(folder), "pull", "--ff-only", "--no-recurse-submodules", "--quiet"],
+        [
+            "git",
+            "-C",
+            str(folder),
+            *_straight_to(remote),
+            "pull",
+            "--ff-only",
+            "--no-recurse-submodules",
+            "--quiet",
+        ],
         cwd=folder,
         timeout_s=GIT_PULL_TIMEOUT_S,
         env=git_environment(),
