@@ -30,7 +30,11 @@ VERIFIER: Final = "gno-trio-lexical-containment-v1"
 VERIFIER_FINGERPRINT: Final = sha256_text(VERIFIER)
 _MARKER: Final = re.compile(r"\[(\d{1,4})\]")
 _ANY_BRACKET: Final = re.compile(r"\[[^\]\n]{0,24}\]")
-_SENTENCE: Final = re.compile(r"[^.!?\n]+(?:[.!?]+|$)(?:\s*(?:\[[^\]\n]{0,24}\])+)?")
+_SENTENCE: Final = re.compile(
+    r"(?:`[^`\n]*`|[^`\n.!?]|[.!?](?=[^\s\[]))+(?:[.!?]+|(?=\n)|$)(?:[ \t]*(?:\[[^\]\n]{0,24}\])+)?"
+)
+"""A sentence: up to a full stop that ends it (not one inside a number, a name or a code
+span) or the end of its line, with the citation markers that follow it."""
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
 _STOP_WORDS: Final = (
     "the a an and or of to in on at for with by from is are was were be been it this that "

@@ -201,7 +201,8 @@ class AskFace(SearchFace, ContextFace, TracesFace):
                     for claim in claims["claims"]:
                         for ref in claim["evidence"]:
                             cited.setdefault(ref["evidenceId"], _citation(by_id[ref["evidenceId"]]))
-                result["answer"] = claims["abstentionText"] if abstained else draft.text
+                withheld = claims["abstentionText"] if draft.answers else draft.text
+                result["answer"] = withheld if abstained else draft.text
                 result["citations"] = list(cited.values())
                 meta.update(
                     answerGenerated=draft.generated,

@@ -29,6 +29,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from gno_trio.config import Config
+from gno_trio.engine.ask.extract import NOTHING_ANSWERS, answer_units, render
 from gno_trio.engine.egress.sending import RedirectRefused, open_judged
 from gno_trio.engine.vectors.models import inference_timeout_s, preset_uri
 from gno_trio.errors import GnoError
@@ -58,6 +59,8 @@ class Draft:
     """True when a model wrote it; False for an extractive draft."""
     note: str
     """One line for the reader: who wrote the draft and why that one."""
+    answers: bool = True
+    """False when the draft says that nothing in the evidence answers the question."""
 
 
 class Generator(Protocol):
@@ -71,36 +74,27 @@ def _terms(text: str) -> set[str]:
 
 
 class ExtractiveGenerator:
-    """A draft made of the evidence sentences that share the most words with the question."""
+    """A draft quoting the evidence that answers the question (:mod:`.extract`), or saying
+    that nothing does."""
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
 
     def draft(self, question: str, passages: Sequence[Mapping[str, Any]], max_tokens: int) -> Draft:
-        wanted = _terms(question)
-        scored: list[tuple[int, int, int, str]] = []
-        for number, passage in enumerate(passages, 1):
-            for order, sentence in enumerate(_SENTENCE_END.split(str(passage["text"]))):
-                sentence = sentence.strip().lstrip("#>-*0123456789. ").strip()
-                if len(sentence) < _SHORTEST_SENTENCE or not _WORD.search(sentence):
-                    continue
-                hits = len(wanted & _terms(sentence))
-                if hits:
-                    scored.append((-hits, number, order, sentence))
-        scored.sort()
         room = max_tokens * CHARS_PER_TOKEN
-        chosen: list[tuple[int, int, str]] = []
+        lines: list[str] = []
         used = 0
-        for _, number, order, sentence in scored[:3]:
-            line = sentence if sentence[-1] in ".!?" else sentence + "."
-            if used + len(line) > room and chosen:
+        for unit in answer_units(question, passages):
+            line = render(unit)
+            if used + len(line) > room and lines:
                 break
-            chosen.append((number, order, line))
-            used += len(line) + 5
-        chosen.sort()
-        text = " ".join(f"{line} [{number}]" for number, _, line in chosen)
+            lines.append(line)
+            used += len(line) + 1
+        if not lines:
+            note = f"No extractive answer: nothing in the evidence answers it ({self.reason})"
+            return Draft(text=NOTHING_ANSWERS, generated=False, note=note, answers=False)
         note = f"Extractive answer quoted from the cited evidence ({self.reason})"
-        return Draft(text=text, generated=False, note=note)
+        return Draft(text="\n".join(lines), generated=False, note=note)
 
 
 class ChatEndpointGenerator:
