@@ -54,10 +54,11 @@ class ProgressBar:
     def _pace(self, now: float, done: int, total: int) -> str:
         """``12.5 files/s, ETA 1m10s`` once there is a second of history, else ``""``."""
         samples = self._samples
-        if not samples or done < samples[-1][1]:  # a new phase counts from zero
+        if samples and done < samples[0][1]:  # a new phase counts from zero
             samples.clear()
-        if not samples or samples[-1][1] != done:
+        if not samples or done > samples[-1][1]:  # a step back (parallel work) is no sample
             samples.append((now, done))
+        done = samples[-1][1]
         while len(samples) > 2 and now - samples[1][0] >= RATE_WINDOW_S:
             samples.popleft()
         since, then = samples[0]

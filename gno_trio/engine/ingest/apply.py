@@ -213,7 +213,8 @@ class _Applier:
         slow = ", ".join(f"{rel} {now - since:.0f} s" for rel, since in self.converting.items())
         if slow:
             item = f"{item}; converting {slow}" if item else f"converting {slow}"
-        self.progress(max(self.at, self.plan.unchanged + index - 1), self.plan.scanned, item)
+        # The count stays the files handed over: a worker may be ahead on a later file.
+        self.progress(self.at, self.plan.scanned, item)
 
     def _chunk_tick(self, index: int, rel_path: str) -> writes.ChunkTick | None:
         """Keep the bar moving while a large mirror's chunks are written."""
