@@ -38,6 +38,7 @@ import os
 import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -183,6 +184,15 @@ class RssSampler:
         self._stop.set()
         self._thread.join()
         self.sample()
+
+
+def reap(process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """Wait for a server told to stop (stdin closed, SIGTERM); kill it if it lingers."""
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def mib(kib: float) -> str:

@@ -41,19 +41,15 @@ from _common import (
     Window,
     mib,
     process_tree,
+    reap,
     rotations,
     spread,
     tree_rss_kib,
 )
+from bench_stdio_search import ENVELOPE
 
 CORPUS = FIXTURES / "mcp-docs" / "corpus"
 GNO = (sys.executable, "-m", "gno_trio")
-MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "bench-rest", "version": "1"},
-}
 LEXICAL_TARGET_MIB = 60
 VECTORS_TARGET_MIB = 140
 QUERIES = (
@@ -148,11 +144,7 @@ def resting_rss(env: dict[str, str], tools: list[str], searches: int, settle: fl
         return int(statistics.median(samples))
     finally:
         process.stdin.close()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        reap(process)
         process.stdout.close()
 
 

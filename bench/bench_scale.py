@@ -86,6 +86,7 @@ from _common import (  # noqa: E402
     Window,
     free_port,
     percentile,
+    reap,
     spread,
     tree_cpu_s,
 )
@@ -729,11 +730,7 @@ class GatewayPeer:
     def close(self) -> None:
         self._http.close()
         self._process.terminate()
-        try:
-            self._process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
+        reap(self._process)
 
 
 def served_search(work: Path, queries: list[str], options: argparse.Namespace) -> str:

@@ -76,6 +76,7 @@ from _common import (  # noqa: E402
     FIXTURES,
     Window,
     percentile,
+    reap,
     rotations,
     spread,
     tree_cpu_s,
@@ -360,11 +361,7 @@ class Peer:
         if process.stdin is not None and not process.stdin.closed:
             with contextlib.suppress(BrokenPipeError):
                 process.stdin.close()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        reap(process)
         self._errors.close()
 
 
