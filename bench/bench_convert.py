@@ -175,6 +175,7 @@ def run_formats(workers: int, rounds: int, seed: int) -> None:
     """Throughput of each new format: sandboxed runner and in-process floor, over rounds."""
     rng = random.Random(seed)
     print(f"new formats, {workers} workers, {rounds} rounds (min / median / max):")
+    window = Window()
     with ConversionRunner(workers=workers) as pool:
         pool.convert("warm.html", b"<p>warm</p>")
         for ext, count in FORMAT_FILES.items():
@@ -196,6 +197,7 @@ def run_formats(workers: int, rounds: int, seed: int) -> None:
                 f"floor {spread(floor, 1)} files/s; planted words "
                 f"{100 * hits / (len(jobs) * rounds):.0f} %"
             )
+    print(f"  {window.close().line()}")
 
 
 def run_mixed(count: int, workers: int, seed: int) -> None:
