@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from gno_trio.engine.ingest.indexer import IndexingKernel
+from gno_trio.engine.ingest.reading import note_text
 from gno_trio.engine.ingest.write_paths import (
     collection_root,
     lstat_or_none,
@@ -80,21 +81,6 @@ def _copy_name(source_rel: str, name: str | None) -> str:
     return chosen if PurePosixPath(chosen).suffix else chosen + source.suffix
 
 
-def editable_text(path: Path, rel_path: str, *, action: str = "duplicated") -> str:
-    """The source file's text exactly as stored (line endings kept), or why it cannot be."""
-    try:
-        with path.open("r", encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except UnicodeDecodeError as exc:
-        raise GnoError(
-            "INVALID_INPUT", f"{rel_path} is not an editable text note and cannot be {action}"
-        ) from exc
-    except OSError as exc:
-        raise GnoError(
-            "PATH_NOT_FOUND", f"Source file of {rel_path} is not readable: {exc.strerror or exc}"
-        ) from exc
-
-
 def duplicate_note(
     engine: IndexingKernel,
     conn: sqlite3.Connection,
@@ -127,7 +113,7 @@ def duplicate_note(
     with engine.writing(lease, should_stop=should_stop) as held:
         root = collection_root(collection, engine.location.dirs)
         folder = real_folder(root, folders)
-        text = editable_text(root / source_rel, source_rel)
+        text = note_text(root / source_rel, source_rel, action="duplicated")
         target = folder / target_rel.rsplit("/", 1)[-1]
         taken = (
             lstat_or_none(target) is not None
@@ -152,4 +138,4 @@ def duplicate_note(
     }
 
 
-__all__ = ["COPY_SUFFIX", "create_folder", "duplicate_note", "editable_text"]
+__all__ = ["COPY_SUFFIX", "create_folder", "duplicate_note"]

@@ -54,3 +54,26 @@ def opened_regular(
         if not stat.S_ISREG(seen.st_mode):
             raise not_a_file(rel_path, seen.st_mode)
         yield handle, seen
+
+
+def note_text(path: str | os.PathLike[str], rel_path: str, *, action: str) -> str:
+    """A note's text exactly as stored (line endings kept), for a writer that rewrites or copies
+    it (``action``: what it does with the note), or why it cannot be: ``PATH_NOT_FOUND`` when no
+    regular file can be read there, ``INVALID_INPUT`` when it is not UTF-8 text."""
+    try:
+        with opened_regular(path, rel_path) as (handle, _):
+            data = handle.read()
+    except GnoError as error:
+        raise GnoError(
+            "PATH_NOT_FOUND", f"File of {rel_path} is not readable: {error.message}"
+        ) from error
+    except OSError as exc:
+        raise GnoError(
+            "PATH_NOT_FOUND", f"File of {rel_path} is not readable: {exc.strerror or exc}"
+        ) from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GnoError(
+            "INVALID_INPUT", f"{rel_path} is not an editable text note and cannot be {action}"
+        ) from exc

@@ -31,7 +31,7 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.link_lists import backlinks
 from gno_trio.engine.graph.links import DocSummary, summary
-from gno_trio.engine.ingest.reading import opened_regular
+from gno_trio.engine.ingest.reading import note_text
 from gno_trio.engine.ingest.refactor_refs import (
     Reference,
     ReferenceExaminer,
@@ -66,21 +66,7 @@ def fingerprint(text: str) -> str:
 
 def read_note(path: Path, rel_path: str) -> str:
     """A note's text exactly as stored (line endings kept); a link, FIFO or device is not read."""
-    try:
-        with opened_regular(path, rel_path) as (handle, _):
-            data = handle.read()
-    except GnoError as error:
-        raise GnoError(
-            "PATH_NOT_FOUND", f"File of {rel_path} is not readable: {error.message}"
-        ) from error
-    except OSError as exc:
-        raise GnoError(
-            "PATH_NOT_FOUND", f"File of {rel_path} is not readable: {exc.strerror or exc}"
-        ) from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise GnoError("INVALID_INPUT", f"{rel_path} is not an editable text note") from exc
+    return note_text(path, rel_path, action="renamed or moved")
 
 
 @dataclass(slots=True)

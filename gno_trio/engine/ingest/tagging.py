@@ -29,10 +29,10 @@ from typing import Any, Final
 
 import yaml
 
-from gno_trio.engine.ingest.filing import editable_text
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.meta_fields import normalize_tag
+from gno_trio.engine.ingest.reading import note_text
 from gno_trio.engine.ingest.write_paths import collection_root, real_folder
 from gno_trio.engine.ingest.written import index_written
 from gno_trio.engine.lookup import resolve
@@ -261,7 +261,7 @@ def _rewrite_note(
         raise GnoError("PATH_NOT_FOUND", f"{rel_path} is not on disk any more") from exc
     if not stat.S_ISREG(mode):
         raise GnoError("INVALID_PATH", f"{rel_path} is not a regular file; it is not edited")
-    text = editable_text(path, rel_path, action="tagged")
+    text = note_text(path, rel_path, action="tagged")
     if sha256_hex(text.encode("utf-8")) != row["source_hash"]:
         raise GnoError(
             "CONFLICT",
