@@ -273,6 +273,7 @@ PORT_RANGES: dict[str, range] = {
     "bench_watch": range(18760, 18780),
     "soak_nonreaders": range(18780, 18800),
     "bench_scale": range(18800, 18820),
+    "bench_query_serve": range(18820, 18830),
 }
 
 

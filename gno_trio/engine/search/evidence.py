@@ -19,6 +19,7 @@ evidence at fixed small weights.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sqlite3
@@ -35,7 +36,7 @@ SATURATION: Final = 2.2
 """Top BM25 over the query's summed idf at which the words count as fully answered."""
 COMMON_SHARE: Final = 0.5
 """A word in more than this share of documents tells none apart (not content)."""
-EVIDENCE_DEPTH: Final = 200
+EVIDENCE_DEPTH: Final = 100
 """How many documents' BM25 of the content words is read (the rest score 0)."""
 WEIGHT_TERM: Final = 0.25
 """What the caller's ``term`` entries add (their BM25, normalised, averaged)."""
@@ -125,6 +126,12 @@ def idf(docs: int, total: int) -> float:
 
 def index_terms(tokenize: str, words: Sequence[str]) -> list[str]:
     """The index term the tokenizer makes of each word ('' for a word it drops)."""
+    return list(_index_terms(tokenize, tuple(words)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _index_terms(tokenize: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`index_terms`, kept for queries asked again (agents repeat themselves)."""
     conn = sqlite3.connect(":memory:")
     try:
         quoted = tokenize.replace("'", "''")
@@ -136,7 +143,7 @@ def index_terms(tokenize: str, words: Sequence[str]) -> list[str]:
             found.setdefault(int(doc), str(term))
     finally:
         conn.close()
-    return [found.get(i, "") for i in range(1, len(words) + 1)]
+    return tuple(found.get(i, "") for i in range(1, len(words) + 1))
 
 
 def strength(top_bm25: float, evidence: LexicalEvidence) -> float:
