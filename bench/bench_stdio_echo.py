@@ -2,9 +2,12 @@
 
 Spawns ``python -m tests.mcp_echo_app`` and sends sequential ``tools/call``
 requests over its pipes, one at a time, timing each request line to its response
-line. Prints p50/p99 per era; asserts nothing.
+line and the server process tree's CPU over the timed calls. ``--rounds``
+rounds (5), a fresh server per era and round, the eras' order rotated; prints
+p50/p99 and CPU per call per era as median (min-max) over the rounds, with the
+load average and the cores other work used; asserts nothing.
 
-    python bench/bench_stdio_echo.py [--calls 2000] [--warmup 200]
+    python bench/bench_stdio_echo.py [--rounds 5] [--calls 2000] [--warmup 200]
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 from typing import IO, Any
+
+from _common import DEFAULT_ROUNDS, Window, percentile, reap, rotations, spread, tree_cpu_s
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ENVELOPE = {
@@ -40,8 +45,9 @@ def _request(request_id: int, method: str, params: dict[str, Any] | None = None)
     return json.dumps(message).encode() + b"\n"
 
 
-def run_era(era: str, calls: int, warmup: int) -> list[float]:
-    """Per-call round-trip times in milliseconds for one era."""
+def run_era(era: str, calls: int, warmup: int) -> tuple[list[float], float]:
+    """Per-call round-trip times in milliseconds for one era, and the server tree's CPU
+    milliseconds per timed call."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.mcp_echo_app"],
         cwd=REPO_ROOT,
@@ -72,7 +78,10 @@ def run_era(era: str, calls: int, warmup: int) -> list[float]:
             _exchange(stdin, stdout, _request(0, "server/discover", {"_meta": ENVELOPE}))
             arguments["_meta"] = ENVELOPE
         timings: list[float] = []
+        cpu = 0.0
         for request_id in range(1, warmup + calls + 1):
+            if request_id == warmup + 1:
+                cpu = tree_cpu_s([process.pid])
             line = _request(request_id, "tools/call", arguments)
             started = time.perf_counter_ns()
             answer = _exchange(stdin, stdout, line)
@@ -81,30 +90,36 @@ def run_era(era: str, calls: int, warmup: int) -> list[float]:
                 raise RuntimeError(f"unexpected answer: {answer}")
             if request_id > warmup:
                 timings.append(elapsed / 1e6)
-        return timings
+        return timings, (tree_cpu_s([process.pid]) - cpu) * 1000 / calls
     finally:
         stdin.close()
-        process.wait(timeout=10)
-
-
-def _percentile(sorted_values: list[float], fraction: float) -> float:
-    index = min(len(sorted_values) - 1, round(fraction * (len(sorted_values) - 1)))
-    return sorted_values[index]
+        reap(process)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     options = parser.parse_args()
-    print(f"{'era':<8} {'calls':>6} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'calls/s':>8}")
-    for era in ("legacy", "modern"):
-        timings = sorted(run_era(era, options.calls, options.warmup))
-        mean = statistics.fmean(timings)
+    figures: dict[str, list[tuple[float, float, float, float]]] = {"legacy": [], "modern": []}
+    whole = Window()
+    for order in rotations(list(figures), options.rounds):
+        for era in order:
+            timings, cpu_ms = run_era(era, options.calls, options.warmup)
+            mean = statistics.fmean(timings)
+            figures[era].append(
+                (percentile(timings, 50), percentile(timings, 99), cpu_ms, 1000 / mean)
+            )
+    whole.close()
+    print(f"median (min-max) over {options.rounds} rounds, {options.calls} timed calls each")
+    print(f"{'era':<8} {'p50 ms':>22} {'p99 ms':>22} {'CPU/call ms':>22} {'calls/s':>16}")
+    for era, runs in figures.items():
         print(
-            f"{era:<8} {len(timings):>6} {_percentile(timings, 0.5):>8.3f} "
-            f"{_percentile(timings, 0.99):>8.3f} {mean:>8.3f} {1000 / mean:>8.0f}"
+            f"{era:<8} {spread([r[0] for r in runs], 3):>22} {spread([r[1] for r in runs], 3):>22} "
+            f"{spread([r[2] for r in runs], 3):>22} {spread([r[3] for r in runs], 0):>16}"
         )
+    print(whole.line())
 
 
 if __name__ == "__main__":
