@@ -51,11 +51,11 @@ _INVALID: Final = (
     "INVALID_INPUT",
     "INVALID_PATH",
     "INVALID_NAME",
-    "INVALID_REF",
     "CONFIG_INVALID",
     "DUPLICATE",
     "HAS_REFERENCES",
     "CONFIG_NOT_FOUND",
+    "NOT_A_GIT_REPOSITORY",
     "MEMORY_BUDGET_INVALID",
     "MEMORY_COLLECTION_REQUIRED",
     "MEMORY_COLLECTION_UNMANAGED",
@@ -84,11 +84,55 @@ _NOT_FOUND: Final = (
     "MEMORY_COLLECTION_NOT_FOUND",
     "MEMORY_PREDECESSOR_NOT_FOUND",
 )
-_FORBIDDEN: Final = ("FORBIDDEN_ROOT", "WRITE_DISABLED")
-_CONFLICT: Final = ("CONFLICT",)
+_FORBIDDEN: Final = (
+    "FORBIDDEN_ROOT",
+    "WRITE_DISABLED",
+    "EGRESS_DENIED",  # a collection's egress policy does not let this content go there
+    "SYMLINK",  # a collection's links are never followed
+    "SPECIAL_FILE",  # a FIFO, socket or device is never read as a note
+)
+_CONFLICT: Final = (
+    "CONFLICT",
+    "FILE_REPLACED",  # the file changed under the sync that was reading it
+    "EGRESS_POLICY_CHANGED",  # a policy changed while the request was judged; retry
+    "EMBED_DIMENSION_MISMATCH",  # the stored vectors come from another model
+    "NO_UPSTREAM",  # the checked-out branch has nothing to pull from
+    "RESIDENT_ACTIVE",  # another resident process owns the data directory
+    "index_changed_during_compile",
+)
 _BUSY: Final = ("LOCKED", "JOB_CONFLICT", "MEMORY_WRITE_LEASE_BUSY", "MEMORY_SUPERSEDE_CONFLICT")
-
 _NOT_RUNNING: Final = ("NOT_RUNNING",)
+_RUNTIME: Final = (
+    "RUNTIME",
+    "CANCELLED",
+    "READ_ERROR",
+    "NOT_INITIALIZED",  # GNO: an index never initialised is a runtime failure (exit 2)
+    # Conversion, model and network failures are runtime failures in GNO's exit table.
+    "UNSUPPORTED_TYPE",
+    "TOO_LARGE",
+    "BINARY_FILE",
+    "ENCRYPTED",
+    "CONVERSION_FAILED",
+    "MODEL_NOT_FOUND",
+    "MODEL_LOAD_FAILED",
+    "EMBED_ENDPOINT_FAILED",
+    "VECTORS_UNAVAILABLE",
+    "GENERATION_FAILED",
+    "MEMORY_QUERY_FAILED",
+    "MEMORY_SYNC_FAILED",
+    "MEMORY_SUPERSEDE_PROJECTION_FAILED",
+    "GIT_NOT_FOUND",
+    "GIT_PULL_FAILED",
+    "UPDATE_CMD_FAILED",
+    "RESIDENT_START_FAILED",
+    "GATEWAY_BIND_REFUSED",
+    "GATEWAY_LISTEN_FAILED",
+    "GATEWAY_TOKEN_INVALID",
+    # GNO's lower-case Context Capsule codes of a failure (engine/context/codes.py)
+    "no_evidence",
+    "retrieval_failed",
+    "runtime_error",
+)
 
 CODE_KINDS: Final[dict[str, Kind]] = {
     **dict.fromkeys(_INVALID, Kind.INVALID),
@@ -97,12 +141,21 @@ CODE_KINDS: Final[dict[str, Kind]] = {
     **dict.fromkeys(_CONFLICT, Kind.CONFLICT),
     **dict.fromkeys(_BUSY, Kind.BUSY),
     **dict.fromkeys(_NOT_RUNNING, Kind.NOT_RUNNING),
+    **dict.fromkeys(_RUNTIME, Kind.RUNTIME),
 }
-"""Every code with a kind other than :attr:`Kind.RUNTIME`; an unlisted code is a runtime failure."""
+"""Every code the product raises or reports, with its kind.
+
+A code is added here before it is raised anywhere (a test reads the source
+and fails on any code missing from this table).
+"""
 
 
 def kind_of(code: str) -> Kind:
-    """The kind of ``code`` (:attr:`Kind.RUNTIME` for any code not in the table)."""
+    """The kind of ``code``.
+
+    A code from outside this process (a converter child's report) that is not
+    in the table is still answered as :attr:`Kind.RUNTIME`.
+    """
     return CODE_KINDS.get(code, Kind.RUNTIME)
 
 

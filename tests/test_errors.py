@@ -22,7 +22,10 @@ from gno_trio.errors import CODE_KINDS, GnoError, Kind, kind_of
         ("MEMORY_WRITE_LEASE_BUSY", Kind.BUSY, 4),
         ("MEMORY_SUPERSEDE_CONFLICT", Kind.BUSY, 4),
         ("NOT_RUNNING", Kind.NOT_RUNNING, 3),
-        ("RESIDENT_ACTIVE", Kind.RUNTIME, 2),
+        ("RESIDENT_ACTIVE", Kind.CONFLICT, 2),
+        ("EGRESS_DENIED", Kind.FORBIDDEN, 1),
+        ("SYMLINK", Kind.FORBIDDEN, 1),
+        ("MODEL_NOT_FOUND", Kind.RUNTIME, 2),
         ("MEMORY_SYNC_FAILED", Kind.RUNTIME, 2),
         ("NOT_INITIALIZED", Kind.RUNTIME, 2),
         ("RUNTIME", Kind.RUNTIME, 2),
@@ -34,8 +37,8 @@ def test_each_code_has_one_kind_and_one_exit_code(code: str, kind: Kind, exit_co
     assert GnoError(code, "x").kind.exit_code == exit_code
 
 
-def test_the_table_lists_no_runtime_codes_and_kinds_have_distinct_labels() -> None:
-    assert Kind.RUNTIME not in CODE_KINDS.values()  # runtime is what an unlisted code means
+def test_the_table_uses_every_kind_and_kinds_have_distinct_labels() -> None:
+    assert set(CODE_KINDS.values()) == set(Kind)  # runtime codes are listed too
     assert len({kind.label for kind in Kind}) == len(Kind)
     assert {kind.exit_code for kind in Kind} == {1, 2, 3, 4}  # 3: no such resident process
     assert Kind.FORBIDDEN.http_status == 403 and Kind.NOT_FOUND.http_status == 404

@@ -95,7 +95,7 @@ def duplicate_note(
 
     ``folder_path`` (relative to the collection root, ``""`` for the root)
     defaults to the note's own folder; ``name`` defaults to the note's name
-    with ``-copy`` added. Raises ``NOT_FOUND``/``INVALID_REF`` (ref),
+    with ``-copy`` added. Raises ``NOT_FOUND``/``INVALID_INPUT`` (ref),
     ``INVALID_PATH``, ``PATH_NOT_FOUND``, ``INVALID_INPUT`` (not a text note),
     ``CONFLICT`` (the name is taken on disk or in the index), ``LOCKED``.
     """
