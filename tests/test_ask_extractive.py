@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from tests.conftest import write_corpus
+from tests.test_hybrid_fusion import indexed_engine
 
 DOCS = {
     "api.md": "# API reference\n\nAll requests need a bearer token in the Authorization\n"
@@ -40,9 +40,7 @@ MARKER = re.compile(r"\[(\d+)\]")
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     base = tmp_path_factory.mktemp("ask")
-    engine = Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "x"))
-    engine.add_collection(str(write_corpus(base / "notes", DOCS)), name="notes")
-    engine.sync()
+    engine = indexed_engine(base, write_corpus(base / "notes", DOCS), embed=False)
     yield engine
     engine.close()
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from tests.conftest import FIXTURES, write_corpus
 
@@ -52,33 +54,33 @@ EVIDENCE = re.compile(
 )
 
 
+def indexed_engine(base: Path, folder: Path, *, embed: bool) -> Engine:
+    """An engine of its own under ``base`` with ``folder`` as collection ``notes``, synced
+    (and embedded with the bundled model when ``embed``)."""
+    engine = Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "x"))
+    engine.add_collection(str(folder), name="notes")
+    engine.sync()
+    if embed:
+        engine.embed()
+    return engine
+
+
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    from gno_trio.dirs import Dirs
-
     base = tmp_path_factory.mktemp("fusion")
-    engine = Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "x"))
-    engine.add_collection(str(write_corpus(base / "notes", DOCS)), name="notes")
-    engine.sync()
-    engine.embed()
+    engine = indexed_engine(base, write_corpus(base / "notes", DOCS), embed=True)
     yield engine
     engine.close()
 
 
 @pytest.fixture(scope="module")
 def evals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    from gno_trio.dirs import Dirs
-
     corpus = FIXTURES / "gno-evals" / "corpus"
     if not corpus.is_dir():
         if os.environ.get("CI") == "true":
             pytest.fail(f"the shared fixture corpus {corpus} is missing")
         pytest.skip("shared gno-evals fixture corpus is not available")
-    base = tmp_path_factory.mktemp("evals")
-    engine = Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "x"))
-    engine.add_collection(str(corpus), name="evals")
-    engine.sync()
-    engine.embed()
+    engine = indexed_engine(tmp_path_factory.mktemp("evals"), corpus, embed=True)
     yield engine
     engine.close()
 

@@ -25,7 +25,7 @@ from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from gno_trio.tools.retrieval import query_text
 from tests.conftest import write_corpus
-from tests.test_hybrid_fusion import DOCS
+from tests.test_hybrid_fusion import DOCS, indexed_engine
 
 BUNDLED = "builtin:use-multilingual-v3"
 
@@ -104,11 +104,7 @@ def _engine(base: Path, corpus: Path, preset: dict[str, str], timeout_ms: int = 
         f"  - {{id: t, name: T, embed: '{BUNDLED}', {fields}}}\n",
         "utf-8",
     )
-    engine = Engine.open(dirs=dirs)
-    engine.add_collection(str(corpus), name="notes")
-    engine.sync()
-    engine.embed()
-    return engine
+    return indexed_engine(base, corpus, embed=True)
 
 
 @pytest.fixture
