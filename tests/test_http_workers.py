@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import attrs
 import httpx
 import httpx2
+import pytest
 import trio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -17,6 +23,7 @@ from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.sessions import HttpSession, SessionLimit
 from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
 from gno_trio.transports.http.tokens import token_digest
+from tests.conftest import gno_env
 from tests.http_gateway_support import RELAXED, initialize_body, legacy_headers, rpc
 from tests.test_http_cli import gateway_process, make_index
 
@@ -266,3 +273,56 @@ async def test_rotation_noticed_late_keeps_sessions_of_the_new_token(tmp_path: P
     assert second.revoke_authenticated() == 0  # this worker noticed the rotation later
     assert second.get(fresh.id) is not None and second.get(anonymous.id) is not None
     assert second.get(old.id) is None and old.closed
+
+
+def _running(pid: int) -> bool:
+    """Is ``pid`` a live process (a zombie nobody reaped yet counts as ended)?"""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return state not in ("Z", "X")
+
+
+def test_workers_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
+    make_index(tmp_path, sync=False, limits=RELAXED)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gno_trio", "serve", "--workers", "2", "--port", "0", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=gno_env(tmp_path),
+        cwd=tmp_path,
+    )
+    pids: set[int] = set()
+    try:
+        assert process.stdout is not None
+        announced = json.loads(process.stdout.readline())
+        assert "url" in announced, announced
+        base = announced["url"].removesuffix("/mcp")
+        with httpx.Client(limits=FRESH_CONNECTIONS, timeout=10) as client:
+            for _ in range(64):
+                pids.add(client.get(base + "/api/resident/metrics").json()["worker"]["pid"])
+                if len(pids) == 2:
+                    break
+        assert len(pids) == 2
+        process.kill()  # the parent can forward no signal now
+        process.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_running(pid) for pid in pids), "a worker outlived its parent"
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(announced["statusUrl"], timeout=5)  # nothing serves the port any more
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pid in pids:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -9,7 +9,8 @@ calls :func:`accept_launch`: it receives the caller's opaque launch object
 and runs the ordinary gateway with the :class:`WorkerSeat` it was given. The kernel spreads new
 connections across the children's listeners. The parent announces the
 endpoint once every child listens, forwards SIGINT/SIGTERM to all of them and
-exits 0 when all of them drained and exited 0.
+exits 0 when all of them drained and exited 0. A child whose parent dies
+(killed, so it could not forward anything) drains and exits by itself.
 
 Only worker 0 runs the daemon's start-up sync. Each worker keeps its own
 rate-limit windows, admission slots and metrics; 2025-era sessions are shared
@@ -20,12 +21,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import pickle
 import select
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +55,7 @@ REGISTRY_NAME: Final = "gateway-sessions-{port}.sqlite"
 _READY_TIMEOUT: Final = 60.0
 _STOP_GRACE: Final = 5.0
 _POLL: Final = 0.2
+_ORPHAN_CHECK_EVERY: Final = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,10 +183,29 @@ def _report_ready(endpoint: GatewayEndpoint) -> None:
     sys.stdout.flush()
 
 
+def _stop_when_orphaned(parent: int) -> None:
+    """Ask this worker to drain (SIGTERM to itself) once ``parent`` is no longer its parent.
+
+    A parent that was killed (``kill -9``, the OOM killer) cannot stop its
+    workers; without this they would go on serving the port for good.
+    """
+    while os.getppid() == parent:
+        time.sleep(_ORPHAN_CHECK_EVERY)
+    logger.warning("the gateway's parent process is gone; this worker stops")
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 def accept_launch() -> tuple[object, WorkerLaunch]:
-    """In a child: the parent's launch object, and this worker's seat and listener."""
+    """In a child: the parent's launch object, and this worker's seat and listener.
+
+    From here on the worker stops by itself if its parent dies.
+    """
+    parent = os.getppid()
     launch, seat, host, port = pickle.loads(sys.stdin.buffer.read())
     sock = open_listening_socket(host, port, reuse_port=True)
+    threading.Thread(
+        target=_stop_when_orphaned, args=(parent,), name="orphan-watch", daemon=True
+    ).start()
     return launch, WorkerLaunch(seat=seat, sock=sock, on_ready=_report_ready)
 
 
