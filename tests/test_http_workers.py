@@ -19,6 +19,9 @@ import trio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from gno_trio.cli.resident import write_record
+from gno_trio.engine.ingest.watch_report import publish
+from gno_trio.engine.store.atomic import TEMP_PREFIX, TEMP_SUFFIX
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.sessions import HttpSession, SessionLimit
 from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
@@ -326,3 +329,14 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
         for pid in pids:
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_data_directory_writers_leave_each_others_temporaries_alone(tmp_path: Path) -> None:
+    # The parent's pid-file and a worker's watch report are written at the same
+    # moment at start-up; one's sweep removed the other's file mid-write
+    # (serve --workers then failed to start now and then with RUNTIME).
+    in_flight = tmp_path / f"{TEMP_PREFIX}0123456789abcdef{TEMP_SUFFIX}"
+    in_flight.write_text("another process is writing this\n")
+    publish(tmp_path, {"watching": []})
+    write_record(tmp_path / "serve.pid", mode="serve", port=1, url="http://x/mcp", log_file=None)
+    assert in_flight.exists()

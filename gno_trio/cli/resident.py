@@ -118,7 +118,8 @@ def write_record(pid_file: Path, *, mode: str, port: int, url: str, log_file: Pa
         "log_file": str(log_file) if log_file else None,
     }
     pid_file.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomically(pid_file, json.dumps(record) + "\n")
+    # Workers write beside it as it is written: their temporaries are not ours to sweep.
+    write_file_atomically(pid_file, json.dumps(record) + "\n", clean=False)
 
 
 def remove_record(pid_file: Path, pid: int) -> None:

@@ -42,7 +42,8 @@ def watch_lease(data_dir: Path) -> Iterator[HeldLease]:
 
 def publish(data_dir: Path, report: dict[str, Any]) -> None:
     """Write the watching resident's report where every process can read it."""
-    write_file_atomically(data_dir / WATCH_STATE_NAME, json.dumps(report) + "\n")
+    # Other residents write beside it (a pid-file): their temporaries are not ours to sweep.
+    write_file_atomically(data_dir / WATCH_STATE_NAME, json.dumps(report) + "\n", clean=False)
 
 
 def published(data_dir: Path) -> dict[str, Any] | None:

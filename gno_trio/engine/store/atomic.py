@@ -151,17 +151,20 @@ def create_new(path: Path, text: str, *, mode: int = NEW_FILE_MODE) -> bool:
     return True
 
 
-def replace(path: Path, text: str, *, new_mode: int = NEW_FILE_MODE) -> None:
+def replace(path: Path, text: str, *, new_mode: int = NEW_FILE_MODE, clean: bool = True) -> None:
     """Atomically replace (or create) ``path`` with ``text``.
 
     An existing file keeps its permission bits; a new one gets ``new_mode``
-    less the umask.
+    less the umask. ``clean=False`` leaves the folder's temporaries alone:
+    for a writer that does not hold the write lease in a folder other
+    processes write to at the same time (the data directory's pid-file and
+    watch report), whose sweep would remove their files half-way through.
     """
     try:
         keep: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         keep = None
-    with staged(path.parent, text, new_mode) as temp:
+    with staged(path.parent, text, new_mode, clean=clean) as temp:
         if keep is not None:
             os.chmod(temp, keep)
         os.replace(temp, path)
