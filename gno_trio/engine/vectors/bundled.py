@@ -55,6 +55,7 @@ from gno_trio.engine.vectors.embedder import (
 )
 from gno_trio.engine.vectors.use_forward import MIN_COSINE, FusedForward, matches_package
 from gno_trio.errors import GnoError
+from gno_trio.heap import trim_heap
 
 logger = logging.getLogger("gno_trio.engine.vectors.bundled")
 
@@ -136,6 +137,9 @@ def _load() -> Encode:
         except BaseException:
             loads.ended(ok=False)
             raise
+        # Reading the tokenizer and the weights allocates and frees far more than the
+        # model keeps; a resident process at rest would otherwise hold that peak.
+        trim_heap()
         loads.ended(ok=True)
         return _encode
 
