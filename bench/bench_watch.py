@@ -53,7 +53,7 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench-watch", "version": "1"},
 }
 POLL_S = 0.02
-SETTLE_S = 15.0
+SETTLE_S = 30.0
 GIVE_UP_S = 60.0
 TOPICS = (
     "Sourdough bread needs a lively starter, a long cold proof and a very hot oven.",
