@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.ingest.git_pull import GIT_PULL_FAILED as GIT_PULL_FAILED
     from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
     from gno_trio.engine.ingest.spec import SyncReport as SyncReport
+    from gno_trio.engine.ingest.spec import now_iso as now_iso
     from gno_trio.engine.ingest.update_cmd import UPDATE_CMD_FAILED as UPDATE_CMD_FAILED
     from gno_trio.engine.ingest.watching import WatchedRoot as WatchedRoot
     from gno_trio.engine.jobs import RETENTION_COUNT as JOB_RETENTION_COUNT
@@ -172,6 +173,7 @@ _HOMES: Final[Homes] = {
     "CaptureRequest": ("gno_trio.engine.ingest.capture_request", "CaptureRequest"),
     "ProgressFn": ("gno_trio.engine.ingest.spec", "ProgressFn"),
     "SyncReport": ("gno_trio.engine.ingest.spec", "SyncReport"),
+    "now_iso": ("gno_trio.engine.ingest.spec", "now_iso"),
     "WatchedRoot": ("gno_trio.engine.ingest.watching", "WatchedRoot"),
     "UPDATE_CMD_FAILED": ("gno_trio.engine.ingest.update_cmd", "UPDATE_CMD_FAILED"),
     "GIT_PULL_FAILED": ("gno_trio.engine.ingest.git_pull", "GIT_PULL_FAILED"),
@@ -314,6 +316,7 @@ __all__ = [
     "lease_wait_from_env",
     "locate",
     "normalize_name",
+    "now_iso",
     "parse_ref",
     "parse_uri",
     "public_code",

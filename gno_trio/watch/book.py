@@ -12,15 +12,12 @@ from __future__ import annotations
 import os
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Final
+
+from gno_trio.engine import now_iso
 
 RECENT_ERRORS: Final = 20
 """Errors of watch-triggered syncs kept for ``status`` (the newest)."""
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(eq=False)
@@ -92,4 +89,4 @@ class WatchBook:
         }
 
 
-__all__ = ["WatchBook", "now_iso"]
+__all__ = ["WatchBook"]

@@ -42,10 +42,10 @@ from typing import Any, Final
 
 import trio
 
-from gno_trio.engine import SyncReport, WatchedRoot
+from gno_trio.engine import SyncReport, WatchedRoot, now_iso
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
-from gno_trio.watch.book import WatchBook, now_iso
+from gno_trio.watch.book import WatchBook
 from gno_trio.watch.source import Source, polling_reason, watchfiles_source
 
 logger = logging.getLogger("gno_trio.watch")
