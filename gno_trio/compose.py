@@ -45,6 +45,7 @@ def build_app(runtime: Runtime, switches: Switches | None = None) -> McpApp:
         resources=DocumentResources(runtime),
         instance_id=runtime.instance_id,
         write_tools=CATALOGUE.write_names,
+        content_classes=CATALOGUE.content_classes,
         inactive=inactive_tools(CATALOGUE, runtime.tool_profile, runtime.write_enabled, switches),
         lifecycle=runtime.lifecycle,
     )

@@ -23,6 +23,7 @@ from gno_trio.engine.egress.decision import CollectionPolicy, Scope, evaluate, s
 from gno_trio.engine.egress.policy import classify_peer
 from gno_trio.errors import GnoError
 from gno_trio.protocol.errors import ProtocolError
+from gno_trio.tools import CATALOGUE
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CALLER_KEY_NAME, CallerLabels, ensure_caller_key
 from gno_trio.transports.http.modern import check_routing_headers, decode_header_value
@@ -261,7 +262,9 @@ KNOWN = ("notes", "office")
 def test_request_scopes(
     method: str, params: Any, collections: tuple[str, ...] | None, content_class: str
 ) -> None:
-    assert scope_of(method, params, KNOWN) == Scope(content_class, collections)
+    assert scope_of(method, params, KNOWN, CATALOGUE.content_classes) == Scope(
+        content_class, collections
+    )
 
 
 @given(
@@ -272,7 +275,8 @@ def test_request_scopes(
     )
 )
 def test_scope_of_never_raises_on_arbitrary_arguments(arguments: Any) -> None:
-    scope = scope_of("tools/call", {"name": "gno_get", "arguments": arguments}, KNOWN)
+    params = {"name": "gno_get", "arguments": arguments}
+    scope = scope_of("tools/call", params, KNOWN, CATALOGUE.content_classes)
     assert scope.collections is None or all(isinstance(c, str) for c in scope.collections)
 
 

@@ -119,12 +119,15 @@ class McpApp:
         resources: ResourceProvider | None = None,
         instance_id: str | None = None,
         write_tools: Collection[str] = (),
+        content_classes: Mapping[str, str] | None = None,
         inactive: Mapping[str, Unavailable] | None = None,
         lifecycle: LifecycleSlot | None = None,
     ) -> None:
         """``inactive``: known tools left out of ``tools``, refused with a hint when called.
 
         ``write_tools``: every catalogued write tool, for the HTTP write gate.
+        ``content_classes``: every catalogued tool's egress content class, for
+        the HTTP egress judge.
         """
         self.name = name
         # Where a listener serving this app attaches its resident status
@@ -144,6 +147,9 @@ class McpApp:
         # Every catalogued write tool, served or not: the HTTP write gate refuses
         # them before dispatch while writes are disabled.
         self.write_tools: frozenset[str] = frozenset(write_tools)
+        self.content_classes: Mapping[str, str] = (
+            content_classes if content_classes is not None else {}
+        )
         self._inactive = inactive if inactive is not None else {}
         self.capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
         if resources is not None:

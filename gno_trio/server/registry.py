@@ -2,9 +2,10 @@
 
 A tool module (``gno_trio.tools.<family>``) declares each of its tools whole
 with :func:`read_tool` or :func:`write_tool`: name, input Struct, output
-schema name, annotations, the description per profile and the factory of
-its handler. A :class:`Catalogue` holds every declared tool plus the
-catalogued tools not implemented yet (their text only), in one wire order.
+schema name, egress content class, annotations, the description per profile
+and the factory of its handler. A :class:`Catalogue` holds every declared
+tool in one wire order, and refuses a tool that lacks an output schema or
+names a content class the egress rules do not know.
 This module knows the shape of a tool, never a particular tool: the
 catalogue is built by :mod:`gno_trio.tools` and handed to the composition
 root.
@@ -26,7 +27,12 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from gno_trio.errors import GnoError
-from gno_trio.server.schemas import input_schema_for, input_schemas_for, output_schema
+from gno_trio.server.schemas import (
+    OUTPUT_SCHEMA_NAMES,
+    input_schema_for,
+    input_schemas_for,
+    output_schema,
+)
 from gno_trio.server.tooltypes import BoundTool, ToolHandler, ToolSpec
 
 if TYPE_CHECKING:
@@ -117,7 +123,10 @@ class ToolDefinition:
 
     text: ToolText
     input_type: type[msgspec.Struct]
-    output: str | None
+    output: str
+    """The name of its output schema file (``output_schemas/<output>.schema.json``)."""
+    content_class: str
+    """What its answer carries, as the egress rules judge it (``source``, ``snippet`` ...)."""
     annotations: Mapping[str, Any]
     make: HandlerFactory
     title: str | None = None
@@ -131,8 +140,8 @@ class ToolDefinition:
         return self.text.write
 
     @property
-    def output_schema(self) -> Mapping[str, Any] | None:
-        return output_schema(self.output) if self.output is not None else None
+    def output_schema(self) -> Mapping[str, Any]:
+        return output_schema(self.output)
 
     def spec(self, profile: str, input_schema: dict[str, Any] | None = None) -> ToolSpec:
         """The ``tools/list`` entry for this tool under ``profile``.
@@ -148,7 +157,7 @@ class ToolDefinition:
             description=self.text.description(parse_profile(profile)),
             input_type=self.input_type,
             input_schema=input_schema or input_schema_for(self.input_type),
-            output_schema=dict(schema) if schema is not None else None,  # a fresh copy
+            output_schema=dict(schema),  # a fresh copy
             annotations=dict(self.annotations),
             title=self.title,
             execution=dict(TASKS_FORBIDDEN),
@@ -158,40 +167,43 @@ class ToolDefinition:
 def read_tool(
     name: str,
     input_type: type[msgspec.Struct],
-    output: str | None,
+    output: str,
     make: HandlerFactory,
     *,
+    content_class: str,
     full: str,
     core: str | None = None,
     annotations: Mapping[str, Any] = READ_ONLY,
 ) -> ToolDefinition:
     """Declare a tool that changes nothing (read-only hints unless told otherwise)."""
     text = ToolText(name=name, write=False, full=full, core=core)
-    return ToolDefinition(text, input_type, output, annotations, make)
+    return ToolDefinition(text, input_type, output, content_class, annotations, make)
 
 
 def write_tool(
     name: str,
     input_type: type[msgspec.Struct],
-    output: str | None,
+    output: str,
     make: HandlerFactory,
     *,
+    content_class: str,
     full: str,
     core: str | None = None,
     annotations: Mapping[str, Any] = NO_HINTS,
 ) -> ToolDefinition:
     """Declare a tool that changes disk, config or index state (behind the write gate)."""
     text = ToolText(name=name, write=True, full=full, core=core)
-    return ToolDefinition(text, input_type, output, annotations, make)
+    return ToolDefinition(text, input_type, output, content_class, annotations, make)
 
 
 class Catalogue:
-    """Every target tool in wire order: the implemented ones whole, the planned ones as text.
+    """Every tool in wire order, each declared whole by its module.
 
     ``core`` is the exact allow-list of the ``core`` profile. Construction
     fails when the order and the declarations disagree (a tool declared
-    twice, declared but not ordered, or ordered but declared nowhere), so a
-    new tool cannot be forgotten in either place.
+    twice, declared but not ordered, or ordered but declared nowhere) or a
+    tool lacks what a surface needs of it (an output schema that exists, a
+    known egress content class), so a new tool cannot be half declared.
     """
 
     def __init__(
@@ -199,20 +211,18 @@ class Catalogue:
         *,
         order: Sequence[str],
         tools: Iterable[ToolDefinition],
-        planned: Iterable[ToolText] = (),
+        content_classes: Collection[str],
         core: Iterable[str] = (),
     ) -> None:
+        """``content_classes``: the egress content classes a tool may declare."""
         texts: dict[str, ToolText] = {}
         definitions: dict[str, ToolDefinition] = {}
         for definition in tools:
             if definition.name in texts:
                 raise ValueError(f"tool {definition.name} is declared twice")
+            _check_declared(definition, content_classes)
             texts[definition.name] = definition.text
             definitions[definition.name] = definition
-        for text in planned:
-            if text.name in texts:
-                raise ValueError(f"tool {text.name} is declared twice")
-            texts[text.name] = text
         if len(set(order)) != len(order) or set(order) != set(texts):
             unordered = sorted(set(texts) - set(order))
             undeclared = sorted(set(order) - set(texts))
@@ -222,8 +232,12 @@ class Catalogue:
         self.order: tuple[str, ...] = tuple(order)
         self.texts: Mapping[str, ToolText] = MappingProxyType({n: texts[n] for n in order})
         self.definitions: Mapping[str, ToolDefinition] = MappingProxyType(
-            {n: definitions[n] for n in order if n in definitions}
+            {n: definitions[n] for n in order}
         )
+        self.content_classes: Mapping[str, str] = MappingProxyType(
+            {n: definitions[n].content_class for n in order}
+        )
+        """Each tool's egress content class, for the gateway's egress judge."""
         self.write_names: frozenset[str] = frozenset(n for n in order if texts[n].write)
         self.read_names: tuple[str, ...] = tuple(n for n in order if not texts[n].write)
         self.core: frozenset[str] = frozenset(core)
@@ -272,6 +286,20 @@ class Catalogue:
             BoundTool(spec=definition.spec(profile, schema), handler=definition.make(runtime))
             for definition, schema in zip(chosen, inputs, strict=True)
         ]
+
+
+def _check_declared(definition: ToolDefinition, content_classes: Collection[str]) -> None:
+    """Refuse a tool without an output schema file or with an unknown content class."""
+    if definition.content_class not in content_classes:
+        raise ValueError(
+            f"tool {definition.name}: unknown egress content class {definition.content_class!r} "
+            f"(one of {', '.join(content_classes)})"
+        )
+    if definition.output not in OUTPUT_SCHEMA_NAMES:
+        raise ValueError(
+            f"tool {definition.name}: no output schema {definition.output!r} "
+            "(add output_schemas/<name>.schema.json)"
+        )
 
 
 __all__ = [

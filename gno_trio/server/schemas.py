@@ -23,61 +23,19 @@ import msgspec
 
 JSON_SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
-OUTPUT_SCHEMA_NAMES: Final = (
-    "search-results",
-    "get",
-    "multi-get",
-    "status",
-    "peek",
-    "tags-list",
-    "changes",
-    "memory-recall",
-    "memory-remember",
-    "mcp-capture-result",
-    "context-capsule",
-    "links-list",
-    "backlinks",
-    "mcp-job-status",
-    "mcp-job-list",
-    "mcp-add-collection-result",
-    "mcp-sync-result",
-    "mcp-remove-result",
-    "collection-egress-policy",
-    "collection-egress-check",
-    "graph-neighbors",
-    "graph-path",
-    "graph",
-    "graph-query",
-    "impact",
-    "mcp-create-folder-result",
-    "mcp-duplicate-note-result",
-    "collection-egress-policy-set",
-    "document-diff",
-    "query-diagnose",
-    "egress-audit-list",
-    "egress-audit-show",
-    "egress-audit-status",
-    "egress-audit-delete",
-    "egress-audit-purge",
-    "retrieval-trace-list",
-    "retrieval-trace-show",
-    "retrieval-trace-judgment",
-    "retrieval-trace-export",
-    "retrieval-trace-delete",
-    "retrieval-trace-purge",
-    "section",
-    "file-refactor-result",
-    "context-capsule-verification",
-    "audit-report",
-    "ask",
-    "similar",
-    "mcp-embed-result",
-    "mcp-index-result",
-    "mcp-clear-embeddings-result",
-)
-
 _OUTPUT_SCHEMA_PACKAGE: Final = "gno_trio.server"
 _OUTPUT_SCHEMA_DIR: Final = "output_schemas"
+_SCHEMA_SUFFIX: Final = ".schema.json"
+
+OUTPUT_SCHEMA_NAMES: Final[tuple[str, ...]] = tuple(
+    sorted(
+        entry.name.removesuffix(_SCHEMA_SUFFIX)
+        for entry in (resources.files(_OUTPUT_SCHEMA_PACKAGE) / _OUTPUT_SCHEMA_DIR).iterdir()
+        if entry.name.endswith(_SCHEMA_SUFFIX)
+    )
+)
+"""Every output schema, one file per result contract: a new file is a new name."""
+
 # Keys msgspec copies from the Struct class (its name and docstring); they
 # describe Python code, not the tool argument, so they stay off the wire.
 _STRUCT_ONLY_KEYS: Final = frozenset({"title", "description"})
@@ -184,7 +142,7 @@ def _type_string_enums(node: dict[str, Any]) -> None:
 def _load_output_schema(name: str) -> Mapping[str, Any]:
     if name not in OUTPUT_SCHEMA_NAMES:
         raise KeyError(f"unknown output schema: {name}")
-    path = resources.files(_OUTPUT_SCHEMA_PACKAGE) / _OUTPUT_SCHEMA_DIR / f"{name}.schema.json"
+    path = resources.files(_OUTPUT_SCHEMA_PACKAGE) / _OUTPUT_SCHEMA_DIR / f"{name}{_SCHEMA_SUFFIX}"
     loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return loaded
 

@@ -2,11 +2,11 @@
 
 A family module (``retrieval``, ``reading``, ``graph`` ...) holds, for each
 of its tools, the argument Struct, the descriptions per profile, the output
-schema name, the annotations and the handler: a thin adapter from MCP
-arguments to one :class:`~gno_trio.engine.Engine` method and back.
-:mod:`.catalogue` assembles them in wire order; :mod:`.fields` holds the
-field shapes several families share; :mod:`.planned` the catalogued tools
-not implemented yet; :mod:`.resources` serves documents as MCP resources.
+schema name, the egress content class, the annotations and the handler: a
+thin adapter from MCP arguments to one :class:`~gno_trio.engine.Engine`
+method and back. :mod:`.catalogue` assembles them in wire order;
+:mod:`.fields` holds the field shapes several families share;
+:mod:`.resources` serves documents as MCP resources.
 """
 
 from __future__ import annotations

@@ -117,6 +117,7 @@ ASK: Final = read_tool(
     AskInput,
     "ask",
     make_ask,
+    content_class="capsule",
     full=(
         "Answer one question from a closed Context Capsule: retrieve, compile the Capsule, "
         "draft an answer (a configured chat endpoint, else sentences quoted from the evidence, "

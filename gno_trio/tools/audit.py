@@ -76,6 +76,7 @@ AUDIT: Final = read_tool(
     AuditInput,
     "audit-report",
     make_audit,
+    content_class="metadata",
     full=(
         "Run offline, read-only integrity checks over indexed notes: links that resolve nowhere "
         "(and, given orphanRoots, notes nothing reaches), invalid declared provenance, and "

@@ -195,6 +195,7 @@ CAPTURE: Final = write_tool(
     CaptureInput,
     "mcp-capture-result",
     make_capture,
+    content_class="metadata",
     annotations=APPEND_ONLY_WRITE,
     full=(
         "Create a new document in an existing collection: write the file with source "

@@ -1,19 +1,22 @@
 """The catalogue: every target tool in wire order, assembled from the family modules.
 
-``TOOL_ORDER`` is the one list of all 53 target tools in the order
-``tools/list`` serves them, whether or not this server implements them yet:
+``TOOL_ORDER`` is the one list of all 53 tools in the order ``tools/list``
+serves them:
 GNO 1.35's observed order (read tools, then the 19 write tools, then the two
 job tools, which are read tools GNO registers last), with 1.42's
 ``gno_peek``, ``gno_recall`` and ``gno_remember`` where GNO 1.42 places them.
-Each family module declares its tools whole; :data:`CATALOGUE` checks at
-import that the order and the declarations name the same tools, so adding a
-tool touches its module and this list, and nothing else.
+Each family module declares its tools whole (output schema and egress
+content class included); :data:`CATALOGUE` checks at import that the order
+and the declarations name the same tools and that each declaration is
+complete, so adding a tool touches its module, this list and its schema
+file, and nothing else.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from gno_trio.engine import EGRESS_CONTENT_CLASSES
 from gno_trio.server.registry import Catalogue
 from gno_trio.tools import (
     ask,
@@ -38,7 +41,6 @@ from gno_trio.tools import (
     semantic,
     traces,
 )
-from gno_trio.tools.planned import PLANNED
 
 TOOL_ORDER: Final[tuple[str, ...]] = (
     # ---- read tools (34) --------------------------------------------------
@@ -136,7 +138,7 @@ CATALOGUE: Final = Catalogue(
         *refactor.TOOLS,
         *traces.TOOLS,
     ),
-    planned=PLANNED,
+    content_classes=EGRESS_CONTENT_CLASSES,
     core=CORE_READ + CORE_WRITE,
 )
 

@@ -352,6 +352,7 @@ ADD_COLLECTION: Final = write_tool(
     AddCollectionInput,
     "mcp-add-collection-result",
     make_add_collection,
+    content_class="metadata",
     annotations=APPEND_ONLY_WRITE,
     full=(
         "Register a folder on disk as a collection and index it in a background job; "
@@ -364,6 +365,7 @@ SYNC: Final = write_tool(
     SyncInput,
     "mcp-sync-result",
     make_sync,
+    content_class="metadata",
     annotations=IDEMPOTENT_WRITE,
     full=(
         "Re-read files from disk into the keyword index as a background job (one collection or "
@@ -376,6 +378,7 @@ REMOVE_COLLECTION: Final = write_tool(
     RemoveCollectionInput,
     "mcp-remove-result",
     make_remove_collection,
+    content_class="metadata",
     full=("Remove a collection from the configuration. Its indexed data stays in the index."),
 )
 

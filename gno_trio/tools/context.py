@@ -268,6 +268,7 @@ CONTEXT: Final = read_tool(
     ContextInput,
     "context-capsule",
     make_context,
+    content_class="capsule",
     full=(
         "Compile one budgeted evidence Capsule for a goal: exact line spans extracted from "
         "indexed documents, with coverage gaps, omissions, provenance and verification "

@@ -54,6 +54,7 @@ CONTEXT_VERIFY: Final = read_tool(
     ContextVerifyInput,
     "context-capsule-verification",
     make_context_verify,
+    content_class="capsule",
     full=(
         "Check a saved Context Capsule against the current index: for every passage whether "
         "its text is unchanged, stale or missing and whether its retrieval rank held, plus "

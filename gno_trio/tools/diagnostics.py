@@ -114,6 +114,7 @@ QUERY_DIAGNOSE: Final = read_tool(
     QueryDiagnoseInput,
     "query-diagnose",
     make_query_diagnose,
+    content_class="metadata",
     full=(
         "Trace one named document through the retrieval stages for a query (filters, BM25, "
         "vector, fusion, graph, rerank) and show where it ranks or drops out. Use it when an "
@@ -126,6 +127,7 @@ DIFF: Final = read_tool(
     DiffInput,
     "document-diff",
     make_diff,
+    content_class="metadata",
     full=(
         "Show the structural change (headings, links, typed edges, dates) recorded for one "
         "document, metadata only; expired history is reported as expired."

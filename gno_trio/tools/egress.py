@@ -204,6 +204,7 @@ EGRESS_POLICY_GET: Final = read_tool(
     EgressPolicyGetInput,
     "collection-egress-policy",
     make_egress_policy_get,
+    content_class="metadata",
     full=(
         "Report the egress policy of one collection: the configured value, the value in "
         "effect, where it comes from, and the revision a change has to confirm."
@@ -215,6 +216,7 @@ EGRESS_CHECK: Final = read_tool(
     EgressCheckInput,
     "collection-egress-check",
     make_egress_check,
+    content_class="metadata",
     full=(
         "Dry-run an egress decision: for given collections, action, destination zone, caller "
         "and content class, report whether it would be allowed and why. Nothing is sent."
@@ -226,6 +228,7 @@ EGRESS_POLICY_SET: Final = write_tool(
     EgressPolicySetInput,
     "collection-egress-policy-set",
     make_egress_policy_set,
+    content_class="metadata",
     full=(
         "Change one collection's egress policy. Relaxing a policy requires a confirmation "
         "that names the current policy and its revision."

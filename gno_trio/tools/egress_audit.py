@@ -116,6 +116,7 @@ EGRESS_AUDIT_LIST: Final = read_tool(
     EgressAuditListInput,
     "egress-audit-list",
     make_list,
+    content_class="audit_log",
     full=(
         "List the receipts of egress decisions the engine enforced, newest first, one cursor "
         "page at a time. A receipt holds the verdict, action, destination zone, content class, "
@@ -128,6 +129,7 @@ EGRESS_AUDIT_SHOW: Final = read_tool(
     EgressAuditIdInput,
     "egress-audit-show",
     make_show,
+    content_class="audit_log",
     full="Show one egress decision receipt by its audit ID (content free).",
 )
 
@@ -136,6 +138,7 @@ EGRESS_AUDIT_STATUS: Final = read_tool(
     EgressAuditStatusInput,
     "egress-audit-status",
     make_status,
+    content_class="audit_log",
     full=(
         "Report the egress receipt log: how many receipts and bytes it holds, the oldest and "
         "newest, and the age, count and size bounds it is kept within."
@@ -147,6 +150,7 @@ EGRESS_AUDIT_DELETE: Final = write_tool(
     EgressAuditIdInput,
     "egress-audit-delete",
     make_delete,
+    content_class="audit_log",
     full=(
         "Delete one egress decision receipt and report whether its pages were also cleaned "
         "from the database file."
@@ -159,6 +163,7 @@ EGRESS_AUDIT_PURGE: Final = write_tool(
     EgressAuditPurgeInput,
     "egress-audit-purge",
     make_purge,
+    content_class="audit_log",
     full=(
         "Delete every egress decision receipt (nothing else) when called with confirm=true, and "
         "report how many went and whether the database file was cleaned."

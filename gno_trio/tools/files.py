@@ -108,6 +108,7 @@ CREATE_FOLDER: Final = write_tool(
     CreateFolderInput,
     "mcp-create-folder-result",
     make_create_folder,
+    content_class="metadata",
     annotations=APPEND_ONLY_WRITE,
     full=("Make a new folder, optionally under a parent path, in an existing collection."),
 )
@@ -117,6 +118,7 @@ DUPLICATE_NOTE: Final = write_tool(
     DuplicateNoteInput,
     "mcp-duplicate-note-result",
     make_duplicate_note,
+    content_class="metadata",
     annotations=APPEND_ONLY_WRITE,
     full=("Copy an editable note into its own folder or another one, optionally under a new name."),
 )

@@ -335,6 +335,7 @@ GRAPH: Final = read_tool(
     GraphInput,
     "graph",
     make_graph,
+    content_class="metadata",
     full=(
         "Return the corpus link graph (nodes and edges) with a structure report: hubs, "
         "isolated documents, unresolved links and communities. Use it to learn how a corpus "
@@ -347,6 +348,7 @@ GRAPH_QUERY: Final = read_tool(
     GraphQueryInput,
     "graph-query",
     make_graph_query,
+    content_class="metadata",
     full=(
         "Traverse typed document edges from one root document in a chosen direction, bounded "
         "by depth, node and frontier limits. Returns the root, nodes, edges, the caps applied "
@@ -359,6 +361,7 @@ GRAPH_NEIGHBORS: Final = read_tool(
     GraphNeighborsInput,
     "graph-neighbors",
     make_graph_neighbors,
+    content_class="metadata",
     full=(
         "Show the incoming and outgoing wiki, Markdown and optional similarity edges around "
         "one document; read the neighbours that matter with gno_get."
@@ -370,6 +373,7 @@ GRAPH_PATH: Final = read_tool(
     GraphPathInput,
     "graph-path",
     make_graph_path,
+    content_class="metadata",
     full=(
         "Find the shortest link path between two documents, up to a maximum depth, to answer "
         "'how are X and Y connected?'; read the documents on the path with gno_get."
@@ -381,6 +385,7 @@ IMPACT: Final = read_tool(
     ImpactInput,
     "impact",
     make_impact,
+    content_class="metadata",
     full=(
         "Walk the inbound dependencies of one document (typed edges, wiki links and Markdown "
         "links) to a bounded depth and return them with deterministic evidence paths."

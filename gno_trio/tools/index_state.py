@@ -248,6 +248,7 @@ PEEK: Final = read_tool(
     PeekInput,
     "peek",
     make_peek,
+    content_class="metadata",
     full=(
         "Cheap, model-free snapshot of the install (peek@1.0): whether GNO is initialized, "
         "document and collection counts, embedding backlog, last index time, the most recently "
@@ -261,6 +262,7 @@ STATUS: Final = read_tool(
     StatusInput,
     "status",
     make_status,
+    content_class="metadata",
     full=(
         "Full health report for the index: collections with document, chunk and embedding "
         "counts, the embedding backlog, activation state and serving-process counters. Check "
@@ -273,6 +275,7 @@ CHANGES: Final = read_tool(
     ChangesInput,
     "changes",
     make_changes,
+    content_class="metadata",
     full=(
         "List document changes from the metadata-only change journal, starting at a time or a "
         "cursor, with cursor pagination and retention flags. Records carry paths, hashes and "
@@ -292,6 +295,7 @@ LIST_TAGS: Final = read_tool(
     ListTagsInput,
     "tags-list",
     make_list_tags,
+    content_class="metadata",
     full=(
         "List tags with the number of documents carrying each. Narrow the list to one "
         "collection, or to a prefix for hierarchical tags such as 'project/'."

@@ -101,6 +101,7 @@ JOB_STATUS: Final = read_tool(
     JobStatusInput,
     "mcp-job-status",
     make_job_status,
+    content_class="metadata",
     full=(
         "Report the state of one background job (add, sync, embed or index) by job ID, "
         "including its result or error once it has finished."
@@ -112,6 +113,7 @@ LIST_JOBS: Final = read_tool(
     ListJobsInput,
     "mcp-job-list",
     make_list_jobs,
+    content_class="metadata",
     full=("List the running job and the recently finished jobs with their status."),
 )
 

@@ -98,6 +98,7 @@ LINKS: Final = read_tool(
     LinksInput,
     "links-list",
     make_links,
+    content_class="metadata",
     full=(
         "List the outgoing wiki links ([[...]]) and Markdown links of one document. "
         "gno_graph_neighbors shows links in both directions."
@@ -109,6 +110,7 @@ BACKLINKS: Final = read_tool(
     BacklinksInput,
     "backlinks",
     make_backlinks,
+    content_class="metadata",
     full=(
         "List the incoming links of one document: every document whose wiki or Markdown links "
         "point at it, optionally within one collection."

@@ -236,6 +236,7 @@ RECALL: Final = read_tool(
     RecallInput,
     "memory-recall",
     make_recall,
+    content_class="source",
     full=(
         "Recall current facts from a memory-managed collection, limited to the scopes you "
         "name and to a budget of facts and tokens (default 8 facts, 512 tokens). Each fact "
@@ -259,6 +260,7 @@ REMEMBER: Final = write_tool(
     RememberInput,
     "memory-remember",
     make_remember,
+    content_class="source",
     annotations=APPEND_ONLY_WRITE,
     full=(
         "Store one fact in a memory-managed collection, or supersede an earlier one. With no "

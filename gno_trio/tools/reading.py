@@ -173,6 +173,7 @@ GET: Final = read_tool(
     GetInput,
     "get",
     make_get,
+    content_class="source",
     full=(
         "Read one document by gno:// URI, #docid or collection/path; a URI ending in "
         "?index=<name> reads that named index instead of the served one (a missing index is an "
@@ -195,6 +196,7 @@ MULTI_GET: Final = read_tool(
     MultiGetInput,
     "multi-get",
     make_multi_get,
+    content_class="source",
     full=(
         "Read several documents at once, either from a refs list (URIs or docids taken from "
         "search hits) or from one glob pattern over URIs and paths. maxBytes caps each "

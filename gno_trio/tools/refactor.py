@@ -158,6 +158,7 @@ RENAME_NOTE: Final = write_tool(
     RenameNoteInput,
     "file-refactor-result",
     make_rename,
+    content_class="metadata",
     full=(
         "Rename an editable note in its folder and rewrite the wiki and Markdown links that "
         "point at it, in two calls: action=preview returns the plan (every reference found, "
@@ -173,6 +174,7 @@ MOVE_NOTE: Final = write_tool(
     MoveNoteInput,
     "file-refactor-result",
     make_move,
+    content_class="metadata",
     full=(
         "Move an editable note to another folder of its collection (optionally renaming it) "
         "and rewrite the links that point at it and its own relative links, with the same "

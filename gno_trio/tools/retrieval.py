@@ -295,6 +295,7 @@ SEARCH: Final = read_tool(
     SearchInput,
     "search-results",
     make_search,
+    content_class="snippet",
     full=(
         "Keyword search with BM25 over the indexed documents, suited to exact names, "
         "identifiers, error messages, filenames and quoted phrases. Each hit carries uri, "
@@ -315,6 +316,7 @@ QUERY: Final = read_tool(
     QueryInput,
     "search-results",
     make_query,
+    content_class="snippet",
     full=(
         "General retrieval entry point: fuses BM25 keyword search with multilingual vector "
         "search, each weighted by its evidence (keywords count for as much of the query's "

@@ -129,6 +129,7 @@ SECTION: Final = read_tool(
     SectionInput,
     "section",
     make_section,
+    content_class="metadata",
     full=(
         "Make a durable, content-derived target for one heading of an indexed document "
         "(action=create with ref and anchor or line), or find where a saved target's section "

@@ -295,6 +295,7 @@ VSEARCH: Final = read_tool(
     VsearchInput,
     "search-results",
     make_vsearch,
+    content_class="snippet",
     full=(
         "Semantic search with the stored embeddings: finds passages whose meaning matches the "
         "query even when no word is shared, across languages. Takes the gno_search filters plus "
@@ -309,6 +310,7 @@ SIMILAR: Final = read_tool(
     SimilarInput,
     "similar",
     make_similar,
+    content_class="snippet",
     full=(
         "Documents whose content is closest to a given document (the mean of its chunk "
         "embeddings), in its own collection unless crossCollection; limit 1-50, threshold 0-1 "
@@ -322,6 +324,7 @@ EMBED: Final = write_tool(
     EmbedInput,
     "mcp-embed-result",
     make_embed,
+    content_class="metadata",
     annotations=IDEMPOTENT_WRITE,
     full=(
         "Embed every chunk still waiting for a vector (one collection or all) with the "
@@ -334,6 +337,7 @@ INDEX: Final = write_tool(
     IndexInput,
     "mcp-index-result",
     make_index,
+    content_class="metadata",
     annotations=IDEMPOTENT_WRITE,
     full=(
         "Re-read files from disk and then embed what changed, as one background job (one "
@@ -346,6 +350,7 @@ CLEAR_EMBEDDINGS: Final = write_tool(
     ClearEmbeddingsInput,
     "mcp-clear-embeddings-result",
     make_clear_embeddings,
+    content_class="metadata",
     full=(
         "Delete a collection's embeddings: those of models it no longer uses (mode=stale, the "
         "default) or all of them (mode=all, then run gno_embed). Vectors another collection "

@@ -185,6 +185,7 @@ TRACE_LIST: Final = read_tool(
     TraceListInput,
     "retrieval-trace-list",
     make_list,
+    content_class="retrieval_trace",
     full=(
         "List the local retrieval traces (recorded when retrievalTraces is enabled), newest "
         "first, one cursor page at a time. Summaries carry status, redaction mode, query shape "
@@ -197,6 +198,7 @@ TRACE_SHOW: Final = read_tool(
     TraceShowInput,
     "retrieval-trace-show",
     make_show,
+    content_class="retrieval_trace",
     full=(
         "Show one retrieval trace: its runs, events, judgments and exports, each section cut at "
         "detailLimit with exact totals. Replay-mode traces include their own query text."
@@ -208,6 +210,7 @@ TRACE_LABEL: Final = write_tool(
     TraceLabelInput,
     "retrieval-trace-judgment",
     make_label,
+    content_class="retrieval_trace",
     full=(
         "Record one explicit judgment on a retrieval trace: relevant or irrelevant for evidence "
         "the trace recorded, or missing_expected for a document it should have found. "
@@ -220,6 +223,7 @@ TRACE_EXPORT: Final = write_tool(
     TraceExportInput,
     "retrieval-trace-export",
     make_export,
+    content_class="retrieval_trace",
     full=(
         "Export finished retrieval traces as one deterministic agentic-receipt artifact with a "
         "manifest and its hash; open or missing traces are refused, and the export is checked "
@@ -232,6 +236,7 @@ TRACE_DELETE: Final = write_tool(
     TraceDeleteInput,
     "retrieval-trace-delete",
     make_delete,
+    content_class="retrieval_trace",
     full="Delete one retrieval trace and the runs, events, judgments and export links it owns.",
 )
 
@@ -240,6 +245,7 @@ TRACE_PURGE: Final = write_tool(
     TracePurgeInput,
     "retrieval-trace-purge",
     make_purge,
+    content_class="retrieval_trace",
     full=(
         "Delete every retrieval trace, record and export when called with confirm=true, and "
         "report whether the database file was cleaned."

@@ -39,31 +39,6 @@ _URI_PREFIX: Final = "gno://"
 _REFERENCE_KEYS: Final = ("ref", "target", "from", "to", "root", "uri", "pattern")
 _REFERENCE_LIST_KEYS: Final = ("refs",)
 
-_CONTENT_CLASS_BY_TOOL: Final[dict[str, str]] = {
-    "gno_get": "source",
-    "gno_multi_get": "source",
-    "gno_recall": "source",
-    "gno_remember": "source",
-    "gno_search": "snippet",
-    "gno_vsearch": "snippet",
-    "gno_query": "snippet",
-    "gno_similar": "snippet",
-    "gno_context": "capsule",
-    "gno_context_verify": "capsule",
-    "gno_ask": "capsule",
-    "gno_egress_audit_list": "audit_log",
-    "gno_egress_audit_show": "audit_log",
-    "gno_egress_audit_status": "audit_log",
-    "gno_egress_audit_delete": "audit_log",
-    "gno_egress_audit_purge": "audit_log",
-    "gno_trace_list": "retrieval_trace",
-    "gno_trace_show": "retrieval_trace",
-    "gno_trace_label": "retrieval_trace",
-    "gno_trace_export": "retrieval_trace",
-    "gno_trace_delete": "retrieval_trace",
-    "gno_trace_purge": "retrieval_trace",
-}
-
 # The methods whose answers can carry collection content or names.
 EGRESS_METHODS: Final = frozenset(
     {"tools/call", "resources/list", "resources/read", "resources/templates/list"}
@@ -106,12 +81,17 @@ class Decision:
         }
 
 
-def content_class_of(method: str, tool_name: str | None) -> str:
-    """The kind of content a request returns (``source``, ``snippet`` ... ``metadata``)."""
+def content_class_of(method: str, tool_name: str | None, tool_classes: Mapping[str, str]) -> str:
+    """The kind of content a request returns (``source``, ``snippet`` ... ``metadata``).
+
+    A tool's class is the one its module declares (``tool_classes``, handed
+    in from the tool catalogue); a name no tool has returns nothing but an
+    error, ``metadata``.
+    """
     if method == "resources/read":
         return "source"
     if method == "tools/call" and tool_name is not None:
-        return _CONTENT_CLASS_BY_TOOL.get(tool_name, "metadata")
+        return tool_classes.get(tool_name, "metadata")
     return "metadata"
 
 
@@ -126,20 +106,26 @@ def _collection_of_reference(value: str, known: frozenset[str]) -> str | None:
     return head if head in known else None
 
 
-def scope_of(method: str, params: Mapping[str, Any] | None, known: Iterable[str]) -> Scope:
+def scope_of(
+    method: str,
+    params: Mapping[str, Any] | None,
+    known: Iterable[str],
+    tool_classes: Mapping[str, str],
+) -> Scope:
     """The content class and collection scope of one request.
 
     Collections come from explicit ``collection``/``collections`` arguments and
     from the first segment of document references. A reference whose
     collection cannot be told (a ``#docid``, an absolute path, an unknown first
     segment), a cross-collection similarity search, or a request that names no
-    collection at all is scoped to every collection.
+    collection at all is scoped to every collection, and so is a call that
+    asks to reach across collections (``crossCollection: true``).
     """
     known_names = frozenset(name.lower() for name in known)
     params = params or {}
     tool_name = params.get("name") if method == "tools/call" else None
     tool = tool_name if isinstance(tool_name, str) else None
-    content_class = content_class_of(method, tool)
+    content_class = content_class_of(method, tool, tool_classes)
     if method == "resources/read":
         uri = params.get("uri")
         named = _collection_of_reference(uri, known_names) if isinstance(uri, str) else None
@@ -149,7 +135,7 @@ def scope_of(method: str, params: Mapping[str, Any] | None, known: Iterable[str]
     arguments = params.get("arguments")
     if not isinstance(arguments, Mapping):
         return Scope(content_class, None)
-    if tool == "gno_similar" and arguments.get("crossCollection") is True:
+    if arguments.get("crossCollection") is True:
         return Scope(content_class, None)
     names: list[str] = []
     unresolved = False

@@ -334,7 +334,9 @@ class GatewayApp:
             )
             if refusal is not None:
                 raise Refused(refusal)
-            verdict = egress_guard(message, exchange.caller, self.state.policies)
+            verdict = egress_guard(
+                message, exchange.caller, self.state.policies, self.state.app.content_classes
+            )
             if isinstance(verdict, Reply):
                 raise Refused(verdict)
             ticket = verdict

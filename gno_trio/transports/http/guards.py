@@ -146,15 +146,20 @@ class EgressTicket:
     epoch: int
 
 
-def egress_guard(request: Request, caller: Caller, book: PolicyBook) -> Reply | EgressTicket | None:
-    """Judge one request; ``None`` when it needs no judging (loopback, or no content)."""
+def egress_guard(
+    request: Request, caller: Caller, book: PolicyBook, tool_classes: Mapping[str, str]
+) -> Reply | EgressTicket | None:
+    """Judge one request; ``None`` when it needs no judging (loopback, or no content).
+
+    ``tool_classes``: each tool's egress content class, as its module declares it.
+    """
     if request.method not in EGRESS_METHODS or caller.zone == "loopback":
         return None
     book.refresh()
     policies = book.policies
     decision = evaluate_egress(
         zone=caller.zone,
-        scope=egress_scope_of(request.method, request.params, policies.keys()),
+        scope=egress_scope_of(request.method, request.params, policies.keys(), tool_classes),
         policies=policies,
         authenticated=caller.authenticated,
     )
