@@ -3,18 +3,22 @@
 Reciprocal rank fusion gives BM25 and vectors equal say whatever the query
 is, and a shortcut that trusted a standout BM25 hit skipped the vector leg on
 link-list and index pages. Here every candidate of either leg gets both
-scores: its raw BM25 (0 when the words miss it) and the cosine of its chunk
-nearest the query. Each is min-max normalised over the candidates and mixed
-with weight ``a`` for BM25 and ``1 - a`` for vectors, where
+scores: its raw BM25 over the query's content words (words in most documents,
+"what", "the", left out; 0 when the words miss it) and the cosine of its
+chunk nearest the query. Each is min-max normalised over the candidates and
+mixed with weight ``a`` for BM25 and ``1 - a`` for vectors, where
 
-    a = LEXICAL_SHARE x coverage
+    a = LEXICAL_SHARE x coverage x strength
 
-and ``coverage`` is the share of the query's words the index holds at all
-(CJK text counted as bigrams, as unicode61 keeps a CJK run as one token).
-A question in Chinese over English notes has coverage 0 and ranks by
-meaning alone; an English known-item query over English notes leans on its
-words. ``term`` entries and a ``hyde`` passage add their own normalised
-evidence at fixed small weights.
+``coverage`` is the share of the query's words the index holds at all (CJK
+text counted as bigrams, as unicode61 keeps a CJK run as one token), and
+``strength`` how much of the content words' summed idf the best BM25
+document collects, against BM25's ceiling of ``k1 + 1`` per word. A
+question in Chinese over English notes has coverage 0 and ranks by meaning
+alone; a known-item query whose words one page matches strongly leans on
+them; a natural question whose words are spread thin over many pages leans
+on meaning. ``term`` entries and a ``hyde`` passage add their own
+normalised evidence at fixed small weights.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
 LEXICAL_SHARE: Final = 0.6
 """BM25's weight at full coverage (vectors keep the rest)."""
 SATURATION: Final = 2.2
-"""Top BM25 over the query's summed idf at which the words count as fully answered."""
+"""Top BM25 over the content words' summed idf at which they count as fully answered:
+``k1 + 1``, the most one word can give a document."""
 COMMON_SHARE: Final = 0.5
 """A word in more than this share of documents tells none apart (not content)."""
 EVIDENCE_DEPTH: Final = 100
