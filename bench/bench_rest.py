@@ -2,17 +2,20 @@
 
 Indexes the mcp-docs fixture with the CLI (``init`` + ``update``) into a
 throwaway folder (``--keep DIR`` reuses or keeps one), then, ``--rounds``
-times with a fresh server each round:
+times with a fresh server per case and round, the cases' order rotated:
 
 * **lexical**: ``gno-trio mcp`` over the index without vectors answers
   ``--searches`` varied ``gno_search`` calls (modern era, over stdio), rests
-  ``--settle`` seconds, and its tree RSS (every process under it, summed) is
-  sampled for a second; the median sample is the round's figure. The lexical
-  path never needs the embedding model: target <= 60 MiB;
-* **vectors** (``--vectors``): the same index after ``gno-trio embed``; the
-  server answers ``gno_query`` (hybrid: it loads the model and the vectors)
-  then ``gno_search``, and rests: target <= 140 MiB.
+  ``--settle`` seconds, then its tree RSS (every process under it, summed)
+  is sampled in one-second windows until two in a row agree within 1 MiB
+  (a background build may still be running after the last answer). The
+  lexical path never needs the embedding model: target <= 60 MiB;
+* **vectors** (``--vectors``): a copy of that index after ``gno-trio
+  embed``; the server answers ``gno_query`` (hybrid: it loads the model and
+  the vectors) and ``gno_search`` calls, then rests: target <= 140 MiB.
 
+The anonymous and file-backed parts (the index's mapped pages, the mapped
+weight cache and the libraries) are printed beside each figure.
 Each figure prints as median (min-max) over the rounds with the load average
 and the cores other work used; a memory figure is not a ratio, so it is
 judged even on a busy machine.
@@ -99,9 +102,25 @@ def _status_kib(pid: int, key: str) -> int:
     return 0
 
 
+def _settled_rss(pid: int, limit_s: float = 60.0) -> int:
+    """The tree RSS once it stopped moving: medians of one-second windows until two in a row
+    are within 1 MiB (a background build may still run after the last answer)."""
+    last = -(2**30)
+    deadline = time.monotonic() + limit_s
+    while True:
+        samples = []
+        for _ in range(10):
+            samples.append(tree_rss_kib([pid]))
+            time.sleep(0.1)
+        now = int(statistics.median(samples))
+        if abs(now - last) <= 1024 or time.monotonic() > deadline:
+            return now
+        last = now
+
+
 def resting_rss(env: dict[str, str], tools: list[str], searches: int, settle: float) -> int:
     """A fresh ``gno-trio mcp``: ``searches`` calls of each tool in ``tools``, a rest, then
-    the median of its tree RSS sampled over a second (KiB)."""
+    its tree RSS once settled (KiB)."""
     process = subprocess.Popen(
         [*GNO, "mcp"],
         cwd=REPO,
@@ -131,21 +150,27 @@ def resting_rss(env: dict[str, str], tools: list[str], searches: int, settle: fl
                     },
                 )
         time.sleep(settle)
-        samples = []
-        for _ in range(10):
-            samples.append(tree_rss_kib([process.pid]))
-            time.sleep(0.1)
+        resting = _settled_rss(process.pid)
         tree = process_tree([process.pid])
         parts = {key: sum(_status_kib(pid, key) for pid in tree) for key in ("RssAnon", "RssFile")}
         print(
             f"    {len(tree)} process(es); anonymous {mib(parts['RssAnon'])}, file-backed "
             f"{mib(parts['RssFile'])} (the index's mapped pages and the libraries)"
         )
-        return int(statistics.median(samples))
+        return resting
     finally:
         process.stdin.close()
         reap(process)
         process.stdout.close()
+
+
+def environment(folder: Path) -> dict[str, str]:
+    return {
+        **{k: v for k, v in os.environ.items() if k != "GNO_MCP_ENABLE_WRITE"},
+        "GNO_CONFIG_DIR": str(folder / "config"),
+        "GNO_DATA_DIR": str(folder / "data"),
+        "GNO_CACHE_DIR": str(folder / "cache"),
+    }
 
 
 def build_index(base: Path, env: dict[str, str]) -> None:
@@ -164,41 +189,38 @@ def main() -> int:
     parser.add_argument("--keep", metavar="DIR", help="index folder to reuse or keep")
     options = parser.parse_args()
     base = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="gno-rest-"))
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "GNO_MCP_ENABLE_WRITE"},
-        "GNO_CONFIG_DIR": str(base / "config"),
-        "GNO_DATA_DIR": str(base / "data"),
-        "GNO_CACHE_DIR": str(base / "cache"),
-    }
+    lexical, vectors = base / "lexical", base / "vectors"
     try:
-        if not (base / "config").exists():
-            build_index(base, env)
-        cases: dict[str, tuple[list[str], int]] = {"lexical": (["gno_search"], LEXICAL_TARGET_MIB)}
+        if not (lexical / "config").exists():
+            build_index(lexical, environment(lexical))
+        cases: dict[str, tuple[Path, list[str], int]] = {
+            "lexical": (lexical, ["gno_search"], LEXICAL_TARGET_MIB)
+        }
+        if options.vectors:
+            if not (vectors / "config").exists():
+                shutil.copytree(lexical, vectors)
+            started = time.monotonic()
+            subprocess.run(
+                [*GNO, "embed"], cwd=REPO, env=environment(vectors), check=True, capture_output=True
+            )
+            print(f"  embedded a copy of the index in {time.monotonic() - started:.0f} s")
+            cases["vectors"] = (vectors, ["gno_query", "gno_search"], VECTORS_TARGET_MIB)
         figures: dict[str, list[int]] = {name: [] for name in cases}
         whole = Window()
         for index, order in enumerate(rotations(list(cases), options.rounds)):
             for name in order:
-                tools, _ = cases[name]
-                figures[name].append(resting_rss(env, tools, options.searches, options.settle))
-            print(f"  round {index + 1}: lexical {mib(figures['lexical'][-1])}")
-        if options.vectors:
-            started = time.monotonic()
-            subprocess.run([*GNO, "embed"], cwd=REPO, env=env, check=True, capture_output=True)
-            print(f"  embedded the index in {time.monotonic() - started:.0f} s")
-            figures["vectors"] = []
-            cases["vectors"] = (["gno_query", "gno_search"], VECTORS_TARGET_MIB)
-            for index in range(options.rounds):
-                figures["vectors"].append(
-                    resting_rss(env, ["gno_query", "gno_search"], options.searches, options.settle)
+                folder, tools, _ = cases[name]
+                figures[name].append(
+                    resting_rss(environment(folder), tools, options.searches, options.settle)
                 )
-                print(f"  round {index + 1}: vectors {mib(figures['vectors'][-1])}")
+                print(f"  round {index + 1}: {name} {mib(figures[name][-1])}")
         whole.close()
         print(
             f"\ngno-trio mcp tree RSS at rest after {options.searches} calls per tool, "
             f"{options.rounds} rounds with a fresh server each; median (min-max):"
         )
         for name, values in figures.items():
-            target = cases[name][1]
+            target = cases[name][2]
             median = statistics.median(values) / 1024
             print(
                 f"  {name:<8} {spread([v / 1024 for v in values], 1, ' MiB'):<28} target <= "
