@@ -115,9 +115,9 @@ def documents_table(path: Path, rows: list[tuple[object, ...]]) -> sqlite3.Conne
     conn.execute(
         "CREATE TABLE documents (id INTEGER PRIMARY KEY, collection TEXT, rel_path TEXT, "
         "source_size INT, source_mtime_ns INT, active INT, last_error_code TEXT, "
-        "source_hash TEXT, mirror_hash TEXT)"
+        "source_hash TEXT, mirror_hash TEXT, converter_id TEXT, converter_version TEXT)"
     )
-    conn.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)", rows)
     return conn
 
 

@@ -40,11 +40,39 @@ class StoredDoc:
     errored: bool
     source_hash: str
     has_mirror: bool
+    # Converted by a converter version other than today's (see :func:`stale_conversion`).
+    stale: bool = False
+
+    @property
+    def reusable_hash(self) -> str | None:
+        """The source hash whose bytes need no new conversion (None: convert whatever is read).
+
+        A file that hashes as this document's source and was converted by
+        today's converter costs a stat update; a stale conversion is redone.
+        """
+        return self.source_hash if self.has_mirror and not self.stale else None
+
+
+def _current_stamps() -> list[str]:
+    """Today's ``"converter id\x01version"`` stamps, as :data:`_FINGERPRINT_SQL` spells them."""
+    from gno_trio.engine.ingest.documents.registry import converter_versions
+
+    return [f"{cid}\x01{version}" for cid, version in converter_versions().items()]
+
+
+def stale_conversion(converter_id: str | None, converter_version: str | None) -> bool:
+    """Whether a document was converted by a converter or version that today's code lacks."""
+    from gno_trio.engine.ingest.documents.registry import converter_versions
+
+    if converter_id is None:  # never converted (a refused file): its error decides
+        return False
+    return converter_versions().get(converter_id) != converter_version
 
 
 _STORED_SQL = (
     "SELECT id, rel_path, source_size, source_mtime_ns, active, "
-    "last_error_code IS NOT NULL, source_hash, mirror_hash IS NOT NULL FROM documents "
+    "last_error_code IS NOT NULL, source_hash, mirror_hash IS NOT NULL, "
+    "converter_id, converter_version FROM documents "
     "WHERE collection = ?"
 )
 
@@ -70,6 +98,7 @@ def stored_documents(
             bool(row[5]),
             row[6],
             bool(row[7]),
+            stale_conversion(row[8], row[9]),
         )
         for row in cursor
     }
@@ -79,14 +108,18 @@ _FINGERPRINT_SQL = (
     "SELECT group_concat(fingerprint, char(0)), max(id) FROM ("
     "SELECT id, source_size || ' ' || source_mtime_ns || ' ' || rel_path AS fingerprint "
     "FROM documents WHERE collection = ? AND active = 1 AND last_error_code IS NULL AND id > ? "
+    "AND (converter_id IS NULL OR converter_id || char(1) || coalesce(converter_version, '') "
+    "IN (SELECT value FROM json_each(?))) "
     "ORDER BY id LIMIT ?)"
 )
 """A piece of the indexed fingerprints, joined by NUL (which no path holds) in SQLite.
 
 A fingerprint is ``"size mtime_ns rel_path"``, the same text :class:`Walked`
 makes of a file it finds: a file whose fingerprint is an indexed
-document's is unchanged. The indexed ones arrive as one string per 65,536
-documents, split in C, instead of a tuple of three objects per document.
+document's is unchanged. A document converted by another converter version
+than today's has none, so its file is read and converted again. The indexed
+ones arrive as one string per 65,536 documents, split in C, instead of a
+tuple of three objects per document.
 """
 
 _FINGERPRINT_PIECE = 65_536
@@ -100,10 +133,11 @@ def indexed_fingerprints(conn: sqlite3.Connection, collection: str) -> set[str]:
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples, whatever the connection's row factory
     known: set[str] = set()
+    stamps = json.dumps(_current_stamps())
     after = -(2**63)
     while True:
         joined, last = cursor.execute(
-            _FINGERPRINT_SQL, (collection, after, _FINGERPRINT_PIECE)
+            _FINGERPRINT_SQL, (collection, after, stamps, _FINGERPRINT_PIECE)
         ).fetchone()
         if joined is None:
             return known
@@ -205,11 +239,12 @@ class SyncPlan:
 
 
 def unchanged(found: FoundFile, row: StoredDoc | None) -> bool:
-    """Indexed, active, no error last time, and the same size and mtime on disk."""
+    """Indexed by today's converter, active, no error last time, same size and mtime on disk."""
     return (
         row is not None
         and row.active
         and not row.errored
+        and not row.stale
         and row.size == found.size
         and row.mtime_ns == found.mtime_ns
     )

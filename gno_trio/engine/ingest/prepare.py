@@ -221,7 +221,7 @@ def _window(
             except GnoError as error:
                 decided.append((index, found, row, Refused(error, judged=error.code == TOO_LARGE)))
                 continue
-            if row is not None and row.has_mirror and row.source_hash == sha256_hex(data):
+            if row is not None and row.reusable_hash == sha256_hex(data):
                 decided.append((index, found, row, SameBytes()))
                 continue
             yield ConversionJob(found.rel_path, data, key=(index, found, row))

@@ -295,7 +295,7 @@ def pooled_outcomes(
             if records.still_valid(record, found.size, found.mtime_ns, policy):
                 yield (index, found, row), None
             else:
-                indexed = row.source_hash if row is not None and row.has_mirror else None
+                indexed = None if row is None else row.reusable_hash
                 yield (index, found, row), (found, indexed)
 
     def file_progress(job: ConversionJob, done: int, units: int) -> None:

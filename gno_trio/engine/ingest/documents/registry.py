@@ -9,11 +9,13 @@ unsupported.
 
 from __future__ import annotations
 
+import functools
 import io
 import zipfile
+from collections.abc import Mapping
 from typing import Final
 
-from gno_trio.engine.ingest.convert import Converter, converter_for, extension_of
+from gno_trio.engine.ingest.convert import REGISTRY, Converter, converter_for, extension_of
 from gno_trio.engine.ingest.documents.base import DocumentConverter
 from gno_trio.engine.ingest.documents.calendar_events import CalendarConverter
 from gno_trio.engine.ingest.documents.excel import ExcelConverter
@@ -83,6 +85,17 @@ def document_converter_for(rel_path: str) -> DocumentConverter | None:
 
 def converter_by_id(converter_id: str) -> DocumentConverter | None:
     return _BY_ID.get(converter_id)
+
+
+@functools.cache
+def converter_versions() -> Mapping[str, str]:
+    """Each converter's id -> the version it stamps on what it converts today.
+
+    A document stamped with another version (a converter's rendering changed,
+    or its parsing library was upgraded), or by a converter that is gone, is
+    converted again by the next sync even though its file did not change.
+    """
+    return {c.id: c.version for c in (*REGISTRY, *DOCUMENT_CONVERTERS)}
 
 
 def sniff(head: bytes) -> str | None:
