@@ -319,16 +319,14 @@ QUERY: Final = read_tool(
     content_class="snippet",
     full=(
         "General retrieval entry point: fuses BM25 keyword search with multilingual vector "
-        "search, each weighted by its evidence (keywords count for as much of the query's "
-        "wording as the notes hold and the best hit matches; explain shows every score and "
-        "weight), and adds documents one link away from the best hits. "
-        "meta.mode says hybrid, or bm25_only when no embeddings exist yet. Query expansion and "
-        "reranking run through configured endpoints (expanded/reranked say whether they ran; "
-        "when asked for and not run, meta.expansionSkipped/rerankSkipped say why). Accepts "
-        "intent, "
-        "queryModes (term, intent, hyde), fast, thorough, graph/noGraph, candidateLimit and "
-        "explain. Hits have the gno_search shape: uri, docid, score, snippet, line anchor and "
-        "any configured context guidance."
+        "search, each weighted by its evidence (keywords count as far as the notes hold the "
+        "query's words and the best hit matches them; explain shows every score and weight), "
+        "and adds documents one link away from the best hits. meta.mode says hybrid, or "
+        "bm25_only before embeddings exist. Expansion and reranking run through configured "
+        "endpoints; when asked for and not run, meta.expansionSkipped/rerankSkipped say why. "
+        "Accepts intent, queryModes (term, intent, hyde), fast, thorough, graph/noGraph, "
+        "candidateLimit and explain. Hits have the gno_search shape: uri, docid, score, "
+        "snippet, line anchor and any context guidance."
     ),
     core=(
         "Call first for a question whose wording may differ from the notes, in any language. "
