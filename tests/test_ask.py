@@ -10,9 +10,7 @@ endpoint are read back from the egress audit.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 
 from gno_trio.config_features import RetrievalTraces, TraceRetention
 from gno_trio.engine import AskRequest, Engine, SearchRequest
+from tests.loopback_json import JsonEndpoint, chat_reply
 from tests.stdio_session import server_environment
 from tests.test_tools_links_jobs import mcp_server, write_tree
 from tests.tool_results import tool_error_code
@@ -32,44 +31,16 @@ NOTES = {
 QUESTION = "how long does green tea steep"
 
 
-class ChatServer:
-    """An OpenAI-compatible ``/v1/chat/completions`` stub on a loopback port."""
+class ChatServer(JsonEndpoint):
+    """An OpenAI-compatible ``/v1/chat/completions`` stub that says :attr:`reply`."""
 
     def __init__(self) -> None:
         self.reply = ""
-        self.requests: list[dict[str, Any]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers["Content-Length"])
-                server.requests.append(
-                    {"path": self.path, "body": json.loads(self.rfile.read(length))}
-                )
-                body = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": server.reply}}]}
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        super().__init__(lambda _path, _body: chat_reply(self.reply))
 
     @property
     def uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1/chat/completions#tiny-chat"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return self.url("/v1/chat/completions#tiny-chat")
 
 
 @pytest.fixture
@@ -127,9 +98,9 @@ def test_a_chat_endpoint_writes_the_draft_and_each_claim_is_checked(
     assert result["answer"] == chat.reply and result["meta"]["answerGenerated"] is True
     assert outcome.note == "Answer written by tiny-chat"
     sent = chat.requests[-1]
-    assert sent["path"] == "/v1/chat/completions"
-    assert sent["body"]["model"] == "tiny-chat" and sent["body"]["max_tokens"] == 64
-    assert "eighty degrees for two minutes" in sent["body"]["messages"][1]["content"]
+    assert sent.path == "/v1/chat/completions"
+    assert sent.body["model"] == "tiny-chat" and sent.body["max_tokens"] == 64
+    assert "eighty degrees for two minutes" in sent.body["messages"][1]["content"]
     receipt = vault.egress_audit_list()["receipts"][0]
     assert (receipt["action"], receipt["destinationZone"], receipt["decision"]) == (
         "remote_inference",

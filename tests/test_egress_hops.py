@@ -11,10 +11,7 @@ is seen as the sink's request log, not hidden by an error.
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,64 +21,29 @@ import pytest
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
+from tests.loopback_json import JsonEndpoint, chat_reply
 from tests.test_ask import NOTES, QUESTION
 
 CHAT_REPLY = "Green tea steeps for two minutes at eighty degrees [1]."
 
 
-class ModelServer:
+class ModelServer(JsonEndpoint):
     """A loopback server that answers chat and embedding requests, or redirects them."""
 
     def __init__(self) -> None:
-        self.requests: list[tuple[str, str]] = []
-        self.redirect_to: str | None = None
-        server = self
+        super().__init__(lambda _path, body: self.reply(body or {}))
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self._answer(b"")
-
-            def do_POST(self) -> None:
-                self._answer(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-
-            def _answer(self, raw: bytes) -> None:
-                server.requests.append((self.command, self.path))
-                if server.redirect_to is not None:
-                    self.send_response(302)
-                    self.send_header("Location", server.redirect_to)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                body = json.dumps(server.reply(raw)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def reply(self, raw: bytes) -> dict[str, Any]:
-        request = json.loads(raw) if raw else {}
+    def reply(self, request: dict[str, Any]) -> dict[str, Any]:
         if "input" in request:
             data = [
                 {"index": i, "embedding": [float(len(text)), 1.0, 0.5]}
                 for i, text in enumerate(request["input"])
             ]
             return {"object": "list", "data": data}
-        return {"choices": [{"message": {"role": "assistant", "content": CHAT_REPLY}}]}
+        return chat_reply(CHAT_REPLY)
 
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def calls(self) -> list[tuple[str, str]]:
+        return [(seen.method, seen.path) for seen in self.requests]
 
 
 @pytest.fixture
@@ -138,7 +100,7 @@ def test_ask_sends_evidence_to_no_proxy_from_the_environment(
     use_models(vault, gen=model.url("/v1/chat/completions#tiny-chat"))
     outcome = ask(vault)
     assert proxy.requests == []  # the proxy was never judged: nothing went there
-    assert model.requests == [("POST", "/v1/chat/completions")]
+    assert model.calls() == [("POST", "/v1/chat/completions")]
     assert outcome.result["meta"]["answerGenerated"] is True
 
 
@@ -150,7 +112,7 @@ def test_ask_follows_no_redirect_to_an_unjudged_host(
     use_models(vault, gen=model.url("/v1/chat/completions#tiny-chat"))
     outcome = ask(vault)
     assert elsewhere.requests == []
-    assert model.requests == [("POST", "/v1/chat/completions")]
+    assert model.calls() == [("POST", "/v1/chat/completions")]
     assert outcome.result["meta"]["answerGenerated"] is False  # the evidence answers instead
     assert "redirect" in outcome.note and elsewhere.url("/") in outcome.note
 
@@ -163,7 +125,7 @@ def test_embedding_uses_no_proxy_from_the_environment(
     use_models(vault, embed=model.url("/v1/embeddings#toy"))
     run = vault.embed()
     assert proxy.requests == []
-    assert model.requests and all(r == ("POST", "/v1/embeddings") for r in model.requests)
+    assert model.calls() and all(r == ("POST", "/v1/embeddings") for r in model.calls())
     assert run.embedded == 2
 
 
