@@ -330,7 +330,7 @@ async def test_a_second_resident_follows_and_takes_over(dirs: Dirs, notes: Path)
             await _until(lambda: _uris(second, "pears") == ["gno://notes/seen.md"], "shared")
             assert two.book.syncs == 0  # it saw the first one's sync through the store
             first_scope.cancel()  # the first resident stops: its watch lease goes with it
-            await _until(lambda: two.book.role == "watching", "the second takes over")
+            await _until(lambda: two.book.active == {"notes"}, "the second takes over")
             (notes / "later.md").write_text("# Later\n\nQuinoa.\n")
             await _until(lambda: _uris(first, "quinoa") == ["gno://notes/later.md"], "followed")
             outer.cancel_scope.cancel()

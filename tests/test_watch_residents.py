@@ -82,8 +82,13 @@ def found(cli: Cli, query: str) -> list[str]:
 def test_serve_follows_the_folder_and_an_mcp_child_takes_over(cli: Cli, tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     with resident(cli, "serve", "--port", "0", "--no-embed") as serve:
-        until(lambda: watcher(cli).get("pid") == serve.pid, "serve watches")
-        assert watcher(cli)["activeCollections"] == ["notes"]
+        until(
+            lambda: (
+                watcher(cli).get("pid") == serve.pid
+                and watcher(cli)["activeCollections"] == ["notes"]
+            ),
+            "serve watches the collection",
+        )
         (notes / "written.md").write_text("# Written\n\nWritten while serve runs: walnuts.\n")
         until(lambda: found(cli, "walnuts") == ["gno://notes/written.md"], "searchable")
         assert f"Watch: pid {serve.pid} follows notes" in cli.run("status").stdout
@@ -95,7 +100,13 @@ def test_serve_follows_the_folder_and_an_mcp_child_takes_over(cli: Cli, tmp_path
 
             serve.terminate()
             serve.wait(timeout=30)
-            until(lambda: watcher(cli).get("pid") == child.pid, "the mcp child takes over")
+            until(
+                lambda: (
+                    watcher(cli).get("pid") == child.pid
+                    and watcher(cli)["activeCollections"] == ["notes"]
+                ),
+                "the mcp child takes over",
+            )
             (notes / "third.md").write_text("# Third\n\nPecans.\n")
             until(lambda: found(cli, "pecans") == ["gno://notes/third.md"], "followed by mcp")
             assert child.stdin is not None
