@@ -7,11 +7,13 @@ vectors both stay lexical and say so (see ``test_memory_engine``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from gno_trio.cli import main
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, Identity
 from gno_trio.engine.memory.semantic import BUNDLED_THRESHOLD
@@ -67,3 +69,39 @@ def test_remember_proposes_paraphrases_by_meaning(engine: Engine) -> None:
     assert all(c["similarity"] < best["similarity"] for c in proposed["candidates"][1:])
     same = engine.remember(text=FACTS[1], collection="facts", scopes=[SCOPE], identity=ME)
     assert same["outcome"] == "existing"
+
+
+CROSS_FACTS = (
+    *FACTS,
+    "Python is the language of our build scripts.",
+    "The staging database is backed up every night.",
+)
+CROSS_RECALLS = (
+    # Chinese questions with one stray English word that names another fact
+    ("Go 发票多久支付", FACTS[2]),  # how soon are invoices paid
+    ("staging 发票什么时候支付", FACTS[2]),  # when are invoices paid
+    ("Tuesday 数据库多久备份", CROSS_FACTS[4]),  # how often is the database backed up
+    ("数据库多久备份一次 Python", CROSS_FACTS[4]),
+)
+
+
+def test_cli_recall_in_chinese_over_english_facts_ranks_by_meaning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stray word that matches an unrelated fact does not outrank what the question
+    means: recall weighs BM25 by how much of the question the index holds, as query does."""
+    for name, folder in (("CONFIG", "config"), ("DATA", "data"), ("CACHE", "cache")):
+        monkeypatch.setenv(f"GNO_{name}_DIR", str(tmp_path / folder))
+    (tmp_path / "facts").mkdir()
+    assert main(["collection", "add", str(tmp_path / "facts"), "--name", "facts", "--memory"]) == 0
+    for text in CROSS_FACTS:
+        assert main(["remember", text, "--scope", SCOPE, "--add", "--quiet"]) == 0
+    assert main(["embed", "facts", "--quiet"]) == 0
+    capsys.readouterr()
+    for question, fact in CROSS_RECALLS:
+        argv = ["recall", question, "--scope", SCOPE, "--max-facts", "1", "--json"]
+        assert main(argv) == 0
+        recalled = json.loads(capsys.readouterr().out)
+        valid_recall(recalled)
+        assert recalled["retrieval"] == {"mode": "hybrid"}
+        assert [f["text"] for f in recalled["facts"]] == [fact], question

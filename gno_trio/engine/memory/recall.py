@@ -6,6 +6,10 @@ scope's facts out of the candidate set or leak them in. The lexical leg is
 BM25 over the fact documents (any query term may match); hits are read from
 the validated projection of their files, and the selection honours both the
 fact and the token budget (tokens estimated as UTF-8 bytes / 4, rounded up).
+With vectors, the legs are fused as ``query`` fuses them (evidence weighted,
+see :mod:`gno_trio.engine.search.evidence`): BM25 counts as much as the
+index holds the query's words, so a question in one language over facts in
+another ranks by meaning even when a stray word matches an unrelated fact.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from gno_trio.engine.memory.queries import (
     current_facts_clause,
     fact_from_row,
 )
-from gno_trio.engine.search.fusion import rrf_points
-from gno_trio.engine.search.querygrammar import parse_query
+from gno_trio.engine.search.evidence import Evidence, lexical_evidence, lexical_weight, weigh
+from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.errors import GnoError
 
@@ -73,8 +77,9 @@ def now_iso() -> str:
 
 def lexical_candidates(
     conn: sqlite3.Connection, match: str, collection: str, scopes: Sequence[str], limit: int
-) -> list[StoredFact]:
-    """Current in-scope facts matching ``match``, best BM25 first, at most ``limit``."""
+) -> list[tuple[StoredFact, float]]:
+    """Current in-scope facts matching ``match`` with their BM25 (higher is better), best
+    first, at most ``limit``."""
     weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
     sql = (
         f"SELECT {FACT_COLUMNS}, bm25(documents_fts, {weights}) AS rank "
@@ -84,11 +89,11 @@ def lexical_candidates(
         f"ORDER BY rank, d.id LIMIT ?"
     )
     rows = conn.execute(sql, (match, collection, *scopes, limit)).fetchall()
-    return [fact_from_row(row) for row in rows]
+    return [(fact_from_row(row), -float(row["rank"])) for row in rows]
 
 
-def match_expression(query: str) -> str:
-    """The FTS5 "any term" expression for a natural-language recall query.
+def recall_query(query: str) -> LexicalQuery:
+    """The parsed natural-language recall query (its ``any_match`` is the FTS5 expression).
 
     Recall queries are phrased like the fact they look for, so a stray
     double quote (``a 27" screen``) is not a syntax error: when the query
@@ -98,7 +103,7 @@ def match_expression(query: str) -> str:
     text = normalize_text(query)
     for attempt in (text, text.replace('"', " ")):
         try:
-            return parse_query(attempt).any_match
+            return parse_query(attempt)
         except GnoError:
             continue
     raise GnoError("MEMORY_QUERY_REQUIRED", f"Query has no searchable terms: {query!r}")
@@ -109,16 +114,33 @@ def candidate_limit(max_facts: int) -> int:
     return max(LEXICAL_LIMIT, max_facts)
 
 
-def _fuse(legs: Sequence[Sequence[StoredFact]]) -> list[tuple[StoredFact, float]]:
-    """Facts of all legs by reciprocal rank fusion (k = 60) over their URIs, best first."""
-    scores: dict[str, float] = {}
+def _fuse(
+    conn: sqlite3.Connection,
+    query: LexicalQuery,
+    lexical: Sequence[tuple[StoredFact, float]],
+    vector: Sequence[tuple[StoredFact, float]] | None,
+) -> list[tuple[StoredFact, float]]:
+    """Facts of both legs by the evidence-weighted fusion ``query`` uses, best first.
+
+    Each fact's BM25 and cosine are min-max normalised over the candidates;
+    BM25 weighs by the query's lexical coverage and strength. Without the
+    vector leg, BM25 alone ranks (weight 1).
+    """
     facts: dict[str, StoredFact] = {}
-    for leg in legs:
-        for rank, fact in enumerate(leg, 1):
+    evidence: dict[str, Evidence] = {}
+    for fact, bm25 in lexical:
+        facts.setdefault(fact.uri, fact)
+        evidence.setdefault(fact.uri, Evidence()).bm25 = bm25
+    weight = 1.0
+    if vector is not None:
+        for fact, cosine in vector:
             facts.setdefault(fact.uri, fact)
-            scores[fact.uri] = scores.get(fact.uri, 0.0) + rrf_points(1.0, rank)
-    order = sorted(scores, key=lambda uri: (-scores[uri], uri))
-    return [(facts[uri], scores[uri]) for uri in order]
+            evidence.setdefault(fact.uri, Evidence()).cosine = cosine
+        top = max((bm25 for _, bm25 in lexical), default=0.0)
+        weight = lexical_weight(lexical_evidence(conn, query), top)
+    weigh(evidence.values(), weight, 0)
+    order = sorted(evidence, key=lambda uri: (-evidence[uri].score, uri))
+    return [(facts[uri], evidence[uri].score) for uri in order]
 
 
 def recall(
@@ -130,23 +152,24 @@ def recall(
     identity: Identity,
     max_facts: int = DEFAULT_MAX_FACTS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    vector_hits: Sequence[StoredFact] | None = None,
+    vector_hits: Sequence[tuple[StoredFact, float]] | None = None,
     semantic_unavailable: str = SEMANTIC_UNAVAILABLE,
 ) -> dict[str, Any]:
     """``memory-recall@1.0`` for already-validated arguments.
 
     The candidate limit grows with ``max_facts`` so that every budget the
     input schema allows (up to 64 facts) can actually be filled. With
-    ``vector_hits`` (the vector leg ran) the two legs are fused by URI with
-    reciprocal rank fusion and ``retrieval.mode`` is ``hybrid``.
+    ``vector_hits`` (the vector leg ran: facts with their cosine to the query)
+    the two legs are fused by URI, weighing each by its evidence, and
+    ``retrieval.mode`` is ``hybrid``.
     """
-    match = match_expression(query)
+    parsed = recall_query(query)
     limit = candidate_limit(max_facts)
     try:
-        lexical = lexical_candidates(conn, match, collection.name, scopes, limit)
+        lexical = lexical_candidates(conn, parsed.any_match, collection.name, scopes, limit)
+        fused = _fuse(conn, parsed, lexical, vector_hits)
     except sqlite3.Error as exc:
         raise GnoError("MEMORY_QUERY_FAILED", f"Recall query failed: {exc}") from exc
-    fused = _fuse([lexical] if vector_hits is None else [lexical, list(vector_hits)])
     fact_lineage = lineage([collection])
     facts: list[dict[str, Any]] = []
     used = 0

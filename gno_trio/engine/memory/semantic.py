@@ -74,8 +74,9 @@ def vector_candidates(
     scopes: Sequence[str],
     query: str,
     limit: int,
-) -> list[StoredFact]:
-    """Current in-scope facts nearest ``query``, best first, at most ``limit``."""
+) -> list[tuple[StoredFact, float]]:
+    """Current in-scope facts nearest ``query`` with their cosine to it, best first, at
+    most ``limit``."""
     rows = conn.execute(
         f"SELECT {FACT_COLUMNS}, d.mirror_hash FROM documents d "
         f"JOIN memory_records m ON m.document_id = d.id WHERE {current_facts_clause(scopes)}",
@@ -89,14 +90,14 @@ def vector_candidates(
     matrix = matrix_for(conn, memory.model)
     allowed = matrix.rows_of_mirrors(list(by_mirror))
     vector = embed_query(memory.backend, query)
-    found: list[StoredFact] = []
+    found: list[tuple[StoredFact, float]] = []
     seen: set[str] = set()
-    for row_index, _ in matrix.nearest(vector, limit * 4, allowed):
+    for row_index, cosine in matrix.nearest(vector, limit * 4, allowed):
         mirror = matrix.mirrors[int(matrix.mirror_of[row_index])]
         if mirror in seen:
             continue
         seen.add(mirror)
-        found.extend(by_mirror[mirror])
+        found.extend((fact, float(cosine)) for fact in by_mirror[mirror])
         if len(found) >= limit:
             break
     return found[:limit]

@@ -146,9 +146,12 @@ class MemoryService:
         if isinstance(memory, str):
             return [], None, remember_mod.matching_block(unavailable=memory)
         try:
-            nearby = semantic.vector_candidates(
-                conn, memory, collection, scopes, text, remember_mod.CANDIDATE_LIMIT
-            )
+            nearby = [
+                fact
+                for fact, _ in semantic.vector_candidates(
+                    conn, memory, collection, scopes, text, remember_mod.CANDIDATE_LIMIT
+                )
+            ]
         except GnoError as error:
             return (
                 [],
@@ -169,7 +172,7 @@ class MemoryService:
         scopes: Sequence[str],
         query: str,
         limit: int,
-    ) -> tuple[list[StoredFact] | None, str]:
+    ) -> tuple[list[tuple[StoredFact, float]] | None, str]:
         """Recall's vector leg when the collection is embedded, else why not."""
         from gno_trio.engine.memory import semantic
 

@@ -1,10 +1,10 @@
 """Reciprocal rank fusion of result lists, and the hybrid pipeline's candidate pool.
 
-The model-free ``query`` (BM25 of the query and of its ``term`` entries) and
-memory recall fuse ranked lists with weighted RRF: each list adds
+The model-free ``query`` (BM25 of the query and of its ``term`` entries)
+fuses ranked lists with weighted RRF: each list adds
 ``weight / (k + rank)`` to the documents it ranks, plus a bonus for a
 document at the top of a primary list. With vectors, the hybrid pipeline
-weighs evidence instead (:mod:`.evidence`); :class:`Fusion` holds its
+and memory recall weigh evidence instead (:mod:`.evidence`); :class:`Fusion` holds its
 candidates.
 """
 
