@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol, TypeVar
 
 import trio
 
-from gno_trio.engine import ConnectionPool, Engine, JobManager
+from gno_trio.engine import JOB_RETENTION_COUNT, ConnectionPool, Engine, JobManager
 from nurseries.stagger import StaggeredLimiter
 
 if TYPE_CHECKING:
@@ -180,16 +180,28 @@ class Lifecycle:
     tells the truth about the gateway it came through.
     """
 
-    __slots__ = ("_report",)
+    __slots__ = ("_counters", "_report")
 
     def __init__(self) -> None:
         self._report: Callable[[], dict[str, Any]] | None = None
+        self._counters: Callable[[], dict[str, Any]] | None = None
 
     def attach(self, report: Callable[[], dict[str, Any]]) -> None:
         self._report = report
 
     def snapshot(self) -> dict[str, Any] | None:
         return None if self._report is None else self._report()
+
+    def count_with(self, counters: Callable[[], dict[str, Any]]) -> None:
+        self._counters = counters
+
+    def counters(self) -> dict[str, Any]:
+        """This process's own ``models`` and ``jobs`` blocks (empty: nothing counts them).
+
+        The listener reports its transport; the model loads and the jobs are
+        the serving process's, so every status surface takes them from here.
+        """
+        return {} if self._counters is None else self._counters()
 
 
 ENGINE_THREADS: Final = max(2, min(8, os.cpu_count() or 2))
@@ -216,6 +228,21 @@ class Runtime:
     # Background jobs (gno_add_collection, gno_sync); close() it before the engine.
     jobs: JobManager = field(default_factory=JobManager)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
+
+    def __post_init__(self) -> None:
+        self.lifecycle.count_with(self.process_counters)
+
+    def process_counters(self) -> dict[str, Any]:
+        """``resident-status``'s ``models`` and ``jobs`` blocks: this process's own counts."""
+        listing = self.jobs.listing(JOB_RETENTION_COUNT)
+        return {
+            "models": self.engine.model_loads(),
+            "jobs": {
+                "active": len(listing["active"]),
+                "recent": len(listing["recent"]),
+                "failed": sum(1 for job in listing["recent"] if job["status"] == "failed"),
+            },
+        }
 
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(conn)`` in a worker thread; cancellation interrupts SQLite.

@@ -243,3 +243,28 @@ async def test_serve_answers_an_in_flight_vsearch_when_sigterm_arrives(tmp_path:
     assert answer.status_code == 200, answer.text
     results = answer.json()["result"]["structuredContent"]["results"]
     assert results[0]["uri"] == "gno://notes/bike.md"
+
+
+async def test_serve_reports_its_model_load_on_the_resident_status_endpoint(
+    tmp_path: Path,
+) -> None:
+    _indexed(tmp_path, embedded=True)
+    status_call = modern_params(name="gno_status", arguments={})
+    async with (
+        gateway_process(tmp_path, "serve", "--no-embed") as announced,
+        httpx.AsyncClient(timeout=LOAD_TIMEOUT_S) as client,
+    ):
+        with trio.fail_after(LOAD_TIMEOUT_S):  # the background load, with no semantic call
+            while (endpoint := (await client.get(announced["statusUrl"])).json())["models"][
+                "loadSuccesses"
+            ] == 0:
+                await trio.sleep(0.1)
+        assert endpoint["models"]["loadedModels"] == 1
+        assert endpoint["jobs"] == {"active": 0, "recent": 0, "failed": 0}
+        answer = await client.post(
+            announced["url"],
+            headers=modern_headers("tools/call", "gno_status"),
+            json=rpc("tools/call", status_call),
+        )
+        resident = answer.json()["result"]["structuredContent"]["resident"]
+        assert resident["models"] == endpoint["models"]  # one count, whichever surface asks

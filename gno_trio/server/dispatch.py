@@ -106,6 +106,10 @@ class LifecycleSlot(Protocol):
 
     def attach(self, report: Callable[[], dict[str, Any]]) -> None: ...
 
+    def counters(self) -> dict[str, Any]:
+        """The serving process's own resident-status blocks (model loads, jobs)."""
+        ...
+
 
 class McpApp:
     """The server's MCP surface: identity, capabilities, tools and resources."""

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Final
 from msgspec import UNSET, Meta, UnsetType
 
 from gno_trio import __version__
-from gno_trio.engine import JOB_RETENTION_COUNT, parse_uri, standalone_resident
+from gno_trio.engine import parse_uri, standalone_resident
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (
@@ -182,21 +182,19 @@ def resident_block(
 ) -> dict[str, Any]:
     """``resident-status@1.0`` for this process: the gateway's, else a stdio one.
 
-    Jobs and model loads are this process's own (the gateway's snapshot
-    counts none) and the generations come from the index.
+    Jobs and model loads are this process's own (:meth:`Runtime.process_counters`,
+    as the gateway's own snapshot has them) and the generations come from the index.
     """
-    listing = runtime.jobs.listing(JOB_RETENTION_COUNT)
-    jobs = {
-        "active": len(listing["active"]),
-        "recent": len(listing["recent"]),
-        "failed": sum(1 for job in listing["recent"] if job["status"] == "failed"),
-    }
-    models = runtime.engine.model_loads()
+    counters = runtime.process_counters()
     if reported is None:
         return standalone_resident(
-            "stdio", generation=generations, readers=readers, jobs=jobs, models=models
+            "stdio",
+            generation=generations,
+            readers=readers,
+            jobs=counters["jobs"],
+            models=counters["models"],
         )
-    return {**reported, "models": models, "jobs": jobs, "generations": generations}
+    return {**reported, **counters, "generations": generations}
 
 
 def make_status(runtime: Runtime) -> ToolHandler:

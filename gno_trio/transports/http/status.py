@@ -1,8 +1,9 @@
 """The redacted lifecycle snapshot (``resident-status@1.0``) and the transport metrics.
 
 Both are counts only: no paths, tokens, queries, content or caller identity.
-The model, job and generation sections exist for schema parity with GNO; this
-gateway loads no models and runs no jobs, so they report zeros.
+The model loads and jobs are the serving process's, handed over by the app
+it serves (the same counts ``gno_status`` reports); an app that counts none,
+and the generations (which need a read of the index), report zeros.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def resident_status(state: GatewayState) -> dict[str, Any]:
     capacity = state.capacity.stats()
     readers = state.readers
     limits = state.settings.limits
-    return {
+    snapshot: dict[str, Any] = {
         "schemaVersion": "1.0",
         "mode": state.settings.mode,
         "resident": True,
@@ -57,6 +58,9 @@ def resident_status(state: GatewayState) -> dict[str, Any]:
         "jobs": {"active": 0, "recent": 0, "failed": 0},
         "generations": {"content": 0, "index": 0},
     }
+    if state.app.lifecycle is not None:
+        snapshot.update(state.app.lifecycle.counters())
+    return snapshot
 
 
 def transport_metrics(state: GatewayState) -> dict[str, Any]:
