@@ -22,6 +22,7 @@ from gno_trio import SERVER_NAME, __version__
 from gno_trio.engine import BackgroundEmbedder, Engine
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
+from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.registry import parse_profile
 from gno_trio.server.unavailable import Switches, inactive_tools
@@ -32,11 +33,14 @@ from gno_trio.tools.resources import DocumentResources
 logger = logging.getLogger("gno_trio.compose")
 
 
-def build_app(runtime: Runtime, switches: Switches | None = None) -> McpApp:
+def build_app(
+    runtime: Runtime, switches: Switches | None = None, *, subscriptions: bool = False
+) -> McpApp:
     """The MCP surface of ``runtime``: selected tools, resources and the write-tool list.
 
     ``switches`` are the serving command's flags, named when a switched-off
-    tool is called.
+    tool is called. ``subscriptions`` (``--subscriptions``) offers change
+    notifications, fed from the change journal (run :func:`change_notices`).
     """
     return McpApp(
         name=SERVER_NAME,
@@ -48,6 +52,7 @@ def build_app(runtime: Runtime, switches: Switches | None = None) -> McpApp:
         content_classes=CATALOGUE.content_classes,
         inactive=inactive_tools(CATALOGUE, runtime.tool_profile, runtime.write_enabled, switches),
         lifecycle=runtime.lifecycle,
+        change_feed=ChangeFeed(runtime) if subscriptions else None,
     )
 
 
@@ -69,6 +74,7 @@ def serving(
     tool_profile: str,
     switches: Switches | None = None,
     embed_in_background: bool = False,
+    subscriptions: bool = False,
 ) -> Iterator[Served]:
     """The runtime and app over ``engine`` for the ``with`` block; then everything closes.
 
@@ -90,7 +96,7 @@ def serving(
         try:
             if embedder is not None:
                 embedder.start()
-            app = build_app(runtime, switches)
+            app = build_app(runtime, switches, subscriptions=subscriptions)
             yield Served(engine=engine, runtime=runtime, app=app, embedder=embedder)
         finally:
             if embedder is not None:
@@ -110,6 +116,14 @@ def folder_watch(served: Served, *, catch_up: bool = False) -> Callable[[], Awai
 
     synced = served.embedder.nudge if served.embedder is not None else None
     return FolderWatcher(served.runtime, catch_up=catch_up, on_written=synced).run
+
+
+def resident_tasks(served: Served, *, watch: bool) -> list[Callable[[], Awaitable[object]]]:
+    """What runs beside a resident's server: its folder watch, and its change feed when on."""
+    tasks: list[Callable[[], Awaitable[object]]] = [folder_watch(served)] if watch else []
+    if served.app.change_feed is not None:
+        tasks.append(served.app.change_feed.run)
+    return tasks
 
 
 async def serve_beside(
@@ -138,4 +152,12 @@ def initial_sync(runtime: Runtime) -> Callable[[], Awaitable[None]]:
     return run
 
 
-__all__ = ["Served", "build_app", "folder_watch", "initial_sync", "serve_beside", "serving"]
+__all__ = [
+    "Served",
+    "build_app",
+    "folder_watch",
+    "initial_sync",
+    "resident_tasks",
+    "serve_beside",
+    "serving",
+]

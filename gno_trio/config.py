@@ -198,10 +198,13 @@ class Watch:
     ``polling`` makes every watch poll the folders instead of asking the
     operating system, for file systems whose change events do not reach
     this machine; a watch that the system refuses polls by itself.
+    ``subscriptions`` lets MCP clients listen for document changes (off by
+    default; ``--subscriptions`` turns it on for one run).
     """
 
     enabled: bool = True
     polling: bool = False
+    subscriptions: bool = False
 
 
 @attrs.frozen

@@ -44,7 +44,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve MCP over stdio: stdout carries JSON-RPC only, logs go to stderr."""
     import trio
 
-    from gno_trio.compose import folder_watch, serve_beside, serving
+    from gno_trio.compose import resident_tasks, serve_beside, serving
     from gno_trio.transports.stdio import serve_stdio
 
     profile = parse_profile(args.tool_profile)
@@ -65,9 +65,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         write_enabled=write_enabled,
         tool_profile=profile,
         switches=STDIO_SWITCHES,
+        subscriptions=_subscriptions(args, engine),
     ) as served:
-        background = [folder_watch(served)] if _watching(args, engine) else []
+        background = resident_tasks(served, watch=_watching(args, engine))
         return trio.run(serve_beside, partial(serve_stdio, served.app), background)
+
+
+def _subscriptions(args: argparse.Namespace, engine: Engine) -> bool:
+    """Whether clients may listen for document changes (off by default).
+
+    ``--subscriptions`` for one run, ``watch.subscriptions`` in ``index.yml``.
+    """
+    return bool(getattr(args, "subscriptions", False)) or engine.config.watch.subscriptions
 
 
 def _watching(args: argparse.Namespace, engine: Engine) -> bool:
@@ -197,10 +206,13 @@ def _serve(
         tool_profile=settings.tool_profile,
         switches=HTTP_SWITCHES,
         embed_in_background=first_worker and not getattr(args, "no_embed", False),
+        subscriptions=_subscriptions(args, engine),
     ) as served:
         background: list[BackgroundTask] = []
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
+        if served.app.change_feed is not None:  # every worker serves its own listeners
+            background.append(served.app.change_feed.run)
         if first_worker and _watching(args, engine):
             background.append(folder_watch(served))
         return run_resident(
@@ -299,6 +311,11 @@ def _watch_argument(parser: argparse.ArgumentParser) -> None:
         "--no-watch",
         action="store_true",
         help="do not follow the collection folders (index only on update/sync)",
+    )
+    parser.add_argument(
+        "--subscriptions",
+        action="store_true",
+        help="let clients subscribe to document changes (resources/subscribe); off by default",
     )
 
 

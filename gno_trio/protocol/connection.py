@@ -204,9 +204,14 @@ def _initialize_on_modern(
 class StdioConnection:
     """Era pinning for one stdio connection (see the module docstring for the policy)."""
 
-    def __init__(self, *, supported_modern: tuple[str, ...] = MODERN_VERSIONS) -> None:
+    def __init__(
+        self,
+        *,
+        supported_modern: tuple[str, ...] = MODERN_VERSIONS,
+        legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS,
+    ) -> None:
         self.era: Era | None = None
-        self.legacy = LegacySession()
+        self.legacy = LegacySession(legacy_methods)
         self._supported_modern = supported_modern
 
     def admit(self, method: str, params: Mapping[str, Any] | None) -> Admission:

@@ -16,6 +16,7 @@ from typing import Any, Final
 from gno_trio.protocol.connection import Admission
 from gno_trio.protocol.jsonrpc import ProgressToken, RequestId
 from gno_trio.protocol.names import PROGRESS_NOTIFICATION
+from gno_trio.protocol.subscriptions import ResourceSubscriptions
 from gno_trio.protocol.versions import Era
 
 DEFAULT_CLIENT_NAME: Final = "mcp"
@@ -84,6 +85,8 @@ class RequestContext:
     custom_meta: Mapping[str, Any] = field(default_factory=dict)
     cancellation: Cancellation = field(default_factory=Cancellation)
     send_notification: NotificationSender | None = None
+    # The connection's or session's resource subscriptions (None: not offered).
+    subscriptions: ResourceSubscriptions | None = None
     _last_progress: float | None = field(default=None, init=False)
     _finished: bool = field(default=False, init=False)
 
@@ -95,6 +98,7 @@ class RequestContext:
         session_id: str,
         request_id: RequestId | None = None,
         send_notification: NotificationSender | None = None,
+        subscriptions: ResourceSubscriptions | None = None,
     ) -> RequestContext:
         return cls(
             era=admission.era,
@@ -107,6 +111,7 @@ class RequestContext:
             progress_token=admission.progress_token,
             custom_meta=admission.custom_meta,
             send_notification=send_notification,
+            subscriptions=subscriptions,
         )
 
     @property

@@ -27,7 +27,14 @@ from gno_trio.protocol.errors import (
     resource_not_found,
 )
 from gno_trio.protocol.stamping import stamp_result
+from gno_trio.protocol.subscriptions import (
+    LEGACY_SUBSCRIPTION_METHODS,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+    ResourceSubscriptions,
+)
 from gno_trio.protocol.versions import MODERN_VERSIONS, Era
+from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.server.tooltypes import BoundTool, ToolResult, tool_error
 from gno_trio.server.unavailable import Unavailable
@@ -36,8 +43,6 @@ logger = logging.getLogger("gno_trio.mcp")
 
 RUNTIME_ERROR_CODE: Final = "RUNTIME"
 INVALID_ARGUMENTS_CODE: Final = "INVALID_INPUT"
-
-_METHODS_BY_ERA: Final = {Era.LEGACY: LEGACY_REQUEST_METHODS, Era.MODERN: MODERN_REQUEST_METHODS}
 
 
 class ResourceProvider(Protocol):
@@ -126,10 +131,14 @@ class McpApp:
         content_classes: Mapping[str, str] | None = None,
         inactive: Mapping[str, Unavailable] | None = None,
         lifecycle: LifecycleSlot | None = None,
+        change_feed: ChangeFeed | None = None,
     ) -> None:
         """``inactive``: known tools left out of ``tools``, refused with a hint when called.
 
         ``write_tools``: every catalogued write tool, for the HTTP write gate.
+        ``change_feed``: set when subscriptions are switched on (``--subscriptions``);
+        then ``resources/subscribe``/``unsubscribe`` are served to 2025-era
+        clients and ``initialize`` advertises them.
         ``content_classes``: every catalogued tool's egress content class, for
         the HTTP egress judge.
         """
@@ -158,6 +167,17 @@ class McpApp:
         self.capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
         if resources is not None:
             self.capabilities["resources"] = {"subscribe": False, "listChanged": False}
+        self.change_feed = change_feed
+        # What an initialize answers: subscriptions are a 2025-era offer here.
+        self.legacy_capabilities = self.capabilities
+        self.legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS
+        if change_feed is not None and resources is not None:
+            self.legacy_capabilities = {
+                **self.capabilities,
+                "resources": {"subscribe": True, "listChanged": True},
+            }
+            self.legacy_methods = LEGACY_REQUEST_METHODS | LEGACY_SUBSCRIPTION_METHODS
+        self._methods_by_era = {Era.LEGACY: self.legacy_methods, Era.MODERN: MODERN_REQUEST_METHODS}
         self._routes: dict[str, _Route] = {
             "initialize": self._initialize,
             "ping": self._ping,
@@ -167,6 +187,8 @@ class McpApp:
             "resources/list": self._list_resources,
             "resources/templates/list": self._list_templates,
             "resources/read": self._read_resource,
+            RESOURCES_SUBSCRIBE: self._subscribe,
+            RESOURCES_UNSUBSCRIBE: self._unsubscribe,
         }
 
     @property
@@ -179,7 +201,7 @@ class McpApp:
     ) -> Mapping[str, Any]:
         """Answer one admitted request: the era-stamped result, or a raised ``ProtocolError``."""
         route = self._routes.get(method)
-        if route is None or method not in _METHODS_BY_ERA[ctx.era]:
+        if route is None or method not in self._methods_by_era[ctx.era]:
             raise method_not_found(method)
         result = await route(params if params is not None else {}, ctx)
         return stamp_result(ctx.era, method, result, self.server_info)
@@ -193,7 +215,7 @@ class McpApp:
     async def _initialize(self, params: Params, ctx: RequestContext) -> dict[str, Any]:
         return {
             "protocolVersion": ctx.protocol_version,
-            "capabilities": self.capabilities,
+            "capabilities": self.legacy_capabilities,
             "serverInfo": self.server_info,
         }
 
@@ -291,6 +313,19 @@ class McpApp:
             # An empty read is a missing resource (2026-07-28 forbids empty contents).
             raise resource_not_found(uri, ctx.era)
         return {"contents": contents}
+
+    def _subscriptions(self, method: str, ctx: RequestContext) -> ResourceSubscriptions:
+        if ctx.subscriptions is None or method not in self.legacy_methods:
+            raise method_not_found(method)
+        return ctx.subscriptions
+
+    async def _subscribe(self, params: Params, ctx: RequestContext) -> dict[str, Any]:
+        self._subscriptions(RESOURCES_SUBSCRIBE, ctx).subscribe(params)
+        return {}
+
+    async def _unsubscribe(self, params: Params, ctx: RequestContext) -> dict[str, Any]:
+        self._subscriptions(RESOURCES_UNSUBSCRIBE, ctx).unsubscribe(params)
+        return {}
 
 
 def _internal(method: str, exc: Exception) -> ProtocolError:

@@ -48,6 +48,8 @@ from gno_trio.protocol.jsonrpc import (
     encode_notification,
 )
 from gno_trio.protocol.names import CANCELLED_NOTIFICATION
+from gno_trio.protocol.subscriptions import ResourceSubscriptions
+from gno_trio.protocol.versions import Era
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.deadlines import ANSWER_DEADLINE_SECONDS, InFlightDeadlines
@@ -114,7 +116,9 @@ class _StdioServer:
         self._session_id = session_id
         self._drain_timeout = drain_timeout
         self._deadlines = InFlightDeadlines(answer_deadline)
-        self._connection = StdioConnection()
+        self._connection = StdioConnection(legacy_methods=app.legacy_methods)
+        # Offered only with subscriptions switched on (the app then holds a change feed).
+        self._subscriptions = ResourceSubscriptions() if app.change_feed is not None else None
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._outbox, self._outbox_reader = trio.open_memory_channel[bytes](_OUTBOX_SIZE)
         self._outbox_bytes = ByteBudget(OUTBOX_BYTES)
@@ -124,6 +128,17 @@ class _StdioServer:
         self._writer_done = trio.Event()
 
     async def run(self, *, handle_signals: bool) -> None:
+        feed = self._app.change_feed
+        stop_listening = (
+            feed.listen(self._deliver_changes, self._stop_notifying) if feed is not None else None
+        )
+        try:
+            await self._serve(handle_signals=handle_signals)
+        finally:
+            if stop_listening is not None:
+                stop_listening()
+
+    async def _serve(self, *, handle_signals: bool) -> None:
         with self._everything:
             async with trio.open_nursery() as services:
                 services.start_soon(self._write_loop)
@@ -285,6 +300,7 @@ class _StdioServer:
             session_id=self._session_id,
             request_id=request.id,
             send_notification=self._send_notification,
+            subscriptions=self._subscriptions,
         )
         entry.context = context
         assert self._requests is not None
@@ -321,6 +337,22 @@ class _StdioServer:
 
     async def _send_notification(self, method: str, params: Mapping[str, Any]) -> None:
         await self._emit(encode_notification(method, params))
+
+    async def _deliver_changes(self, entries: Any) -> None:
+        """Tell a 2025-era client about the changes it subscribed to (and list changes)."""
+        subscriptions = self._subscriptions
+        if (
+            subscriptions is None
+            or self._connection.era is not Era.LEGACY
+            or not self._connection.legacy.initialized
+        ):
+            return
+        for method, params in subscriptions.notices(entries):
+            await self._emit(encode_notification(method, params))
+
+    def _stop_notifying(self) -> None:
+        # The client stopped reading stdout: it hears no more changes.
+        self._subscriptions = None
 
     # -- notifications -----------------------------------------------------------------
 

@@ -243,6 +243,7 @@ async def _serve_request(
         session_id=session.id,
         request_id=request.id,
         send_notification=responder.notify,
+        subscriptions=session.subscriptions,
     )
     scope = trio.CancelScope()
     session.in_flight[request.id] = scope

@@ -32,6 +32,7 @@ import hypercorn.config
 import trio
 
 from gno_trio.errors import GnoError
+from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.asgi import GatewayApp
@@ -140,6 +141,7 @@ def build_state(
             max_per_identity=limits.max_sessions_per_identity,
             idle_timeout=idle_timeout,
             metrics=metrics,
+            legacy_methods=app.legacy_methods,
         )
         if worker is None
         else SharedSessionStore(
@@ -149,6 +151,7 @@ def build_state(
             idle_timeout=idle_timeout,
             metrics=metrics,
             token_file=settings.token_file,
+            legacy_methods=app.legacy_methods,
         )
     )
     return GatewayState(
@@ -168,6 +171,15 @@ def build_state(
         deadlines=InFlightDeadlines(settings.answer_deadline),
         worker=worker,
     )
+
+
+async def _sessions_listen(feed: ChangeFeed, sessions: SessionStore) -> None:
+    """Hand document changes to this gateway's sessions for as long as it serves."""
+    stop = feed.listen(sessions.notify_changes, lambda: None)
+    try:
+        await trio.sleep_forever()
+    finally:
+        stop()
 
 
 async def serve_gateway(
@@ -202,6 +214,10 @@ async def serve_gateway(
         if app.lifecycle is not None:  # gno_status over HTTP reports this gateway
             app.lifecycle.attach(partial(resident_status, state))
         gateway = GatewayApp(state, token_state=token_state)
+        if app.change_feed is not None:  # sessions hear document changes on their GET stream
+            supervisor.start_soon(
+                _sessions_listen, app.change_feed, state.sessions, name="change-listener"
+            )
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
         supervisor.every(

@@ -22,14 +22,15 @@ import enum
 import logging
 import math
 import secrets
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
 import trio
 
-from gno_trio.protocol.connection import LegacySession
-from gno_trio.protocol.jsonrpc import RequestId
+from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS, LegacySession
+from gno_trio.protocol.jsonrpc import RequestId, encode_notification
 from gno_trio.protocol.names import SESSION_HEADER
+from gno_trio.protocol.subscriptions import RESOURCES_SUBSCRIBE, ResourceSubscriptions
 from gno_trio.transports.http.boundary import BEARER_PREFIX
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.wire import (
@@ -66,12 +67,23 @@ class HttpSession:
         "last_seen",
         "protocol",
         "stream",
+        "subscriptions",
     )
 
-    def __init__(self, session_id: str, identity: str, now: float) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        identity: str,
+        now: float,
+        legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS,
+    ) -> None:
         self.id = session_id
         self.identity = identity
-        self.protocol = LegacySession()
+        self.protocol = LegacySession(legacy_methods)
+        # The documents this session listens to (None: subscriptions are not offered).
+        self.subscriptions = (
+            ResourceSubscriptions() if RESOURCES_SUBSCRIBE in legacy_methods else None
+        )
         self.last_seen = now
         self.in_flight: dict[RequestId, trio.CancelScope] = {}
         self.stream: TaskHandle | None = None
@@ -91,6 +103,19 @@ class HttpSession:
         except trio.WouldBlock:
             return False
         return True
+
+    def notify_changes(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Queue what ``entries`` mean for this session's subscriptions on its GET stream.
+
+        Never waits: with no stream open the notices are not kept (the spec
+        lets a server send them only where a stream is), and a stream whose
+        client stopped reading fills its bounded queue and then loses them
+        until the socket's write deadline closes it.
+        """
+        if self.subscriptions is None or not self.protocol.initialized:
+            return
+        for method, params in self.subscriptions.notices(entries):
+            self.push(encode_notification(method, params))
 
     def cancel_request(self, request_id: object) -> None:
         """``notifications/cancelled``: stop that request (unknown ids are ignored)."""
@@ -121,8 +146,11 @@ class SessionStore:
         metrics: TransportMetrics,
         max_per_identity: int | None = None,
         clock: Callable[[], float] = trio.current_time,
+        legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS,
     ) -> None:
         self._sessions: dict[str, HttpSession] = {}
+        # What each session's 2025-era conversation serves (the app's choice).
+        self.legacy_methods = legacy_methods
         self.max_sessions = max_sessions
         self.max_per_identity = min(max_per_identity or max_sessions, max_sessions)
         self.idle_timeout = idle_timeout
@@ -139,7 +167,7 @@ class SessionStore:
         held = sum(1 for s in self._sessions.values() if s.identity == identity)
         if held >= self.max_per_identity:
             return SessionLimit.PER_IDENTITY
-        session = HttpSession(new_session_id(), identity, self._clock())
+        session = HttpSession(new_session_id(), identity, self._clock(), self.legacy_methods)
         self._sessions[session.id] = session
         self._metrics.sessions["opened"] += 1
         return session
@@ -152,6 +180,11 @@ class SessionStore:
 
     def record(self, session: HttpSession) -> None:
         """Hook: the handshake of ``session`` is settled (a shared store persists it)."""
+
+    async def notify_changes(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Hand document changes to every session this process holds (a change feed listener)."""
+        for session in list(self._sessions.values()):
+            session.notify_changes(entries)
 
     def revoke_authenticated(self) -> int:
         """The token file changed: close every authenticated session."""

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
+from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS
 from gno_trio.protocol.envelope import Implementation
 from gno_trio.transports.http.boundary import bearer_identity
 from gno_trio.transports.http.metrics import TransportMetrics
@@ -177,12 +178,14 @@ class SharedSessionStore(SessionStore):
         token_file: Path | None,
         max_per_identity: int | None = None,
         wall_clock: Callable[[], float] = time.monotonic,
+        legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS,
     ) -> None:
         super().__init__(
             max_sessions=max_sessions,
             idle_timeout=idle_timeout,
             metrics=metrics,
             max_per_identity=max_per_identity,
+            legacy_methods=legacy_methods,
         )
         self._registry = registry
         self._token_file = token_file
@@ -200,7 +203,7 @@ class SharedSessionStore(SessionStore):
         )
         if refused is not None:
             return refused
-        session = HttpSession(session_id, identity, self._clock())
+        session = HttpSession(session_id, identity, self._clock(), self.legacy_methods)
         self._sessions[session_id] = session
         self._metrics.sessions["opened"] += 1
         return session
@@ -217,7 +220,7 @@ class SharedSessionStore(SessionStore):
             return None
         if local is None:
             identity, protocol = row
-            local = HttpSession(session_id, identity, self._clock())
+            local = HttpSession(session_id, identity, self._clock(), self.legacy_methods)
             if protocol is not None:
                 _restore_protocol(local, protocol)
             self._sessions[session_id] = local

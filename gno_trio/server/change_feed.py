@@ -1,0 +1,123 @@
+"""Document changes, fanned out to the connections that listen for them.
+
+The source is the engine's change journal, not the folder watch: every
+writer lands there (this resident's watch, another resident holding the
+write lease, ``update`` from a shell, our own write tools), so a listener
+hears each change once whoever made it. One task reads the journal after
+its cursor while anybody listens (nothing at all while nobody does) and
+hands each batch of entries to every listener. A listener that cannot take
+a batch within the write deadline (a client that stopped reading) is
+dropped: its ``dropped`` callback runs and it hears nothing more.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import trio
+
+from gno_trio.runtime import Runtime
+
+logger = logging.getLogger("gno_trio.changes")
+
+POLL_SECONDS: Final = 0.5
+"""How often the journal is read while somebody listens."""
+WRITE_DEADLINE_SECONDS: Final = 10.0
+"""How long one listener may take to accept one batch before it is dropped."""
+_BATCH: Final = 500
+
+Entries = Sequence[Mapping[str, Any]]
+Deliver = Callable[[Entries], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class _Listener:
+    deliver: Deliver
+    dropped: Callable[[], None]
+
+
+class ChangeFeed:
+    """The journal reader of one serving process, and its listeners."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        poll_seconds: float = POLL_SECONDS,
+        write_deadline: float = WRITE_DEADLINE_SECONDS,
+    ) -> None:
+        self._runtime = runtime
+        self._poll_seconds = poll_seconds
+        self._write_deadline = write_deadline
+        self._listeners: dict[int, _Listener] = {}
+        self._ids = itertools.count()
+        self._cursor: str | None = None
+
+    def __len__(self) -> int:
+        return len(self._listeners)
+
+    def listen(self, deliver: Deliver, dropped: Callable[[], None]) -> Callable[[], None]:
+        """Hear every batch from now on; returns the call that stops listening."""
+        key = next(self._ids)
+        self._listeners[key] = _Listener(deliver, dropped)
+
+        def stop() -> None:
+            self._listeners.pop(key, None)
+
+        return stop
+
+    async def run(self) -> None:
+        """Read the journal and fan it out until cancelled."""
+        while True:
+            await trio.sleep(self._poll_seconds)
+            if not self._listeners:
+                self._cursor = None  # nobody listens: nothing is owed to anybody
+                continue
+            try:
+                entries = await self._read()
+            except Exception as exc:
+                logger.warning("change journal not read: %s", exc)
+                continue
+            if entries:
+                await self._fan_out(entries)
+
+    async def _read(self) -> list[Mapping[str, Any]]:
+        engine = self._runtime.engine
+        if self._cursor is None:
+            # Listening starts now: what the journal held before is not news.
+            page = await self._runtime.run(lambda c: engine.changes(limit=1, conn=c))
+            self._cursor = str(page["page"]["latestCursor"])
+            return []
+        since = self._cursor
+        page = await self._runtime.run(lambda c: engine.changes(since=since, limit=_BATCH, conn=c))
+        changes: list[Mapping[str, Any]] = list(page["changes"])
+        meta = page["page"]
+        if meta["cursorExpired"]:
+            self._cursor = str(meta["latestCursor"])
+        elif changes:
+            self._cursor = str(changes[-1]["id"])
+        return changes
+
+    async def _fan_out(self, entries: Entries) -> None:
+        # Side by side: one slow listener costs the others nothing.
+        async with trio.open_nursery() as nursery:
+            for key, listener in list(self._listeners.items()):
+                nursery.start_soon(self._deliver, key, listener, entries)
+
+    async def _deliver(self, key: int, listener: _Listener, entries: Entries) -> None:
+        with trio.move_on_after(self._write_deadline) as scope:
+            try:
+                await listener.deliver(entries)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                scope.cancel()
+        if scope.cancelled_caught:
+            logger.info("a change listener did not keep up; dropped")
+            self._listeners.pop(key, None)
+            listener.dropped()
+
+
+__all__ = ["ChangeFeed"]
