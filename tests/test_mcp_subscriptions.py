@@ -3,13 +3,17 @@
 A 2025-11-25 client subscribes to a note, the note is edited on disk (the
 resident's own folder watch indexes it), and the client hears
 ``notifications/resources/updated`` for it; a new note is heard as
-``notifications/resources/list_changed``. Without the switch the server
-answers exactly as it always did: no ``subscribe`` capability, and
-``resources/subscribe`` is an unknown method in both eras.
+``notifications/resources/list_changed``, on stdio and on an HTTP session's
+GET stream. A 2026-07-28 client's ``subscriptions/listen`` stream is
+acknowledged first, hears the same changes stamped with its id, is capped,
+cancellable, and completed when the server's input ends. Without the switch
+the server answers exactly as it always did: no ``subscribe`` capability,
+and ``resources/subscribe`` and ``subscriptions/listen`` are unknown methods.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +23,17 @@ import pytest
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from gno_trio.compose import build_app
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.protocol.subscriptions import SUBSCRIPTION_ID_KEY as SUBSCRIPTION_ID
 from gno_trio.runtime import Runtime
+from gno_trio.transports.stdio import MAX_LISTENS
 from tests.http_gateway_support import running_gateway
+from tests.stdio_session import RawWire, open_stdio_process
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTE = "gno://notes/alpha.md"
@@ -238,3 +246,91 @@ async def test_the_config_key_switches_subscriptions_on(
             assert capabilities is not None and capabilities.resources is not None
             assert capabilities.resources.subscribe is True
             await client.subscribe_resource(NOTE)
+
+
+async def test_a_2026_listen_stream_is_acknowledged_and_hears_changes(
+    notes_env: tuple[Path, dict[str, str]],
+) -> None:
+    notes, env = notes_env
+    with trio.fail_after(WAIT_S * 4):
+        async with (
+            Client(_params(env, "--subscriptions"), mode="2026-07-28", cache=None) as client,
+            client.listen(
+                resources_list_changed=True,
+                tools_list_changed=True,
+                resource_subscriptions=[NOTE, "https://example.com/not-ours"],
+            ) as subscription,
+        ):
+            # Only what is served is honoured: no tools changes, no foreign URIs.
+            assert subscription.honored.resources_list_changed is True
+            assert not subscription.honored.tools_list_changed
+            assert list(subscription.honored.resource_subscriptions or []) == [NOTE]
+            await _until_watched(env)
+            (notes / "alpha.md").write_text("# Alpha\n\nSecond words.\n", encoding="utf-8")
+            events = aiter(subscription)
+            event = await anext(events)
+            assert isinstance(event, ResourceUpdated) and str(event.uri) == NOTE
+            (notes / "beta.md").write_text("# Beta\n\nA new note.\n", encoding="utf-8")
+            event = await anext(events)
+            assert isinstance(event, ResourcesListChanged)
+            # The open stream holds no request slot: requests are still answered.
+            assert not (await client.call_tool("gno_status", {})).is_error
+
+
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw-listener", "version": "1"},
+}
+
+
+async def test_listen_streams_are_capped_cancellable_and_completed_when_input_ends(
+    notes_env: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    _, env = notes_env
+    command = [sys.executable, "-m", "gno_trio", "mcp", "--subscriptions", "--no-watch"]
+    stderr = tmp_path / "stderr.log"
+    with stderr.open("wb") as errors, trio.fail_after(WAIT_S * 2):
+        async with open_stdio_process(command, env={**os.environ, **env}, stderr=errors) as proc:
+            wire = RawWire(proc, stderr, timeout=WAIT_S)
+            listen = {"_meta": ENVELOPE, "notifications": {"resourcesListChanged": True}}
+            for stream in range(MAX_LISTENS):
+                await wire.request(f"listen-{stream}", "subscriptions/listen", listen)
+                ack = await wire.read()
+                assert (
+                    ack is not None and ack["method"] == "notifications/subscriptions/acknowledged"
+                )
+                assert ack["params"]["_meta"][SUBSCRIPTION_ID] == f"listen-{stream}"
+                assert ack["params"]["notifications"] == {"resourcesListChanged": True}
+            refused = await wire.call("one-too-many", "subscriptions/listen", listen)
+            assert refused["error"]["data"] == {"maxListens": MAX_LISTENS}
+            # Open streams hold no request slot: requests are still answered.
+            listed = await wire.call("tools", "tools/list", {"_meta": ENVELOPE})
+            assert listed["result"]["tools"]
+            # The client ends one stream: it owes no answer and frees its place.
+            await wire.notify("notifications/cancelled", {"requestId": "listen-0"})
+            await wire.request("listen-again", "subscriptions/listen", listen)
+            ack = await wire.read()
+            assert ack is not None and ack["params"]["_meta"][SUBSCRIPTION_ID] == "listen-again"
+
+            await wire.close_stdin()
+            ends = await wire.read_to_eof()
+            completed = {message["id"] for message in ends}
+            assert completed == {f"listen-{n}" for n in range(1, MAX_LISTENS)} | {"listen-again"}
+            for message in ends:
+                assert message["result"]["resultType"] == "complete"
+                assert message["result"]["_meta"][SUBSCRIPTION_ID] == message["id"]
+            assert await wire.exit_code() == 0
+
+
+async def test_without_the_switch_listen_is_unknown_as_before(
+    notes_env: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    _, env = notes_env
+    command = [sys.executable, "-m", "gno_trio", "mcp", "--no-watch"]
+    with trio.fail_after(WAIT_S * 2):
+        async with open_stdio_process(command, env={**os.environ, **env}) as proc:
+            wire = RawWire(proc, tmp_path / "unused.log", timeout=WAIT_S)
+            listen = {"_meta": ENVELOPE, "notifications": {"resourcesListChanged": True}}
+            refused = await wire.call(1, "subscriptions/listen", listen)
+            assert refused["error"]["code"] == -32601

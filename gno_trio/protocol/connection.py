@@ -209,10 +209,12 @@ class StdioConnection:
         *,
         supported_modern: tuple[str, ...] = MODERN_VERSIONS,
         legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS,
+        modern_methods: frozenset[str] = MODERN_REQUEST_METHODS,
     ) -> None:
         self.era: Era | None = None
         self.legacy = LegacySession(legacy_methods)
         self._supported_modern = supported_modern
+        self._modern_methods = modern_methods
 
     def admit(self, method: str, params: Mapping[str, Any] | None) -> Admission:
         """Pin the era on the first request, then admit or refuse this one."""
@@ -223,7 +225,9 @@ class StdioConnection:
         if self.era is Era.MODERN:
             if method == INITIALIZE:
                 raise _initialize_on_modern(params, self._supported_modern)
-            return admit_modern(method, params, supported=self._supported_modern)
+            return admit_modern(
+                method, params, supported=self._supported_modern, served=self._modern_methods
+            )
         if method != INITIALIZE and claims_modern(params):
             raise ProtocolError(
                 INVALID_REQUEST,

@@ -1,12 +1,19 @@
-"""Resource subscriptions of the 2025-11-25 era, sans-IO: what a client hears about.
+"""Change subscriptions in both eras, sans-IO: what a client listens to, and what it hears.
 
 Offered only when the server is started with subscriptions switched on;
-otherwise ``resources/subscribe`` and ``resources/unsubscribe`` stay unknown
-methods (``-32601``), as they always were. A client subscribes to document
+otherwise ``resources/subscribe``, ``resources/unsubscribe`` and
+``subscriptions/listen`` stay unknown methods (``-32601``), as they always
+were. A 2025-11-25 client subscribes to document
 URIs (``gno://{collection}/{path}``); a change journal entry naming one of
 them becomes ``notifications/resources/updated``, and entries that add or
 remove documents become one ``notifications/resources/list_changed`` (every
 listener hears that one: the resource list is everybody's).
+
+A 2026-07-28 client opens a ``subscriptions/listen`` stream with a filter
+(:class:`ListenFilter`); the server acknowledges the part it honours
+(``resourcesListChanged`` and ``gno://`` ``resourceSubscriptions``; tools and
+prompts never change here) before anything else, stamps the listen request's
+id on every notification, and ends the stream with a ``complete`` result.
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ RESOURCES_UNSUBSCRIBE: Final = "resources/unsubscribe"
 LEGACY_SUBSCRIPTION_METHODS: Final = frozenset({RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE})
 RESOURCE_UPDATED: Final = "notifications/resources/updated"
 RESOURCE_LIST_CHANGED: Final = "notifications/resources/list_changed"
+SUBSCRIPTIONS_LISTEN: Final = "subscriptions/listen"
+SUBSCRIPTIONS_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 MAX_SUBSCRIPTIONS: Final = 1024
 """Document URIs one connection or session may listen to at once."""
@@ -72,11 +82,19 @@ class ResourceSubscriptions:
         """Drop the request's URI (one never subscribed is not an error)."""
         self._uris.discard(_uri_of(params, RESOURCES_UNSUBSCRIBE))
 
-    def notices(self, entries: Iterable[Mapping[str, Any]]) -> list[Notice]:
+    @property
+    def uris(self) -> list[str]:
+        """The subscribed URIs, sorted."""
+        return sorted(self._uris)
+
+    def notices(
+        self, entries: Iterable[Mapping[str, Any]], *, list_changes: bool = True
+    ) -> list[Notice]:
         """The notifications ``entries`` (``changes@1.0`` journal entries) mean for this listener.
 
         One ``updated`` per subscribed URI (the old and the new URI of a
-        rename both count), then at most one ``list_changed``.
+        rename both count), then at most one ``list_changed`` (unless
+        ``list_changes`` is off).
         """
         updated: list[str] = []
         list_changed = False
@@ -89,9 +107,60 @@ class ResourceSubscriptions:
                 if isinstance(uri, str) and uri in self._uris and uri not in updated:
                     updated.append(uri)
         notices: list[Notice] = [(RESOURCE_UPDATED, {"uri": uri}) for uri in updated]
-        if list_changed:
+        if list_changed and list_changes:
             notices.append((RESOURCE_LIST_CHANGED, {}))
         return notices
+
+
+class ListenFilter:
+    """One ``subscriptions/listen`` stream's honoured filter, and its notifications."""
+
+    def __init__(self, subscription_id: str | int, params: Mapping[str, Any] | None) -> None:
+        """Read the request's ``notifications`` filter; ``-32602`` when malformed.
+
+        Unknown or unsupported filter fields are left out of the honoured set,
+        as the pattern asks; URIs outside ``gno://`` are not honoured.
+        """
+        wanted = params.get("notifications", {}) if params is not None else {}
+        if not isinstance(wanted, Mapping):
+            raise invalid_params("subscriptions/listen: notifications must be an object")
+        lists = wanted.get("resourcesListChanged", False)
+        uris = wanted.get("resourceSubscriptions", [])
+        if not isinstance(lists, bool):
+            raise invalid_params("subscriptions/listen: resourcesListChanged must be a boolean")
+        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+            raise invalid_params(
+                "subscriptions/listen: resourceSubscriptions must be a list of strings"
+            )
+        self.subscription_id = subscription_id
+        self.list_changes = lists
+        self.resources = ResourceSubscriptions()
+        for uri in uris:
+            if uri.startswith(DOCUMENT_SCHEME):
+                self.resources.subscribe({"uri": uri})
+
+    def _meta(self) -> dict[str, Any]:
+        return {SUBSCRIPTION_ID_KEY: self.subscription_id}
+
+    def acknowledgement(self) -> Notice:
+        """The first message of the stream: what the server agreed to deliver."""
+        honoured: dict[str, Any] = {}
+        if self.list_changes:
+            honoured["resourcesListChanged"] = True
+        if len(self.resources):
+            honoured["resourceSubscriptions"] = self.resources.uris
+        return SUBSCRIPTIONS_ACKNOWLEDGED, {"_meta": self._meta(), "notifications": honoured}
+
+    def notices(self, entries: Iterable[Mapping[str, Any]]) -> list[Notice]:
+        """What ``entries`` mean for this stream, each stamped with its subscription id."""
+        return [
+            (method, {"_meta": self._meta(), **params})
+            for method, params in self.resources.notices(entries, list_changes=self.list_changes)
+        ]
+
+    def completion(self) -> dict[str, Any]:
+        """The result that ends the stream gracefully (shutdown, or its lifetime is up)."""
+        return {"resultType": "complete", "_meta": self._meta()}
 
 
 __all__ = [
@@ -101,5 +170,9 @@ __all__ = [
     "RESOURCES_UNSUBSCRIBE",
     "RESOURCE_LIST_CHANGED",
     "RESOURCE_UPDATED",
+    "SUBSCRIPTIONS_ACKNOWLEDGED",
+    "SUBSCRIPTIONS_LISTEN",
+    "SUBSCRIPTION_ID_KEY",
+    "ListenFilter",
     "ResourceSubscriptions",
 ]

@@ -31,6 +31,7 @@ from gno_trio.protocol.subscriptions import (
     LEGACY_SUBSCRIPTION_METHODS,
     RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE,
+    SUBSCRIPTIONS_LISTEN,
     ResourceSubscriptions,
 )
 from gno_trio.protocol.versions import MODERN_VERSIONS, Era
@@ -168,16 +169,15 @@ class McpApp:
         if resources is not None:
             self.capabilities["resources"] = {"subscribe": False, "listChanged": False}
         self.change_feed = change_feed
-        # What an initialize answers: subscriptions are a 2025-era offer here.
-        self.legacy_capabilities = self.capabilities
+        # Requests each era serves; subscriptions/listen is served by the transports
+        # themselves (a stream, not one answer), so it has no route here.
         self.legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS
+        self.modern_methods: frozenset[str] = MODERN_REQUEST_METHODS
         if change_feed is not None and resources is not None:
-            self.legacy_capabilities = {
-                **self.capabilities,
-                "resources": {"subscribe": True, "listChanged": True},
-            }
+            self.capabilities["resources"] = {"subscribe": True, "listChanged": True}
             self.legacy_methods = LEGACY_REQUEST_METHODS | LEGACY_SUBSCRIPTION_METHODS
-        self._methods_by_era = {Era.LEGACY: self.legacy_methods, Era.MODERN: MODERN_REQUEST_METHODS}
+            self.modern_methods = MODERN_REQUEST_METHODS | {SUBSCRIPTIONS_LISTEN}
+        self._methods_by_era = {Era.LEGACY: self.legacy_methods, Era.MODERN: self.modern_methods}
         self._routes: dict[str, _Route] = {
             "initialize": self._initialize,
             "ping": self._ping,
@@ -215,7 +215,7 @@ class McpApp:
     async def _initialize(self, params: Params, ctx: RequestContext) -> dict[str, Any]:
         return {
             "protocolVersion": ctx.protocol_version,
-            "capabilities": self.legacy_capabilities,
+            "capabilities": self.capabilities,
             "serverInfo": self.server_info,
         }
 

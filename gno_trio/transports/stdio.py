@@ -48,7 +48,11 @@ from gno_trio.protocol.jsonrpc import (
     encode_notification,
 )
 from gno_trio.protocol.names import CANCELLED_NOTIFICATION
-from gno_trio.protocol.subscriptions import ResourceSubscriptions
+from gno_trio.protocol.subscriptions import (
+    SUBSCRIPTIONS_LISTEN,
+    ListenFilter,
+    ResourceSubscriptions,
+)
 from gno_trio.protocol.versions import Era
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
@@ -67,6 +71,20 @@ MAX_IN_FLIGHT: Final = 32
 OUTBOX_BYTES: Final = 32 * 1024 * 1024
 """Answer bytes waiting for a client that is slow to read stdout; producers wait beyond it."""
 _NEWLINE: Final = b"\n"
+MAX_LISTENS: Final = 16
+"""``subscriptions/listen`` streams one connection may hold open at once."""
+LISTEN_LIFETIME_SECONDS: Final = 3600.0
+"""How long one listen stream lives before the server completes it (the client re-listens)."""
+
+
+class _Listen:
+    """An open ``subscriptions/listen`` stream: its filter and the scope of its lifetime timer."""
+
+    __slots__ = ("filter", "timer")
+
+    def __init__(self, listen_filter: ListenFilter) -> None:
+        self.filter = listen_filter
+        self.timer = trio.CancelScope()
 
 
 class _InFlight:
@@ -116,7 +134,12 @@ class _StdioServer:
         self._session_id = session_id
         self._drain_timeout = drain_timeout
         self._deadlines = InFlightDeadlines(answer_deadline)
-        self._connection = StdioConnection(legacy_methods=app.legacy_methods)
+        self._connection = StdioConnection(
+            legacy_methods=app.legacy_methods, modern_methods=app.modern_methods
+        )
+        # Open listen streams by request id; they hold no request slot.
+        self._listens: dict[RequestId, _Listen] = {}
+        self._services: trio.Nursery | None = None
         # Offered only with subscriptions switched on (the app then holds a change feed).
         self._subscriptions = ResourceSubscriptions() if app.change_feed is not None else None
         self._in_flight: dict[RequestId, _InFlight] = {}
@@ -141,6 +164,7 @@ class _StdioServer:
     async def _serve(self, *, handle_signals: bool) -> None:
         with self._everything:
             async with trio.open_nursery() as services:
+                self._services = services
                 services.start_soon(self._write_loop)
                 reading = trio.CancelScope()
                 if handle_signals:
@@ -149,6 +173,8 @@ class _StdioServer:
                     self._requests = requests
                     with reading:
                         await self._read_loop()
+                    # Input is over: every listen stream ends gracefully.
+                    await self._complete_listens()
                     # Input is over: each request read so far runs until its own deadline.
                     self._deadlines.arm_all()
                 # The outbox is closed: the writer flushes what is queued, then ends.
@@ -282,7 +308,7 @@ class _StdioServer:
 
     async def _admit_and_start(self, request: Request) -> bool:
         """Start ``request``'s task (it owns the slot from then on); False if refused."""
-        if request.id in self._in_flight:
+        if request.id in self._in_flight or request.id in self._listens:
             await self._emit(
                 _error_line(request.id, INVALID_REQUEST, "Request id is already in use")
             )
@@ -292,6 +318,9 @@ class _StdioServer:
         except ProtocolError as exc:
             await self._emit(encode_error(request.id, exc.to_error_object()))
             return False
+        if admission.method == SUBSCRIPTIONS_LISTEN:
+            await self._open_listen(request)
+            return False  # a stream, not a request: it gives its slot back at once
         # The spec forbids cancelling initialize; its answer is always sent.
         entry = _InFlight(cancellable=request.method != INITIALIZE)
         self._in_flight[request.id] = entry
@@ -339,20 +368,58 @@ class _StdioServer:
         await self._emit(encode_notification(method, params))
 
     async def _deliver_changes(self, entries: Any) -> None:
-        """Tell a 2025-era client about the changes it subscribed to (and list changes)."""
+        """Tell the client about the changes it subscribed to or listens for."""
         subscriptions = self._subscriptions
-        if (
-            subscriptions is None
-            or self._connection.era is not Era.LEGACY
-            or not self._connection.legacy.initialized
-        ):
+        if self._connection.era is Era.MODERN:
+            notices = [
+                notice
+                for listen in list(self._listens.values())
+                for notice in listen.filter.notices(entries)
+            ]
+        elif subscriptions is not None and self._connection.legacy.initialized:
+            notices = subscriptions.notices(entries)
+        else:
             return
-        for method, params in subscriptions.notices(entries):
+        for method, params in notices:
             await self._emit(encode_notification(method, params))
+
+    async def _open_listen(self, request: Request) -> None:
+        """Acknowledge a ``subscriptions/listen`` and keep it open (bounded in number and time)."""
+        try:
+            if len(self._listens) >= MAX_LISTENS:
+                raise ProtocolError(
+                    INVALID_REQUEST,
+                    f"At most {MAX_LISTENS} subscriptions/listen streams may be open at once",
+                    {"maxListens": MAX_LISTENS},
+                )
+            listen = _Listen(ListenFilter(request.id, request.params))
+        except ProtocolError as exc:
+            await self._emit(encode_error(request.id, exc.to_error_object()))
+            return
+        method, params = listen.filter.acknowledgement()
+        # The acknowledgement is queued before the stream can hear any change.
+        await self._emit(encode_notification(method, params))
+        self._listens[request.id] = listen
+        assert self._services is not None
+        self._services.start_soon(self._listen_lifetime, request.id, listen)
+
+    async def _listen_lifetime(self, request_id: RequestId, listen: _Listen) -> None:
+        with listen.timer:
+            await trio.sleep(LISTEN_LIFETIME_SECONDS)
+            if self._listens.get(request_id) is listen:
+                del self._listens[request_id]
+                await self._emit(encode_answer(request_id, listen.filter.completion()))
+
+    async def _complete_listens(self) -> None:
+        listens, self._listens = self._listens, {}
+        for request_id, listen in listens.items():
+            listen.timer.cancel()
+            await self._emit(encode_answer(request_id, listen.filter.completion()))
 
     def _stop_notifying(self) -> None:
         # The client stopped reading stdout: it hears no more changes.
         self._subscriptions = None
+        self._listens.clear()
 
     # -- notifications -----------------------------------------------------------------
 
@@ -365,6 +432,10 @@ class _StdioServer:
 
     def _cancel(self, request_id: RequestId | None) -> None:
         # Unknown, finished or malformed targets are ignored silently, as the spec asks.
+        listen = self._listens.pop(request_id, None) if request_id is not None else None
+        if listen is not None:  # the client ends its listen stream: no answer is owed
+            listen.timer.cancel()
+            return
         entry = self._in_flight.get(request_id) if request_id is not None else None
         if entry is None or not entry.cancellable:
             return
