@@ -17,6 +17,7 @@ def status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
     lines = [
         f"Index: {result['indexName']} ({result['dbPath']})",
         f"Documents: {result['totalDocuments']}  Chunks: {result['totalChunks']}",
+        _sentence_line(result["background"]["embedding"]["sentenceWindows"]),
         "Health: healthy" if result["healthy"] else "Health: files could not be indexed (below)",
     ]
     for c in result["collections"]:
@@ -34,6 +35,11 @@ def status_terminal(result: Mapping[str, Any], args: argparse.Namespace) -> str:
         lines += ["    " + ln for ln in listed("?", c["warnings"], len(c["warnings"]), 10)]
     lines.extend(_watch_lines(result.get("background", {}).get("watcher", {})))
     return "\n".join(lines)
+
+
+def _sentence_line(windows: Mapping[str, Any]) -> str:
+    """The sentence-window vectors (finer vectors for low-coverage queries) and their disk cost."""
+    return f"Sentence windows: {windows['vectors']} vectors, {windows['bytes'] / 1048576:.1f} MiB"
 
 
 def _watch_lines(watcher: Mapping[str, Any]) -> list[str]:

@@ -96,6 +96,8 @@ def status(
     failing = sum(c["errorCount"] for c in collections)
     last_sync = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
     vectors = any(embedded for embedded, _ in (embeddings or {}).values())
+    from gno_trio.engine.vectors.sentences import disk_use  # numpy: only for a full status
+
     result: dict[str, Any] = {
         "indexName": index_name,
         "dbPath": db_path,
@@ -129,6 +131,8 @@ def status(
             semantic=semantic,
         )
     )
+    # Sentence-window vectors (finer evidence for low-coverage queries) and their disk cost.
+    result["background"]["embedding"]["sentenceWindows"] = disk_use(conn)
     return result
 
 

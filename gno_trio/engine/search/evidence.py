@@ -45,6 +45,9 @@ EVIDENCE_DEPTH: Final = 100
 """How many documents' BM25 of the content words is read (the rest score 0)."""
 WEIGHT_TERM: Final = 0.25
 """What the caller's ``term`` entries add (their BM25, normalised, averaged)."""
+SENTENCE_SHARE: Final = 0.3
+"""A rescored candidate's best sentence-window cosine's share of its vector evidence
+(its chunk cosine keeps the rest; see :mod:`.finevectors`)."""
 WEIGHT_HYDE: Final = 0.25
 """What the ``hyde`` passage's cosine adds (normalised)."""
 
@@ -188,16 +191,26 @@ class Evidence:
     cosine: float | None = None
     term: float = 0.0
     hyde: float | None = None
+    sentence: float | None = None  # best sentence-window cosine (low-coverage queries only)
     bm25_norm: float = 0.0
     vector_norm: float = 0.0
     score: float = 0.0
+
+
+def vector_evidence(e: Evidence) -> float | None:
+    """The candidate's vector evidence: its chunk cosine, mixed with its best sentence
+    window's when it was rescored (the better of the two alone favours long pages,
+    whose many windows give more chances of one close match)."""
+    if e.sentence is None or e.cosine is None:
+        return e.cosine
+    return (1.0 - SENTENCE_SHARE) * e.cosine + SENTENCE_SHARE * e.sentence
 
 
 def weigh(evidence: Iterable[Evidence], a: float, terms: int) -> None:
     """Normalise each leg over the candidates and set each one's fused score."""
     items = list(evidence)
     bm25 = min_max([e.bm25 for e in items], floor=0.0)
-    cosine = min_max([e.cosine for e in items])
+    cosine = min_max([vector_evidence(e) for e in items])
     term = min_max([e.term if terms else None for e in items], floor=0.0)
     hyde = min_max([e.hyde for e in items])
     for e, b, v, t, h in zip(items, bm25, cosine, term, hyde, strict=True):
@@ -214,5 +227,6 @@ __all__ = [
     "lexical_weight",
     "min_max",
     "query_tokens",
+    "vector_evidence",
     "weigh",
 ]

@@ -46,6 +46,7 @@ from gno_trio.engine.search.evidence import (
     lexical_weight,
     weigh,
 )
+from gno_trio.engine.search.finevectors import rescore_line, sentence_evidence, wants_rescoring
 from gno_trio.engine.search.fusion import Candidate, Fusion
 from gno_trio.engine.search.hybrid import QUERY_MODES, QueryOptions, validate_modes
 from gno_trio.engine.search.legs import (
@@ -234,6 +235,11 @@ def run_pipeline(
     lines.append({"stage": "vector", "message": message})
     probes = [query_vector] if hyde_vector is None else [query_vector, hyde_vector]
     _weigh(conn, fusion, matrix, probes, raw, weight, len(terms))
+    fine = None
+    if wants_rescoring(words.coverage):
+        fine = sentence_evidence(conn, model.id, query_vector, fusion.ranked())
+        if fine:
+            _weigh(conn, fusion, matrix, probes, raw, weight, len(terms), fine)
     lines.append(
         {
             "stage": "fusion",
@@ -242,6 +248,7 @@ def run_pipeline(
             f"{1 - weight:.2f} (min-max normalised over the candidates)",
         }
     )
+    lines.append(rescore_line(words.coverage, fine))
     fused = fusion.ranked()
     wants_graph = options.graph and not options.fast
     expansion = (
@@ -250,7 +257,7 @@ def run_pipeline(
         else graph_leg.disabled()
     )
     if expansion.candidates:  # the neighbours join the pool: every score is weighed again
-        _weigh(conn, fusion, matrix, probes, raw, weight, len(terms))
+        _weigh(conn, fusion, matrix, probes, raw, weight, len(terms), fine)
     lines.append({"stage": "graph", "message": graph_line(expansion)})
     lines.append({"stage": "expansion", "message": expansion_stage.message})
     depth = options.candidate_limit or (40 if options.thorough else 20)
@@ -303,9 +310,10 @@ def _weigh(
     bm25: dict[int, float],
     weight: float,
     terms: int,
+    sentences: dict[int, float] | None = None,
 ) -> None:
-    """Every candidate's BM25 and cosine to the query (and hyde passage), then the fused
-    scores."""
+    """Every candidate's BM25 and cosine to the query (and hyde passage, and the best
+    sentence-window cosine of those rescored), then the fused scores."""
     candidates = list(fusion.candidates.values())
     cosines = nearest_cosines(conn, matrix, probes, [c.doc_id for c in candidates])
     for candidate in candidates:
@@ -313,6 +321,7 @@ def _weigh(
         candidate.evidence.bm25 = bm25.get(candidate.doc_id)
         candidate.evidence.cosine = None if found is None else found[0]
         candidate.evidence.hyde = None if found is None or len(found) < 2 else found[1]
+        candidate.evidence.sentence = (sentences or {}).get(candidate.doc_id)
     weigh([c.evidence for c in candidates], weight, terms)
 
 
@@ -411,6 +420,8 @@ def _evidence_line(rank: int, candidate: Candidate, weight: float) -> dict[str, 
         f"#{rank} {candidate.result['docid']}: bm25 {bm25} -> {e.bm25_norm:.3f} x {weight:.2f}"
         f" + cosine {cosine} -> {e.vector_norm:.3f} x {1 - weight:.2f}"
     )
+    if e.sentence is not None:
+        message += f" (sentence window {e.sentence:.3f})"
     if e.term:
         message += f" + terms {e.term:.3f}"
     if e.hyde is not None:

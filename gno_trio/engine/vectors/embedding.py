@@ -49,6 +49,7 @@ from gno_trio.engine.vectors.embedder import (
     document_text,
     windows,
 )
+from gno_trio.engine.vectors.sentences import sentence_backlog, sentence_windows, store_windows
 from gno_trio.engine.vectors.storage import (
     ModelRow,
     backlog_count,
@@ -98,6 +99,7 @@ class EmbedReport:
     stopped: bool = False
     duration_s: float = 0.0
     last_error: str | None = None
+    sentence_windows: int = 0  # sentence-window vectors written (see engine/vectors/sentences)
 
 
 def backlog(
@@ -143,7 +145,7 @@ def embed_backlog(
             break
         after = page[-1][0]
         try:
-            model, written, blank = _embed_page(conn, backend, model, page, guard)
+            model, written, blank, windows_written = _embed_page(conn, backend, model, page, guard)
         except GnoError as error:
             if error.code in _FATAL:
                 raise
@@ -157,9 +159,14 @@ def embed_backlog(
             failures = 0
             report.embedded += written
             report.blank += blank
+            report.sentence_windows += windows_written
         handled += len(page)
         if progress is not None:
             progress(handled, report.backlog)
+    if model is not None and not report.stopped:
+        report.sentence_windows += _fill_sentences(
+            conn, backend, model, batch_size, should_stop, guard
+        )
     report.duration_s = time.perf_counter() - started
     if last is not None and report.embedded == 0:
         raise last  # nothing worked: the caller must hear why
@@ -172,8 +179,9 @@ def _embed_page(
     model: ModelRow | None,
     page: list[tuple[int, str, int, str | None]],
     guard: WriteGuard | None,
-) -> tuple[ModelRow, int, int]:
-    """Embed and store one page; returns the model row, chunks embedded, blank chunks."""
+) -> tuple[ModelRow, int, int, int]:
+    """Embed and store one page (chunk windows and sentence windows in one model call);
+    returns the model row, chunks embedded, blank chunks, sentence windows."""
     identity = backend.identity
     utf8 = text_is_utf8(conn)
     texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq, _ in page], byte_pos=utf8)
@@ -181,6 +189,9 @@ def _embed_page(
     places: list[WindowPlace | None] = []
     worded: list[str] = []
     blank: list[tuple[str, int]] = []
+    sentence_keys: list[tuple[str, int, int]] = []
+    sentence_texts: list[str] = []
+    no_windows: list[tuple[str, int]] = []
     for _, mirror, seq, title in page:
         chunk = texts.get((mirror, seq))
         if chunk is None:  # collected by a sync since the page was read
@@ -193,6 +204,15 @@ def _embed_page(
         for part, (_, window) in enumerate(chunk_windows):
             keys.append((mirror, seq, part))
             worded.append(document_text(identity.uri, title, window))
+        _add_sentence_windows(
+            identity.uri,
+            (mirror, seq),
+            chunk.text,
+            sentence_keys,
+            sentence_texts,
+            no_windows,
+        )
+    worded.extend(sentence_texts)
     vectors = checked(backend.embed_texts(worded), len(worded), identity) if worded else None
     if vectors is not None:
         dimension = int(vectors.shape[1])
@@ -203,8 +223,76 @@ def _embed_page(
     with guarded_write(conn, guard):
         if model is None:
             model = register_model(conn, identity, dimension)
-        store(conn, model, keys, vectors, blank, places)
-    return model, len({(mirror, seq) for mirror, seq, _ in keys}), len(blank)
+        chunk_vectors = None if vectors is None else vectors[: len(keys)]
+        store(conn, model, keys, chunk_vectors, blank, places)
+        extra = None if vectors is None else vectors[len(keys) :]
+        store_windows(conn, model, sentence_keys, extra, no_windows)
+    chunks = len({(mirror, seq) for mirror, seq, _ in keys})
+    return model, chunks, len(blank), len(sentence_keys)
+
+
+def _add_sentence_windows(
+    uri: str,
+    chunk: tuple[str, int],
+    text: str,
+    keys: list[tuple[str, int, int]],
+    worded: list[str],
+    none: list[tuple[str, int]],
+) -> None:
+    """Queue the chunk's sentence windows for embedding (or mark it as having none).
+
+    Worded without the title: every window of a page shares it, and with it the
+    windows of one page match a query alike (measured: cross-lingual nDCG@10 0.90
+    with the title, 0.91 without).
+    """
+    mirror, seq = chunk
+    found = sentence_windows(text)
+    if not found:
+        none.append((mirror, seq))
+    for part, window in enumerate(found):
+        keys.append((mirror, seq, part))
+        worded.append(document_text(uri, None, window))
+
+
+def _fill_sentences(
+    conn: sqlite3.Connection,
+    backend: EmbeddingBackend,
+    model: ModelRow,
+    batch_size: int,
+    should_stop: Callable[[], bool] | None,
+    guard: WriteGuard | None,
+) -> int:
+    """Sentence windows for chunks embedded before they were stored; returns how many.
+
+    Page by page like the chunk backlog; a page the model fails on is left for
+    the next run (the chunk vectors are what search needs first).
+    """
+    identity = backend.identity
+    written = 0
+    after = 0
+    while should_stop is None or not should_stop():
+        page = sentence_backlog(conn, model.id, after, batch_size)
+        if not page:
+            break
+        after = page[-1][0]
+        texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq in page])
+        keys: list[tuple[str, int, int]] = []
+        worded: list[str] = []
+        none: list[tuple[str, int]] = []
+        for _, mirror, seq in page:
+            chunk = texts.get((mirror, seq))
+            if chunk is not None:
+                _add_sentence_windows(identity.uri, (mirror, seq), chunk.text, keys, worded, none)
+        try:
+            vectors = (
+                checked(backend.embed_texts(worded), len(worded), identity) if worded else None
+            )
+        except GnoError:
+            return written
+        with guarded_write(conn, guard):
+            store_windows(conn, model, keys, vectors, none)
+        written += len(keys)
+    return written
 
 
 def place_old_windows(

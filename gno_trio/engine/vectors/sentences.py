@@ -1,0 +1,184 @@
+"""Sentence-window vectors: finer vectors for queries whose words the index lacks.
+
+A chunk's vectors cover about 250 tokens each, and a question asked in
+another language (or in other words) often matches one or two sentences of
+a passage that is about something broader; the window's vector blurs them.
+So, at index time, a chunk with more than :data:`SENTENCE_WINDOW` sentences
+also gets a vector for each run of :data:`SENTENCE_WINDOW` sentences, every
+:data:`SENTENCE_STRIDE` sentences (at most :data:`MAX_WINDOWS_PER_CHUNK`, longer
+windows tiling a long chunk), worded without the document's title (which
+every window of a page shares and so blurs them together again), stored in ``sentence_vectors``
+(migration 19). The query pipeline reads them only for a low-coverage
+query's best candidates (:func:`best_sentence_cosines`); queries whose words
+the index holds never touch them.
+
+A chunk with no such window gets one empty row (part -1), so the sentence
+backlog (chunks with vectors but no sentence rows, filled by the same embed
+run) stays a plain "NOT EXISTS" query.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from gno_trio.engine.vectors.storage import ModelRow, quantise
+
+SENTENCE_WINDOW: Final = 3
+"""Sentences per window."""
+SENTENCE_STRIDE: Final = 2
+"""Sentences from one window's start to the next (one sentence of overlap)."""
+MAX_WINDOWS_PER_CHUNK: Final = 16
+"""Bound on a chunk's windows (and so on the extra embedding work per chunk)."""
+MAX_WINDOW_CHARS: Final = 600
+"""A window's text is cut here (a run-on "sentence" must not cost a full chunk)."""
+NO_WINDOWS: Final = -1
+"""The part of the empty row that marks a chunk done without windows."""
+
+_LINE = re.compile(r"\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
+_WORDY = re.compile(r"[^\W_]")
+
+
+def sentences(text: str) -> list[str]:
+    """The chunk's sentences: each line split at sentence ends, pieces without a letter
+    or digit (rules, table borders) left out."""
+    found: list[str] = []
+    for line in _LINE.split(text):
+        for piece in _SENTENCE_END.split(line):
+            piece = piece.strip()
+            if _WORDY.search(piece):
+                found.append(piece)
+    return found
+
+
+def sentence_windows(text: str) -> list[str]:
+    """The chunk's sentence windows, in order (none for a chunk of few sentences).
+
+    Windows of :data:`SENTENCE_WINDOW` sentences every :data:`SENTENCE_STRIDE`; a
+    chunk that would get more than :data:`MAX_WINDOWS_PER_CHUNK` of them is tiled
+    instead, with windows just long enough to cover it in that many (no sentence is
+    ever skipped: a stride wider than the window loses them, and measurably so).
+    """
+    found = sentences(text)
+    if len(found) <= SENTENCE_WINDOW:
+        return []
+    size, stride = SENTENCE_WINDOW, SENTENCE_STRIDE
+    if math.ceil((len(found) - size) / stride) + 1 > MAX_WINDOWS_PER_CHUNK:
+        size = stride = max(SENTENCE_WINDOW, math.ceil(len(found) / MAX_WINDOWS_PER_CHUNK))
+    last = len(found) - size
+    starts = list(range(0, last + 1, stride))
+    if starts[-1] != last:
+        starts.append(last)
+    return [" ".join(found[s : s + size])[:MAX_WINDOW_CHARS] for s in starts]
+
+
+def store_windows(
+    conn: sqlite3.Connection,
+    model: ModelRow,
+    keys: Sequence[tuple[str, int, int]],
+    vectors: npt.NDArray[np.float32] | None,
+    done: Sequence[tuple[str, int]],
+) -> None:
+    """Insert sentence vectors (keys: mirror_hash, seq, part) and the empty rows of the
+    ``done`` chunks that have none, inside the caller's transaction; only for chunks
+    that still exist."""
+    rows: list[tuple[object, ...]] = []
+    if vectors is not None and len(keys):
+        codes, scales = quantise(vectors)
+        rows = [
+            (model.id, mirror, seq, part, codes[i].tobytes(), float(scales[i]))
+            for i, (mirror, seq, part) in enumerate(keys)
+        ]
+    rows.extend((model.id, mirror, seq, NO_WINDOWS, b"", 0.0) for mirror, seq in done)
+    conn.executemany(
+        "INSERT OR IGNORE INTO sentence_vectors (model_id, mirror_hash, seq, part, codes, scale) "
+        "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS "
+        "(SELECT 1 FROM content_chunks WHERE mirror_hash = ?2 AND seq = ?3)",
+        rows,
+    )
+
+
+def sentence_backlog(
+    conn: sqlite3.Connection, model_id: int, after: int, limit: int
+) -> list[tuple[int, str, int]]:
+    """Chunks (id, mirror_hash, seq) of active documents with vectors of the model
+    but no sentence rows yet (embedded before sentence windows were), after ``after``."""
+    return [
+        (int(r[0]), str(r[1]), int(r[2]))
+        for r in conn.execute(
+            "SELECT c.id, c.mirror_hash, c.seq FROM content_chunks c "
+            "WHERE c.id > ?1 AND c.mirror_hash IN (SELECT mirror_hash FROM documents "
+            "WHERE active = 1) AND EXISTS (SELECT 1 FROM content_vectors v WHERE "
+            "v.mirror_hash = c.mirror_hash AND v.seq = c.seq AND v.model_id = ?2 "
+            "AND length(v.codes) > 0) AND NOT EXISTS (SELECT 1 FROM sentence_vectors s "
+            "WHERE s.mirror_hash = c.mirror_hash AND s.seq = c.seq AND s.model_id = ?2) "
+            "ORDER BY c.id LIMIT ?3",
+            (after, model_id, limit),
+        )
+    ]
+
+
+def best_sentence_cosines(
+    conn: sqlite3.Connection,
+    model_id: int,
+    query: npt.NDArray[np.float32],
+    doc_ids: Sequence[int],
+) -> dict[int, float]:
+    """Each document's best cosine to ``query`` over its sentence windows (documents
+    without any are left out)."""
+    if not doc_ids:
+        return {}
+    marks = ", ".join("?" for _ in doc_ids)
+    rows = conn.execute(
+        f"SELECT d.id, s.codes, s.scale FROM documents d JOIN sentence_vectors s "
+        f"ON s.mirror_hash = d.mirror_hash WHERE d.id IN ({marks}) AND s.model_id = ? "
+        f"AND s.part >= 0",
+        [*doc_ids, model_id],
+    ).fetchall()
+    if not rows:
+        return {}
+    codes = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.int8)
+    matrix = codes.reshape(len(rows), -1).astype(np.float32)
+    cosines = (matrix @ query.astype(np.float32)) * np.array([r[2] for r in rows], np.float32)
+    best: dict[int, float] = {}
+    for (doc_id, _, _), cosine in zip(rows, cosines.tolist(), strict=True):
+        if cosine > best.get(int(doc_id), -2.0):
+            best[int(doc_id)] = float(cosine)
+    return best
+
+
+def disk_use(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many sentence-window vectors are stored and the bytes of the pages their table
+    and its index take on disk (their rows' own bytes where SQLite has no ``dbstat``)."""
+    (count,) = conn.execute("SELECT count(*) FROM sentence_vectors WHERE part >= 0").fetchone()
+    try:
+        (size,) = conn.execute(
+            "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN "
+            "(SELECT name FROM sqlite_master WHERE tbl_name = 'sentence_vectors')"
+        ).fetchone()
+    except sqlite3.OperationalError:  # built without dbstat
+        (size,) = conn.execute(
+            "SELECT coalesce(sum(length(codes) + length(mirror_hash) + 24), 0) "
+            "FROM sentence_vectors"
+        ).fetchone()
+    return {"vectors": int(count), "bytes": int(size)}
+
+
+__all__ = [
+    "MAX_WINDOWS_PER_CHUNK",
+    "SENTENCE_STRIDE",
+    "SENTENCE_WINDOW",
+    "best_sentence_cosines",
+    "disk_use",
+    "sentence_backlog",
+    "sentence_windows",
+    "sentences",
+    "store_windows",
+]
