@@ -88,8 +88,9 @@ def test_only_chunks_longer_than_a_window_get_windows_and_they_are_bounded() -> 
     assert len(sentence_windows(BREAD)) == 2
     long = " ".join(f"Sentence number {i} is here." for i in range(200))
     found = sentence_windows(long)
-    assert len(found) == MAX_WINDOWS_PER_CHUNK
-    assert found[0].startswith("Sentence number 0 ")
+    assert MAX_WINDOWS_PER_CHUNK // 2 < len(found) <= MAX_WINDOWS_PER_CHUNK
+    covered = " ".join(found)
+    assert all(f"Sentence number {i} is here." in covered for i in range(200))
     assert found[-1].endswith("Sentence number 199 is here.")
 
 

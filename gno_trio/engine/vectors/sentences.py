@@ -34,7 +34,7 @@ SENTENCE_WINDOW: Final = 3
 """Sentences per window."""
 SENTENCE_STRIDE: Final = 2
 """Sentences from one window's start to the next (one sentence of overlap)."""
-MAX_WINDOWS_PER_CHUNK: Final = 16
+MAX_WINDOWS_PER_CHUNK: Final = 32
 """Bound on a chunk's windows (and so on the extra embedding work per chunk)."""
 MAX_WINDOW_CHARS: Final = 600
 """A window's text is cut here (a run-on "sentence" must not cost a full chunk)."""
@@ -63,8 +63,8 @@ def sentence_windows(text: str) -> list[str]:
 
     Windows of :data:`SENTENCE_WINDOW` sentences every :data:`SENTENCE_STRIDE`; a
     chunk that would get more than :data:`MAX_WINDOWS_PER_CHUNK` of them is tiled
-    instead, with windows just long enough to cover it in that many (no sentence is
-    ever skipped: a stride wider than the window loses them, and measurably so).
+    instead, with windows just long enough to cover it in that many (a stride wider
+    than the window would skip sentences, and measurably loses answers).
     """
     found = sentences(text)
     if len(found) <= SENTENCE_WINDOW:
