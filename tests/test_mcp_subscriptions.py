@@ -6,19 +6,23 @@ resident's own folder watch indexes it), and the client hears
 ``notifications/resources/list_changed``, on stdio and on an HTTP session's
 GET stream. A 2026-07-28 client's ``subscriptions/listen`` stream is
 acknowledged first, hears the same changes stamped with its id, is capped,
-cancellable, and completed when the server's input ends. Without the switch
+cancellable, and completed when the server's input ends (stdio) or the
+gateway drains (HTTP). Without the switch
 the server answers exactly as it always did: no ``subscribe`` capability,
 and ``resources/subscribe`` and ``subscriptions/listen`` are unknown methods.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import trio
 from mcp import Client
@@ -29,10 +33,16 @@ from mcp.shared.exceptions import MCPError
 from gno_trio.compose import build_app
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.protocol.subscriptions import MAX_LISTENS
 from gno_trio.protocol.subscriptions import SUBSCRIPTION_ID_KEY as SUBSCRIPTION_ID
 from gno_trio.runtime import Runtime
-from gno_trio.transports.stdio import MAX_LISTENS
-from tests.http_gateway_support import running_gateway
+from tests.http_gateway_support import (
+    RunningGateway,
+    modern_headers,
+    modern_params,
+    rpc,
+    running_gateway,
+)
 from tests.stdio_session import RawWire, open_stdio_process
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +76,18 @@ def _dirs(env: dict[str, str]) -> Dirs:
         data=Path(env["GNO_DATA_DIR"]),
         cache=Path(env["GNO_CACHE_DIR"]),
     )
+
+
+@contextlib.asynccontextmanager
+async def _gateway_with_feed(engine: Engine) -> AsyncIterator[RunningGateway]:
+    """A gateway over ``engine`` with subscriptions on, its change feed running beside it."""
+    app = build_app(Runtime(engine=engine, write_enabled=False), subscriptions=True)
+    assert app.change_feed is not None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(app.change_feed.run)
+        async with running_gateway(app) as running:
+            yield running
+        nursery.cancel_scope.cancel()
 
 
 async def _until_watched(env: dict[str, str]) -> None:
@@ -195,41 +217,33 @@ async def test_an_http_session_hears_changes_on_its_get_stream(
     notes_env: tuple[Path, dict[str, str]],
 ) -> None:
     notes, env = notes_env
-    dirs = _dirs(env)
     heard = _Heard()
-    with Engine.open(dirs=dirs) as engine, trio.fail_after(WAIT_S * 2):
-        app = build_app(Runtime(engine=engine, write_enabled=False), subscriptions=True)
-        assert app.change_feed is not None
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(app.change_feed.run)
-            async with (
-                running_gateway(app) as running,
-                Client(
-                    running.url, mode="legacy", cache=None, message_handler=heard.handler
-                ) as client,
-            ):
-                capabilities = client.server_capabilities
-                assert capabilities is not None and capabilities.resources is not None
-                assert capabilities.resources.subscribe is True
-                await client.subscribe_resource(NOTE)
-                # Notices reach an open GET stream only, and the client opens it on
-                # its own time: edit until one is heard.
-                for edit in range(int(WAIT_S)):
-                    text = f"# Alpha\n\nEdit number {edit}.\n"
-                    (notes / "alpha.md").write_text(text, encoding="utf-8")
-                    await trio.to_thread.run_sync(engine.sync)
-                    try:
-                        await heard.until(("notifications/resources/updated", {"uri": NOTE}), 0, 1)
-                        break
-                    except AssertionError:
-                        continue
-                else:
-                    raise AssertionError(f"no update heard over HTTP; heard {heard.seen}")
-                seen = len(heard.seen)
-                (notes / "beta.md").write_text("# Beta\n\nNew.\n", encoding="utf-8")
+    with Engine.open(dirs=_dirs(env)) as engine, trio.fail_after(WAIT_S * 2):
+        async with (
+            _gateway_with_feed(engine) as running,
+            Client(running.url, mode="legacy", cache=None, message_handler=heard.handler) as client,
+        ):
+            capabilities = client.server_capabilities
+            assert capabilities is not None and capabilities.resources is not None
+            assert capabilities.resources.subscribe is True
+            await client.subscribe_resource(NOTE)
+            # Notices reach an open GET stream only, and the client opens it on
+            # its own time: edit until one is heard.
+            for edit in range(int(WAIT_S)):
+                text = f"# Alpha\n\nEdit number {edit}.\n"
+                (notes / "alpha.md").write_text(text, encoding="utf-8")
                 await trio.to_thread.run_sync(engine.sync)
-                await heard.until(("notifications/resources/list_changed", {}), seen)
-            nursery.cancel_scope.cancel()
+                try:
+                    await heard.until(("notifications/resources/updated", {"uri": NOTE}), 0, 1)
+                    break
+                except AssertionError:
+                    continue
+            else:
+                raise AssertionError(f"no update heard over HTTP; heard {heard.seen}")
+            seen = len(heard.seen)
+            (notes / "beta.md").write_text("# Beta\n\nNew.\n", encoding="utf-8")
+            await trio.to_thread.run_sync(engine.sync)
+            await heard.until(("notifications/resources/list_changed", {}), seen)
 
 
 async def test_the_config_key_switches_subscriptions_on(
@@ -334,3 +348,65 @@ async def test_without_the_switch_listen_is_unknown_as_before(
             listen = {"_meta": ENVELOPE, "notifications": {"resourcesListChanged": True}}
             refused = await wire.call(1, "subscriptions/listen", listen)
             assert refused["error"]["code"] == -32601
+
+
+async def test_an_http_listen_stream_hears_changes_and_completes_when_the_gateway_drains(
+    notes_env: tuple[Path, dict[str, str]],
+) -> None:
+    notes, env = notes_env
+    with Engine.open(dirs=_dirs(env)) as engine, trio.fail_after(WAIT_S * 2):
+        async with (
+            _gateway_with_feed(engine) as running,
+            Client(running.url, mode="2026-07-28", cache=None) as client,
+            client.listen(
+                resources_list_changed=True, resource_subscriptions=[NOTE]
+            ) as subscription,
+        ):
+            assert subscription.honored.resources_list_changed is True
+            assert list(subscription.honored.resource_subscriptions or []) == [NOTE]
+            # The open stream holds no capacity slot: requests are still answered.
+            assert not (await client.call_tool("gno_status", {})).is_error
+            (notes / "alpha.md").write_text("# Alpha\n\nOver HTTP.\n", encoding="utf-8")
+            await trio.to_thread.run_sync(engine.sync)
+            events = aiter(subscription)
+            event = await anext(events)
+            assert isinstance(event, ResourceUpdated) and str(event.uri) == NOTE
+            running.drain.trigger()
+            # A graceful end: the loop finishes (an abrupt one raises SubscriptionLost).
+            assert [event async for event in events] == []
+
+
+async def test_http_listen_streams_are_capped_per_identity(
+    notes_env: tuple[Path, dict[str, str]],
+) -> None:
+    _, env = notes_env
+    body = rpc(
+        "subscriptions/listen", modern_params(notifications={"resourcesListChanged": True}), 1
+    )
+    headers = modern_headers("subscriptions/listen")
+    with Engine.open(dirs=_dirs(env)) as engine, trio.fail_after(WAIT_S * 2):
+        app = build_app(Runtime(engine=engine, write_enabled=False), subscriptions=True)
+        async with (
+            running_gateway(app) as running,
+            httpx.AsyncClient(timeout=WAIT_S) as http,
+            contextlib.AsyncExitStack() as streams,
+        ):
+            readers = []
+            for stream in range(MAX_LISTENS):
+                body["id"] = f"listen-{stream}"
+                opened = await streams.enter_async_context(
+                    http.stream("POST", running.url, headers=headers, content=json.dumps(body))
+                )
+                assert opened.status_code == 200
+                lines = opened.aiter_lines()
+                readers.append(lines)  # kept: a dropped reader closes its stream
+                assert await anext(lines) == "event: message"
+            body["id"] = "one-too-many"
+            refused = await http.post(running.url, headers=headers, content=json.dumps(body))
+            assert refused.json()["error"]["data"] == {"maxListens": MAX_LISTENS}
+            listed = await http.post(
+                running.url,
+                headers=modern_headers("tools/list"),
+                content=json.dumps(rpc("tools/list", modern_params(), 2)),
+            )
+            assert listed.status_code == 200 and listed.json()["result"]["tools"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from gno_trio.protocol.errors import invalid_params
+from gno_trio.protocol.errors import INVALID_REQUEST, ProtocolError, invalid_params
 
 RESOURCES_SUBSCRIBE: Final = "resources/subscribe"
 RESOURCES_UNSUBSCRIBE: Final = "resources/unsubscribe"
@@ -34,6 +34,10 @@ SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 MAX_SUBSCRIPTIONS: Final = 1024
 """Document URIs one connection or session may listen to at once."""
+MAX_LISTENS: Final = 16
+"""``subscriptions/listen`` streams one caller (a stdio connection, an HTTP identity) may hold."""
+LISTEN_LIFETIME_SECONDS: Final = 3600.0
+"""How long one listen stream lives before the server completes it (the client re-listens)."""
 MAX_URI_CHARS: Final = 4096
 DOCUMENT_SCHEME: Final = "gno://"
 
@@ -50,6 +54,15 @@ def _uri_of(params: Mapping[str, Any] | None, method: str) -> str:
     if len(uri) > MAX_URI_CHARS:
         raise invalid_params(f"{method}: uri is longer than {MAX_URI_CHARS} characters")
     return uri
+
+
+def too_many_listens() -> ProtocolError:
+    """The refusal of one ``subscriptions/listen`` beyond :data:`MAX_LISTENS`."""
+    return ProtocolError(
+        INVALID_REQUEST,
+        f"At most {MAX_LISTENS} subscriptions/listen streams may be open at once",
+        {"maxListens": MAX_LISTENS},
+    )
 
 
 class ResourceSubscriptions:
@@ -165,6 +178,8 @@ class ListenFilter:
 
 __all__ = [
     "LEGACY_SUBSCRIPTION_METHODS",
+    "LISTEN_LIFETIME_SECONDS",
+    "MAX_LISTENS",
     "MAX_SUBSCRIPTIONS",
     "RESOURCES_SUBSCRIBE",
     "RESOURCES_UNSUBSCRIBE",
@@ -175,4 +190,5 @@ __all__ = [
     "SUBSCRIPTION_ID_KEY",
     "ListenFilter",
     "ResourceSubscriptions",
+    "too_many_listens",
 ]

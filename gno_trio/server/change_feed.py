@@ -4,8 +4,9 @@ The source is the engine's change journal, not the folder watch: every
 writer lands there (this resident's watch, another resident holding the
 write lease, ``update`` from a shell, our own write tools), so a listener
 hears each change once whoever made it. One task reads the journal after
-its cursor while anybody listens (nothing at all while nobody does) and
-hands each batch of entries to every listener. A listener that cannot take
+its cursor and hands each batch of entries to every listener (while nobody
+listens it only keeps the cursor at the journal's end: one small query per
+poll). A listener that cannot take
 a batch within the write deadline (a client that stopped reading) is
 dropped: its ``dropped`` callback runs and it hears nothing more.
 """
@@ -71,28 +72,30 @@ class ChangeFeed:
         return stop
 
     async def run(self) -> None:
-        """Read the journal and fan it out until cancelled."""
+        """Read the journal and fan it out until cancelled.
+
+        While nobody listens the cursor only follows the journal's end, so a
+        new listener hears what changed after it joined, not the history.
+        """
         while True:
-            await trio.sleep(self._poll_seconds)
-            if not self._listeners:
-                self._cursor = None  # nobody listens: nothing is owed to anybody
-                continue
             try:
-                entries = await self._read()
+                if self._cursor is None or not self._listeners:
+                    self._cursor = await self._latest()
+                else:
+                    entries = await self._read(self._cursor)
+                    if entries:
+                        await self._fan_out(entries)
             except Exception as exc:
                 logger.warning("change journal not read: %s", exc)
-                continue
-            if entries:
-                await self._fan_out(entries)
+            await trio.sleep(self._poll_seconds)
 
-    async def _read(self) -> list[Mapping[str, Any]]:
+    async def _latest(self) -> str:
         engine = self._runtime.engine
-        if self._cursor is None:
-            # Listening starts now: what the journal held before is not news.
-            page = await self._runtime.run(lambda c: engine.changes(limit=1, conn=c))
-            self._cursor = str(page["page"]["latestCursor"])
-            return []
-        since = self._cursor
+        page = await self._runtime.run(lambda c: engine.changes(limit=1, conn=c))
+        return str(page["page"]["latestCursor"])
+
+    async def _read(self, since: str) -> list[Mapping[str, Any]]:
+        engine = self._runtime.engine
         page = await self._runtime.run(lambda c: engine.changes(since=since, limit=_BATCH, conn=c))
         changes: list[Mapping[str, Any]] = list(page["changes"])
         meta = page["page"]

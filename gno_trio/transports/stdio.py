@@ -49,9 +49,12 @@ from gno_trio.protocol.jsonrpc import (
 )
 from gno_trio.protocol.names import CANCELLED_NOTIFICATION
 from gno_trio.protocol.subscriptions import (
+    LISTEN_LIFETIME_SECONDS,
+    MAX_LISTENS,
     SUBSCRIPTIONS_LISTEN,
     ListenFilter,
     ResourceSubscriptions,
+    too_many_listens,
 )
 from gno_trio.protocol.versions import Era
 from gno_trio.server.context import RequestContext
@@ -71,10 +74,6 @@ MAX_IN_FLIGHT: Final = 32
 OUTBOX_BYTES: Final = 32 * 1024 * 1024
 """Answer bytes waiting for a client that is slow to read stdout; producers wait beyond it."""
 _NEWLINE: Final = b"\n"
-MAX_LISTENS: Final = 16
-"""``subscriptions/listen`` streams one connection may hold open at once."""
-LISTEN_LIFETIME_SECONDS: Final = 3600.0
-"""How long one listen stream lives before the server completes it (the client re-listens)."""
 
 
 class _Listen:
@@ -387,11 +386,7 @@ class _StdioServer:
         """Acknowledge a ``subscriptions/listen`` and keep it open (bounded in number and time)."""
         try:
             if len(self._listens) >= MAX_LISTENS:
-                raise ProtocolError(
-                    INVALID_REQUEST,
-                    f"At most {MAX_LISTENS} subscriptions/listen streams may be open at once",
-                    {"maxListens": MAX_LISTENS},
-                )
+                raise too_many_listens()
             listen = _Listen(ListenFilter(request.id, request.params))
         except ProtocolError as exc:
             await self._emit(encode_error(request.id, exc.to_error_object()))

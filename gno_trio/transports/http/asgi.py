@@ -30,8 +30,9 @@ import trio
 from gno_trio.protocol.envelope import claims_modern
 from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Request, decode_line
 from gno_trio.protocol.names import PROTOCOL_VERSION_HEADER
+from gno_trio.protocol.subscriptions import SUBSCRIPTIONS_LISTEN
 from gno_trio.protocol.versions import MODERN_VERSIONS
-from gno_trio.transports.http import legacy, modern
+from gno_trio.transports.http import legacy, listen, modern
 from gno_trio.transports.http.boundary import (
     Boundary,
     Caller,
@@ -311,14 +312,25 @@ class GatewayApp:
             )
         is_modern = claims_modern_http(headers, message)
         self.state.metrics.requests["modern" if is_modern else "legacy"] += 1
+        # A listen stream is served but not admitted: it would hold a slot for its whole life.
+        streams = (
+            is_modern
+            and isinstance(message, Request)
+            and message.method == SUBSCRIPTIONS_LISTEN
+            and SUBSCRIPTIONS_LISTEN in self.state.app.modern_methods
+        )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
                 _watch_disconnect, exchange.receive, progress, nursery.cancel_scope.cancel
             )
             try:
-                await self._admitted(
-                    lambda: self._guarded(exchange, message, is_modern), exchange.send
-                )
+                if streams:
+                    assert isinstance(message, Request)
+                    await listen.serve(self.state, exchange, message)
+                else:
+                    await self._admitted(
+                        lambda: self._guarded(exchange, message, is_modern), exchange.send
+                    )
             except Refused as refused:
                 await self._reply(exchange.send, refused.reply)
             finally:

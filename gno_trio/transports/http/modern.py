@@ -11,8 +11,8 @@ Nothing here touches the session store. A request is validated in this order
    ``tools/call`` / ``prompts/get`` / ``resources/read`` ``Mcp-Name`` equals
    ``params.name`` / ``params.uri`` (after base64-sentinel decoding);
 4. the revision is served (``-32022``, 400, ``data.supported``/``data.requested``);
-5. the method is served (``-32601``, 404); ``subscriptions/listen`` is refused
-   here because no change source feeds subscription streams yet.
+5. the method is served (``-32601``, 404); ``subscriptions/listen`` is served
+   only with subscriptions switched on, as a stream (:mod:`.listen`).
 
 Header names are case-insensitive and values are compared after trimming
 optional whitespace; a header sent twice is a mismatch.
@@ -61,8 +61,6 @@ from gno_trio.transports.http.wire import (
     jsonrpc_reply,
     send_reply,
 )
-
-SUBSCRIPTIONS_LISTEN: Final = "subscriptions/listen"
 
 # Which body field each name-bearing method mirrors into ``Mcp-Name``.
 NAME_FIELDS: Final[dict[str, str]] = {
@@ -161,12 +159,14 @@ def check_routing_headers(
         raise _mismatch(NAME_HEADER, "different from the body")
 
 
-def admit(request: Request, headers: RequestHeaders) -> Admission:
+def admit(
+    request: Request, headers: RequestHeaders, served: frozenset[str] = MODERN_REQUEST_METHODS
+) -> Admission:
     """Steps 2-5 for one request; raises the ``ProtocolError`` to answer with."""
     envelope: Envelope = parse_envelope(request.params)
     check_routing_headers(headers, request.method, request.params, envelope.protocol_version)
     require_supported_version(envelope, MODERN_VERSIONS)
-    if request.method == SUBSCRIPTIONS_LISTEN or request.method not in MODERN_REQUEST_METHODS:
+    if request.method not in served:
         raise method_not_found(request.method)
     return Admission.modern(request.method, envelope)
 
@@ -213,6 +213,7 @@ async def post(
             )
         )
     try:
+        # subscriptions/listen never comes here (it is a stream: see .listen).
         admission = admit(message, exchange.headers)
     except ProtocolError as exc:
         raise Refused(error_reply(message, exc)) from None

@@ -255,6 +255,7 @@ async def serve_gateway(
                     supervisor.start_soon(task, name=getattr(task, "__name__", "background"))
                 await drain.wait()
                 logger.info("shutting down: draining in-flight requests")
+                state.listens.closing.set()  # listen streams complete gracefully
                 state.shutdown_state = "graceful"
                 # Each request read so far runs until its own deadline, then is answered.
                 last_answer = state.deadlines.arm_all()

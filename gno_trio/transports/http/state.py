@@ -11,6 +11,7 @@ from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.boundary import Caller
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CallerLabels
+from gno_trio.transports.http.listen_book import ListenBook
 from gno_trio.transports.http.memory import MemoryReturn
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.runtime_admission import RuntimeAdmission
@@ -50,6 +51,8 @@ class GatewayState:
     """Answered bytes since the heap was last trimmed (see :mod:`.memory`)."""
     started_at: float = field(default_factory=time.monotonic)
     shutdown_state: str = "none"
+    listens: ListenBook = field(default_factory=ListenBook)
+    """The open 2026-07-28 listen streams (bounded per identity, completed at drain)."""
     worker: WorkerSeat | None = None
 
     @property

@@ -1,0 +1,127 @@
+"""``subscriptions/listen`` over HTTP (2026-07-28): one POST answered by a notification stream.
+
+The request is validated like any modern request (:func:`.modern.admit`), then
+answered with an SSE stream whose first event is the acknowledgement; each
+change the stream listens for follows, stamped with its subscription id.
+The stream holds no capacity or runtime slot; it is bounded instead by the
+per-identity count of :class:`~.listen_book.ListenBook`, by a server-side
+lifetime, by a bounded queue (a client that stops reading loses the stream
+once its queue is full, and its connection at the socket write deadline),
+and by the gateway's drain. When the lifetime is up or the gateway drains,
+the stream ends gracefully with the ``complete`` result; a client that
+hangs up just ends it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import trio
+
+from gno_trio.protocol.errors import ProtocolError, method_not_found
+from gno_trio.protocol.jsonrpc import Request, encode_answer, encode_notification
+from gno_trio.protocol.subscriptions import (
+    LISTEN_LIFETIME_SECONDS,
+    ListenFilter,
+    too_many_listens,
+)
+from gno_trio.server.change_feed import ChangeFeed
+from gno_trio.transports.http import modern
+from gno_trio.transports.http.state import Exchange, GatewayState
+from gno_trio.transports.http.wire import (
+    SSE_HEADERS,
+    SSE_KEEPALIVE,
+    Refused,
+    boundary_reply,
+    sse_event,
+)
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+_QUEUE: Final = 64
+"""Notifications waiting for one slow stream; past it the stream is dropped."""
+
+
+async def serve(state: GatewayState, exchange: Exchange, request: Request) -> None:
+    """Validate, acknowledge, then stream until the client leaves, the lifetime ends or we drain."""
+    refusal = modern.session_header_refusal(exchange.headers, request.id)
+    if refusal is not None:
+        raise Refused(refusal)
+    feed = state.app.change_feed
+    try:
+        modern.admit(request, exchange.headers, state.app.modern_methods)
+        if feed is None:  # the method is served only with a feed; kept for the type checker
+            raise method_not_found(request.method)
+        listen = ListenFilter(request.id, request.params)
+    except ProtocolError as exc:
+        raise Refused(modern.error_reply(request, exc)) from None
+    book = state.listens
+    identity = exchange.caller.identity
+    if book.closing.is_set() or state.supervisor.closed:
+        raise Refused(boundary_reply(503, "draining"))
+    if not book.take(identity):
+        raise Refused(modern.error_reply(request, too_many_listens()))
+    try:
+        await _stream(state, exchange, request, listen, feed)
+    finally:
+        book.give_back(identity)
+
+
+async def _stream(
+    state: GatewayState,
+    exchange: Exchange,
+    request: Request,
+    listen: ListenFilter,
+    feed: ChangeFeed,
+) -> None:
+    send = exchange.send
+    outbox, inbox = trio.open_memory_channel[bytes](_QUEUE)
+    overflowed = trio.Event()
+
+    async def deliver(entries: Sequence[Mapping[str, Any]]) -> None:
+        for method, params in listen.notices(entries):
+            try:
+                outbox.send_nowait(encode_notification(method, params))
+            except trio.WouldBlock:
+                overflowed.set()  # the client stopped reading: the stream ends
+                return
+
+    await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
+    method, params = listen.acknowledgement()
+    await send(
+        {
+            "type": "http.response.body",
+            "body": sse_event(encode_notification(method, params)),
+            "more_body": True,
+        }
+    )
+    stop = feed.listen(deliver, overflowed.set)
+    graceful = True
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def end_when(event: trio.Event) -> None:
+                await event.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(end_when, state.listens.closing)
+            nursery.start_soon(end_when, overflowed)
+            with trio.move_on_after(LISTEN_LIFETIME_SECONDS):
+                while True:
+                    chunk = SSE_KEEPALIVE
+                    with trio.move_on_after(state.settings.stream_keepalive):
+                        chunk = sse_event(await inbox.receive())
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            nursery.cancel_scope.cancel()
+    finally:
+        stop()
+    if overflowed.is_set():
+        logger.info("a listen stream whose client stopped reading was dropped")
+        graceful = False
+    body = sse_event(encode_answer(request.id, listen.completion())) if graceful else b""
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+__all__ = ["serve"]
