@@ -144,3 +144,18 @@ def test_a_low_coverage_query_is_rescored_and_a_lexical_one_is_not(
     lexical = _lines(engine, "sourdough starter dough")
     assert any(line.startswith("skipped: lexical coverage") for line in lexical)
     assert not any("(sentence window " in line for line in lexical)
+
+
+def test_clearing_a_collections_embeddings_clears_its_windows(
+    notes: tuple[Engine, Path],
+) -> None:
+    engine, _ = notes
+    engine.embed()
+    assert _windows(engine)["vectors"] > 0
+    engine.clear_embeddings("notes", mode="all")
+    assert _windows(engine)["vectors"] == 0
+    assert _rows(engine) == []
+    engine.embed()  # re-made with the chunks' vectors
+    assert _windows(engine)["vectors"] == len(sentence_windows(GARDEN)) + len(
+        sentence_windows(BREAD)
+    )

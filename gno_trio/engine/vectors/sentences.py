@@ -125,6 +125,17 @@ def sentence_backlog(
     ]
 
 
+def drop_unbacked(conn: sqlite3.Connection) -> int:
+    """Delete the sentence vectors of chunks that no longer have vectors of their model
+    (cleared embeddings); inside the caller's transaction. Returns rows deleted."""
+    cursor = conn.execute(
+        "DELETE FROM sentence_vectors WHERE NOT EXISTS (SELECT 1 FROM content_vectors v "
+        "WHERE v.mirror_hash = sentence_vectors.mirror_hash AND v.seq = sentence_vectors.seq "
+        "AND v.model_id = sentence_vectors.model_id)"
+    )
+    return int(cursor.rowcount)
+
+
 def best_sentence_cosines(
     conn: sqlite3.Connection,
     model_id: int,
@@ -177,6 +188,7 @@ __all__ = [
     "SENTENCE_WINDOW",
     "best_sentence_cosines",
     "disk_use",
+    "drop_unbacked",
     "sentence_backlog",
     "sentence_windows",
     "sentences",

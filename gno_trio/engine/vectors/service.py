@@ -31,6 +31,7 @@ from gno_trio.engine.vectors.models import (
     embed_model_uri,
     inference_timeout_s,
 )
+from gno_trio.engine.vectors.sentences import drop_unbacked
 from gno_trio.errors import GnoError
 
 
@@ -141,6 +142,7 @@ def embed(
             with guarded_write(conn, guard):
                 for name in allowed:
                     storage.clear_collection(conn, name, mode="all", current_key=None)
+                drop_unbacked(conn)  # re-made with the chunks' vectors
         report = embed_backlog(
             conn,
             chosen,
@@ -215,6 +217,7 @@ def clear(
         current = None
     with guarded_write(conn, guard):
         result = storage.clear_collection(conn, found.name, mode=mode, current_key=current)
+        drop_unbacked(conn)
     if mode == "all":
         result["note"] = f"Run gno-trio embed {found.name} (or gno_embed) to rebuild embeddings."
     return result
