@@ -400,3 +400,41 @@ def test_background_embedder_follows_new_documents_and_stops_cleanly(
         assert embedder.close() is True
     assert time.monotonic() - started < 10
     assert notes.status()["embeddingBacklog"] == 0
+
+
+def test_background_embedder_waits_out_a_shortage_of_descriptors_quietly(
+    notes: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import time
+
+    from gno_trio.engine import BackgroundEmbedder
+
+    counts = notes.embedding_counts
+    failures = [
+        ImportError("mmap.so: cannot open shared object file: Too many open files"),
+        OSError(24, "Too many open files"),
+    ]
+
+    def short_of_descriptors() -> dict[str, tuple[int, int]]:
+        if failures:  # a module imported on first use, then a file, while none are left
+            raise failures.pop(0)
+        return counts()
+
+    monkeypatch.setattr(notes, "embedding_counts", short_of_descriptors)
+    embedder = BackgroundEmbedder(notes, poll_seconds=0.05, wake_seconds=0.05)
+    with caplog.at_level("WARNING", logger="gno_trio.engine.vectors.background"):
+        embedder.start()
+        try:
+            deadline = time.monotonic() + 120
+            while embedder.embedded == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            assert embedder.close() is True
+    assert embedder.embedded > 0  # the shortage passed and the backlog was embedded
+    paused = [r.getMessage() for r in caplog.records if "paused" in r.getMessage()]
+    assert paused == [
+        "background embedding paused: ImportError: mmap.so: cannot open shared object file: "
+        "Too many open files",
+        "background embedding paused: OSError: Too many open files",
+    ]
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback for a passing shortage

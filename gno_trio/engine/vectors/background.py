@@ -140,8 +140,12 @@ class BackgroundEmbedder:
                 logger.warning("background embedding paused: %s", self.last_error)
                 self._next_check = time.monotonic() + RETRY_SECONDS
                 stamp = None if error.code == "LOCKED" else self._safe_stamp()
-            except OSError as error:  # descriptors or disk short for a while: no traceback
-                self.last_error = f"{type(error).__name__}: {error.strerror or error}"
+            except (OSError, ImportError) as error:
+                # Descriptors or disk short for a while: no traceback. A module the loop
+                # imports on first use fails as ImportError when its shared library
+                # cannot be opened (EMFILE), so that is the same passing shortage.
+                reason = error.strerror if isinstance(error, OSError) else None
+                self.last_error = f"{type(error).__name__}: {reason or error}"
                 logger.warning("background embedding paused: %s", self.last_error)
                 self._next_check = time.monotonic() + OS_RETRY_SECONDS
                 stamp = None
