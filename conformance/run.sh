@@ -79,13 +79,15 @@ export GNO_CONFIG_DIR="$work/config" GNO_DATA_DIR="$work/data" GNO_CACHE_DIR="$w
 mkdir -p "$GNO_CONFIG_DIR"
 # The suite opens one legacy session per scenario without ever deleting it and
 # sends a few hundred requests within seconds, from one peer; gno's defaults
-# (32 sessions, 120 requests/minute) would answer 429 half-way through.
+# (32 sessions, 16 of them per caller, 120 requests/minute) would answer 429
+# half-way through.
 cat >"$GNO_CONFIG_DIR/index.yml" <<'YAML'
 version: '1.0'
 gateway:
   limits:
     maxRequestsPerMinute: 100000
     maxSessions: 1000
+    maxSessionsPerIdentity: 1000
 YAML
 
 corpus="$repo/../shared/fixtures/gno-evals/corpus"
