@@ -192,7 +192,7 @@ def _serve(
     announced: Callable[[GatewayEndpoint], None] | None,
 ) -> int:
     """Serve one gateway process until it is told to stop (a worker, or the only process)."""
-    from gno_trio.compose import folder_watch, initial_sync, serving
+    from gno_trio.compose import initial_sync, resident_tasks, serving
     from gno_trio.transports.http.guards import PolicyBook
     from gno_trio.transports.http.server import BackgroundTask, run_resident
 
@@ -211,10 +211,8 @@ def _serve(
         background: list[BackgroundTask] = []
         if mode == "daemon" and first_worker and not getattr(args, "no_sync_on_start", False):
             background.append(initial_sync(served.runtime))
-        if served.app.change_feed is not None:  # every worker serves its own listeners
-            background.append(served.app.change_feed.run)
-        if first_worker and _watching(args, engine):
-            background.append(folder_watch(served))
+        # Every worker serves its own listeners; the first one alone watches the folders.
+        background.extend(resident_tasks(served, watch=first_worker and _watching(args, engine)))
         return run_resident(
             served.app,
             settings,

@@ -22,7 +22,7 @@ RECENT_ERRORS: Final = 20
 
 @dataclass(eq=False)
 class WatchBook:
-    """Mutable state of one resident's watcher; every change bumps ``version``."""
+    """Mutable state of one resident's watcher."""
 
     role: str = "starting"
     """``watching`` (holds the watch lease), ``following`` (another resident watches) or ``off``."""
@@ -42,10 +42,6 @@ class WatchBook:
     last_sync_at: str | None = None
     last_sync: dict[str, Any] | None = None
     errors: deque[dict[str, str]] = field(default_factory=lambda: deque(maxlen=RECENT_ERRORS))
-    version: int = 0
-
-    def touch(self) -> None:
-        self.version += 1
 
     def error(self, collection: str, rel_path: str, code: str, message: str) -> None:
         self.errors.append(
@@ -57,7 +53,6 @@ class WatchBook:
                 "at": now_iso(),
             }
         )
-        self.touch()
 
     def report(self) -> dict[str, Any]:
         """GNO's ``background.watcher`` fields, then this watcher's own."""
