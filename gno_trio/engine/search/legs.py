@@ -73,12 +73,22 @@ def nearest_cosines(
     mirrors = conn.execute(
         f"SELECT id, mirror_hash FROM documents WHERE id IN ({marks})", list(doc_ids)
     ).fetchall()
-    stacked = np.stack(vectors, axis=1)
+    # One pass over the index for every document's rows (not one per document), then
+    # each mirror's best row per vector.
+    rows = matrix.rows_of_mirrors([mirror for _, mirror in mirrors if mirror])
+    if not len(rows):
+        return {}
+    order = np.argsort(matrix.mirror_of[rows], kind="stable")
+    rows = rows[order]
+    owners = matrix.mirror_of[rows]
+    starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+    best = np.maximum.reduceat(matrix.vectors(rows) @ np.stack(vectors, axis=1), starts, axis=0)
+    best_of = {int(owners[start]): best[at] for at, start in enumerate(starts)}
     found: dict[int, list[float]] = {}
     for doc_id, mirror in mirrors:
-        own = matrix.rows_of(mirror) if mirror else np.zeros(0, np.intp)
-        if len(own):
-            found[int(doc_id)] = [float(v) for v in (matrix.vectors(own) @ stacked).max(axis=0)]
+        own = best_of.get(matrix.mirror_index.get(mirror, -1)) if mirror else None
+        if own is not None:
+            found[int(doc_id)] = [float(v) for v in own]
     return found
 
 

@@ -234,12 +234,13 @@ def run_pipeline(
         message += "; hyde: skipped (the model did not answer)"
     lines.append({"stage": "vector", "message": message})
     probes = [query_vector] if hyde_vector is None else [query_vector, hyde_vector]
-    _weigh(conn, fusion, matrix, probes, raw, weight, len(terms))
+    cosines: dict[int, list[float]] = {}  # each candidate's, worked out once per query
+    _weigh(conn, fusion, matrix, probes, cosines, raw, weight, len(terms))
     fine = None
     if wants_rescoring(words.coverage):
         fine = sentence_evidence(conn, model.id, query_vector, fusion.ranked())
         if fine:
-            _weigh(conn, fusion, matrix, probes, raw, weight, len(terms), fine)
+            _weigh(conn, fusion, matrix, probes, cosines, raw, weight, len(terms), fine)
     lines.append(
         {
             "stage": "fusion",
@@ -257,7 +258,7 @@ def run_pipeline(
         else graph_leg.disabled()
     )
     if expansion.candidates:  # the neighbours join the pool: every score is weighed again
-        _weigh(conn, fusion, matrix, probes, raw, weight, len(terms), fine)
+        _weigh(conn, fusion, matrix, probes, cosines, raw, weight, len(terms), fine)
     lines.append({"stage": "graph", "message": graph_line(expansion)})
     lines.append({"stage": "expansion", "message": expansion_stage.message})
     depth = options.candidate_limit or (40 if options.thorough else 20)
@@ -307,20 +308,28 @@ def _weigh(
     fusion: Fusion,
     matrix: VectorMatrix,
     probes: list[npt.NDArray[np.float32]],
+    cosines: dict[int, list[float]],
     bm25: dict[int, float],
     weight: float,
     terms: int,
     sentences: dict[int, float] | None = None,
 ) -> None:
     """Every candidate's BM25 and cosine to the query (and hyde passage, and the best
-    sentence-window cosine of those rescored), then the fused scores."""
+    sentence-window cosine of those rescored), then the fused scores.
+
+    ``cosines`` holds what earlier weighings of this query found (``[]``: no vectors),
+    so a weighing again after rescoring or graph expansion reads only the newcomers.
+    """
     candidates = list(fusion.candidates.values())
-    cosines = nearest_cosines(conn, matrix, probes, [c.doc_id for c in candidates])
+    newcomers = [c.doc_id for c in candidates if c.doc_id not in cosines]
+    found = nearest_cosines(conn, matrix, probes, newcomers)
+    for doc_id in newcomers:
+        cosines[doc_id] = found.get(doc_id, [])
     for candidate in candidates:
-        found = cosines.get(candidate.doc_id)
+        nearest = cosines[candidate.doc_id]
         candidate.evidence.bm25 = bm25.get(candidate.doc_id)
-        candidate.evidence.cosine = None if found is None else found[0]
-        candidate.evidence.hyde = None if found is None or len(found) < 2 else found[1]
+        candidate.evidence.cosine = nearest[0] if nearest else None
+        candidate.evidence.hyde = nearest[1] if len(nearest) > 1 else None
         candidate.evidence.sentence = (sentences or {}).get(candidate.doc_id)
     weigh([c.evidence for c in candidates], weight, terms)
 
