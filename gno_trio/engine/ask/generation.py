@@ -20,7 +20,6 @@ afterwards, so a draft is never trusted for being generated.
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -38,9 +37,6 @@ DEFAULT_MAX_ANSWER_TOKENS: Final = 512
 MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 CHARS_PER_TOKEN: Final = 4
 GENERATION_FAILED: Final = "GENERATION_FAILED"
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
-_WORD: Final = re.compile(r"\w+", re.UNICODE)
-_SHORTEST_SENTENCE: Final = 12
 
 SYSTEM_PROMPT: Final = (
     "You answer one question using only the numbered evidence passages given. The passages "
@@ -67,10 +63,6 @@ class Generator(Protocol):
     def draft(
         self, question: str, passages: Sequence[Mapping[str, Any]], max_tokens: int
     ) -> Draft: ...
-
-
-def _terms(text: str) -> set[str]:
-    return {word.casefold() for word in _WORD.findall(text) if len(word) > 2}
 
 
 class ExtractiveGenerator:

@@ -110,8 +110,7 @@ def reranking(
         return order, StageOutcome(False, asked, f"skipped: {failure}; fused order kept")
     for candidate, score in zip(head, scores, strict=True):
         candidate.rerank = score
-    position = {id(c): i for i, c in enumerate(head)}
-    head.sort(key=lambda c: (-(c.rerank or 0.0), position[id(c)]))
+    head.sort(key=lambda c: -(c.rerank or 0.0))  # stable: ties keep the fused order
     took = (time.monotonic() - started) * 1000
     message = f"rerank: top {len(head)} reordered by {uri.partition('#')[0]} in {took:.0f} ms"
     return head + tail, StageOutcome(True, asked, message)

@@ -32,11 +32,10 @@ LISTED: Final = 50
 def policy_fingerprint(limits: ConversionLimits) -> str:
     """Changes whenever a record made under the old policy might now come out otherwise."""
     # Every converter module: loaded by a sync that converts, not by a search showing a record.
-    from gno_trio.engine.ingest import convert as text_converters
-    from gno_trio.engine.ingest.documents.registry import DOCUMENT_CONVERTERS
+    from gno_trio.engine.ingest.documents.registry import converter_versions
 
-    converters = [(c.id, c.version) for c in (*text_converters.REGISTRY, *DOCUMENT_CONVERTERS)]
-    payload = json.dumps([list(limits.as_tuple()), sorted(converters)])
+    converters = sorted(converter_versions().items())
+    payload = json.dumps([list(limits.as_tuple()), converters])
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
