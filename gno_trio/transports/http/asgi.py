@@ -16,6 +16,10 @@ Per request, in order:
 6. the era split: a message claiming 2026-07-28 (envelope key or
    ``MCP-Protocol-Version: 2026-07-28``) goes to :mod:`.modern`, everything
    else to :mod:`.legacy`.
+
+Paths other than ``/mcp`` and the two resident paths go, past the boundary,
+to a :data:`~.surfaces.Surface`: ``/api/...`` to the REST API (:mod:`.rest`),
+anything else to the pages when the gateway serves some (404 otherwise).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Req
 from gno_trio.protocol.names import PROTOCOL_VERSION_HEADER
 from gno_trio.protocol.subscriptions import SUBSCRIPTIONS_LISTEN
 from gno_trio.protocol.versions import MODERN_VERSIONS
-from gno_trio.transports.http import legacy, listen, modern
+from gno_trio.transports.http import legacy, listen, modern, rest
 from gno_trio.transports.http.boundary import (
     Boundary,
     Caller,
@@ -41,9 +45,10 @@ from gno_trio.transports.http.boundary import (
     read_body,
 )
 from gno_trio.transports.http.guards import EgressTicket, egress_guard, write_gate
-from gno_trio.transports.http.settings import MCP_PATH, METRICS_PATH, STATUS_PATH
+from gno_trio.transports.http.settings import API_PREFIX, MCP_PATH, METRICS_PATH, STATUS_PATH
 from gno_trio.transports.http.state import Exchange, GatewayState
 from gno_trio.transports.http.status import resident_status, transport_metrics
+from gno_trio.transports.http.surfaces import HttpCall, Surface, Work
 from gno_trio.transports.http.tokens import TokenFileState
 from gno_trio.transports.http.wire import (
     ALLOW_HEADER,
@@ -109,8 +114,17 @@ async def _watch_disconnect(
 class GatewayApp:
     """The ASGI callable hypercorn serves."""
 
-    def __init__(self, state: GatewayState, *, token_state: TokenFileState | None) -> None:
+    def __init__(
+        self,
+        state: GatewayState,
+        *,
+        token_state: TokenFileState | None,
+        pages: Surface | None = None,
+    ) -> None:
+        """``pages``: what answers paths outside ``/mcp`` and ``/api/`` (404 when None)."""
         self.state = state
+        self.api: Surface = rest.serve
+        self.pages = pages
         self.boundary = Boundary(
             state.listener,
             token_state=token_state,
@@ -252,10 +266,44 @@ class GatewayApp:
                 await self._reply(
                     send, Reply(status=200, body=_json_encoder.encode(document), headers=_NO_STORE)
                 )
+            elif path.startswith(API_PREFIX):
+                await self.api(self._call(exchange, scope, progress))
+            elif self.pages is not None:
+                await self.pages(self._call(exchange, scope, progress))
             else:
                 raise Refused(invalid_request_reply(404, "Not found", reason="path"))
         except Refused as refused:
             await self._reply(send, refused.reply)
+
+    def _call(self, exchange: Exchange, scope: Scope, progress: _Progress) -> HttpCall:
+        async def admitted(work: Work) -> None:
+            await self._watched(exchange, progress, lambda: self._admitted(work, exchange.send))
+
+        async def reply(answer: Reply) -> None:
+            await self._reply(exchange.send, answer)
+
+        return HttpCall(
+            state=self.state,
+            exchange=exchange,
+            method=scope["method"],
+            path=scope["path"],
+            query_string=scope.get("query_string", b""),
+            admitted=admitted,
+            send_reply=reply,
+        )
+
+    async def _watched(self, exchange: Exchange, progress: _Progress, work: Work) -> None:
+        """Run ``work`` (after the body was read), cancelling it if the client hangs up."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                _watch_disconnect, exchange.receive, progress, nursery.cancel_scope.cancel
+            )
+            try:
+                await work()
+            except Refused as refused:
+                await self._reply(exchange.send, refused.reply)
+            finally:
+                nursery.cancel_scope.cancel()
 
     async def _admitted(self, work: Callable[[], Awaitable[None]], send: Send) -> None:
         """Run ``work`` holding a capacity slot and a runtime admission slot."""
@@ -319,22 +367,20 @@ class GatewayApp:
             and message.method == SUBSCRIPTIONS_LISTEN
             and SUBSCRIPTIONS_LISTEN in self.state.app.modern_methods
         )
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                _watch_disconnect, exchange.receive, progress, nursery.cancel_scope.cancel
+        if streams:
+            assert isinstance(message, Request)
+            request = message
+            await self._watched(
+                exchange, progress, lambda: listen.serve(self.state, exchange, request)
             )
-            try:
-                if streams:
-                    assert isinstance(message, Request)
-                    await listen.serve(self.state, exchange, message)
-                else:
-                    await self._admitted(
-                        lambda: self._guarded(exchange, message, is_modern), exchange.send
-                    )
-            except Refused as refused:
-                await self._reply(exchange.send, refused.reply)
-            finally:
-                nursery.cancel_scope.cancel()
+        else:
+            await self._watched(
+                exchange,
+                progress,
+                lambda: self._admitted(
+                    lambda: self._guarded(exchange, message, is_modern), exchange.send
+                ),
+            )
 
     async def _guarded(self, exchange: Exchange, message: Incoming, is_modern: bool) -> None:
         ticket: EgressTicket | None = None

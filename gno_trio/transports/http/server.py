@@ -52,6 +52,7 @@ from gno_trio.transports.http.settings import (
 from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
 from gno_trio.transports.http.state import GatewayState, WorkerSeat
 from gno_trio.transports.http.status import resident_status
+from gno_trio.transports.http.surfaces import Surface
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import (
     AdmissionGate,
@@ -192,6 +193,7 @@ async def serve_gateway(
     handle_signals: bool | None = None,
     background: Sequence[BackgroundTask] = (),
     worker: WorkerSeat | None = None,
+    pages: Surface | None = None,
     task_status: trio.TaskStatus[GatewayEndpoint] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` until ``drain`` is triggered (by SIGINT/SIGTERM or by the caller).
@@ -200,6 +202,7 @@ async def serve_gateway(
     (``GnoError``). ``sock`` may be a socket the caller already bound. Reports
     the reachable endpoint through ``task_status`` once requests are accepted.
     ``worker`` makes this process one of several sharing the port.
+    ``pages`` answers the paths outside ``/mcp`` and ``/api/`` (404 without).
     """
     check_bind(settings)
     token_state = ensure_token_file(settings.token_file) if settings.token_file else None
@@ -213,7 +216,7 @@ async def serve_gateway(
         state = build_state(app, settings, port, supervisor, policies, worker)
         if app.lifecycle is not None:  # gno_status over HTTP reports this gateway
             app.lifecycle.attach(partial(resident_status, state))
-        gateway = GatewayApp(state, token_state=token_state)
+        gateway = GatewayApp(state, token_state=token_state, pages=pages)
         if app.change_feed is not None:  # sessions hear document changes on their GET stream
             supervisor.start_soon(
                 _sessions_listen, app.change_feed, state.sessions, name="change-listener"

@@ -30,6 +30,8 @@ Mode = Literal["serve", "daemon"]
 MCP_PATH: Final = "/mcp"
 STATUS_PATH: Final = "/api/resident/status"
 METRICS_PATH: Final = "/api/resident/metrics"
+API_PREFIX: Final = "/api/"
+"""Every path under it (but the two resident paths above) belongs to the REST API."""
 
 UNSAFE_BIND_CODE: Final = "GATEWAY_BIND_REFUSED"
 _WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "::", "[::]", "*", ""})
@@ -247,6 +249,7 @@ def bind_listener(settings: GatewaySettings, port: int) -> Listener:
 
 
 __all__ = [
+    "API_PREFIX",
     "MCP_PATH",
     "METRICS_PATH",
     "STATUS_PATH",
