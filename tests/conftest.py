@@ -24,12 +24,10 @@ from referencing.jsonschema import DRAFT7
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
+from tests.support.shared import EVALS_CORPUS, SCHEMAS, SEED, required
 
 pytest_plugins = ["tests.cli_support"]
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-FIXTURES = SHARED / "fixtures"
-SCHEMAS = SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas"
 
 # A small corpus whose every file exercises something: frontmatter fields,
 # the title rule, inline tags, code, plain text, awkward file names and the
@@ -144,9 +142,6 @@ def error_code(call: Callable[[], object]) -> str:
     return caught.value.code
 
 
-SEED = SHARED / "reference" / "seed"
-
-
 def load_schema(name: str) -> dict[str, Any]:
     """GNO's output schema ``name``: 1.35's published set, else the seed's (memory)."""
     path = SCHEMAS / f"{name}.schema.json"
@@ -193,8 +188,7 @@ def validate(name: str, instance: Any) -> None:
 
 @pytest.fixture
 def schema_check() -> Callable[[str, Any], None]:
-    if not SCHEMAS.is_dir():
-        pytest.skip("GNO output schemas are not available next to the repository")
+    required(SCHEMAS, "GNO's output schemas")
     return validate
 
 
@@ -227,10 +221,7 @@ def indexed(engine: Engine, corpus: Path) -> Engine:
 
 @pytest.fixture
 def gno_evals() -> Path:
-    path = FIXTURES / "gno-evals" / "corpus"
-    if not path.is_dir():
-        pytest.skip("shared gno-evals fixture corpus is not available")
-    return path
+    return required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
 
 
 def bump_mtime(path: Path, seconds: float = 5.0) -> None:

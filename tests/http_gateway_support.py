@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -39,10 +38,7 @@ from gno_trio.transports.http.server import GatewayEndpoint, build_state, serve_
 from gno_trio.transports.http.settings import GatewaySettings
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import GracefulDrain, open_supervisor
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
-SCHEMAS = SHARED / "reference" / "gno-1.35" / "spec" / "output-schemas"
+from tests.support.shared import EVALS_CORPUS, SCHEMAS, required
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -62,8 +58,7 @@ RELAXED = GatewayLimits(max_requests_per_minute=100_000)
 @pytest.fixture(scope="session")
 def evals_dirs(tmp_path_factory: pytest.TempPathFactory) -> Dirs:
     """An index with the gno-evals corpus as collection ``evals`` (built once)."""
-    if not EVALS_CORPUS.is_dir():
-        pytest.skip("shared gno-evals fixture corpus is not available")
+    required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
     root = tmp_path_factory.mktemp("gno-evals-index")
     dirs = Dirs(config=root / "config", data=root / "data", cache=root / "cache")
     with Engine.open(dirs=dirs) as engine:
@@ -212,8 +207,7 @@ def _schema(name: str) -> dict[str, Any]:
 
 def check_schema(name: str, instance: Any) -> None:
     """Validate against GNO's published output schema (skips when it is not available)."""
-    if not SCHEMAS.is_dir():
-        pytest.skip("GNO output schemas are not available next to the repository")
+    required(SCHEMAS, "GNO's output schemas")
     schema = _schema(name)
     jsonschema.validators.validator_for(schema)(schema).validate(instance)
 

@@ -9,27 +9,19 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
-import pytest
 
 from gno_trio.server.schemas import output_schema
+from tests.support.shared import SEED, required
 
-SEED_RECALL_SCHEMA = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "reference"
-    / "seed"
-    / "memory-recall.schema.json"
-)
+SEED_RECALL_SCHEMA = SEED / "memory-recall.schema.json"
 
 
 @cache
 def seed_recall_schema() -> dict[str, Any]:
-    if not SEED_RECALL_SCHEMA.is_file():
-        pytest.skip("the seed memory-recall schema is not next to the repository")
+    required(SEED_RECALL_SCHEMA, "the seed memory-recall schema")
     schema: dict[str, Any] = json.loads(SEED_RECALL_SCHEMA.read_text("utf-8"))
     return schema
 

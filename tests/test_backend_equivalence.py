@@ -21,9 +21,9 @@ import pytest
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.errors import GnoError
-from tests.conftest import BACKENDS, FIXTURES, choose_backend, write_corpus
+from tests.conftest import BACKENDS, choose_backend, write_corpus
+from tests.support.shared import MCP_DOCS, required
 
-MCP_DOCS = FIXTURES / "mcp-docs" / "corpus"
 FOLDERS = {"community": "community", "spec": "specification/2025-03-26"}
 # Words that analyzers get wrong in different ways: accents (precomposed and
 # decomposed), stems, hyphens, snake_case, digits, mixed case, apostrophes.
@@ -41,8 +41,7 @@ def engines(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Engine]]:
     """One index per backend over the same files, with the tokenizer of ``request.param``."""
-    if not MCP_DOCS.is_dir():
-        pytest.skip("the mcp-docs fixture is not beside the repository")
+    required(MCP_DOCS, "the mcp-docs fixture")
     tricky = write_corpus(tmp_path_factory.mktemp("tricky"), TRICKY)
     opened: dict[str, Engine] = {}
     try:

@@ -35,9 +35,9 @@ from gno_trio.engine.search import (
     memoryanchors,
     snippetcut,
 )
-from tests.conftest import FIXTURES, bump_mtime, write_corpus
+from tests.conftest import bump_mtime, write_corpus
+from tests.support.shared import MCP_DOCS, required
 
-MCP_DOCS = FIXTURES / "mcp-docs" / "corpus"
 QUERIES = 300
 BUILD_THREAD = "gno-chunk-memory"
 
@@ -65,8 +65,7 @@ def _search(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     """The mcp-docs corpus indexed once, by an engine that does not hold its chunk index."""
-    if not MCP_DOCS.is_dir():
-        pytest.skip("the mcp-docs fixture is not beside the repository")
+    required(MCP_DOCS, "the mcp-docs fixture")
     engine = _indexed(tmp_path_factory.mktemp("mcp-docs"), MCP_DOCS)
     try:
         yield engine

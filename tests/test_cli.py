@@ -9,7 +9,6 @@ failure.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 from collections.abc import Callable
@@ -21,6 +20,7 @@ import yaml
 
 from tests.cli_support import Cli, make_cli
 from tests.conftest import write_corpus
+from tests.support.shared import required_program
 
 SchemaCheck = Callable[[str, Any], None]
 
@@ -326,9 +326,7 @@ def test_invalid_config_is_a_validation_error(cli: Cli) -> None:
 
 
 def test_console_script_entry_point(tmp_path: Path) -> None:
-    script = shutil.which("gno-trio")
-    if script is None:
-        pytest.skip("gno-trio console script is not installed")
+    script = required_program("gno-trio")
     done = subprocess.run(
         [script, "--version"], capture_output=True, text=True, timeout=60, check=False
     )

@@ -21,11 +21,12 @@ import pytest
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from tests.cli_support import Cli, make_cli
-from tests.conftest import FIXTURES, write_corpus
+from tests.conftest import write_corpus
 from tests.stdio_session import open_mcp_server
+from tests.support.shared import EVALS_CORPUS as EVALS
+from tests.support.shared import required
 
 SchemaCheck = Callable[[str, Any], None]
-EVALS = FIXTURES / "gno-evals" / "corpus"
 NOTES = {
     "kube.md": "# Kube\n\nokapi rollout plan\nsecond line\nthird line\n",
     "quoted.md": "# Quoted\n\nthe exact phrase lives here\n",
@@ -34,8 +35,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def evals(tmp_path_factory: pytest.TempPathFactory) -> Cli:
-    if not EVALS.is_dir():
-        pytest.skip("shared gno-evals fixture corpus is not available")
+    required(EVALS, "the shared gno-evals fixture corpus")
     sandbox = make_cli(tmp_path_factory.mktemp("retrieval"))
     notes = write_corpus(sandbox.home / "notes", NOTES)
     sandbox.run("collection", "add", str(EVALS), "--name", "evals")

@@ -29,14 +29,12 @@ from gno_trio.engine import Engine
 from gno_trio.engine.context import ContextRequest, agent_projection_text, compile_capsule
 from gno_trio.errors import GnoError
 from tests.cmake_docs import CXX_STANDARD_PAGE, write_pages
-from tests.conftest import SHARED
 from tests.stdio_session import server_environment
+from tests.support.shared import EVALS_CORPUS, MCP_DOCS, required
 from tests.test_context_tool import check_capsule, gno_capsule_errors
 from tests.tool_results import sdk_error_code
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
-MCP_DOCS = SHARED / "fixtures" / "mcp-docs" / "corpus"
 ORDINARY_BUDGETS = (800, 1_000, 1_500, 2_000, 3_000)
 MEETING = (
     "---\ntitle: Zebra launch review\ndate: 2024-05-14\n---\n"
@@ -101,8 +99,8 @@ TASKS = (
 
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dirs]:
-    if not (EVALS_CORPUS.is_dir() and MCP_DOCS.is_dir()):
-        pytest.skip("shared fixture corpora are not available")
+    required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
+    required(MCP_DOCS, "the shared mcp-docs fixture corpus")
     base = tmp_path_factory.mktemp("context-tasks")
     notes = base / "notes"
     notes.mkdir()

@@ -35,11 +35,11 @@ from gno_trio.engine.context import (
 )
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
-from tests.conftest import SCHEMAS, SHARED, gno_schema_errors
+from tests.conftest import gno_schema_errors
 from tests.stdio_session import StdioSession, open_mcp_server
+from tests.support.shared import EVALS_CORPUS, SCHEMAS, required
 from tests.tool_results import tool_error_code, tool_error_message
 
-EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
 GNO_CAPSULE_SCHEMA = SCHEMAS / "context-capsule-v1.schema.json"
 
 NOTES = {
@@ -66,8 +66,7 @@ TOKEN_GOAL = "How do I refresh an expired token?"
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dirs, Engine]]:
-    if not EVALS_CORPUS.is_dir():
-        pytest.skip("shared gno-evals fixture corpus is not available")
+    required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
     base = tmp_path_factory.mktemp("gno-context")
     notes = base / "notes"
     notes.mkdir()

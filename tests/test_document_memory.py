@@ -28,10 +28,10 @@ from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.search.snippetcut import scratch_table
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
-from tests.conftest import FIXTURES, write_corpus
+from tests.conftest import write_corpus
+from tests.support.shared import MCP_DOCS, required
 from tests.test_chunk_memory import _candidates
 
-MCP_DOCS = FIXTURES / "mcp-docs" / "corpus"
 _RANK_SQL = (
     f"SELECT rowid, bm25(documents_fts, {', '.join(map(str, FIELD_WEIGHTS))}) AS rank "
     "FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?"
@@ -72,8 +72,7 @@ def _fts5(engine: Engine, match: str, limit: int) -> list[tuple[int, float]]:
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    if not MCP_DOCS.is_dir():
-        pytest.skip("the mcp-docs fixture is not beside the repository")
+    required(MCP_DOCS, "the mcp-docs fixture")
     engine = _engine(tmp_path_factory.mktemp("mcp-docs"), MCP_DOCS)
     try:
         yield engine

@@ -16,6 +16,7 @@ from gno_trio.engine.store import database as store
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
 from tests.old_index import UNDO_DOCUMENT_INDEX_QUEUE, undo_chunk_ranges
+from tests.support.shared import MCP_DOCS, required
 
 NOTES = {
     "zoo.md": "# Zoo\n\nThe okapi grazes near the river.\n",
@@ -187,9 +188,7 @@ def test_the_upgrade_drops_stored_chunk_texts_and_keeps_every_snippet_and_line_a
     tmp_path: Path,
 ) -> None:
     """The mcp-docs corpus (344 pages, up to 0.7 MB each), before and after the upgrade."""
-    corpus = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mcp-docs" / "corpus"
-    if not corpus.is_dir():
-        pytest.skip("the mcp-docs fixture is not beside the repository")
+    corpus = required(MCP_DOCS, "the mcp-docs fixture")
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     queries = ["roots", "sampling request", '"tool result"', "auth -oauth", "elicit*", "schema"]
     with Engine.open(dirs=dirs) as engine:

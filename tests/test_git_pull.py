@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,13 +19,16 @@ from typing import Any
 import pytest
 
 from tests.cli_support import Cli, make_cli
+from tests.support.shared import required_program
 from tests.test_egress_hops import ModelServer
 from tests.test_mcp_gno_server import spawn
 from tests.test_mcp_job_list_text import finished_job, tool
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("git") is None and not os.environ.get("CI"), reason="git is not installed"
-)
+
+@pytest.fixture(autouse=True)
+def _git_installed() -> None:
+    required_program("git")
+
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Test",

@@ -27,13 +27,13 @@ from mcp.client.stdio import StdioServerParameters
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
-from tests.conftest import SHARED, gno_schema_errors
+from tests.conftest import gno_schema_errors
 from tests.http_gateway_support import engine_app, running_gateway
 from tests.stdio_session import server_environment
+from tests.support.shared import EVALS_CORPUS, required
 from tests.tool_results import sdk_error_code
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EVALS_CORPUS = SHARED / "fixtures" / "gno-evals" / "corpus"
 ERAS = ("legacy", "2026-07-28", "auto")  # auto settles on 2026-07-28 over stdio
 SCOPE = "project:gno-trio"
 
@@ -266,8 +266,7 @@ def server(dirs: Dirs, *flags: str) -> StdioServerParameters:
 
 @pytest.fixture(scope="module")
 def read_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dirs]:
-    if not EVALS_CORPUS.is_dir():
-        pytest.skip("shared gno-evals fixture corpus is not available")
+    required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
     base = tmp_path_factory.mktemp("contracts")
     for folder in ("notes", "facts"):
         (base / folder).mkdir()

@@ -10,7 +10,6 @@ then the overview is read through the engine and checked against GNO's
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,8 @@ import pytest
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.graph.overview import overview
-from tests.conftest import SCHEMAS, gno_schema_errors
+from tests.conftest import gno_schema_errors
+from tests.support.shared import SCHEMAS, required
 
 VAULT = {
     "hub.md": (
@@ -54,8 +54,8 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 def graph(engine: Engine, **options: Any) -> dict[str, Any]:
     with engine.connection() as conn:
         result = overview(conn, **options)
-    if Path(SCHEMAS).is_dir():
-        assert gno_schema_errors("graph", result) == []
+    required(SCHEMAS, "GNO's output schemas")
+    assert gno_schema_errors("graph", result) == []
     return result
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import attrs
 import httpx
-import pytest
 import trio
 
 from gno_trio.config import load_config
@@ -24,20 +23,19 @@ from gno_trio.engine import Engine
 from gno_trio.engine.store.config_file import save_config
 from tests.conftest import gno_env
 from tests.http_gateway_support import (
-    EVALS_CORPUS,
     check_schema,
     modern_headers,
     modern_params,
     rpc,
 )
+from tests.support.shared import EVALS_CORPUS, required
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_index(tmp_path: Path, *, sync: bool = True, **gateway: Any) -> Path:
     """An index over the gno-evals corpus in ``tmp_path``; returns its config file."""
-    if not EVALS_CORPUS.is_dir():
-        pytest.skip("shared gno-evals fixture corpus is not available")
+    required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
         engine.add_collection(str(EVALS_CORPUS), name="evals")

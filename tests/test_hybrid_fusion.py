@@ -10,7 +10,6 @@ scores and the weights that fused them.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,8 @@ import pytest
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
-from tests.conftest import FIXTURES, write_corpus
+from tests.conftest import write_corpus
+from tests.support.shared import EVALS_CORPUS, required
 
 FILLER = {
     f"misc/note{i}.md": f"# Note {i}\n\n{topic}\n"
@@ -75,11 +75,7 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 
 @pytest.fixture(scope="module")
 def evals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    corpus = FIXTURES / "gno-evals" / "corpus"
-    if not corpus.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the shared fixture corpus {corpus} is missing")
-        pytest.skip("shared gno-evals fixture corpus is not available")
+    corpus = required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
     engine = indexed_engine(tmp_path_factory.mktemp("evals"), corpus, embed=True)
     yield engine
     engine.close()

@@ -46,10 +46,10 @@ from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools import CATALOGUE, CORE_READ
 from nurseries.stagger import StaggeredLimiter
 from tests.stdio_session import RawWire, notification_line, open_stdio_process, request_line
+from tests.support.shared import EVALS_CORPUS, required
 from tests.tool_results import sdk_error_code, tool_error_code, tool_error_message
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EVALS_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "gno-evals" / "corpus"
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -234,8 +234,7 @@ def check_tool_answer(name: str, structured: Mapping[str, Any]) -> None:
 @pytest.fixture(scope="module")
 def server_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Environment that points ``gno-trio`` at one freshly built index."""
-    if not EVALS_CORPUS.is_dir():
-        pytest.skip("shared gno-evals fixture corpus is not available")
+    required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
     base = tmp_path_factory.mktemp("gno-mcp-index")
     notes = base / "notes"
     notes.mkdir()

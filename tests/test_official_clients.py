@@ -20,7 +20,6 @@ All walks share one index, each with its own label for what it writes.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -46,6 +45,7 @@ from tests.official_walk import (
     walk_problems,
 )
 from tests.stdio_session import LineBuffer, server_environment
+from tests.support.shared import unavailable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = Path(__file__).resolve().parent / "official_clients"
@@ -154,12 +154,9 @@ async def test_python_client_over_http(mode: str, walk_base: tuple[Path, Dirs]) 
 def _node_or_skip() -> Path:
     if NODE.exists():
         return NODE
-    reason = (
+    unavailable(
         "the official TypeScript clients are not installed: run `npm ci` in tests/official_clients"
     )
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def _pinned(package: str) -> str:

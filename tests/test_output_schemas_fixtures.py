@@ -12,7 +12,6 @@ semantic tools answer too; ``mcp-docs`` (7 MB) is searched lexically only.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ import pytest
 from gno_trio.protocol.versions import Era
 from gno_trio.server.context import RequestContext
 from gno_trio.server.schemas import output_schema_errors
-from tests.conftest import FIXTURES
 from tests.http_gateway_support import engine_app
 from tests.official_walk import (
     STEPS,
@@ -34,6 +32,7 @@ from tests.official_walk import (
     walk_extra_folder,
     walk_problems,
 )
+from tests.support.shared import FIXTURES, required
 
 LEGACY = "2025-11-25"
 # (fixture, a word its documents use, whether to embed it first)
@@ -44,13 +43,7 @@ SEMANTIC = frozenset({"gno_vsearch", "gno_similar"})
 
 
 def _corpus(name: str) -> Path:
-    corpus = FIXTURES / name / "corpus"
-    if not corpus.is_dir():
-        reason = f"the shared {name} fixture corpus is missing ({corpus})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return corpus
+    return required(FIXTURES / name / "corpus", f"the shared {name} fixture corpus")
 
 
 def _schema_problems(called: list[Called], listed: dict[str, Any]) -> list[str]:

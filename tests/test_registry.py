@@ -32,8 +32,7 @@ from gno_trio.tools.index_state import ChangesInput, StatusInput
 from gno_trio.tools.memory import MemoryReceipt, RecallInput, RememberInput
 from gno_trio.tools.reading import GetInput, MultiGetInput
 from gno_trio.tools.retrieval import QueryInput, SearchInput
-
-SEED_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seed"
+from tests.support.shared import REFERENCE, SEED, required
 
 EXPECTED_CORE_READ = {
     "gno_query",
@@ -85,7 +84,7 @@ def test_memory_and_peek_are_classified_like_gno() -> None:
     assert "gno_job_status" in CATALOGUE.read_names
 
 
-OBSERVED_135 = SEED_DIR.parent / "gno-1.35" / "observed" / "gno-1.35.0-tools-enable-write.json"
+OBSERVED_135 = REFERENCE / "gno-1.35" / "observed" / "gno-1.35.0-tools-enable-write.json"
 ADDED_IN_142 = {
     "gno_peek": "gno_status",
     "gno_recall": "gno_graph_path",
@@ -95,8 +94,7 @@ ADDED_IN_142 = {
 
 
 def test_catalogue_order_is_gno_135_order_with_the_142_tools_in_place() -> None:
-    if not OBSERVED_135.is_file():
-        pytest.skip("GNO 1.35's observed tools/list is not available next to the repository")
+    required(OBSERVED_135, "GNO 1.35's observed tools/list")
     observed = [t["name"] for t in json.loads(OBSERVED_135.read_text("utf-8"))["result"]["tools"]]
     assert len(observed) == 50
     expected = list(observed)
@@ -413,8 +411,7 @@ def test_input_schemas_are_closed_exactly_where_gnos_are() -> None:
     oneOf), while its spec gives both branches as closed objects: those two are
     closed here too.
     """
-    if not OBSERVED_135.is_file():
-        pytest.skip("GNO 1.35's observed tools/list is not available next to the repository")
+    required(OBSERVED_135, "GNO 1.35's observed tools/list")
     observed = json.loads(OBSERVED_135.read_text("utf-8"))["result"]["tools"]
     closed_by_gno = {
         tool["name"]
@@ -491,8 +488,7 @@ def test_the_served_listing_keeps_gnos_observed_names_order_and_input_schemas() 
     Names and order are GNO 1.35's with 1.42's three tools in place; each input
     schema enforces what GNO's does, apart from tighter bounds we add.
     """
-    if not OBSERVED_135.is_file():
-        pytest.skip("GNO 1.35's observed tools/list is not available next to the repository")
+    required(OBSERVED_135, "GNO 1.35's observed tools/list")
     observed = json.loads(OBSERVED_135.read_text("utf-8"))["result"]["tools"]
     served = {tool["name"]: tool for tool in json.loads(WIRE_LISTING.read_text("utf-8"))}
     assert list(served) == list(TOOL_ORDER)
@@ -1038,9 +1034,8 @@ def test_memory_recall_schema_rejects_invalid_results(case: str) -> None:
 
 
 def test_memory_recall_schema_agrees_with_the_seed_contract() -> None:
-    seed_path = SEED_DIR / "memory-recall.schema.json"
-    if not seed_path.is_file():
-        pytest.skip("seed contract not available next to the repository")
+    seed_path = SEED / "memory-recall.schema.json"
+    required(seed_path, "seed contract")
     seed = Draft7Validator(json.loads(seed_path.read_text(encoding="utf-8")))
     ours = Draft202012Validator(output_schema("memory-recall"))
     samples = [_valid_recall(), _empty_recall(), *INVALID_RECALLS.values()]

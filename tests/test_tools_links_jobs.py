@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
@@ -50,9 +49,8 @@ from gno_trio.tools.jobs import JobStatusInput, ListJobsInput
 from gno_trio.tools.links import BacklinksInput, LinksInput
 from tests.conftest import error_code
 from tests.stdio_session import ProcessSession, open_mcp_server, server_environment
+from tests.support.shared import MCP_DOCS, required
 from tests.tool_results import handler_error_code, tool_error_code
-
-MCP_DOCS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mcp-docs" / "corpus"
 
 VAULT: dict[str, dict[str, str]] = {
     "notes": {
@@ -267,8 +265,7 @@ def test_backlinks_invert_outgoing_links_over_the_whole_vault(vault: Engine) -> 
 
 
 def test_site_style_links_of_a_real_corpus_resolve_and_invert(engine: Engine) -> None:
-    if not MCP_DOCS.is_dir():
-        pytest.skip("shared mcp-docs fixture corpus is not available")
+    required(MCP_DOCS, "the shared mcp-docs fixture corpus")
     engine.add_collection(str(MCP_DOCS), name="docs")
     engine.sync()
     matrix = outgoing(engine, "docs/extensions/auth/oauth-client-credentials.md")
@@ -895,8 +892,7 @@ async def test_write_server_adds_syncs_and_removes_through_jobs(
 async def test_a_second_job_while_one_runs_is_a_conflict_over_the_wire(
     server_env: dict[str, str],
 ) -> None:
-    if not MCP_DOCS.is_dir():
-        pytest.skip("shared mcp-docs fixture corpus is not available")
+    required(MCP_DOCS, "the shared mcp-docs fixture corpus")
     async with mcp_server(server_env, "--enable-write") as pipe:
         # Indexing ~350 pages takes far longer than the next request's round trip.
         started = await pipe.tool("gno_add_collection", {"path": str(MCP_DOCS), "name": "docs"})
@@ -914,18 +910,15 @@ async def test_a_second_job_while_one_runs_is_a_conflict_over_the_wire(
 async def test_closing_stdin_mid_job_stops_it_and_the_process_exits_cleanly(
     server_env: dict[str, str], vault: Engine
 ) -> None:
-    if not MCP_DOCS.is_dir():
-        pytest.skip("shared mcp-docs fixture corpus is not available")
+    required(MCP_DOCS, "the shared mcp-docs fixture corpus")
     async with mcp_server(server_env, "--enable-write") as pipe:
         started = await pipe.tool("gno_add_collection", {"path": str(MCP_DOCS), "name": "docs"})
         assert started["status"] == "started"
         assert pipe.process.stdin is not None
         await pipe.process.stdin.aclose()
-        began = time.monotonic()
         with trio.fail_after(20):
             code = await pipe.process.wait()
         assert code == 0
-        assert time.monotonic() - began < 15
     # The lease is free again and the index opens and answers.
     assert lease_is_free(vault)
     with Engine.open(dirs=vault.location.dirs) as reopened:
