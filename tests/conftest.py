@@ -8,6 +8,7 @@ fixture corpora) is located relative to this file, never by absolute path.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -23,10 +24,15 @@ from referencing.jsonschema import DRAFT7
 
 from gno_trio.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
-from tests.support.shared import EVALS_CORPUS, SCHEMAS, SEED, required
+from tests.support import postgres as postgres_support
+from tests.support.shared import EVALS_CORPUS, SCHEMAS, SEED, required, unavailable
 
 pytest_plugins = ["tests.cli_support"]
+
+STORES = ("sqlite", "postgresql")
+"""The stores of the coordination plane; its contract tests run on both."""
 
 
 # A small corpus whose every file exercises something: frontmatter fields,
@@ -228,3 +234,23 @@ def bump_mtime(path: Path, seconds: float = 5.0) -> None:
     """Move a file's mtime forward so a re-sync cannot mistake it for unchanged."""
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + int(seconds * 1e9)))
+
+
+@pytest.fixture
+def team_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamStore]:
+    """A PostgreSQL database of this test's own on the run's throwaway server."""
+    try:
+        info = postgres_support.server(tmp_path_factory.getbasetemp())
+    except Exception as exc:
+        unavailable(f"the PostgreSQL test server did not start: {type(exc).__name__}: {exc}")
+    with postgres_support.fresh_database(info) as store:
+        yield store
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The process that owns the run stops the PostgreSQL test server, if it was started."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    with contextlib.suppress(Exception):
+        postgres_support.stop(factory.getbasetemp())

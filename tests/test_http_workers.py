@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import attrs
 import httpx
@@ -22,10 +21,6 @@ from mcp.client.streamable_http import streamable_http_client
 from gno_trio.cli.resident import write_record
 from gno_trio.engine.ingest.watch_report import publish
 from gno_trio.engine.store.atomic import TEMP_PREFIX, TEMP_SUFFIX
-from gno_trio.transports.http.metrics import TransportMetrics
-from gno_trio.transports.http.sessions import HttpSession, SessionLimit
-from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
-from gno_trio.transports.http.tokens import token_digest
 from tests.conftest import gno_env
 from tests.http_gateway_support import RELAXED, initialize_body, legacy_headers, rpc
 from tests.test_http_cli import gateway_process, make_index
@@ -183,99 +178,6 @@ async def test_an_idle_session_is_reaped_on_every_worker(tmp_path: Path) -> None
                     url, headers=legacy_headers(session), json=rpc("ping", None, index)
                 )
                 assert reaped.status_code == 404
-
-
-# -- the shared store itself: two stores over one file stand for two workers ------------------
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def two_workers(tmp_path: Path, clock: Clock, **options: Any) -> list[SharedSessionStore]:
-    path = tmp_path / "sessions.sqlite"
-    SessionRegistry.create_fresh(path).close()
-    settings: dict[str, Any] = {"max_sessions": 32, "idle_timeout": 60.0, "token_file": None}
-    settings.update(options)
-    return [
-        SharedSessionStore(
-            SessionRegistry(path), metrics=TransportMetrics(), wall_clock=clock, **settings
-        )
-        for _ in range(2)
-    ]
-
-
-def initialized(store: SharedSessionStore, identity: str = "loopback") -> HttpSession:
-    session = store.open(identity)
-    assert isinstance(session, HttpSession)
-    session.protocol.admit("initialize", initialize_body()["params"])
-    store.record(session)
-    return session
-
-
-async def test_a_session_opened_on_one_worker_is_served_by_the_other(tmp_path: Path) -> None:
-    first, second = two_workers(tmp_path, Clock())
-    created = initialized(first)
-    seen = second.get(created.id)
-    assert seen is not None and seen.identity == "loopback"
-    assert seen.protocol.protocol_version == "2025-11-25"
-    assert seen.protocol.client_info is not None and seen.protocol.client_info.name == "raw-legacy"
-    assert second.get("not-a-session") is None
-    second.close(seen, "deleted")
-    assert first.get(created.id) is None and created.closed
-    assert len(first) == len(second) == 0
-
-
-async def test_the_session_limit_counts_every_worker(tmp_path: Path) -> None:
-    first, second = two_workers(tmp_path, Clock(), max_sessions=3)
-    assert first.open("loopback") and second.open("loopback") and first.open("loopback")
-    assert second.open("loopback") is SessionLimit.TOTAL
-    assert first.open("loopback") is SessionLimit.TOTAL
-    assert len(first) == len(second) == 3
-
-
-async def test_the_per_identity_limit_counts_every_worker(tmp_path: Path) -> None:
-    first, second = two_workers(tmp_path, Clock(), max_sessions=4, max_per_identity=2)
-    initialized(first, "bearer:one")
-    initialized(second, "bearer:one")
-    assert first.open("bearer:one") is SessionLimit.PER_IDENTITY
-    assert second.open("bearer:one") is SessionLimit.PER_IDENTITY
-    assert isinstance(second.open("bearer:two"), HttpSession)  # another identity still may
-    assert len(first) == 3
-
-
-async def test_reaping_spares_sessions_busy_on_another_worker(tmp_path: Path) -> None:
-    clock = Clock()
-    first, second = two_workers(tmp_path, clock, idle_timeout=10.0)
-    busy = initialized(first)
-    idle = initialized(first)
-    busy.in_flight[7] = trio.CancelScope()
-    clock.now += 6
-    first.reap()  # refreshes what is in use here
-    clock.now += 6
-    assert second.reap() == 1
-    assert second.get(busy.id) is not None and second.get(idle.id) is None
-    first.reap()
-    assert idle.closed and not busy.closed
-
-
-async def test_rotation_noticed_late_keeps_sessions_of_the_new_token(tmp_path: Path) -> None:
-    token_file = tmp_path / "token"
-    token_file.write_text("n" * 40)
-    token_file.chmod(0o600)
-    new_identity = "bearer:" + token_digest("n" * 40).hex()
-    first, second = two_workers(tmp_path, Clock(), token_file=token_file)
-    old = initialized(first, "bearer:" + "0" * 64)
-    anonymous = initialized(first)
-    assert first.revoke_authenticated() == 1
-    fresh = initialized(first, new_identity)
-    assert second.revoke_authenticated() == 0  # this worker noticed the rotation later
-    assert second.get(fresh.id) is not None and second.get(anonymous.id) is not None
-    assert second.get(old.id) is None and old.closed
 
 
 def _running(pid: int) -> bool:

@@ -49,7 +49,7 @@ from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_confi
 from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
 from gno_trio.engine.store.config_file import save_config
 from gno_trio.engine.store.database import ConnectionPool, connect, migrate
-from gno_trio.engine.store.lease import LOCKED_MESSAGE, HeldLease, write_lease
+from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
 from gno_trio.errors import GnoError
 
 logger = logging.getLogger("gno_trio.engine")
@@ -175,6 +175,8 @@ class EngineKernel:
         self._config = config
         self._config_stamp = _stamp(location.config_path)
         self.pool = ConnectionPool(location.db_path)
+        self.write_lease: Lease = FileLease(location.dirs.write_lock)
+        """The lease writers take: the data directory's lock file, or team mode's."""
         _cache_home = location.dirs.cache
 
     @classmethod
@@ -264,8 +266,7 @@ class EngineKernel:
         Before it is let go, the tantivy document index learns what the
         holder's writes committed (when tantivy ranks documents).
         """
-        with write_lease(
-            self.location.dirs.write_lock,
+        with self.write_lease.hold(
             wait_seconds=wait_seconds,
             should_stop=should_stop,
             busy_code=busy_code,
@@ -286,7 +287,7 @@ class EngineKernel:
     ) -> Iterator[HeldLease]:
         """The block runs under the write lease: ``lease`` if the caller holds it, else taken."""
         if lease is not None:
-            if not lease.active or lease.path != self.location.dirs.write_lock:
+            if not lease.active or lease.where != self.write_lease.where:
                 raise GnoError("RUNTIME", "The write lease handed over is not held")
             yield lease
             return
@@ -316,7 +317,7 @@ class EngineKernel:
                 return
         with (
             contextlib.suppress(GnoError),
-            write_lease(self.location.dirs.write_lock, wait_seconds=0),
+            self.write_lease.hold(wait_seconds=0),
         ):
             self.catch_up_documents(prune=False)
 

@@ -1,10 +1,13 @@
-"""The write lease: one OS advisory lock file shared by every gno-trio writer.
+"""The write lease: one exclusive lease shared by every gno-trio writer of an index.
 
-MCP write tools, the memory service and CLI writers of the same data
-directory serialise on ``<data>/.mcp-write.lock``. The lock is an ``flock``
-on an open file description, so it is released by the kernel if the holder
-dies, and two holders in one process (two threads) contend like two
-processes do.
+Embedded (the default), MCP write tools, the memory service and CLI writers
+of the same data directory serialise on ``<data>/.mcp-write.lock``. The lock
+is an ``flock`` on an open file description, so it is released by the kernel
+if the holder dies, and two holders in one process (two threads) contend
+like two processes do. In team mode the lease is a PostgreSQL advisory lock
+instead (:mod:`gno_trio.engine.team.lease`); both answer to :class:`Lease`,
+with one contract: wait up to a bound, stop waiting when the caller is
+cancelled, and on giving up raise ``LOCKED`` naming the holder when known.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Protocol
 
 from gno_trio.errors import GnoError
 
@@ -52,11 +57,71 @@ class HeldLease:
     instead of taking the lease twice.
     """
 
-    __slots__ = ("active", "path")
+    __slots__ = ("active", "where")
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        """Which lease this proves: :attr:`Lease.where` of the lease that made it."""
+        self.active = True
+
+
+class Lease(Protocol):
+    """The write lease of one index, whatever holds it (a lock file, a database lock)."""
+
+    @property
+    def where(self) -> str:
+        """What this lease locks, as :attr:`HeldLease.where` names it."""
+        ...
+
+    def hold(
+        self,
+        *,
+        wait_seconds: float | None = None,
+        busy_code: str = "LOCKED",
+        busy_message: str = LOCKED_MESSAGE,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> AbstractContextManager[HeldLease]:
+        """Hold the lease for the block (see :func:`write_lease` for the waiting rules)."""
+        ...
+
+    def is_held(self) -> bool:
+        """Whether another holder has it right now (never waits)."""
+        ...
+
+
+def stopped_waiting(busy_code: str) -> GnoError:
+    """The error of a writer whose call was cancelled while it queued for the lease."""
+    return GnoError(busy_code, "Stopped waiting for the write lease: the call was cancelled")
+
+
+class FileLease:
+    """The embedded lease: ``flock`` on a lock file in the data directory."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.active = True
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def hold(
+        self,
+        *,
+        wait_seconds: float | None = None,
+        busy_code: str = "LOCKED",
+        busy_message: str = LOCKED_MESSAGE,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> AbstractContextManager[HeldLease]:
+        return write_lease(
+            self.path,
+            wait_seconds=wait_seconds,
+            busy_code=busy_code,
+            busy_message=busy_message,
+            should_stop=should_stop,
+        )
+
+    def is_held(self) -> bool:
+        return is_held(self.path)
 
 
 def _holder_of(fd: int) -> int | None:
@@ -117,14 +182,12 @@ def write_lease(
                 break
             except BlockingIOError:
                 if should_stop is not None and should_stop():
-                    raise GnoError(
-                        busy_code, "Stopped waiting for the write lease: the call was cancelled"
-                    ) from None
+                    raise stopped_waiting(busy_code) from None
                 if time.monotonic() >= deadline:
                     raise _busy(busy_code, busy_message, fd) from None
                 time.sleep(_POLL_SECONDS)
         _record_holder(fd)
-        held = HeldLease(path)
+        held = HeldLease(str(path))
         try:
             yield held
         finally:

@@ -49,7 +49,7 @@ from gno_trio.transports.http.settings import (
     bind_listener,
     check_bind,
 )
-from gno_trio.transports.http.shared_sessions import SessionRegistry, SharedSessionStore
+from gno_trio.transports.http.shared_sessions import FileSessionRegistry, SharedSessionStore
 from gno_trio.transports.http.state import GatewayState, WorkerSeat
 from gno_trio.transports.http.status import resident_status
 from gno_trio.transports.http.surfaces import Surface
@@ -146,7 +146,7 @@ def build_state(
         )
         if worker is None
         else SharedSessionStore(
-            SessionRegistry(worker.registry_path),
+            FileSessionRegistry(worker.registry_path),
             max_sessions=limits.max_sessions,
             max_per_identity=limits.max_sessions_per_identity,
             idle_timeout=idle_timeout,

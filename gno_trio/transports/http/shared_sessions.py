@@ -1,18 +1,22 @@
-"""2025-11-25 sessions shared by several worker processes serving one port.
+"""2025-11-25 sessions shared by several gateway processes.
 
 With ``--workers N`` the kernel hands each new connection to any worker, so a
-session created on one worker must be usable on every other. The record that
-matters across workers (who created the session, what ``initialize``
-negotiated, when it was last used) lives in one SQLite table in WAL mode;
-each worker keeps a local :class:`HttpSession` as a cache of it, holding what
-cannot cross a process (in-flight cancel scopes, the GET stream).
+session created on one worker must be usable on every other; in team mode the
+same holds across hosts. The record that matters across processes (who
+created the session, what ``initialize`` negotiated, when it was last used)
+lives in a :class:`SessionRegistry`: one SQLite table in WAL mode per host
+(:class:`FileSessionRegistry`), or the PostgreSQL store's session table
+(``TeamSessions``). Each process keeps a local :class:`HttpSession` as a
+cache of it, holding what cannot cross a process (in-flight cancel scopes,
+the GET stream).
 
 Every lookup re-reads the row, so a DELETE, an identity mismatch, a
 credential rotation or the idle reaper on any worker ends the session
 everywhere on the next request. The session limits (in all and per
 identity) are counted in the table inside one write transaction. A GET
 stream stays with the worker that opened it; a session ended elsewhere stops
-that stream at the next reaper pass.
+that stream at the next reaper pass, or at once in team mode, where the
+store announces every ended session (:meth:`SharedSessionStore.ended_elsewhere`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -56,8 +60,30 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
-class SessionRegistry:
-    """The shared table: one row per live session, the source of truth for every worker."""
+class SessionRegistry(Protocol):
+    """The shared rows: one per live session, the source of truth for every process.
+
+    ``now`` and ``deadline`` are the store's wall clock (seconds); ``reserve``
+    answers the :class:`SessionLimit` value that refused, or None once the row
+    is in.
+    """
+
+    def reserve(
+        self, session_id: str, identity: str, now: float, limit: int, per_identity: int
+    ) -> str | None: ...
+    def lookup(self, session_id: str) -> tuple[str, str | None] | None: ...
+    def record_protocol(self, session_id: str, protocol: str) -> None: ...
+    def touch(self, session_ids: list[str], now: float) -> None: ...
+    def remove(self, session_id: str) -> None: ...
+    def expire(self, deadline: float) -> list[str]: ...
+    def revoke_bearer_except(self, keep_identity: str | None) -> list[str]: ...
+    def live_ids(self) -> set[str]: ...
+    def count(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class FileSessionRegistry:
+    """The registry of one host: a SQLite file in WAL mode beside the data directory."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -68,7 +94,7 @@ class SessionRegistry:
         self._db.execute(_SCHEMA)
 
     @classmethod
-    def create_fresh(cls, path: Path) -> SessionRegistry:
+    def create_fresh(cls, path: Path) -> FileSessionRegistry:
         """Start a gateway run: no session from an earlier run survives."""
         registry = cls(path)
         registry._db.execute("DELETE FROM sessions")
@@ -79,7 +105,7 @@ class SessionRegistry:
 
     def reserve(
         self, session_id: str, identity: str, now: float, limit: int, per_identity: int
-    ) -> SessionLimit | None:
+    ) -> str | None:
         """Insert a row unless a limit is reached (atomic across workers); None when inserted."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -88,9 +114,9 @@ class SessionRegistry:
                 "SELECT count(*), count(*) FILTER (WHERE identity = ?) FROM sessions", (identity,)
             ).fetchone()
             if count >= limit:
-                return SessionLimit.TOTAL
+                return SessionLimit.TOTAL.value
             if held >= per_identity:
-                return SessionLimit.PER_IDENTITY
+                return SessionLimit.PER_IDENTITY.value
             db.execute(
                 "INSERT INTO sessions (id, identity, last_seen) VALUES (?, ?, ?)",
                 (session_id, identity, now),
@@ -202,7 +228,7 @@ class SharedSessionStore(SessionStore):
             session_id, identity, self._wall_clock(), self.max_sessions, self.max_per_identity
         )
         if refused is not None:
-            return refused
+            return SessionLimit(refused)
         session = HttpSession(session_id, identity, self._clock(), self.legacy_methods)
         self._sessions[session_id] = session
         self._metrics.sessions["opened"] += 1
@@ -236,6 +262,18 @@ class SharedSessionStore(SessionStore):
     def close(self, session: HttpSession, reason: str) -> None:
         self._registry.remove(session.id)
         self._forget(session, reason)
+
+    def ended_elsewhere(self, session_ids: list[str]) -> None:
+        """The store announced these sessions ended: end what this process holds of them.
+
+        A GET stream of one of them stops now rather than at the next reaper
+        pass. An id that is somehow still in the table is left alone.
+        """
+        held = [self._sessions[i] for i in session_ids if i in self._sessions]
+        if held and (live := self._registry.live_ids()):
+            held = [session for session in held if session.id not in live]
+        for session in held:
+            self._forget(session, "elsewhere")
 
     def _forget(self, session: HttpSession, reason: str) -> None:
         self._touched.pop(session.id, None)
@@ -272,4 +310,4 @@ class SharedSessionStore(SessionStore):
         return len(expired)
 
 
-__all__ = ["SessionRegistry", "SharedSessionStore"]
+__all__ = ["FileSessionRegistry", "SessionRegistry", "SharedSessionStore"]

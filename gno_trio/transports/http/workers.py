@@ -45,7 +45,7 @@ from gno_trio.transports.http.server import (
     open_listening_socket,
 )
 from gno_trio.transports.http.settings import GatewaySettings
-from gno_trio.transports.http.shared_sessions import SessionRegistry
+from gno_trio.transports.http.shared_sessions import FileSessionRegistry
 from gno_trio.transports.http.state import WorkerSeat
 from gno_trio.transports.http.tokens import ensure_token_file
 
@@ -134,7 +134,7 @@ def run_workers(
     port: int = reserved.getsockname()[1]
     data_dir.mkdir(parents=True, exist_ok=True)
     registry_path = data_dir / REGISTRY_NAME.format(port=port)
-    SessionRegistry.create_fresh(registry_path).close()
+    FileSessionRegistry.create_fresh(registry_path).close()
     stop_requested = False
 
     def request_stop(signum: int, frame: FrameType | None) -> None:

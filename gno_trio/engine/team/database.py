@@ -1,0 +1,189 @@
+"""Opening a PostgreSQL store: the driver, a connection pool and our numbered migrations.
+
+psycopg 3 is used synchronously, as SQLite is: the runtime already runs
+engine work in worker threads, and psycopg's async API is asyncio-only. A
+statement that must stop early is cancelled through its connection
+(:func:`cancel`), the counterpart of SQLite's ``interrupt()``.
+
+Migrations are ``migrations/NNN_name.sql`` files applied in order, each in
+its own transaction, under a transaction-level advisory lock so two hosts
+starting at once never apply one twice; ``gno_team_migrations`` records
+what ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import socket
+from collections.abc import Iterator
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Final
+
+from gno_trio.engine.team.url import TeamStore
+from gno_trio.errors import GnoError
+
+if TYPE_CHECKING:
+    import psycopg
+    import psycopg_pool
+
+CONNECT_TIMEOUT_SECONDS: Final = 5
+POOL_SIZE: Final = 4
+_KEEPALIVES: Final = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+"""A host that vanishes without closing its socket is noticed within about 25 s."""
+
+
+def advisory_key(purpose: str) -> int:
+    """A stable signed 64-bit advisory lock key for ``purpose`` (the same on every host)."""
+    digest = hashlib.sha256(f"gno-trio:{purpose}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+_MIGRATION_KEY: Final = advisory_key("migrations")
+
+
+def holder_name() -> str:
+    """Who this process is, as other hosts see it (``application_name``, 63 bytes at most)."""
+    return f"gno-trio:{os.getpid()}@{socket.gethostname()}"[:63]
+
+
+def _driver() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise GnoError(
+            "RUNTIME",
+            "A PostgreSQL store needs psycopg: install gno-trio[postgres]",
+        ) from exc
+    return psycopg
+
+
+def _unreachable(store: TeamStore, exc: Exception) -> GnoError:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return GnoError("RUNTIME", f"Cannot open the store {store.shown}: {reason}")
+
+
+def connect(store: TeamStore, *, autocommit: bool = True) -> psycopg.Connection[Any]:
+    """One connection of its own (the lease's, a listener's); ``RUNTIME`` if unreachable."""
+    driver = _driver()
+    try:
+        conn: psycopg.Connection[Any] = driver.connect(
+            store.url,
+            autocommit=autocommit,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            application_name=holder_name(),
+            **_KEEPALIVES,
+        )
+    except driver.Error as exc:
+        raise _unreachable(store, exc) from exc
+    return conn
+
+
+def cancel(conn: psycopg.Connection[Any]) -> None:
+    """Stop the statement running on ``conn`` from another thread (never raises)."""
+    with contextlib.suppress(Exception):
+        conn.cancel_safe(timeout=CONNECT_TIMEOUT_SECONDS)
+
+
+def _migrations() -> list[tuple[int, str, str]]:
+    folder = resources.files("gno_trio.engine.team") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        name = entry.name
+        if name.endswith(".sql"):
+            found.append((int(name.split("_", 1)[0]), name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def migrate(conn: psycopg.Connection[Any]) -> list[str]:
+    """Apply the migrations this database lacks, in order; the names applied."""
+    applied: list[str] = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_KEY,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS gno_team_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        done = {row[0] for row in conn.execute("SELECT version FROM gno_team_migrations")}
+        for version, name, script in _migrations():
+            if version in done:
+                continue
+            conn.execute(script.encode())
+            conn.execute(
+                "INSERT INTO gno_team_migrations (version, name) VALUES (%s, %s)", (version, name)
+            )
+            applied.append(name)
+    return applied
+
+
+class TeamDatabase:
+    """An opened PostgreSQL store: its URL and a small pool of autocommit connections."""
+
+    def __init__(self, store: TeamStore, pool: psycopg_pool.ConnectionPool[Any]) -> None:
+        self.store = store
+        self._pool = pool
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection for the block; ``RUNTIME`` when the server cannot be reached."""
+        driver = _driver()
+        import psycopg_pool
+
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except (driver.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            raise _unreachable(self.store, exc) from exc
+
+    def dedicated(self) -> psycopg.Connection[Any]:
+        """A connection outside the pool, for state tied to one session (locks, LISTEN)."""
+        return connect(self.store)
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def open_team(store: TeamStore, *, pool_size: int = POOL_SIZE) -> TeamDatabase:
+    """Connect, bring the schema up to date and open a pool; ``RUNTIME`` naming the cause."""
+    _driver()
+    try:
+        import psycopg_pool
+    except ImportError as exc:
+        raise GnoError(
+            "RUNTIME", "A PostgreSQL store needs psycopg-pool: install gno-trio[postgres]"
+        ) from exc
+    with connect(store) as conn:
+        try:
+            migrate(conn)
+        except Exception as exc:
+            raise GnoError(
+                "RUNTIME", f"Cannot prepare the store {store.shown}: {' '.join(str(exc).split())}"
+            ) from exc
+    pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+        store.url,
+        min_size=1,
+        max_size=pool_size,
+        kwargs={"autocommit": True, "application_name": holder_name(), **_KEEPALIVES},
+        timeout=CONNECT_TIMEOUT_SECONDS,
+        name="gno-trio",
+        open=True,
+    )
+    return TeamDatabase(store, pool)
+
+
+__all__ = [
+    "TeamDatabase",
+    "advisory_key",
+    "cancel",
+    "connect",
+    "holder_name",
+    "migrate",
+    "open_team",
+]

@@ -1,0 +1,109 @@
+"""2025-era session rows shared by every gateway of every host (an UNLOGGED table).
+
+The same operations as the per-host registry file of ``serve --workers N``,
+on ``gno_gateway_sessions``: the limits (in all, per identity) are counted
+under a transaction-level advisory lock so two hosts never both take the
+last slot; each row that goes away (DELETE, token rotation, idle expiry) is
+announced on the ``gno_sessions`` channel in the same statement, so the
+gateway holding that session's GET stream ends it at once
+(:class:`~gno_trio.engine.team.notify.Listener`). Rows are never wiped at
+start: other hosts' sessions live on, and idle expiry cleans up after a
+host that died. ``last_seen`` is wall-clock seconds (hosts keep their clocks
+in step, as TLS already requires).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gno_trio.engine.team.database import TeamDatabase, advisory_key
+
+SESSIONS_CHANNEL: Final = "gno_sessions"
+_LIMIT_KEY: Final = advisory_key("session-limits")
+
+
+class TeamSessions:
+    """The session registry of a PostgreSQL store."""
+
+    def __init__(self, database: TeamDatabase) -> None:
+        self._database = database
+
+    def close(self) -> None:
+        """Nothing of its own to let go: the store's pool is closed with the store."""
+
+    def reserve(
+        self, session_id: str, identity: str, now: float, limit: int, per_identity: int
+    ) -> str | None:
+        """Insert a row unless a limit is reached: ``"total"``/``"per-identity"``, or None."""
+        with self._database.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LIMIT_KEY,))
+            row = conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE identity = %s) FROM gno_gateway_sessions",
+                (identity,),
+            ).fetchone()
+            assert row is not None
+            count, held = row
+            if count >= limit:
+                return "total"
+            if held >= per_identity:
+                return "per-identity"
+            conn.execute(
+                "INSERT INTO gno_gateway_sessions (id, identity, last_seen) VALUES (%s, %s, %s)",
+                (session_id, identity, now),
+            )
+        return None
+
+    def lookup(self, session_id: str) -> tuple[str, str | None] | None:
+        with self._database.connection() as conn:
+            row = conn.execute(
+                "SELECT identity, protocol FROM gno_gateway_sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def record_protocol(self, session_id: str, protocol: str) -> None:
+        with self._database.connection() as conn:
+            conn.execute(
+                "UPDATE gno_gateway_sessions SET protocol = %s WHERE id = %s",
+                (protocol, session_id),
+            )
+
+    def touch(self, session_ids: list[str], now: float) -> None:
+        with self._database.connection() as conn:
+            conn.execute(
+                "UPDATE gno_gateway_sessions SET last_seen = greatest(last_seen, %s) "
+                "WHERE id = ANY(%s)",
+                (now, session_ids),
+            )
+
+    def _delete(self, where: str, params: tuple[object, ...]) -> list[str]:
+        with self._database.connection() as conn:
+            rows = conn.execute(
+                f"WITH gone AS (DELETE FROM gno_gateway_sessions WHERE {where} RETURNING id) "
+                f"SELECT id, pg_notify('{SESSIONS_CHANNEL}', id) FROM gone",
+                params,
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def remove(self, session_id: str) -> None:
+        self._delete("id = %s", (session_id,))
+
+    def expire(self, deadline: float) -> list[str]:
+        return self._delete("last_seen < %s", (deadline,))
+
+    def revoke_bearer_except(self, keep_identity: str | None) -> list[str]:
+        return self._delete(
+            "identity LIKE 'bearer:%%' AND identity IS DISTINCT FROM %s", (keep_identity,)
+        )
+
+    def live_ids(self) -> set[str]:
+        with self._database.connection() as conn:
+            return {row[0] for row in conn.execute("SELECT id FROM gno_gateway_sessions")}
+
+    def count(self) -> int:
+        with self._database.connection() as conn:
+            row = conn.execute("SELECT count(*) FROM gno_gateway_sessions").fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+__all__ = ["SESSIONS_CHANNEL", "TeamSessions"]

@@ -1,0 +1,148 @@
+"""Team mode's coordination plane on PostgreSQL: the lease, the rows written once, NOTIFY.
+
+Each test gets a database of its own on the run's throwaway server
+(``team_store``, :mod:`tests.postgres_support`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from gno_trio.engine.store.lease import LOCKED_MESSAGE
+from gno_trio.engine.team.database import TeamDatabase, open_team
+from gno_trio.engine.team.lease import AdvisoryLease
+from gno_trio.engine.team.notify import Listener
+from gno_trio.engine.team.sessions import SESSIONS_CHANNEL, TeamSessions
+from gno_trio.engine.team.shared import TeamConfig, deployment_caller_key
+from gno_trio.engine.team.url import TeamStore
+from gno_trio.errors import GnoError
+
+
+@pytest.fixture
+def team(team_store: TeamStore) -> Iterator[TeamDatabase]:
+    database = open_team(team_store)
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+def test_the_lease_is_refused_to_a_second_holder_naming_the_first(team: TeamDatabase) -> None:
+    first, second = AdvisoryLease(team, "default"), AdvisoryLease(team, "default")
+    with first.hold(wait_seconds=0):
+        assert second.is_held()
+        with pytest.raises(GnoError) as refused:
+            second.hold(wait_seconds=0.1).__enter__()
+        assert refused.value.code == "LOCKED"
+        assert refused.value.message.startswith(LOCKED_MESSAGE)
+        assert refused.value.details is not None
+        assert refused.value.details["holderPid"] == os.getpid()
+        with AdvisoryLease(team, "other").hold(wait_seconds=0):
+            pass  # another index has a lease of its own
+    assert not second.is_held()
+    with second.hold(wait_seconds=0) as held:
+        assert held.active
+    assert not held.active
+
+
+def test_a_waiting_writer_stops_when_its_call_is_cancelled(team: TeamDatabase) -> None:
+    lease = AdvisoryLease(team, "default")
+    with lease.hold(wait_seconds=0), pytest.raises(GnoError) as stopped:
+        lease.hold(wait_seconds=60, should_stop=lambda: True).__enter__()
+    assert stopped.value.code == "LOCKED" and "cancelled" in stopped.value.message
+
+
+def test_a_holder_killed_hard_loses_the_lease(team: TeamDatabase, team_store: TeamStore) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from gno_trio.engine.team.database import open_team\n"
+            "from gno_trio.engine.team.lease import AdvisoryLease\n"
+            "from gno_trio.engine.team.url import TeamStore\n"
+            "with AdvisoryLease(open_team(TeamStore(sys.argv[1])), 'default').hold():\n"
+            "    print('held', flush=True); time.sleep(600)\n",
+            team_store.url,
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        lease = AdvisoryLease(team, "default")
+        with pytest.raises(GnoError) as refused:
+            lease.hold(wait_seconds=0).__enter__()
+        assert refused.value.details is not None
+        assert refused.value.details["holderPid"] == holder.pid
+        holder.kill()
+        holder.wait()
+        with lease.hold(wait_seconds=30) as held:  # the server notices the closed socket
+            assert held.active
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_every_gateway_gets_the_deployment_caller_key_made_once(
+    team: TeamDatabase, team_store: TeamStore
+) -> None:
+    key = deployment_caller_key(team)
+    assert len(key) == 32
+    other = open_team(team_store)
+    try:
+        assert deployment_caller_key(other) == key
+    finally:
+        other.close()
+
+
+def test_a_config_change_from_a_stale_revision_is_a_conflict(team: TeamDatabase) -> None:
+    here, there = TeamConfig(team, "default"), TeamConfig(team, "default")
+    assert here.read() == (None, 0)
+    assert here.replace("collections: []\n", 0) == 1
+    assert there.read() == ("collections: []\n", 1)
+    assert there.replace("collections: [a]\n", 1) == 2
+    with pytest.raises(GnoError) as stale:
+        here.replace("collections: [b]\n", 1)
+    assert stale.value.code == "CONFLICT"
+    with pytest.raises(GnoError):
+        TeamConfig(team, "default").replace("again\n", 0)  # a first write only once
+    assert here.read() == ("collections: [a]\n", 2) and here.revision() == 2
+    assert TeamConfig(team, "other").revision() == 0
+
+
+def test_an_ended_session_is_announced_to_listeners(team: TeamDatabase) -> None:
+    sessions = TeamSessions(team)
+    listener = Listener(team, [SESSIONS_CHANNEL])
+    try:
+        assert sessions.reserve("s1", "loopback", 10.0, 8, 8) is None
+        assert sessions.reserve("s2", "loopback", 10.0, 8, 8) is None
+        assert listener.wait(0.05) == []
+        sessions.remove("s1")
+        assert listener.wait(10) == [(SESSIONS_CHANNEL, "s1")]
+        assert sessions.expire(11.0) == ["s2"]
+        assert listener.wait(10) == [(SESSIONS_CHANNEL, "s2")]
+    finally:
+        listener.close()
+
+
+def test_a_listener_closed_from_another_thread_stops_waiting(team: TeamDatabase) -> None:
+    listener = Listener(team, [SESSIONS_CHANNEL])
+    outcome: list[object] = []
+    waiter = threading.Thread(target=lambda: outcome.append(_wait(listener)))
+    waiter.start()
+    listener.close()
+    waiter.join(30)
+    assert not waiter.is_alive()
+
+
+def _wait(listener: Listener) -> object:
+    try:
+        return listener.wait(20)
+    except GnoError as exc:
+        return exc
