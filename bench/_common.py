@@ -315,19 +315,21 @@ def temp_engine(root: Path, *, backend: str | None = None) -> Engine:
     return Engine.open(dirs=dirs)
 
 
-def serving_engine() -> Engine:
+def serving_engine(*, resident: bool) -> Engine:
     """The index the environment names, opened as a serving process runs it.
 
-    ``gno-trio mcp`` and ``serve`` hold the chunk index in memory; every peer
-    and floor making "the same engine call" holds it too, built before the
-    first timed call, so only the servers differ.
+    ``serve`` (``resident``) holds the chunk index in memory, ``gno-trio mcp``
+    does not; every peer and floor making "the same engine call" as one of
+    them opens its engine the same way (a held index built before the first
+    timed call), so only the servers differ.
     """
     from gno_trio.dirs import resolve_dirs
     from gno_trio.engine import Engine
 
     engine = Engine.open(dirs=resolve_dirs(), create=False)
-    engine.hold_chunk_index()
-    engine.chunk_index_held(timeout=120)
+    if resident:
+        engine.hold_chunk_index()
+        engine.chunk_index_held(timeout=120)
     return engine
 
 

@@ -243,7 +243,7 @@ def run_bare_search(port: int) -> None:
     """:func:`bare_search_app` over the index the environment names."""
     from _common import serving_engine
 
-    engine = serving_engine()
+    engine = serving_engine(resident=True)
     try:
         run_bare(port, False, bare_search_app(engine))
     finally:
@@ -254,7 +254,7 @@ def run_sdk_search(port: int) -> None:
     """The SDK peer of ``gno-trio serve``'s ``gno_search``: same engine call, same payload."""
     from _common import sdk_search_peer, serving_engine
 
-    engine = serving_engine()
+    engine = serving_engine(resident=True)
     try:
         run_sdk_launcher(sdk_search_peer(engine), port)
     finally:

@@ -15,7 +15,7 @@ ratios to it are printed.
     python3 bench/bench_engine.py [--queries 1200] [--rounds 3] [--backend tantivy] [--phases]
                                   [--chunk-memory off]
 
-The engine holds its chunk index in memory, as the serving commands do
+The engine holds its chunk index in memory, as the resident gateways do
 (``--chunk-memory off``: as a one-shot CLI command runs); the build is
 waited for and timed before any search is.
 
@@ -58,7 +58,7 @@ def main() -> int:
         "--chunk-memory",
         choices=("on", "off"),
         default="on",
-        help="hold the chunk index in memory, as serving processes do (default: on)",
+        help="hold the chunk index in memory, as the resident gateways do (default: on)",
     )
     args = parser.parse_args()
     if args.phases:

@@ -75,6 +75,7 @@ def serving(
     switches: Switches | None = None,
     embed_in_background: bool = False,
     subscriptions: bool = False,
+    hold_chunk_index: bool = True,
 ) -> Iterator[Served]:
     """The runtime and app over ``engine`` for the ``with`` block; then everything closes.
 
@@ -82,12 +83,20 @@ def serving(
     embedder gives new chunks vectors while the server serves. It and the
     background jobs are stopped before the engine closes, so no thread
     writes through a closed pool. The engine is closed here even when
-    building the runtime fails. A serving process keeps the chunk index in
-    memory (its searches cut snippets without a statement per hit) and,
-    when the index holds vectors, loads the embedding model as it starts.
+    building the runtime fails. When the index holds vectors the embedding
+    model is loaded as the server starts.
+
+    With ``hold_chunk_index`` (the resident gateways) the chunk and document
+    indexes are also kept in memory: each search then ranks and cuts its
+    snippets without a statement per hit. That copy costs several times the
+    indexed text (about 65 MiB on a 7 MB corpus, numpy included) for about a
+    millisecond per search, so it pays for one resident serving many clients
+    and not for ``gno-trio mcp``: one stdio process per client session,
+    whose memory at rest is multiplied by the sessions an editor keeps open.
     """
     embedder = BackgroundEmbedder(engine) if embed_in_background else None
-    engine.hold_chunk_index()
+    if hold_chunk_index:
+        engine.hold_chunk_index()
     engine.ready_semantic_search()
     try:
         runtime = Runtime(

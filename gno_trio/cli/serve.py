@@ -66,6 +66,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         tool_profile=profile,
         switches=STDIO_SWITCHES,
         subscriptions=_subscriptions(args, engine),
+        hold_chunk_index=False,
     ) as served:
         background = resident_tasks(served, watch=_watching(args, engine))
         return trio.run(serve_beside, partial(serve_stdio, served.app), background)

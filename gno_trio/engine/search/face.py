@@ -72,9 +72,10 @@ class SearchFace(EngineKernel):
     def hold_chunk_index(self) -> None:
         """Keep the chunk index in memory for as long as this engine is open.
 
-        Serving processes call it: searches then find their hits' best chunks
-        and snippets without an FTS5 statement per hit (same answers, see
-        :mod:`.chunkmemory`). It is built in the background, from now and
+        The resident gateways call it (``gno-trio mcp``, one process per
+        client session, does not): searches then find their hits' best
+        chunks and snippets without an FTS5 statement per hit (same answers,
+        see :mod:`.chunkmemory`). It is built in the background, from now and
         after each change to the index; a one-shot command never pays for it.
         """
         if not self._holds_chunk_index:
