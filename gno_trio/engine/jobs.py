@@ -18,6 +18,11 @@ not finish cannot hold the process open (the thread is a daemon) and cannot
 corrupt the index: SQLite rolls back its open transaction and the kernel
 drops its write lease.
 
+In team mode the manager also keeps each job's record in a :class:`JobBook`
+shared by every gateway of the deployment (the PostgreSQL store's jobs
+table): the single slot is then the deployment's, and a job's status can be
+asked on any host. The work itself still runs here.
+
 Whatever must stay held for the whole job (the write lease) is entered by
 the caller's ``begin`` step on an :class:`~contextlib.ExitStack` and closed
 by the job thread when the work ends, however it ends.
@@ -31,6 +36,7 @@ around them. The :class:`~gno_trio.runtime.Runtime` of a server owns one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -38,7 +44,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from gno_trio.errors import GnoError
 
@@ -94,15 +100,42 @@ class _Job:
         return view
 
 
+class JobBook(Protocol):
+    """Job records shared beyond this process (team mode); every call may raise ``GnoError``."""
+
+    def reserve(self, job_id: str, kind: JobKind, view: Mapping[str, Any]) -> None:
+        """Take the shared job slot (``JOB_CONFLICT`` while any job runs anywhere)."""
+        ...
+
+    def update(self, job_id: str, view: Mapping[str, Any]) -> None: ...
+    def finish(self, job_id: str, view: Mapping[str, Any]) -> None: ...
+    def release(self, job_id: str) -> None: ...
+    def status(self, job_id: str) -> dict[str, Any] | None: ...
+    def listing(self, limit: int) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+_PUBLISH_EVERY: Final = 1.0
+"""At most one shared progress record per job per second."""
+
+
 class JobControl:
     """What running work may do: report progress, and learn that it should stop."""
 
-    __slots__ = ("_job", "_lock", "_stop")
+    __slots__ = ("_job", "_lock", "_publish", "_published", "_stop")
 
-    def __init__(self, job: _Job, lock: threading.Lock, stop: threading.Event) -> None:
+    def __init__(
+        self,
+        job: _Job,
+        lock: threading.Lock,
+        stop: threading.Event,
+        publish: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self._job = job
         self._lock = lock
         self._stop = stop
+        self._publish = publish
+        self._published = float("-inf")
 
     @property
     def stopping(self) -> bool:
@@ -116,6 +149,11 @@ class JobControl:
         """
         with self._lock:
             self._job.progress = dict(progress)
+            view = self._job.status()
+        now = time.monotonic()
+        if self._publish is not None and now - self._published >= _PUBLISH_EVERY:
+            self._published = now
+            self._publish(view)
         if self._stop.is_set():
             raise JobStopped
 
@@ -147,7 +185,9 @@ class JobManager:
         retention_seconds: float = RETENTION_SECONDS,
         retention_count: int = RETENTION_COUNT,
         clock: Callable[[], float] = time.monotonic,
+        book: JobBook | None = None,
     ) -> None:
+        self._book = book
         self._retention_seconds = retention_seconds
         self._retention_count = retention_count
         self._clock = clock
@@ -179,10 +219,20 @@ class JobManager:
                 )
             job_id = str(uuid.uuid4())
             self._active = job_id
+        started_at = _now_iso()
+        if self._book is not None:
+            try:
+                self._book.reserve(job_id, kind, _Job(job_id, kind, (), started_at).status())
+            except BaseException:
+                with self._lock:
+                    self._active = None
+                raise
         hold = contextlib.ExitStack()
         try:
             plan = begin(hold)
-            job = _Job(job_id, kind, plan.collections, started_at=_now_iso())
+            job = _Job(job_id, kind, plan.collections, started_at=started_at)
+            if self._book is not None:
+                self._book.update(job_id, job.status())
             thread = threading.Thread(
                 target=self._run,
                 args=(job, plan.work, hold),
@@ -199,6 +249,9 @@ class JobManager:
                 self._jobs.pop(job_id, None)
                 self._threads.pop(job_id, None)
                 self._active = None
+            if self._book is not None:
+                with contextlib.suppress(GnoError):
+                    self._book.release(job_id)
             raise
         return JobTicket(job_id=job_id, collections=plan.collections)
 
@@ -210,7 +263,8 @@ class JobManager:
             # The stack (the write lease) is released before completion is
             # recorded: whoever sees "completed" may write again at once.
             with hold:
-                fields = dict(work(JobControl(job, self._lock, self._stop)))
+                control = JobControl(job, self._lock, self._stop, self._shared_update(job))
+                fields = dict(work(control))
             state, error = "completed", None
         except JobStopped:
             error = GnoError(STOPPED_CODE, "Stopped: the server shut down before the job finished")
@@ -220,17 +274,41 @@ class JobManager:
             logger.exception("job %s failed", job.job_id)
             error = GnoError("RUNTIME", f"{type(failure).__name__}: {failure}")
         finally:
+            ended = dataclasses.replace(
+                job,
+                state=state,
+                fields=fields,
+                error=error.message if error is not None else None,
+                error_code=error.code if error is not None else None,
+                completed_at=_now_iso(),
+                finished_at=self._clock(),
+            )
+            if self._book is not None:  # recorded for everyone before the slot frees here
+                try:
+                    self._book.finish(job.job_id, ended.status())
+                except GnoError as failure:  # the record goes stale and is failed by others
+                    logger.warning("job %s: could not record its end: %s", job.job_id, failure)
             with self._lock:
-                job.state = state
-                job.fields = fields
-                if error is not None:
-                    job.error, job.error_code = error.message, error.code
-                job.completed_at = _now_iso()
-                job.finished_at = self._clock()
+                job.state, job.fields = ended.state, ended.fields
+                job.error, job.error_code = ended.error, ended.error_code
+                job.completed_at, job.finished_at = ended.completed_at, ended.finished_at
                 self._threads.pop(job.job_id, None)
                 if self._active == job.job_id:
                     self._active = None
                 self._prune()
+
+    def _shared_update(self, job: _Job) -> Callable[[dict[str, Any]], None] | None:
+        book = self._book
+        if book is None:
+            return None
+
+        def publish(view: dict[str, Any]) -> None:
+            try:
+                book.update(job.job_id, view)
+            except GnoError as failure:
+                logger.warning("job %s: could not record progress: %s", job.job_id, failure)
+
+        return publish
 
     def _prune(self) -> None:
         """Drop finished jobs past their hour, then the oldest beyond the count (lock held)."""
@@ -248,20 +326,32 @@ class JobManager:
             del self._jobs[job_id]
 
     def status(self, job_id: str) -> dict[str, Any]:
-        """The status object of one job; ``NOT_FOUND`` when this process does not know it."""
+        """The status object of one job; ``NOT_FOUND`` when this process does not know it.
+
+        In team mode a job started on another host is known too.
+        """
         with self._lock:
             self._prune()
             job = self._jobs.get(job_id)
-            if job is None:
-                raise GnoError(
-                    "NOT_FOUND",
-                    f"Job not found: {job_id} (jobs live in server memory: finished jobs are "
-                    "kept for an hour, and none survive a restart)",
-                )
-            return job.status()
+            if job is not None:
+                return job.status()
+        if self._book is not None:
+            shared = self._book.status(job_id)
+            if shared is not None:
+                return shared
+            raise GnoError(
+                "NOT_FOUND", f"Job not found: {job_id} (finished jobs are kept for an hour)"
+            )
+        raise GnoError(
+            "NOT_FOUND",
+            f"Job not found: {job_id} (jobs live in server memory: finished jobs are "
+            "kept for an hour, and none survive a restart)",
+        )
 
     def listing(self, limit: int) -> dict[str, Any]:
         """``{active, recent}``: the running job and up to ``limit`` finished ones, newest first."""
+        if self._book is not None:
+            return self._book.listing(limit)
         with self._lock:
             self._prune()
             jobs = list(self._jobs.values())
@@ -303,6 +393,8 @@ class JobManager:
         with self._lock:
             self._closed = True
             threads = list(self._threads.values())
+        if self._book is not None:
+            self._book.close()
         self._stop.set()
         deadline = time.monotonic() + timeout
         for thread in threads:
@@ -317,6 +409,7 @@ __all__ = [
     "RETENTION_COUNT",
     "RETENTION_SECONDS",
     "SHUTDOWN_WAIT_SECONDS",
+    "JobBook",
     "JobControl",
     "JobKind",
     "JobManager",

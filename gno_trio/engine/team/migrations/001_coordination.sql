@@ -27,20 +27,16 @@ CREATE TABLE gno_config (
 );
 
 -- Background jobs: one running job per deployment (the partial unique index),
--- visible from every host; a job whose owner stops beating is failed.
+-- visible from every host; a job whose owner stops beating is failed. ``view``
+-- is the job's status object as gno_job_status answers it.
 CREATE TABLE gno_jobs (
     id TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
-    collections TEXT[] NOT NULL DEFAULT '{}',
     owner TEXT NOT NULL,
     state TEXT NOT NULL CHECK (state IN ('running', 'completed', 'failed')),
-    started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     heartbeat_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     completed_at TIMESTAMPTZ,
-    progress JSONB,
-    fields JSONB NOT NULL DEFAULT '{}',
-    error TEXT,
-    error_code TEXT
+    view JSONB NOT NULL
 );
 CREATE UNIQUE INDEX gno_jobs_one_running ON gno_jobs ((true)) WHERE state = 'running';
 CREATE INDEX gno_jobs_completed ON gno_jobs (completed_at) WHERE state <> 'running';
