@@ -5,7 +5,9 @@ gateway processes (two workers of one host on the per-host SQLite file, or
 two hosts on one PostgreSQL store): a session opened on one is served by the
 other, the limits count every process, reaping spares what another process
 uses, a token rotation noticed late keeps the new token's sessions, and in
-team mode an ended session is announced so its holder lets go at once.
+team mode an ended session is announced so its holder lets go at once. A
+session's subscribed documents are shared too, capped per session however
+many processes take them, and go with the session.
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ from gno_trio.engine.team.database import open_team
 from gno_trio.engine.team.notify import Listener
 from gno_trio.engine.team.sessions import SESSIONS_CHANNEL, TeamSessions
 from gno_trio.engine.team.url import TeamStore
+from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS
+from gno_trio.protocol.errors import ProtocolError
+from gno_trio.protocol.subscriptions import (
+    LEGACY_SUBSCRIPTION_METHODS,
+    MAX_SUBSCRIPTIONS,
+    ResourceSubscriptions,
+)
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.sessions import HttpSession, SessionLimit
 from gno_trio.transports.http.shared_sessions import (
@@ -147,6 +156,55 @@ async def test_rotation_noticed_late_keeps_sessions_of_the_new_token(
     assert second.revoke_authenticated() == 0  # this worker noticed the rotation later
     assert second.get(fresh.id) is not None and second.get(anonymous.id) is not None
     assert second.get(old.id) is None and old.closed
+
+
+def _subscriptions(session: HttpSession | None) -> ResourceSubscriptions:
+    assert session is not None and session.subscriptions is not None
+    return session.subscriptions
+
+
+SUBSCRIBING = LEGACY_REQUEST_METHODS | LEGACY_SUBSCRIPTION_METHODS
+
+
+async def test_subscriptions_are_capped_per_session_whichever_worker_takes_them(
+    registries: Registries,
+) -> None:
+    first, second = two_workers(registries, Clock(), legacy_methods=SUBSCRIBING)
+    session = initialized(first)
+    other = initialized(second)
+    here, there = _subscriptions(session), _subscriptions(second.get(session.id))
+    for index in range(MAX_SUBSCRIPTIONS):
+        (here if index % 2 else there).subscribe({"uri": f"gno://notes/{index}.md"})
+    assert len(here) == len(there) == MAX_SUBSCRIPTIONS
+    for full in (here, there):
+        with pytest.raises(ProtocolError) as refused:
+            full.subscribe({"uri": "gno://notes/one-more.md"})
+        assert refused.value.code == -32602
+        assert refused.value.data == {"maxSubscriptions": MAX_SUBSCRIPTIONS}
+    assert "gno://notes/one-more.md" not in here
+    there.subscribe({"uri": "gno://notes/0.md"})  # already held: not one more
+    _subscriptions(other).subscribe({"uri": "gno://notes/one-more.md"})  # another session may
+
+    there.unsubscribe({"uri": "gno://notes/1.md"})
+    assert "gno://notes/1.md" not in here
+    here.subscribe({"uri": "gno://notes/one-more.md"})
+    assert "gno://notes/one-more.md" in there
+
+
+async def test_a_sessions_subscriptions_end_with_it(registries: Registries) -> None:
+    first, second = two_workers(registries, Clock(), legacy_methods=SUBSCRIBING)
+    session = initialized(first)
+    _subscriptions(session).subscribe({"uri": "gno://notes/alpha.md"})
+    elsewhere = second.get(session.id)
+    assert elsewhere is not None
+    second.close(elsewhere, "deleted")
+    registry = registries.make()
+    try:
+        assert registry.subscriptions(session.id) == frozenset()
+        assert registry.subscribe(session.id, "gno://notes/alpha.md", 8)  # nothing to refuse...
+        assert registry.subscriptions(session.id) == frozenset()  # ...and nothing kept
+    finally:
+        registry.close()
 
 
 async def test_an_ended_session_reaches_its_holder_at_once_in_team_mode(

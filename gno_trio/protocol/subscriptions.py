@@ -19,7 +19,7 @@ id on every notification, and ends the stream with a ``complete`` result.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from gno_trio.protocol.errors import INVALID_REQUEST, ProtocolError, invalid_params
 
@@ -65,18 +65,58 @@ def too_many_listens() -> ProtocolError:
     )
 
 
+class SubscriptionBook(Protocol):
+    """Where one listener's subscribed URIs are kept.
+
+    In memory for a stdio connection or a single-process gateway; in the
+    shared session registry when several worker processes serve one session
+    (a subscription made through one worker must be heard on another's GET
+    stream). ``add`` enforces the cap where the set lives, so concurrent
+    subscribers never overshoot it.
+    """
+
+    def add(self, uri: str, limit: int) -> bool:
+        """Keep ``uri`` (already kept is fine); False, keeping nothing, when ``limit`` are held."""
+        ...
+
+    def discard(self, uri: str) -> None: ...
+
+    def uris(self) -> frozenset[str]: ...
+
+
+class MemoryBook:
+    """A :class:`SubscriptionBook` held by this process alone."""
+
+    def __init__(self) -> None:
+        self._uris: set[str] = set()
+
+    def add(self, uri: str, limit: int) -> bool:
+        if uri not in self._uris and len(self._uris) >= limit:
+            return False
+        self._uris.add(uri)
+        return True
+
+    def discard(self, uri: str) -> None:
+        self._uris.discard(uri)
+
+    def uris(self) -> frozenset[str]:
+        return frozenset(self._uris)
+
+
 class ResourceSubscriptions:
     """The document URIs one connection (stdio) or session (HTTP) listens to."""
 
-    def __init__(self, limit: int = MAX_SUBSCRIPTIONS) -> None:
+    def __init__(
+        self, limit: int = MAX_SUBSCRIPTIONS, book: SubscriptionBook | None = None
+    ) -> None:
         self._limit = limit
-        self._uris: set[str] = set()
+        self._book: SubscriptionBook = book if book is not None else MemoryBook()
 
     def __len__(self) -> int:
-        return len(self._uris)
+        return len(self._book.uris())
 
     def __contains__(self, uri: object) -> bool:
-        return uri in self._uris
+        return uri in self._book.uris()
 
     def subscribe(self, params: Mapping[str, Any] | None) -> None:
         """Add the request's URI; subscribing twice is one subscription.
@@ -84,21 +124,20 @@ class ResourceSubscriptions:
         A URI beyond the cap is refused (``-32602``) and changes nothing.
         """
         uri = _uri_of(params, RESOURCES_SUBSCRIBE)
-        if uri not in self._uris and len(self._uris) >= self._limit:
+        if not self._book.add(uri, self._limit):
             raise invalid_params(
                 f"At most {self._limit} resources may be subscribed at once; unsubscribe first",
                 {"maxSubscriptions": self._limit},
             )
-        self._uris.add(uri)
 
     def unsubscribe(self, params: Mapping[str, Any] | None) -> None:
         """Drop the request's URI (one never subscribed is not an error)."""
-        self._uris.discard(_uri_of(params, RESOURCES_UNSUBSCRIBE))
+        self._book.discard(_uri_of(params, RESOURCES_UNSUBSCRIBE))
 
     @property
     def uris(self) -> list[str]:
         """The subscribed URIs, sorted."""
-        return sorted(self._uris)
+        return sorted(self._book.uris())
 
     def notices(
         self, entries: Iterable[Mapping[str, Any]], *, list_changes: bool = True
@@ -109,6 +148,7 @@ class ResourceSubscriptions:
         rename both count), then at most one ``list_changed`` (unless
         ``list_changes`` is off).
         """
+        subscribed = self._book.uris()  # read once per batch: it may live in another process
         updated: list[str] = []
         list_changed = False
         for entry in entries:
@@ -117,7 +157,7 @@ class ResourceSubscriptions:
             for side in ("previous", "current"):
                 snapshot = entry.get(side)
                 uri = snapshot.get("uri") if isinstance(snapshot, Mapping) else None
-                if isinstance(uri, str) and uri in self._uris and uri not in updated:
+                if isinstance(uri, str) and uri in subscribed and uri not in updated:
                     updated.append(uri)
         notices: list[Notice] = [(RESOURCE_UPDATED, {"uri": uri}) for uri in updated]
         if list_changed and list_changes:
@@ -189,6 +229,8 @@ __all__ = [
     "SUBSCRIPTIONS_LISTEN",
     "SUBSCRIPTION_ID_KEY",
     "ListenFilter",
+    "MemoryBook",
     "ResourceSubscriptions",
+    "SubscriptionBook",
     "too_many_listens",
 ]

@@ -6,10 +6,11 @@ under a transaction-level advisory lock so two hosts never both take the
 last slot; each row that goes away (DELETE, token rotation, idle expiry) is
 announced on the ``gno_sessions`` channel in the same statement, so the
 gateway holding that session's GET stream ends it at once
-(:class:`~gno_trio.engine.team.notify.Listener`). Rows are never wiped at
-start: other hosts' sessions live on, and idle expiry cleans up after a
-host that died. ``last_seen`` is wall-clock seconds (hosts keep their clocks
-in step, as TLS already requires).
+(:class:`~gno_trio.engine.team.notify.Listener`). The documents a session
+subscribed to sit beside it (``gno_gateway_subscriptions``) and go with it.
+Rows are never wiped at start: other hosts' sessions live on, and idle
+expiry cleans up after a host that died. ``last_seen`` is wall-clock
+seconds (hosts keep their clocks in step, as TLS already requires).
 """
 
 from __future__ import annotations
@@ -98,6 +99,50 @@ class TeamSessions:
     def live_ids(self) -> set[str]:
         with self._database.connection() as conn:
             return {row[0] for row in conn.execute("SELECT id FROM gno_gateway_sessions")}
+
+    def subscribe(self, session_id: str, uri: str, limit: int) -> bool:
+        """Keep a document URI for a live session unless it holds ``limit`` already.
+
+        The session's row is locked while counting, so gateways subscribing
+        at once never overshoot; True when kept (or already kept, or the
+        session just ended: nothing to refuse).
+        """
+        with self._database.connection() as conn, conn.transaction():
+            live = conn.execute(
+                "SELECT 1 FROM gno_gateway_sessions WHERE id = %s FOR UPDATE", (session_id,)
+            ).fetchone()
+            if live is None:
+                return True
+            row = conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE uri = %s) FROM gno_gateway_subscriptions "
+                "WHERE session_id = %s",
+                (uri, session_id),
+            ).fetchone()
+            assert row is not None
+            held, kept = row
+            if kept:
+                return True
+            if held >= limit:
+                return False
+            conn.execute(
+                "INSERT INTO gno_gateway_subscriptions (session_id, uri) VALUES (%s, %s)",
+                (session_id, uri),
+            )
+        return True
+
+    def unsubscribe(self, session_id: str, uri: str) -> None:
+        with self._database.connection() as conn:
+            conn.execute(
+                "DELETE FROM gno_gateway_subscriptions WHERE session_id = %s AND uri = %s",
+                (session_id, uri),
+            )
+
+    def subscriptions(self, session_id: str) -> frozenset[str]:
+        with self._database.connection() as conn:
+            rows = conn.execute(
+                "SELECT uri FROM gno_gateway_subscriptions WHERE session_id = %s", (session_id,)
+            ).fetchall()
+        return frozenset(row[0] for row in rows)
 
     def count(self) -> int:
         with self._database.connection() as conn:

@@ -30,7 +30,11 @@ import trio
 from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS, LegacySession
 from gno_trio.protocol.jsonrpc import RequestId, encode_notification
 from gno_trio.protocol.names import SESSION_HEADER
-from gno_trio.protocol.subscriptions import RESOURCES_SUBSCRIBE, ResourceSubscriptions
+from gno_trio.protocol.subscriptions import (
+    RESOURCES_SUBSCRIBE,
+    ResourceSubscriptions,
+    SubscriptionBook,
+)
 from gno_trio.transports.http.boundary import BEARER_PREFIX
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.wire import (
@@ -76,13 +80,15 @@ class HttpSession:
         identity: str,
         now: float,
         legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS,
+        book: SubscriptionBook | None = None,
     ) -> None:
+        """``book`` keeps the subscribed URIs where every worker sees them (default: here)."""
         self.id = session_id
         self.identity = identity
         self.protocol = LegacySession(legacy_methods)
         # The documents this session listens to (None: subscriptions are not offered).
         self.subscriptions = (
-            ResourceSubscriptions() if RESOURCES_SUBSCRIBE in legacy_methods else None
+            ResourceSubscriptions(book=book) if RESOURCES_SUBSCRIBE in legacy_methods else None
         )
         self.last_seen = now
         self.in_flight: dict[RequestId, trio.CancelScope] = {}
@@ -112,7 +118,7 @@ class HttpSession:
         client stopped reading fills its bounded queue and then loses them
         until the socket's write deadline closes it.
         """
-        if self.subscriptions is None or not self.protocol.initialized:
+        if self.subscriptions is None or self.stream is None or not self.protocol.initialized:
             return
         for method, params in self.subscriptions.notices(entries):
             self.push(encode_notification(method, params))

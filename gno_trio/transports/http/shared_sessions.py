@@ -3,12 +3,12 @@
 With ``--workers N`` the kernel hands each new connection to any worker, so a
 session created on one worker must be usable on every other; in team mode the
 same holds across hosts. The record that matters across processes (who
-created the session, what ``initialize`` negotiated, when it was last used)
-lives in a :class:`SessionRegistry`: one SQLite table in WAL mode per host
-(:class:`FileSessionRegistry`), or the PostgreSQL store's session table
-(``TeamSessions``). Each process keeps a local :class:`HttpSession` as a
-cache of it, holding what cannot cross a process (in-flight cancel scopes,
-the GET stream).
+created the session, what ``initialize`` negotiated, when it was last used,
+which documents it subscribed to) lives in a :class:`SessionRegistry`: one
+SQLite file in WAL mode per host (:class:`FileSessionRegistry`), or the
+PostgreSQL store's session tables (``TeamSessions``). Each process keeps a
+local :class:`HttpSession` as a cache of it, holding what cannot cross a
+process (in-flight cancel scopes, the GET stream).
 
 Every lookup re-reads the row, so a DELETE, an identity mismatch, a
 credential rotation or the idle reaper on any worker ends the session
@@ -17,6 +17,9 @@ identity) are counted in the table inside one write transaction. A GET
 stream stays with the worker that opened it; a session ended elsewhere stops
 that stream at the next reaper pass, or at once in team mode, where the
 store announces every ended session (:meth:`SharedSessionStore.ended_elsewhere`).
+The stream's process reads the session's subscriptions from the registry for
+each batch of changes, so a subscription made or dropped through any process
+counts there.
 """
 
 from __future__ import annotations
@@ -50,14 +53,23 @@ Never more than a tenth of the idle timeout, so a session in use stays far
 from the reaper's deadline; lookups still read the row on every request.
 """
 
-_SCHEMA: Final = """
+_SCHEMA: Final = (
+    """
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     identity TEXT NOT NULL,
     protocol TEXT,
     last_seen REAL NOT NULL
 )
-"""
+""",
+    """
+CREATE TABLE IF NOT EXISTS subscriptions (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    uri TEXT NOT NULL,
+    PRIMARY KEY (session_id, uri)
+) WITHOUT ROWID
+""",
+)
 
 
 class SessionRegistry(Protocol):
@@ -65,7 +77,11 @@ class SessionRegistry(Protocol):
 
     ``now`` and ``deadline`` are the store's wall clock (seconds); ``reserve``
     answers the :class:`SessionLimit` value that refused, or None once the row
-    is in.
+    is in. ``subscribe`` keeps a document URI for a live session unless it
+    holds ``limit`` already, counted and written in one transaction so
+    processes subscribing at once never overshoot; True when kept (or already
+    kept, or the session just ended: nothing to refuse). A session's
+    subscriptions go with its row.
     """
 
     def reserve(
@@ -79,6 +95,9 @@ class SessionRegistry(Protocol):
     def revoke_bearer_except(self, keep_identity: str | None) -> list[str]: ...
     def live_ids(self) -> set[str]: ...
     def count(self) -> int: ...
+    def subscribe(self, session_id: str, uri: str, limit: int) -> bool: ...
+    def unsubscribe(self, session_id: str, uri: str) -> None: ...
+    def subscriptions(self, session_id: str) -> frozenset[str]: ...
     def close(self) -> None: ...
 
 
@@ -91,7 +110,9 @@ class FileSessionRegistry:
         self._db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(_SCHEMA)
+        self._db.execute("PRAGMA foreign_keys = ON")  # a session's subscriptions end with it
+        for statement in _SCHEMA:
+            self._db.execute(statement)
 
     @classmethod
     def create_fresh(cls, path: Path) -> FileSessionRegistry:
@@ -163,6 +184,39 @@ class FileSessionRegistry:
     def live_ids(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT id FROM sessions")}
 
+    def subscribe(self, session_id: str, uri: str, limit: int) -> bool:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            (held, kept) = db.execute(
+                "SELECT count(*), count(*) FILTER (WHERE uri = ?) FROM subscriptions "
+                "WHERE session_id = ?",
+                (uri, session_id),
+            ).fetchone()
+            if kept:
+                return True
+            if held >= limit:
+                return False
+            db.execute(
+                "INSERT INTO subscriptions (session_id, uri) "
+                "SELECT id, ? FROM sessions WHERE id = ?",
+                (uri, session_id),
+            )
+            return True
+        finally:
+            db.execute("COMMIT")
+
+    def unsubscribe(self, session_id: str, uri: str) -> None:
+        self._db.execute(
+            "DELETE FROM subscriptions WHERE session_id = ? AND uri = ?", (session_id, uri)
+        )
+
+    def subscriptions(self, session_id: str) -> frozenset[str]:
+        rows = self._db.execute(
+            "SELECT uri FROM subscriptions WHERE session_id = ?", (session_id,)
+        ).fetchall()
+        return frozenset(row[0] for row in rows)
+
     def count(self) -> int:
         (count,) = self._db.execute("SELECT count(*) FROM sessions").fetchone()
         return int(count)
@@ -189,6 +243,25 @@ def _restore_protocol(session: HttpSession, encoded: str) -> None:
     protocol.client_info = msgspec.convert(info, Implementation) if info is not None else None
     protocol.client_capabilities = document["capabilities"]
     protocol.client_ready = bool(document["ready"])
+
+
+class _RegistryBook:
+    """One session's subscribed URIs, kept in the registry so every process hears them."""
+
+    __slots__ = ("_registry", "_session_id")
+
+    def __init__(self, registry: SessionRegistry, session_id: str) -> None:
+        self._registry = registry
+        self._session_id = session_id
+
+    def add(self, uri: str, limit: int) -> bool:
+        return self._registry.subscribe(self._session_id, uri, limit)
+
+    def discard(self, uri: str) -> None:
+        self._registry.unsubscribe(self._session_id, uri)
+
+    def uris(self) -> frozenset[str]:
+        return self._registry.subscriptions(self._session_id)
 
 
 class SharedSessionStore(SessionStore):
@@ -229,9 +302,20 @@ class SharedSessionStore(SessionStore):
         )
         if refused is not None:
             return SessionLimit(refused)
-        session = HttpSession(session_id, identity, self._clock(), self.legacy_methods)
-        self._sessions[session_id] = session
+        session = self._local(session_id, identity)
         self._metrics.sessions["opened"] += 1
+        return session
+
+    def _local(self, session_id: str, identity: str) -> HttpSession:
+        """This process's cache of a registry row (its subscriptions stay in the registry)."""
+        session = HttpSession(
+            session_id,
+            identity,
+            self._clock(),
+            self.legacy_methods,
+            book=_RegistryBook(self._registry, session_id),
+        )
+        self._sessions[session_id] = session
         return session
 
     def record(self, session: HttpSession) -> None:
@@ -246,10 +330,9 @@ class SharedSessionStore(SessionStore):
             return None
         if local is None:
             identity, protocol = row
-            local = HttpSession(session_id, identity, self._clock(), self.legacy_methods)
+            local = self._local(session_id, identity)
             if protocol is not None:
                 _restore_protocol(local, protocol)
-            self._sessions[session_id] = local
         return local
 
     def touch(self, session: HttpSession) -> None:
