@@ -264,16 +264,25 @@ async def test_a_file_that_cannot_be_indexed_is_listed_and_the_watch_goes_on(
         await _until(lambda: _uris(engine, "mangoes") == ["gno://notes/after.md"], "goes on")
 
         def published() -> bool:  # what every process and the CLI read, a moment later
-            watched = engine.status()["background"]["watcher"]
+            watched = engine.watcher_status()
             return (
                 watched.get("role") == "watching"
                 and watched["activeCollections"] == ["notes"]
                 and any(e["relPath"] == "broken.pdf" and e["message"] for e in watched["errors"])
+                and engine.status()["background"]["watcher"] == watched
             )
 
         await _until(published, "status lists it")
 
     await _watching(engine, body)
+
+
+def test_without_a_watching_resident_the_watcher_is_idle(engine: Engine, notes: Path) -> None:
+    watched = engine.watcher_status()
+    status = engine.status()
+    assert watched["activeCollections"] == [] and "role" not in watched
+    assert watched["lastSyncAt"] == status["lastUpdated"] is not None
+    assert status["background"]["watcher"] == watched
 
 
 async def test_a_root_that_vanishes_is_reported_and_followed_again(

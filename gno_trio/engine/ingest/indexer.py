@@ -211,12 +211,6 @@ class IndexingKernel(EngineKernel):
 
         publish(self.location.dirs.data, report)
 
-    def watch_report(self) -> dict[str, Any] | None:
-        """What the resident that watches this data directory last said (None: none watches)."""
-        from gno_trio.engine.ingest.watch_report import published
-
-        return published(self.location.dirs.data)
-
     def watched_roots(self) -> list[tuple[WatchedRoot | None, str, str | None]]:
         """Every configured collection as a watcher sees it now: ``(root, name, refusal)``.
 

@@ -212,8 +212,6 @@ class ReadsFace(EngineKernel):
 
     def status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
         """Counts, health, the true embedding backlog and the embed model in force."""
-        from gno_trio.engine.ingest.watch_report import published
-
         with self.connection(conn) as c:
             result = status_mod.status(
                 c,
@@ -223,10 +221,25 @@ class ReadsFace(EngineKernel):
                 semantic=self._semantic_facts(c),
                 cache_dir=self.location.dirs.cache,
             )
-        watching = published(self.location.dirs.data)  # the resident that follows the folders
-        if watching is not None:
-            result["background"]["watcher"] = watching
+            result["background"]["watcher"] = self.watcher_status(conn=c)
         return result
+
+    def watcher_status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+        """GNO's ``background.watcher`` object, the same from every process and surface.
+
+        The report of the resident that follows this data directory's folders
+        (GNO's fields, then events seen and ignored, pending paths, syncs,
+        polling collections, the last sync and recent errors), or, while none
+        watches, the idle object carrying the index's last sync.
+        """
+        from gno_trio.engine.ingest.watch_report import published
+        from gno_trio.engine.reads.readiness import idle_watcher
+
+        watching = published(self.location.dirs.data)
+        if watching is not None:
+            return watching
+        with self.connection(conn) as c:
+            return idle_watcher(status_mod.last_synced_at(c))
 
     def _semantic_facts(self, conn: sqlite3.Connection) -> SemanticFacts:
         """The embedding side as status reports it: read from config and index, no model run."""

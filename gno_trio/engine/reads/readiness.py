@@ -150,22 +150,28 @@ def health(counts: Mapping[str, int], failing: int, report: Mapping[str, Any]) -
     return {"state": state, "summary": summary, "checks": checks}
 
 
+def idle_watcher(last_sync: str | None) -> dict[str, Any]:
+    """GNO's ``background.watcher`` while no resident follows the folders."""
+    return {
+        "expectedCollections": [],
+        "activeCollections": [],
+        "failedCollections": [],
+        "queuedCollections": [],
+        "syncingCollections": [],
+        "lastEventAt": None,
+        "lastSyncAt": last_sync,
+    }
+
+
 def background(last_sync: str | None, facts: SemanticFacts | None = None) -> dict[str, Any]:
     """Background work: no file watcher, no event stream; the embedding backlog.
 
     ``running`` is about this process: a direct ``status`` runs no embedder
-    (a resident ``serve`` embeds in its own process).
+    (a resident ``serve`` embeds in its own process). The engine puts the
+    watching resident's report in place of the idle watcher when there is one.
     """
     return {
-        "watcher": {
-            "expectedCollections": [],
-            "activeCollections": [],
-            "failedCollections": [],
-            "queuedCollections": [],
-            "syncingCollections": [],
-            "lastEventAt": None,
-            "lastSyncAt": last_sync,
-        },
+        "watcher": idle_watcher(last_sync),
         "embedding": {
             "available": facts is not None and facts.runnable,
             "pendingDocCount": 0 if facts is None else facts.pending_documents,
@@ -250,6 +256,7 @@ def readiness_fields(
 
 
 __all__: Sequence[str] = (
+    "idle_watcher",
     "readiness_fields",
     "standalone_resident",
 )

@@ -94,7 +94,7 @@ def status(
         (since.replace("+00:00", "Z"),),
     )
     failing = sum(c["errorCount"] for c in collections)
-    last_sync = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
+    last_sync = last_synced_at(conn)
     vectors = any(embedded for embedded, _ in (embeddings or {}).values())
     from gno_trio.engine.vectors.sentences import disk_use  # numpy: only for a full status
 
@@ -134,6 +134,12 @@ def status(
     # Sentence-window vectors (finer evidence for low-coverage queries) and their disk cost.
     result["background"]["embedding"]["sentenceWindows"] = disk_use(conn)
     return result
+
+
+def last_synced_at(conn: sqlite3.Connection) -> str | None:
+    """When any collection was last synced (None: never)."""
+    last: str | None = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
+    return last
 
 
 def backlog_total(embeddings: Mapping[str, tuple[int, int]] | None) -> int:
