@@ -23,10 +23,10 @@ from gno_trio.engine.egress.decision import CollectionPolicy, Scope, evaluate, s
 from gno_trio.engine.egress.policy import classify_peer
 from gno_trio.errors import GnoError
 from gno_trio.protocol.errors import ProtocolError
+from gno_trio.protocol.routing import check_routing_headers, decode_header_value
 from gno_trio.tools import CATALOGUE
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CALLER_KEY_NAME, CallerLabels, ensure_caller_key
-from gno_trio.transports.http.modern import check_routing_headers, decode_header_value
 from gno_trio.transports.http.settings import (
     GatewaySettings,
     bind_listener,

@@ -22,7 +22,6 @@ from gno_trio.protocol.envelope import (
     SERVER_INFO_KEY,
     claims_modern,
     parse_envelope,
-    read_envelope,
     split_legacy_meta,
 )
 from gno_trio.protocol.errors import (
@@ -45,6 +44,7 @@ from gno_trio.protocol.jsonrpc import (
     encode_notification,
     encode_result,
 )
+from gno_trio.protocol.routing import claimed_era, http_status
 from gno_trio.protocol.stamping import CACHEABLE_METHODS, stamp_result
 from gno_trio.protocol.versions import Era, negotiate_legacy_version
 
@@ -231,7 +231,7 @@ def test_legacy_negotiation(requested: str, answered: str) -> None:
 
 def test_envelope_lifts_reserved_keys_and_keeps_custom_ones() -> None:
     params = {"_meta": modern_meta(**{LOG_LEVEL_KEY: "info", "progressToken": 5, "acme/x": [1]})}
-    envelope = read_envelope(params)
+    envelope = parse_envelope(params)
     assert envelope.protocol_version == "2026-07-28"
     assert envelope.client_info is not None and envelope.client_info.name == "probe"
     assert (envelope.log_level, envelope.progress_token) == ("info", 5)
@@ -241,7 +241,7 @@ def test_envelope_lifts_reserved_keys_and_keeps_custom_ones() -> None:
 def test_client_info_is_optional() -> None:
     meta = modern_meta()
     del meta[CLIENT_INFO_KEY]
-    assert read_envelope({"_meta": meta}).client_info is None
+    assert parse_envelope({"_meta": meta}).client_info is None
 
 
 @pytest.mark.parametrize(
@@ -269,7 +269,7 @@ def test_malformed_envelope_is_invalid_params(params: Any, detail_fragment: str)
 
 def test_unsupported_version_names_supported_and_requested() -> None:
     with pytest.raises(ProtocolError) as raised:
-        read_envelope({"_meta": modern_meta(**{PROTOCOL_VERSION_KEY: "1999-01-01"})})
+        admit_modern("tools/list", {"_meta": modern_meta(**{PROTOCOL_VERSION_KEY: "1999-01-01"})})
     assert raised.value.code == UNSUPPORTED_PROTOCOL_VERSION
     assert raised.value.message == "Unsupported protocol version: 1999-01-01"
     assert raised.value.data == {"supported": ["2026-07-28"], "requested": "1999-01-01"}
@@ -279,7 +279,7 @@ def test_shape_is_checked_before_version() -> None:
     meta = modern_meta(**{PROTOCOL_VERSION_KEY: "1999-01-01"})
     del meta[CLIENT_CAPABILITIES_KEY]
     with pytest.raises(ProtocolError) as raised:
-        read_envelope({"_meta": meta})
+        admit_modern("tools/list", {"_meta": meta})
     assert raised.value.code == INVALID_PARAMS
 
 
@@ -431,5 +431,27 @@ def test_admit_modern_is_stateless() -> None:
 
 
 def test_envelope_struct_round_trips_through_msgspec() -> None:
-    envelope = read_envelope({"_meta": modern_meta(**{"x/y": 1})})
+    envelope = parse_envelope({"_meta": modern_meta(**{"x/y": 1})})
     assert msgspec.json.decode(msgspec.json.encode(envelope), type=type(envelope)) == envelope
+
+
+def test_the_era_a_message_claims_is_decided_by_one_rule() -> None:
+    modern = {"_meta": modern_meta()}
+    assert claimed_era(modern) is Era.MODERN
+    assert claimed_era({"name": "x"}) is Era.LEGACY
+    assert claimed_era(None) is Era.LEGACY
+    # Over HTTP the version header alone claims it (the body may still be malformed).
+    assert claimed_era(None, " 2026-07-28 ") is Era.MODERN
+    assert claimed_era({"name": "x"}, "2025-11-25") is Era.LEGACY
+
+
+@pytest.mark.parametrize(
+    ("code", "modern_status"),
+    [(INVALID_PARAMS, 400), (UNSUPPORTED_PROTOCOL_VERSION, 400), (-32601, 404), (-32603, 500)],
+)
+def test_an_error_rides_on_its_status_in_2026_and_on_200_in_2025(
+    code: int, modern_status: int
+) -> None:
+    assert http_status(code, Era.MODERN) == modern_status
+    assert http_status(code, Era.LEGACY) == 200
+    assert http_status(-32000, Era.MODERN) == 200  # a server-defined error is not a status

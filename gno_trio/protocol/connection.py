@@ -2,7 +2,7 @@
 
 Nothing here performs I/O or runs a handler. A transport hands each decoded
 request to :meth:`StdioConnection.admit` (or, on HTTP, to
-:class:`LegacySession`/:func:`admit_modern`) and gets back either an
+:class:`LegacySession`/:func:`admit_modern` with the request's headers) and gets back either an
 :class:`Admission` describing how to serve it or a raised
 :class:`~gno_trio.protocol.errors.ProtocolError` to answer with.
 
@@ -26,7 +26,8 @@ from gno_trio.protocol.envelope import (
     Envelope,
     Implementation,
     claims_modern,
-    read_envelope,
+    parse_envelope,
+    require_supported_version,
     split_legacy_meta,
 )
 from gno_trio.protocol.errors import (
@@ -38,6 +39,7 @@ from gno_trio.protocol.errors import (
     unsupported_version,
 )
 from gno_trio.protocol.jsonrpc import ProgressToken
+from gno_trio.protocol.routing import HeaderView, check_routing_headers, claimed_era
 from gno_trio.protocol.versions import (
     LATEST_LEGACY_VERSION,
     MODERN_VERSIONS,
@@ -121,12 +123,18 @@ def admit_modern(
     *,
     supported: tuple[str, ...] = MODERN_VERSIONS,
     served: frozenset[str] = MODERN_REQUEST_METHODS,
+    headers: HeaderView | None = None,
 ) -> Admission:
     """Check one stateless 2026-07-28 request: envelope shape, then version, then method.
 
-    Raises ``-32602`` (envelope), ``-32022`` (version) or ``-32601`` (method).
+    Over HTTP (``headers`` given) the routing headers are held to the body
+    between the shape and the version. Raises ``-32602`` (envelope),
+    ``-32020`` (headers), ``-32022`` (version) or ``-32601`` (method).
     """
-    envelope = read_envelope(params, supported)
+    envelope = parse_envelope(params)
+    if headers is not None:
+        check_routing_headers(headers, method, params, envelope.protocol_version)
+    require_supported_version(envelope, supported)
     if method not in served:
         raise method_not_found(method)
     return Admission.modern(method, envelope)
@@ -219,9 +227,7 @@ class StdioConnection:
     def admit(self, method: str, params: Mapping[str, Any] | None) -> Admission:
         """Pin the era on the first request, then admit or refuse this one."""
         if self.era is None:
-            self.era = (
-                Era.LEGACY if method == INITIALIZE or not claims_modern(params) else Era.MODERN
-            )
+            self.era = Era.LEGACY if method == INITIALIZE else claimed_era(params)
         if self.era is Era.MODERN:
             if method == INITIALIZE:
                 raise _initialize_on_modern(params, self._supported_modern)

@@ -125,19 +125,6 @@ def require_supported_version(
         raise unsupported_version(envelope.protocol_version, supported)
 
 
-def read_envelope(
-    params: Mapping[str, Any] | None, supported: tuple[str, ...] = MODERN_VERSIONS
-) -> Envelope:
-    """Shape check, then version check: the order a header-less transport (stdio) needs.
-
-    HTTP runs its header comparison between the two, so it calls
-    :func:`parse_envelope` and :func:`require_supported_version` itself.
-    """
-    envelope = parse_envelope(params)
-    require_supported_version(envelope, supported)
-    return envelope
-
-
 def split_legacy_meta(
     params: Mapping[str, Any] | None,
 ) -> tuple[ProgressToken | None, dict[str, Any]]:
@@ -171,7 +158,6 @@ __all__ = [
     "claims_modern",
     "meta_of",
     "parse_envelope",
-    "read_envelope",
     "require_supported_version",
     "split_legacy_meta",
 ]

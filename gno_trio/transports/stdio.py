@@ -1,8 +1,10 @@
 """MCP over stdio: newline-delimited JSON-RPC on stdin/stdout, served with trio.
 
-One reader task frames and decodes lines, admits requests through the sans-IO
+One reader task frames lines (:class:`~gno_trio.protocol.framing.LineBuffer`),
+decodes them, admits requests through the sans-IO
 :class:`~gno_trio.protocol.connection.StdioConnection`, and starts one task per
-request in the connection's nursery. Lines are never interleaved: a line goes
+request in the connection's nursery, answered by the rule HTTP shares
+(:func:`~gno_trio.transports.answering.answer`). Lines are never interleaved: a line goes
 straight to a stdout pipe only when nothing is queued or being written ahead of
 it (one non-blocking ``write``, with no task switch between the check and the
 write); otherwise it queues for the one writer task, which also takes whatever
@@ -33,9 +35,9 @@ from gno_trio.protocol.connection import INITIALIZE, StdioConnection
 from gno_trio.protocol.errors import (
     INVALID_REQUEST,
     ProtocolError,
-    deadline_passed,
     internal_error,
 )
+from gno_trio.protocol.framing import Framed, LineBuffer, LineTooLong
 from gno_trio.protocol.jsonrpc import (
     DecodeFailure,
     Notification,
@@ -59,6 +61,7 @@ from gno_trio.protocol.subscriptions import (
 from gno_trio.protocol.versions import Era
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.answering import answer
 from gno_trio.transports.deadlines import ANSWER_DEADLINE_SECONDS, InFlightDeadlines
 from gno_trio.transports.stdio_streams import process_streams
 from nurseries.bytebudget import ByteBudget
@@ -73,7 +76,6 @@ MAX_IN_FLIGHT: Final = 32
 """Requests served at once; the next one is not read until one finishes (pipe backpressure)."""
 OUTBOX_BYTES: Final = 32 * 1024 * 1024
 """Answer bytes waiting for a client that is slow to read stdout; producers wait beyond it."""
-_NEWLINE: Final = b"\n"
 
 
 class _Listen:
@@ -184,9 +186,7 @@ class _StdioServer:
     # -- reading -----------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
-        buffer = bytearray()
-        scanned = 0
-        discarding = False
+        framing = LineBuffer(self._max_line_bytes)
         while True:
             try:
                 chunk = await self._stdin.receive_some(_READ_CHUNK)
@@ -194,45 +194,24 @@ class _StdioServer:
                 chunk = b""
             if not chunk:
                 break
-            if discarding:
-                newline = chunk.find(_NEWLINE)
-                if newline < 0:
-                    continue
-                discarding = False
-                chunk = chunk[newline + 1 :]
-            buffer += chunk
-            while True:
-                newline = buffer.find(_NEWLINE, scanned)
-                if newline < 0:
-                    scanned = len(buffer)
-                    break
-                line = bytes(buffer[:newline])
-                del buffer[: newline + 1]
-                scanned = 0
-                await self._handle_line(line)
-            if len(buffer) > self._max_line_bytes:
-                buffer.clear()
-                scanned = 0
-                discarding = True
-                await self._reject_oversized()
-        if buffer and not discarding:
-            await self._handle_line(bytes(buffer))
+            for event in framing.feed(chunk):
+                await self._handle(event)
+        last = framing.finish()
+        if last is not None:
+            await self._handle(last)
 
-    async def _reject_oversized(self) -> None:
-        logger.warning("dropped an input line longer than %d bytes", self._max_line_bytes)
-        await self._emit(
-            _error_line(
-                None, INVALID_REQUEST, f"Message exceeds the {self._max_line_bytes}-byte line limit"
+    async def _handle(self, event: Framed) -> None:
+        if isinstance(event, LineTooLong):
+            logger.warning("dropped an input line longer than %d bytes", self._max_line_bytes)
+            await self._emit(
+                _error_line(
+                    None,
+                    INVALID_REQUEST,
+                    f"Message exceeds the {self._max_line_bytes}-byte line limit",
+                )
             )
-        )
-
-    async def _handle_line(self, line: bytes) -> None:
-        if len(line) > self._max_line_bytes:
-            await self._reject_oversized()
             return
-        if not line.strip():
-            return
-        message = decode_line(line)
+        message = decode_line(event)
         try:
             if isinstance(message, Request):
                 await self._start_request(message)
@@ -340,28 +319,14 @@ class _StdioServer:
     ) -> None:
         try:
             with entry.scope, self._deadlines.track() as deadline, deadline.sending:
-                with deadline.answering:
-                    line = await self._answer(request, context)
-                if deadline.passed:
-                    error = deadline_passed(deadline.seconds)
-                    line = encode_error(request.id, error.to_error_object())
+                answered = await answer(self._app, request, context, deadline)
                 # Sent from inside the request's scope: once the client has
                 # cancelled, this raises instead of committing a response.
-                await self._emit(line)
+                await self._emit(answered.line)
         finally:
             context.finish()
             del self._in_flight[request.id]
             self._slots.release()
-
-    async def _answer(self, request: Request, context: RequestContext) -> bytes:
-        try:
-            result = await self._app.handle_request(request.method, request.params, context)
-            return encode_answer(request.id, result)
-        except ProtocolError as exc:
-            return encode_error(request.id, exc.to_error_object())
-        except Exception:
-            logger.exception("request %s failed", request.method)
-            return encode_error(request.id, internal_error().to_error_object())
 
     async def _send_notification(self, method: str, params: Mapping[str, Any]) -> None:
         await self._emit(encode_notification(method, params))

@@ -31,11 +31,11 @@ from typing import Final
 import msgspec
 import trio
 
-from gno_trio.protocol.envelope import claims_modern
 from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Request, decode_line
 from gno_trio.protocol.names import PROTOCOL_VERSION_HEADER
+from gno_trio.protocol.routing import claimed_era
 from gno_trio.protocol.subscriptions import SUBSCRIPTIONS_LISTEN
-from gno_trio.protocol.versions import MODERN_VERSIONS
+from gno_trio.protocol.versions import Era
 from gno_trio.transports.http import legacy, listen, modern, rest
 from gno_trio.transports.http.boundary import (
     Boundary,
@@ -72,16 +72,6 @@ logger = logging.getLogger("gno_trio.transports.http")
 
 _json_encoder = msgspec.json.Encoder()
 _NO_STORE: Final = ((b"cache-control", b"no-store"),)
-
-
-def claims_modern_http(headers: RequestHeaders, message: Incoming) -> bool:
-    """Whether a POST belongs to the sessionless 2026-07-28 leg."""
-    version = headers.get(PROTOCOL_VERSION_HEADER)
-    if version is not None and version.strip() in MODERN_VERSIONS:
-        return True
-    if isinstance(message, Request | Notification):
-        return claims_modern(message.params)
-    return False
 
 
 class _Progress:
@@ -358,7 +348,8 @@ class GatewayApp:
                     reason=f"decode-{message.code}",
                 )
             )
-        is_modern = claims_modern_http(headers, message)
+        params = message.params if isinstance(message, Request | Notification) else None
+        is_modern = claimed_era(params, headers.get(PROTOCOL_VERSION_HEADER)) is Era.MODERN
         self.state.metrics.requests["modern" if is_modern else "legacy"] += 1
         # A listen stream is served but not admitted: it would hold a slot for its whole life.
         streams = (
@@ -404,4 +395,4 @@ class GatewayApp:
             await legacy.post(self.state, exchange, message, ticket)
 
 
-__all__ = ["GatewayApp", "claims_modern_http"]
+__all__ = ["GatewayApp"]

@@ -25,7 +25,7 @@ from gno_trio.protocol.names import (
     PROTOCOL_VERSION_HEADER,
     SESSION_HEADER,
 )
-from gno_trio.protocol.versions import LEGACY_VERSIONS
+from gno_trio.protocol.versions import LEGACY_VERSIONS, Era
 from gno_trio.server.context import RequestContext
 from gno_trio.transports.http.guards import EgressTicket, epoch_guard
 from gno_trio.transports.http.identity import session_belongs_to
@@ -49,10 +49,6 @@ from gno_trio.transports.http.wire import (
 )
 
 SESSIONS_FULL_CODE: Final = -32000
-
-
-def _legacy_status(code: int) -> int:
-    return 200
 
 
 def _message_id(message: Incoming) -> RequestId | None:
@@ -195,7 +191,7 @@ async def _initialize(state: GatewayState, exchange: Exchange, request: Request)
             request,
             context,
             responder,
-            status_for=_legacy_status,
+            era=Era.LEGACY,
             final_check=lambda: None,
             deadlines=state.deadlines,
         )
@@ -254,7 +250,7 @@ async def _serve_request(
                 request,
                 context,
                 responder,
-                status_for=_legacy_status,
+                era=Era.LEGACY,
                 final_check=lambda: epoch_guard(request, ticket, state.policies),
                 deadlines=state.deadlines,
             )

@@ -1,8 +1,9 @@
 """``subscriptions/listen`` over HTTP (2026-07-28): one POST answered by a notification stream.
 
-The request is validated like any modern request (:func:`.modern.admit`), then
-answered with an SSE stream whose first event is the acknowledgement; each
-change the stream listens for follows, stamped with its subscription id.
+The request is validated like any modern request
+(:func:`~gno_trio.protocol.connection.admit_modern`), then answered with an
+SSE stream whose first event is the acknowledgement; each change the stream
+listens for follows, stamped with its subscription id.
 The stream holds no capacity or runtime slot; it is bounded instead by the
 per-identity count of :class:`~.listen_book.ListenBook`, by a server-side
 lifetime, by a bounded queue (a client that stops reading loses the stream
@@ -20,6 +21,7 @@ from typing import Any, Final
 
 import trio
 
+from gno_trio.protocol.connection import admit_modern
 from gno_trio.protocol.errors import ProtocolError, method_not_found
 from gno_trio.protocol.jsonrpc import Request, encode_answer, encode_notification
 from gno_trio.protocol.subscriptions import (
@@ -51,7 +53,12 @@ async def serve(state: GatewayState, exchange: Exchange, request: Request) -> No
         raise Refused(refusal)
     feed = state.app.change_feed
     try:
-        modern.admit(request, exchange.headers, state.app.modern_methods)
+        admit_modern(
+            request.method,
+            request.params,
+            served=state.app.modern_methods,
+            headers=exchange.headers,
+        )
         if feed is None:  # the method is served only with a feed; kept for the type checker
             raise method_not_found(request.method)
         listen = ListenFilter(request.id, request.params)

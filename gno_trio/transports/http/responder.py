@@ -10,21 +10,17 @@ never pay for a stream.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gno_trio.protocol.errors import ProtocolError, deadline_passed, internal_error
-from gno_trio.protocol.jsonrpc import Request, encode_answer, encode_error, encode_notification
+from gno_trio.protocol.jsonrpc import Request, encode_notification
+from gno_trio.protocol.routing import http_status
+from gno_trio.protocol.versions import Era
 from gno_trio.server.context import RequestContext
 from gno_trio.server.dispatch import McpApp
+from gno_trio.transports.answering import answer
 from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.wire import SSE_HEADERS, Header, Reply, Send, send_reply, sse_event
-
-logger = logging.getLogger("gno_trio.transports.http")
-
-StatusForCode = Callable[[int], int]
-"""Maps a JSON-RPC error code to the HTTP status of a plain JSON error reply."""
 
 FinalCheck = Callable[[], Reply | None]
 """Run after the handler and before the answer is committed; a Reply replaces the answer."""
@@ -94,38 +90,27 @@ async def dispatch(
     context: RequestContext,
     responder: Responder,
     *,
-    status_for: StatusForCode,
+    era: Era,
     final_check: FinalCheck,
     deadlines: InFlightDeadlines,
 ) -> None:
-    """Run ``request`` through ``app`` and answer it; protocol errors become error replies.
+    """Answer ``request`` (:func:`~gno_trio.transports.answering.answer`) through ``responder``.
 
-    Once the gateway drains, the request's own deadline bounds it (see
+    A plain JSON error reply takes the HTTP status ``era`` gives its code. Once
+    the gateway drains, the request's own deadline bounds it (see
     :mod:`~gno_trio.transports.deadlines`): past it, the answer is an error.
     """
     with deadlines.track() as deadline, deadline.sending:
         try:
-            with deadline.answering:
-                result = await app.handle_request(request.method, request.params, context)
-            if deadline.passed:
-                raise deadline_passed(deadline.seconds)
-            line = encode_answer(request.id, result)
-            status = 200
-        except ProtocolError as exc:
-            line = encode_error(request.id, exc.to_error_object())
-            status = status_for(exc.code)
-        except Exception:
-            logger.exception("request %s failed", request.method)
-            error = internal_error()
-            line = encode_error(request.id, error.to_error_object())
-            status = status_for(error.code)
+            answered = await answer(app, request, context, deadline)
         finally:
             context.finish()
         refusal = final_check()
         if refusal is not None:
             await responder.refuse(refusal)
             return
-        await responder.answer(status, line)
+        code = answered.error_code
+        await responder.answer(200 if code is None else http_status(code, era), answered.line)
 
 
-__all__ = ["FinalCheck", "Responder", "StatusForCode", "dispatch"]
+__all__ = ["FinalCheck", "Responder", "dispatch"]

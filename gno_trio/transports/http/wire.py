@@ -86,11 +86,6 @@ def is_visible_ascii(text: str) -> bool:
     return text.isascii() and text.isprintable() and " " not in text
 
 
-def is_header_text(text: str) -> bool:
-    """Only characters 0x20-0x7E: what a plain (non-encoded) header value may hold."""
-    return text.isascii() and text.isprintable()
-
-
 @dataclass(frozen=True, slots=True)
 class Reply:
     """A complete, non-streaming HTTP answer."""
@@ -229,7 +224,6 @@ __all__ = [
     "boundary_reply",
     "empty_reply",
     "invalid_request_reply",
-    "is_header_text",
     "is_json_content_type",
     "is_visible_ascii",
     "jsonrpc_reply",
