@@ -128,8 +128,11 @@ def folder_watch(served: Served, *, catch_up: bool = False) -> Callable[[], Awai
 
 
 def resident_tasks(served: Served, *, watch: bool) -> list[Callable[[], Awaitable[object]]]:
-    """What runs beside a resident's server: its folder watch, and its change feed when on."""
-    tasks: list[Callable[[], Awaitable[object]]] = [folder_watch(served)] if watch else []
+    """What runs beside a resident's server: its rest after each burst of calls, its folder
+    watch, and its change feed when on."""
+    tasks: list[Callable[[], Awaitable[object]]] = [served.runtime.rest_when_idle]
+    if watch:
+        tasks.append(folder_watch(served))
     if served.app.change_feed is not None:
         tasks.append(served.app.change_feed.run)
     return tasks

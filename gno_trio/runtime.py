@@ -208,6 +208,9 @@ ENGINE_THREADS: Final = max(2, min(8, os.cpu_count() or 2))
 """Engine calls running at once in worker threads, per process (each holds a pooled
 connection): one per core. More only contend for the GIL: on two cores, 32 concurrent
 searches do 0.4x the searches per second of two, at 2.4x the CPU each."""
+REST_AFTER_S: Final = 1.0
+"""Seconds without an engine call after which a serving process gives back what the calls
+left resident (:meth:`Runtime.rest_when_idle`)."""
 ENGINE_STAGGER: Final = 0.010
 """Seconds every running engine call must have run before another starts beside it.
 Quick calls (a search on the held index: 1-2 ms) then run one at a time instead of
@@ -229,8 +232,31 @@ class Runtime:
     jobs: JobManager = field(default_factory=JobManager)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
 
+    _running: int = field(default=0, init=False, repr=False)
+    _finished: int = field(default=0, init=False, repr=False)
+    _ran: trio.Event = field(default_factory=trio.Event, init=False, repr=False)
+
     def __post_init__(self) -> None:
         self.lifecycle.count_with(self.process_counters)
+
+    async def rest_when_idle(self) -> None:
+        """Background task of a serving process: after each burst of engine calls, once
+        none ran for :data:`REST_AFTER_S`, the engine gives back the memory they left
+        resident (:meth:`~gno_trio.engine.Engine.rest`).
+
+        A server mostly waits; what it holds while waiting is what it costs the
+        machine, multiplied by every client session's own ``gno-trio mcp``. It
+        sleeps on an event while nothing runs, so an idle server never wakes.
+        """
+        while True:
+            await self._ran.wait()
+            self._ran = trio.Event()
+            while True:
+                seen = self._finished
+                await trio.sleep(REST_AFTER_S)
+                if self._running == 0 and self._finished == seen:
+                    break
+            await trio.to_thread.run_sync(self.engine.rest)
 
     def process_counters(self) -> dict[str, Any]:
         """``resident-status``'s ``models`` and ``jobs`` blocks: this process's own counts."""
@@ -264,6 +290,7 @@ class Runtime:
             finally:
                 lease.finish()
 
+        self._running += 1
         try:
             return await _in_worker_thread(in_thread, self.limiter)
         except BaseException:
@@ -271,3 +298,7 @@ class Runtime:
             # keep running for a caller that is gone.
             lease.abandon()
             raise
+        finally:
+            self._running -= 1
+            self._finished += 1
+            self._ran.set()

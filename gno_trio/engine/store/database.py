@@ -288,6 +288,28 @@ class ConnectionPool:
                 return
         conn.close()
 
+    def unmap_idle(self) -> None:
+        """Let go of the file pages the idle connections mapped while they read.
+
+        Mapped pages a connection once read stay in the process's resident
+        set for as long as it keeps its map: a search or a vector load leaves
+        tens of MiB behind. Re-mapping (the map is set to nothing, then back)
+        drops them; the next read maps again what it touches, from the
+        operating system's file cache.
+        """
+        with self._lock:
+            idle, self._idle = self._idle, []
+        try:
+            for conn in idle:
+                with unmapped(conn):
+                    pass
+        finally:
+            with self._lock:
+                room = 0 if self._closed else max(0, self._keep - len(self._idle))
+                self._idle.extend(idle[:room])
+            for conn in idle[room:]:
+                conn.close()
+
     @contextlib.contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
         conn = self.acquire()

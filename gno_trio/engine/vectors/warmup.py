@@ -89,6 +89,7 @@ class SemanticWarmup:
         load = getattr(backend, "load", None)
         if load is not None:  # an endpoint has nothing to load
             load()
+        engine.rest()  # the pages the vectors were read through are not needed to search them
         logger.info("semantic search ready: %s loaded", backend.identity.uri)
         return READY
 
