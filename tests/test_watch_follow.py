@@ -16,9 +16,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
+from gno_trio.config import Config
 from gno_trio.dirs import Dirs
 from gno_trio.engine import BackgroundEmbedder, CaptureRequest, Engine, SearchRequest
 from gno_trio.runtime import Runtime
@@ -167,6 +169,29 @@ async def test_excluded_and_git_paths_never_trigger_work(engine: Engine, notes: 
         assert _uris(engine, "figs") == []
         assert {uri for _, uri, _ in _journal(engine)[journaled:]} == {"gno://notes/real.md"}
         assert watcher.book.events_ignored >= 3
+
+    await _watching(engine, body)
+
+
+async def test_an_exclude_rule_added_at_run_time_is_followed(engine: Engine, notes: Path) -> None:
+    async def body(engine: Engine, watcher: FolderWatcher) -> None:
+        restarted = watcher.book.full_syncs
+
+        def exclude_drafts(config: Config) -> Config:
+            (notes_entry,) = config.collections
+            drafts = attrs.evolve(notes_entry, exclude=(*notes_entry.exclude, "drafts"))
+            return attrs.evolve(config, collections=(drafts,))
+
+        await trio.to_thread.run_sync(lambda: engine.update_config(exclude_drafts))
+        # The watch starts again under the new rules (and syncs the collection once).
+        await _until(lambda: watcher.book.full_syncs > restarted, "the watch restarted")
+        journaled, ignored = len(_journal(engine)), watcher.book.events_ignored
+        (notes / "drafts").mkdir()
+        (notes / "drafts" / "wip.md").write_text("# Draft\n\nKumquats unfinished.\n")
+        (notes / "kept.md").write_text("# Kept\n\nKumquats for real.\n")
+        await _until(lambda: _uris(engine, "kumquats") == ["gno://notes/kept.md"], "kept note")
+        assert {uri for _, uri, _ in _journal(engine)[journaled:]} == {"gno://notes/kept.md"}
+        assert watcher.book.events_ignored > ignored  # the draft cost no work
 
     await _watching(engine, body)
 

@@ -250,7 +250,7 @@ class IndexingKernel(EngineKernel):
         documents, or each is indexed as it is on disk (a file gno-trio wrote
         and indexed itself), found without taking the write lease.
         """
-        from gno_trio.engine.ingest.sync import named_work, sync_collection
+        from gno_trio.engine.ingest.sync import named_work, sync_named
         from gno_trio.engine.ingest.watching import settle, watched_root
 
         collection = self.collection(name)
@@ -263,13 +263,10 @@ class IndexingKernel(EngineKernel):
             if settled.walk:
                 return self.sync([collection.name], conn=conn, lease=held)[0]
             checked_root(collection.path, self.location.dirs)
-            with self.connection(conn) as c:
-                if not named_work(c, spec, set(settled.files)):
-                    return None  # the writer we waited for indexed them (a capture)
             with self.connection(conn) as c, self._conversion_runner() as runner:
-                report = sync_collection(
-                    c, spec, only=set(settled.files), runner=runner, vanish=True
-                )
+                report = sync_named(c, spec, set(settled.files), runner=runner)
+            if report is None:
+                return None  # the writer we waited for indexed them (a capture)
             self.catch_up_documents(prune=True)
             return report
 

@@ -237,6 +237,11 @@ class SyncPlan:
     # Every path the walk saw (ingest errors of other paths are dropped).
     seen: frozenset[str]
 
+    @property
+    def writes(self) -> bool:
+        """Whether carrying the plan out reads or retires anything."""
+        return bool(self.to_read or self.vanished)
+
 
 def unchanged(found: FoundFile, row: StoredDoc | None) -> bool:
     """Indexed by today's converter, active, no error last time, same size and mtime on disk."""

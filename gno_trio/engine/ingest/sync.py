@@ -39,7 +39,7 @@ from gno_trio.engine.ingest.plan import (
 )
 from gno_trio.engine.ingest.reading import not_a_file
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
-from gno_trio.engine.ingest.walker import FoundFile, admits, listing
+from gno_trio.engine.ingest.walker import FoundFile, PathRules, listing
 from gno_trio.engine.kernel import IndexHooks
 from gno_trio.engine.store.atomic import remove_temporary
 from gno_trio.engine.uris import disk_path
@@ -49,11 +49,12 @@ from gno_trio.errors import GnoError
 def named_files(spec: CollectionSpec, only: set[str]) -> list[FoundFile]:
     """The ``only`` paths that are files of the collection on disk, sorted."""
     files = []
+    rules = PathRules(pattern=spec.pattern, include=spec.include, exclude=spec.exclude)
     for rel in sorted(only):
         # The same rules as the walk: no escaping the root, no symlinks
         # (a link's target may lie outside it), nothing the collection's
         # pattern, include or exclude would leave out.
-        if not admits(rel, pattern=spec.pattern, include=spec.include, exclude=spec.exclude):
+        if not rules.admits(rel):
             continue
         abs_path = spec.path / disk_path(rel)
         try:
@@ -143,7 +144,7 @@ def named_work(conn: sqlite3.Connection, spec: CollectionSpec, only: set[str]) -
     watcher's sync of it stops here, before the write lease.
     """
     plan, _ = _plan(conn, spec, only, vanish=True)
-    return bool(plan.to_read or plan.vanished)
+    return plan.writes
 
 
 def sync_collection(
@@ -174,6 +175,44 @@ def sync_collection(
     started = time.perf_counter()
     with collector_paused():
         plan, notes = _plan(conn, spec, only, vanish=vanish)
+    return _applied(
+        conn, spec, plan, notes, runner, started, progress=progress, full=only is None, hooks=hooks
+    )
+
+
+def sync_named(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    only: set[str],
+    *,
+    runner: ConversionRunner,
+    hooks: IndexHooks | None = None,
+) -> SyncReport | None:
+    """Sync the named paths as a watcher reports them (``vanish``), planned once.
+
+    None, with nothing written, when the plan reads and retires nothing: the
+    files are indexed as they are on disk (another writer got there first).
+    """
+    started = time.perf_counter()
+    plan, notes = _plan(conn, spec, only, vanish=True)
+    if not plan.writes:
+        return None
+    return _applied(conn, spec, plan, notes, runner, started, full=False, hooks=hooks)
+
+
+def _applied(
+    conn: sqlite3.Connection,
+    spec: CollectionSpec,
+    plan: SyncPlan,
+    notes: WalkNotes,
+    runner: ConversionRunner,
+    started: float,
+    *,
+    full: bool,
+    progress: ProgressFn | None = None,
+    hooks: IndexHooks | None = None,
+) -> SyncReport:
+    """Carry ``plan`` out (see :mod:`.apply`); the report of the sync begun at ``started``."""
     report = SyncReport(collection=spec.name)
     apply_plan(
         conn,
@@ -184,11 +223,18 @@ def sync_collection(
         walk_errors=notes.errors,
         not_files=notes.not_files,
         progress=progress,
-        full=only is None,
+        full=full,
         hooks=hooks,
     )
     report.duration_ms = (time.perf_counter() - started) * 1000
     return report
 
 
-__all__ = ["CollectionSpec", "ProgressFn", "SyncReport", "named_work", "sync_collection"]
+__all__ = [
+    "CollectionSpec",
+    "ProgressFn",
+    "SyncReport",
+    "named_work",
+    "sync_collection",
+    "sync_named",
+]

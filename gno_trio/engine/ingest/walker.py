@@ -123,15 +123,55 @@ def _exclusions(exclude: Sequence[str]) -> tuple[frozenset[str], list[re.Pattern
     return names, globs
 
 
-def _exclusion_matcher(exclude: Sequence[str]) -> Callable[[str, str], bool]:
-    names, globs = _exclusions(exclude)
+class PathRules:
+    """A collection's pattern, extensions and exclusions, compiled once.
 
-    def excluded(name: str, rel_path: str) -> bool:
-        if name in names:
-            return True
-        return any(g.match(rel_path) or g.match(name) for g in globs)
+    Whoever asks about many paths under the same rules (a folder watch, one
+    per change it hears; a sync of named files) builds these once per
+    collection and configuration, not once per path.
+    """
 
-    return excluded
+    __slots__ = ("exts", "globs", "matcher", "names", "supported")
+
+    def __init__(
+        self,
+        *,
+        pattern: str = "**/*",
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = DEFAULT_EXCLUDES,
+        supported: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.names, self.globs = _exclusions(exclude)
+        self.exts = _normalise_exts(include)
+        matcher = glob_regex(pattern or "**/*")
+        self.matcher = None if matcher.pattern == _ALL_FILES else matcher
+        self.supported = supported
+
+    def admits(self, rel_path: str) -> bool:
+        """Whether ``walk`` would yield this relative path (ignoring the filesystem).
+
+        Lets a caller that indexes named files (after a write through
+        gno-trio, or as a watch reports them) apply exactly the collection's
+        rules, so the next full sync agrees.
+        """
+        segments = rel_path.split("/")
+        if not rel_path or any(s in ("", ".", "..") for s in segments) or "\x00" in rel_path:
+            return False
+        names, globs = self.names, self.globs
+        for depth, name in enumerate(segments, 1):
+            if name in names:
+                return False
+            if globs:
+                prefix = "/".join(segments[:depth])
+                if any(g.match(prefix) or g.match(name) for g in globs):
+                    return False
+        if rel_path.startswith(_RESERVED_PREFIX):
+            return False
+        if self.exts and os.path.splitext(segments[-1])[1].lower() not in self.exts:
+            return False
+        if self.matcher is not None and not self.matcher.match(rel_path):
+            return False
+        return self.supported is None or self.supported(rel_path)
 
 
 def admits(
@@ -140,26 +180,11 @@ def admits(
     pattern: str = "**/*",
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDES,
-    supported: Callable[[str], bool] = lambda _rel: True,
+    supported: Callable[[str], bool] | None = None,
 ) -> bool:
-    """Whether ``walk`` would yield this relative path (ignoring the filesystem).
-
-    Lets a caller that indexes named files (after a write through gno-trio)
-    apply exactly the collection's rules, so the next full sync agrees.
-    """
-    segments = rel_path.split("/")
-    if not rel_path or any(s in ("", ".", "..") for s in segments) or "\x00" in rel_path:
-        return False
-    excluded = _exclusion_matcher(exclude)
-    for depth, name in enumerate(segments, 1):
-        if excluded(name, "/".join(segments[:depth])):
-            return False
-    if rel_path.startswith(_RESERVED_PREFIX):
-        return False
-    exts = _normalise_exts(include)
-    if exts and os.path.splitext(segments[-1])[1].lower() not in exts:
-        return False
-    return bool(glob_regex(pattern or "**/*").match(rel_path)) and supported(rel_path)
+    """:meth:`PathRules.admits` for one path (a caller asking about many keeps the rules)."""
+    rules = PathRules(pattern=pattern, include=include, exclude=exclude, supported=supported)
+    return rules.admits(rel_path)
 
 
 class Listed(NamedTuple):
@@ -193,13 +218,12 @@ def listing(
     ``st_mode``, an atomic write's temporary file to ``on_leftover`` (it is never
     listed). A file's path is :func:`root_prefix` followed by its relative path.
     """
-    matcher = glob_regex(pattern or "**/*")
-    names, globs = _exclusions(exclude)
+    compiled = PathRules(pattern=pattern, include=include, exclude=exclude)
     rules = _Rules(
-        names,
-        globs,
-        _normalise_exts(include),
-        None if matcher.pattern == _ALL_FILES else matcher.match,
+        compiled.names,
+        compiled.globs,
+        compiled.exts,
+        None if compiled.matcher is None else compiled.matcher.match,
         supported,
         on_error,
         on_other,

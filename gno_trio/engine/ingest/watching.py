@@ -20,12 +20,12 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from gno_trio.engine.ingest.spec import CollectionSpec
-from gno_trio.engine.ingest.walker import admits
+from gno_trio.engine.ingest.walker import PathRules
 
 SCRATCH_PREFIXES: Final = (".#", ".gno-tmp-", ".~lock.", "~$")
 """Names editors and our own writers give files that are never notes (Emacs locks,
@@ -49,13 +49,27 @@ def scratch_name(name: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class WatchedRoot:
-    """One collection root as the watcher sees it, with the rules its changes pass."""
+    """One collection root as the watcher sees it, with the rules its changes pass.
+
+    The rules are compiled with it, once per collection and configuration (a
+    changed configuration makes a new one), never per change heard.
+    """
 
     collection: str
     root: Path
     spec: CollectionSpec
     skipped: tuple[Path, ...] = ()
     """Folders inside the root never to look at (gno-trio's own directories)."""
+    files: PathRules = field(init=False, compare=False, repr=False)
+    """The collection's rules for its documents (pattern, extensions, exclusions)."""
+    folders: PathRules = field(init=False, compare=False, repr=False)
+    """Its exclusions alone, which every segment of a path passes, folders included."""
+
+    def __post_init__(self) -> None:
+        spec = self.spec
+        files = PathRules(pattern=spec.pattern, include=spec.include, exclude=spec.exclude)
+        object.__setattr__(self, "files", files)
+        object.__setattr__(self, "folders", PathRules(exclude=spec.exclude))
 
     def relevant(self, path: str) -> str | None:
         """The path of a change relative to the root, or None when it can never matter.
@@ -77,14 +91,13 @@ class WatchedRoot:
         posix = "/".join(parts)
         # The collection's exclude rules apply to every segment, folders included;
         # its pattern and extensions only to files, so a folder is kept for now.
-        if not admits(posix, pattern="**/*", include=(), exclude=self.spec.exclude):
+        if not self.folders.admits(posix):
             return None
         return posix
 
     def indexes(self, rel: str) -> bool:
         """Whether a file at ``rel`` would be one of the collection's documents."""
-        spec = self.spec
-        return admits(rel, pattern=spec.pattern, include=spec.include, exclude=spec.exclude)
+        return self.files.admits(rel)
 
 
 def _is_folder(path: Path) -> bool:
