@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import trio
 
 from gno_trio import SERVER_NAME, __version__
-from gno_trio.engine import BackgroundEmbedder, Engine
+from gno_trio.engine import BackgroundEmbedder, Engine, JobManager
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.change_feed import ChangeFeed
@@ -100,7 +100,11 @@ def serving(
     engine.ready_semantic_search()
     try:
         runtime = Runtime(
-            engine=engine, write_enabled=write_enabled, tool_profile=parse_profile(tool_profile)
+            engine=engine,
+            write_enabled=write_enabled,
+            tool_profile=parse_profile(tool_profile),
+            # In team mode one job runs at a time in the whole deployment, visible everywhere.
+            jobs=JobManager(book=engine.team.jobs() if engine.team is not None else None),
         )
         try:
             if embedder is not None:

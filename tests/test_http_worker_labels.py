@@ -42,6 +42,21 @@ async def call(client: httpx.AsyncClient, url: str, name: str, **arguments: Any)
     return result
 
 
+async def remember(client: httpx.AsyncClient, url: str, text: str, **more: Any) -> None:
+    """Add one fact in the ``facts`` collection's scope; it must succeed."""
+    added = await call(
+        client,
+        url,
+        "gno_remember",
+        text=text,
+        collection="facts",
+        scopes=[SCOPE],
+        decision="add",
+        **more,
+    )
+    assert not added.get("isError"), added
+
+
 async def worker_of(client: httpx.AsyncClient, base: str) -> int:
     pid: int = (await client.get(base + "/api/resident/metrics")).json()["worker"]["pid"]
     return pid
@@ -78,16 +93,7 @@ async def test_a_receipt_from_one_worker_verifies_on_the_other(tmp_path: Path) -
         url = announced["url"]
         base = url.removesuffix("/mcp")
         async with httpx.AsyncClient(timeout=30) as client:
-            added = await call(
-                client,
-                url,
-                "gno_remember",
-                text=FACT,
-                collection="facts",
-                scopes=[SCOPE],
-                decision="add",
-            )
-            assert not added.get("isError"), added
+            await remember(client, url, FACT)
         receipts = await recall_on_each_worker(base, url)
         first, second = receipts.values()
         assert first["session"] == second["session"]  # one caller, one label
@@ -98,17 +104,7 @@ async def test_a_receipt_from_one_worker_verifies_on_the_other(tmp_path: Path) -
             async with httpx.AsyncClient(timeout=30) as client:
                 if await worker_of(client, base) != second_pid:
                     continue
-                remembered = await call(
-                    client,
-                    url,
-                    "gno_remember",
-                    text="Hotfixes ship on any weekday.",
-                    collection="facts",
-                    scopes=[SCOPE],
-                    decision="add",
-                    receipt=first,
-                )
+                await remember(client, url, "Hotfixes ship on any weekday.", receipt=first)
                 assert await worker_of(client, base) == second_pid
-                assert not remembered.get("isError"), remembered
                 return
         raise AssertionError("the kernel never handed a connection to the second worker again")

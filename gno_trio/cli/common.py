@@ -65,9 +65,13 @@ def open_engine(
     A config chosen with ``--config`` or ``GNO_CONFIG_DIR`` must exist
     (``CONFIG_NOT_FOUND``, exit 1), so a typo never looks like an empty index;
     a command that writes the config (``new_config``: ``init``, ``collection
-    add``) may start one for an index without collections.
+    add``) may start one for an index without collections. With a store
+    (``--store``, else ``GNO_STORE``) the engine joins that team's
+    coordination state (its write lease among others); a malformed URL is
+    ``INVALID_INPUT`` and a store that cannot be reached ``RUNTIME``.
     """
-    from gno_trio.engine import Engine, locate  # only a command that opens an index pays for it
+    # only a command that opens an index pays for these imports
+    from gno_trio.engine import Engine, Team, locate, store_from
 
     config = Path(args.config).expanduser() if args.config else None
     if not create:
@@ -78,13 +82,21 @@ def open_engine(
                 f"Index {location.index_name} is not initialized ({location.db_path} does not "
                 f"exist); run `{command_line(args, 'init')}` first",
             )
-    return Engine.open(
+    store = store_from(getattr(args, "store", None))  # a wrong URL fails before anything opens
+    engine = Engine.open(
         index_name=args.index,
         config_path=config,
         create=create,
         config_required=True,
         may_create_config=new_config,
     )
+    if store is not None:
+        try:
+            engine.join_team(Team.open(store, engine.location.index_name))
+        except BaseException:
+            engine.close()
+            raise
+    return engine
 
 
 def command_line(args: argparse.Namespace, *words: str) -> str:

@@ -92,6 +92,12 @@ def _common_options(*, with_defaults: bool) -> _Parser:
     common.add_argument(
         "--config", default=default(None), help="path to index.yml (default: the config dir's)"
     )
+    common.add_argument(
+        "--store",
+        default=default(None),
+        help="team mode (preview): a postgresql:// URL whose database the gateways of a "
+        "team share (default: $GNO_STORE; unset: this machine only)",
+    )
     common.add_argument("--json", action="store_true", default=default(False), help="print JSON")
     common.add_argument(
         "--verbose", action="store_true", default=default(False), help="log to stderr"

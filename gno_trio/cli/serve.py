@@ -60,6 +60,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             flush=True,
         )
     engine = open_engine(args)
+    _say_team(engine)
     with serving(
         engine,
         write_enabled=write_enabled,
@@ -70,6 +71,20 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     ) as served:
         background = resident_tasks(served, watch=_watching(args, engine))
         return trio.run(serve_beside, partial(serve_stdio, served.app), background)
+
+
+def _say_team(engine: Engine) -> None:
+    """On stderr, what a team-mode process shares through its store and what it keeps here."""
+    from gno_trio.engine import TEAM_LOCAL_STATE, TEAM_SHARED_STATE
+
+    if engine.team is None or render.quiet():
+        return
+    print(
+        f"gno-trio: team mode (preview) on {engine.team.store.shown}: shares {TEAM_SHARED_STATE}; "
+        f"{TEAM_LOCAL_STATE} stay in {engine.location.dirs.data}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _subscriptions(args: argparse.Namespace, engine: Engine) -> bool:
@@ -117,6 +132,8 @@ def run_gateway(args: argparse.Namespace, *, mode: str, worker: WorkerLaunch | N
     if workers is None or workers < 1:
         raise GnoError("VALIDATION", "--workers must be a positive integer")
     engine = open_engine(args)
+    if launch is None:
+        _say_team(engine)
     held = contextlib.ExitStack()
     try:
         settings = settings_from_config(
@@ -225,6 +242,7 @@ def _serve(
             on_ready=launch.on_ready if launch is not None else None,
             clients=http_snippets,
             announced=announced,
+            team=engine.team,
         )
 
 

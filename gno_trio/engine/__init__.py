@@ -108,6 +108,12 @@ if TYPE_CHECKING:
     from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
     from gno_trio.engine.store.lease import HeldLease as HeldLease
     from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
+    from gno_trio.engine.team.plane import LOCAL_STATE as TEAM_LOCAL_STATE
+    from gno_trio.engine.team.plane import SHARED_STATE as TEAM_SHARED_STATE
+    from gno_trio.engine.team.plane import Team as Team
+    from gno_trio.engine.team.url import STORE_ENV as STORE_ENV
+    from gno_trio.engine.team.url import TeamStore as TeamStore
+    from gno_trio.engine.team.url import store_from as store_from
     from gno_trio.engine.texts import audit_text as audit_text
     from gno_trio.engine.texts import egress_audit_list_text as egress_audit_list_text
     from gno_trio.engine.texts import egress_audit_removal_text as egress_audit_removal_text
@@ -202,6 +208,12 @@ _HOMES: Final[Homes] = {
     "write_file_atomically": ("gno_trio.engine.store.atomic", "replace"),
     "ConnectionPool": ("gno_trio.engine.store.database", "ConnectionPool"),
     "HeldLease": ("gno_trio.engine.store.lease", "HeldLease"),
+    "TEAM_LOCAL_STATE": ("gno_trio.engine.team.plane", "LOCAL_STATE"),
+    "TEAM_SHARED_STATE": ("gno_trio.engine.team.plane", "SHARED_STATE"),
+    "Team": ("gno_trio.engine.team.plane", "Team"),
+    "STORE_ENV": ("gno_trio.engine.team.url", "STORE_ENV"),
+    "TeamStore": ("gno_trio.engine.team.url", "TeamStore"),
+    "store_from": ("gno_trio.engine.team.url", "store_from"),
     "lease_wait_from_env": ("gno_trio.engine.store.lease", "wait_from_env"),
     "audit_text": ("gno_trio.engine.texts", "audit_text"),
     "egress_audit_list_text": ("gno_trio.engine.texts", "egress_audit_list_text"),
@@ -263,6 +275,9 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
+    "STORE_ENV",
+    "TEAM_LOCAL_STATE",
+    "TEAM_SHARED_STATE",
     "UPDATE_CMD_FAILED",
     "AskOutcome",
     "AskRequest",
@@ -291,6 +306,8 @@ __all__ = [
     "QueryOptions",
     "SearchRequest",
     "SyncReport",
+    "Team",
+    "TeamStore",
     "TraceJudgment",
     "WatchedRoot",
     "Work",
@@ -321,6 +338,7 @@ __all__ = [
     "parse_uri",
     "public_code",
     "standalone_resident",
+    "store_from",
     "trace_delete_text",
     "trace_export_text",
     "trace_label_text",

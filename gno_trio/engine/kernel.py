@@ -43,7 +43,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Protocol, Self
+from typing import TYPE_CHECKING, ClassVar, Protocol, Self
 
 from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config
 from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
@@ -52,6 +52,9 @@ from gno_trio.engine.store.database import ConnectionPool, connect, migrate
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
 from gno_trio.errors import GnoError
 from gno_trio.heap import trim_heap
+
+if TYPE_CHECKING:
+    from gno_trio.engine.team.plane import Team
 
 logger = logging.getLogger("gno_trio.engine")
 
@@ -178,6 +181,8 @@ class EngineKernel:
         self.pool = ConnectionPool(location.db_path)
         self.write_lease: Lease = FileLease(location.dirs.write_lock)
         """The lease writers take: the data directory's lock file, or team mode's."""
+        self.team: Team | None = None
+        """Team mode's shared coordination state, once :meth:`join_team` was called."""
         _cache_home = location.dirs.cache
 
     @classmethod
@@ -233,8 +238,18 @@ class EngineKernel:
         kernel._heal_at_open()
         return kernel
 
+    def join_team(self, team: Team) -> None:
+        """Coordinate with the other gateways of ``team``: its lease from now on; closed with us.
+
+        Call it right after opening, before any writer runs.
+        """
+        self.team = team
+        self.write_lease = team.lease
+
     def close(self) -> None:
         self.pool.close()
+        if self.team is not None:
+            self.team.close()
 
     def rest(self) -> None:
         """Give back what the last calls left resident and no idle moment needs.

@@ -22,6 +22,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -31,6 +32,7 @@ from typing import Any, Final
 import hypercorn.config
 import trio
 
+from gno_trio.engine import Team
 from gno_trio.errors import GnoError
 from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.server.dispatch import McpApp
@@ -49,10 +51,15 @@ from gno_trio.transports.http.settings import (
     bind_listener,
     check_bind,
 )
-from gno_trio.transports.http.shared_sessions import FileSessionRegistry, SharedSessionStore
+from gno_trio.transports.http.shared_sessions import (
+    FileSessionRegistry,
+    SessionRegistry,
+    SharedSessionStore,
+)
 from gno_trio.transports.http.state import GatewayState, WorkerSeat
 from gno_trio.transports.http.status import resident_status
 from gno_trio.transports.http.surfaces import Surface
+from gno_trio.transports.http.team import hear_ended_sessions, team_wall_clock
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import (
     AdmissionGate,
@@ -131,30 +138,38 @@ def build_state(
     supervisor: Supervisor,
     policies: PolicyBook,
     worker: WorkerSeat | None = None,
+    team: Team | None = None,
 ) -> GatewayState:
-    """The shared state of a gateway listening on ``port``."""
+    """The shared state of a gateway listening on ``port`` (``team``: of a team-mode gateway)."""
     limits = settings.limits
     metrics = TransportMetrics()
     idle_timeout = limits.session_idle_timeout_ms / 1000.0
-    sessions = (
-        SessionStore(
+    sessions: SessionStore
+    if worker is None and team is None:
+        sessions = SessionStore(
             max_sessions=limits.max_sessions,
             max_per_identity=limits.max_sessions_per_identity,
             idle_timeout=idle_timeout,
             metrics=metrics,
             legacy_methods=app.legacy_methods,
         )
-        if worker is None
-        else SharedSessionStore(
-            FileSessionRegistry(worker.registry_path),
+    else:  # shared by the workers of this host, or by every gateway of the team
+        registry: SessionRegistry
+        if team is not None:
+            registry = team.sessions()
+        else:
+            assert worker is not None
+            registry = FileSessionRegistry(worker.registry_path)
+        sessions = SharedSessionStore(
+            registry,
             max_sessions=limits.max_sessions,
             max_per_identity=limits.max_sessions_per_identity,
             idle_timeout=idle_timeout,
             metrics=metrics,
             token_file=settings.token_file,
             legacy_methods=app.legacy_methods,
+            wall_clock=team_wall_clock if team is not None else time.monotonic,
         )
-    )
     return GatewayState(
         app=app,
         listener=bind_listener(settings, port),
@@ -165,7 +180,9 @@ def build_state(
         capacity=AdmissionGate(limits.max_concurrent_requests, limits.max_queued_requests),
         readers=RuntimeAdmission(limits.max_concurrent_requests),
         labels=CallerLabels(
-            ensure_caller_key(settings.caller_key_file)
+            team.caller_key()
+            if team is not None
+            else ensure_caller_key(settings.caller_key_file)
             if settings.caller_key_file is not None
             else app.instance_id.encode()
         ),
@@ -194,6 +211,7 @@ async def serve_gateway(
     background: Sequence[BackgroundTask] = (),
     worker: WorkerSeat | None = None,
     pages: Surface | None = None,
+    team: Team | None = None,
     task_status: trio.TaskStatus[GatewayEndpoint] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` until ``drain`` is triggered (by SIGINT/SIGTERM or by the caller).
@@ -203,6 +221,7 @@ async def serve_gateway(
     the reachable endpoint through ``task_status`` once requests are accepted.
     ``worker`` makes this process one of several sharing the port.
     ``pages`` answers the paths outside ``/mcp`` and ``/api/`` (404 without).
+    ``team`` makes it one gateway of a team sharing a PostgreSQL store.
     """
     check_bind(settings)
     token_state = ensure_token_file(settings.token_file) if settings.token_file else None
@@ -213,13 +232,17 @@ async def serve_gateway(
     if handle_signals is None:
         handle_signals = threading.current_thread() is threading.main_thread()
     async with open_supervisor() as supervisor:
-        state = build_state(app, settings, port, supervisor, policies, worker)
+        state = build_state(app, settings, port, supervisor, policies, worker, team)
         if app.lifecycle is not None:  # gno_status over HTTP reports this gateway
             app.lifecycle.attach(partial(resident_status, state))
         gateway = GatewayApp(state, token_state=token_state, pages=pages)
         if app.change_feed is not None:  # sessions hear document changes on their GET stream
             supervisor.start_soon(
                 _sessions_listen, app.change_feed, state.sessions, name="change-listener"
+            )
+        if team is not None and isinstance(state.sessions, SharedSessionStore):
+            supervisor.start_soon(
+                hear_ended_sessions, team, state.sessions, name="team-session-ends"
             )
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
@@ -350,6 +373,7 @@ def run_resident(
     on_ready: Callable[[GatewayEndpoint], None] | None = None,
     clients: ClientSnippets | None = None,
     announced: Callable[[GatewayEndpoint], None] | None = None,
+    team: Team | None = None,
 ) -> int:
     """Blocking entry for the CLI: serve until SIGINT/SIGTERM, then drain; returns 0.
 
@@ -369,6 +393,7 @@ def run_resident(
                     sock=sock,
                     background=background,
                     worker=worker,
+                    team=team,
                 )
             )
             if on_ready is not None:

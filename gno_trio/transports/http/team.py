@@ -1,0 +1,58 @@
+"""The HTTP gateway in team mode: sessions, labels and session ends shared through the store.
+
+Every gateway of the deployment (any host, any worker) keeps its 2025-era
+session rows in the store's table instead of a per-host file, labels callers
+with the deployment's key, and listens on the store's ``gno_sessions``
+channel: a session ended on any gateway (DELETE, token rotation, idle
+expiry) ends at once here too, with its GET stream. NOTIFY reaches only
+connected listeners, so the reaper's own pass (which re-reads the table)
+stays the safety net after a lost connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Final
+
+import trio
+
+from gno_trio.engine import Team
+from gno_trio.errors import GnoError
+from gno_trio.transports.http.shared_sessions import SharedSessionStore
+
+logger = logging.getLogger("gno_trio.transports.http")
+
+_WAIT_SECONDS: Final = 1.0
+"""How long one wait for notifications blocks its thread (and delays a shutdown at most)."""
+_RETRY_SECONDS: Final = 2.0
+
+
+def team_wall_clock() -> float:
+    """Session times in team mode: wall-clock seconds, comparable across hosts."""
+    return time.time()
+
+
+async def hear_ended_sessions(team: Team, sessions: SharedSessionStore) -> None:
+    """End here, at once, the sessions the store announces ended elsewhere; runs until cancelled."""
+    while True:
+        try:
+            listener = await trio.to_thread.run_sync(team.listen, [team.sessions_channel])
+        except GnoError as exc:
+            logger.warning("not hearing session ends from the store yet: %s", exc.message)
+            await trio.sleep(_RETRY_SECONDS)
+            continue
+        try:
+            while True:
+                notes = await trio.to_thread.run_sync(listener.wait, _WAIT_SECONDS)
+                ended = [payload for _, payload in notes]
+                if ended:
+                    sessions.ended_elsewhere(ended)
+        except GnoError as exc:
+            logger.warning("lost the store's session notices, listening again: %s", exc.message)
+        finally:
+            listener.close()
+        await trio.sleep(_RETRY_SECONDS)
+
+
+__all__ = ["hear_ended_sessions", "team_wall_clock"]
