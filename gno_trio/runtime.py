@@ -2,27 +2,26 @@
 
 It owns the opened engine and the identity of this server instance, and it
 is the only bridge from async code to the synchronous engine: every engine
-call runs in a worker thread with its own pooled connection, and a
-cancelled request interrupts that connection's running SQLite statement
-instead of letting it run to completion.
+call runs in a worker thread on the pooled connection the engine binds to
+it, and a cancelled request interrupts that call's running statement
+instead of letting it run to completion. The runtime never touches the
+connection itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import enum
 import os
-import sqlite3
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol, TypeVar
 
 import trio
 
-from gno_trio.engine import JOB_RETENTION_COUNT, ConnectionPool, Engine, JobManager
+from gno_trio.engine import JOB_RETENTION_COUNT, Engine, JobManager
 from nurseries.stagger import StaggeredLimiter
 
 if TYPE_CHECKING:
@@ -53,71 +52,6 @@ class ThreadLimiter(Protocol):
     async def acquire_on_behalf_of(self, borrower: object) -> None: ...
 
     def release_on_behalf_of(self, borrower: object) -> None: ...
-
-
-class _Abandoned(Exception):
-    """The request was cancelled before its thread started: skip the work."""
-
-
-class _Phase(enum.Enum):
-    PENDING = "pending"  # the worker thread has not started the work yet
-    RUNNING = "running"  # the work holds the connection
-    DONE = "done"  # the connection is (being) handed back by whoever owned it last
-
-
-class _Lease:
-    """The pooled connection of one engine call, and who must give it back.
-
-    The connection is taken by the worker thread itself, so only calls that
-    hold a thread slot hold a connection: a burst of queued requests waits
-    for the limiter without opening one connection each. The thread and a
-    cancelling request then race for that connection: the thread may not have
-    started, may be mid-statement, or may just have finished and released it.
-    The lock makes each of those a single decision, so the connection is
-    returned exactly once and ``interrupt()`` only ever hits the statement it
-    was meant for, never a later user's.
-    """
-
-    __slots__ = ("_conn", "_lock", "_phase", "_pool")
-
-    def __init__(self, pool: ConnectionPool) -> None:
-        self._pool = pool
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-        self._phase = _Phase.PENDING
-
-    def start(self) -> sqlite3.Connection:
-        """Worker thread, before the work: take a connection unless already abandoned."""
-        with self._lock:
-            if self._phase is not _Phase.PENDING:
-                raise _Abandoned
-            conn = self._pool.acquire()
-            self._conn = conn
-            self._phase = _Phase.RUNNING
-        return conn
-
-    def finish(self) -> None:
-        """Worker thread, after the work whatever its outcome: give the connection back."""
-        with self._lock:
-            self._phase = _Phase.DONE
-            conn, self._conn = self._conn, None
-        if conn is not None:
-            self._pool.release(conn)
-
-    def abandon(self) -> None:
-        """The awaiting request was cancelled.
-
-        Not started: the thread, if it ever runs, sees this and does nothing.
-        Running: the statement is interrupted, and the thread releases the
-        connection once it has unwound. Done: nothing is left to do.
-        """
-        with self._lock:
-            if self._phase is _Phase.PENDING:
-                self._phase = _Phase.DONE
-            elif self._phase is _Phase.RUNNING and self._conn is not None:
-                # Under the lock, so the thread cannot hand the connection to a
-                # new user between this check and the interrupt.
-                self._conn.interrupt()
 
 
 @trio.lowlevel.enable_ki_protection
@@ -270,33 +204,26 @@ class Runtime:
             },
         }
 
-    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work(conn)`` in a worker thread; cancellation interrupts SQLite.
+    async def run(self, work: Callable[[], T]) -> T:
+        """Run ``work()`` (engine calls) in a worker thread; cancellation interrupts SQLite.
 
-        The connection is taken from the pool inside the thread, so at most
-        ``limiter`` connections are in use however many calls are queued. On
-        cancellation the call returns at once: the thread is abandoned after
-        its statement is interrupted and gives its connection back to the pool
-        itself once the statement has unwound, so a connection is never shared
-        by two threads. A call cancelled before its thread started never takes
-        a connection.
+        The engine binds one pooled connection to the whole call, taken inside
+        the thread (:meth:`Engine.call_slot`), so at most ``limiter``
+        connections are in use however many calls are queued. On cancellation
+        the call returns at once: the thread is abandoned after its statement
+        is interrupted and gives its connection back to the pool itself once
+        the statement has unwound, so a connection is never shared by two
+        threads. A call cancelled before its thread started never takes a
+        connection.
         """
-        lease = _Lease(self.engine.pool)
-
-        def in_thread() -> T:
-            conn = lease.start()
-            try:
-                return work(conn)
-            finally:
-                lease.finish()
-
+        slot = self.engine.call_slot()
         self._running += 1
         try:
-            return await _in_worker_thread(in_thread, self.limiter)
+            return await _in_worker_thread(partial(slot.run, work), self.limiter)
         except BaseException:
             # Cancelled, or failed before the thread could run: no statement may
             # keep running for a caller that is gone.
-            lease.abandon()
+            slot.cancel()
             raise
         finally:
             self._running -= 1

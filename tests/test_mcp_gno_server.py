@@ -1014,10 +1014,11 @@ async def test_cancelled_engine_call_interrupts_sqlite_and_returns_its_connectio
     finished = trio.Event()
     token = trio.lowlevel.current_trio_token()
 
-    def slow(conn: sqlite3.Connection) -> int:
-        slow_conn.append(conn)
+    def slow() -> int:
         try:
-            count: int = conn.execute(SLOW_SQL).fetchone()[0]
+            with runtime.engine.connection() as conn:
+                slow_conn.append(conn)
+                count: int = conn.execute(SLOW_SQL).fetchone()[0]
             outcome.append(count)
             return count
         except BaseException as exc:
@@ -1048,8 +1049,9 @@ async def test_cancelled_engine_call_interrupts_sqlite_and_returns_its_connectio
         while runtime.limiter.borrowed_tokens:
             await trio.sleep(0.01)
 
-    def probe(conn: sqlite3.Connection) -> tuple[sqlite3.Connection, int]:
-        return conn, conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    def probe() -> tuple[sqlite3.Connection, int]:
+        with runtime.engine.connection() as conn:
+            return conn, conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
     reused, documents = await runtime.run(probe)
     assert reused is slow_conn[0]
@@ -1059,13 +1061,14 @@ async def test_cancelled_engine_call_interrupts_sqlite_and_returns_its_connectio
 async def test_engine_call_cancelled_before_its_thread_starts_returns_its_connection(
     runtime: Runtime,
 ) -> None:
-    def which(conn: sqlite3.Connection) -> sqlite3.Connection:
-        return conn
+    def which() -> sqlite3.Connection:
+        with runtime.engine.connection() as conn:
+            return conn
 
     pooled = await runtime.run(which)  # the pool now holds exactly this idle connection
     ran: list[bool] = []
 
-    def never(conn: sqlite3.Connection) -> None:
+    def never() -> None:
         ran.append(True)
 
     with trio.CancelScope() as scope:
@@ -1086,11 +1089,11 @@ async def test_an_abandoned_engine_call_keeps_its_thread_slot_until_it_returns(
         runtime = Runtime(engine=engine, limiter=trio.CapacityLimiter(1))
         release = threading.Event()
 
-        def stuck(conn: sqlite3.Connection) -> int:
+        def stuck() -> int:
             release.wait(10)
             return 1
 
-        def answer(conn: sqlite3.Connection) -> int:
+        def answer() -> int:
             return 2
 
         with trio.move_on_after(0.1) as abandoned:
@@ -1113,10 +1116,11 @@ async def test_queued_engine_calls_hold_no_connection_until_they_run(tmp_path: P
         runtime = Runtime(engine=engine, limiter=trio.CapacityLimiter(2))
         used: list[sqlite3.Connection] = []
 
-        def query(conn: sqlite3.Connection) -> int:
-            used.append(conn)
-            time.sleep(0.005)
-            value: int = conn.execute("SELECT 1").fetchone()[0]
+        def query() -> int:
+            with engine.connection() as conn:
+                used.append(conn)
+                time.sleep(0.005)
+                value: int = conn.execute("SELECT 1").fetchone()[0]
             return value
 
         async with trio.open_nursery() as nursery:
@@ -1139,12 +1143,13 @@ async def test_quick_engine_calls_run_one_at_a_time_and_a_slow_one_holds_them_ba
     most = 0
     lock = threading.Lock()
 
-    def quick(conn: sqlite3.Connection) -> int:
+    def quick() -> int:
         nonlocal running, most
         with lock:
             running += 1
             most = max(most, running)
-        value: int = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        with runtime.engine.connection() as conn:
+            value: int = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
         with lock:
             running -= 1
         return value
@@ -1156,7 +1161,7 @@ async def test_quick_engine_calls_run_one_at_a_time_and_a_slow_one_holds_them_ba
 
     release = threading.Event()
 
-    def slow(conn: sqlite3.Connection) -> int:
+    def slow() -> int:
         release.wait(10)
         return 1
 

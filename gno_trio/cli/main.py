@@ -15,7 +15,6 @@ import argparse
 import difflib
 import json
 import logging
-import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Any, Final
@@ -181,14 +180,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
-    except (sqlite3.Error, OSError) as exc:
-        # Not a bad input: the disk, the database or the OS failed (exit 2).
-        return report_error(GnoError("RUNTIME", str(exc) or type(exc).__name__), as_json=as_json)
+    except OSError as exc:
+        return _failed(exc, as_json=as_json)
     except Exception as exc:
+        from gno_trio.engine import StoreError
+
+        if isinstance(exc, StoreError):
+            return _failed(exc, as_json=as_json)
         if args.verbose:
             logging.getLogger("gno_trio").exception("unexpected failure")
         message = f"internal error: {type(exc).__name__}: {exc}"
         return report_error(GnoError("RUNTIME", message), as_json=as_json)
+
+
+def _failed(exc: Exception, *, as_json: bool) -> int:
+    """Not a bad input: the disk, the database or the OS failed (exit 2)."""
+    return report_error(GnoError("RUNTIME", str(exc) or type(exc).__name__), as_json=as_json)
 
 
 __all__ = ["build_parser", "main", "report_error"]

@@ -105,7 +105,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
     from gno_trio.engine.search.request import SearchRequest as SearchRequest
     from gno_trio.engine.store.atomic import replace as write_file_atomically
-    from gno_trio.engine.store.database import ConnectionPool as ConnectionPool
+    from gno_trio.engine.store.database import StoreError as StoreError
     from gno_trio.engine.store.lease import HeldLease as HeldLease
     from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
     from gno_trio.engine.team.plane import LOCAL_STATE as TEAM_LOCAL_STATE
@@ -206,7 +206,7 @@ _HOMES: Final[Homes] = {
     "QueryOptions": ("gno_trio.engine.search.hybrid", "QueryOptions"),
     "SearchRequest": ("gno_trio.engine.search.request", "SearchRequest"),
     "write_file_atomically": ("gno_trio.engine.store.atomic", "replace"),
-    "ConnectionPool": ("gno_trio.engine.store.database", "ConnectionPool"),
+    "StoreError": ("gno_trio.engine.store.database", "StoreError"),
     "HeldLease": ("gno_trio.engine.store.lease", "HeldLease"),
     "TEAM_LOCAL_STATE": ("gno_trio.engine.team.plane", "LOCAL_STATE"),
     "TEAM_SHARED_STATE": ("gno_trio.engine.team.plane", "SHARED_STATE"),
@@ -285,7 +285,6 @@ __all__ = [
     "CaptureRequest",
     "CollectionPolicy",
     "Confirmation",
-    "ConnectionPool",
     "ContextRequest",
     "EgressAction",
     "EgressContentClass",
@@ -305,6 +304,7 @@ __all__ = [
     "ProgressFn",
     "QueryOptions",
     "SearchRequest",
+    "StoreError",
     "SyncReport",
     "Team",
     "TeamStore",

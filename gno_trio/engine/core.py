@@ -2,10 +2,12 @@
 
 Every surface (CLI, MCP tools, HTTP gateway) calls methods of ``Engine``;
 none calls the modules behind it. The calling convention is the same for
-every service: a synchronous method that takes keyword options and an
-optional ``conn`` (an async caller holds the connection itself so that a
-cancelled request can interrupt its SQLite statement), and returns the
-result object of its contract or raises :class:`~gno_trio.errors.GnoError`.
+every service: a synchronous method that takes keyword options and returns
+the result object of its contract or raises :class:`~gno_trio.errors.GnoError`.
+The engine binds one pooled connection to each call
+(:mod:`gno_trio.engine.store.binding`); an async caller runs calls through
+:meth:`~gno_trio.engine.kernel.EngineKernel.call_slot` so that a cancelled
+request interrupts the statement running for it.
 
 The methods are grouped by concern, one face per subpackage, on top of
 :class:`~gno_trio.engine.kernel.EngineKernel` (location, configuration,

@@ -25,8 +25,10 @@ The rules held here, once, for every surface:
   (:meth:`EngineKernel.update_config`), so a running server never writes
   back a stale copy.
 
-Each method accepts an optional ``conn`` so an async caller can hold the
-connection itself and interrupt its statement when the request is cancelled.
+Surfaces hold no connection: every method takes the connection bound to
+the running call (:mod:`gno_trio.engine.store.binding`), and an async
+caller runs it through :meth:`EngineKernel.call_slot`, which interrupts the
+statement when the request is cancelled.
 
 The kernel says *when* the schema work left for code and the document
 index's catch-up run; *what* they do belongs to floors above it (ingest,
@@ -47,6 +49,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, Self
 
 from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config
 from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
+from gno_trio.engine.store.binding import CallSlot, bound_connection
 from gno_trio.engine.store.config_file import save_config
 from gno_trio.engine.store.database import ConnectionPool, connect, migrate
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
@@ -270,12 +273,17 @@ class EngineKernel:
 
     @contextlib.contextmanager
     def connection(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
-        """``conn`` itself when given, else a pooled connection for the block."""
+        """``conn`` when given, else the running call's connection (:mod:`.store.binding`)."""
         if conn is not None:
             yield conn
         else:
-            with self.pool.connection() as owned:
+            with bound_connection(self.pool) as owned:
                 yield owned
+
+    def call_slot(self) -> CallSlot:
+        """A slot for one call run in a worker thread: ``slot.run(work)`` there, ``slot.cancel()``
+        from the caller that gave up on it (its running statement is interrupted)."""
+        return CallSlot(self.pool)
 
     # -- the write lease ----------------------------------------------------
 

@@ -8,7 +8,6 @@ each claim's verdict with its ``gno://`` line spans, and the sources cited.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Final, Literal
 
 from msgspec import UNSET, Meta, UnsetType
@@ -96,8 +95,8 @@ def make_ask(runtime: Runtime) -> ToolHandler:
     async def handler(args: AskInput, ctx: ToolCallContext) -> ToolResult:
         request = ask_request(args)
 
-        def ask(conn: sqlite3.Connection) -> AskOutcome:
-            return runtime.engine.ask(request, conn=conn)
+        def ask() -> AskOutcome:
+            return runtime.engine.ask(request)
 
         try:
             outcome = await runtime.run(ask)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -54,7 +53,7 @@ class AuditInput(ToolInput, forbid_unknown_fields=True):
 
 
 def make_audit(runtime: Runtime) -> ToolHandler:
-    def call(args: AuditInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
+    def call(args: AuditInput, ctx: ToolCallContext) -> Any:
         return runtime.engine.audit(
             category=args.category,
             collections=args.collections,
@@ -65,7 +64,6 @@ def make_audit(runtime: Runtime) -> ToolHandler:
             orphan_roots=args.orphanRoots,
             orphan_ignore_prefixes=args.orphanIgnorePrefixes,
             should_stop=lambda: ctx.cancellation.is_cancelled,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, audit_text)

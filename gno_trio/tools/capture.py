@@ -9,7 +9,6 @@ accident.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -180,11 +179,10 @@ def capture_text(receipt: dict[str, Any]) -> str:
 
 
 def make_capture(runtime: Runtime) -> ToolHandler:
-    def call(args: CaptureInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: CaptureInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.capture(
             request_from(args),
             server_instance_id=runtime.instance_id,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, capture_text, write=True)

@@ -20,7 +20,6 @@ refused with ``INVALID_INPUT`` rather than silently ignored.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Final, TypeAlias
 
@@ -242,9 +241,7 @@ def remove_text(result: dict[str, Any]) -> str:
 def make_add_collection(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
-    def call(
-        args: AddCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: AddCollectionInput, ctx: ToolCallContext) -> dict[str, Any]:
         # The cheap checks first, so a bad folder or name is reported as such even
         # while a job runs; add_collection repeats them under the lease.
         engine.check_root(args.path, absolute=True)
@@ -309,7 +306,7 @@ def start_sync_job(
 
 
 def make_sync(runtime: Runtime) -> ToolHandler:
-    def call(args: SyncInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: SyncInput, ctx: ToolCallContext) -> dict[str, Any]:
         refuse_update_cmd(args.runUpdateCmd)
         ticket = start_sync_job(
             runtime,
@@ -330,9 +327,7 @@ def make_sync(runtime: Runtime) -> ToolHandler:
 def make_remove_collection(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
-    def call(
-        args: RemoveCollectionInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: RemoveCollectionInput, ctx: ToolCallContext) -> dict[str, Any]:
         with engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled) as lease:
             removed = engine.remove_collection(args.collection, lease=lease)
         return {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -53,7 +52,7 @@ def arguments_of(args: Any) -> dict[str, Any]:
     return plain
 
 
-Tracer = Callable[[Any, Mapping[str, Any], sqlite3.Connection], str | None]
+Tracer = Callable[[Any, Mapping[str, Any]], str | None]
 """Records a successful answer as a retrieval trace; returns its id (None when off)."""
 
 
@@ -64,13 +63,13 @@ WRITE_DISABLED_MESSAGE = (
 
 def engine_tool(
     runtime: Runtime,
-    call: Callable[[Any, ToolCallContext, sqlite3.Connection], Mapping[str, Any]],
+    call: Callable[[Any, ToolCallContext], Mapping[str, Any]],
     render: Callable[[Any], str],
     *,
     write: bool = False,
     trace: Tracer | None = None,
 ) -> ToolHandler:
-    """A handler that runs ``call(args, ctx, conn)`` off the event loop and renders its text.
+    """A handler that runs ``call(args, ctx)`` off the event loop and renders its text.
 
     Every tool is this shape: one engine call in a worker thread (where a
     cancelled request interrupts its SQLite statement), a human summary for
@@ -87,10 +86,10 @@ def engine_tool(
             return tool_error("WRITE_DISABLED", WRITE_DISABLED_MESSAGE)
         traced: list[str | None] = [None]
 
-        def work(conn: sqlite3.Connection) -> tuple[str, Mapping[str, Any]]:
-            result = call(args, ctx, conn)
+        def work() -> tuple[str, Mapping[str, Any]]:
+            result = call(args, ctx)
             if trace is not None:
-                traced[0] = trace(args, result, conn)
+                traced[0] = trace(args, result)
             # Rendered here, in the worker thread, while the result is fresh in
             # its caches and off the event loop's path to the response.
             return render(result), result

@@ -10,7 +10,6 @@ codes (``invalid_input``, ``runtime_error``...) in every tool's error text,
 from __future__ import annotations
 
 import logging
-import sqlite3
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
@@ -233,8 +232,8 @@ def make_context(runtime: Runtime) -> ToolHandler:
         request = context_request(args)
         traced: list[str | None] = [None]
 
-        def compile_and_trace(conn: sqlite3.Connection) -> dict[str, Any]:
-            capsule = runtime.engine.context(request, conn=conn)
+        def compile_and_trace() -> dict[str, Any]:
+            capsule = runtime.engine.context(request)
             if not runtime.engine.tracing_enabled:
                 return capsule
             traced[0] = runtime.engine.trace_capsule(
@@ -243,7 +242,6 @@ def make_context(runtime: Runtime) -> ToolHandler:
                 query=opt(args.query) or args.goal,
                 filters=arguments_of(args),
                 capsule=capsule,
-                conn=conn,
             )
             return capsule
 

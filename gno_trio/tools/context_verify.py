@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Annotated, Any, Final, Literal
 
 from msgspec import Meta
@@ -33,8 +32,8 @@ def make_context_verify(runtime: Runtime) -> ToolHandler:
     async def handler(args: ContextVerifyInput, ctx: ToolCallContext) -> ToolResult:
         capsule = args.capsule
 
-        def verify(conn: sqlite3.Connection) -> dict[str, Any]:
-            return runtime.engine.context_verify(capsule, conn=conn)
+        def verify() -> dict[str, Any]:
+            return runtime.engine.context_verify(capsule)
 
         try:
             receipt = await runtime.run(verify)

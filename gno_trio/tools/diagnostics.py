@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final
 
 from msgspec import UNSET, Meta, UnsetType
@@ -89,21 +88,18 @@ def diagnose_text(result: dict[str, Any]) -> str:
 
 
 def make_diff(runtime: Runtime) -> ToolHandler:
-    def call(args: DiffInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return runtime.engine.diff(args.ref, opt(args.change), conn=conn)
+    def call(args: DiffInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.diff(args.ref, opt(args.change))
 
     return engine_tool(runtime, call, diff_text)
 
 
 def make_query_diagnose(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: QueryDiagnoseInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: QueryDiagnoseInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.diagnose(
             search_request(args),
             args.target,
             query_options(args),
-            conn=conn,
         )
 
     return engine_tool(runtime, call, diagnose_text)

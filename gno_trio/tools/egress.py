@@ -7,7 +7,6 @@ revision the caller read when it relaxes the policy.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
@@ -147,18 +146,14 @@ class EgressPolicySetInput(ToolInput, forbid_unknown_fields=True):
 
 
 def make_egress_policy_get(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: EgressPolicyGetInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: EgressPolicyGetInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.egress_policy(args.collection)
 
     return engine_tool(runtime, call, egress_policy_text)
 
 
 def make_egress_check(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: EgressCheckInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: EgressCheckInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.egress_check(
             requested=opt(args.collections),
             zone=args.destinationZone,
@@ -186,9 +181,7 @@ def _confirmation(value: EgressConfirmation | None) -> Confirmation | None:
 
 def make_egress_policy_set(runtime: Runtime) -> ToolHandler:
 
-    def call(
-        args: EgressPolicySetInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: EgressPolicySetInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.set_egress_policy(
             args.collection,
             args.policy,

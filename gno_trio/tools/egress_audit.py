@@ -8,7 +8,6 @@ inputs are closed objects, as GNO's are.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
@@ -61,52 +60,38 @@ class EgressAuditPurgeInput(ToolInput, forbid_unknown_fields=True):
 
 
 def make_list(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: EgressAuditListInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
-        return runtime.engine.egress_audit_list(
-            limit=args.limit, cursor=opt(args.cursor), conn=conn
-        )
+    def call(args: EgressAuditListInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.egress_audit_list(limit=args.limit, cursor=opt(args.cursor))
 
     return engine_tool(runtime, call, egress_audit_list_text)
 
 
 def make_show(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: EgressAuditIdInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
-        return runtime.engine.egress_audit_show(args.auditId, conn=conn)
+    def call(args: EgressAuditIdInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.egress_audit_show(args.auditId)
 
     return engine_tool(runtime, call, egress_audit_show_text)
 
 
 def make_status(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: EgressAuditStatusInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
-        return runtime.engine.egress_audit_status(conn=conn)
+    def call(args: EgressAuditStatusInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.egress_audit_status()
 
     return engine_tool(runtime, call, egress_audit_status_text)
 
 
 def make_delete(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: EgressAuditIdInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: EgressAuditIdInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.egress_audit_delete(
-            args.auditId, should_stop=lambda: ctx.cancellation.is_cancelled, conn=conn
+            args.auditId, should_stop=lambda: ctx.cancellation.is_cancelled
         )
 
     return engine_tool(runtime, call, egress_audit_removal_text, write=True)
 
 
 def make_purge(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: EgressAuditPurgeInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
-        return runtime.engine.egress_audit_purge(
-            should_stop=lambda: ctx.cancellation.is_cancelled, conn=conn
-        )
+    def call(args: EgressAuditPurgeInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.egress_audit_purge(should_stop=lambda: ctx.cancellation.is_cancelled)
 
     return engine_tool(runtime, call, egress_audit_removal_text, write=True)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final
 
 from msgspec import UNSET, Meta, UnsetType
@@ -75,9 +74,7 @@ def duplicate_text(result: dict[str, Any]) -> str:
 
 
 def make_create_folder(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: CreateFolderInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: CreateFolderInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.create_folder(
             args.collection,
             args.name,
@@ -89,15 +86,12 @@ def make_create_folder(runtime: Runtime) -> ToolHandler:
 
 
 def make_duplicate_note(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: DuplicateNoteInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: DuplicateNoteInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.duplicate_note(
             args.ref,
             folder_path=opt(args.folderPath),
             name=opt(args.name),
             should_stop=lambda: ctx.cancellation.is_cancelled,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, duplicate_text, write=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -200,22 +199,16 @@ def path_text(result: dict[str, Any]) -> str:
 
 
 def make_graph_neighbors(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: GraphNeighborsInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
-        return runtime.engine.neighbors(
-            args.ref, direction=args.direction, filters=args.filters(), conn=conn
-        )
+    def call(args: GraphNeighborsInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.neighbors(args.ref, direction=args.direction, filters=args.filters())
 
     return engine_tool(runtime, call, neighbors_text)
 
 
 def make_graph_path(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: GraphPathInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: GraphPathInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.shortest_path(
-            args.from_, args.to, max_depth=args.maxDepth, filters=args.filters(), conn=conn
+            args.from_, args.to, max_depth=args.maxDepth, filters=args.filters()
         )
 
     return engine_tool(runtime, call, path_text)
@@ -280,7 +273,7 @@ def impact_text(result: dict[str, Any]) -> str:
 
 
 def make_graph(runtime: Runtime) -> ToolHandler:
-    def call(args: GraphInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: GraphInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.graph(
             collection=opt(args.collection),
             limit=args.limit,
@@ -289,16 +282,13 @@ def make_graph(runtime: Runtime) -> ToolHandler:
             include_similar=args.includeSimilar,
             similar_top_k=args.similarTopK,
             similar_threshold=args.threshold,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, overview_text)
 
 
 def make_graph_query(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: GraphQueryInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: GraphQueryInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.graph_query(
             args.ref,
             direction=args.direction,
@@ -309,14 +299,13 @@ def make_graph_query(runtime: Runtime) -> ToolHandler:
             max_nodes=args.maxNodes,
             frontier_limit=args.frontierLimit,
             visited_limit=args.visitedLimit,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, query_text)
 
 
 def make_impact(runtime: Runtime) -> ToolHandler:
-    def call(args: ImpactInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: ImpactInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.impact(
             args.ref,
             max_depth=args.maxDepth,
@@ -324,7 +313,6 @@ def make_impact(runtime: Runtime) -> ToolHandler:
             max_edges=args.maxEdges,
             frontier_limit=args.frontierLimit,
             visited_limit=args.visitedLimit,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, impact_text)

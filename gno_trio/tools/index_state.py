@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 
@@ -201,8 +200,8 @@ def make_status(runtime: Runtime) -> ToolHandler:
     async def handler(args: StatusInput, ctx: ToolCallContext) -> ToolResult:
         reported, readers = _process_facts(runtime)
 
-        def call(conn: sqlite3.Connection) -> dict[str, Any]:
-            result = runtime.engine.status(conn=conn)
+        def call() -> dict[str, Any]:
+            result = runtime.engine.status()
             generations = result["resident"]["generations"]
             result["resident"] = resident_block(runtime, reported, readers, generations)
             return result
@@ -217,25 +216,23 @@ def make_status(runtime: Runtime) -> ToolHandler:
 
 
 def make_peek(runtime: Runtime) -> ToolHandler:
-    def call(args: PeekInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return peek_result(runtime.engine.peek(conn=conn))
+    def call(args: PeekInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return peek_result(runtime.engine.peek())
 
     return engine_tool(runtime, call, peek_text)
 
 
 def make_list_tags(runtime: Runtime) -> ToolHandler:
-    def call(args: ListTagsInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return runtime.engine.list_tags(
-            collection=opt(args.collection), prefix=opt(args.prefix), conn=conn
-        )
+    def call(args: ListTagsInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.list_tags(collection=opt(args.collection), prefix=opt(args.prefix))
 
     return engine_tool(runtime, call, tags_text)
 
 
 def make_changes(runtime: Runtime) -> ToolHandler:
-    def call(args: ChangesInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: ChangesInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.changes(
-            since=opt(args.since), collection=opt(args.collection), limit=args.limit, conn=conn
+            since=opt(args.since), collection=opt(args.collection), limit=args.limit
         )
 
     return engine_tool(runtime, call, changes_text)

@@ -6,7 +6,6 @@ other tool, so a malformed call fails the same way.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final
 
 from msgspec import Meta
@@ -81,16 +80,14 @@ def job_list_text(listing: dict[str, Any]) -> str:
 
 
 def make_job_status(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: JobStatusInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: JobStatusInput, ctx: ToolCallContext) -> dict[str, Any]:
         return {**runtime.jobs.status(args.jobId), "serverInstanceId": runtime.instance_id}
 
     return engine_tool(runtime, call, job_status_text)
 
 
 def make_list_jobs(runtime: Runtime) -> ToolHandler:
-    def call(args: ListJobsInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: ListJobsInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.jobs.listing(args.limit)
 
     return engine_tool(runtime, call, job_list_text)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal
 
 from msgspec import UNSET, Meta, UnsetType
@@ -78,17 +77,15 @@ def backlinks_text(result: dict[str, Any]) -> str:
 
 
 def make_links(runtime: Runtime) -> ToolHandler:
-    def call(args: LinksInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return runtime.engine.links(args.ref, link_type=opt(args.type), conn=conn)
+    def call(args: LinksInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.links(args.ref, link_type=opt(args.type))
 
     return engine_tool(runtime, call, links_text)
 
 
 def make_backlinks(runtime: Runtime) -> ToolHandler:
-    def call(
-        args: BacklinksInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
-        return runtime.engine.backlinks(args.ref, collection=opt(args.collection), conn=conn)
+    def call(args: BacklinksInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.backlinks(args.ref, collection=opt(args.collection))
 
     return engine_tool(runtime, call, backlinks_text)
 

@@ -11,7 +11,6 @@ mis-wired registry answers ``WRITE_DISABLED`` instead of writing.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -197,7 +196,7 @@ def remember_text(result: dict[str, Any]) -> str:
 
 
 def make_recall(runtime: Runtime) -> ToolHandler:
-    def call(args: RecallInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: RecallInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.recall(
             query=args.query,
             collection=args.collection,
@@ -205,14 +204,13 @@ def make_recall(runtime: Runtime) -> ToolHandler:
             identity=identity_of(ctx),
             max_facts=args.maxFacts,
             max_tokens=args.maxTokens,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, recall_text)
 
 
 def make_remember(runtime: Runtime) -> ToolHandler:
-    def call(args: RememberInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: RememberInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.remember(
             text=args.text,
             collection=args.collection,
@@ -224,7 +222,6 @@ def make_remember(runtime: Runtime) -> ToolHandler:
             receipt=presented_receipt(opt(args.receipt)),
             derived_from=[] if args.derivedFrom is msgspec.UNSET else list(args.derivedFrom),
             source=opt(args.source),
-            conn=conn,
             cancelled=lambda: ctx.cancellation.is_cancelled,
         )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
@@ -137,18 +136,17 @@ def multi_get_text(result: dict[str, Any]) -> str:
 
 
 def make_get(runtime: Runtime) -> ToolHandler:
-    def call(args: GetInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: GetInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.get(
             args.ref,
             from_line=opt(args.fromLine),
             line_count=opt(args.lineCount),
             line_numbers=args.lineNumbers,
-            conn=conn,
         )
 
-    def trace(args: GetInput, result: Mapping[str, Any], conn: sqlite3.Connection) -> str | None:
+    def trace(args: GetInput, result: Mapping[str, Any]) -> str | None:
         trace_id = opt(args.traceId)
-        if trace_id is None or not runtime.engine.trace_get(trace_id, result, conn=conn):
+        if trace_id is None or not runtime.engine.trace_get(trace_id, result):
             return None
         return trace_id
 
@@ -156,13 +154,12 @@ def make_get(runtime: Runtime) -> ToolHandler:
 
 
 def make_multi_get(runtime: Runtime) -> ToolHandler:
-    def call(args: MultiGetInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: MultiGetInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.multi_get(
             refs=opt(args.refs),
             pattern=opt(args.pattern),
             max_bytes=args.maxBytes,
             line_numbers=args.lineNumbers,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, multi_get_text)

@@ -11,7 +11,6 @@ handler, so the client sees the same bounds it is held to.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any, Final, Literal
 
 from msgspec import UNSET, Meta, UnsetType
@@ -124,9 +123,7 @@ def refactor_text(result: dict[str, Any]) -> str:
 
 
 def _handler(runtime: Runtime, operation: str) -> ToolHandler:
-    def call(
-        args: RenameNoteInput | MoveNoteInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> Any:
+    def call(args: RenameNoteInput | MoveNoteInput, ctx: ToolCallContext) -> Any:
         digest = args.apply_digest()
         if isinstance(args, MoveNoteInput):
             name, folder = opt(args.name), args.folderPath
@@ -139,7 +136,6 @@ def _handler(runtime: Runtime, operation: str) -> ToolHandler:
             folder_path=folder,
             apply_digest=digest,
             should_stop=lambda: ctx.cancellation.is_cancelled,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, refactor_text, write=True)

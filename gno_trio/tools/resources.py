@@ -21,9 +21,7 @@ class DocumentResources:
         self.runtime = runtime
 
     async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
-        listing = await self.runtime.run(
-            lambda conn: self.runtime.engine.ls(limit=_LIST_LIMIT, conn=conn)
-        )
+        listing = await self.runtime.run(lambda: self.runtime.engine.ls(limit=_LIST_LIMIT))
         resources = []
         for doc in listing["documents"]:
             entry: dict[str, Any] = {
@@ -57,9 +55,7 @@ class DocumentResources:
             return [await self._read_tags(uri)]
         if not uri.startswith("gno://"):
             raise GnoError("NOT_FOUND", f"Resource not found: {uri}")
-        doc = await self.runtime.run(
-            lambda conn: self.runtime.engine.get(uri, line_numbers=True, conn=conn)
-        )
+        doc = await self.runtime.run(lambda: self.runtime.engine.get(uri, line_numbers=True))
         source = doc["source"]
         header = [f"<!-- {doc['uri']}", f"docid: {doc['docid']}"]
         if source.get("absPath"):
@@ -75,8 +71,6 @@ class DocumentResources:
         collection = query.get("collection", [None])[0]
         prefix = query.get("prefix", [None])[0]
         tags = await self.runtime.run(
-            lambda conn: self.runtime.engine.list_tags(
-                collection=collection, prefix=prefix, conn=conn
-            )
+            lambda: self.runtime.engine.list_tags(collection=collection, prefix=prefix)
         )
         return {"uri": uri, "mimeType": "application/json", "text": json.dumps(tags)}

@@ -7,7 +7,6 @@ arguments into one engine call and the result into a short text.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import Annotated, Any, Final, Protocol
 
@@ -249,7 +248,7 @@ def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
 def retrieval_tracer(runtime: Runtime, pipeline: str) -> Tracer:
     """Records a search-shaped answer as a retrieval trace (when tracing is on)."""
 
-    def trace(args: Any, result: Mapping[str, Any], conn: sqlite3.Connection) -> str | None:
+    def trace(args: Any, result: Mapping[str, Any]) -> str | None:
         if not runtime.engine.tracing_enabled:
             return None  # off: no id, no fingerprint, no copy of the arguments
         return runtime.engine.trace_retrieval(
@@ -257,7 +256,6 @@ def retrieval_tracer(runtime: Runtime, pipeline: str) -> Tracer:
             query=args.query,
             filters=arguments_of(args),
             result=result,
-            conn=conn,
         )
 
     return trace
@@ -276,16 +274,16 @@ def graph_wanted(args: _GraphSwitches) -> bool:
 
 
 def make_search(runtime: Runtime) -> ToolHandler:
-    def call(args: SearchInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
-        return runtime.engine.search(search_request(args), conn=conn)
+    def call(args: SearchInput, ctx: ToolCallContext) -> dict[str, Any]:
+        return runtime.engine.search(search_request(args))
 
     return engine_tool(runtime, call, search_text, trace=retrieval_tracer(runtime, "search"))
 
 
 def make_query(runtime: Runtime) -> ToolHandler:
-    def call(args: QueryInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: QueryInput, ctx: ToolCallContext) -> dict[str, Any]:
         options = query_options(args, explain=bool(opt(args.explain)))
-        return runtime.engine.query(search_request(args), options, conn=conn)
+        return runtime.engine.query(search_request(args), options)
 
     return engine_tool(runtime, call, query_text, trace=retrieval_tracer(runtime, "query"))
 

@@ -11,7 +11,6 @@ citation to read.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -110,7 +109,7 @@ def section_text(result: dict[str, Any]) -> str:
 
 
 def make_section(runtime: Runtime) -> ToolHandler:
-    def call(args: SectionInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
+    def call(args: SectionInput, ctx: ToolCallContext) -> Any:
         target = opt(args.target)
         return runtime.engine.section(
             args.action,
@@ -118,7 +117,6 @@ def make_section(runtime: Runtime) -> ToolHandler:
             anchor=opt(args.anchor),
             line=opt(args.line),
             target=msgspec.to_builtins(target) if target is not None else None,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, section_text)

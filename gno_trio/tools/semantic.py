@@ -10,7 +10,6 @@ and runs under the lease inside the call. Each tool is declared whole here.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Final, Literal
 
@@ -206,21 +205,20 @@ def index_work(
 
 
 def make_vsearch(runtime: Runtime) -> ToolHandler:
-    def call(args: VsearchInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: VsearchInput, ctx: ToolCallContext) -> dict[str, Any]:
         request = filtered_request(args, args.query, opt(args.intent))
-        return runtime.engine.vsearch(request, conn=conn)
+        return runtime.engine.vsearch(request)
 
     return engine_tool(runtime, call, vsearch_text)
 
 
 def make_similar(runtime: Runtime) -> ToolHandler:
-    def call(args: SimilarInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: SimilarInput, ctx: ToolCallContext) -> dict[str, Any]:
         return runtime.engine.similar(
             args.ref,
             limit=args.limit,
             threshold=opt(args.threshold),
             cross_collection=args.crossCollection,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, similar_text)
@@ -229,7 +227,7 @@ def make_similar(runtime: Runtime) -> ToolHandler:
 def make_embed(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
-    def call(args: EmbedInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: EmbedInput, ctx: ToolCallContext) -> dict[str, Any]:
         collection = opt(args.collection)
         names = sync_targets(engine, collection) if collection is not None else None
         model = engine.embed_backend(names[0] if names else None).identity.uri  # MODEL_NOT_FOUND
@@ -249,7 +247,7 @@ def make_embed(runtime: Runtime) -> ToolHandler:
 def make_index(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
-    def call(args: IndexInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> dict[str, Any]:
+    def call(args: IndexInput, ctx: ToolCallContext) -> dict[str, Any]:
         names = sync_targets(engine, opt(args.collection))
         for name in names:
             engine.embed_backend(name)  # MODEL_NOT_FOUND before any job starts
@@ -277,13 +275,10 @@ def make_index(runtime: Runtime) -> ToolHandler:
 def make_clear_embeddings(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
-    def call(
-        args: ClearEmbeddingsInput, ctx: ToolCallContext, conn: sqlite3.Connection
-    ) -> dict[str, Any]:
+    def call(args: ClearEmbeddingsInput, ctx: ToolCallContext) -> dict[str, Any]:
         return engine.clear_embeddings(
             args.collection,
             mode=args.mode,
-            conn=conn,
             should_stop=lambda: ctx.cancellation.is_cancelled,
         )
 

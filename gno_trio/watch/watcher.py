@@ -275,8 +275,8 @@ class FolderWatcher:
         engine = self._engine
         ordered = sorted(paths)
 
-        def call(conn: Any) -> SyncReport | None:
-            return engine.sync_changed(name, ordered, wait_seconds=LEASE_WAIT_S, conn=conn)
+        def call() -> SyncReport | None:
+            return engine.sync_changed(name, ordered, wait_seconds=LEASE_WAIT_S)
 
         try:
             report = await self._runtime.run(call)

@@ -168,7 +168,7 @@ class IngestFace(IndexingKernel):
         collection = self.collection(name)
 
         def judge(collection_name: str, zone: Zone) -> Decision:
-            with self.connection() as conn:
+            with self.pool.connection() as conn:  # the receipt commits on its own
                 return audit.judge(
                     conn,
                     self.config.collections,

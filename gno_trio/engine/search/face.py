@@ -167,7 +167,7 @@ class SearchFace(EngineKernel):
             from gno_trio.engine.egress import audit
             from gno_trio.engine.egress.policy import endpoint_zone
 
-            with self.connection() as own:  # the receipt is written beside the read snapshot
+            with self.pool.connection() as own:  # the receipt is written beside the read snapshot
                 decision = audit.judge(
                     own,
                     config.collections,

@@ -25,6 +25,10 @@ from gno_trio.errors import GnoError
 
 logger = logging.getLogger("gno_trio.engine.store")
 
+StoreError: Final = sqlite3.Error
+"""What the store raises when the database itself fails (a broken file, a full disk):
+surfaces report it as a runtime failure without knowing which database it is."""
+
 DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _BUSY_TIMEOUT_MS = 5000
 # Readers map up to this much of the file (fewer copies, faster searches).
