@@ -28,6 +28,7 @@ from gno_trio.server.registry import parse_profile
 from gno_trio.server.unavailable import Switches, inactive_tools
 from gno_trio.tools import CATALOGUE
 from gno_trio.tools.collections import start_sync_job
+from gno_trio.tools.listings import bind_listings
 from gno_trio.tools.resources import DocumentResources
 
 logger = logging.getLogger("gno_trio.compose")
@@ -53,6 +54,7 @@ def build_app(
         inactive=inactive_tools(CATALOGUE, runtime.tool_profile, runtime.write_enabled, switches),
         lifecycle=runtime.lifecycle,
         change_feed=ChangeFeed(runtime) if subscriptions else None,
+        operations=bind_listings(runtime),
     )
 
 

@@ -158,18 +158,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
             return _rename(engine, args)
         if action == "clear-embeddings":
             return _clear_embeddings(engine, args)
-        collections = [
-            {
-                "name": c.name,
-                "path": str(c.path),
-                "pattern": c.pattern,
-                "include": list(c.include),
-                "exclude": list(c.exclude),
-                "memoryManaged": c.memory_managed,
-            }
-            for c in engine.config.collections
-        ]
-        render.emit(args, COLLECTIONS, {"collections": collections})
+        render.emit(args, COLLECTIONS, engine.list_collections())
     return EXIT_OK
 
 

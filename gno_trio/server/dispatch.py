@@ -133,8 +133,12 @@ class McpApp:
         inactive: Mapping[str, Unavailable] | None = None,
         lifecycle: LifecycleSlot | None = None,
         change_feed: ChangeFeed | None = None,
+        operations: Sequence[BoundTool] = (),
     ) -> None:
         """``inactive``: known tools left out of ``tools``, refused with a hint when called.
+
+        ``operations``: calls served to the REST API only (never listed or
+        callable over MCP), run by :meth:`run_tool` exactly like the tools.
 
         ``write_tools``: every catalogued write tool, for the HTTP write gate.
         ``change_feed``: set when subscriptions are switched on (``--subscriptions``);
@@ -157,6 +161,7 @@ class McpApp:
             self._tools[bound.spec.name] = bound
         # tools/list never varies per connection, so it is built once, in table order.
         self._tool_list = [_describe_tool(bound) for bound in tools]
+        self._operations: dict[str, BoundTool] = {bound.spec.name: bound for bound in operations}
         self._resources = resources
         # Every catalogued write tool, served or not: the HTTP write gate refuses
         # them before dispatch while writes are disabled.
@@ -195,6 +200,11 @@ class McpApp:
     def tools(self) -> Mapping[str, BoundTool]:
         """The active tool set, by name, in advertised order."""
         return self._tools
+
+    @property
+    def operations(self) -> Mapping[str, BoundTool]:
+        """The REST-only operations, by name."""
+        return self._operations
 
     async def handle_request(
         self, method: str, params: Params | None, ctx: RequestContext
@@ -235,22 +245,41 @@ class McpApp:
         name = params.get("name")
         if not isinstance(name, str):
             raise invalid_params("tools/call needs a string name")
+        result = await self.run_tool(name, params.get("arguments"), ctx, tools_only=True)
+        return _tool_result_object(result)
+
+    async def run_tool(
+        self,
+        name: str,
+        arguments: Any,
+        ctx: RequestContext,
+        *,
+        tools_only: bool = False,
+        from_strings: bool = False,
+    ) -> ToolResult:
+        """One call of tool (or REST operation) ``name``: the one path both surfaces take.
+
+        ``from_strings`` lets numbers and booleans arrive as text (a query
+        string). Raises ``ProtocolError`` (``-32602``) for an unknown or
+        switched-off tool; every other failure is an error result.
+        """
         bound = self._tools.get(name)
+        if bound is None and not tools_only:
+            bound = self._operations.get(name)
         if bound is None:
             inactive = self._inactive.get(name)
             if inactive is not None:
                 raise invalid_params(inactive.message, dict(inactive.data))
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
-        arguments = params.get("arguments")
         try:
             decoded = msgspec.convert(
-                arguments if arguments is not None else {}, bound.spec.input_type
+                arguments if arguments is not None else {},
+                bound.spec.input_type,
+                strict=not from_strings,
             )
         except msgspec.ValidationError as exc:
-            return _tool_result_object(
-                tool_error(INVALID_ARGUMENTS_CODE, f"Invalid arguments for {name}: {exc}")
-            )
-        return _tool_result_object(await self._run_tool(bound, decoded, ToolCallContext(ctx, name)))
+            return tool_error(INVALID_ARGUMENTS_CODE, f"Invalid arguments for {name}: {exc}")
+        return await self._run_tool(bound, decoded, ToolCallContext(ctx, name))
 
     async def _run_tool(self, bound: BoundTool, decoded: Any, ctx: ToolCallContext) -> ToolResult:
         try:

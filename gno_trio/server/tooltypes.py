@@ -41,6 +41,8 @@ class ToolResult:
     is_error: bool = False
     meta: Mapping[str, Any] | None = None
     """Transport-only result metadata (``_meta``), never shown to the model."""
+    code: str | None = None
+    """The stable error code of a failed call (what surfaces other than MCP branch on)."""
 
 
 def tool_error(code: str, message: str) -> ToolResult:
@@ -52,7 +54,7 @@ def tool_error(code: str, message: str) -> ToolResult:
     schema failure instead of this message). The code leads the text, as on
     the command line, so a caller can branch on it without parsing prose.
     """
-    return ToolResult(text=f"Error: {code}: {message}", structured=None, is_error=True)
+    return ToolResult(text=f"Error: {code}: {message}", structured=None, is_error=True, code=code)
 
 
 ToolHandler = Callable[[Any, "ToolCallContext"], Awaitable[ToolResult]]

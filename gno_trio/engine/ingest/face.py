@@ -46,6 +46,22 @@ class IngestFace(IndexingKernel):
         """
         return validate_root(path, dirs=self.location.dirs, absolute=absolute)
 
+    def list_collections(self) -> dict[str, Any]:
+        """The configured collections, as ``collection list`` and the REST API show them."""
+        return {
+            "collections": [
+                {
+                    "name": c.name,
+                    "path": str(c.path),
+                    "pattern": c.pattern,
+                    "include": list(c.include),
+                    "exclude": list(c.exclude),
+                    "memoryManaged": c.memory_managed,
+                }
+                for c in self.config.collections
+            ]
+        }
+
     def add_collection(
         self,
         path: str,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.ingest.walker import glob_regex
@@ -229,6 +229,20 @@ def multi_get(
     return {"documents": documents, "skipped": skipped, "meta": meta}
 
 
+def _listed(r: sqlite3.Row) -> dict[str, Any]:
+    """One document as a listing (``ls``, the browse tree) shows it."""
+    return {
+        "docid": r["docid"],
+        "uri": r["uri"],
+        "title": r["title"],
+        "collection": r["collection"],
+        "relPath": r["rel_path"],
+        "mime": r["source_mime"],
+        "sizeBytes": r["source_size"],
+        "modifiedAt": r["source_mtime"],
+    }
+
+
 def ls(
     conn: sqlite3.Connection,
     *,
@@ -261,20 +275,68 @@ def ls(
         (*params, limit, offset),
     ).fetchall()
     return {
-        "documents": [
-            {
-                "docid": r["docid"],
-                "uri": r["uri"],
-                "title": r["title"],
-                "collection": r["collection"],
-                "relPath": r["rel_path"],
-                "mime": r["source_mime"],
-                "sizeBytes": r["source_size"],
-                "modifiedAt": r["source_mtime"],
-            }
-            for r in rows
-        ],
+        "documents": [_listed(r) for r in rows],
         "meta": {"total": int(total), "returned": len(rows), "offset": offset},
+    }
+
+
+BROWSE_MAX_DOCUMENTS: Final = 1000
+"""Documents one folder listing returns at most (the rest are counted, not listed)."""
+
+
+def browse(
+    conn: sqlite3.Connection, *, collection: str | None = None, path: str = ""
+) -> dict[str, Any]:
+    """One level of the browse tree: the collections, or one folder's subfolders and documents.
+
+    Without ``collection`` the folders are the collections (with their active
+    document counts). ``path`` is a folder relative to the collection root
+    (``""`` for the root); each subfolder counts the documents beneath it.
+    """
+    folder = path.strip("/")
+    if collection is None:
+        if folder:
+            raise GnoError("INVALID_INPUT", "path needs a collection")
+        rows = conn.execute(
+            "SELECT c.name AS name, COUNT(d.docid) AS n FROM collections c "
+            "LEFT JOIN documents d ON d.collection = c.name AND d.active = 1 "
+            "GROUP BY c.name ORDER BY c.name"
+        ).fetchall()
+        folders = [{"name": r["name"], "path": "", "documents": int(r["n"])} for r in rows]
+        return {"collection": None, "path": "", "folders": folders, "documents": [], "meta": {}}
+    name = collection.strip().lower()
+    if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
+        raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
+    prefix = folder + "/" if folder else ""
+    rows = conn.execute(
+        "SELECT docid, uri, title, collection, rel_path, source_mime, source_size, source_mtime "
+        "FROM documents WHERE active = 1 AND collection = ? AND substr(rel_path, 1, ?) = ? "
+        "ORDER BY rel_path",
+        (name, len(prefix), prefix),
+    ).fetchall()
+    if folder and not rows:
+        raise GnoError("PATH_NOT_FOUND", f"No documents under {folder} in {name}")
+    counts: dict[str, int] = {}
+    documents: list[dict[str, Any]] = []
+    direct = 0
+    for r in rows:
+        rest = r["rel_path"][len(prefix) :]
+        head, slash, _ = rest.partition("/")
+        if slash:
+            counts[head] = counts.get(head, 0) + 1
+            continue
+        direct += 1
+        if len(documents) < BROWSE_MAX_DOCUMENTS:
+            documents.append(_listed(r))
+    return {
+        "collection": name,
+        "path": folder,
+        "folders": [
+            {"name": head, "path": prefix + head, "documents": n}
+            for head, n in sorted(counts.items())
+        ],
+        "documents": documents,
+        "meta": {"documents": direct, "truncated": direct > len(documents)},
     }
 
 

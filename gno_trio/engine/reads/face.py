@@ -182,6 +182,17 @@ class ReadsFace(EngineKernel):
         with self.connection(conn) as c:
             return documents.ls(c, collection=collection, prefix=prefix, limit=limit, offset=offset)
 
+    def browse(
+        self,
+        *,
+        collection: str | None = None,
+        path: str = "",
+        conn: sqlite3.Connection | None = None,
+    ) -> dict[str, Any]:
+        """One level of the browse tree (see :func:`documents.browse`)."""
+        with self.connection(conn) as c:
+            return documents.browse(c, collection=collection, path=path)
+
     def list_tags(
         self,
         *,

@@ -45,6 +45,7 @@ from gno_trio.transports.http.boundary import (
     read_body,
 )
 from gno_trio.transports.http.guards import EgressTicket, egress_guard, write_gate
+from gno_trio.transports.http.rest_wire import api_shaped
 from gno_trio.transports.http.settings import API_PREFIX, MCP_PATH, METRICS_PATH, STATUS_PATH
 from gno_trio.transports.http.state import Exchange, GatewayState
 from gno_trio.transports.http.status import resident_status, transport_metrics
@@ -72,6 +73,14 @@ logger = logging.getLogger("gno_trio.transports.http")
 
 _json_encoder = msgspec.json.Encoder()
 _NO_STORE: Final = ((b"cache-control", b"no-store"),)
+
+
+Shape = Callable[[Reply], Reply]
+"""How one surface words a refusal (the REST API answers its own error body)."""
+
+
+def _as_is(reply: Reply) -> Reply:
+    return reply
 
 
 class _Progress:
@@ -211,14 +220,15 @@ class GatewayApp:
                     progress.answered = True
             await raw_send(message)
 
+        path: str = scope["path"]
+        method: str = scope["method"]
+        shape = self._shape_for(path)
         headers = RequestHeaders(scope["headers"])
         verdict = self.boundary.check(scope, headers)
         if isinstance(verdict, Reply):
-            await self._reply(send, verdict)
+            await self._reply(send, shape(verdict))
             return
         exchange = Exchange(receive, send, headers, verdict)
-        path: str = scope["path"]
-        method: str = scope["method"]
         try:
             if path == MCP_PATH:
                 if method == "POST":
@@ -257,32 +267,45 @@ class GatewayApp:
                     send, Reply(status=200, body=_json_encoder.encode(document), headers=_NO_STORE)
                 )
             elif path.startswith(API_PREFIX):
-                await self.api(self._call(exchange, scope, progress))
+                await self.api(self._call(exchange, scope, progress, shape))
             elif self.pages is not None:
-                await self.pages(self._call(exchange, scope, progress))
+                await self.pages(self._call(exchange, scope, progress, shape))
             else:
                 raise Refused(invalid_request_reply(404, "Not found", reason="path"))
         except Refused as refused:
-            await self._reply(send, refused.reply)
+            await self._reply(send, shape(refused.reply))
 
-    def _call(self, exchange: Exchange, scope: Scope, progress: _Progress) -> HttpCall:
+    def _shape_for(self, path: str) -> Shape:
+        """How refusals of ``path`` are worded: the REST error body under ``/api/``."""
+        if path.startswith(API_PREFIX) and path not in (STATUS_PATH, METRICS_PATH):
+            return api_shaped
+        return _as_is
+
+    def _call(
+        self, exchange: Exchange, scope: Scope, progress: _Progress, shape: Shape
+    ) -> HttpCall:
         async def admitted(work: Work) -> None:
-            await self._watched(exchange, progress, lambda: self._admitted(work, exchange.send))
+            await self._watched(
+                exchange, progress, lambda: self._admitted(work, exchange.send, shape), shape
+            )
 
         async def reply(answer: Reply) -> None:
-            await self._reply(exchange.send, answer)
+            await self._reply(exchange.send, shape(answer))
 
         return HttpCall(
             state=self.state,
             exchange=exchange,
             method=scope["method"],
             path=scope["path"],
+            raw_path=(scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1"),
             query_string=scope.get("query_string", b""),
             admitted=admitted,
             send_reply=reply,
         )
 
-    async def _watched(self, exchange: Exchange, progress: _Progress, work: Work) -> None:
+    async def _watched(
+        self, exchange: Exchange, progress: _Progress, work: Work, shape: Shape = _as_is
+    ) -> None:
         """Run ``work`` (after the body was read), cancelling it if the client hangs up."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
@@ -291,11 +314,13 @@ class GatewayApp:
             try:
                 await work()
             except Refused as refused:
-                await self._reply(exchange.send, refused.reply)
+                await self._reply(exchange.send, shape(refused.reply))
             finally:
                 nursery.cancel_scope.cancel()
 
-    async def _admitted(self, work: Callable[[], Awaitable[None]], send: Send) -> None:
+    async def _admitted(
+        self, work: Callable[[], Awaitable[None]], send: Send, shape: Shape = _as_is
+    ) -> None:
         """Run ``work`` holding a capacity slot and a runtime admission slot."""
         try:
             async with self.state.capacity.slot():
@@ -306,8 +331,10 @@ class GatewayApp:
             # re-queueing at once, which is what keeps admitted latency low.
             await self._reply(
                 send,
-                boundary_reply(
-                    refused.http_status, refused.reason, headers=((b"retry-after", b"1"),)
+                shape(
+                    boundary_reply(
+                        refused.http_status, refused.reason, headers=((b"retry-after", b"1"),)
+                    )
                 ),
             )
 

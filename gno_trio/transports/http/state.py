@@ -53,6 +53,8 @@ class GatewayState:
     shutdown_state: str = "none"
     listens: ListenBook = field(default_factory=ListenBook)
     """The open 2026-07-28 listen streams (bounded per identity, completed at drain)."""
+    event_streams: ListenBook = field(default_factory=ListenBook)
+    """The open REST event streams (``/api/events``), bounded per identity the same way."""
     worker: WorkerSeat | None = None
 
     @property

@@ -33,6 +33,9 @@ class HttpCall:
     exchange: Exchange
     method: str
     path: str
+    """The path, percent-decoded (as ASGI gives it)."""
+    raw_path: str
+    """The path as sent, still percent-encoded (for segments holding an encoded ``/``)."""
     query_string: bytes
     admitted: Callable[[Work], Awaitable[None]]
     """Runs work holding a capacity slot and a runtime slot, cancelled when the client
