@@ -27,7 +27,6 @@ from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 from tests.http_gateway_support import (
     RELAXED,
-    SHARED,
     RunningGateway,
     engine_app,
     evals_dirs,  # noqa: F401
@@ -36,8 +35,7 @@ from tests.http_gateway_support import (
     rpc,
     running_gateway,
 )
-
-MCP_DOCS = SHARED / "fixtures" / "mcp-docs" / "corpus"
+from tests.support.shared import MCP_DOCS, required
 
 
 @asynccontextmanager
@@ -67,8 +65,7 @@ async def mcp_structured(client: httpx.AsyncClient, url: str, name: str, args: A
 @pytest.fixture
 def docs_dirs(tmp_path: Path) -> Dirs:
     """A fresh index over a copy of the mcp-docs corpus (writes may change it)."""
-    if not MCP_DOCS.is_dir():
-        pytest.skip("shared mcp-docs fixture corpus is not available")
+    required(MCP_DOCS, "the shared mcp-docs fixture corpus")
     corpus = tmp_path / "corpus"
     shutil.copytree(MCP_DOCS, corpus)
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
