@@ -302,7 +302,7 @@ def temp_engine(root: Path, *, backend: str | None = None) -> Engine:
     benchmark's process exits. ``backend`` sets ``search.backend`` (which
     index ranks documents; default: the configuration's default).
     """
-    from gno_trio.dirs import Dirs
+    from gno_trio.config.dirs import Dirs
     from gno_trio.engine import Engine
 
     base = Path(tempfile.mkdtemp(prefix="gno-bench-"))
@@ -323,7 +323,7 @@ def serving_engine(*, resident: bool) -> Engine:
     them opens its engine the same way (a held index built before the first
     timed call), so only the servers differ.
     """
-    from gno_trio.dirs import resolve_dirs
+    from gno_trio.config.dirs import resolve_dirs
     from gno_trio.engine import Engine
 
     engine = Engine.open(dirs=resolve_dirs(), create=False)

@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 import _mixed  # noqa: E402
 from _common import Window, spread  # noqa: E402
 
-from gno_trio.dirs import Dirs  # noqa: E402
+from gno_trio.config.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.engine.ingest.documents.registry import document_converter_for  # noqa: E402
 from gno_trio.engine.ingest.documents.runner import (  # noqa: E402

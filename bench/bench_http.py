@@ -274,7 +274,7 @@ def build_search_index(root: Path, count: int) -> list[dict[str, Any]]:
     sys.path.insert(0, str(REPO))
     from bench_stdio_search import varied_queries
 
-    from gno_trio.dirs import Dirs
+    from gno_trio.config.dirs import Dirs
     from gno_trio.engine import Engine
 
     dirs = Dirs(config=root / "config", data=root / "data", cache=root / "cache")

@@ -34,7 +34,7 @@ from typing import Any
 
 from _common import describe_ms, percentile
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.facts import (
     FactRecord,

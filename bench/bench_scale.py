@@ -93,7 +93,7 @@ from _common import (  # noqa: E402
 from _floor import RankingFloor, SnippetFloor, TantivyFloor  # noqa: E402
 from _queries import check_uncached  # noqa: E402
 
-from gno_trio.dirs import Dirs  # noqa: E402
+from gno_trio.config.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE  # noqa: E402
 from gno_trio.errors import GnoError  # noqa: E402

@@ -84,7 +84,7 @@ from _common import (  # noqa: E402
 )
 from _queries import DEFAULT_COUNT, TEXT_KINDS, build_queries, check_uncached  # noqa: E402
 
-from gno_trio.dirs import Dirs  # noqa: E402
+from gno_trio.config.dirs import Dirs  # noqa: E402
 from gno_trio.engine import Engine, SearchRequest  # noqa: E402
 from gno_trio.tools.retrieval import search_text  # noqa: E402
 

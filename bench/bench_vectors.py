@@ -251,7 +251,7 @@ def bench_search_100k(args: argparse.Namespace) -> None:
 def bench_mcp_docs(args: argparse.Namespace) -> None:
     from _common import temp_engine
 
-    from gno_trio.dirs import Dirs
+    from gno_trio.config.dirs import Dirs
     from gno_trio.engine import Engine, QueryOptions, SearchRequest
     from gno_trio.engine.vectors import bundled
     from gno_trio.engine.vectors.embedder import embed_query

@@ -25,7 +25,7 @@ from typing import Any
 from _common import FIXTURES, temp_engine
 from _eval_sets import SET_CORPUS, corpus_root, load_sets
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from gno_trio.errors import GnoError
 

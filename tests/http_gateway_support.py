@@ -28,7 +28,7 @@ import trio
 
 from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.runtime import Runtime
 from gno_trio.server.dispatch import McpApp

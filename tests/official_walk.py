@@ -28,7 +28,7 @@ from typing import Any
 
 import trio
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from tests.test_gno_output_contracts import EGRESS_CHECK
 

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import trio
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROTOCOL_VERSION = "2025-11-25"

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import pytest
 
-from gno_trio.config_features import RetrievalTraces, TraceRetention
+from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from tests.loopback_json import JsonEndpoint, chat_reply
 from tests.stdio_session import server_environment

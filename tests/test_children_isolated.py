@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from gno_trio.cli.mcp_setup import gno_command
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.ingest import textpool
 from tests.cli_support import Cli, make_cli

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search import chunkrank
 from tests.conftest import choose_backend, write_corpus

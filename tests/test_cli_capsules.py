@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gno_trio.dirs import resolve_dirs
+from gno_trio.config.dirs import resolve_dirs
 from gno_trio.engine import ContextRequest, Engine
 from tests.cli_support import Cli, make_cli
 from tests.conftest import write_corpus

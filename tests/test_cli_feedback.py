@@ -14,7 +14,7 @@ import pytest
 
 from gno_trio.cli import progress
 from gno_trio.cli.progress import ProgressBar
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from tests import document_factory as make
 from tests import message_factory as messages

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import resolve_dirs
+from gno_trio.config.dirs import resolve_dirs
 from gno_trio.engine import Engine
 from tests.cli_support import TRACING, Cli, make_cli
 from tests.conftest import write_corpus

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from tests.cli_support import Cli, make_cli
 from tests.conftest import write_corpus

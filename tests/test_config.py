@@ -29,7 +29,7 @@ from gno_trio.config import (
     normalize_collection_name,
     parse_config,
 )
-from gno_trio.config_features import RetrievalTraces, TraceRetention
+from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine.store.config_file import save_config
 from gno_trio.errors import GnoError
 

@@ -24,7 +24,7 @@ import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.context import ContextRequest, agent_projection_text, compile_capsule
 from gno_trio.errors import GnoError

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gno_trio.dirs import (
+from gno_trio.config.dirs import (
     DEFAULT_INDEX_NAME,
     Dirs,
     canonical_index_name,

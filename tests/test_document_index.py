@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.docindex import policy, store
 from tests.conftest import choose_backend, gno_env

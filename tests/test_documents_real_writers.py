@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.registry import document_converter_for

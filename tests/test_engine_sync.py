@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest, normalize_name
 from gno_trio.engine.ingest import convert as convert
 from gno_trio.engine.ingest import prepare

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.store import database as store
 from gno_trio.errors import GnoError

@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 
 from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS, MODERN_REQUEST_METHODS
 from gno_trio.runtime import Runtime

@@ -25,7 +25,7 @@ import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from tests.conftest import gno_schema_errors
 from tests.http_gateway_support import engine_app, running_gateway

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.graph.overview import overview
 from tests.conftest import gno_schema_errors

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.protocol.jsonrpc import MAX_NESTING_DEPTH, decode_line, nesting_exceeds
 from tests.http_gateway_support import (
     LEGACY_POST_HEADERS,

@@ -18,7 +18,7 @@ import httpx
 import trio
 
 from gno_trio.config import load_config
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.store.config_file import save_config
 from tests.conftest import gno_env

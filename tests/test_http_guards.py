@@ -23,7 +23,7 @@ import trio
 
 from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits, load_config
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.store.config_file import save_config
 from gno_trio.runtime import Runtime

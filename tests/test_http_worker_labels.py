@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from tests.http_gateway_support import modern_headers, modern_params, rpc
 from tests.test_http_cli import gateway_process

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import trio
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import SUBSCRIPTION_ID_KEY
 from tests.http_gateway_support import (

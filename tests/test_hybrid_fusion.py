@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from tests.conftest import write_corpus
 from tests.support.shared import EVALS_CORPUS, required

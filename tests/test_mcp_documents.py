@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from tests import document_factory as make
 from tests.test_mcp_gno_server import spawn

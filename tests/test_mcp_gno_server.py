@@ -36,7 +36,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from gno_trio.compose import build_app
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.versions import Era
 from gno_trio.runtime import ENGINE_THREADS, Runtime

@@ -31,7 +31,7 @@ from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from gno_trio.compose import build_app
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 from gno_trio.protocol.subscriptions import SUBSCRIPTION_ID_KEY as SUBSCRIPTION_ID

@@ -24,7 +24,7 @@ import trio
 import trio.testing
 
 from gno_trio.compose import build_app
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.memory.semantic import NOT_EMBEDDED
 from gno_trio.runtime import Runtime

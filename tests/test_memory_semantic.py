@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gno_trio.cli import main
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, Identity
 from gno_trio.engine.memory.semantic import BUNDLED_THRESHOLD
 from tests.memory_schemas import valid_recall, valid_remember

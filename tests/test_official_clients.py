@@ -33,7 +33,7 @@ import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.tools import CATALOGUE
 from tests.official_walk import (
     Caller,

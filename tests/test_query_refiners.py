@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from gno_trio.tools.retrieval import query_text
 from tests.conftest import write_corpus

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import pytest
 
-from gno_trio.config_features import RetrievalTraces, TraceRetention
+from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.traces import store as trace_store
 from tests.stdio_session import server_environment

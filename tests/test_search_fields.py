@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest.chunker import chunk_text
 from tests.cli_support import Cli

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from gno_trio.engine.vectors.sentences import MAX_WINDOWS_PER_CHUNK, sentence_windows
 from tests.conftest import write_corpus

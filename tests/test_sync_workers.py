@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.ingest import apply, textpool
 from gno_trio.errors import GnoError

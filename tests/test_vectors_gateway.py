@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import trio
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from tests.conftest import write_corpus
 from tests.http_gateway_support import modern_headers, modern_params, rpc

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import trio
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import BackgroundEmbedder, Engine
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
 from gno_trio.engine.vectors.embedder import ModelIdentity

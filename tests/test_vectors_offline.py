@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 _SETUP = """
 import json, sys
 from pathlib import Path
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine import SearchRequest

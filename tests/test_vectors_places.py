@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.semantic import anchors, vector_leg, vector_search
 from gno_trio.engine.store.database import write_transaction

@@ -21,7 +21,7 @@ import pytest
 import trio
 
 from gno_trio.config import Config
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import BackgroundEmbedder, CaptureRequest, Engine, SearchRequest
 from gno_trio.runtime import Runtime
 from gno_trio.watch import FolderWatcher

@@ -16,10 +16,11 @@ import contextlib
 import multiprocessing.context
 import multiprocessing.popen_spawn_posix
 import multiprocessing.resource_tracker
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any, Final
+
+from gno_trio.config.environment import variable_set
 
 _SAFE_PATH_VARIABLE: Final = "PYTHONSAFEPATH"
 _LAUNCHING = threading.Lock()
@@ -33,16 +34,8 @@ def _safe_path_environment() -> Iterator[None]:
     inherits it as well, which only keeps a Python there from importing its
     working directory (gno-trio's own children run ``-I`` and ignore it).
     """
-    with _LAUNCHING:
-        before = os.environ.get(_SAFE_PATH_VARIABLE)
-        os.environ[_SAFE_PATH_VARIABLE] = "1"
-        try:
-            yield
-        finally:
-            if before is None:
-                del os.environ[_SAFE_PATH_VARIABLE]
-            else:
-                os.environ[_SAFE_PATH_VARIABLE] = before
+    with _LAUNCHING, variable_set(_SAFE_PATH_VARIABLE, "1"):
+        yield
 
 
 class _SafePathPopen(multiprocessing.popen_spawn_posix.Popen):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gno_trio.dirs import DEFAULT_INDEX_NAME
+from gno_trio.config.dirs import DEFAULT_INDEX_NAME
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:

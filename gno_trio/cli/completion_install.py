@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gno_trio.cli.clients.configfile import replace_config
+from gno_trio.config.environment import XDG_CONFIG_HOME, environment, variable
 from gno_trio.errors import GnoError
 
 BEGIN: Final = "# >>> gno-trio completion >>>"
@@ -26,7 +27,7 @@ END: Final = "# <<< gno-trio completion <<<"
 
 def detect_shell(environ: dict[str, str] | None = None) -> str:
     """The user's shell from ``$SHELL`` (``VALIDATION`` when it is none of bash, zsh, fish)."""
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     name = Path(env.get("SHELL", "")).name
     if name in ("bash", "zsh", "fish"):
         return name
@@ -38,7 +39,7 @@ def target_file(shell: str) -> Path:
     """Where ``shell`` loads the completion from."""
     home = Path.home()
     if shell == "fish":
-        config = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+        config = variable(XDG_CONFIG_HOME) or str(home / ".config")
         return Path(config) / "fish" / "completions" / "gno-trio.fish"
     if shell == "zsh":
         return home / ".zshrc"

@@ -19,6 +19,7 @@ from typing import Any
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
 from gno_trio.cli.render.primitives import plural
+from gno_trio.config.environment import MEMORY_CALLER, MEMORY_SESSION, variable
 from gno_trio.engine import RECALL_DEFAULT_MAX_FACTS, RECALL_DEFAULT_MAX_TOKENS, Engine, Identity
 from gno_trio.errors import GnoError
 
@@ -28,8 +29,8 @@ def _memory_identity(args: argparse.Namespace) -> Identity:
         user = getpass.getuser()
     except (KeyError, OSError):  # no passwd entry and no USER/LOGNAME (some containers)
         user = str(os.getuid()) if hasattr(os, "getuid") else "user"
-    caller = args.caller or os.environ.get("GNO_MEMORY_CALLER") or f"cli:{user}"
-    session = args.session or os.environ.get("GNO_MEMORY_SESSION") or f"ppid:{os.getppid()}"
+    caller = args.caller or variable(MEMORY_CALLER) or f"cli:{user}"
+    session = args.session or variable(MEMORY_SESSION) or f"ppid:{os.getppid()}"
     return Identity(caller=caller, session=session)
 
 

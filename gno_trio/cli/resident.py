@@ -32,7 +32,7 @@ from typing import IO, Any, Final
 
 from gno_trio.children import isolated_module
 from gno_trio.cli.common import EXIT_OK, emit_json
-from gno_trio.dirs import resolve_dirs
+from gno_trio.config.dirs import resolve_dirs
 from gno_trio.engine import write_file_atomically
 from gno_trio.errors import GnoError, kind_of
 

@@ -26,6 +26,7 @@ from gno_trio.cli import mcp_setup, render, resident
 from gno_trio.cli.clients.snippets import http_snippets
 from gno_trio.cli.clients.targets import TARGETS
 from gno_trio.cli.common import Subparsers, open_engine
+from gno_trio.config.environment import MCP_ENABLE_WRITE, flag
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
 from gno_trio.server.unavailable import HTTP_SWITCHES, STDIO_SWITCHES
@@ -48,7 +49,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from gno_trio.transports.stdio import serve_stdio
 
     profile = parse_profile(args.tool_profile)
-    write_enabled = args.enable_write or os.environ.get("GNO_MCP_ENABLE_WRITE") == "1"
+    write_enabled = args.enable_write or flag(MCP_ENABLE_WRITE)
     if sys.stdin.isatty() and not render.quiet():
         # Someone typed the command: say what it is waiting for (stdout stays JSON-RPC only).
         print(

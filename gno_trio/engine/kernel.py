@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol, Self
 
 from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config
-from gno_trio.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
+from gno_trio.config.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
 from gno_trio.engine.store.binding import CallSlot, bound_connection
 from gno_trio.engine.store.config_file import save_config
 from gno_trio.engine.store.database import ConnectionPool, connect, migrate

@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from gno_trio.dirs import database_file_name
+from gno_trio.config.dirs import database_file_name
 from gno_trio.engine.uris import Ref
 from gno_trio.errors import GnoError
 

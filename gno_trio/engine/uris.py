@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, unquote
 
-from gno_trio.dirs import validate_index_name
+from gno_trio.config.dirs import validate_index_name
 from gno_trio.errors import GnoError
 
 SCHEME = "gno://"

@@ -24,12 +24,13 @@ For the HTTP gateway the same keys hold ``url`` entries (Windsurf spells it
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from gno_trio.config.environment import environment
 
 SERVER_NAME: Final = "gno"
 USER: Final = "user"
@@ -76,7 +77,7 @@ class Places:
 
     @classmethod
     def current(cls) -> Places:
-        return cls(Path.home(), Path.cwd(), dict(os.environ))
+        return cls(Path.home(), Path.cwd(), dict(environment()))
 
     def xdg_config(self) -> Path:
         chosen = self.env.get("XDG_CONFIG_HOME", "").strip()

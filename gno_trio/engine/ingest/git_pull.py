@@ -26,13 +26,13 @@ then reads the folder as it is, whatever the pull did.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from gno_trio.config import Collection
+from gno_trio.config.environment import environment
 from gno_trio.engine.egress.decision import Decision
 from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE, Zone, repository_zone
 from gno_trio.engine.ingest.child_process import run_bounded
@@ -62,7 +62,7 @@ Judge = Callable[[str, Zone], Decision]
 
 def git_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """What git runs with: a few inherited variables, no ``GIT_*`` ones, and no way to prompt."""
-    source = os.environ if environ is None else environ
+    source = environment() if environ is None else environ
     env = {name: source[name] for name in _KEPT_ENVIRONMENT if name in source}
     env.update(
         LC_ALL="C",

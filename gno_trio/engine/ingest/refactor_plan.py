@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from gno_trio.config import Collection
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.link_lists import backlinks
 from gno_trio.engine.graph.links import DocSummary, summary

@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Final
 
 from gno_trio.config import normalize_collection_name as normalize_name
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
+from gno_trio.config.environment import XDG_CONFIG_HOME, variable
 from gno_trio.errors import GnoError
 
 # Refused with everything inside them.
@@ -149,7 +150,7 @@ def _homes(home: Path | None) -> list[Path]:
 def _config_homes(home: Path | None) -> list[Path]:
     """Where the tools of each home keep their configuration (``$XDG_CONFIG_HOME`` too)."""
     found = [base / ".config" for base in _homes(home)]
-    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    xdg = variable(XDG_CONFIG_HOME) or ""
     if home is None and os.path.isabs(xdg):
         found.append(Path(xdg))
     return found

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Final
 
 from gno_trio.config import Collection
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine.ingest.capture_request import ANY_CONTROL, utf8_size_of
 from gno_trio.engine.ingest.convert import MARKDOWN, converter_for, extension_of
 from gno_trio.engine.ingest.roots import checked_root

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from gno_trio.dirs import canonical_index_name
+from gno_trio.config.dirs import canonical_index_name
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.reads import audit as audit_mod
 from gno_trio.engine.reads import diff as diff_mod

@@ -22,6 +22,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
+from gno_trio.config.environment import WRITE_LOCK_WAIT_MS, variable
 from gno_trio.errors import GnoError
 
 DEFAULT_WAIT_SECONDS = 5.0
@@ -36,7 +37,7 @@ def wait_from_env(default: float) -> float:
     Tests and impatient users shorten waits with it; a value that is not a
     finite, non-negative number of milliseconds is ignored.
     """
-    raw = os.environ.get("GNO_WRITE_LOCK_WAIT_MS")
+    raw = variable(WRITE_LOCK_WAIT_MS)
     if raw is None:
         return default
     try:

@@ -8,14 +8,14 @@ learned when it is opened (:func:`gno_trio.engine.team.database.open_team`).
 
 from __future__ import annotations
 
-import os
 import urllib.parse
 from dataclasses import dataclass
 from typing import Final
 
+from gno_trio.config.environment import STORE, variable
 from gno_trio.errors import GnoError
 
-STORE_ENV: Final = "GNO_STORE"
+STORE_ENV: Final = STORE
 SCHEMES: Final = ("postgresql", "postgres")
 
 
@@ -68,7 +68,7 @@ def parse_store(value: str | None) -> TeamStore | None:
 
 def store_from(option: str | None) -> TeamStore | None:
     """The store a command uses: its ``--store`` option, else ``GNO_STORE``."""
-    return parse_store(option if option is not None else os.environ.get(STORE_ENV))
+    return parse_store(option if option is not None else variable(STORE_ENV))
 
 
 def _redacted(text: str) -> str:

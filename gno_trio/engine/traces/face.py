@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gno_trio.config_features import TraceRetention
+from gno_trio.config.features import TraceRetention
 from gno_trio.engine.egress import audit as egress_audit
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.traces import manage, store

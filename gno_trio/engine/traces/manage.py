@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gno_trio.config_features import TraceRetention
+from gno_trio.config.features import TraceRetention
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.traces import store

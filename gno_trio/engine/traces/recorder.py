@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gno_trio.config import Config
-from gno_trio.config_features import RetrievalTraces, TraceRetention
+from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.traces import store
 

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
-from gno_trio.config_features import TraceRetention
+from gno_trio.config.features import TraceRetention
 from gno_trio.engine.store import pages
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.errors import GnoError

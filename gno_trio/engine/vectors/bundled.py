@@ -44,6 +44,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from gno_trio.config.environment import EMBED_THREADS, variable
 from gno_trio.engine.kernel import cache_home
 from gno_trio.engine.vectors import loads, use_tokens, weightcache
 from gno_trio.engine.vectors.blas import single_threaded
@@ -87,7 +88,7 @@ def package_version() -> str | None:
 
 
 def _workers() -> int:
-    raw = os.environ.get("GNO_EMBED_THREADS", "")
+    raw = variable(EMBED_THREADS) or ""
     try:
         value = int(raw)
     except ValueError:

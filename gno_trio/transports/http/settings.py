@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from gno_trio.config import Gateway, GatewayLimits
-from gno_trio.config_rules import ConfigValueError
+from gno_trio.config.rules import ConfigValueError
 from gno_trio.errors import GnoError
 from gno_trio.server.registry import parse_profile
 from gno_trio.transports.deadlines import ANSWER_DEADLINE_SECONDS, SEND_GRACE_SECONDS

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from gno_trio.config_features import Conversion
+from gno_trio.config.features import Conversion
 
 MIB: Final = 1024 * 1024
 LimitsTuple = tuple[int, float, int, int, int, int, int, int, float]

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gno_trio.config.environment import CACHE_DIR, CONFIG_DIR, DATA_DIR, environment
 from gno_trio.errors import GnoError
 
 APP_DIR_NAME = "gno"
@@ -71,11 +72,11 @@ class Dirs:
 def resolve_dirs(env: Mapping[str, str] | None = None, *, platform: str | None = None) -> Dirs:
     """Resolve the directories from environment variables and platform defaults.
 
-    ``env`` defaults to ``os.environ`` and ``platform`` to ``sys.platform``;
+    ``env`` defaults to the process environment and ``platform`` to ``sys.platform``;
     both are parameters so callers and tests can resolve layouts for another
     environment without mutating the process.
     """
-    environ: Mapping[str, str] = os.environ if env is None else env
+    environ: Mapping[str, str] = environment() if env is None else env
     plat = sys.platform if platform is None else platform
     home = _home(environ)
     if plat == "darwin":
@@ -100,11 +101,11 @@ def resolve_dirs(env: Mapping[str, str] | None = None, *, platform: str | None =
             (_absolute_env(environ, "XDG_CACHE_HOME") or home / ".cache") / APP_DIR_NAME,
         )
     config, data, cache = defaults
-    chosen_config = _override(environ, "GNO_CONFIG_DIR", home)
+    chosen_config = _override(environ, CONFIG_DIR, home)
     return Dirs(
         config=chosen_config or config,
-        data=_override(environ, "GNO_DATA_DIR", home) or data,
-        cache=_override(environ, "GNO_CACHE_DIR", home) or cache,
+        data=_override(environ, DATA_DIR, home) or data,
+        cache=_override(environ, CACHE_DIR, home) or cache,
         config_explicit=chosen_config is not None,
     )
 

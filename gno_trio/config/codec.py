@@ -23,7 +23,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from gno_trio.config_rules import ConfigValueError, camel_key
+from gno_trio.config.rules import ConfigValueError, camel_key
 from gno_trio.errors import GnoError
 
 

@@ -10,7 +10,7 @@ setting the user believes is active but is not.
 Parsing goes through cattrs with detailed validation into frozen attrs
 classes; every failure becomes one ``CONFIG_INVALID`` error whose message
 names the exact key path (``collections[1].name: ...``). The hooks live in
-:mod:`gno_trio.config_codec`, the value rules in :mod:`gno_trio.config_rules`;
+:mod:`gno_trio.config.codec`, the value rules in :mod:`gno_trio.config.rules`;
 this module holds the model and the functions that read and write it.
 """
 
@@ -24,9 +24,9 @@ import attrs
 import cattrs
 import yaml
 
-from gno_trio.config_codec import build_converter, config_error
-from gno_trio.config_features import Conversion, RetrievalTraces, TraceRetention
-from gno_trio.config_rules import (
+from gno_trio.config.codec import build_converter, config_error
+from gno_trio.config.features import Conversion, RetrievalTraces, TraceRetention
+from gno_trio.config.rules import (
     COLLECTION_NAME_RE,
     ConfigValueError,
     absolute_path,

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from gno_trio.config_rules import (
+from gno_trio.config.rules import (
     fail,
     int_range,
 )
