@@ -8,7 +8,6 @@ but they are never listed or callable over MCP.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
@@ -106,28 +105,27 @@ class BrowseOutput(msgspec.Struct):
 
 
 def _collections(runtime: Runtime) -> ToolHandler:
-    def call(args: CollectionsInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
+    def call(args: CollectionsInput, ctx: ToolCallContext) -> Any:
         return runtime.engine.list_collections()
 
     return engine_tool(runtime, call, lambda r: f"{len(r['collections'])} collection(s)")
 
 
 def _ls(runtime: Runtime) -> ToolHandler:
-    def call(args: LsInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
+    def call(args: LsInput, ctx: ToolCallContext) -> Any:
         return runtime.engine.ls(
             collection=opt(args.collection),
             prefix=opt(args.prefix),
             limit=args.limit,
             offset=args.offset,
-            conn=conn,
         )
 
     return engine_tool(runtime, call, lambda r: f"{r['meta']['returned']} document(s)")
 
 
 def _browse(runtime: Runtime) -> ToolHandler:
-    def call(args: BrowseInput, ctx: ToolCallContext, conn: sqlite3.Connection) -> Any:
-        return runtime.engine.browse(collection=opt(args.collection), path=args.path, conn=conn)
+    def call(args: BrowseInput, ctx: ToolCallContext) -> Any:
+        return runtime.engine.browse(collection=opt(args.collection), path=args.path)
 
     return engine_tool(
         runtime, call, lambda r: f"{len(r['folders'])} folder(s), {len(r['documents'])} document(s)"
