@@ -50,9 +50,7 @@ async def test_the_runtime_rests_the_engine_once_calls_stop(indexed: Engine) -> 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(runtime.rest_when_idle)
         for _ in range(3):
-            await runtime.run(
-                lambda conn: indexed.search(SearchRequest(query="kubernetes"), conn=conn)
-            )
+            await runtime.run(lambda: indexed.search(SearchRequest(query="kubernetes")))
         assert _mapped_kib(db) > 0
         with trio.fail_after(30 + REST_AFTER_S):
             while _mapped_kib(db) > 0:
