@@ -22,7 +22,7 @@ import pytest
 import trio
 
 from gno_trio.config import GatewayLimits
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 from tests.http_gateway_support import (

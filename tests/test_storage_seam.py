@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.runtime import Runtime
 
