@@ -21,6 +21,7 @@ import trio
 from gno_trio import SERVER_NAME, __version__
 from gno_trio.engine import BackgroundEmbedder, Engine, JobManager
 from gno_trio.errors import GnoError
+from gno_trio.heap import one_arena
 from gno_trio.runtime import Runtime
 from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.server.dispatch import McpApp
@@ -96,6 +97,7 @@ def serving(
     and not for ``gno-trio mcp``: one stdio process per client session,
     whose memory at rest is multiplied by the sessions an editor keeps open.
     """
+    one_arena()  # before any of its threads allocates
     embedder = BackgroundEmbedder(engine) if embed_in_background else None
     if hold_chunk_index:
         engine.hold_chunk_index()
