@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import trio
 
 from gno_trio.engine.team.url import TeamStore
@@ -92,6 +93,71 @@ async def test_two_gateways_share_sessions_labels_and_session_ends(
                     pass
         gone = await client.post(url_a, headers=legacy_headers(session), json=rpc("ping"))
         assert gone.status_code == 404
+
+
+async def test_a_cancel_sent_to_one_gateway_stops_the_request_running_on_the_other(
+    tmp_path: Path, team_store: TeamStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = host(tmp_path / "a"), host(tmp_path / "b")
+    monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "60000")  # the call would wait a minute
+    serve = ("serve", "--store", team_store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
+    async with (
+        gateway_process(a, *serve) as on_a,
+        gateway_process(b, *serve) as on_b,
+        httpx.AsyncClient(timeout=90) as client,
+    ):
+        url_a, url_b = on_a["url"], on_b["url"]
+        made = await client.post(url_a, headers=legacy_headers(), json=initialize_body())
+        session = made.headers["mcp-session-id"]
+        initialized = rpc("notifications/initialized", None, None)
+        await client.post(url_a, headers=legacy_headers(session), json=initialized)
+        remember_call = {
+            "name": "gno_remember",
+            "arguments": {
+                "text": "Cancelled facts are never written.",
+                "collection": "facts",
+                "scopes": [SCOPE],
+                "decision": "add",
+            },
+        }
+        answered: list[httpx.Response] = []
+
+        async def waiting_call() -> None:
+            answered.append(
+                await client.post(
+                    url_a,
+                    headers=legacy_headers(session),
+                    json=rpc("tools/call", remember_call, "w"),
+                )
+            )
+
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLD, team_store.url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=gno_env(a),
+        )
+        try:
+            assert holder.stdout is not None
+            assert await trio.to_thread.run_sync(holder.stdout.readline) == "held\n"
+            with trio.fail_after(20):  # far less than the minute the call would wait
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(waiting_call)
+                    await trio.sleep(1.0)  # the call is now queued on the lease, on A
+                    cancel = rpc("notifications/cancelled", {"requestId": "w"}, None)
+                    sent = await client.post(url_b, headers=legacy_headers(session), json=cancel)
+                    assert sent.status_code == 202
+            assert holder.poll() is None  # the lease is still held: the cancel ended the call
+            assert "result" not in answered[0].text
+        finally:
+            holder.kill()
+            await trio.to_thread.run_sync(holder.wait)
+        recalled = await call(
+            client, url_a, "gno_recall", query="cancelled facts", collection="facts", scopes=[SCOPE]
+        )
+        assert not recalled.get("isError"), recalled
+        assert recalled["structuredContent"]["facts"] == []
 
 
 def test_a_writer_on_one_host_holds_the_lease_for_all_until_killed(

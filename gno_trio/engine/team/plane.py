@@ -16,7 +16,7 @@ from gno_trio.engine.team.database import TeamDatabase, open_team
 from gno_trio.engine.team.jobs import TeamJobs
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.notify import Listener
-from gno_trio.engine.team.sessions import SESSIONS_CHANNEL, TeamSessions
+from gno_trio.engine.team.sessions import CANCEL_CHANNEL, SESSIONS_CHANNEL, TeamSessions
 from gno_trio.engine.team.shared import TeamConfig, deployment_caller_key
 from gno_trio.engine.team.url import TeamStore
 
@@ -30,6 +30,7 @@ class Team:
     """The coordination state of one index shared through a PostgreSQL store."""
 
     sessions_channel: Final = SESSIONS_CHANNEL
+    cancel_channel: Final = CANCEL_CHANNEL
 
     def __init__(self, database: TeamDatabase, index_name: str) -> None:
         self.database = database

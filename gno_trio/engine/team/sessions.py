@@ -15,11 +15,14 @@ seconds (hosts keep their clocks in step, as TLS already requires).
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
 from gno_trio.engine.team.database import TeamDatabase, advisory_key
 
 SESSIONS_CHANNEL: Final = "gno_sessions"
+CANCEL_CHANNEL: Final = "gno_cancel"
+"""``{"session": id, "request": request id}``: a ``notifications/cancelled`` sent elsewhere."""
 _LIMIT_KEY: Final = advisory_key("session-limits")
 
 
@@ -144,6 +147,12 @@ class TeamSessions:
             ).fetchall()
         return frozenset(row[0] for row in rows)
 
+    def announce_cancel(self, session_id: str, request_id: str | int) -> None:
+        """Ask whichever gateway runs this request of the session to stop it."""
+        payload = json.dumps({"session": session_id, "request": request_id})
+        with self._database.connection() as conn:
+            conn.execute("SELECT pg_notify(%s, %s)", (CANCEL_CHANNEL, payload))
+
     def count(self) -> int:
         with self._database.connection() as conn:
             row = conn.execute("SELECT count(*) FROM gno_gateway_sessions").fetchone()
@@ -151,4 +160,4 @@ class TeamSessions:
         return int(row[0])
 
 
-__all__ = ["SESSIONS_CHANNEL", "TeamSessions"]
+__all__ = ["CANCEL_CHANNEL", "SESSIONS_CHANNEL", "TeamSessions"]

@@ -131,7 +131,7 @@ async def post(
 def _on_notification(state: GatewayState, session: HttpSession, message: Notification) -> None:
     if message.method == CANCELLED_NOTIFICATION:
         params = message.params or {}
-        session.cancel_request(params.get("requestId"))
+        state.sessions.cancel(session, params.get("requestId"))
         return
     session.protocol.on_notification(message.method)
     state.app.handle_notification(message.method, message.params)

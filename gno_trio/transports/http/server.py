@@ -59,7 +59,7 @@ from gno_trio.transports.http.shared_sessions import (
 from gno_trio.transports.http.state import GatewayState, WorkerSeat
 from gno_trio.transports.http.status import resident_status
 from gno_trio.transports.http.surfaces import Surface
-from gno_trio.transports.http.team import hear_ended_sessions, team_wall_clock
+from gno_trio.transports.http.team import hear_other_gateways, team_wall_clock
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import (
     AdmissionGate,
@@ -241,9 +241,7 @@ async def serve_gateway(
                 _sessions_listen, app.change_feed, state.sessions, name="change-listener"
             )
         if team is not None and isinstance(state.sessions, SharedSessionStore):
-            supervisor.start_soon(
-                hear_ended_sessions, team, state.sessions, name="team-session-ends"
-            )
+            supervisor.start_soon(hear_other_gateways, team, state.sessions, name="team-notices")
         reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
         supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
         supervisor.every(

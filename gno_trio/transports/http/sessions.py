@@ -196,6 +196,10 @@ class SessionStore:
         """The token file changed: close every authenticated session."""
         return self.close_where(lambda s: s.authenticated, "credentials")
 
+    def cancel(self, session: HttpSession, request_id: object) -> None:
+        """``notifications/cancelled`` for ``session``: stop that request where it runs."""
+        session.cancel_request(request_id)
+
     def close(self, session: HttpSession, reason: str) -> None:
         """Forget the session and end its GET stream (its id answers 404 from now on)."""
         if self._sessions.pop(session.id, None) is None:

@@ -98,6 +98,10 @@ class SessionRegistry(Protocol):
     def subscribe(self, session_id: str, uri: str, limit: int) -> bool: ...
     def unsubscribe(self, session_id: str, uri: str) -> None: ...
     def subscriptions(self, session_id: str) -> frozenset[str]: ...
+    def announce_cancel(self, session_id: str, request_id: str | int) -> None:
+        """Tell the other processes to stop a request of this session they may be running."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -220,6 +224,9 @@ class FileSessionRegistry:
     def count(self) -> int:
         (count,) = self._db.execute("SELECT count(*) FROM sessions").fetchone()
         return int(count)
+
+    def announce_cancel(self, session_id: str, request_id: str | int) -> None:
+        """Not carried between the workers of one host: only the worker running it can stop it."""
 
 
 def _encode_protocol(session: HttpSession) -> str:
@@ -345,6 +352,21 @@ class SharedSessionStore(SessionStore):
     def close(self, session: HttpSession, reason: str) -> None:
         self._registry.remove(session.id)
         self._forget(session, reason)
+
+    def cancel(self, session: HttpSession, request_id: object) -> None:
+        """Stop the request here if it runs here, else ask the process that runs it."""
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            return
+        if request_id in session.in_flight:
+            session.cancel_request(request_id)
+        else:
+            self._registry.announce_cancel(session.id, request_id)
+
+    def cancelled_elsewhere(self, session_id: str, request_id: object) -> None:
+        """A cancel announced by another process: stop the request if it runs here."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.cancel_request(request_id)
 
     def ended_elsewhere(self, session_ids: list[str]) -> None:
         """The store announced these sessions ended: end what this process holds of them.

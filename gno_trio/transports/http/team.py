@@ -1,16 +1,19 @@
-"""The HTTP gateway in team mode: sessions, labels and session ends shared through the store.
+"""The HTTP gateway in team mode: sessions, labels, session ends and cancels shared via the store.
 
 Every gateway of the deployment (any host, any worker) keeps its 2025-era
 session rows in the store's table instead of a per-host file, labels callers
 with the deployment's key, and listens on the store's ``gno_sessions``
 channel: a session ended on any gateway (DELETE, token rotation, idle
-expiry) ends at once here too, with its GET stream. NOTIFY reaches only
+expiry) ends at once here too, with its GET stream; and on ``gno_cancel``:
+a ``notifications/cancelled`` that reached another gateway stops the request
+running here. NOTIFY reaches only
 connected listeners, so the reaper's own pass (which re-reads the table)
 stays the safety net after a lost connection.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Final
@@ -33,11 +36,30 @@ def team_wall_clock() -> float:
     return time.time()
 
 
-async def hear_ended_sessions(team: Team, sessions: SharedSessionStore) -> None:
-    """End here, at once, the sessions the store announces ended elsewhere; runs until cancelled."""
+def _heard(team: Team, sessions: SharedSessionStore, notes: list[tuple[str, str]]) -> None:
+    ended = [payload for channel, payload in notes if channel == team.sessions_channel]
+    if ended:
+        sessions.ended_elsewhere(ended)
+    for channel, payload in notes:
+        if channel == team.cancel_channel:
+            try:
+                cancel = json.loads(payload)
+                sessions.cancelled_elsewhere(str(cancel["session"]), cancel["request"])
+            except (ValueError, KeyError, TypeError):
+                logger.warning("ignored a malformed cancel notice: %r", payload[:200])
+
+
+async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
+    """Act here, at once, on what other gateways announce; runs until cancelled.
+
+    A session ended elsewhere ends here too (with its GET stream); a
+    ``notifications/cancelled`` sent to another gateway for a request running
+    here stops it.
+    """
+    channels = [team.sessions_channel, team.cancel_channel]
     while True:
         try:
-            listener = await trio.to_thread.run_sync(team.listen, [team.sessions_channel])
+            listener = await trio.to_thread.run_sync(team.listen, channels)
         except GnoError as exc:
             logger.warning("not hearing session ends from the store yet: %s", exc.message)
             await trio.sleep(_RETRY_SECONDS)
@@ -45,9 +67,7 @@ async def hear_ended_sessions(team: Team, sessions: SharedSessionStore) -> None:
         try:
             while True:
                 notes = await trio.to_thread.run_sync(listener.wait, _WAIT_SECONDS)
-                ended = [payload for _, payload in notes]
-                if ended:
-                    sessions.ended_elsewhere(ended)
+                _heard(team, sessions, notes)
         except GnoError as exc:
             logger.warning("lost the store's session notices, listening again: %s", exc.message)
         finally:
@@ -55,4 +75,4 @@ async def hear_ended_sessions(team: Team, sessions: SharedSessionStore) -> None:
         await trio.sleep(_RETRY_SECONDS)
 
 
-__all__ = ["hear_ended_sessions", "team_wall_clock"]
+__all__ = ["hear_other_gateways", "team_wall_clock"]
