@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,26 +58,48 @@ async def label_of(url: str, fact: str) -> str:
     return session
 
 
+@asynccontextmanager
+async def two_gateways(tmp_path: Path, store: TeamStore) -> AsyncIterator[tuple[str, str]]:
+    """Gateways A and B (separate data directories) on one store; their MCP URLs."""
+    a, b = host(tmp_path / "a"), host(tmp_path / "b")
+    serve = ("serve", "--store", store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
+    async with gateway_process(a, *serve) as on_a, gateway_process(b, *serve) as on_b:
+        yield on_a["url"], on_b["url"]
+
+
+async def open_session(client: httpx.AsyncClient, url: str, ready_on: str) -> str:
+    """A 2025-era session made on ``url``; ``notifications/initialized`` goes to ``ready_on``."""
+    made = await client.post(url, headers=legacy_headers(), json=initialize_body())
+    assert made.status_code == 200
+    session = made.headers["mcp-session-id"]
+    ready = await client.post(
+        ready_on, headers=legacy_headers(session), json=rpc("notifications/initialized", None, None)
+    )
+    assert ready.status_code == 202
+    return session
+
+
+def hold_lease(store: TeamStore, base: Path) -> subprocess.Popen[str]:
+    """A writer on host ``base``'s side that holds the team's write lease until killed."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, store.url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=gno_env(base),
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
 async def test_two_gateways_share_sessions_labels_and_session_ends(
     tmp_path: Path, team_store: TeamStore
 ) -> None:
-    a, b = host(tmp_path / "a"), host(tmp_path / "b")
-    serve = ("serve", "--store", team_store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
     async with (
-        gateway_process(a, *serve) as on_a,
-        gateway_process(b, *serve) as on_b,
+        two_gateways(tmp_path, team_store) as (url_a, url_b),
         httpx.AsyncClient(timeout=30) as client,
     ):
-        url_a, url_b = on_a["url"], on_b["url"]
-        made = await client.post(url_a, headers=legacy_headers(), json=initialize_body())
-        assert made.status_code == 200
-        session = made.headers["mcp-session-id"]
-        ready = await client.post(
-            url_b,
-            headers=legacy_headers(session),
-            json=rpc("notifications/initialized", None, None),
-        )
-        assert ready.status_code == 202
+        session = await open_session(client, url_a, ready_on=url_b)
         listed = await client.post(url_b, headers=legacy_headers(session), json=rpc("tools/list"))
         assert listed.status_code == 200 and listed.json()["result"]["tools"]
 
@@ -98,19 +122,12 @@ async def test_two_gateways_share_sessions_labels_and_session_ends(
 async def test_a_cancel_sent_to_one_gateway_stops_the_request_running_on_the_other(
     tmp_path: Path, team_store: TeamStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a, b = host(tmp_path / "a"), host(tmp_path / "b")
     monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "60000")  # the call would wait a minute
-    serve = ("serve", "--store", team_store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
     async with (
-        gateway_process(a, *serve) as on_a,
-        gateway_process(b, *serve) as on_b,
+        two_gateways(tmp_path, team_store) as (url_a, url_b),
         httpx.AsyncClient(timeout=90) as client,
     ):
-        url_a, url_b = on_a["url"], on_b["url"]
-        made = await client.post(url_a, headers=legacy_headers(), json=initialize_body())
-        session = made.headers["mcp-session-id"]
-        initialized = rpc("notifications/initialized", None, None)
-        await client.post(url_a, headers=legacy_headers(session), json=initialized)
+        session = await open_session(client, url_a, ready_on=url_a)
         remember_call = {
             "name": "gno_remember",
             "arguments": {
@@ -131,16 +148,8 @@ async def test_a_cancel_sent_to_one_gateway_stops_the_request_running_on_the_oth
                 )
             )
 
-        holder = subprocess.Popen(
-            [sys.executable, "-c", _HOLD, team_store.url],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=gno_env(a),
-        )
+        holder = await trio.to_thread.run_sync(hold_lease, team_store, tmp_path / "a")
         try:
-            assert holder.stdout is not None
-            assert await trio.to_thread.run_sync(holder.stdout.readline) == "held\n"
             with trio.fail_after(20):  # far less than the minute the call would wait
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(waiting_call)
@@ -164,15 +173,8 @@ def test_a_writer_on_one_host_holds_the_lease_for_all_until_killed(
     tmp_path: Path, team_store: TeamStore
 ) -> None:
     a, b = host(tmp_path / "a"), host(tmp_path / "b")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD, team_store.url],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=gno_env(a),
-    )
+    holder = hold_lease(team_store, a)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         env: dict[str, Any] = {**gno_env(b), "GNO_STORE": team_store.url}
         env["GNO_WRITE_LOCK_WAIT_MS"] = "300"
         refused = subprocess.run(
