@@ -19,9 +19,6 @@ afterwards, so a draft is never trusted for being generated.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -29,7 +26,7 @@ from urllib.parse import urlsplit
 
 from gno_trio.config import Config
 from gno_trio.engine.ask.extract import NOTHING_ANSWERS, answer_units, render
-from gno_trio.engine.egress.sending import RedirectRefused, open_judged
+from gno_trio.engine.egress.sending import PostFailed, post_json
 from gno_trio.engine.vectors.models import inference_timeout_s, preset_uri
 from gno_trio.errors import GnoError
 
@@ -103,7 +100,7 @@ class ChatEndpointGenerator:
 
     def _request(
         self, question: str, passages: Sequence[Mapping[str, Any]], max_tokens: int
-    ) -> bytes:
+    ) -> dict[str, Any]:
         evidence = "\n\n".join(
             f"[{number}] {passage['uri']} lines {passage['startLine']}-{passage['endLine']}\n"
             f"{passage['text']}"
@@ -118,40 +115,38 @@ class ChatEndpointGenerator:
                 {"role": "user", "content": f"Question: {question}\n\nEvidence:\n{evidence}"},
             ],
         }
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+        return body
 
     def draft(self, question: str, passages: Sequence[Mapping[str, Any]], max_tokens: int) -> Draft:
-        request = urllib.request.Request(
-            self.url,
-            data=self._request(question, passages, max_tokens),
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-            method="POST",
-        )
+        body = self._request(question, passages, max_tokens)
         try:
-            with open_judged(request, timeout=self.timeout_s) as response:
-                raw = response.read(MAX_RESPONSE_BYTES + 1)
-        except RedirectRefused as exc:
-            raise GnoError(GENERATION_FAILED, f"The generation endpoint: {exc.reason}") from None
-        except urllib.error.HTTPError as exc:
-            raise GnoError(
-                GENERATION_FAILED, f"The generation endpoint answered HTTP {exc.code}"
-            ) from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise GnoError(
-                GENERATION_FAILED, f"The generation endpoint is unreachable: {reason}"
-            ) from None
-        if len(raw) > MAX_RESPONSE_BYTES:
-            raise GnoError(GENERATION_FAILED, "The generation endpoint's answer is too large")
+            answer = post_json(self.url, body, timeout=self.timeout_s, max_bytes=MAX_RESPONSE_BYTES)
+        except PostFailed as failed:
+            raise GnoError(GENERATION_FAILED, _failure(failed)) from None
         try:
-            content = json.loads(raw)["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
+            content = answer["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
             raise GnoError(
                 GENERATION_FAILED, "The generation endpoint's answer is malformed"
             ) from None
         if not isinstance(content, str):
             raise GnoError(GENERATION_FAILED, "The generation endpoint returned no text")
         return Draft(text=content.strip(), generated=True, note=f"Answer written by {self.model}")
+
+
+def _failure(failed: PostFailed) -> str:
+    endpoint = "The generation endpoint"
+    match failed.kind:
+        case "redirected":
+            return f"{endpoint}: {failed.reason}"
+        case "status":
+            return f"{endpoint} answered HTTP {failed.status}"
+        case "timeout" | "unreachable":
+            return f"{endpoint} is unreachable: {failed.reason}"
+        case "too_large":
+            return f"{endpoint}'s answer is too large"
+        case "not_json":
+            return f"{endpoint}'s answer is malformed"
 
 
 def generation_uri(config: Config) -> str | None:

@@ -8,14 +8,21 @@ the server points. The opener here does neither: it never reads proxy
 variables, and a redirect is refused (:class:`RedirectRefused`) rather than
 followed, since its target was never judged; the configured URL must name
 the server itself.
+
+Every model endpoint (query expansion and reranking, embeddings, answer
+generation) is spoken to the same way, :func:`post_json`: a JSON body POSTed
+through that opener, an answer read up to a byte limit and parsed as JSON.
+What can go wrong is one :class:`PostFailed` with its :data:`FailureKind`;
+each caller words it for its own users and error code.
 """
 
 from __future__ import annotations
 
 import email.message
+import json
 import urllib.error
 import urllib.request
-from typing import IO
+from typing import IO, Any, Final, Literal
 
 
 class RedirectRefused(urllib.error.URLError):
@@ -58,4 +65,62 @@ def open_judged(request: urllib.request.Request, timeout: float) -> IO[bytes]:
     return response
 
 
-__all__ = ["RedirectRefused", "open_judged"]
+FailureKind = Literal["redirected", "status", "timeout", "unreachable", "too_large", "not_json"]
+"""Why a POST got no usable answer: refused redirect, HTTP error status, no answer in
+time, no connection, an answer over the byte limit, an answer that is not JSON."""
+
+_DETAIL_BYTES: Final = 512
+_JSON_HEADERS: Final = {"Content-Type": "application/json", "Accept": "application/json"}
+
+
+class PostFailed(Exception):
+    """A :func:`post_json` that got no usable answer, and why."""
+
+    def __init__(
+        self, kind: FailureKind, *, reason: str = "", status: int = 0, detail: str = ""
+    ) -> None:
+        self.kind: FailureKind = kind
+        self.reason = reason  # what the network layer said (redirected, timeout, unreachable)
+        self.status = status  # the HTTP status ("status")
+        self.detail = detail  # the start of the error body ("status"), stripped
+        super().__init__(kind, reason or status or detail)
+
+
+def _error_body(error: urllib.error.HTTPError) -> str:
+    try:
+        return error.read(_DETAIL_BYTES).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def post_json(url: str, body: Any, *, timeout: float, max_bytes: int) -> Any:
+    """POST ``body`` as JSON (UTF-8) to ``url`` through :func:`open_judged`; the parsed answer.
+
+    Raises :class:`PostFailed`; nothing is retried.
+    """
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+        headers=_JSON_HEADERS,
+        method="POST",
+    )
+    try:
+        with open_judged(request, timeout=timeout) as response:
+            raw = response.read(max_bytes + 1)
+    except RedirectRefused as exc:
+        raise PostFailed("redirected", reason=str(exc.reason)) from None
+    except urllib.error.HTTPError as exc:
+        raise PostFailed("status", status=exc.code, detail=_error_body(exc)) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        timed_out = isinstance(exc, TimeoutError) or isinstance(reason, TimeoutError)
+        raise PostFailed("timeout" if timed_out else "unreachable", reason=str(reason)) from None
+    if len(raw) > max_bytes:
+        raise PostFailed("too_large")
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise PostFailed("not_json") from None
+
+
+__all__ = ["FailureKind", "PostFailed", "RedirectRefused", "open_judged", "post_json"]

@@ -23,10 +23,7 @@ the policy, failed, late), the query keeps its fused order and says why.
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -34,7 +31,7 @@ from urllib.parse import urlsplit
 
 from gno_trio.config import Config
 from gno_trio.engine.egress.policy import ContentClass
-from gno_trio.engine.egress.sending import RedirectRefused, open_judged
+from gno_trio.engine.egress.sending import PostFailed, post_json
 from gno_trio.engine.vectors.models import preset_uri
 from gno_trio.errors import GnoError
 
@@ -105,34 +102,27 @@ def unusable(uri: str | None, role: str) -> str | None:
 
 
 def _post(url: str, body: dict[str, Any], timeout: float, what: str) -> Any:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
-        method="POST",
-    )
     try:
-        with open_judged(request, timeout=max(0.001, timeout)) as response:
-            raw = response.read(MAX_RESPONSE_BYTES + 1)
-    except RedirectRefused as exc:
-        raise RemoteFailed(f"the {what} endpoint: {exc.reason}") from None
-    except urllib.error.HTTPError as exc:
-        raise RemoteFailed(f"the {what} endpoint answered HTTP {exc.code}") from None
-    except TimeoutError:
-        raise RemoteFailed(f"the {what} endpoint did not answer within {timeout:.1f} s") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(reason, TimeoutError):
-            raise RemoteFailed(
-                f"the {what} endpoint did not answer within {timeout:.1f} s"
-            ) from None
-        raise RemoteFailed(f"the {what} endpoint is unreachable: {reason}") from None
-    if len(raw) > MAX_RESPONSE_BYTES:
-        raise RemoteFailed(f"the {what} endpoint's answer is too large")
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise RemoteFailed(f"the {what} endpoint's answer is not JSON") from None
+        return post_json(url, body, timeout=max(0.001, timeout), max_bytes=MAX_RESPONSE_BYTES)
+    except PostFailed as failed:
+        raise RemoteFailed(_failure(failed, what, timeout)) from None
+
+
+def _failure(failed: PostFailed, what: str, timeout: float) -> str:
+    endpoint = f"the {what} endpoint"
+    match failed.kind:
+        case "redirected":
+            return f"{endpoint}: {failed.reason}"
+        case "status":
+            return f"{endpoint} answered HTTP {failed.status}"
+        case "timeout":
+            return f"{endpoint} did not answer within {timeout:.1f} s"
+        case "unreachable":
+            return f"{endpoint} is unreachable: {failed.reason}"
+        case "too_large":
+            return f"{endpoint}'s answer is too large"
+        case "not_json":
+            return f"{endpoint}'s answer is not JSON"
 
 
 def expand(uri: str, query: str, timeout: float) -> list[tuple[str, str]]:

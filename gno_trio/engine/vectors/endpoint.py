@@ -19,9 +19,6 @@ malformed JSON, too few rows or another dimension than before.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -29,7 +26,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from gno_trio.engine.egress.policy import endpoint_zone, policy_allows_zone
-from gno_trio.engine.egress.sending import RedirectRefused, open_judged
+from gno_trio.engine.egress.sending import PostFailed, post_json
 from gno_trio.engine.vectors.embedder import (
     EMBED_ENDPOINT_FAILED,
     MODEL_NOT_FOUND,
@@ -80,49 +77,34 @@ class EndpointEmbedder:
     def embed_texts(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self._identity.dimension or 0), dtype=np.float32)
-        body = json.dumps({"model": self._model, "input": list(texts)}).encode("utf-8")
-        request = urllib.request.Request(
-            self._url,
-            data=body,
-            method="POST",
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-        )
-        answer = self._post(request)
+        answer = self._post({"model": self._model, "input": list(texts)})
         rows = _rows(answer, len(texts), self._identity.uri)
         matrix = checked(rows, len(texts), self._identity)
         if self._identity.dimension is None:
             self.pin_dimension(int(matrix.shape[1]))
         return matrix
 
-    def _post(self, request: urllib.request.Request) -> Any:
-        uri = self._identity.uri
+    def _post(self, body: dict[str, Any]) -> Any:
         try:
-            with open_judged(request, timeout=self._timeout) as response:
-                raw = response.read(MAX_RESPONSE_BYTES + 1)
-        except RedirectRefused as exc:
-            raise GnoError(
-                EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri}: {exc.reason}"
-            ) from None
-        except urllib.error.HTTPError as exc:
-            detail = exc.read(512).decode("utf-8", "replace").strip()
-            raise GnoError(
-                EMBED_ENDPOINT_FAILED,
-                f"Embeddings endpoint {uri} answered HTTP {exc.code}"
-                + (f": {detail}" if detail else ""),
-            ) from exc
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise GnoError(
-                EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri} is unreachable: {reason}"
-            ) from exc
-        if len(raw) > MAX_RESPONSE_BYTES:
-            raise GnoError(EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri} answered too much")
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise GnoError(
-                EMBED_ENDPOINT_FAILED, f"Embeddings endpoint {uri} answered something not JSON"
-            ) from exc
+            return post_json(self._url, body, timeout=self._timeout, max_bytes=MAX_RESPONSE_BYTES)
+        except PostFailed as failed:
+            raise GnoError(EMBED_ENDPOINT_FAILED, _failure(failed, self._identity.uri)) from None
+
+
+def _failure(failed: PostFailed, uri: str) -> str:
+    endpoint = f"Embeddings endpoint {uri}"
+    match failed.kind:
+        case "redirected":
+            return f"{endpoint}: {failed.reason}"
+        case "status":
+            detail = f": {failed.detail}" if failed.detail else ""
+            return f"{endpoint} answered HTTP {failed.status}{detail}"
+        case "timeout" | "unreachable":
+            return f"{endpoint} is unreachable: {failed.reason}"
+        case "too_large":
+            return f"{endpoint} answered too much"
+        case "not_json":
+            return f"{endpoint} answered something not JSON"
 
 
 def _rows(answer: Any, count: int, uri: str) -> list[Any]:
