@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from gno_trio.engine.store.lease import LOCKED_MESSAGE
-from gno_trio.engine.team.database import TeamDatabase, open_team
+from gno_trio.engine.team.database import TeamDatabase, connect, open_team
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.notify import Listener
 from gno_trio.engine.team.sessions import SESSIONS_CHANNEL, TeamSessions
@@ -146,3 +146,17 @@ def _wait(listener: Listener) -> object:
         return listener.wait(20)
     except GnoError as exc:
         return exc
+
+
+def test_the_store_is_used_again_after_the_database_dropped_its_connections(
+    team: TeamDatabase, team_store: TeamStore
+) -> None:
+    sessions = TeamSessions(team)
+    assert sessions.reserve("s1", "loopback", 10.0, 8, 8) is None
+    with connect(team_store) as admin:  # a restart or failover drops every connection
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    assert sessions.lookup("s1") == ("loopback", None)  # unlogged rows outlive a disconnect
+    assert sessions.count() == 1

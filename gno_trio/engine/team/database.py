@@ -140,7 +140,10 @@ class TeamDatabase:
             with self._pool.connection() as conn:
                 yield conn
         except (driver.OperationalError, psycopg_pool.PoolTimeout) as exc:
-            raise _unreachable(self.store, exc) from exc
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise GnoError(
+                "RUNTIME", f"The store {self.store.shown} did not answer ({reason}); try again"
+            ) from exc
 
     def dedicated(self) -> psycopg.Connection[Any]:
         """A connection outside the pool, for state tied to one session (locks, LISTEN)."""
@@ -172,6 +175,9 @@ def open_team(store: TeamStore, *, pool_size: int = POOL_SIZE) -> TeamDatabase:
         max_size=pool_size,
         kwargs={"autocommit": True, "application_name": holder_name(), **_KEEPALIVES},
         timeout=CONNECT_TIMEOUT_SECONDS,
+        # A connection the server dropped (restart, failover, idle cut) is replaced when it
+        # is next handed out, instead of failing the request it was handed to.
+        check=psycopg_pool.ConnectionPool.check_connection,
         name="gno-trio",
         open=True,
     )
