@@ -22,8 +22,17 @@ class Received(NamedTuple):
     body: Any
 
 
+class Raw(NamedTuple):
+    """An answer sent as these bytes with this status instead of as JSON."""
+
+    status: int
+    body: bytes
+
+
 class JsonEndpoint:
     """Answers each request with ``answer(path, body)`` as JSON, or redirects every request.
+
+    An answer that is a :class:`Raw` is sent as it is (an error status, a body that is not JSON).
 
     ``redirect_to`` set: each request is answered ``302`` to it, and logged.
     """
@@ -49,8 +58,11 @@ class JsonEndpoint:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                payload = json.dumps(answer(self.path, body)).encode()
-                self.send_response(200)
+                answered = answer(self.path, body)
+                status, payload = (
+                    answered if isinstance(answered, Raw) else (200, json.dumps(answered).encode())
+                )
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()

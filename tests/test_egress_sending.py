@@ -6,61 +6,33 @@ precisely why an answer is unusable.
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from gno_trio.engine.egress.sending import PostFailed, post_json
+from tests.loopback_json import JsonEndpoint, Raw
 
 
-class _Endpoint:
-    """A loopback server whose answer to every POST is chosen by ``mode``."""
+class _Endpoint(JsonEndpoint):
+    """A loopback model endpoint whose answer to every POST is chosen by ``mode``."""
 
     def __init__(self) -> None:
         self.mode = "echo"
-        self.bodies: list[bytes] = []
-        endpoint = self
+        super().__init__(self._reply)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                endpoint.bodies.append(raw)
-                status, payload, extra = endpoint.answer(raw)
-                self.send_response(status)
-                for name, value in extra:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1/x"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    def answer(self, raw: bytes) -> tuple[int, bytes, list[tuple[str, str]]]:
+    def _reply(self, path: str, body: Any) -> Any:
         match self.mode:
             case "echo":
-                return 200, raw, []
+                return body
             case "error":
-                return 503, b"model is loading\n", []
-            case "redirect":
-                return 302, b"", [("Location", "http://192.0.2.1/elsewhere")]
+                return Raw(503, b"model is loading\n")
             case "garbage":
-                return 200, b"<html>not json</html>", []
+                return Raw(200, b"<html>not json</html>")
             case _:
-                return 200, b"[" + b"1," * 4096 + b"1]", []
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+                return list(range(4096))
 
 
 @pytest.fixture
@@ -85,27 +57,29 @@ def _closed_port() -> int:
     return port
 
 
-def test_the_body_goes_as_utf8_json_and_the_answer_comes_back_parsed(
+def test_the_body_goes_as_json_to_the_judged_url_and_the_answer_comes_back_parsed(
     endpoint: _Endpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A proxy named by the environment is never used: it was not judged.
     monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{_closed_port()}")
     body = {"model": "m", "input": ["café 日本"]}
-    assert post_json(endpoint.url, body, timeout=10, max_bytes=1 << 20) == body
-    assert endpoint.bodies == [json.dumps(body, ensure_ascii=False).encode("utf-8")]
+    assert post_json(endpoint.url("/v1/x"), body, timeout=10, max_bytes=1 << 20) == body
+    assert [r.body for r in endpoint.requests] == [body]
 
 
 def test_each_unusable_answer_says_why(endpoint: _Endpoint) -> None:
+    url = endpoint.url("/v1/x")
     endpoint.mode = "error"
-    failed = _failure(endpoint.url)
+    failed = _failure(url)
     assert (failed.kind, failed.status, failed.detail) == ("status", 503, "model is loading")
-    endpoint.mode = "redirect"
-    failed = _failure(endpoint.url)
+    endpoint.redirect_to = "http://192.0.2.1/elsewhere"
+    failed = _failure(url)
     assert failed.kind == "redirected" and "http://192.0.2.1/elsewhere" in failed.reason
+    endpoint.redirect_to = None
     endpoint.mode = "garbage"
-    assert _failure(endpoint.url).kind == "not_json"
+    assert _failure(url).kind == "not_json"
     endpoint.mode = "large"
-    assert _failure(endpoint.url, max_bytes=1024).kind == "too_large"
+    assert _failure(url, max_bytes=1024).kind == "too_large"
     assert _failure(f"http://127.0.0.1:{_closed_port()}/v1/x").kind == "unreachable"
 
 

@@ -43,34 +43,6 @@ from gno_trio.config.rules import (
 )
 from gno_trio.errors import GnoError
 
-__all__ = [
-    "DEFAULT_EXCLUDES",
-    "DEFAULT_FTS_TOKENIZER",
-    "DEFAULT_GATEWAY_PORT",
-    "DEFAULT_PATTERN",
-    "FTS_TOKENIZERS",
-    "Collection",
-    "Config",
-    "Context",
-    "EgressPolicy",
-    "FtsTokenizer",
-    "Gateway",
-    "GatewayLimits",
-    "ScopeType",
-    "Search",
-    "SearchBackend",
-    "SourceAvailability",
-    "ToolProfile",
-    "Watch",
-    "dump_config",
-    "dumps_config",
-    "fts5_tokenize_clause",
-    "load_config",
-    "loads_config",
-    "normalize_collection_name",
-    "parse_config",
-]
-
 ConfigVersion: TypeAlias = Literal["1.0"]
 CONFIG_VERSION: ConfigVersion = "1.0"
 FtsTokenizer: TypeAlias = Literal["unicode61", "porter", "trigram", "snowball english"]
