@@ -21,10 +21,12 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 import trio
 
+from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
+from gno_trio.runtime import Runtime
 from tests.http_gateway_support import (
     RELAXED,
     RunningGateway,
@@ -267,3 +269,36 @@ async def test_events_stream_job_progress_and_is_capped_per_caller(docs_dirs: Di
                     refused = await client.get("/api/events")
                     assert refused.status_code == 429
                     assert refused.json()["error"]["code"] == "TOO_MANY_STREAMS"
+
+
+async def test_events_carry_document_changes_when_the_change_feed_is_on(docs_dirs: Dirs) -> None:
+    engine = Engine.open(dirs=docs_dirs)
+    try:
+        runtime = Runtime(engine=engine, write_enabled=True)
+        app = build_app(runtime, subscriptions=True)
+        assert app.change_feed is not None
+        async with (
+            trio.open_nursery() as background,
+            running_gateway(app, limits=RELAXED, enable_write=True) as running,
+            httpx.AsyncClient(base_url=running.base, timeout=30) as client,
+        ):
+            background.start_soon(app.change_feed.run)
+            with trio.fail_after(120):
+                async with client.stream("GET", "/api/events") as stream:
+                    lines = stream.aiter_lines()
+                    ready = await read_events(lines, lambda event, _: event == "ready")
+                    assert ready == [("ready", {"changes": True, "jobs": True})]
+                    await trio.sleep(1.5)  # the feed's cursor reaches the journal's end
+                    captured = await client.post(
+                        "/api/capture",
+                        json={"collection": "docs", "title": "Fresh", "content": "# Fresh\n"},
+                    )
+                    assert captured.status_code == 200, captured.text
+                    uri = captured.json()["uri"]
+                    changes = await read_events(lines, lambda event, _: event == "change")
+                    change = changes[-1][1]
+                    assert (change["kind"], change["collection"]) == ("create", "docs")
+                    assert uri.endswith(change["current"]["relPath"])
+            background.cancel_scope.cancel()
+    finally:
+        engine.close()
