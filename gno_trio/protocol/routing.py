@@ -37,7 +37,12 @@ from gno_trio.protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
 )
-from gno_trio.protocol.names import METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER
+from gno_trio.protocol.names import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    PROTOCOL_VERSION_HEADER,
+    SESSION_HEADER,
+)
 from gno_trio.protocol.versions import MODERN_VERSIONS, Era
 
 
@@ -102,6 +107,20 @@ def claimed_era(params: Mapping[str, Any] | None, version_header: str | None = N
     if version_header is not None and version_header.strip() in MODERN_VERSIONS:
         return Era.MODERN
     return Era.MODERN if claims_modern(params) else Era.LEGACY
+
+
+def session_header_refusal(headers: HeaderView) -> ProtocolError | None:
+    """A 2026-07-28 message naming a session (``Mcp-Session-Id``) is refused, ``-32600``.
+
+    Sessions exist only in the 2025 era; the refusal comes before any lookup.
+    """
+    if headers.get(SESSION_HEADER) is None:
+        return None
+    return ProtocolError(
+        INVALID_REQUEST,
+        "Mcp-Session-Id is not accepted on 2026-07-28 requests; "
+        "sessions exist only in the 2025 era",
+    )
 
 
 def is_header_text(text: str) -> bool:
@@ -182,4 +201,5 @@ __all__ = [
     "decode_header_value",
     "http_status",
     "is_header_text",
+    "session_header_refusal",
 ]

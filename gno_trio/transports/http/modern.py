@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gno_trio.protocol import routing
 from gno_trio.protocol.connection import admit_modern
-from gno_trio.protocol.errors import INVALID_REQUEST, ProtocolError
+from gno_trio.protocol.errors import ProtocolError
 from gno_trio.protocol.jsonrpc import Incoming, Notification, Request
-from gno_trio.protocol.names import SESSION_HEADER
 from gno_trio.protocol.routing import http_status
 from gno_trio.protocol.versions import Era
 from gno_trio.server.context import RequestContext
@@ -42,16 +42,13 @@ from gno_trio.transports.http.wire import (
 
 def session_header_refusal(headers: RequestHeaders, request_id: Any) -> Reply | None:
     """Step 1: a modern message naming a session is refused before any lookup."""
-    if SESSION_HEADER not in headers:
+    refusal = routing.session_header_refusal(headers)
+    if refusal is None:
         return None
     return jsonrpc_reply(
-        400,
+        http_status(refusal.code, Era.MODERN),
         request_id,
-        {
-            "code": INVALID_REQUEST,
-            "message": "Mcp-Session-Id is not accepted on 2026-07-28 requests; "
-            "sessions exist only in the 2025 era",
-        },
+        refusal.to_error_object(),
         reason="modern-session-id",
     )
 
