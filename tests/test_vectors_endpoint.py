@@ -163,11 +163,10 @@ def test_an_endpoint_that_is_down_or_broken_is_a_clear_error(
             embed_backlog(conn, backend)
         assert caught.value.code == "EMBED_ENDPOINT_FAILED", mode
         assert _vectors(conn) == 0
-    _Handler.mode = "stall"
-    started = time.monotonic()
+    _Handler.mode = "stall"  # answers well, but 3 s late: only the timeout makes it fail
     with pytest.raises(GnoError) as caught:
         EndpointEmbedder(server, timeout_s=0.5).embed_texts(["x"])
-    assert caught.value.code == "EMBED_ENDPOINT_FAILED" and time.monotonic() - started < 2.5
+    assert caught.value.code == "EMBED_ENDPOINT_FAILED"
 
 
 def test_the_lexical_leg_answers_when_the_endpoint_goes_down(
