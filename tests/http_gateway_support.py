@@ -36,6 +36,7 @@ from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.server import GatewayEndpoint, build_state, serve_gateway
 from gno_trio.transports.http.settings import GatewaySettings
+from gno_trio.transports.http.surfaces import Surface
 from gno_trio.transports.http.tokens import ensure_token_file
 from nurseries import GracefulDrain, open_supervisor
 from tests.support.shared import EVALS_CORPUS, SCHEMAS, required
@@ -102,9 +103,13 @@ async def running_gateway(
     *,
     policies: PolicyBook | None = None,
     sock: socket.socket | None = None,
+    pages: Surface | None = None,
     **overrides: Any,
 ) -> AsyncIterator[RunningGateway]:
-    """Serve ``app`` on 127.0.0.1:<ephemeral> for the body of the block, then drain."""
+    """Serve ``app`` on 127.0.0.1:<ephemeral> for the body of the block, then drain.
+
+    ``pages``: the web workspace's surface, when the test drives it.
+    """
     base = settings or GatewaySettings(port=0, limits=RELAXED)
     settings = replace(base, **overrides) if overrides else base
     drain = GracefulDrain()
@@ -118,6 +123,7 @@ async def running_gateway(
                 sock=sock,
                 drain=drain,
                 handle_signals=False,
+                pages=pages,
                 task_status=task_status,
             )
 

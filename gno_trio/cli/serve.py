@@ -213,6 +213,7 @@ def _serve(
     """Serve one gateway process until it is told to stop (a worker, or the only process)."""
     from gno_trio.compose import initial_sync, resident_tasks, serving
     from gno_trio.transports.http.guards import PolicyBook
+    from gno_trio.transports.http.pages.routes import serve as workspace
     from gno_trio.transports.http.server import BackgroundTask, run_resident
 
     as_json = bool(getattr(args, "json", False))
@@ -244,6 +245,8 @@ def _serve(
             clients=http_snippets,
             announced=announced,
             team=engine.team,
+            # The web workspace is for the person at this machine: serve, never daemon.
+            pages=workspace if mode == "serve" else None,
         )
 
 

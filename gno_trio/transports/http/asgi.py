@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
+from urllib.parse import urlencode
 
 import msgspec
 import trio
@@ -46,7 +47,13 @@ from gno_trio.transports.http.boundary import (
 )
 from gno_trio.transports.http.guards import EgressTicket, egress_guard, write_gate
 from gno_trio.transports.http.rest_wire import api_shaped
-from gno_trio.transports.http.settings import API_PREFIX, MCP_PATH, METRICS_PATH, STATUS_PATH
+from gno_trio.transports.http.settings import (
+    API_PREFIX,
+    MCP_PATH,
+    METRICS_PATH,
+    SIGNIN_PATH,
+    STATUS_PATH,
+)
 from gno_trio.transports.http.state import Exchange, GatewayState
 from gno_trio.transports.http.status import resident_status, transport_metrics
 from gno_trio.transports.http.surfaces import HttpCall, Surface, Work
@@ -108,6 +115,23 @@ async def _watch_disconnect(
             if not progress.answered:
                 on_gone()
             return
+
+
+def _is_page_read(path: str, method: str) -> bool:
+    """A browser asking for a page (not ``/mcp``, not the API)."""
+    return method == "GET" and path != MCP_PATH and not path.startswith(API_PREFIX)
+
+
+def _signin_redirect(path: str, query: bytes) -> Reply:
+    """A browser without the session cookie goes to sign in, then comes back."""
+    back = path + ("?" + query.decode("latin-1") if query else "")
+    location = SIGNIN_PATH + "?" + urlencode({"next": back})
+    return Reply(
+        status=303,
+        headers=((b"location", location.encode("ascii")), *_NO_STORE),
+        content_type=None,
+        reason="signin",
+    )
 
 
 class GatewayApp:
@@ -226,6 +250,8 @@ class GatewayApp:
         headers = RequestHeaders(scope["headers"])
         verdict = self.boundary.check(scope, headers)
         if isinstance(verdict, Reply):
+            if verdict.status == 401 and self.pages is not None and _is_page_read(path, method):
+                verdict = _signin_redirect(path, scope.get("query_string", b""))
             await self._reply(send, shape(verdict))
             return
         exchange = Exchange(receive, send, headers, verdict)

@@ -10,6 +10,10 @@ Checks, in order, each answering the closed ``mcp-http-error`` body:
 3. the bearer token, when required: the token file is re-read now; a file that
    changed since the last request revokes authenticated sessions, a file that
    is unusable refuses everyone (503), a missing or wrong token is 401.
+   Outside ``/mcp`` a signed-in browser's ``HttpOnly`` cookie carries the same
+   token; on a request that changes state it counts only beside an ``Origin``
+   header (which check 2 has held to the allow-list), so another site's form
+   never acts with it. The sign-in page and the static files need no token.
    Failed attempts draw on their own per-peer budget (429 once spent), so a
    flood of bad or missing tokens never uses up a token holder's budget;
 4. the rate limit of the caller (429, with ``Retry-After``): per token when
@@ -31,7 +35,7 @@ from typing import Final
 import trio
 
 from gno_trio.engine import Zone, classify_peer
-from gno_trio.transports.http.settings import Listener
+from gno_trio.transports.http.settings import MCP_PATH, SIGNIN_PATH, STATIC_PREFIX, Listener
 from gno_trio.transports.http.tokens import (
     MAX_TOKEN_CHARS,
     TokenFileState,
@@ -51,6 +55,11 @@ from gno_trio.transports.http.wire import (
 from nurseries import FixedWindowRateLimiter
 
 LOOPBACK_IDENTITY: Final = "loopback"
+ANONYMOUS_IDENTITY: Final = "anonymous"
+"""A caller without credentials on a path that needs none (the sign-in page, static files)."""
+SESSION_COOKIE: Final = "gno_token"
+"""The cookie a signed-in browser holds the token in (``HttpOnly``, ``SameSite=Strict``)."""
+_SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
 RATE_WINDOW_SECONDS: Final = 60.0
 FAILED_AUTH_PER_WINDOW: Final = 30
 """Failed authentications one peer may make per rate window before it gets 429."""
@@ -132,15 +141,22 @@ class Boundary:
         ):
             return boundary_reply(403, "origin")
         peer_key = LOOPBACK_IDENTITY if zone == "loopback" else peer
+        path: str = scope.get("path", "")
+        method: str = scope.get("method", "GET")
         if self._auth_required:
-            identity_or_refusal = self._authenticate(headers)
+            identity_or_refusal = self._authenticate(headers, path, method)
             if isinstance(identity_or_refusal, Reply):
                 if identity_or_refusal.status != 401:
                     return identity_or_refusal
-                spent = _over_budget(self._failed_auth, peer_key, "auth-rate")
-                return spent if spent is not None else identity_or_refusal
-            caller = Caller(peer, zone, identity_or_refusal, authenticated=True)
-            rate_key: str | None = identity_or_refusal
+                if _needs_no_token(path, method):
+                    caller = Caller(peer, zone, ANONYMOUS_IDENTITY, authenticated=False)
+                    rate_key: str | None = peer_key
+                else:
+                    spent = _over_budget(self._failed_auth, peer_key, "auth-rate")
+                    return spent if spent is not None else identity_or_refusal
+            else:
+                caller = Caller(peer, zone, identity_or_refusal, authenticated=True)
+                rate_key = identity_or_refusal
         else:
             caller = Caller(peer, zone, LOOPBACK_IDENTITY, authenticated=False)
             rate_key = peer_key
@@ -163,8 +179,11 @@ class Boundary:
                 return boundary_reply(413, "body-declared", close=True)
         return caller
 
-    def _authenticate(self, headers: RequestHeaders) -> str | Reply:
+    def _authenticate(self, headers: RequestHeaders, path: str, method: str) -> str | Reply:
         presented = _bearer_digest(headers)
+        cookie_allowed = method in _SAFE_METHODS or headers.get("origin") is not None
+        if presented is None and path != MCP_PATH and cookie_allowed:
+            presented = _cookie_digest(headers)
         if presented is None:  # nothing to check, so no reason to read the file
             return boundary_reply(401, "auth", headers=_WWW_AUTHENTICATE)
         digest = self.current_digest()
@@ -199,18 +218,38 @@ def _over_budget(limiter: FixedWindowRateLimiter, key: str | None, reason: str) 
     return boundary_reply(429, reason, headers=((b"retry-after", retry),))
 
 
+def _needs_no_token(path: str, method: str) -> bool:
+    """The sign-in page (to show and post it) and the static files it uses."""
+    if path == SIGNIN_PATH:
+        return method in _SAFE_METHODS or method == "POST"
+    return path.startswith(STATIC_PREFIX) and method in _SAFE_METHODS
+
+
+def _cookie_digest(headers: RequestHeaders) -> bytes | None:
+    """The digest of the token a signed-in browser's session cookie holds."""
+    raw = headers.get("cookie")
+    if raw is None:
+        return None
+    for pair in raw.split(";"):
+        name, sep, value = pair.strip().partition("=")
+        if sep and name == SESSION_COOKIE:
+            return _token_digest_of(value.strip())
+    return None
+
+
+def _token_digest_of(token: str) -> bytes | None:
+    if not token or len(token) > MAX_TOKEN_CHARS or not is_visible_ascii(token):
+        return None
+    return token_digest(token)
+
+
 def _bearer_digest(headers: RequestHeaders) -> bytes | None:
     if headers.repeated("authorization"):
         return None
     value = headers.get("authorization")
     if value is None or value[: len(_BEARER_PREFIX)].lower() != _BEARER_PREFIX:
         return None
-    token = value[len(_BEARER_PREFIX) :].strip()
-    if not token or len(token) > MAX_TOKEN_CHARS:
-        return None
-    if not is_visible_ascii(token):
-        return None
-    return token_digest(token)
+    return _token_digest_of(value[len(_BEARER_PREFIX) :].strip())
 
 
 class ClientGone(Exception):
@@ -248,8 +287,10 @@ async def read_body(receive: Receive, *, max_bytes: int, timeout: float) -> byte
 
 
 __all__ = [
+    "ANONYMOUS_IDENTITY",
     "BEARER_PREFIX",
     "LOOPBACK_IDENTITY",
+    "SESSION_COOKIE",
     "Boundary",
     "Caller",
     "ClientGone",

@@ -372,12 +372,14 @@ def run_resident(
     clients: ClientSnippets | None = None,
     announced: Callable[[GatewayEndpoint], None] | None = None,
     team: Team | None = None,
+    pages: Surface | None = None,
 ) -> int:
     """Blocking entry for the CLI: serve until SIGINT/SIGTERM, then drain; returns 0.
 
     ``on_ready`` replaces the announcement (a worker reports to its parent instead);
     ``clients`` gives the per-client configurations it prints; ``announced``
     runs just before the announcement (the pid-file, so whoever reads the URL finds it).
+    ``pages``: the web workspace (``serve`` offers it; 404 outside ``/mcp`` and ``/api/``).
     """
 
     async def main() -> None:
@@ -392,6 +394,7 @@ def run_resident(
                     background=background,
                     worker=worker,
                     team=team,
+                    pages=pages,
                 )
             )
             if on_ready is not None:

@@ -30,6 +30,9 @@ Mode = Literal["serve", "daemon"]
 MCP_PATH: Final = "/mcp"
 STATUS_PATH: Final = "/api/resident/status"
 METRICS_PATH: Final = "/api/resident/metrics"
+SIGNIN_PATH: Final = "/signin"
+"""The workspace's sign-in page: reachable without credentials, like its static files."""
+STATIC_PREFIX: Final = "/static/"
 API_PREFIX: Final = "/api/"
 """Every path under it (but the two resident paths above) belongs to the REST API."""
 
@@ -252,6 +255,8 @@ __all__ = [
     "API_PREFIX",
     "MCP_PATH",
     "METRICS_PATH",
+    "SIGNIN_PATH",
+    "STATIC_PREFIX",
     "STATUS_PATH",
     "UNSAFE_BIND_CODE",
     "GatewaySettings",
