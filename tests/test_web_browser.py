@@ -171,6 +171,11 @@ def test_adding_a_collection_shows_its_job_reach_done(server: dict[str, Any], pa
     row = page.locator("table.collections tr", has_text="fresh")
     expect(row.locator("td").nth(1)).to_have_text("3", timeout=WAIT_MS)
     _shoot(page, "collections", full=True)
+    page.goto(server["base"] + "/browse")
+    page.click("ul.tree a:text('fresh/')")
+    page.wait_for_url("**/browse?collection=fresh**")
+    assert page.locator("ul.tree li.file").count() == 3
+    _shoot(page, "browse")
 
 
 def test_a_hostile_note_runs_no_script(server: dict[str, Any], page: Any) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gno_trio.dirs import Dirs
+from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.transports.http.pages.routes import serve as pages
 from gno_trio.transports.http.settings import GatewaySettings
@@ -207,7 +207,7 @@ async def test_a_hostile_note_renders_as_text_everywhere(web_dirs: Dirs) -> None
 
 async def test_pages_without_the_tools_answer_plainly(web_dirs: Dirs) -> None:
     async with workspace(web_dirs) as (_, client):
-        for path in ("/status", "/collections", "/ask"):
+        for path in ("/status", "/collections", "/ask", "/browse"):
             page = await client.get(path)
             assert page.status_code == 200, path
             assert_safe_page(page)
@@ -221,6 +221,21 @@ async def test_pages_without_the_tools_answer_plainly(web_dirs: Dirs) -> None:
             "/search", data={"q": "x"}, headers={"origin": client.base_url.__str__().rstrip("/")}
         )
         assert wrong.status_code == 405 and wrong.headers["allow"] == "GET"
+
+
+async def test_the_browse_tree_walks_collections_and_folders(web_dirs: Dirs) -> None:
+    async with workspace(web_dirs) as (_, client):
+        top = await client.get("/browse")
+        assert 'href="/browse?collection=evals&amp;path="' in top.text
+        assert 'href="/browse?collection=notes&amp;path="' in top.text
+        evals = await client.get("/browse", params={"collection": "evals"})
+        assert 'href="/browse?collection=evals&amp;path=en"' in evals.text
+        folder = await client.get("/browse", params={"collection": "evals", "path": "en"})
+        assert folder.status_code == 200
+        assert "gno%3A%2F%2Fevals%2Fen%2Fapi-reference.md" in folder.text
+        assert "gno%3A%2F%2Fevals%2Fde%2F" not in folder.text
+        missing = await client.get("/browse", params={"collection": "evals", "path": "xx"})
+        assert missing.status_code == 404
 
 
 async def test_ask_shows_numbered_sources_and_the_verdict(web_dirs: Dirs) -> None:

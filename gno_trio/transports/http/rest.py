@@ -29,20 +29,18 @@ import msgspec
 
 from gno_trio.errors import GnoError
 from gno_trio.protocol.errors import ProtocolError
-from gno_trio.protocol.jsonrpc import Request
 from gno_trio.server.tooltypes import BoundTool
 from gno_trio.transports.http import rest_events, rest_openapi
-from gno_trio.transports.http.guards import EgressTicket, egress_guard, epoch_guard
 from gno_trio.transports.http.rest_routes import EVENTS, HEALTH, OPENAPI, Route, match
 from gno_trio.transports.http.rest_wire import (
     api_error,
     error_for_code,
     json_reply,
-    request_context,
     result_reply,
     translated,
 )
 from gno_trio.transports.http.surfaces import HttpCall
+from gno_trio.transports.http.toolcalls import guarded_tool_call
 from gno_trio.transports.http.wire import Refused, Reply, is_json_content_type
 
 _decoder = msgspec.json.Decoder()
@@ -107,24 +105,13 @@ async def call_operation(
     call: HttpCall, operation: str, arguments: dict[str, Any], *, from_strings: bool
 ) -> Reply:
     """Run ``operation`` as ``tools/call`` would, guards included; the reply to send."""
-    state = call.state
-    app = state.app
-    request = Request(id=0, method="tools/call", params={"name": operation, "arguments": arguments})
-    verdict = egress_guard(request, call.exchange.caller, state.policies, app.content_classes)
-    if isinstance(verdict, Reply):
-        return translated(verdict)
-    ticket: EgressTicket | None = verdict
-    context = request_context(call)
     try:
-        result = await app.run_tool(operation, arguments, context, from_strings=from_strings)
+        answer = await guarded_tool_call(call, operation, arguments, from_strings=from_strings)
     except ProtocolError as exc:
         return api_error(400, _INVALID, exc.message)
     except GnoError as exc:
         return error_for_code(exc.code, exc.message)
-    finally:
-        context.finish()
-    changed = epoch_guard(request, ticket, state.policies)
-    return translated(changed) if changed is not None else result_reply(result)
+    return translated(answer) if isinstance(answer, Reply) else result_reply(answer)
 
 
 def _operation(call: HttpCall, name: str) -> BoundTool:

@@ -1,9 +1,10 @@
 """How a page asks the server for something: the same tool call an MCP client makes.
 
 Every page reads and writes through the tools the gateway serves (``tools/call``
-with the same arguments and the same structured answer), behind the same
-write gate and egress judgement as ``/mcp``; no page touches the engine or
-holds a rule of its own. A failed call comes back as its stable code and
+with the same arguments and the same structured answer; the listings the REST
+API adds, such as the browse tree, the same way), behind the same write gate
+and egress judgement as ``/mcp``; no page touches the engine or holds a rule
+of its own. A failed call comes back as its stable code and
 message, which the page shows.
 """
 
@@ -11,26 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
-from gno_trio.engine import EGRESS_DENIED_CODE, EGRESS_DENIED_MESSAGE
+import msgspec
+
+from gno_trio.errors import GnoError
 from gno_trio.protocol.errors import ProtocolError
-from gno_trio.protocol.jsonrpc import Request
-from gno_trio.protocol.versions import MODERN_VERSIONS, Era
-from gno_trio.server.context import RequestContext
+from gno_trio.server.tooltypes import ToolResult
 from gno_trio.server.unavailable import HTTP_SWITCHES
-from gno_trio.transports.http.guards import (
-    POLICY_CHANGED_CODE,
-    POLICY_CHANGED_MESSAGE,
-    egress_guard,
-    epoch_guard,
-)
 from gno_trio.transports.http.surfaces import HttpCall
+from gno_trio.transports.http.toolcalls import guarded_tool_call
 from gno_trio.transports.http.wire import Reply
-
-WEB_CLIENT_NAME: Final = "gno-web"
-"""The client name tools see for the workspace (memory facts record it as the caller)."""
-_ERROR_PREFIX: Final = "Error: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,50 +58,38 @@ def write_refusal(call: HttpCall, tool: str) -> Outcome | None:
     )
 
 
-def _context(call: HttpCall) -> RequestContext:
-    return RequestContext(
-        era=Era.MODERN,
-        protocol_version=MODERN_VERSIONS[0],
-        session_id=call.state.labels.label(call.exchange.caller.identity),
-        client_name=WEB_CLIENT_NAME,
-    )
+def _failure(result: ToolResult) -> Outcome:
+    """A failed call's code and message (its text is ``Error: CODE: message``)."""
+    code = result.code or "RUNTIME"
+    prefix = f"Error: {code}: "
+    text = result.text
+    return Outcome(code=code, message=text[len(prefix) :] if text.startswith(prefix) else text)
 
 
-def _failure(text: str) -> Outcome:
-    """``Error: CODE: message`` (the one form every failed tool call takes) split in two."""
-    body = text[len(_ERROR_PREFIX) :] if text.startswith(_ERROR_PREFIX) else text
-    code, sep, message = body.partition(": ")
-    if not sep or not code.replace("_", "").isalnum():
-        return Outcome(code="RUNTIME", message=text)
-    return Outcome(code=code, message=message)
+def _refusal(reply: Reply) -> Outcome:
+    """A guard's JSON-RPC refusal (egress, policy epoch) as its code and message."""
+    error = msgspec.json.decode(reply.body).get("error", {})
+    data = error.get("data") or {}
+    return Outcome(code=str(data.get("code", "FORBIDDEN")), message=str(error.get("message", "")))
 
 
 async def run_tool(call: HttpCall, tool: str, arguments: Mapping[str, Any]) -> Outcome:
-    """Call ``tool`` with ``arguments`` exactly as ``tools/call`` over ``/mcp`` would."""
+    """Call ``tool`` (or a listing the REST API serves) as ``tools/call`` over ``/mcp`` would."""
     refused = write_refusal(call, tool)
     if refused is not None:
         return refused
-    state = call.state
-    app = state.app
-    params = {"name": tool, "arguments": dict(arguments)}
-    request = Request(id=0, method="tools/call", params=params)
-    verdict = egress_guard(request, call.exchange.caller, state.policies, app.content_classes)
-    if isinstance(verdict, Reply):
-        return Outcome(code=EGRESS_DENIED_CODE, message=EGRESS_DENIED_MESSAGE)
-    context = _context(call)
     try:
-        result = await app.handle_request("tools/call", params, context)
+        answer = await guarded_tool_call(call, tool, dict(arguments))
     except ProtocolError as exc:
         return Outcome(code="UNAVAILABLE", message=exc.message)
-    finally:
-        context.finish()
-    if epoch_guard(request, verdict, state.policies) is not None:
-        return Outcome(code=POLICY_CHANGED_CODE, message=POLICY_CHANGED_MESSAGE)
-    if result.get("isError"):
-        blocks = result.get("content") or [{}]
-        return _failure(str(blocks[0].get("text", "")))
-    structured = result.get("structuredContent")
-    return Outcome(data=structured if isinstance(structured, Mapping) else {})
+    except GnoError as exc:
+        return Outcome(code=exc.code, message=exc.message)
+    if isinstance(answer, Reply):
+        return _refusal(answer)
+    if answer.is_error:
+        return _failure(answer)
+    structured = answer.structured
+    return Outcome(data=structured if structured is not None else {})
 
 
-__all__ = ["WEB_CLIENT_NAME", "Outcome", "run_tool", "served", "write_refusal", "writes_enabled"]
+__all__ = ["Outcome", "run_tool", "served", "write_refusal", "writes_enabled"]
