@@ -10,6 +10,7 @@ give up naming it, until the holder is killed.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -221,3 +222,31 @@ def test_a_wrong_or_unreachable_store_is_a_clear_start_up_error(tmp_path: Path) 
             "Error: RUNTIME: Cannot open the store postgresql://team:***@"
         )
         assert "s3cret" not in away.stderr and "Traceback" not in away.stderr
+
+
+def test_doctor_reports_the_store_and_who_holds_its_lease(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    a = host(tmp_path / "a")
+
+    def doctor(store: str) -> tuple[int, dict[str, Any]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "gno_trio", "doctor", "--json", "--store", store],
+            env=gno_env(a),
+            capture_output=True,
+            text=True,
+        )
+        checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+        return done.returncode, checks["store"]
+
+    code, store = doctor(team_store.url)
+    assert code == 0 and store["status"] == "ok", store
+    holder = hold_lease(team_store, a)
+    try:
+        code, store = doctor(team_store.url)
+        assert store["status"] == "warn" and f"process {holder.pid}" in store["message"]
+    finally:
+        holder.kill()
+        holder.wait()
+    code, store = doctor("postgresql://127.0.0.1:1/notes")
+    assert code == 2 and store["status"] == "error" and store["details"]

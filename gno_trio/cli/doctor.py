@@ -21,7 +21,7 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, command_line
 from gno_trio.cli.render.health import DOCTOR
 from gno_trio.config import Config, load_config
-from gno_trio.engine import doctor_check, doctor_checks, doctor_healthy, locate
+from gno_trio.engine import doctor_check, doctor_checks, doctor_healthy, locate, store_from
 from gno_trio.errors import GnoError, Kind
 
 if TYPE_CHECKING:
@@ -107,7 +107,8 @@ def _gateway_checks(config_path: Path) -> list[dict[str, Any]]:
 def cmd_doctor(args: argparse.Namespace) -> int:
     config = Path(args.config).expanduser() if args.config else None
     location = locate(index_name=args.index, config_path=config)
-    found = doctor_checks(location, init=command_line(args, "init"))
+    store = store_from(getattr(args, "store", None))
+    found = doctor_checks(location, init=command_line(args, "init"), store=store)
     checks = [*found["checks"], *_gateway_checks(location.config_path)]
     healthy = doctor_healthy(checks)
     render.emit(

@@ -24,6 +24,8 @@ from gno_trio.engine.reads.activation import activation as activation_report
 from gno_trio.engine.reads.semantic_facts import SYNC
 from gno_trio.engine.store.database import connect, latest_version, schema_version
 from gno_trio.engine.store.lease import is_held
+from gno_trio.engine.team.health import store_health
+from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 
 Check = dict[str, Any]
@@ -119,6 +121,37 @@ def _lock(location: IndexLocation) -> Check:
             "Let the running sync or write finish; a stopped process releases it by itself",
         )
     return check("lock", "ok", "The write lease is free")
+
+
+def _store(store: TeamStore, index_name: str) -> Check:
+    """Team mode: the PostgreSQL store this index coordinates through."""
+    health = store_health(store, index_name)
+    if not health.reachable:
+        return check(
+            "store",
+            "error",
+            health.problem or f"Cannot reach {store.shown}",
+            "Check the URL, the credentials and that the server accepts connections",
+        )
+    if health.problem is not None:
+        return check("store", "error", f"{store.shown}: {health.problem}")
+    if health.pending:
+        return check(
+            "store",
+            "warn",
+            f"{store.shown} lacks {health.pending} of gno-trio's tables or changes",
+            "The next gateway or writer started with this --store creates them",
+        )
+    state = f"{health.sessions} sessions, {health.running_jobs} running jobs"
+    if health.holder is not None:
+        pid, host = health.holder
+        who = f"process {pid} on {host}" if pid is not None else "another client"
+        return check(
+            "store",
+            "warn",
+            f"{store.shown} reachable ({state}); {who} holds the write lease: writes wait for it",
+        )
+    return check("store", "ok", f"{store.shown} reachable ({state}); the write lease is free")
 
 
 def _database(
@@ -299,8 +332,13 @@ def healthy(checks: Sequence[Check]) -> bool:
     return not any(c["status"] == "error" or c["name"] == INGEST_ERRORS for c in checks)
 
 
-def index_checks(location: IndexLocation, *, init: str = "gno-trio init") -> dict[str, Any]:
+def index_checks(
+    location: IndexLocation, *, init: str = "gno-trio init", store: TeamStore | None = None
+) -> dict[str, Any]:
     """The index's checks (config, collections, database, index, lock, embeddings).
+
+    With a team ``store`` the lease check is the store's (reachability,
+    tables, the lease holder) instead of the data directory's lock file.
 
     ``init`` is the command that creates this index, as the caller spells it.
     Returns ``{"checks": [...], "activation": {...}}``; the caller adds its own
@@ -313,7 +351,7 @@ def index_checks(location: IndexLocation, *, init: str = "gno-trio init") -> dic
         checks.append(_leftovers(config))
     database, activation = _database(location, config, init)
     checks += database
-    checks.append(_lock(location))
+    checks.append(_lock(location) if store is None else _store(store, location.index_name))
     return {"checks": checks, "activation": activation}
 
 

@@ -101,6 +101,11 @@ def _migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+def known_versions() -> set[int]:
+    """The migration versions this build carries."""
+    return {version for version, _, _ in _migrations()}
+
+
 def migrate(conn: psycopg.Connection[Any]) -> list[str]:
     """Apply the migrations this database lacks, in order; the names applied."""
     applied: list[str] = []
@@ -190,6 +195,7 @@ __all__ = [
     "cancel",
     "connect",
     "holder_name",
+    "known_versions",
     "migrate",
     "open_team",
 ]

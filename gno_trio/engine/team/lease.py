@@ -56,13 +56,24 @@ def _holder(name: str) -> tuple[int | None, str | None]:
     return (int(pid_text) if pid_text.isdigit() else None), (host or None)
 
 
+def lease_holder(conn: psycopg.Connection[Any], key: int) -> tuple[int | None, str | None] | None:
+    """``(pid, host)`` of whoever holds lock ``key`` (either may be unknown), or None if free."""
+    row = conn.execute(_HOLDER_QUERY, _lock_parts(key)).fetchone()
+    return None if row is None else _holder(row[0] or "")
+
+
 class AdvisoryLease:
     """The write lease of one index of a PostgreSQL store."""
 
     def __init__(self, database: TeamDatabase, index_name: str) -> None:
         self._database = database
-        self._key = advisory_key(f"write-lease:{index_name}")
+        self._key = self.key_for(index_name)
         self._where = f"{database.store.shown}#write-lease:{index_name}"
+
+    @staticmethod
+    def key_for(index_name: str) -> int:
+        """The advisory lock key of ``index_name``'s write lease (the same on every host)."""
+        return advisory_key(f"write-lease:{index_name}")
 
     @property
     def where(self) -> str:
@@ -103,7 +114,7 @@ class AdvisoryLease:
         return bool(row is not None and row[0])
 
     def _busy(self, conn: psycopg.Connection[Any], code: str, message: str) -> GnoError:
-        pid, host = self._holder_name(conn)
+        pid, host = lease_holder(conn, self._key) or (None, None)
         if pid is None:
             return GnoError(code, message)
         where = f" on {host}" if host is not None else ""
@@ -113,15 +124,10 @@ class AdvisoryLease:
             details={"holderPid": pid, "holderHost": host},
         )
 
-    def _holder_name(self, conn: psycopg.Connection[Any]) -> tuple[int | None, str | None]:
-        row = conn.execute(_HOLDER_QUERY, _lock_parts(self._key)).fetchone()
-        return _holder(row[0] or "") if row is not None else (None, None)
-
     def is_held(self) -> bool:
         """Whether any session holds the lock right now (a look at ``pg_locks``, no attempt)."""
         with self._database.connection() as conn:
-            row = conn.execute(_HOLDER_QUERY, _lock_parts(self._key)).fetchone()
-        return row is not None
+            return lease_holder(conn, self._key) is not None
 
 
-__all__ = ["AdvisoryLease"]
+__all__ = ["AdvisoryLease", "lease_holder"]
