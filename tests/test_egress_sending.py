@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gno_trio.engine.egress.sending import PostFailed, post_json
+from gno_trio.engine.egress.sending import PostFailed, parse_endpoint, post_json
 from tests.loopback_json import JsonEndpoint, Raw
 
 
@@ -89,3 +89,15 @@ def test_an_endpoint_that_never_answers_times_out() -> None:
         silent.listen(1)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1/x"
         assert _failure(url, timeout=0.3).kind == "timeout"
+
+
+def test_an_endpoint_uri_names_the_url_to_judge_and_the_model() -> None:
+    endpoint = parse_endpoint("http://gpu.lan:8080/v1/embeddings/#bge-m3")
+    assert endpoint == ("http://gpu.lan:8080/v1/embeddings/", "bge-m3", "embeddings")
+    assert parse_endpoint("https://api.example/v1/chat/completions") == (
+        "https://api.example/v1/chat/completions",
+        "",
+        "completions",
+    )
+    for not_http in ("file:///models/x.gguf", "hf:org/model", "http:///no-host", "model.bin"):
+        assert parse_endpoint(not_http) is None

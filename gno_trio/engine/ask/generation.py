@@ -22,11 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
-from urllib.parse import urlsplit
 
 from gno_trio.config import Config
 from gno_trio.engine.ask.extract import NOTHING_ANSWERS, answer_units, render
-from gno_trio.engine.egress.sending import PostFailed, post_json
+from gno_trio.engine.egress.sending import PostFailed, parse_endpoint, post_json
 from gno_trio.engine.vectors.models import inference_timeout_s, preset_uri
 from gno_trio.errors import GnoError
 
@@ -90,12 +89,11 @@ class ChatEndpointGenerator:
     """A draft from an OpenAI-compatible ``/v1/chat/completions`` endpoint."""
 
     def __init__(self, uri: str, *, timeout_s: float) -> None:
-        url, _, fragment = uri.partition("#")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        endpoint = parse_endpoint(uri)
+        if endpoint is None:
             raise GnoError("INVALID_INPUT", f"Not an HTTP model endpoint: {uri}")
-        self.url = url
-        self.model = fragment or parts.path.rstrip("/").rsplit("/", 1)[-1] or "default"
+        self.url = endpoint.url
+        self.model = endpoint.model or endpoint.last_segment or "default"
         self.timeout_s = timeout_s
 
     def _request(

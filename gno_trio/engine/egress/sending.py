@@ -22,7 +22,8 @@ import email.message
 import json
 import urllib.error
 import urllib.request
-from typing import IO, Any, Final, Literal
+from typing import IO, Any, Final, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 
 class RedirectRefused(urllib.error.URLError):
@@ -93,6 +94,23 @@ def _error_body(error: urllib.error.HTTPError) -> str:
         return ""
 
 
+class Endpoint(NamedTuple):
+    """A model endpoint named as ``http(s)://host/path#model``."""
+
+    url: str  # what is judged and POSTed to (the fragment is not sent)
+    model: str  # the fragment: the model name to ask for ("" when there is none)
+    last_segment: str  # the URL path's last segment (a name some callers fall back on)
+
+
+def parse_endpoint(uri: str) -> Endpoint | None:
+    """``uri`` as an :class:`Endpoint`, or ``None`` when it is not an HTTP(S) URL with a host."""
+    url, _, fragment = uri.partition("#")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return Endpoint(url, fragment, parts.path.rstrip("/").rpartition("/")[2])
+
+
 def post_json(url: str, body: Any, *, timeout: float, max_bytes: int) -> Any:
     """POST ``body`` as JSON (UTF-8) to ``url`` through :func:`open_judged`; the parsed answer.
 
@@ -123,4 +141,12 @@ def post_json(url: str, body: Any, *, timeout: float, max_bytes: int) -> Any:
         raise PostFailed("not_json") from None
 
 
-__all__ = ["FailureKind", "PostFailed", "RedirectRefused", "open_judged", "post_json"]
+__all__ = [
+    "Endpoint",
+    "FailureKind",
+    "PostFailed",
+    "RedirectRefused",
+    "open_judged",
+    "parse_endpoint",
+    "post_json",
+]

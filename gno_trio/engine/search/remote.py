@@ -27,11 +27,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from gno_trio.config import Config
 from gno_trio.engine.egress.policy import ContentClass
-from gno_trio.engine.egress.sending import PostFailed, post_json
+from gno_trio.engine.egress.sending import PostFailed, parse_endpoint, post_json
 from gno_trio.engine.vectors.models import preset_uri
 from gno_trio.errors import GnoError
 
@@ -83,11 +82,10 @@ def role_uri(config: Config, role: str) -> str | None:
 
 def _endpoint(uri: str) -> tuple[str, str]:
     """(URL, model name) of an ``http(s)://...#model`` URI; ``INVALID_INPUT`` otherwise."""
-    url, _, fragment = uri.partition("#")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    endpoint = parse_endpoint(uri)
+    if endpoint is None:
         raise GnoError("INVALID_INPUT", f"{uri} is not an HTTP endpoint and cannot run here")
-    return url, fragment or "default"
+    return endpoint.url, endpoint.model or "default"
 
 
 def unusable(uri: str | None, role: str) -> str | None:

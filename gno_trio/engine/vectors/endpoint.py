@@ -21,12 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import numpy as np
 
 from gno_trio.engine.egress.policy import endpoint_zone, policy_allows_zone
-from gno_trio.engine.egress.sending import PostFailed, post_json
+from gno_trio.engine.egress.sending import PostFailed, parse_endpoint, post_json
 from gno_trio.engine.vectors.embedder import (
     EMBED_ENDPOINT_FAILED,
     MODEL_NOT_FOUND,
@@ -57,12 +56,11 @@ class EndpointEmbedder:
     def __init__(
         self, uri: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, dimension: int | None = None
     ) -> None:
-        url, _, fragment = uri.partition("#")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        endpoint = parse_endpoint(uri)
+        if endpoint is None:
             raise GnoError(MODEL_NOT_FOUND, f"Not an embeddings endpoint URL: {uri}")
-        self._url = url
-        self._model = fragment or parts.path.rstrip("/").rpartition("/")[2] or "embedding-model"
+        self._url = endpoint.url
+        self._model = endpoint.model or endpoint.last_segment or "embedding-model"
         self._timeout = timeout_s
         self._identity = ModelIdentity(uri=uri, version="", dimension=dimension)
 
