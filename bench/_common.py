@@ -274,6 +274,7 @@ PORT_RANGES: dict[str, range] = {
     "soak_nonreaders": range(18780, 18800),
     "bench_scale": range(18800, 18820),
     "bench_query_serve": range(18820, 18830),
+    "bench_web": range(18830, 18840),
 }
 
 

@@ -77,7 +77,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     try:
         assert process.stdout is not None
         announced = json.loads(process.stdout.readline())
-        base = announced["url"].removesuffix("/mcp")
+        base = announced["workspaceUrl"].rstrip("/")
         yield {"base": base, "root": root}
     finally:
         process.terminate()
@@ -161,7 +161,9 @@ def test_adding_a_collection_shows_its_job_reach_done(server: dict[str, Any], pa
     fresh.mkdir()
     for index in range(3):
         (fresh / f"note-{index}.md").write_text(f"# Fresh {index}\n\nquince {index}\n")
-    page.goto(server["base"] + "/collections")
+    # The page listens to the server's event stream for job progress.
+    with page.expect_request(lambda request: request.url.endswith("/api/events")):
+        page.goto(server["base"] + "/collections")
     page.fill("input[name=path]", str(fresh))
     page.fill("input[name=name]", "fresh")
     page.click("text=Add collection")

@@ -306,6 +306,11 @@ async def test_a_token_signs_the_browser_in_once(web_dirs: Dirs, tmp_path: Path)
         # The cookie serves the browser's pages: never /mcp, never a POST without an Origin.
         mcp = await client.post("/mcp", json={})
         assert mcp.status_code == 401
+        # The API reads the page makes go through; an API POST needs this server's Origin too.
+        search = {"query": "bearer"}
+        assert (await client.post("/api/search", json=search)).status_code == 401
+        api = await client.post("/api/search", json=search, headers={"origin": base})
+        assert api.status_code == 200 and api.json()["results"]
         bare = await client.post("/signout", data={"x": ""})
         assert bare.status_code == 401
         with_origin = await client.post("/signout", data={"x": ""}, headers={"origin": base})

@@ -245,8 +245,7 @@ def _serve(
             clients=http_snippets,
             announced=announced,
             team=engine.team,
-            # The web workspace is for the person at this machine: serve, never daemon.
-            pages=workspace if mode == "serve" else None,
+            pages=workspace if settings.serves_workspace else None,
         )
 
 

@@ -329,6 +329,7 @@ def announce(
     """Print where the gateway listens, and client configurations, to stdout."""
     config = client_configuration(endpoint, settings)
     snippets = clients(endpoint.mcp_url, settings.token_file) if clients is not None else None
+    workspace = f"Web workspace: {endpoint.url}/\n" if settings.serves_workspace else ""
     if as_json:
         document: dict[str, Any] = {
             "mode": settings.mode,
@@ -337,6 +338,8 @@ def announce(
             "statusUrl": endpoint.status_url,
             "clientConfig": config,
         }
+        if settings.serves_workspace:
+            document["workspaceUrl"] = endpoint.url + "/"
         if snippets is not None:
             document["clients"] = snippets
         sys.stdout.write(json.dumps(document) + "\n")
@@ -346,6 +349,7 @@ def announce(
         sys.stdout.write(
             f"gno-trio {settings.mode}: MCP endpoint {endpoint.mcp_url}\n"
             f"Status: {endpoint.status_url}\n"
+            f"{workspace}"
             "Client configuration (each in the shape its client reads):\n"
             f"{lines}"
         )
@@ -353,6 +357,7 @@ def announce(
         sys.stdout.write(
             f"gno-trio {settings.mode}: MCP endpoint {endpoint.mcp_url}\n"
             f"Status: {endpoint.status_url}\n"
+            f"{workspace}"
             "Client configuration:\n"
             f"{json.dumps(config, indent=2)}\n"
         )

@@ -94,6 +94,11 @@ class GatewaySettings:
         """A bearer token is demanded off loopback, or whenever a token file is configured."""
         return self.token_file is not None or not self.loopback_bind
 
+    @property
+    def serves_workspace(self) -> bool:
+        """The web workspace at ``/`` is for the person at this machine: ``serve`` only."""
+        return self.mode == "serve"
+
 
 def is_wildcard_host(host: str) -> bool:
     return host.strip() in _WILDCARD_HOSTS
