@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_SECONDS: Final = 5
 POOL_SIZE: Final = 4
+SPARE_SESSIONS: Final = 2
+"""Session-level connections (lease holders) kept for reuse by one process."""
 _KEEPALIVES: Final = {
     "keepalives": 1,
     "keepalives_idle": 10,
@@ -134,6 +137,8 @@ class TeamDatabase:
     def __init__(self, store: TeamStore, pool: psycopg_pool.ConnectionPool[Any]) -> None:
         self.store = store
         self._pool = pool
+        self._spare: list[psycopg.Connection[Any]] = []
+        self._spare_lock = threading.Lock()
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -154,8 +159,55 @@ class TeamDatabase:
         """A connection outside the pool, for state tied to one session (locks, LISTEN)."""
         return connect(self.store)
 
+    @contextlib.contextmanager
+    def session(self) -> Iterator[SessionConnection]:
+        """A connection of the block's own, for session-level state (an advisory lock).
+
+        Connecting costs more than most statements (about 15 ms on a loaded
+        host), so a connection the block hands back clean (``reusable`` left
+        True: no session state left behind) is kept for the next block; one
+        marked otherwise, or broken, is closed, which ends whatever its
+        session held. At most :data:`SPARE_SESSIONS` are kept.
+        """
+        conn: psycopg.Connection[Any] | None = None
+        with self._spare_lock:
+            if self._spare:
+                conn = self._spare.pop()
+        if conn is not None:
+            try:
+                conn.execute("")  # still connected? (a restart drops idle connections)
+            except Exception:
+                conn.close()
+                conn = None
+        handle = SessionConnection(conn if conn is not None else self.dedicated())
+        try:
+            yield handle
+        finally:
+            kept = False
+            if handle.reusable and not handle.conn.closed and not handle.conn.broken:
+                with self._spare_lock:
+                    if len(self._spare) < SPARE_SESSIONS:
+                        self._spare.append(handle.conn)
+                        kept = True
+            if not kept:
+                handle.conn.close()
+
     def close(self) -> None:
+        with self._spare_lock:
+            spare, self._spare = self._spare, []
+        for conn in spare:
+            conn.close()
         self._pool.close()
+
+
+class SessionConnection:
+    """A connection lent by :meth:`TeamDatabase.session`; clear ``reusable`` to have it closed."""
+
+    __slots__ = ("conn", "reusable")
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+        self.reusable = True
 
 
 def open_team(store: TeamStore, *, pool_size: int = POOL_SIZE) -> TeamDatabase:

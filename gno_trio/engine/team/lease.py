@@ -90,24 +90,26 @@ class AdvisoryLease:
     ) -> Iterator[HeldLease]:
         """Hold the lock for the block, waiting as the embedded lease waits."""
         wait = wait_from_env(DEFAULT_WAIT_SECONDS) if wait_seconds is None else wait_seconds
-        conn = self._database.dedicated()
-        try:
+        with self._database.session() as lent:
+            conn = lent.conn
             deadline = time.monotonic() + wait
+            lent.reusable = False  # until the lock is known not held by this connection
             while not self._try(conn):
+                lent.reusable = True
                 if should_stop is not None and should_stop():
                     raise stopped_waiting(busy_code)
                 if time.monotonic() >= deadline:
                     raise self._busy(conn, busy_code, busy_message)
                 time.sleep(_POLL_SECONDS)
+                lent.reusable = False
             held = HeldLease(self._where)
             try:
                 yield held
             finally:
                 held.active = False
-                with contextlib.suppress(Exception):  # closing the session unlocks anyway
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
-        finally:
-            conn.close()
+                with contextlib.suppress(Exception):  # else closing the connection unlocks
+                    row = conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,)).fetchone()
+                    lent.reusable = bool(row is not None and row[0])
 
     def _try(self, conn: psycopg.Connection[Any]) -> bool:
         row = conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()
