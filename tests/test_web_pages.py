@@ -319,3 +319,7 @@ async def test_a_token_signs_the_browser_in_once(web_dirs: Dirs, tmp_path: Path)
             "/signin", data={"token": token, "next": "//evil.test/x"}, headers={"origin": base}
         )
         assert elsewhere.headers["location"] == "/"
+        accented = await client.post(
+            "/signin", data={"token": token, "next": "/search?q=café"}, headers={"origin": base}
+        )
+        assert accented.headers["location"] == "/search?q=caf%C3%A9"

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from gno_trio.transports.http.pages.calls import Outcome, run_tool, served, writes_enabled
 from gno_trio.transports.http.pages.html import page, see_other
-from gno_trio.transports.http.pages.views import chrome, doc_link, first
+from gno_trio.transports.http.pages.views import chrome, collection_choices, doc_link, first
 from gno_trio.transports.http.surfaces import HttpCall
 from gno_trio.transports.http.wire import Reply
 
@@ -103,11 +103,10 @@ async def collection_action(call: HttpCall, form: Mapping[str, list[str]]) -> Re
 
 async def capture_form(call: HttpCall, params: Mapping[str, list[str]]) -> Reply:
     """``/capture``: a new note's form (writes on), or why it is not offered."""
-    status = await run_tool(call, "gno_status", {})
     return page(
         "capture.html",
         **chrome(call, "capture"),
-        collections=list(status.data.get("collections", ())) if status.ok else [],
+        collections=await collection_choices(call),
         failed=first(params, "failed"),
     )
 

@@ -57,7 +57,7 @@ def _refused(call: HttpCall, status: int, message: str) -> Refused:
     )
 
 
-def _allow(call: HttpCall, path: str) -> list[str]:
+def _allow(path: str) -> list[str]:
     methods = []
     if path in READS or path in SESSION:
         methods.append("GET")
@@ -100,7 +100,7 @@ async def serve(call: HttpCall) -> None:
             raise _refused(call, 404, "No such file")
         await call.send_reply(reply)
         return
-    allowed = _allow(call, path)
+    allowed = _allow(path)
     if not allowed:
         raise _refused(call, 404, f"No page at {path}")
     if method not in allowed:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Final
+from urllib.parse import quote
 
 from gno_trio.transports.http.boundary import SESSION_COOKIE
 from gno_trio.transports.http.pages.html import page, see_other
@@ -27,12 +28,13 @@ from gno_trio.transports.http.tokens import (
 from gno_trio.transports.http.wire import Reply, is_visible_ascii
 
 _COOKIE_FLAGS: Final = "; Path=/; HttpOnly; SameSite=Strict"
+_URL_SAFE: Final = "/?&=%#+:;,@!$'()*~-._"
 
 
 def local_target(raw: str) -> str:
     """Where to go after signing in: a path on this server only (never another site)."""
     if raw.startswith("/") and not raw.startswith(("//", "/\\")) and raw.isprintable():
-        return raw
+        return quote(raw, safe=_URL_SAFE)  # a Location header carries ASCII only
     return "/"
 
 

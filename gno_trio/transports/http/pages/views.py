@@ -30,6 +30,8 @@ DEFAULT_MODE: Final = "hybrid"
 RESULT_LIMITS: Final = (10, 20, 50)
 SIMILAR_LIMIT: Final = 5
 BROWSE_TOOL: Final = "browse"
+COLLECTIONS_TOOL: Final = "collections"
+"""The listings the REST API adds beside the tools (the pages call them the same way)."""
 _FRONTMATTER_FENCE: Final = "---"
 
 
@@ -56,10 +58,10 @@ def chrome(call: HttpCall, current: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-async def _collections(call: HttpCall) -> list[Mapping[str, Any]]:
-    """The collections as ``gno_status`` reports them (empty when it fails)."""
-    status = await run_tool(call, "gno_status", {})
-    return list(status.data.get("collections", ())) if status.ok else []
+async def collection_choices(call: HttpCall) -> list[Mapping[str, Any]]:
+    """The configured collections, for a filter's choices (empty when the listing fails)."""
+    listing = await run_tool(call, COLLECTIONS_TOOL, {})
+    return list(listing.data.get("collections", ())) if listing.ok else []
 
 
 def doc_link(uri: str, line: int | None = None) -> str:
@@ -93,7 +95,7 @@ async def search(call: HttpCall, params: Mapping[str, list[str]]) -> Reply:
         mode=mode,
         modes=list(SEARCH_MODES),
         collection=collection,
-        collections=await _collections(call),
+        collections=await collection_choices(call),
         tags=", ".join(tags),
         limit=limit,
         limits=RESULT_LIMITS,
@@ -199,7 +201,7 @@ async def ask(call: HttpCall, params: Mapping[str, list[str]]) -> Reply:
         **chrome(call, "ask", query=query),
         ask_query=query,
         collection=collection,
-        collections=await _collections(call),
+        collections=await collection_choices(call),
         outcome=outcome,
         claims=claims,
         doc_link=doc_link,
@@ -212,4 +214,14 @@ async def status(call: HttpCall, params: Mapping[str, list[str]]) -> Reply:
     return page("status.html", **chrome(call, "status"), outcome=outcome)
 
 
-__all__ = ["SEARCH_MODES", "ask", "browse", "doc_link", "document", "first", "search", "status"]
+__all__ = [
+    "SEARCH_MODES",
+    "ask",
+    "browse",
+    "collection_choices",
+    "doc_link",
+    "document",
+    "first",
+    "search",
+    "status",
+]
