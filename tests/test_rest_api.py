@@ -30,6 +30,7 @@ from gno_trio.runtime import Runtime
 from tests.http_gateway_support import (
     RELAXED,
     RunningGateway,
+    asgi_call,
     engine_app,
     evals_dirs,  # noqa: F401
     modern_headers,
@@ -38,6 +39,13 @@ from tests.http_gateway_support import (
     running_gateway,
 )
 from tests.support.shared import MCP_DOCS, required
+from tests.test_http_guards import (
+    AUTH,
+    notes_app,
+    notes_dirs,  # noqa: F401
+    remote_gateway,
+    set_policy,
+)
 
 
 @asynccontextmanager
@@ -302,3 +310,30 @@ async def test_events_carry_document_changes_when_the_change_feed_is_on(docs_dir
             background.cancel_scope.cancel()
     finally:
         engine.close()
+
+
+async def test_egress_judges_a_rest_call_as_it_judges_the_same_tool_call(
+    notes_dirs: Dirs,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    config_path = notes_dirs.config_file
+    search = json.dumps({"query": "giraffes", "collection": "notes"}).encode()
+    headers = {**AUTH, "content-type": "application/json"}
+    with notes_app(notes_dirs) as (app, engine):
+        async with remote_gateway(app, tmp_path, config_path, engine) as gateway:
+            refused = await asgi_call(
+                gateway, peer="192.168.1.20", path="/api/search", headers=headers, body=search
+            )
+            assert refused.status == 403
+            assert refused.json()["error"]["code"] == "EGRESS_DENIED"
+            set_policy(config_path, "notes", "lan")
+            served = await asgi_call(
+                gateway, peer="192.168.1.20", path="/api/search", headers=headers, body=search
+            )
+            assert served.status == 200, served.body
+            assert served.json()["results"]
+            remote = await asgi_call(
+                gateway, peer="203.0.113.5", path="/api/search", headers=headers, body=search
+            )
+            assert remote.status == 403
+            assert remote.json()["error"]["code"] == "EGRESS_DENIED"

@@ -33,6 +33,7 @@ from gno_trio.server.tooltypes import BoundTool
 from gno_trio.transports.http import rest_events, rest_openapi
 from gno_trio.transports.http.rest_routes import EVENTS, HEALTH, OPENAPI, Route, match
 from gno_trio.transports.http.rest_wire import (
+    NO_STORE,
     api_error,
     error_for_code,
     json_reply,
@@ -170,7 +171,8 @@ async def serve(call: HttpCall) -> None:
     if route.local == HEALTH:
         await call.send_reply(json_reply({"ok": True}))
     elif route.local == OPENAPI:
-        await call.send_reply(json_reply(rest_openapi.document(call.state.app)))
+        document = rest_openapi.encoded(call.state.app)
+        await call.send_reply(Reply(status=200, body=document, headers=NO_STORE))
     elif route.local == EVENTS:
         await rest_events.serve(call)
     else:

@@ -10,8 +10,11 @@ whose tool the gateway does not serve (its tool profile) are left out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Final
+
+import msgspec
 
 from gno_trio.server.dispatch import McpApp
 from gno_trio.server.tooltypes import BoundTool
@@ -146,4 +149,10 @@ def document(app: McpApp) -> dict[str, Any]:
     }
 
 
-__all__ = ["ERROR_SCHEMA", "document"]
+@functools.lru_cache(maxsize=4)
+def encoded(app: McpApp) -> bytes:
+    """:func:`document` as JSON, built once per app (its tools never change)."""
+    return msgspec.json.encode(document(app))
+
+
+__all__ = ["ERROR_SCHEMA", "document", "encoded"]

@@ -24,7 +24,7 @@ REST_CLIENT_NAME: Final = "rest"
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
-_NO_STORE: Final[tuple[Header, ...]] = ((b"cache-control", b"no-store"),)
+NO_STORE: Final[tuple[Header, ...]] = ((b"cache-control", b"no-store"),)
 _INVALID: Final = "INVALID_INPUT"
 
 
@@ -40,7 +40,7 @@ def api_error(
     return Reply(
         status=status,
         body=_encoder.encode({"error": {"code": code, "message": message}}),
-        headers=(*_NO_STORE, *headers),
+        headers=(*NO_STORE, *headers),
         reason=reason if reason is not None else f"api-{code}",
     )
 
@@ -52,7 +52,7 @@ def error_for_code(code: str, message: str) -> Reply:
 
 def json_reply(document: Any, status: int = 200) -> Reply:
     """A JSON answer that no cache keeps."""
-    return Reply(status=status, body=_encoder.encode(document), headers=_NO_STORE)
+    return Reply(status=status, body=_encoder.encode(document), headers=NO_STORE)
 
 
 def translated(reply: Reply) -> Reply:
@@ -118,6 +118,7 @@ def result_reply(result: ToolResult) -> Reply:
 
 
 __all__ = [
+    "NO_STORE",
     "REST_CLIENT_NAME",
     "api_error",
     "error_for_code",
