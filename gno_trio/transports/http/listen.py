@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
-
-import trio
+from typing import Any
 
 from gno_trio.protocol.connection import admit_modern
 from gno_trio.protocol.errors import ProtocolError, method_not_found
@@ -31,19 +29,16 @@ from gno_trio.protocol.subscriptions import (
 )
 from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.transports.http import modern
+from gno_trio.transports.http.sse_outbox import SseOutbox
 from gno_trio.transports.http.state import Exchange, GatewayState
 from gno_trio.transports.http.wire import (
     SSE_HEADERS,
-    SSE_KEEPALIVE,
     Refused,
     boundary_reply,
     sse_event,
 )
 
 logger = logging.getLogger("gno_trio.transports.http")
-
-_QUEUE: Final = 64
-"""Notifications waiting for one slow stream; past it the stream is dropped."""
 
 
 async def serve(state: GatewayState, exchange: Exchange, request: Request) -> None:
@@ -84,16 +79,12 @@ async def _stream(
     feed: ChangeFeed,
 ) -> None:
     send = exchange.send
-    outbox, inbox = trio.open_memory_channel[bytes](_QUEUE)
-    overflowed = trio.Event()
+    outbox = SseOutbox()
 
     async def deliver(entries: Sequence[Mapping[str, Any]]) -> None:
         for method, params in listen.notices(entries):
-            try:
-                outbox.send_nowait(encode_notification(method, params))
-            except trio.WouldBlock:
-                overflowed.set()  # the client stopped reading: the stream ends
-                return
+            if not outbox.offer(sse_event(encode_notification(method, params))):
+                return  # the client stopped reading: the stream ends
 
     await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
     method, params = listen.acknowledgement()
@@ -104,27 +95,18 @@ async def _stream(
             "more_body": True,
         }
     )
-    stop = feed.listen(deliver, overflowed.set)
+    stop = feed.listen(deliver, outbox.overflowed.set)
     graceful = True
     try:
-        async with trio.open_nursery() as nursery:
-
-            async def end_when(event: trio.Event) -> None:
-                await event.wait()
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(end_when, state.listens.closing)
-            nursery.start_soon(end_when, overflowed)
-            with trio.move_on_after(LISTEN_LIFETIME_SECONDS):
-                while True:
-                    chunk = SSE_KEEPALIVE
-                    with trio.move_on_after(state.settings.stream_keepalive):
-                        chunk = sse_event(await inbox.receive())
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            nursery.cancel_scope.cancel()
+        await outbox.pump(
+            send,
+            keepalive=state.settings.stream_keepalive,
+            lifetime=LISTEN_LIFETIME_SECONDS,
+            ends=(state.listens.closing,),
+        )
     finally:
         stop()
-    if overflowed.is_set():
+    if outbox.overflowed.is_set():
         logger.info("a listen stream whose client stopped reading was dropped")
         graceful = False
     body = sse_event(encode_answer(request.id, listen.completion())) if graceful else b""

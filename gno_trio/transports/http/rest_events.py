@@ -29,15 +29,15 @@ import trio
 from gno_trio.protocol.errors import ProtocolError
 from gno_trio.protocol.subscriptions import LISTEN_LIFETIME_SECONDS
 from gno_trio.transports.http.rest_wire import api_error, request_context
+from gno_trio.transports.http.sse_outbox import SseOutbox
 from gno_trio.transports.http.surfaces import HttpCall
-from gno_trio.transports.http.wire import SSE_HEADERS, SSE_KEEPALIVE, Refused, boundary_reply
+from gno_trio.transports.http.wire import SSE_HEADERS, Refused, boundary_reply
 from nurseries import Draining
 
 logger = logging.getLogger("gno_trio.transports.http")
 
 JOB_POLL_SECONDS: Final = 1.0
 """How often a stream looks at the jobs (one quick in-memory read)."""
-_QUEUE: Final = 64
 _encoder = msgspec.json.Encoder()
 
 
@@ -127,24 +127,19 @@ async def _stream(call: HttpCall) -> None:
     send = call.exchange.send
     feed = state.app.change_feed
     jobs = _Jobs(call)
-    outbox, inbox = trio.open_memory_channel[bytes](_QUEUE)
+    outbox = SseOutbox()
     ended = trio.Event()
-
-    def offer(chunk: bytes) -> None:
-        try:
-            outbox.send_nowait(chunk)
-        except trio.WouldBlock:
-            ended.set()  # the client stopped reading: the stream ends
 
     async def deliver(entries: Sequence[Mapping[str, Any]]) -> None:
         for entry in entries:
-            offer(sse("change", entry))
+            if not outbox.offer(sse("change", entry)):
+                return
 
     async def poll_jobs() -> None:
         while True:
             try:
                 for chunk in await jobs.changed():
-                    offer(chunk)
+                    outbox.offer(chunk)
             except Draining:
                 ended.set()
                 return
@@ -159,26 +154,15 @@ async def _stream(call: HttpCall) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     ready = {"changes": feed is not None, "jobs": jobs.served}
     await send({"type": "http.response.body", "body": sse("ready", ready), "more_body": True})
-    stop = feed.listen(deliver, ended.set) if feed is not None else (lambda: None)
+    stop = feed.listen(deliver, outbox.overflowed.set) if feed is not None else (lambda: None)
     try:
-        async with trio.open_nursery() as nursery:
-
-            async def end_when(event: trio.Event) -> None:
-                await event.wait()
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(end_when, state.listens.closing)
-            nursery.start_soon(end_when, ended)
-            nursery.start_soon(hang_up)
-            if jobs.served:
-                nursery.start_soon(poll_jobs)
-            with trio.move_on_after(LISTEN_LIFETIME_SECONDS):
-                while True:
-                    chunk = SSE_KEEPALIVE
-                    with trio.move_on_after(state.settings.stream_keepalive):
-                        chunk = await inbox.receive()
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            nursery.cancel_scope.cancel()
+        await outbox.pump(
+            send,
+            keepalive=state.settings.stream_keepalive,
+            lifetime=LISTEN_LIFETIME_SECONDS,
+            ends=(state.listens.closing, ended),
+            beside=(hang_up, poll_jobs) if jobs.served else (hang_up,),
+        )
     finally:
         stop()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
