@@ -114,7 +114,7 @@ def main() -> int:
                     _phases.start()
                 c0 = time.thread_time()
                 t0 = time.perf_counter()
-                result = engine.search(request, conn=conn)
+                result = engine.search(request)
                 elapsed = time.perf_counter() - t0
                 cpu = time.thread_time() - c0
                 if not result["results"]:

@@ -363,7 +363,7 @@ def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> d
                     for side in names[shift:] + names[:shift]:
                         started = time.perf_counter()
                         if side == "gno":
-                            hits = len(engine.search(request, conn=conn)["results"])
+                            hits = len(engine.search(request)["results"])
                             empty += not hits
                         else:
                             floors[side].search(request.query, request.limit)

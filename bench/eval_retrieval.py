@@ -68,8 +68,7 @@ def open_corpus(name: str, index_dir: Path | None, backend: str | None, embed: b
         engine.add_collection(str(root.resolve()), name="eval")
     engine.sync()
     if embed:
-        with engine.connection() as conn:
-            run = engine.embed(conn=conn)
+        run = engine.embed()
         print(f"{name}: embedded {run.embedded} new chunks with {', '.join(run.models)}")
     return engine
 

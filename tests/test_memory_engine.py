@@ -813,17 +813,13 @@ def test_index_failure_during_recall_is_memory_query_failed(
         conn.execute("DROP TABLE doc_memory_scopes")
         assert (
             code_of(
-                lambda: svc.recall(
-                    query="deploy", collection="facts", scopes=[SCOPE], identity=ME, conn=conn
-                )
+                lambda: svc.recall(query="deploy", collection="facts", scopes=[SCOPE], identity=ME)
             )
             == "MEMORY_QUERY_FAILED"
         )
         assert (
             code_of(
-                lambda: svc.remember(
-                    text="new", collection="facts", scopes=[SCOPE], identity=ME, conn=conn
-                )
+                lambda: svc.remember(text="new", collection="facts", scopes=[SCOPE], identity=ME)
             )
             == "MEMORY_QUERY_FAILED"
         )

@@ -210,10 +210,10 @@ async def test_a_quiet_open_trace_counts_as_completed(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     traced_engine(engine, tmp_path, "replay")
-    with engine.connection() as conn:
-        hits = engine.search(SearchRequest(query="okapi", limit=5), conn=conn)
+    with engine.connection():  # one connection for the search and its trace, as a tool call
+        hits = engine.search(SearchRequest(query="okapi", limit=5))
         trace_id = engine.trace_retrieval(
-            pipeline="search", query="okapi", filters={"limit": 5}, result=hits, conn=conn
+            pipeline="search", query="okapi", filters={"limit": 5}, result=hits
         )
     assert trace_id is not None
     monkeypatch.setattr(trace_store, "OPEN_WINDOW_MS", 0)

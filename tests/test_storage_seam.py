@@ -12,6 +12,7 @@ as their statements move behind the store's protocols.
 from __future__ import annotations
 
 import ast
+import inspect
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,15 +38,12 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "ask.face",
         "context.candidates",
         "context.compile",
-        "context.face",
         "context.lineage",
         "context.retrieval",
         "context.snapshot",
         "context.verify",
         "egress.audit",
-        "egress.face",
         "graph.edges",
-        "graph.face",
         "graph.link_lists",
         "graph.linkgraph",
         "graph.links",
@@ -58,7 +56,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "ingest.cleanup",
         "ingest.collection_rows",
         "ingest.documents.records",
-        "ingest.face",
         "ingest.filing",
         "ingest.indexer",
         "ingest.memory_projection",
@@ -77,7 +74,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "ingest.written",
         "kernel",
         "lookup",
-        "memory.face",
         "memory.queries",
         "memory.recall",
         "memory.remember",
@@ -127,7 +123,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "vectors.cache",
         "vectors.chunktext",
         "vectors.embedding",
-        "vectors.face",
         "vectors.sentences",
         "vectors.service",
         "vectors.storage",
@@ -175,6 +170,15 @@ def test_the_engine_modules_on_the_driver_only_shrink() -> None:
     }
     assert inside - ENGINE_MODULES_ON_THE_DRIVER == set(), "new SQL belongs in the store package"
     assert ENGINE_MODULES_ON_THE_DRIVER - inside == set(), "moved behind the store: unlist it"
+
+
+def test_no_engine_method_takes_a_connection() -> None:
+    taking = sorted(
+        name
+        for name, method in inspect.getmembers(Engine, inspect.isfunction)
+        if not name.startswith("_") and "conn" in inspect.signature(method).parameters
+    )
+    assert taking == [], "the engine binds the connection of a call itself"
 
 
 @pytest.fixture

@@ -123,7 +123,7 @@ def test_a_disk_that_fills_mid_sync_fails_cleanly_and_the_next_sync_resumes(
             # room for a batch or two of the new notes, then "database or disk is full"
             conn.execute(f"PRAGMA max_page_count = {pages + 250}")
             with pytest.raises(GnoError) as failure:
-                engine.sync(conn=conn)
+                engine.sync()  # runs on the connection bound by the block
             conn.execute("PRAGMA max_page_count = 1073741823")  # the disk has room again
         assert failure.value.code == "RUNTIME"
         assert "disk is full" in failure.value.message

@@ -272,13 +272,15 @@ class EngineKernel:
         self.close()
 
     @contextlib.contextmanager
-    def connection(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
-        """``conn`` when given, else the running call's connection (:mod:`.store.binding`)."""
-        if conn is not None:
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """The running call's connection, else a pooled one bound for the block.
+
+        Every statement of one engine call runs on this one connection (see
+        :mod:`.store.binding`); a second connection beside it comes from
+        ``self.pool`` directly.
+        """
+        with bound_connection(self.pool) as conn:
             yield conn
-        else:
-            with bound_connection(self.pool) as owned:
-                yield owned
 
     def call_slot(self) -> CallSlot:
         """A slot for one call run in a worker thread: ``slot.run(work)`` there, ``slot.cancel()``

@@ -133,7 +133,7 @@ class AskFace(SearchFace, ContextFace, TracesFace):
                 raise
             return ExtractiveGenerator(error.message).draft(question, passages, max_tokens)
 
-    def ask(self, request: AskRequest, *, conn: sqlite3.Connection | None = None) -> AskOutcome:
+    def ask(self, request: AskRequest) -> AskOutcome:
         """``ask@1.0`` for one question; with ``verify``, a withheld or fully supported answer.
 
         Raises ``INVALID_INPUT`` for an empty question and the Context error
@@ -148,8 +148,8 @@ class AskFace(SearchFace, ContextFace, TracesFace):
         if not question:
             raise GnoError("INVALID_INPUT", "query must not be empty")
         search, options = request.search, request.options
-        with self.connection(conn) as c:
-            retrieval = self.query(replace(search, query=question), options, conn=c)
+        with self.connection() as c:
+            retrieval = self.query(replace(search, query=question), options)
             meta: dict[str, Any] = {
                 key: retrieval["meta"][key] for key in ("expanded", "reranked", "vectorsUsed")
             }
@@ -186,13 +186,12 @@ class AskFace(SearchFace, ContextFace, TracesFace):
                     no_rerank=request.no_rerank,
                     candidate_limit=options.candidate_limit,
                 ),
-                conn=c,
             )
             draft = self._draft(
                 question, capsule, request.max_answer_tokens or DEFAULT_MAX_ANSWER_TOKENS, c
             )
             if request.verify:
-                freshness = self.context_verify(capsule, conn=c)
+                freshness = self.context_verify(capsule)
                 claims, semantic = verify_claims(draft.text, capsule, freshness)
                 abstained = bool(claims["abstained"])
                 cited: dict[str, dict[str, Any]] = {}
@@ -259,7 +258,6 @@ class AskFace(SearchFace, ContextFace, TracesFace):
                 filters=_filters(request),
                 capsule=capsule,
                 retrieval=retrieval,
-                conn=c,
             )
             return AskOutcome(result, draft.note, trace_id)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -20,17 +19,14 @@ class ContextFace(EngineKernel):
         request: ContextRequest,
         *,
         now: datetime | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Compile the ``context-capsule-v1`` for ``request``; raises Context-coded errors."""
         from gno_trio.engine.context.compile import compile_capsule  # loaded when first used
 
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return compile_capsule(c, self.config, self.location.index_name, request, now=now)
 
-    def context_verify(
-        self, capsule: Mapping[str, Any], *, conn: sqlite3.Connection | None = None
-    ) -> dict[str, Any]:
+    def context_verify(self, capsule: Mapping[str, Any]) -> dict[str, Any]:
         """``context-capsule-verification@1.0``: a saved Capsule against today's index.
 
         The Capsule's request is compiled again to judge ranking; when that
@@ -41,7 +37,7 @@ class ContextFace(EngineKernel):
         from gno_trio.engine.context.compile import compile_capsule
         from gno_trio.engine.context.verify import request_of, verify_capsule
 
-        with self.connection(conn) as c:
+        with self.connection() as c:
             index_name = self.location.index_name
             recompiled: dict[str, Any] | None
             try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,14 +65,13 @@ class EgressFace(EngineKernel):
         content_class: ContentClass,
         authenticated: bool,
         operation_authorized: bool = True,
-        conn: sqlite3.Connection | None = None,
     ) -> Decision:
         """Decide one egress the engine is about to perform, and keep its receipt.
 
         The decision uses the policies configured now; the receipt (content
         free) is written whether the answer is yes or no.
         """
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return audit.judge(
                 c,
                 self.config.collections,
@@ -90,20 +88,17 @@ class EgressFace(EngineKernel):
         *,
         limit: int = audit.DEFAULT_LIMIT,
         cursor: str | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``egress-audit-management@1.0``: one newest-first page of decision receipts."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return audit.list_receipts(c, limit=limit, cursor=cursor)
 
-    def egress_audit_show(
-        self, audit_id: str, *, conn: sqlite3.Connection | None = None
-    ) -> dict[str, Any]:
-        with self.connection(conn) as c:
+    def egress_audit_show(self, audit_id: str) -> dict[str, Any]:
+        with self.connection() as c:
             return audit.show(c, audit_id)
 
-    def egress_audit_status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
-        with self.connection(conn) as c:
+    def egress_audit_status(self) -> dict[str, Any]:
+        with self.connection() as c:
             return audit.status(c)
 
     def egress_audit_delete(
@@ -111,20 +106,18 @@ class EgressFace(EngineKernel):
         audit_id: str,
         *,
         should_stop: Callable[[], bool] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Delete one receipt under the write lease."""
-        with self.writing(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection() as c:
             return audit.delete(c, audit_id)
 
     def egress_audit_purge(
         self,
         *,
         should_stop: Callable[[], bool] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Delete every receipt (and nothing else) under the write lease."""
-        with self.writing(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection() as c:
             return audit.purge(c)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from gno_trio.engine.graph import edges, link_lists, linkgraph, links, overview, typed, typed_edges
@@ -18,7 +17,6 @@ class GraphFace(EngineKernel):
         link_type: link_lists.LinkKind | None = None,
         edge_type: str | None = None,
         relation: str | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``links-list``: the outgoing links of one document, each resolved if possible.
 
@@ -26,7 +24,7 @@ class GraphFace(EngineKernel):
         document's edges of that type instead; a link syntax filter then
         makes no sense and is refused.
         """
-        with self.connection(conn) as c:
+        with self.connection() as c:
             if edge_type is None and relation is None:
                 return link_lists.outgoing(c, ref, link_type=link_type)
             if link_type is not None:
@@ -43,13 +41,12 @@ class GraphFace(EngineKernel):
         collection: str | None = None,
         edge_type: str | None = None,
         relation: str | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``backlinks``: every link in an active document that resolves to ``ref``.
 
         With ``edge_type`` (or ``relation``): the edges of that type pointing at it.
         """
-        with self.connection(conn) as c:
+        with self.connection() as c:
             if edge_type is None and relation is None:
                 return link_lists.backlinks(c, ref, collection=collection)
             return edges.typed_backlinks(
@@ -62,10 +59,9 @@ class GraphFace(EngineKernel):
         *,
         direction: linkgraph.Direction = "both",
         filters: linkgraph.GraphFilters = linkgraph.NO_FILTERS,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """The documents one resolved link away from ``ref``, under the graph filters."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return linkgraph.neighbors(c, ref, direction=direction, filters=filters)
 
     def shortest_path(
@@ -75,10 +71,9 @@ class GraphFace(EngineKernel):
         *,
         max_depth: int = linkgraph.PATH_DEFAULT_MAX_DEPTH,
         filters: linkgraph.GraphFilters = linkgraph.NO_FILTERS,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """The fewest link hops between two documents, under the graph filters."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return linkgraph.shortest_path(
                 c, source_ref, target_ref, max_depth=max_depth, filters=filters
             )
@@ -93,10 +88,9 @@ class GraphFace(EngineKernel):
         include_similar: bool = False,
         similar_top_k: int = overview.SIMILAR_DEFAULT_TOP_K,
         similar_threshold: float = overview.SIMILAR_DEFAULT_THRESHOLD,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """The corpus link graph and its structure report (similarity edges on request)."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
 
             def find_similar(
                 nodes: list[links.DocSummary], top_k: int, threshold: float
@@ -131,12 +125,11 @@ class GraphFace(EngineKernel):
         max_nodes: int = typed.DEFAULT_MAX_NODES,
         frontier_limit: int = typed.DEFAULT_FRONTIER_LIMIT,
         visited_limit: int = typed.DEFAULT_VISITED_LIMIT,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """A bounded typed-edge walk; the aliases ``relation`` and ``depth`` must agree."""
         chosen = typed_edges.check_edge_type(edge_type, relation)
         hops = typed.check_depth(max_depth, depth)
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return typed.graph_query(
                 c,
                 ref,
@@ -157,10 +150,9 @@ class GraphFace(EngineKernel):
         max_edges: int = typed.DEFAULT_MAX_EDGES,
         frontier_limit: int = typed.DEFAULT_FRONTIER_LIMIT,
         visited_limit: int = typed.DEFAULT_VISITED_LIMIT,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """The documents that depend on ``ref``, with deterministic evidence paths."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return typed.impact(
                 c,
                 ref,

@@ -279,7 +279,6 @@ def capture(
     request: CaptureRequest,
     *,
     server_instance_id: str | None = None,
-    conn: sqlite3.Connection | None = None,
     lease_wait_seconds: float | None = None,
     now: datetime | None = None,
     lease: HeldLease | None = None,
@@ -296,7 +295,7 @@ def capture(
     try:
         with (
             engine.writing(lease, wait_seconds=lease_wait_seconds) as held,
-            engine.connection(conn) as c,
+            engine.connection() as c,
             pending.marked(engine.location, plan.collection.name),
         ):
             return _capture_under_lease(

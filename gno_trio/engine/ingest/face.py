@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -239,7 +238,6 @@ class IngestFace(IndexingKernel):
         request: CaptureRequest,
         *,
         server_instance_id: str | None = None,
-        conn: sqlite3.Connection | None = None,
         lease_wait_seconds: float | None = None,
         now: datetime | None = None,
         lease: HeldLease | None = None,
@@ -251,7 +249,6 @@ class IngestFace(IndexingKernel):
             self,
             request,
             server_instance_id=server_instance_id,
-            conn=conn,
             lease_wait_seconds=lease_wait_seconds,
             now=now,
             lease=lease,
@@ -279,12 +276,11 @@ class IngestFace(IndexingKernel):
         folder_path: str | None = None,
         name: str | None = None,
         should_stop: StopFn | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Copy a note's source file to a new name in its collection and index the copy."""
         from gno_trio.engine.ingest import filing
 
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return filing.duplicate_note(
                 self, c, ref, folder_path=folder_path, name=name, should_stop=should_stop
             )
@@ -298,7 +294,6 @@ class IngestFace(IndexingKernel):
         folder_path: str | None = None,
         apply_digest: str | None = None,
         should_stop: StopFn | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Preview (``apply_digest`` None) or apply a reference-safe rename or move.
 
@@ -312,7 +307,7 @@ class IngestFace(IndexingKernel):
 
         if operation not in ("rename", "move"):
             raise GnoError("INVALID_INPUT", f"Unknown refactor operation: {operation}")
-        with self.connection(conn) as c:
+        with self.connection() as c:
             if apply_digest is None:
                 return refactor_plan.plan_refactor(
                     c,
@@ -340,12 +335,12 @@ class IngestFace(IndexingKernel):
                 # copies behind: the next open syncs the collection (see .pending).
                 with pending.marked(self.location, plan.collection.name):
                     return refactor_apply.applied(
-                        plan, apply_digest, lambda: self._converge(plan.collection.name, c, held)
+                        plan, apply_digest, lambda: self._converge(plan.collection.name, held)
                     )
 
-    def _converge(self, collection: str, conn: sqlite3.Connection, lease: HeldLease) -> None:
+    def _converge(self, collection: str, lease: HeldLease) -> None:
         """Re-sync one collection after a refactor; raises when the sync did not finish."""
-        reports = self.sync([collection], conn=conn, lease=lease)
+        reports = self.sync([collection], lease=lease)
         problems = [
             error for report in reports for error in report.errors if error["relPath"] == "."
         ]
@@ -358,11 +353,10 @@ class IngestFace(IndexingKernel):
         tag: str,
         *,
         should_stop: StopFn | None = None,
-        conn: sqlite3.Connection | None = None,
         lease: HeldLease | None = None,
     ) -> dict[str, Any]:
         """Tag one document (a Markdown note also in its frontmatter); idempotent."""
-        return self._change_tag(ref, tag, add=True, should_stop=should_stop, conn=conn, lease=lease)
+        return self._change_tag(ref, tag, add=True, should_stop=should_stop, lease=lease)
 
     def remove_tag(
         self,
@@ -370,13 +364,10 @@ class IngestFace(IndexingKernel):
         tag: str,
         *,
         should_stop: StopFn | None = None,
-        conn: sqlite3.Connection | None = None,
         lease: HeldLease | None = None,
     ) -> dict[str, Any]:
         """Take one tag off a document (and out of a Markdown note's frontmatter)."""
-        return self._change_tag(
-            ref, tag, add=False, should_stop=should_stop, conn=conn, lease=lease
-        )
+        return self._change_tag(ref, tag, add=False, should_stop=should_stop, lease=lease)
 
     def _change_tag(
         self,
@@ -385,12 +376,11 @@ class IngestFace(IndexingKernel):
         *,
         add: bool,
         should_stop: StopFn | None,
-        conn: sqlite3.Connection | None,
         lease: HeldLease | None,
     ) -> dict[str, Any]:
         from gno_trio.engine.ingest import tagging
 
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return tagging.change_tag(
                 self, c, ref, tag, add=add, should_stop=should_stop, lease=lease
             )

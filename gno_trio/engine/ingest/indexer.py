@@ -130,7 +130,6 @@ class IndexingKernel(EngineKernel):
         names: Sequence[str] | None = None,
         *,
         progress: ProgressFn | None = None,
-        conn: sqlite3.Connection | None = None,
         lease: HeldLease | None = None,
         wait_seconds: float | None = None,
     ) -> list[SyncReport]:
@@ -148,7 +147,7 @@ class IndexingKernel(EngineKernel):
             )
             reports = []
             with (
-                self.connection(conn) as c,
+                self.connection() as c,
                 unmapped(c),
                 self._conversion_runner() as runner,
                 self.upkeep.document_indexing(c, self.config.search.backend) as indexing,
@@ -180,7 +179,6 @@ class IndexingKernel(EngineKernel):
         name: str,
         rel_paths: Sequence[str],
         *,
-        conn: sqlite3.Connection | None = None,
         lease: HeldLease | None = None,
     ) -> SyncReport:
         """Index just these files of one collection (after a write through gno-trio).
@@ -192,7 +190,7 @@ class IndexingKernel(EngineKernel):
 
         with self.writing(lease):
             collection = self.collection(name)
-            with self.connection(conn) as c, self._conversion_runner() as runner:
+            with self.connection() as c, self._conversion_runner() as runner:
                 report = sync_collection(
                     c, spec_for(collection), only=set(rel_paths), runner=runner
                 )
@@ -238,7 +236,6 @@ class IndexingKernel(EngineKernel):
         rel_paths: Sequence[str],
         *,
         wait_seconds: float | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> SyncReport | None:
         """Index what changed under one collection's root, as a watcher reported it.
 
@@ -255,15 +252,15 @@ class IndexingKernel(EngineKernel):
 
         collection = self.collection(name)
         spec = spec_for(collection)
-        with self.connection(conn) as c:
+        with self.connection() as c:
             settled = settle(c, watched_root(spec, ()), rel_paths)
             if not settled.walk and not (settled.files and named_work(c, spec, set(settled.files))):
                 return None
         with self.writing(wait_seconds=wait_seconds) as held:
             if settled.walk:
-                return self.sync([collection.name], conn=conn, lease=held)[0]
+                return self.sync([collection.name], lease=held)[0]
             checked_root(collection.path, self.location.dirs)
-            with self.connection(conn) as c, self._conversion_runner() as runner:
+            with self.connection() as c, self._conversion_runner() as runner:
                 report = sync_named(c, spec, set(settled.files), runner=runner)
             if report is None:
                 return None  # the writer we waited for indexed them (a capture)

@@ -45,7 +45,7 @@ def index_written(
     The file stays on disk either way: the next sync picks it up.
     """
     try:
-        report = engine.sync_paths(collection, [rel_path], conn=conn, lease=lease)
+        report = engine.sync_paths(collection, [rel_path], lease=lease)
         row = indexed_document(conn, collection, rel_path)
     except GnoError as error:
         return SyncOutcome({"status": "failed", "error": f"{error.code}: {error.message}"})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,7 +28,6 @@ class MemoryFace(IndexingKernel):
         identity: Identity,
         max_facts: int = recall_mod.DEFAULT_MAX_FACTS,
         max_tokens: int = recall_mod.DEFAULT_MAX_TOKENS,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``memory-recall@1.0``: current facts in scope, cited, within the budget."""
         return self.memory.recall(
@@ -39,7 +37,6 @@ class MemoryFace(IndexingKernel):
             identity=identity,
             max_facts=max_facts,
             max_tokens=max_tokens,
-            conn=conn,
         )
 
     def remember(
@@ -55,7 +52,6 @@ class MemoryFace(IndexingKernel):
         receipt: PresentedReceipt | Mapping[str, Any] | None = None,
         derived_from: Sequence[str] = (),
         source: str | None = None,
-        conn: sqlite3.Connection | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """``memory-remember@1.0``: propose, add or supersede one fact."""
@@ -70,7 +66,6 @@ class MemoryFace(IndexingKernel):
             receipt=receipt,
             derived_from=derived_from,
             source=source,
-            conn=conn,
             cancelled=cancelled,
         )
 

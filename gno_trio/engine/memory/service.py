@@ -104,7 +104,6 @@ class MemoryService:
         identity: Identity,
         max_facts: int = recall_mod.DEFAULT_MAX_FACTS,
         max_tokens: int = recall_mod.DEFAULT_MAX_TOKENS,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         who = identity.checked()
         if not isinstance(query, str) or not normalize_text(query):
@@ -120,7 +119,7 @@ class MemoryService:
             )
         managed = self.managed_collection(collection)
         clean_scopes = normalize_scopes(scopes)
-        with self.engine.connection(conn) as c:
+        with self.engine.connection() as c:
             vector_hits, unavailable = self._vector_leg(
                 c, managed.name, clean_scopes, query, recall_mod.candidate_limit(max_facts)
             )
@@ -199,7 +198,6 @@ class MemoryService:
         receipt: PresentedReceipt | Mapping[str, Any] | None = None,
         derived_from: Sequence[str] = (),
         source: str | None = None,
-        conn: sqlite3.Connection | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Propose, add or supersede one fact (``memory-remember@1.0``).
@@ -231,7 +229,7 @@ class MemoryService:
                 "MEMORY_PREDECESSOR_REQUIRED",
                 "supersede needs predecessorUri and predecessorHash (from gno_recall)",
             )
-        with self.engine.connection(conn) as c:
+        with self.engine.connection() as c:
             nearby, similarity, matching = self._matcher(c, managed.name, clean_scopes, normalized)
             if decision != "supersede":
                 existing = _query(
@@ -346,7 +344,7 @@ class MemoryService:
             except OSError as exc:
                 raise GnoError("RUNTIME", f"Cannot write fact file {abs_path}: {exc}") from exc
             try:
-                report = self.engine.sync_paths(managed.name, [rel_path], conn=conn, lease=lease)
+                report = self.engine.sync_paths(managed.name, [rel_path], lease=lease)
             except (GnoError, sqlite3.Error, OSError) as exc:
                 # The sync rolled back: drop the file too, so nothing half-stored remains.
                 _discard(abs_path)

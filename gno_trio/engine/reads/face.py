@@ -29,10 +29,9 @@ class ReadsFace(EngineKernel):
         from_line: int | None = None,
         line_count: int | None = None,
         line_numbers: bool = True,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         named = self._named_index([ref])
-        with self._index_connection(named, conn) as c:
+        with self._index_connection(named) as c:
             result = documents.get(
                 c, ref, from_line=from_line, line_count=line_count, line_numbers=line_numbers
             )
@@ -47,10 +46,9 @@ class ReadsFace(EngineKernel):
         pattern: str | None = None,
         max_bytes: int = documents.DEFAULT_MAX_BYTES,
         line_numbers: bool = True,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         named = self._named_index(refs or ())
-        with self._index_connection(named, conn) as c:
+        with self._index_connection(named) as c:
             result = documents.multi_get(
                 c, refs=refs, pattern=pattern, max_bytes=max_bytes, line_numbers=line_numbers
             )
@@ -67,7 +65,6 @@ class ReadsFace(EngineKernel):
         anchor: str | None = None,
         line: int | None = None,
         target: Mapping[str, Any] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``section@1.0``: create a durable section target, or resolve one against today's text.
 
@@ -76,7 +73,7 @@ class ReadsFace(EngineKernel):
         """
         if self._named_index([ref]) is not None:
             raise GnoError("INVALID_INPUT", "Section targets are made and resolved in this index")
-        with self.connection(conn) as c:
+        with self.connection() as c:
             if action == "create":
                 if target is not None:
                     raise GnoError("INVALID_INPUT", "action=create takes no target")
@@ -101,10 +98,9 @@ class ReadsFace(EngineKernel):
         orphan_roots: Sequence[str] = (),
         orphan_ignore_prefixes: Sequence[str] = (),
         should_stop: Callable[[], bool] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``audit-report@1.0``: links, provenance and freshness of a scope; reads only."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return audit_mod.audit(
                 c,
                 self.config,
@@ -148,15 +144,13 @@ class ReadsFace(EngineKernel):
         return other[0] if other else None
 
     @contextlib.contextmanager
-    def _index_connection(
-        self, named: str | None, conn: sqlite3.Connection | None
-    ) -> Iterator[sqlite3.Connection]:
+    def _index_connection(self, named: str | None) -> Iterator[sqlite3.Connection]:
         """This index's connection, or a read-only one to the named index.
 
         A named index that does not exist is an error; it is never created.
         """
         if named is None:
-            with self.connection(conn) as c:
+            with self.connection() as c:
                 yield c
             return
         path = self.location.dirs.database(named)
@@ -177,9 +171,8 @@ class ReadsFace(EngineKernel):
         prefix: str | None = None,
         limit: int = 1000,
         offset: int = 0,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return documents.ls(c, collection=collection, prefix=prefix, limit=limit, offset=offset)
 
     def browse(
@@ -187,10 +180,9 @@ class ReadsFace(EngineKernel):
         *,
         collection: str | None = None,
         path: str = "",
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """One level of the browse tree (see :func:`documents.browse`)."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return documents.browse(c, collection=collection, path=path)
 
     def list_tags(
@@ -198,9 +190,8 @@ class ReadsFace(EngineKernel):
         *,
         collection: str | None = None,
         prefix: str | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return documents.list_tags(c, collection=collection, prefix=prefix)
 
     def changes(
@@ -209,21 +200,18 @@ class ReadsFace(EngineKernel):
         since: str | None = None,
         collection: str | None = None,
         limit: int = 100,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return journal.feed(c, since=since, collection=collection, limit=limit)
 
-    def diff(
-        self, ref: str, change: str | None = None, *, conn: sqlite3.Connection | None = None
-    ) -> dict[str, Any]:
+    def diff(self, ref: str, change: str | None = None) -> dict[str, Any]:
         """The retained structural diff of one document change (the latest by default)."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return diff_mod.document_diff(c, ref, change)
 
-    def status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+    def status(self) -> dict[str, Any]:
         """Counts, health, the true embedding backlog and the embed model in force."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             result = status_mod.status(
                 c,
                 index_name=self.location.index_name,
@@ -232,10 +220,10 @@ class ReadsFace(EngineKernel):
                 semantic=self._semantic_facts(c),
                 cache_dir=self.location.dirs.cache,
             )
-            result["background"]["watcher"] = self.watcher_status(conn=c)
+            result["background"]["watcher"] = self.watcher_status()
         return result
 
-    def watcher_status(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+    def watcher_status(self) -> dict[str, Any]:
         """GNO's ``background.watcher`` object, the same from every process and surface.
 
         The report of the resident that follows this data directory's folders
@@ -249,7 +237,7 @@ class ReadsFace(EngineKernel):
         watching = published(self.location.dirs.data)
         if watching is not None:
             return watching
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return idle_watcher(status_mod.last_synced_at(c))
 
     def _semantic_facts(self, conn: sqlite3.Connection) -> SemanticFacts:
@@ -273,10 +261,10 @@ class ReadsFace(EngineKernel):
             embeddings=backlog_by_collection(conn, self.config),
         )
 
-    def peek(self, *, conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+    def peek(self) -> dict[str, Any]:
         from gno_trio.engine.vectors.service import backlog_by_collection
 
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return status_mod.peek(
                 c,
                 index_name=self.location.index_name,

@@ -88,7 +88,7 @@ class SearchFace(EngineKernel):
         ``timeout`` seconds for a build this call may start)."""
         deadline = time.monotonic() + timeout
         while True:
-            with self._snapshot(None) as conn:
+            with self._snapshot() as conn:
                 if chunkkeeper.current(conn) is not None:
                     return True
             if time.monotonic() >= deadline:
@@ -102,9 +102,9 @@ class SearchFace(EngineKernel):
         super().close()
 
     @contextlib.contextmanager
-    def _snapshot(self, conn: sqlite3.Connection | None) -> Iterator[sqlite3.Connection]:
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
         """A connection reading one state of the index for the whole request."""
-        with self.connection(conn) as c, read_snapshot(c):
+        with self.connection() as c, read_snapshot(c):
             yield c
 
     def _with_contexts(self, request: SearchRequest) -> SearchRequest:
@@ -112,11 +112,9 @@ class SearchFace(EngineKernel):
             return request
         return dataclasses.replace(request, contexts=self.context_rules())
 
-    def search(
-        self, request: SearchRequest, *, conn: sqlite3.Connection | None = None
-    ) -> dict[str, Any]:
+    def search(self, request: SearchRequest) -> dict[str, Any]:
         """BM25 keyword search; returns ``search-results@1.0``."""
-        with self._snapshot(conn) as c:
+        with self._snapshot() as c:
             return lexical.search(c, self._with_contexts(request))
 
     def _embedder(self, collection: str | None) -> EmbeddingBackend:
@@ -137,15 +135,13 @@ class SearchFace(EngineKernel):
         self,
         request: SearchRequest,
         options: QueryOptions | None = None,
-        *,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """The hybrid retrieval pipeline; ``search-results@1.0`` (``hybrid`` or ``bm25_only``)."""
         from gno_trio.engine.search import pipeline
 
         embedder, reason = self._optional_embedder(request.collection)
         models = self.remote_models(request.collection)
-        with self._snapshot(conn) as c:
+        with self._snapshot() as c:
             return pipeline.hybrid_query(
                 c,
                 self._with_contexts(request),
@@ -186,14 +182,12 @@ class SearchFace(EngineKernel):
             judge=judge,
         )
 
-    def vsearch(
-        self, request: SearchRequest, *, conn: sqlite3.Connection | None = None
-    ) -> dict[str, Any]:
+    def vsearch(self, request: SearchRequest) -> dict[str, Any]:
         """Vector search; ``search-results@1.0`` with ``mode: vector``."""
         from gno_trio.engine.search import semantic
 
         embedder = self._embedder(request.collection)
-        with self._snapshot(conn) as c:
+        with self._snapshot() as c:
             return semantic.vector_search(c, embedder, self._with_contexts(request))
 
     def similar(
@@ -203,13 +197,12 @@ class SearchFace(EngineKernel):
         limit: int = 5,
         threshold: float | None = None,
         cross_collection: bool = False,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Documents nearest one document's mean chunk vector; ``similar@1.0``."""
         from gno_trio.engine.search import semantic
 
         embedder = self._embedder(None)
-        with self._snapshot(conn) as c:
+        with self._snapshot() as c:
             return semantic.similar(
                 c,
                 embedder,
@@ -224,8 +217,6 @@ class SearchFace(EngineKernel):
         request: SearchRequest,
         target: str,
         options: QueryOptions | None = None,
-        *,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """Where ``target`` ranks or drops out for ``request`` in ``query``; ``query-diagnose``.
 
@@ -235,7 +226,7 @@ class SearchFace(EngineKernel):
         embedder, reason = (None, None) if fast else self._optional_embedder(request.collection)
         from gno_trio.engine.search import diagnose as diagnose_mod  # the hybrid stack
 
-        with self._snapshot(conn) as c:
+        with self._snapshot() as c:
             return diagnose_mod.diagnose(
                 c,
                 self._with_contexts(request),

@@ -49,10 +49,9 @@ class TracesFace(EngineKernel):
         query: str,
         filters: Mapping[str, Any],
         result: Mapping[str, Any],
-        conn: sqlite3.Connection | None = None,
     ) -> str | None:
         """Record a search or query answer as a new open trace; its id, or None when off."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             recorder = self._recorder(c)
             if recorder is None:
                 return None
@@ -75,12 +74,10 @@ class TracesFace(EngineKernel):
                 return None
             return trace_id
 
-    def trace_get(
-        self, trace_id: str, result: Mapping[str, Any], *, conn: sqlite3.Connection | None = None
-    ) -> bool:
+    def trace_get(self, trace_id: str, result: Mapping[str, Any]) -> bool:
         """Record the exact lines a read returned against an open trace; False if nothing was."""
         returned = result.get("returnedLines")
-        with self.connection(conn) as c:
+        with self.connection() as c:
             recorder = self._recorder(c)
             if recorder is None or not returned:
                 return False
@@ -113,10 +110,9 @@ class TracesFace(EngineKernel):
         capsule: Mapping[str, Any],
         retrieval: Mapping[str, Any] | None = None,
         outcome: str = "completed",
-        conn: sqlite3.Connection | None = None,
     ) -> str | None:
         """Record a Capsule (and the retrieval under it) as one finished trace."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             recorder = self._recorder(c)
             if recorder is None:
                 return None
@@ -150,10 +146,9 @@ class TracesFace(EngineKernel):
         *,
         limit: int = store.LIST_DEFAULT_LIMIT,
         cursor: str | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-list@1.0``: newest-first summaries (no query or goal text)."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return store.list_page(c, limit=limit, cursor=cursor, moment=now_ms())
 
     def trace_show(
@@ -161,10 +156,9 @@ class TracesFace(EngineKernel):
         trace_id: str,
         *,
         detail_limit: int = store.DETAIL_DEFAULT_LIMIT,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-show@1.0``: one trace with bounded sections and exact totals."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return store.detail(c, trace_id, detail_limit=detail_limit, moment=now_ms())
 
     def trace_label(
@@ -173,10 +167,9 @@ class TracesFace(EngineKernel):
         judgment: manage.Judgment,
         *,
         should_stop: Callable[[], bool] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-judgment@1.0``: one explicit judgment, under the write lease."""
-        with self.writing(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection() as c:
             return manage.label(c, trace_id, judgment, retention=self._retention)
 
     def trace_export(
@@ -184,7 +177,6 @@ class TracesFace(EngineKernel):
         trace_ids: Sequence[str],
         *,
         should_stop: Callable[[], bool] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-export@1.0``: finished traces as one agentic receipt.
 
@@ -194,7 +186,7 @@ class TracesFace(EngineKernel):
         """
         from gno_trio.engine.context.lineage import egress_lineage, policies_of
 
-        with self.writing(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection() as c:
             wanted, collections = manage.export_scope(c, trace_ids)
             decision = egress_audit.judge(
                 c,
@@ -219,20 +211,18 @@ class TracesFace(EngineKernel):
         trace_id: str,
         *,
         should_stop: Callable[[], bool] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-delete@1.0``: one trace and everything it owns."""
-        with self.writing(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection() as c:
             return store.delete(c, trace_id)
 
     def trace_purge(
         self,
         *,
         should_stop: Callable[[], bool] | None = None,
-        conn: sqlite3.Connection | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-purge@1.0``: every trace, record and export."""
-        with self.writing(should_stop=should_stop), self.connection(conn) as c:
+        with self.writing(should_stop=should_stop), self.connection() as c:
             return store.purge(c)
 
 

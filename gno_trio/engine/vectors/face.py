@@ -13,7 +13,6 @@ for the whole job) hands its :class:`HeldLease` down instead.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -128,7 +127,6 @@ class VectorsFace(EngineKernel):
         model: str | None = None,
         should_stop: Callable[[], bool] | None = None,
         progress: EmbedProgress | None = None,
-        conn: sqlite3.Connection | None = None,
         lease: HeldLease | None = None,
         lease_wait_seconds: float | None = None,
         patient: bool = False,
@@ -145,7 +143,7 @@ class VectorsFace(EngineKernel):
         from gno_trio.engine.vectors.service import embed
 
         guard = self._write_guard(lease, lease_wait_seconds, should_stop, patient)
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return embed(
                 c,
                 self.config,
@@ -158,19 +156,17 @@ class VectorsFace(EngineKernel):
                 model_uri=model,
             )
 
-    def content_stamp(self, *, conn: sqlite3.Connection | None = None) -> int:
+    def content_stamp(self) -> int:
         """A number that grows whenever a chunk is added (one indexed lookup)."""
-        with self.connection(conn) as c:
+        with self.connection() as c:
             row = c.execute("SELECT MAX(id) FROM content_chunks").fetchone()
             return int(row[0] or 0)
 
-    def embedding_counts(
-        self, *, conn: sqlite3.Connection | None = None
-    ) -> dict[str, tuple[int, int]]:
+    def embedding_counts(self) -> dict[str, tuple[int, int]]:
         """``{collection: (embedded chunks, chunks waiting for a vector)}``."""
         from gno_trio.engine.vectors.service import backlog_by_collection
 
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return backlog_by_collection(c, self.config)
 
     def clear_embeddings(
@@ -178,7 +174,6 @@ class VectorsFace(EngineKernel):
         collection: str,
         *,
         mode: str = "stale",
-        conn: sqlite3.Connection | None = None,
         lease: HeldLease | None = None,
         lease_wait_seconds: float | None = None,
         should_stop: Callable[[], bool] | None = None,
@@ -187,7 +182,7 @@ class VectorsFace(EngineKernel):
         from gno_trio.engine.vectors.service import clear
 
         guard = self._write_guard(lease, lease_wait_seconds, should_stop)
-        with self.connection(conn) as c:
+        with self.connection() as c:
             return clear(c, self.config, collection, mode=mode, guard=guard)
 
     def models(self) -> dict[str, Any]:
