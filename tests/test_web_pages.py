@@ -211,6 +211,8 @@ async def test_pages_without_the_tools_answer_plainly(web_dirs: Dirs) -> None:
             page = await client.get(path)
             assert page.status_code == 200, path
             assert_safe_page(page)
+        status = await client.get("/status")
+        assert "healthy" in status.text and "<dt>Up for</dt>" in status.text
         assert (await client.get("/nowhere")).status_code == 404
         assert (await client.get("/static/none.js")).status_code == 404
         script = await client.get("/static/app.js")

@@ -17,6 +17,7 @@ import trio
 
 from gno_trio.transports.http.pages.calls import Outcome, run_tool, served, writes_enabled
 from gno_trio.transports.http.pages.html import page
+from gno_trio.transports.http.status import resident_status
 from gno_trio.transports.http.surfaces import HttpCall
 from gno_trio.transports.http.wire import Reply
 
@@ -209,9 +210,14 @@ async def ask(call: HttpCall, params: Mapping[str, list[str]]) -> Reply:
 
 
 async def status(call: HttpCall, params: Mapping[str, list[str]]) -> Reply:
-    """``/status``: the index's health and the serving process."""
+    """``/status``: the index's health, and the serving process as ``/api/resident/status``."""
     outcome = await run_tool(call, "gno_status", {})
-    return page("status.html", **chrome(call, "status"), outcome=outcome)
+    return page(
+        "status.html",
+        **chrome(call, "status"),
+        outcome=outcome,
+        server=resident_status(call.state),
+    )
 
 
 __all__ = [
