@@ -73,10 +73,12 @@ def test_a_missing_corpus_fails_under_ci(tmp_path: Path) -> None:
 
 def test_every_other_skip_is_about_the_machine() -> None:
     """Anything the suite needs from outside goes through ``tests.support.shared``."""
+    mine = {Path(__file__).resolve(), (TESTS / "support" / "shared.py").resolve()}
     found = {
         path.name: count
-        for path in sorted(TESTS.glob("*.py"))
-        if path.name != Path(__file__).name
+        for path in sorted(TESTS.rglob("*.py"))
+        if "node_modules" not in path.parts
+        and path.resolve() not in mine
         and (count := len(SKIP.findall(path.read_text(encoding="utf-8"))))
     }
     assert found == MACHINE_SKIPS, "skip through tests.support.shared.required or unavailable"
