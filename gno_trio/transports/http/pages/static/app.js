@@ -1,8 +1,10 @@
 // The workspace's only script (no inline script anywhere; the pages work without it).
 // Keys: "/" focuses search, Ctrl+K or Cmd+K opens the quick switcher.
-// The collections page follows its jobs live: it reloads its live panel whenever
-// /api/events reports a job, and polls it while a job is running.
+// The collections page follows its jobs live: it reloads its live panel when
+// /api/events reports a job, or polls it while a job runs if the stream is not open.
 "use strict";
+
+const RELOAD_MS = 1500;
 
 function typing(target) {
   const tag = target && target.tagName;
@@ -79,12 +81,23 @@ function followJobs() {
       loading = false;
     }
   }
+  // One reload at most every RELOAD_MS: job events come as often as progress moves, and
+  // every request counts against this machine's share of the server's rate limit.
+  let pending = null;
+  function soon() {
+    if (pending === null) pending = window.setTimeout(() => { pending = null; reload(); }, RELOAD_MS);
+  }
+  let streaming = false;
   if (window.EventSource) {
     const events = new EventSource("/api/events");
-    events.addEventListener("job", reload);
+    // Once open, one reload catches up with whatever finished before the stream began.
+    events.addEventListener("open", () => { streaming = true; soon(); });
+    events.addEventListener("error", () => { streaming = false; });
+    events.addEventListener("job", soon);
     window.addEventListener("pagehide", () => events.close());
   }
-  window.setInterval(() => { if (panel.dataset.active !== "0") reload(); }, 1000);
+  // Without the stream (or before it reports), ask while a job runs.
+  window.setInterval(() => { if (!streaming && panel.dataset.active !== "0") reload(); }, RELOAD_MS);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
