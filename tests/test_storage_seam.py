@@ -42,7 +42,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "context.retrieval",
         "context.snapshot",
         "context.verify",
-        "egress.audit",
         "graph.edges",
         "graph.link_lists",
         "graph.linkgraph",

@@ -52,6 +52,7 @@ from gno_trio.config.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validat
 from gno_trio.engine.store.binding import CallSlot, bound_connection
 from gno_trio.engine.store.config_file import save_config
 from gno_trio.engine.store.database import ConnectionPool, connect, migrate
+from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
 from gno_trio.errors import GnoError
 from gno_trio.heap import trim_heap
@@ -281,6 +282,14 @@ class EngineKernel:
         """
         with bound_connection(self.pool) as conn:
             yield conn
+
+    def _egress_receipts(self, conn: sqlite3.Connection) -> ReceiptStore:
+        """The egress receipts of this index, read and written on ``conn``.
+
+        The kernel is the one place that knows which store holds an index's
+        rows; the services above ask it for each aggregate's store.
+        """
+        return SqliteReceipts(conn)
 
     def call_slot(self) -> CallSlot:
         """A slot for one call run in a worker thread: ``slot.run(work)`` there, ``slot.cancel()``

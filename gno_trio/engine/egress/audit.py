@@ -12,11 +12,13 @@ write that would exceed them.
 
 The read views (list, show, status) and the deletions (one receipt, or
 all) are what ``gno_egress_audit_*`` serve: ``egress-audit-management@1.0``.
+The rows themselves are kept by a
+:class:`~gno_trio.engine.store.egress_receipts.ReceiptStore`, which the
+kernel opens on the call's connection (:meth:`EngineKernel.egress_receipts`).
 """
 
 from __future__ import annotations
 
-import sqlite3
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -27,7 +29,8 @@ from gno_trio.engine.egress.decision import CollectionPolicy, Decision, Scope, e
 from gno_trio.engine.egress.explain import lineage as egress_lineage
 from gno_trio.engine.egress.policy import Action, ContentClass, Zone
 from gno_trio.engine.store import pages
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.egress_receipts import ReceiptStore
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -38,7 +41,6 @@ DEFAULT_LIMIT: Final = 100
 MAX_LIMIT: Final = 1000
 CURSOR_PREFIX: Final = "gno-egress-audit-v1."
 DAY_MS: Final = 86_400_000
-_TABLE: Final = "egress_audit_receipts"
 _FIELDS: Final = (
     ("auditId", "audit_id"),
     ("decision", "decision"),
@@ -62,7 +64,7 @@ def retention() -> dict[str, int]:
     return {"maxAgeDays": MAX_AGE_DAYS, "maxReceipts": MAX_RECEIPTS, "maxBytes": MAX_BYTES}
 
 
-def _receipt(row: sqlite3.Row | Mapping[str, Any]) -> dict[str, Any]:
+def _receipt(row: RowView) -> dict[str, Any]:
     return {name: row[column] for name, column in _FIELDS}
 
 
@@ -72,45 +74,27 @@ def _size(values: Mapping[str, Any]) -> int:
     return text + 16
 
 
-def _enforce_retention(conn: sqlite3.Connection, moment: int) -> int:
-    """Drop expired receipts, then the oldest ones beyond the count and size caps."""
-    dropped = conn.execute(
-        f"DELETE FROM {_TABLE} WHERE created_at_ms <= ?", (moment - MAX_AGE_DAYS * DAY_MS,)
-    ).rowcount
-    count, size = conn.execute(
-        f"SELECT COUNT(*), COALESCE(SUM(byte_size), 0) FROM {_TABLE}"
-    ).fetchone()
-    if count <= MAX_RECEIPTS and size <= MAX_BYTES:
-        return int(dropped)
-    rows = conn.execute(
-        f"SELECT audit_id, byte_size FROM {_TABLE} ORDER BY created_at_ms, audit_id"
-    ).fetchall()
-    for row in rows:
-        if count <= MAX_RECEIPTS and size <= MAX_BYTES:
-            break
-        conn.execute(f"DELETE FROM {_TABLE} WHERE audit_id = ?", (row["audit_id"],))
-        count, size, dropped = count - 1, size - int(row["byte_size"]), dropped + 1
-    return int(dropped)
-
-
 def record(
-    conn: sqlite3.Connection, decision: Decision, lineage_digest: str, *, moment: int | None = None
+    receipts: ReceiptStore, decision: Decision, lineage_digest: str, *, moment: int | None = None
 ) -> dict[str, Any]:
     """Store the receipt of one decision (retention applied in the same transaction)."""
     audit = decision.audit
-    with write_transaction(conn):
+    made: list[dict[str, Any]] = []
+
+    def make(newest: int | None) -> dict[str, Any]:
         # Strictly later than every stored receipt, so newest-first is one order.
-        newest = conn.execute(f"SELECT MAX(created_at_ms) FROM {_TABLE}").fetchone()[0]
         created = max(now_ms() if moment is None else moment, (newest or -1) + 1)
         values = _values(decision, audit, lineage_digest, created)
-        columns = ", ".join(column for _, column in _FIELDS)
-        marks = ", ".join("?" for _ in _FIELDS)
-        conn.execute(
-            f"INSERT INTO {_TABLE} ({columns}) VALUES ({marks})",
-            tuple(values[name] for name, _ in _FIELDS),
-        )
-        _enforce_retention(conn, created)
-    return values
+        made.append(values)
+        return {column: values[name] for name, column in _FIELDS}
+
+    receipts.append(
+        make,
+        max_age_ms=MAX_AGE_DAYS * DAY_MS,
+        max_receipts=MAX_RECEIPTS,
+        max_bytes=MAX_BYTES,
+    )
+    return made[0]
 
 
 def _values(
@@ -133,7 +117,7 @@ def _values(
 
 
 def judge(
-    conn: sqlite3.Connection,
+    receipts: ReceiptStore,
     configured: Sequence[Collection],
     *,
     collections: Sequence[str],
@@ -160,20 +144,18 @@ def judge(
         action=action,
         operation_authorized=operation_authorized,
     )
-    record(conn, decision, egress_lineage(configured, names)["digest"])
+    record(receipts, decision, egress_lineage(configured, names)["digest"])
     return decision
 
 
 def list_receipts(
-    conn: sqlite3.Connection, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None
+    receipts: ReceiptStore, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None
 ) -> dict[str, Any]:
     """One page of receipts, newest first, and the cursor of the next page (or null)."""
     if not 1 <= limit <= MAX_LIMIT:
         raise GnoError("INVALID_INPUT", f"limit must be between 1 and {MAX_LIMIT}")
     after = pages.decode_cursor(CURSOR_PREFIX, cursor, what="egress audit") if cursor else None
-    rows, following = pages.newest_first(
-        conn, table=_TABLE, id_column="audit_id", limit=limit, after=after
-    )
+    rows, following = receipts.page(limit=limit, after=after)
     return {
         "schemaVersion": SCHEMA_VERSION,
         "receipts": [_receipt(row) for row in rows],
@@ -181,46 +163,37 @@ def list_receipts(
     }
 
 
-def show(conn: sqlite3.Connection, audit_id: str) -> dict[str, Any]:
-    row = conn.execute(f"SELECT * FROM {_TABLE} WHERE audit_id = ?", (audit_id,)).fetchone()
+def show(receipts: ReceiptStore, audit_id: str) -> dict[str, Any]:
+    row = receipts.get(audit_id)
     if row is None:
         raise GnoError("NOT_FOUND", f"Egress audit receipt not found: {audit_id}")
     return {"schemaVersion": SCHEMA_VERSION, "receipt": _receipt(row)}
 
 
-def status(conn: sqlite3.Connection) -> dict[str, Any]:
-    count, size, oldest, newest = conn.execute(
-        f"SELECT COUNT(*), COALESCE(SUM(byte_size), 0), MIN(created_at_ms), MAX(created_at_ms) "
-        f"FROM {_TABLE}"
-    ).fetchone()
+def status(receipts: ReceiptStore) -> dict[str, Any]:
+    count, size, oldest, newest = receipts.totals()
     return {
         "schemaVersion": SCHEMA_VERSION,
         "retention": retention(),
-        "receipts": int(count),
-        "bytes": int(size),
+        "receipts": count,
+        "bytes": size,
         "oldestCreatedAtMs": oldest,
         "newestCreatedAtMs": newest,
     }
 
 
-def delete(conn: sqlite3.Connection, audit_id: str) -> dict[str, Any]:
+def delete(receipts: ReceiptStore, audit_id: str) -> dict[str, Any]:
     """Delete one receipt (``NOT_FOUND`` if there is none) and clean its pages up."""
-    with pages.secure_deletion(conn):
-        with write_transaction(conn):
-            deleted = conn.execute(f"DELETE FROM {_TABLE} WHERE audit_id = ?", (audit_id,)).rowcount
-        if deleted == 0:
-            raise GnoError("NOT_FOUND", f"Egress audit receipt not found: {audit_id}")
-        cleanup = pages.physical_cleanup(conn)
+    cleanup = receipts.delete(audit_id)
+    if cleanup is None:
+        raise GnoError("NOT_FOUND", f"Egress audit receipt not found: {audit_id}")
     return {"schemaVersion": SCHEMA_VERSION, "auditId": audit_id, "deleted": 1, **cleanup}
 
 
-def purge(conn: sqlite3.Connection) -> dict[str, Any]:
+def purge(receipts: ReceiptStore) -> dict[str, Any]:
     """Delete every receipt (and nothing else) and clean their pages up."""
-    with pages.secure_deletion(conn):
-        with write_transaction(conn):
-            deleted = conn.execute(f"DELETE FROM {_TABLE}").rowcount
-        cleanup = pages.physical_cleanup(conn)
-    return {"schemaVersion": SCHEMA_VERSION, "deleted": int(deleted), **cleanup}
+    deleted, cleanup = receipts.delete_all()
+    return {"schemaVersion": SCHEMA_VERSION, "deleted": deleted, **cleanup}
 
 
 __all__ = [

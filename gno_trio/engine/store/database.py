@@ -18,12 +18,19 @@ import time
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, Protocol
 
 from gno_trio.engine.store.upgrades import MIGRATION_STEPS
 from gno_trio.errors import GnoError
 
 logger = logging.getLogger("gno_trio.engine.store")
+
+
+class RowView(Protocol):
+    """A stored row read by column name: ``sqlite3.Row`` here, a mapping in other stores."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
 
 StoreError: Final = sqlite3.Error
 """What the store raises when the database itself fails (a broken file, a full disk):

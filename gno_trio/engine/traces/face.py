@@ -189,7 +189,7 @@ class TracesFace(EngineKernel):
         with self.writing(should_stop=should_stop), self.connection() as c:
             wanted, collections = manage.export_scope(c, trace_ids)
             decision = egress_audit.judge(
-                c,
+                self._egress_receipts(c),
                 self.config.collections,
                 collections=collections,
                 action="export",
