@@ -70,7 +70,8 @@ def _refusal(reply: Reply) -> Outcome:
     """A guard's JSON-RPC refusal (egress, policy epoch) as its code and message."""
     error = msgspec.json.decode(reply.body).get("error", {})
     data = error.get("data") or {}
-    return Outcome(code=str(data.get("code", "FORBIDDEN")), message=str(error.get("message", "")))
+    code = str(data.get("code", "EGRESS_DENIED"))
+    return Outcome(code=code, message=str(error.get("message", "")))
 
 
 async def run_tool(call: HttpCall, tool: str, arguments: Mapping[str, Any]) -> Outcome:
@@ -81,7 +82,7 @@ async def run_tool(call: HttpCall, tool: str, arguments: Mapping[str, Any]) -> O
     try:
         answer = await guarded_tool_call(call, tool, dict(arguments))
     except ProtocolError as exc:
-        return Outcome(code="UNAVAILABLE", message=exc.message)
+        return Outcome(code="INVALID_INPUT", message=exc.message)  # not served here
     except GnoError as exc:
         return Outcome(code=exc.code, message=exc.message)
     if isinstance(answer, Reply):
