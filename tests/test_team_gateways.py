@@ -250,3 +250,37 @@ def test_doctor_reports_the_store_and_who_holds_its_lease(
         holder.wait()
     code, store = doctor("postgresql://127.0.0.1:1/notes")
     assert code == 2 and store["status"] == "error" and store["details"]
+
+
+async def test_a_configuration_change_on_one_host_reaches_every_gateway(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    async with two_gateways(tmp_path, team_store):
+        a_config = tmp_path / "a" / "config" / "index.yml"
+        b_config = tmp_path / "b" / "config" / "index.yml"
+        assert b_config.read_text() == a_config.read_text()  # the first host seeded the team's
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        added = await trio.run_process(
+            [
+                sys.executable,
+                "-m",
+                "gno_trio",
+                "--store",
+                team_store.url,
+                "collection",
+                "add",
+                str(extra),
+                "--name",
+                "extra",
+            ],
+            env=gno_env(tmp_path / "a"),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+        assert added.returncode == 0, added.stderr
+        with trio.fail_after(10):  # gateway B hears the change and writes its mirror
+            while "extra" not in b_config.read_text():
+                await trio.sleep(0.05)
+        assert b_config.read_text() == a_config.read_text()

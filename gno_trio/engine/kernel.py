@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol, Self
 
-from gno_trio.config import Collection, Config, fts5_tokenize_clause, load_config
+from gno_trio.config import Collection, Config, dumps_config, fts5_tokenize_clause, load_config
 from gno_trio.config.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
 from gno_trio.engine.store.binding import CallSlot, bound_connection
 from gno_trio.engine.store.config_file import save_config
@@ -249,6 +249,7 @@ class EngineKernel:
         """
         self.team = team
         self.write_lease = team.lease
+        team.share_config(self.location.config_path)
 
     def close(self) -> None:
         self.pool.close()
@@ -402,9 +403,13 @@ class EngineKernel:
         """
         path = self.location.config_path
         with self.writing(lease):
+            if self.team is not None:  # start from the team's latest, publish before writing
+                self.team.adopt_config()
             current = load_config(path)
             updated = change(current)
             if updated != current or not path.exists():
+                if self.team is not None:
+                    self.team.publish_config(dumps_config(updated))
                 save_config(path, updated)
             self._config, self._config_stamp = updated, _stamp(path)
             return updated

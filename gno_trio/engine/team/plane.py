@@ -10,17 +10,24 @@ and traces are not here yet: they stay in the data directory's SQLite file.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final
 
+from gno_trio.engine.store.atomic import replace as write_file_atomically
+from gno_trio.engine.store.config_file import NEW_CONFIG_MODE
 from gno_trio.engine.team.database import TeamDatabase, open_team
 from gno_trio.engine.team.jobs import TeamJobs
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.notify import Listener
 from gno_trio.engine.team.sessions import CANCEL_CHANNEL, SESSIONS_CHANNEL, TeamSessions
-from gno_trio.engine.team.shared import TeamConfig, deployment_caller_key
+from gno_trio.engine.team.shared import CONFIG_CHANNEL, TeamConfig, deployment_caller_key
 from gno_trio.engine.team.url import TeamStore
+from gno_trio.errors import GnoError
 
-SHARED_STATE: Final = "the write lease, 2025-era sessions, caller labels and background job records"
+SHARED_STATE: Final = (
+    "the configuration (index.yml), the write lease, 2025-era sessions, caller labels "
+    "and background job records"
+)
 """What team mode shares today, in the words start-up and the README use."""
 LOCAL_STATE: Final = "documents, search indexes, vectors, memory and traces"
 """What still lives in each gateway's data directory."""
@@ -30,6 +37,7 @@ class Team:
     """The coordination state of one index shared through a PostgreSQL store."""
 
     sessions_channel: Final = SESSIONS_CHANNEL
+    config_channel: Final = CONFIG_CHANNEL
     cancel_channel: Final = CANCEL_CHANNEL
 
     def __init__(self, database: TeamDatabase, index_name: str) -> None:
@@ -37,6 +45,55 @@ class Team:
         self.index_name = index_name
         self.lease = AdvisoryLease(database, index_name)
         self.config = TeamConfig(database, index_name)
+        self._config_path: Path | None = None
+        self._revision = 0
+
+    # -- the shared configuration: the config row, mirrored into index.yml ------------
+
+    def share_config(self, path: Path) -> None:
+        """Make ``path`` (this host's ``index.yml``) a mirror of the team's configuration.
+
+        The first host to join seeds the row from its file; every other host's
+        file is replaced by the row's text (hand edits give way to ``config``
+        commands). Everything that reads ``index.yml`` keeps working, and a
+        change of the file's policies bumps the gateway's authorization epoch
+        as it always did.
+        """
+        self._config_path = path
+        body, _ = self.config.read()
+        if body is None and path.exists():
+            try:
+                self._revision = self.config.replace(path.read_text(encoding="utf-8"), 0)
+                return
+            except GnoError:  # another host seeded it first: take theirs
+                pass
+        self.adopt_config()
+
+    def adopt_config(self) -> bool:
+        """Bring the mirrored file to the row's revision; whether the file changed."""
+        if self._config_path is None:
+            return False
+        body, revision = self.config.read()
+        self._revision = revision
+        if body is None:
+            return False
+        try:
+            current: str | None = self._config_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = None
+        if current == body:
+            return False
+        self._config_path.parent.mkdir(parents=True, exist_ok=True)
+        write_file_atomically(self._config_path, body, new_mode=NEW_CONFIG_MODE)
+        return True
+
+    def publish_config(self, body: str) -> None:
+        """Make ``body`` the team's configuration (the writer holds the lease).
+
+        ``CONFLICT`` when the row moved since this host last read it; the
+        writer's file is then left as it was.
+        """
+        self._revision = self.config.replace(body, self._revision)
 
     @classmethod
     def open(cls, store: TeamStore, index_name: str) -> Team:

@@ -49,14 +49,20 @@ def _heard(team: Team, sessions: SharedSessionStore, notes: list[tuple[str, str]
                 logger.warning("ignored a malformed cancel notice: %r", payload[:200])
 
 
+def _config_of(team: Team, channel: str, payload: str) -> bool:
+    """Whether a notice says this index's configuration changed (``<index>:<revision>``)."""
+    return channel == team.config_channel and payload.rpartition(":")[0] == team.index_name
+
+
 async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
     """Act here, at once, on what other gateways announce; runs until cancelled.
 
     A session ended elsewhere ends here too (with its GET stream); a
     ``notifications/cancelled`` sent to another gateway for a request running
-    here stops it.
+    here stops it; a configuration changed elsewhere is written to this
+    host's ``index.yml``, so its policies (and the authorization epoch) follow.
     """
-    channels = [team.sessions_channel, team.cancel_channel]
+    channels = [team.sessions_channel, team.cancel_channel, team.config_channel]
     while True:
         try:
             listener = await trio.to_thread.run_sync(team.listen, channels)
@@ -68,6 +74,8 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
             while True:
                 notes = await trio.to_thread.run_sync(listener.wait, _WAIT_SECONDS)
                 _heard(team, sessions, notes)
+                if any(_config_of(team, channel, payload) for channel, payload in notes):
+                    await trio.to_thread.run_sync(team.adopt_config)
         except GnoError as exc:
             logger.warning("lost the store's session notices, listening again: %s", exc.message)
         finally:
