@@ -24,6 +24,7 @@ from referencing.jsonschema import DRAFT7
 
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
+from gno_trio.engine.team.database import TeamDatabase, open_team
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 from tests.support import postgres as postgres_support
@@ -245,6 +246,16 @@ def team_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamStore]:
         unavailable(f"the PostgreSQL test server did not start: {type(exc).__name__}: {exc}")
     with postgres_support.fresh_database(info) as store:
         yield store
+
+
+@pytest.fixture
+def team(team_store: TeamStore) -> Iterator[TeamDatabase]:
+    """That database opened as a store (migrated, pooled); closed after the test."""
+    database = open_team(team_store)
+    try:
+        yield database
+    finally:
+        database.close()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,15 +25,6 @@ from gno_trio.engine.team.shared import TeamConfig, deployment_caller_key
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 from tests.conftest import STORES
-
-
-@pytest.fixture
-def team(team_store: TeamStore) -> Iterator[TeamDatabase]:
-    database = open_team(team_store)
-    try:
-        yield database
-    finally:
-        database.close()
 
 
 class Leases:

@@ -14,26 +14,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from gno_trio.engine.jobs import JobBook, JobControl, JobManager, JobPlan
-from gno_trio.engine.team.database import TeamDatabase, open_team
+from gno_trio.engine.team.database import TeamDatabase
 from gno_trio.engine.team.jobs import TeamJobs
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 from tests.conftest import STORES
-
-
-@pytest.fixture
-def team(team_store: TeamStore) -> Iterator[TeamDatabase]:
-    database = open_team(team_store)
-    try:
-        yield database
-    finally:
-        database.close()
 
 
 @pytest.fixture(params=STORES)

@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 import trio
 
-from gno_trio.engine.team.database import open_team
+from gno_trio.engine.team.database import TeamDatabase
 from gno_trio.engine.team.notify import Listener
 from gno_trio.engine.team.sessions import SESSIONS_CHANNEL, TeamSessions
-from gno_trio.engine.team.url import TeamStore
 from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS
 from gno_trio.protocol.errors import ProtocolError
 from gno_trio.protocol.subscriptions import (
@@ -58,12 +57,8 @@ def registries(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Regis
         FileSessionRegistry.create_fresh(path).close()
         yield Registries(tmp_path, lambda: FileSessionRegistry(path), "sqlite")
         return
-    store: TeamStore = request.getfixturevalue("team_store")
-    database = open_team(store)
-    try:
-        yield Registries(tmp_path, lambda: TeamSessions(database), "postgresql")
-    finally:
-        database.close()
+    database: TeamDatabase = request.getfixturevalue("team")
+    yield Registries(tmp_path, lambda: TeamSessions(database), "postgresql")
 
 
 class Clock:
@@ -208,9 +203,9 @@ async def test_a_sessions_subscriptions_end_with_it(registries: Registries) -> N
 
 
 async def test_an_ended_session_reaches_its_holder_at_once_in_team_mode(
-    team_store: TeamStore,
+    team: TeamDatabase,
 ) -> None:
-    database = open_team(team_store)
+    database = team
     listener = Listener(database, [SESSIONS_CHANNEL])
     try:
         first, second = (
@@ -233,4 +228,3 @@ async def test_an_ended_session_reaches_its_holder_at_once_in_team_mode(
         assert held.closed and ended == [held.id]
     finally:
         listener.close()
-        database.close()
