@@ -51,14 +51,6 @@ class TeamConfig:
             ).fetchone()
         return (None, 0) if row is None else (row[0], int(row[1]))
 
-    def revision(self) -> int:
-        """The revision alone (the cheap check before answering under an epoch)."""
-        with self._database.connection() as conn:
-            row = conn.execute(
-                "SELECT revision FROM gno_config WHERE index_name = %s", (self._index,)
-            ).fetchone()
-        return 0 if row is None else int(row[0])
-
     def replace(self, body: str, expected: int) -> int:
         """Write ``body`` if the revision is still ``expected``; the new revision.
 
