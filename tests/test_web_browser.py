@@ -223,6 +223,13 @@ def test_the_other_pages_and_the_switcher(server: dict[str, Any], page: Any) -> 
     page.keyboard.type("coll")
     page.keyboard.press("Enter")
     page.wait_for_url("**/collections")
+    # A document once opened is offered by the switcher afterwards.
+    page.goto(base + "/doc?uri=gno://evals/en/api-reference.md")
+    page.goto(base + "/status")
+    page.keyboard.press("Control+k")
+    page.keyboard.type("REST API")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/doc?uri=gno%3A%2F%2Fevals%2Fen%2Fapi-reference.md")
 
 
 def test_phone_and_dark_mode(server: dict[str, Any], browser: Any) -> None:

@@ -1,5 +1,6 @@
 // The workspace's only script (no inline script anywhere; the pages work without it).
-// Keys: "/" focuses search, Ctrl+K or Cmd+K opens the quick switcher.
+// Keys: "/" focuses search, Ctrl+K or Cmd+K opens the quick switcher (pages, and the
+// documents this browser opened last).
 // The collections page follows its jobs live: it reloads its live panel when
 // /api/events reports a job, or polls it while a job runs if the stream is not open.
 "use strict";
@@ -11,11 +12,45 @@ function typing(target) {
   return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || (target && target.isContentEditable);
 }
 
+// The documents opened last (this browser only), offered first by the switcher.
+const RECENT_KEY = "gno.recent";
+const RECENT_MAX = 8;
+
+function recentDocuments() {
+  try {
+    const stored = JSON.parse(window.localStorage.getItem(RECENT_KEY) || "[]");
+    return Array.isArray(stored) ? stored.filter((d) => d && typeof d.uri === "string") : [];
+  } catch (error) {
+    return [];
+  }
+}
+
+function rememberDocument() {
+  const article = document.querySelector("article.doc[data-uri]");
+  if (!article) return;
+  const entry = { uri: article.dataset.uri, title: article.dataset.title || article.dataset.uri };
+  const others = recentDocuments().filter((d) => d.uri !== entry.uri);
+  try {
+    window.localStorage.setItem(RECENT_KEY, JSON.stringify([entry, ...others].slice(0, RECENT_MAX)));
+  } catch (error) {
+    // storage full or switched off: the switcher simply lists no recent documents
+  }
+}
+
 function setUpSwitcher() {
   const dialog = document.getElementById("switcher");
   const input = document.getElementById("switcher-input");
   const list = document.getElementById("switcher-list");
   if (!dialog || !input || !list) return;
+  for (const doc of recentDocuments().reverse()) {
+    const link = document.createElement("a");
+    link.href = "/doc?uri=" + encodeURIComponent(doc.uri);
+    link.textContent = String(doc.title);
+    const item = document.createElement("li");
+    item.className = "recent";
+    item.appendChild(link);
+    list.prepend(item);
+  }
   const items = Array.from(list.querySelectorAll("li"));
   let chosen = 0;
 
@@ -101,6 +136,7 @@ function followJobs() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  rememberDocument();
   setUpSwitcher();
   followJobs();
 });
