@@ -98,22 +98,26 @@ def _write_structure(
         conn.execute("DELETE FROM doc_tags WHERE doc_id = ? AND source = 'frontmatter'", (doc_id,))
         conn.execute("DELETE FROM doc_links WHERE doc_id = ?", (doc_id,))
         conn.execute("DELETE FROM doc_edges WHERE src_doc_id = ?", (doc_id,))
-    conn.executemany(
-        "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'frontmatter')",
-        [(doc_id, tag) for tag in meta.tags],
-    )
-    conn.executemany(
-        """INSERT INTO doc_links(doc_id, kind, target, collection, heading, display, line, col)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-        [
-            (doc_id, ln.kind, ln.target, ln.collection, ln.heading, ln.display, ln.line, ln.col)
-            for ln in meta.links
-        ],
-    )
-    conn.executemany(
-        "INSERT INTO doc_edges(src_doc_id, edge_type, target) VALUES (?, ?, ?)",
-        [(doc_id, edge_type, target) for edge_type, target in meta.relations],
-    )
+    # Most documents have no links or edges: a statement is run only for rows to insert.
+    if meta.tags:
+        conn.executemany(
+            "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'frontmatter')",
+            [(doc_id, tag) for tag in meta.tags],
+        )
+    if meta.links:
+        conn.executemany(
+            """INSERT INTO doc_links(doc_id, kind, target, collection, heading, display, line, col)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            [
+                (doc_id, ln.kind, ln.target, ln.collection, ln.heading, ln.display, ln.line, ln.col)
+                for ln in meta.links
+            ],
+        )
+    if meta.relations:
+        conn.executemany(
+            "INSERT INTO doc_edges(src_doc_id, edge_type, target) VALUES (?, ?, ?)",
+            [(doc_id, edge_type, target) for edge_type, target in meta.relations],
+        )
 
 
 def fts_upsert(

@@ -94,10 +94,10 @@ def structure_delta(old: Structure | None, new: Structure) -> dict[str, Any]:
     for key in ("headings", "links", "typedEdges"):
         # Deltas are sets (a document can repeat a heading); order of first
         # appearance is kept so the output is stable.
-        before = list(dict.fromkeys(old.get(key, [])))
-        after = list(dict.fromkeys(new.get(key, [])))
-        added, t1 = _clip([x for x in after if x not in set(before)])
-        removed, t2 = _clip([x for x in before if x not in set(after)])
+        before = dict.fromkeys(old.get(key, []))
+        after = dict.fromkeys(new.get(key, []))
+        added, t1 = _clip([x for x in after if x not in before])
+        removed, t2 = _clip([x for x in before if x not in after])
         truncated = truncated or t1 or t2
         delta[key] = {"added": added, "removed": removed}
     old_date = old["dates"][0] if old.get("dates") else None
