@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from gno_trio.engine.search.lexical import FIELD_WEIGHTS, relaxed_match
+from gno_trio.engine.search.docrankers import relaxed_match
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.store.database import CACHE_KIB, MMAP_BYTES
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 
 FLOOR_TABLE = "f"
 _ARGUMENTS = re.compile(r"USING\s+fts5\s*\((.*)\)\s*$", re.IGNORECASE | re.DOTALL)

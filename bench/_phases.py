@@ -16,7 +16,7 @@ from typing import Any
 
 from _common import percentile
 
-from gno_trio.engine.search import anchors, lexical, memoryanchors
+from gno_trio.engine.search import anchors, docrankers, lexical, memoryanchors
 
 PHASES = ("rank", "best chunk", "snippets", "rest")
 _spent: dict[str, float] = {}
@@ -36,7 +36,8 @@ def _timed(label: str, step: Callable[..., Any]) -> Callable[..., Any]:
 
 def install() -> None:
     """Time the steps from now on (the anchors step is the best chunk plus the snippets)."""
-    lexical.rank_documents = _timed("rank", lexical.rank_documents)
+    for ranker in (docrankers.Fts5Ranker, docrankers.MemoryRanker, docrankers.TantivyDocuments):
+        ranker.rank = _timed("rank", ranker.rank)  # type: ignore[method-assign]
     lexical.anchors_for = _timed("anchors", lexical.anchors_for)
     anchors._chosen_chunks = _timed("best chunk", anchors._chosen_chunks)
     memoryanchors._best = _timed("best chunk", memoryanchors._best)

@@ -23,12 +23,12 @@ import pytest
 
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
-from gno_trio.engine.search import chunkkeeper, docmemory, lexical
+from gno_trio.engine.search import chunkkeeper, docmemory, docrankers
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.search.snippetcut import scratch_table
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
-from tests.conftest import write_corpus
+from tests.conftest import choose_backend, write_corpus
 from tests.support.shared import MCP_DOCS, required
 from tests.test_chunk_memory import _candidates
 
@@ -110,7 +110,7 @@ def test_the_grammars_expressions_rank_as_fts5_ranks_them(
     compared = 0
     for request in _candidates():
         parsed = parse_query(request["query"])
-        for match in {parsed.match, parsed.any_match, lexical.relaxed_match(parsed)} - {None}:
+        for match in {parsed.match, parsed.any_match, docrankers.relaxed_match(parsed)} - {None}:
             assert match is not None
             for limit in (10, 400):
                 wanted = _fts5(docs, match, limit)
@@ -341,3 +341,38 @@ def test_filtered_searches_answer_as_fts5_does_ties_and_all(
     finally:
         engine.close()
         plain.close()
+
+
+def test_each_state_of_the_index_has_one_lexical_ranker(tmp_path: Path) -> None:
+    """The ranker is chosen once per snapshot: FTS5 for an engine that holds nothing, the
+    held document index for a serving one, tantivy where ``search.backend`` says so. Each
+    ranks, counts and checks documents through the one protocol, and FTS5 and the held
+    index rank alike, score for score."""
+    pages = {
+        f"p{n}.md": f"# Page {n}\n\n{'deploy ' * (n + 1)}the cache queue {n}\n" for n in range(8)
+    }
+    request = SearchRequest(query="deploy cache", limit=5)
+    parsed = parse_query(request.query)
+
+    def ranked(engine: Engine) -> tuple[str, list[tuple[str, float]], bool, int]:
+        with engine.connection() as conn:
+            ranker = docrankers.document_ranker(conn, chunkkeeper.current(conn))
+            hits = [(row["uri"], score) for row, score in ranker.rank(parsed, request, 5, None)]
+            first = int(conn.execute("SELECT id FROM documents ORDER BY id LIMIT 1").fetchone()[0])
+            return ranker.name, hits, ranker.holds(first), ranker.unranked("notes")
+
+    engine = _engine(tmp_path / "one", write_corpus(tmp_path / "notes", pages))
+    choose_backend(tmp_path / "two" / "c", "tantivy")
+    tantivy = _engine(tmp_path / "two", write_corpus(tmp_path / "more", pages))
+    try:
+        name, plain, held, unranked = ranked(engine)
+        assert (name, held, unranked) == ("fts5", True, 0) and len(plain) == 5
+        engine.hold_chunk_index()
+        assert engine.chunk_index_held(timeout=60)
+        assert ranked(engine) == ("memory", plain, True, 0)
+        name, hits, held, unranked = ranked(tantivy)
+        assert (name, held, unranked) == ("tantivy", True, 0)
+        assert {uri for uri, _ in hits} == {uri for uri, _ in plain}
+    finally:
+        engine.close()
+        tantivy.close()

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio.engine.reads.semantic_facts import EMBED, SYNC, SemanticFacts
-from gno_trio.engine.search.lexical import unranked_documents
+from gno_trio.engine.search.docrankers import document_ranker
 
 
 def _instant(moment: datetime) -> str:
@@ -97,7 +97,7 @@ def _collection_activation(
         index = _stage("passed", timing=index_time)
 
         def searchable() -> bool:
-            return unranked_documents(conn, name) == 0
+            return document_ranker(conn).unranked(name) == 0
 
         in_sync, lexical_time = _timed(searchable)
         lexical = _stage(

@@ -31,9 +31,8 @@ from gno_trio.engine.search import diagnose_hybrid as staged
 from gno_trio.engine.search.anchors import chunk_spans, text_match
 from gno_trio.engine.search.anchortext import exact_first
 from gno_trio.engine.search.boosts import content_type_boost
-from gno_trio.engine.search.docindex.ranking import ranker
+from gno_trio.engine.search.docrankers import document_ranker, relaxed_match
 from gno_trio.engine.search.hybrid import QueryOptions, query
-from gno_trio.engine.search.lexical import relaxed_match
 from gno_trio.engine.search.pipeline import (
     PipelineRun,
     checked_vectors,
@@ -46,10 +45,8 @@ from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
 from gno_trio.engine.search.request import (
     SearchRequest,
     filter_clauses,
-    request_filters,
     validate_request,
 )
-from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.errors import GnoError
@@ -96,11 +93,7 @@ def _passes(conn: sqlite3.Connection, request: SearchRequest, doc_id: int) -> bo
 
 def _indexed(conn: sqlite3.Connection, doc_id: int) -> bool:
     """Whether the index that ranks documents holds this one."""
-    tantivy = ranker(conn)
-    if tantivy is not None:
-        return tantivy.holds(doc_id)
-    found = conn.execute("SELECT 1 FROM documents_fts WHERE rowid = ?", (doc_id,)).fetchone()
-    return found is not None
+    return document_ranker(conn).holds(doc_id)
 
 
 def _skipped_stage(stage: str, reason: str) -> dict[str, Any]:
@@ -125,22 +118,7 @@ def _ranked(
 
     ``any_term``: matching some positive term, not all (the top-up form).
     """
-    tantivy = ranker(conn)
-    if tantivy is not None:
-        found = tantivy.top(conn, parsed, request_filters(conn, request), None, any_term=any_term)
-        return [(doc, round(score, 6)) for doc, score in found]
-    match = relaxed_match(parsed) if any_term else parsed.match
-    if match is None:
-        return []
-    clauses, params = filter_clauses(conn, request)
-    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-    rows = conn.execute(
-        f"SELECT d.id, bm25(documents_fts, {weights}) AS rank FROM documents_fts "
-        f"JOIN documents d ON d.id = documents_fts.rowid "
-        f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY rank",
-        (match, *params),
-    ).fetchall()
-    return [(int(row[0]), round(-float(row[1]), 6)) for row in rows]
+    return document_ranker(conn).matches(parsed, request, any_term=any_term)
 
 
 def _bm25(

@@ -17,9 +17,9 @@ import numpy.typing as npt
 
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search.fusion import Fusion
-from gno_trio.engine.search.lexical import DOCUMENT_COLUMNS, search
+from gno_trio.engine.search.lexical import search
 from gno_trio.engine.search.request import SearchRequest, filter_clauses
-from gno_trio.engine.search.results import result_object
+from gno_trio.engine.search.results import DOCUMENT_COLUMNS, result_object
 from gno_trio.engine.search.semantic import VectorHit, anchors
 from gno_trio.engine.vectors.index import VectorMatrix
 

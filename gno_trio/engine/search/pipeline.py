@@ -39,6 +39,7 @@ import numpy.typing as npt
 from gno_trio.engine.search import chunkkeeper, refine
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search import hybrid as lexical_query
+from gno_trio.engine.search.docrankers import document_ranker
 from gno_trio.engine.search.evidence import (
     EVIDENCE_DEPTH,
     LexicalEvidence,
@@ -55,9 +56,6 @@ from gno_trio.engine.search.legs import (
     lexical_hits,
     nearest_cosines,
     vector_results,
-)
-from gno_trio.engine.search.lexical import (
-    rank_documents,
 )
 from gno_trio.engine.search.querygrammar import parse_query, wants_recency
 from gno_trio.engine.search.refine import StageOutcome
@@ -299,7 +297,7 @@ def _content_bm25(
     held = chunkkeeper.current(conn)
     return {
         int(row["id"]): score
-        for row, score in rank_documents(conn, anyword, request, EVIDENCE_DEPTH, held)
+        for row, score in document_ranker(conn, held).rank(anyword, request, EVIDENCE_DEPTH, None)
     }
 
 

@@ -21,14 +21,13 @@ import numpy.typing as npt
 
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.anchortext import Anchor, excerpt
-from gno_trio.engine.search.lexical import DOCUMENT_COLUMNS
 from gno_trio.engine.search.request import (
     ACTIVE,
     SearchRequest,
     filter_clauses,
     validate_request,
 )
-from gno_trio.engine.search.results import echo_filters, result_object
+from gno_trio.engine.search.results import DOCUMENT_COLUMNS, echo_filters, result_object
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.available import stored_vectors
 from gno_trio.engine.vectors.chunktext import WindowKey, chunk_texts, placed_windows, window_lines
