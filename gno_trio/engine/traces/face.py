@@ -27,7 +27,7 @@ logger = logging.getLogger("gno_trio.engine.traces")
 
 class TracesFace(EngineKernel):
     def _recorder(self, conn: sqlite3.Connection) -> Recorder | None:
-        return Recorder.for_config(conn, self.config, self.location.index_name)
+        return Recorder.for_config(self._traces(conn), conn, self.config, self.location.index_name)
 
     @property
     def tracing_enabled(self) -> bool:
@@ -82,7 +82,7 @@ class TracesFace(EngineKernel):
             if recorder is None or not returned:
                 return False
             try:
-                row = store.trace_row(c, trace_id)
+                row = store.trace_row(self._traces(c), trace_id)
                 if store.status_of(row, now_ms()) != "open":
                     return False
                 ref = {
@@ -149,7 +149,7 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-list@1.0``: newest-first summaries (no query or goal text)."""
         with self.connection() as c:
-            return store.list_page(c, limit=limit, cursor=cursor, moment=now_ms())
+            return store.list_page(self._traces(c), limit=limit, cursor=cursor, moment=now_ms())
 
     def trace_show(
         self,
@@ -159,7 +159,9 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-show@1.0``: one trace with bounded sections and exact totals."""
         with self.connection() as c:
-            return store.detail(c, trace_id, detail_limit=detail_limit, moment=now_ms())
+            return store.detail(
+                self._traces(c), trace_id, detail_limit=detail_limit, moment=now_ms()
+            )
 
     def trace_label(
         self,
@@ -170,7 +172,7 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-judgment@1.0``: one explicit judgment, under the write lease."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return manage.label(c, trace_id, judgment, retention=self._retention)
+            return manage.label(self._traces(c), trace_id, judgment, retention=self._retention)
 
     def trace_export(
         self,
@@ -187,7 +189,7 @@ class TracesFace(EngineKernel):
         from gno_trio.engine.context.lineage import egress_lineage, policies_of
 
         with self.writing(should_stop=should_stop), self.connection() as c:
-            wanted, collections = manage.export_scope(c, trace_ids)
+            wanted, collections = manage.export_scope(self._traces(c), trace_ids)
             decision = egress_audit.judge(
                 self._egress_receipts(c),
                 self.config.collections,
@@ -204,7 +206,7 @@ class TracesFace(EngineKernel):
             policies = policies_of(self.config)
             named = [name for name in collections if name in policies]
             lineage = egress_lineage(named, policies) if named else None
-            return manage.export(c, wanted, lineage)
+            return manage.export(self._traces(c), wanted, lineage)
 
     def trace_delete(
         self,
@@ -214,7 +216,7 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-delete@1.0``: one trace and everything it owns."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return store.delete(c, trace_id)
+            return store.delete(self._traces(c), trace_id)
 
     def trace_purge(
         self,
@@ -223,7 +225,7 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-purge@1.0``: every trace, record and export."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return store.purge(c)
+            return store.purge(self._traces(c))
 
 
 __all__ = ["TracesFace"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any, Final
 
 from gno_trio.config.features import TraceRetention
 from gno_trio.engine.canonical import hash_canonical
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.traces import TraceStore
 from gno_trio.engine.traces import store
 from gno_trio.engine.traces.recorder import now_ms, sha256
 from gno_trio.engine.uris import parse_ref
@@ -39,9 +38,9 @@ _IDENTITY_KEYS: Final = ("docid", "sourceHash", "mirrorHash", "uri", "seq", "sta
 _TARGET_KEYS: Final = (*_IDENTITY_KEYS, "plannerRank", "passageHash", "sources", "graphExpanded")
 
 
-def _recorded_evidence(conn: sqlite3.Connection, trace_id: str) -> list[tuple[str, dict[str, Any]]]:
+def _recorded_evidence(traces: TraceStore, trace_id: str) -> list[tuple[str, dict[str, Any]]]:
     """Every evidence reference the trace's runs hold, with the run that holds it."""
-    runs, _ = store.records(conn, trace_id, "run")
+    runs, _ = store.records(traces, trace_id, "run")
     found = []
     for run in runs:
         payload = run["payload"]
@@ -107,8 +106,8 @@ def _missing_target(target_ref: str, docid: str | None, source_hash: str | None)
     )
 
 
-def _redaction_secret(conn: sqlite3.Connection) -> str:
-    return store.state_value(conn, SECRET_KEY, lambda: uuid.uuid4().hex + uuid.uuid4().hex)
+def _redaction_secret(traces: TraceStore) -> str:
+    return store.state_value(traces, SECRET_KEY, lambda: uuid.uuid4().hex + uuid.uuid4().hex)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,14 +125,14 @@ class Judgment:
 
 
 def label(
-    conn: sqlite3.Connection, trace_id: str, judgment: Judgment, *, retention: TraceRetention
+    traces: TraceStore, trace_id: str, judgment: Judgment, *, retention: TraceRetention
 ) -> dict[str, Any]:
     """``retrieval-trace-judgment@1.0``: one explicit judgment appended to a trace."""
     label, target_ref, target_kind = judgment.label, judgment.target_ref, judgment.target_kind
     start_line, end_line = judgment.start_line, judgment.end_line
     source_hash, docid = judgment.source_hash, judgment.docid
     idempotency_key = judgment.idempotency_key
-    row = store.trace_row(conn, trace_id)
+    row = store.trace_row(traces, trace_id)
     creation = json.loads(row["creation"])
     if (start_line is None) != (end_line is None):
         raise GnoError("INVALID_INPUT", "startLine and endLine go together")
@@ -151,7 +150,7 @@ def label(
         lines = (start_line, end_line) if start_line is not None and end_line is not None else None
         matched = [
             (run, ref)
-            for run, ref in _recorded_evidence(conn, trace_id)
+            for run, ref in _recorded_evidence(traces, trace_id)
             if _matches(
                 ref,
                 uri=uri,
@@ -175,7 +174,7 @@ def label(
         target = {key: ref[key] for key in keys if key in ref}
     shown_ref = target_ref
     if creation["redactionMode"] == "metadata":
-        shown_ref = "redacted:" + sha256(f"{_redaction_secret(conn)}\0{target_ref}")
+        shown_ref = "redacted:" + sha256(f"{_redaction_secret(traces)}\0{target_ref}")
     key = idempotency_key or hash_canonical(
         {"label": label, "targetKind": target_kind, "target": target}
     )
@@ -198,7 +197,7 @@ def label(
         {"traceId": trace_id, "label": label, "targetKind": target_kind, "target": target}
     )
     result, stored = store.append(
-        conn,
+        traces,
         trace_id,
         "judgment",
         body,
@@ -210,7 +209,7 @@ def label(
     return {"schemaVersion": store.SCHEMA_VERSION, "result": result, "judgment": stored}
 
 
-def export_scope(conn: sqlite3.Connection, trace_ids: Sequence[str]) -> tuple[list[str], list[str]]:
+def export_scope(traces: TraceStore, trace_ids: Sequence[str]) -> tuple[list[str], list[str]]:
     """The sorted, distinct trace ids of an export and the collections their lineage names.
 
     ``NOT_FOUND`` for a missing trace and ``INVALID_INPUT`` for one still
@@ -220,10 +219,10 @@ def export_scope(conn: sqlite3.Connection, trace_ids: Sequence[str]) -> tuple[li
     if not 1 <= len(wanted) <= MAX_EXPORT_TRACES:
         raise GnoError("INVALID_INPUT", f"traceIds must name 1 to {MAX_EXPORT_TRACES} traces")
     moment = now_ms()
-    store.settle(conn, wanted, moment)
+    store.settle(traces, wanted, moment)
     collections: set[str] = set()
     for trace_id in wanted:
-        row = store.trace_row(conn, trace_id)
+        row = store.trace_row(traces, trace_id)
         if store.status_of(row, moment) not in store.TERMINAL:
             raise GnoError(
                 "INVALID_INPUT",
@@ -235,38 +234,35 @@ def export_scope(conn: sqlite3.Connection, trace_ids: Sequence[str]) -> tuple[li
 
 
 def export(
-    conn: sqlite3.Connection, trace_ids: Sequence[str], lineage: Mapping[str, Any] | None
+    traces: TraceStore, trace_ids: Sequence[str], lineage: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """``retrieval-trace-export@1.0`` for already checked, finished traces."""
     moment = now_ms()
-    traces = []
+    copied = []
     for trace_id in trace_ids:
-        row = store.trace_row(conn, trace_id)
-        traces.append(
+        row = store.trace_row(traces, trace_id)
+        copied.append(
             {
                 "trace": store.trace_object(row, moment),
-                "runs": store.records(conn, trace_id, "run")[0],
-                "events": store.records(conn, trace_id, "event")[0],
-                "judgments": store.records(conn, trace_id, "judgment")[0],
+                "runs": store.records(traces, trace_id, "run")[0],
+                "events": store.records(traces, trace_id, "event")[0],
+                "judgments": store.records(traces, trace_id, "judgment")[0],
             }
         )
     artifact: dict[str, Any] = {"schemaVersion": store.SCHEMA_VERSION, "format": EXPORT_FORMAT}
     if lineage is not None:
         artifact["egressLineage"] = dict(lineage)
-    artifact["traces"] = traces
+    artifact["traces"] = copied
     artifact_hash = hash_canonical(artifact)
     export_id = f"export-{artifact_hash[:32]}"
-    with write_transaction(conn):
-        stored = conn.execute(
-            "SELECT manifest, artifact FROM retrieval_trace_exports WHERE export_id = ?",
-            (export_id,),
-        ).fetchone()
+    with traces.writing():
+        stored = traces.export(export_id)
         if stored is not None:
             return {
                 "schemaVersion": store.SCHEMA_VERSION,
                 "result": "duplicate",
-                "manifest": json.loads(stored["manifest"]),
-                "artifact": json.loads(stored["artifact"]),
+                "manifest": stored[0],
+                "artifact": stored[1],
             }
         manifest: dict[str, Any] = {
             "exportId": export_id,
@@ -277,21 +273,14 @@ def export(
         if lineage is not None:
             manifest["egressLineage"] = dict(lineage)
         manifest["createdAtMs"] = moment
-        conn.execute(
-            "INSERT INTO retrieval_trace_exports (export_id, format, artifact_hash, "
-            "created_at_ms, manifest, artifact) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                export_id,
-                EXPORT_FORMAT,
-                artifact_hash,
-                moment,
-                store.dumps(manifest),
-                store.dumps(artifact),
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO retrieval_trace_export_links (export_id, trace_id) VALUES (?, ?)",
-            [(export_id, trace_id) for trace_id in trace_ids],
+        traces.insert_export(
+            export_id,
+            EXPORT_FORMAT,
+            artifact_hash,
+            moment,
+            store.dumps(manifest),
+            store.dumps(artifact),
+            trace_ids,
         )
     return {
         "schemaVersion": store.SCHEMA_VERSION,

@@ -26,6 +26,7 @@ from typing import Any, Final
 from gno_trio.config import Config
 from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine.canonical import hash_canonical
+from gno_trio.engine.store.traces import TraceStore
 from gno_trio.engine.traces import store
 
 PIPELINE_VERSION: Final = "gno-trio-retrieval-v1"
@@ -178,20 +179,22 @@ def capsule_evidence(capsule: Mapping[str, Any]) -> list[dict[str, Any]]:
 class Recorder:
     """Writes the traces of one index while recording is enabled."""
 
+    traces: TraceStore
     conn: sqlite3.Connection
+    """Where the index's documents are read (the fingerprint of the indexed state)."""
     config: Config
     index_name: str
     settings: RetrievalTraces
 
     @classmethod
     def for_config(
-        cls, conn: sqlite3.Connection, config: Config, index_name: str
+        cls, traces: TraceStore, conn: sqlite3.Connection, config: Config, index_name: str
     ) -> Recorder | None:
         """A recorder when tracing is on, else ``None`` (and no work is done)."""
         settings = config.retrieval_traces
         if settings is None or not settings.enabled:
             return None
-        return cls(conn, config, index_name, settings)
+        return cls(traces, conn, config, index_name, settings)
 
     @property
     def retention(self) -> TraceRetention:
@@ -223,7 +226,7 @@ class Recorder:
         # Loaded by the first trace recorded, not by every process that might record one.
         from gno_trio.engine.context.lineage import config_fingerprint
 
-        moment = store.next_moment(self.conn, now_ms())
+        moment = store.next_moment(self.traces, now_ms())
         trace_id = str(uuid.uuid4())
         replay = self.mode == "replay"
         query_text = normalize_text(query)
@@ -256,7 +259,7 @@ class Recorder:
         if lineage is not None:
             creation["egressLineage"] = lineage
         creation["creationDigest"] = hash_canonical(creation)
-        store.create(self.conn, creation, self.retention, moment)
+        store.create(self.traces, creation, self.retention, moment)
         self.event(trace_id, "query", {"filterFingerprint": hash_canonical(kept_filters(filters))})
         return trace_id
 
@@ -280,7 +283,7 @@ class Recorder:
             {"traceId": trace_id, "kind": kind, "payload": body["payload"], "key": key}
         )
         _, stored = store.append(
-            self.conn,
+            self.traces,
             trace_id,
             section,
             full,
@@ -313,7 +316,7 @@ class Recorder:
 
     def complete(self, trace_id: str, outcome: str = "completed") -> None:
         self.event(trace_id, "complete", {"outcome": outcome})
-        store.finalize(self.conn, trace_id, outcome, now_ms())
+        store.finalize(self.traces, trace_id, outcome, now_ms())
 
 
 __all__ = [
