@@ -602,7 +602,7 @@ def print_resyncs(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
             f"{'no-change re-sync':<28} {resync['seconds']:>12.3f} s {floor['seconds']:>12.3f} s "
             f"{resync['seconds'] / floor['seconds']:>7.2f}x   ({resync['unchanged']:,} unchanged; "
             f"CPU {resync['sync_cpu_s']:.3f} s vs {floor['sync_cpu_s']:.3f} s; "
-            "target < 1.5 s at 100k; floor: list + lstat)"
+            "target <= 1.0 s at 100k; floor: list + lstat)"
         )
     if len(runs) > 1:
         walls = [resync["seconds"] for resync, _ in runs]
