@@ -84,7 +84,8 @@ class Team:
         if current == body:
             return False
         self._config_path.parent.mkdir(parents=True, exist_ok=True)
-        write_file_atomically(self._config_path, body, new_mode=NEW_CONFIG_MODE)
+        # Not under the lease: leave the folder's temporaries to the writers that hold it.
+        write_file_atomically(self._config_path, body, new_mode=NEW_CONFIG_MODE, clean=False)
         return True
 
     def publish_config(self, body: str) -> None:

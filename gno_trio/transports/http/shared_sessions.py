@@ -375,10 +375,9 @@ class SharedSessionStore(SessionStore):
         pass. An id that is somehow still in the table is left alone.
         """
         held = [self._sessions[i] for i in session_ids if i in self._sessions]
-        if held and (live := self._registry.live_ids()):
-            held = [session for session in held if session.id not in live]
-        for session in held:
-            self._forget(session, "elsewhere")
+        for session in held:  # only the ones held here: one row read each, not the table
+            if self._registry.lookup(session.id) is None:
+                self._forget(session, "elsewhere")
 
     def _forget(self, session: HttpSession, reason: str) -> None:
         self._touched.pop(session.id, None)

@@ -54,6 +54,14 @@ def _config_of(team: Team, channel: str, payload: str) -> bool:
     return channel == team.config_channel and payload.rpartition(":")[0] == team.index_name
 
 
+async def _adopt(team: Team) -> None:
+    """Write the team's new configuration here; a failure waits for the next change or start."""
+    try:
+        await trio.to_thread.run_sync(team.adopt_config)
+    except (GnoError, OSError) as exc:
+        logger.warning("could not write the team's configuration here yet: %s", exc)
+
+
 async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
     """Act here, at once, on what other gateways announce; runs until cancelled.
 
@@ -75,7 +83,7 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
                 notes = await trio.to_thread.run_sync(listener.wait, _WAIT_SECONDS)
                 _heard(team, sessions, notes)
                 if any(_config_of(team, channel, payload) for channel, payload in notes):
-                    await trio.to_thread.run_sync(team.adopt_config)
+                    await _adopt(team)
         except GnoError as exc:
             logger.warning("lost the store's session notices, listening again: %s", exc.message)
         finally:
