@@ -16,10 +16,10 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from tests import document_factory as docs
-from tests import message_factory as messages
-from tests.document_factory import excel_workbook
-from tests.test_cli_encodings import SAMPLES as ENCODED
+from tests.cli.test_cli_encodings import SAMPLES as ENCODED
+from tests.support import document_factory as docs
+from tests.support import message_factory as messages
+from tests.support.document_factory import excel_workbook
 
 SHARES: dict[str, float] = {
     "note": 0.30,

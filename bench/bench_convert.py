@@ -14,7 +14,7 @@ word. Measured in one run, on the same bytes:
   and the re-sync of the unchanged corpus (a stat per file).
 
 Then, for each format of mail, calendars, subtitles and JSON Lines (written
-by their own libraries: see ``tests/message_factory.py``): files/s and MB/s
+by their own libraries: see ``tests/support/message_factory.py``): files/s and MB/s
 in the sandboxed runner and the in-process floor, min / median / max over
 rounds. Last, a mixed folder of about ``--mixed`` files built by
 ``bench/_mixed.py`` (every format, legacy encodings, workbooks declaring the
@@ -49,8 +49,8 @@ from gno_trio.engine.ingest.documents.runner import (  # noqa: E402
     ConversionJob,
     ConversionRunner,
 )
-from tests import document_factory as make  # noqa: E402
-from tests import message_factory as messages  # noqa: E402
+from tests.support import document_factory as make  # noqa: E402
+from tests.support import message_factory as messages  # noqa: E402
 
 FORMAT_FILES = {".eml": 60, ".mbox": 6, ".ics": 60, ".vtt": 60, ".srt": 60, ".jsonl": 60}
 MBOX_MESSAGES = 500

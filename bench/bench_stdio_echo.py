@@ -1,6 +1,6 @@
 """Round-trip latency of the ``echo`` tool over stdio, in both protocol eras.
 
-Spawns ``python -m tests.mcp_echo_app`` and sends sequential ``tools/call``
+Spawns ``python -m tests.support.mcp_echo_app`` and sends sequential ``tools/call``
 requests over its pipes, one at a time, timing each request line to its response
 line and the server process tree's CPU over the timed calls. ``--rounds``
 rounds (5), a fresh server per era and round, the eras' order rotated; prints
@@ -49,7 +49,7 @@ def run_era(era: str, calls: int, warmup: int) -> tuple[list[float], float]:
     """Per-call round-trip times in milliseconds for one era, and the server tree's CPU
     milliseconds per timed call."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.mcp_echo_app"],
+        [sys.executable, "-m", "tests.support.mcp_echo_app"],
         cwd=REPO_ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

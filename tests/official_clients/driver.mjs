@@ -1,6 +1,6 @@
 // One official MCP TypeScript client, driven by a test over newline-delimited JSON.
 //
-// The test (tests/test_official_clients.py) decides what to call; this script
+// The test (tests/wire/test_official_clients.py) decides what to call; this script
 // only holds the client a host would embed and reports what it did, so the
 // same walk runs through the Python client and through each TypeScript one.
 // Every command is one line on stdin, every answer one line on stdout:

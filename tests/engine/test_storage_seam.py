@@ -1,0 +1,223 @@
+"""The storage seam: the engine owns its connections, and the database driver stays behind it.
+
+Surfaces (the runtime, tools, server, transports, CLI) never hold a
+connection: they call ``Engine`` methods, and the engine binds one pooled
+connection to each call (``engine/store/binding.py``). The driver is read
+from the source, as ``tests/test_layers.py`` reads imports: a surface module
+that imports ``sqlite3`` fails here, and inside the engine the modules that
+still speak SQLite directly are listed by name, a list that only shrinks
+as their statements move behind the store's protocols.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from gno_trio.config.dirs import Dirs
+from gno_trio.engine import Engine
+from gno_trio.runtime import Runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVERS = frozenset({"sqlite3"})
+STORE_PACKAGE = "gno_trio.engine.store"
+SESSION_REGISTRY = "gno_trio.transports.http.shared_sessions"
+"""The 2025-era session registry's own file, shared by the gateway's workers."""
+
+# Engine modules that still run SQLite statements or name its types themselves.
+# Remove a module from here when its statements move into the store package;
+# add one only when it is split off a module listed here.
+ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
+    [
+        "ask.face",
+        "context.candidates",
+        "context.compile",
+        "context.lineage",
+        "context.retrieval",
+        "context.snapshot",
+        "context.verify",
+        "graph.edges",
+        "graph.link_lists",
+        "graph.linkgraph",
+        "graph.links",
+        "graph.overview",
+        "graph.similarity",
+        "graph.typed",
+        "graph.typed_edges",
+        "ingest.apply",
+        "ingest.capture",
+        "ingest.cleanup",
+        "ingest.collection_rows",
+        "ingest.documents.records",
+        "ingest.filing",
+        "ingest.indexer",
+        "ingest.memory_projection",
+        "ingest.plan",
+        "ingest.prepare",
+        "ingest.refactor_plan",
+        "ingest.refactor_refs",
+        "ingest.rename",
+        "ingest.spec",
+        "ingest.sync",
+        "ingest.tagging",
+        "ingest.textpool",
+        "ingest.upkeep",
+        "ingest.watching",
+        "ingest.writes",
+        "ingest.written",
+        "kernel",
+        "lookup",
+        "memory.queries",
+        "memory.recall",
+        "memory.remember",
+        "memory.semantic",
+        "memory.service",
+        "reads.activation",
+        "reads.audit",
+        "reads.audit_rules",
+        "reads.diff",
+        "reads.doctor",
+        "reads.documents",
+        "reads.face",
+        "reads.readiness",
+        "reads.sections",
+        "reads.status",
+        "search.anchors",
+        "search.chunkkeeper",
+        "search.chunkrank",
+        "search.diagnose",
+        "search.diagnose_hybrid",
+        "search.docrankers",
+        "search.docindex.feeder",
+        "search.docindex.policy",
+        "search.docindex.query",
+        "search.docindex.ranking",
+        "search.docindex.store",
+        "search.docmemory",
+        "search.evidence",
+        "search.face",
+        "search.finevectors",
+        "search.graph_expansion",
+        "search.hybrid",
+        "search.legs",
+        "search.lexical",
+        "search.memoryanchors",
+        "search.pipeline",
+        "search.request",
+        "search.results",
+        "search.semantic",
+        "search.snippetcut",
+        "search.snippetwindow",
+        "search.stems",
+        "traces.face",
+        "traces.recorder",
+        "vectors.available",
+        "vectors.cache",
+        "vectors.chunktext",
+        "vectors.embedding",
+        "vectors.sentences",
+        "vectors.service",
+        "vectors.storage",
+    ]
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules_on_the_driver() -> set[str]:
+    found = set()
+    for path in sorted((ROOT / "gno_trio").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            if any(name.split(".")[0] in DRIVERS for name in names):
+                found.add(_module_name(path))
+                break
+    return found
+
+
+def test_no_surface_imports_the_database_driver() -> None:
+    outside = {
+        module
+        for module in _modules_on_the_driver()
+        if not module.startswith("gno_trio.engine") and module != SESSION_REGISTRY
+    }
+    assert outside == set(), "surfaces call the engine; only the store speaks to the database"
+
+
+def test_the_engine_modules_on_the_driver_only_shrink() -> None:
+    inside = {
+        module.removeprefix("gno_trio.engine.")
+        for module in _modules_on_the_driver()
+        if module.startswith("gno_trio.engine.") and not module.startswith(STORE_PACKAGE)
+    }
+    assert inside - ENGINE_MODULES_ON_THE_DRIVER == set(), "new SQL belongs in the store package"
+    assert ENGINE_MODULES_ON_THE_DRIVER - inside == set(), "moved behind the store: unlist it"
+
+
+def test_no_engine_method_takes_a_connection() -> None:
+    taking = sorted(
+        name
+        for name, method in inspect.getmembers(Engine, inspect.isfunction)
+        if not name.startswith("_") and "conn" in inspect.signature(method).parameters
+    )
+    assert taking == [], "the engine binds the connection of a call itself"
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
+    with Engine.open(dirs=dirs) as opened:
+        yield opened
+
+
+async def test_one_call_runs_on_one_connection_and_gives_it_back(engine: Engine) -> None:
+    runtime = Runtime(engine=engine, limiter=trio.CapacityLimiter(1))
+
+    def call() -> tuple[sqlite3.Connection, sqlite3.Connection, int]:
+        with engine.connection() as first:
+            first.execute("CREATE TEMP TABLE seen (x)")  # visible on this connection only
+            with engine.connection() as second:
+                engine.status()  # an engine method on the way reads the same connection
+                return first, second, second.execute("SELECT count(*) FROM seen").fetchone()[0]
+
+    first, second, rows = await runtime.run(call)
+    assert first is second and rows == 0
+
+    def which() -> sqlite3.Connection:
+        with engine.connection() as conn:
+            return conn
+
+    assert await runtime.run(which) is first  # back in the pool, handed out again
+
+
+def test_a_call_on_one_index_reads_another_through_its_own_pool(tmp_path: Path) -> None:
+    def opened(name: str) -> Engine:
+        base = tmp_path / name
+        return Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "k"))
+
+    with opened("one") as one, opened("two") as two:
+        with one.connection() as mine, two.connection() as theirs:
+            assert mine is not theirs
+            assert (
+                theirs.execute("PRAGMA database_list")
+                .fetchone()[2]
+                .startswith(str(tmp_path / "two"))
+            )
+        with one.connection() as again:
+            assert again is mine  # the block ended: nothing stays bound, the pool has it back

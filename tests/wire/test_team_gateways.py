@@ -1,0 +1,286 @@
+"""Two gateways with separate data directories on one PostgreSQL store (team mode).
+
+Each gateway stands for a host: its own data directory, its own process,
+one shared database. What team mode shares must then behave as one: a
+2025-era session made on A is served by B, one caller has one memory label
+on both, a DELETE on B ends A's GET stream at once (NOTIFY, not A's next
+reaper pass), and a writer holding the lease on A's side makes B's writer
+give up naming it, until the holder is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from gno_trio.engine.team.url import TeamStore
+from tests.cli.test_http_cli import gateway_process
+from tests.conftest import gno_env
+from tests.support.http_gateway_support import initialize_body, legacy_headers, rpc
+from tests.wire.test_http_worker_labels import SCOPE, call, memory_index, remember
+
+_HOLD = (
+    "import sys\n"
+    "from gno_trio.engine import Engine, Team\n"
+    "from gno_trio.engine.team.url import TeamStore\n"
+    "engine = Engine.open()  # the directories of host A, from the environment\n"
+    "engine.join_team(Team.open(TeamStore(sys.argv[1]), 'default'))\n"
+    "with engine.lease():\n"
+    "    print('held', flush=True)\n"
+    "    sys.stdin.readline()\n"
+)
+
+
+def host(base: Path) -> Path:
+    """One host's data directory, with a memory collection."""
+    base.mkdir(parents=True)
+    memory_index(base)
+    return base
+
+
+async def label_of(url: str, fact: str) -> str:
+    """The caller label a gateway gives this test: the session its recall receipt names."""
+    async with httpx.AsyncClient(timeout=30) as client:
+        await remember(client, url, fact)
+        recalled = await call(
+            client, url, "gno_recall", query=fact, collection="facts", scopes=[SCOPE]
+        )
+    session: str = recalled["structuredContent"]["receipt"]["session"]
+    return session
+
+
+@asynccontextmanager
+async def two_gateways(tmp_path: Path, store: TeamStore) -> AsyncIterator[tuple[str, str]]:
+    """Gateways A and B (separate data directories) on one store; their MCP URLs."""
+    a, b = host(tmp_path / "a"), host(tmp_path / "b")
+    serve = ("serve", "--store", store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
+    async with gateway_process(a, *serve) as on_a, gateway_process(b, *serve) as on_b:
+        yield on_a["url"], on_b["url"]
+
+
+async def open_session(client: httpx.AsyncClient, url: str, ready_on: str) -> str:
+    """A 2025-era session made on ``url``; ``notifications/initialized`` goes to ``ready_on``."""
+    made = await client.post(url, headers=legacy_headers(), json=initialize_body())
+    assert made.status_code == 200
+    session = made.headers["mcp-session-id"]
+    ready = await client.post(
+        ready_on, headers=legacy_headers(session), json=rpc("notifications/initialized", None, None)
+    )
+    assert ready.status_code == 202
+    return session
+
+
+def hold_lease(store: TeamStore, base: Path) -> subprocess.Popen[str]:
+    """A writer on host ``base``'s side that holds the team's write lease until killed."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, store.url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=gno_env(base),
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+async def test_two_gateways_share_sessions_labels_and_session_ends(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    async with (
+        two_gateways(tmp_path, team_store) as (url_a, url_b),
+        httpx.AsyncClient(timeout=30) as client,
+    ):
+        session = await open_session(client, url_a, ready_on=url_b)
+        listed = await client.post(url_b, headers=legacy_headers(session), json=rpc("tools/list"))
+        assert listed.status_code == 200 and listed.json()["result"]["tools"]
+
+        assert await label_of(url_a, "Releases ship on Fridays.") == await label_of(
+            url_b, "Hotfixes ship on any weekday."
+        )
+
+        stream_headers = {"accept": "text/event-stream", "mcp-session-id": session}
+        async with client.stream("GET", url_a, headers=stream_headers) as stream:
+            assert stream.status_code == 200
+            deleted = await client.delete(url_b, headers={"mcp-session-id": session})
+            assert deleted.status_code == 204
+            with trio.fail_after(10):  # the reaper alone would take far longer
+                async for _ in stream.aiter_bytes():
+                    pass
+        gone = await client.post(url_a, headers=legacy_headers(session), json=rpc("ping"))
+        assert gone.status_code == 404
+
+
+async def test_a_cancel_sent_to_one_gateway_stops_the_request_running_on_the_other(
+    tmp_path: Path, team_store: TeamStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "60000")  # the call would wait a minute
+    async with (
+        two_gateways(tmp_path, team_store) as (url_a, url_b),
+        httpx.AsyncClient(timeout=90) as client,
+    ):
+        session = await open_session(client, url_a, ready_on=url_a)
+        remember_call = {
+            "name": "gno_remember",
+            "arguments": {
+                "text": "Cancelled facts are never written.",
+                "collection": "facts",
+                "scopes": [SCOPE],
+                "decision": "add",
+            },
+        }
+        answered: list[httpx.Response] = []
+
+        async def waiting_call() -> None:
+            answered.append(
+                await client.post(
+                    url_a,
+                    headers=legacy_headers(session),
+                    json=rpc("tools/call", remember_call, "w"),
+                )
+            )
+
+        holder = await trio.to_thread.run_sync(hold_lease, team_store, tmp_path / "a")
+        try:
+            with trio.fail_after(20):  # far less than the minute the call would wait
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(waiting_call)
+                    await trio.sleep(1.0)  # the call is now queued on the lease, on A
+                    cancel = rpc("notifications/cancelled", {"requestId": "w"}, None)
+                    sent = await client.post(url_b, headers=legacy_headers(session), json=cancel)
+                    assert sent.status_code == 202
+            assert holder.poll() is None  # the lease is still held: the cancel ended the call
+            assert "result" not in answered[0].text
+        finally:
+            holder.kill()
+            await trio.to_thread.run_sync(holder.wait)
+        recalled = await call(
+            client, url_a, "gno_recall", query="cancelled facts", collection="facts", scopes=[SCOPE]
+        )
+        assert not recalled.get("isError"), recalled
+        assert recalled["structuredContent"]["facts"] == []
+
+
+def test_a_writer_on_one_host_holds_the_lease_for_all_until_killed(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    a, b = host(tmp_path / "a"), host(tmp_path / "b")
+    holder = hold_lease(team_store, a)
+    try:
+        env: dict[str, Any] = {**gno_env(b), "GNO_STORE": team_store.url}
+        env["GNO_WRITE_LOCK_WAIT_MS"] = "300"
+        refused = subprocess.run(
+            [sys.executable, "-m", "gno_trio", "update"], env=env, capture_output=True, text=True
+        )
+        assert refused.returncode == 4, refused.stderr
+        assert "LOCKED" in refused.stderr and f"held by process {holder.pid}" in refused.stderr
+        holder.kill()
+        holder.wait()
+        env["GNO_WRITE_LOCK_WAIT_MS"] = "20000"  # the server notices the closed socket first
+        done = subprocess.run(
+            [sys.executable, "-m", "gno_trio", "update"], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    assert os.environ.get("GNO_STORE") is None  # nothing leaked into this process
+
+
+def test_a_wrong_or_unreachable_store_is_a_clear_start_up_error(tmp_path: Path) -> None:
+    base = host(tmp_path / "a")
+
+    def start(*argv: str, store: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = {**gno_env(base), **({"GNO_STORE": store} if store is not None else {})}
+        return subprocess.run(
+            [sys.executable, "-m", "gno_trio", *argv],
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+
+    wrong = start("serve", "--port", "0", "--store", "mysql://db.example/notes")
+    assert wrong.returncode == 1
+    assert wrong.stderr.startswith("Error: INVALID_INPUT: Unsupported store")
+    nameless = start("daemon", "--port", "0", store="postgresql://db.example")
+    assert nameless.returncode == 1 and "names no database" in nameless.stderr
+    for argv in (("serve", "--port", "0"), ("daemon", "--port", "0"), ("mcp",)):
+        away = start(*argv, "--store", "postgresql://team:s3cret@127.0.0.1:1/notes")
+        assert away.returncode == 2, away.stderr
+        assert away.stderr.startswith(
+            "Error: RUNTIME: Cannot open the store postgresql://team:***@"
+        )
+        assert "s3cret" not in away.stderr and "Traceback" not in away.stderr
+
+
+def test_doctor_reports_the_store_and_who_holds_its_lease(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    a = host(tmp_path / "a")
+
+    def doctor(store: str) -> tuple[int, dict[str, Any]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "gno_trio", "doctor", "--json", "--store", store],
+            env=gno_env(a),
+            capture_output=True,
+            text=True,
+        )
+        checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+        return done.returncode, checks["store"]
+
+    code, store = doctor(team_store.url)
+    assert code == 0 and store["status"] == "ok", store
+    holder = hold_lease(team_store, a)
+    try:
+        code, store = doctor(team_store.url)
+        assert store["status"] == "warn" and f"process {holder.pid}" in store["message"]
+    finally:
+        holder.kill()
+        holder.wait()
+    code, store = doctor("postgresql://127.0.0.1:1/notes")
+    assert code == 2 and store["status"] == "error" and store["details"]
+
+
+async def test_a_configuration_change_on_one_host_reaches_every_gateway(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    async with two_gateways(tmp_path, team_store):
+        a_config = tmp_path / "a" / "config" / "index.yml"
+        b_config = tmp_path / "b" / "config" / "index.yml"
+        assert b_config.read_text() == a_config.read_text()  # the first host seeded the team's
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        added = await trio.run_process(
+            [
+                sys.executable,
+                "-m",
+                "gno_trio",
+                "--store",
+                team_store.url,
+                "collection",
+                "add",
+                str(extra),
+                "--name",
+                "extra",
+            ],
+            env=gno_env(tmp_path / "a"),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+        assert added.returncode == 0, added.stderr
+        with trio.fail_after(10):  # gateway B hears the change and writes its mirror
+            while "extra" not in b_config.read_text():
+                await trio.sleep(0.05)
+        assert b_config.read_text() == a_config.read_text()
