@@ -120,6 +120,37 @@ async def test_two_gateways_share_sessions_labels_and_session_ends(
         assert gone.status_code == 404
 
 
+async def test_a_receipt_and_a_job_of_one_gateway_are_honoured_by_the_other(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    """A recall receipt issued by A is accepted by B (one caller, one label), and a sync
+    job started on B is reported by A."""
+    async with (
+        two_gateways(tmp_path, team_store) as (url_a, url_b),
+        httpx.AsyncClient(timeout=60) as client,
+    ):
+        await remember(client, url_a, "Releases ship on Fridays.")
+        recalled = await call(
+            client,
+            url_a,
+            "gno_recall",
+            query="when do releases ship",
+            collection="facts",
+            scopes=[SCOPE],
+        )
+        receipt = recalled["structuredContent"]["receipt"]
+        await remember(client, url_b, "Hotfixes ship on any weekday.", receipt=receipt)
+        started = await call(client, url_b, "gno_sync", collection="facts")
+        job = started["structuredContent"]["jobId"]
+        with trio.fail_after(60):
+            while True:  # the job runs on B; A answers for it
+                status = await call(client, url_a, "gno_job_status", jobId=job)
+                if status["structuredContent"]["status"] != "running":
+                    break
+                await trio.sleep(0.1)
+        assert status["structuredContent"]["status"] == "completed", status
+
+
 async def test_a_cancel_sent_to_one_gateway_stops_the_request_running_on_the_other(
     tmp_path: Path, team_store: TeamStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
