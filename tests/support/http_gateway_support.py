@@ -1,4 +1,4 @@
-"""Shared helpers for the HTTP gateway tests (``tests/test_http_*.py``).
+"""Shared helpers for the HTTP gateway tests (``tests/wire/test_http_*.py``).
 
 * ``evals_dirs``: a session-wide index over the shared gno-evals corpus;
 * :func:`running_gateway`: the real gateway on hypercorn's trio worker,
