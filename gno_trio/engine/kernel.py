@@ -54,6 +54,7 @@ from gno_trio.engine.store.config_file import save_config
 from gno_trio.engine.store.database import ConnectionPool, connect, migrate
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
+from gno_trio.engine.store.memory import FactStore, SqliteFacts
 from gno_trio.engine.store.traces import SqliteTraces, TraceStore
 from gno_trio.errors import GnoError
 from gno_trio.heap import trim_heap
@@ -296,6 +297,10 @@ class EngineKernel:
     def _traces(self, conn: sqlite3.Connection) -> TraceStore:
         """The retrieval traces of this index, read and written on ``conn``."""
         return SqliteTraces(conn)
+
+    def _memory_facts(self, conn: sqlite3.Connection) -> FactStore:
+        """The memory facts of this index, read on ``conn``."""
+        return SqliteFacts(conn)
 
     def call_slot(self) -> CallSlot:
         """A slot for one call run in a worker thread: ``slot.run(work)`` there, ``slot.cancel()``

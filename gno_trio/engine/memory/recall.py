@@ -27,15 +27,10 @@ from gno_trio.engine.egress.policy import strictest
 from gno_trio.engine.facts import normalize_text
 from gno_trio.engine.memory import receipts
 from gno_trio.engine.memory.identity import Identity
-from gno_trio.engine.memory.queries import (
-    FACT_COLUMNS,
-    StoredFact,
-    current_facts_clause,
-    fact_from_row,
-)
+from gno_trio.engine.memory.queries import StoredFact, fact_from_row
 from gno_trio.engine.search.evidence import Evidence, lexical_evidence, lexical_weight, weigh
 from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
-from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
+from gno_trio.engine.store.memory import FactStore
 from gno_trio.errors import GnoError
 
 LEXICAL_LIMIT = 32
@@ -76,20 +71,13 @@ def now_iso() -> str:
 
 
 def lexical_candidates(
-    conn: sqlite3.Connection, match: str, collection: str, scopes: Sequence[str], limit: int
+    facts: FactStore, match: str, collection: str, scopes: Sequence[str], limit: int
 ) -> list[tuple[StoredFact, float]]:
     """Current in-scope facts matching ``match`` with their BM25 (higher is better), best
     first, at most ``limit``."""
-    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-    sql = (
-        f"SELECT {FACT_COLUMNS}, bm25(documents_fts, {weights}) AS rank "
-        f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
-        f"JOIN memory_records m ON m.document_id = d.id "
-        f"WHERE documents_fts MATCH ? AND {current_facts_clause(scopes)} "
-        f"ORDER BY rank, d.id LIMIT ?"
-    )
-    rows = conn.execute(sql, (match, collection, *scopes, limit)).fetchall()
-    return [(fact_from_row(row), -float(row["rank"])) for row in rows]
+    return [
+        (fact_from_row(row), -rank) for row, rank in facts.ranked(match, collection, scopes, limit)
+    ]
 
 
 def recall_query(query: str) -> LexicalQuery:
@@ -145,6 +133,7 @@ def _fuse(
 
 def recall(
     conn: sqlite3.Connection,
+    fact_store: FactStore,
     *,
     query: str,
     collection: CollectionPolicy,
@@ -166,7 +155,7 @@ def recall(
     parsed = recall_query(query)
     limit = candidate_limit(max_facts)
     try:
-        lexical = lexical_candidates(conn, parsed.any_match, collection.name, scopes, limit)
+        lexical = lexical_candidates(fact_store, parsed.any_match, collection.name, scopes, limit)
         fused = _fuse(conn, parsed, lexical, vector_hits)
     except sqlite3.Error as exc:
         raise GnoError("MEMORY_QUERY_FAILED", f"Recall query failed: {exc}") from exc

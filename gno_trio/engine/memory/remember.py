@@ -11,16 +11,11 @@ fact file is indexed (lexically searchable).
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
-from gno_trio.engine.memory.queries import (
-    FACT_COLUMNS,
-    StoredFact,
-    current_facts_clause,
-    fact_from_row,
-)
+from gno_trio.engine.memory.queries import StoredFact, fact_from_row
+from gno_trio.engine.store.memory import FactStore
 from gno_trio.errors import GnoError
 
 CANDIDATE_LIMIT = 16
@@ -54,19 +49,14 @@ def matching_block(
 
 
 def find_exact(
-    conn: sqlite3.Connection, collection: str, scopes: Sequence[str], hash_hex: str
+    facts: FactStore, collection: str, scopes: Sequence[str], hash_hex: str
 ) -> StoredFact | None:
-    row = conn.execute(
-        f"SELECT {FACT_COLUMNS} FROM memory_records m JOIN documents d ON d.id = m.document_id "
-        f"WHERE m.content_hash = ? AND {current_facts_clause(scopes)} "
-        f"ORDER BY m.created_at LIMIT 1",
-        (hash_hex, collection, *scopes),
-    ).fetchone()
+    row = facts.by_hash(collection, scopes, hash_hex)
     return fact_from_row(row) if row is not None else None
 
 
 def candidates(
-    conn: sqlite3.Connection,
+    facts: FactStore,
     collection: str,
     scopes: Sequence[str],
     text: str,
@@ -87,13 +77,7 @@ def candidates(
     found: dict[str, tuple[StoredFact, float]] = {}
     if words:
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        rows = conn.execute(
-            f"SELECT {FACT_COLUMNS} FROM documents_fts JOIN documents d ON "
-            f"d.id = documents_fts.rowid JOIN memory_records m ON m.document_id = d.id "
-            f"WHERE documents_fts MATCH ? AND {current_facts_clause(scopes)} "
-            f"ORDER BY bm25(documents_fts) LIMIT ?",
-            (match, collection, *scopes, CANDIDATE_LIMIT),
-        ).fetchall()
+        rows = facts.resembling(match, collection, scopes, CANDIDATE_LIMIT)
         mine = tokens(text)
         for row in rows:
             fact = fact_from_row(row)
@@ -108,7 +92,7 @@ def candidates(
         uri: (fact, 1.0 if fact.record.content_hash == hash_hex else score)
         for uri, (fact, score) in found.items()
     }
-    exact = find_exact(conn, collection, scopes, hash_hex)
+    exact = find_exact(facts, collection, scopes, hash_hex)
     if exact is not None:
         found[exact.uri] = (exact, 1.0)
     ordered = sorted(found.values(), key=lambda pair: (-pair[1], pair[0].record.record_id))
@@ -121,27 +105,13 @@ def candidates(
     return out
 
 
-def successor_of(conn: sqlite3.Connection, uri: str, collection: str) -> str | None:
-    row = conn.execute(
-        "SELECT sd.uri FROM doc_edges e JOIN documents sd ON sd.id = e.src_doc_id "
-        "JOIN memory_records sm ON sm.document_id = sd.id "
-        "WHERE e.edge_type = 'supersedes' AND e.target = ? AND sd.active = 1 "
-        "AND sd.collection = ? AND sm.valid = 1 LIMIT 1",
-        (uri, collection),
-    ).fetchone()
-    return str(row[0]) if row is not None else None
+def successor_of(facts: FactStore, uri: str, collection: str) -> str | None:
+    return facts.successor(uri, collection)
 
 
-def predecessor(
-    conn: sqlite3.Connection, collection: str, uri: str, expected_hash: str
-) -> StoredFact:
+def predecessor(facts: FactStore, collection: str, uri: str, expected_hash: str) -> StoredFact:
     """The fact a supersede replaces, checked: current, same collection, same hash."""
-    row = conn.execute(
-        f"SELECT {FACT_COLUMNS}, m.valid FROM documents d "
-        f"LEFT JOIN memory_records m ON m.document_id = d.id "
-        f"WHERE d.uri = ? AND d.collection = ? AND d.active = 1",
-        (uri, collection),
-    ).fetchone()
+    row = facts.at(uri, collection)
     if row is None or not row["valid"]:
         raise GnoError(
             "MEMORY_PREDECESSOR_NOT_FOUND",
@@ -153,7 +123,7 @@ def predecessor(
             "MEMORY_PREDECESSOR_HASH_MISMATCH",
             f"{uri} has contentHash {fact.record.content_hash}, not {expected_hash}",
         )
-    successor = successor_of(conn, uri, collection)
+    successor = successor_of(facts, uri, collection)
     if successor is not None:
         raise GnoError("MEMORY_SUPERSEDE_CONFLICT", f"{uri} was already superseded by {successor}")
     return fact

@@ -20,12 +20,8 @@ from typing import Final
 import numpy as np
 
 from gno_trio.config import Config
-from gno_trio.engine.memory.queries import (
-    FACT_COLUMNS,
-    StoredFact,
-    current_facts_clause,
-    fact_from_row,
-)
+from gno_trio.engine.memory.queries import StoredFact, fact_from_row
+from gno_trio.engine.store.memory import FactStore
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage, embed_query
@@ -69,6 +65,7 @@ def semantic_memory(
 
 def vector_candidates(
     conn: sqlite3.Connection,
+    facts: FactStore,
     memory: SemanticMemory,
     collection: str,
     scopes: Sequence[str],
@@ -77,11 +74,7 @@ def vector_candidates(
 ) -> list[tuple[StoredFact, float]]:
     """Current in-scope facts nearest ``query`` with their cosine to it, best first, at
     most ``limit``."""
-    rows = conn.execute(
-        f"SELECT {FACT_COLUMNS}, d.mirror_hash FROM documents d "
-        f"JOIN memory_records m ON m.document_id = d.id WHERE {current_facts_clause(scopes)}",
-        (collection, *scopes),
-    ).fetchall()
+    rows = facts.current(collection, scopes)
     by_mirror: dict[str, list[StoredFact]] = {}
     for row in rows:
         by_mirror.setdefault(row["mirror_hash"], []).append(fact_from_row(row))

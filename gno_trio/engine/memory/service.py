@@ -41,6 +41,7 @@ from gno_trio.engine.memory.queries import StoredFact
 from gno_trio.engine.memory.recall import CollectionPolicy, now_iso
 from gno_trio.engine.memory.receipts import PresentedReceipt, fenced_spans, parse_presented
 from gno_trio.engine.store.lease import MEMORY_WAIT_SECONDS, HeldLease, wait_from_env
+from gno_trio.engine.store.memory import FactStore
 from gno_trio.errors import GnoError
 
 DECISIONS = ("add", "supersede")
@@ -125,6 +126,7 @@ class MemoryService:
             )
             return recall_mod.recall(
                 c,
+                self.engine._memory_facts(c),
                 query=query,
                 collection=self.policy(managed),
                 scopes=clean_scopes,
@@ -148,7 +150,13 @@ class MemoryService:
             nearby = [
                 fact
                 for fact, _ in semantic.vector_candidates(
-                    conn, memory, collection, scopes, text, remember_mod.CANDIDATE_LIMIT
+                    conn,
+                    self.engine._memory_facts(conn),
+                    memory,
+                    collection,
+                    scopes,
+                    text,
+                    remember_mod.CANDIDATE_LIMIT,
                 )
             ]
         except GnoError as error:
@@ -179,7 +187,10 @@ class MemoryService:
         if isinstance(memory, str):
             return None, memory
         try:
-            return semantic.vector_candidates(conn, memory, collection, scopes, query, limit), ""
+            facts = self.engine._memory_facts(conn)
+            return semantic.vector_candidates(
+                conn, facts, memory, collection, scopes, query, limit
+            ), ""
         except GnoError as error:  # the model stopped answering: the lexical leg still does
             return None, f"{error.code}: {error.message}"
 
@@ -230,10 +241,11 @@ class MemoryService:
                 "supersede needs predecessorUri and predecessorHash (from gno_recall)",
             )
         with self.engine.connection() as c:
+            facts = self.engine._memory_facts(c)
             nearby, similarity, matching = self._matcher(c, managed.name, clean_scopes, normalized)
             if decision != "supersede":
                 existing = _query(
-                    lambda: remember_mod.find_exact(c, managed.name, clean_scopes, hash_hex)
+                    lambda: remember_mod.find_exact(facts, managed.name, clean_scopes, hash_hex)
                 )
                 if existing is not None:
                     return {
@@ -244,7 +256,7 @@ class MemoryService:
             if decision is None:
                 found = _query(
                     lambda: remember_mod.candidates(
-                        c,
+                        facts,
                         managed.name,
                         clean_scopes,
                         normalized,
@@ -278,12 +290,12 @@ class MemoryService:
                 # first, so the checks below see every fact already on disk.
                 self.engine.reconcile(lease=held)
                 return self._write(
-                    c, held, managed, draft, decision, wanted_uri, wanted_hash, matching
+                    facts, held, managed, draft, decision, wanted_uri, wanted_hash, matching
                 )
 
     def _write(
         self,
-        conn: sqlite3.Connection,
+        facts: FactStore,
         lease: HeldLease,
         managed: Collection,
         draft: FactRecord,
@@ -297,7 +309,7 @@ class MemoryService:
         if decision == "add":
             existing = _query(
                 lambda: remember_mod.find_exact(
-                    conn, managed.name, draft.scopes, draft.content_hash
+                    facts, managed.name, draft.scopes, draft.content_hash
                 )
             )
             if existing is not None:
@@ -305,7 +317,7 @@ class MemoryService:
         else:
             previous = _query(
                 lambda: remember_mod.predecessor(
-                    conn, managed.name, predecessor_uri, predecessor_hash
+                    facts, managed.name, predecessor_uri, predecessor_hash
                 )
             )
             supersedes = (previous.uri,)
@@ -357,21 +369,14 @@ class MemoryService:
                 "MEMORY_SYNC_FAILED",
                 f"The fact could not be indexed and was not kept: {report.errors[0]['message']}",
             )
-        row = _query(
-            lambda: conn.execute(
-                "SELECT d.uri, d.docid, m.valid FROM documents d JOIN memory_records m "
-                "ON m.document_id = d.id WHERE d.collection = ? AND d.rel_path = ? "
-                "AND d.active = 1",
-                (managed.name, rel_path),
-            ).fetchone()
-        )
+        row = _query(lambda: facts.indexed(managed.name, rel_path))
         if row is None or not row["valid"]:
             raise GnoError(
                 "MEMORY_SYNC_FAILED",
                 f"Fact written to {abs_path} but not indexed as a valid fact (see status)",
             )
         if supersedes and (
-            _query(lambda: remember_mod.successor_of(conn, supersedes[0], managed.name))
+            _query(lambda: remember_mod.successor_of(facts, supersedes[0], managed.name))
             != row["uri"]
         ):
             raise GnoError(
