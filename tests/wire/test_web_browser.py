@@ -136,6 +136,12 @@ def test_search_then_open_a_hit_lands_on_its_line(server: dict[str, Any], page: 
     page.wait_for_url("**/doc?**")
     hit = page.locator("ol.lines li.hit")
     assert hit.count() == 1 and hit.is_visible()
+    # Scrolled to, and clear of the sticky header: the person sees it without scrolling.
+    header, box = page.locator("header.top").bounding_box(), hit.bounding_box()
+    assert header is not None and box is not None
+    assert (
+        header["y"] + header["height"] <= box["y"] <= page.viewport_size["height"] - box["height"]
+    )
     line_text = hit.locator("code").inner_text()
     assert line_text.strip() and line_text.strip() in snippet
     _shoot(page, "document-line")
