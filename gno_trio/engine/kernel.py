@@ -49,13 +49,11 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, Self
 
 from gno_trio.config import Collection, Config, dumps_config, fts5_tokenize_clause, load_config
 from gno_trio.config.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
+from gno_trio.engine.store.aggregates import SQLITE_STORES, Stores
 from gno_trio.engine.store.binding import CallSlot, bound_connection
 from gno_trio.engine.store.config_file import save_config
 from gno_trio.engine.store.database import ConnectionPool, connect, migrate
-from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
-from gno_trio.engine.store.memory import FactStore, SqliteFacts
-from gno_trio.engine.store.traces import SqliteTraces, TraceStore
 from gno_trio.errors import GnoError
 from gno_trio.heap import trim_heap
 
@@ -185,6 +183,8 @@ class EngineKernel:
         self._config = config
         self._config_stamp = _stamp(location.config_path)
         self.pool = ConnectionPool(location.db_path)
+        self.stores: Stores = SQLITE_STORES
+        """Each aggregate's store on a connection (the one place that names the backend)."""
         self.write_lease: Lease = FileLease(location.dirs.write_lock)
         """The lease writers take: the data directory's lock file, or team mode's."""
         self.team: Team | None = None
@@ -285,22 +285,6 @@ class EngineKernel:
         """
         with bound_connection(self.pool) as conn:
             yield conn
-
-    def _egress_receipts(self, conn: sqlite3.Connection) -> ReceiptStore:
-        """The egress receipts of this index, read and written on ``conn``.
-
-        The kernel is the one place that knows which store holds an index's
-        rows; the services above ask it for each aggregate's store.
-        """
-        return SqliteReceipts(conn)
-
-    def _traces(self, conn: sqlite3.Connection) -> TraceStore:
-        """The retrieval traces of this index, read and written on ``conn``."""
-        return SqliteTraces(conn)
-
-    def _memory_facts(self, conn: sqlite3.Connection) -> FactStore:
-        """The memory facts of this index, read on ``conn``."""
-        return SqliteFacts(conn)
 
     def call_slot(self) -> CallSlot:
         """A slot for one call run in a worker thread: ``slot.run(work)`` there, ``slot.cancel()``

@@ -113,7 +113,7 @@ class AskFace(SearchFace, ContextFace, TracesFace):
         passages = list(capsule["evidence"])
         if endpoint is not None:
             decision = egress_audit.judge(
-                self._egress_receipts(conn),
+                self.stores.egress_receipts(conn),
                 self.config.collections,
                 collections=sorted({str(item["collection"]) for item in passages}),
                 action="remote_inference",

@@ -14,7 +14,7 @@ The read views (list, show, status) and the deletions (one receipt, or
 all) are what ``gno_egress_audit_*`` serve: ``egress-audit-management@1.0``.
 The rows themselves are kept by a
 :class:`~gno_trio.engine.store.egress_receipts.ReceiptStore`, which the
-kernel opens on the call's connection (:meth:`EngineKernel.egress_receipts`).
+kernel opens on the call's connection (``EngineKernel.stores``).
 """
 
 from __future__ import annotations

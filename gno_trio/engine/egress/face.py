@@ -73,7 +73,7 @@ class EgressFace(EngineKernel):
         """
         with self.connection() as c:
             return audit.judge(
-                self._egress_receipts(c),
+                self.stores.egress_receipts(c),
                 self.config.collections,
                 collections=collections,
                 action=action,
@@ -91,15 +91,15 @@ class EgressFace(EngineKernel):
     ) -> dict[str, Any]:
         """``egress-audit-management@1.0``: one newest-first page of decision receipts."""
         with self.connection() as c:
-            return audit.list_receipts(self._egress_receipts(c), limit=limit, cursor=cursor)
+            return audit.list_receipts(self.stores.egress_receipts(c), limit=limit, cursor=cursor)
 
     def egress_audit_show(self, audit_id: str) -> dict[str, Any]:
         with self.connection() as c:
-            return audit.show(self._egress_receipts(c), audit_id)
+            return audit.show(self.stores.egress_receipts(c), audit_id)
 
     def egress_audit_status(self) -> dict[str, Any]:
         with self.connection() as c:
-            return audit.status(self._egress_receipts(c))
+            return audit.status(self.stores.egress_receipts(c))
 
     def egress_audit_delete(
         self,
@@ -109,7 +109,7 @@ class EgressFace(EngineKernel):
     ) -> dict[str, Any]:
         """Delete one receipt under the write lease."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return audit.delete(self._egress_receipts(c), audit_id)
+            return audit.delete(self.stores.egress_receipts(c), audit_id)
 
     def egress_audit_purge(
         self,
@@ -118,7 +118,7 @@ class EgressFace(EngineKernel):
     ) -> dict[str, Any]:
         """Delete every receipt (and nothing else) under the write lease."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return audit.purge(self._egress_receipts(c))
+            return audit.purge(self.stores.egress_receipts(c))
 
 
 __all__ = ["EgressFace"]

@@ -185,7 +185,7 @@ class IngestFace(IndexingKernel):
         def judge(collection_name: str, zone: Zone) -> Decision:
             with self.pool.connection() as conn:  # the receipt commits on its own
                 return audit.judge(
-                    self._egress_receipts(conn),
+                    self.stores.egress_receipts(conn),
                     self.config.collections,
                     collections=[collection_name],
                     action="retrieve",

@@ -126,7 +126,7 @@ class MemoryService:
             )
             return recall_mod.recall(
                 c,
-                self.engine._memory_facts(c),
+                self.engine.stores.memory_facts(c),
                 query=query,
                 collection=self.policy(managed),
                 scopes=clean_scopes,
@@ -151,7 +151,7 @@ class MemoryService:
                 fact
                 for fact, _ in semantic.vector_candidates(
                     conn,
-                    self.engine._memory_facts(conn),
+                    self.engine.stores.memory_facts(conn),
                     memory,
                     collection,
                     scopes,
@@ -187,7 +187,7 @@ class MemoryService:
         if isinstance(memory, str):
             return None, memory
         try:
-            facts = self.engine._memory_facts(conn)
+            facts = self.engine.stores.memory_facts(conn)
             return semantic.vector_candidates(
                 conn, facts, memory, collection, scopes, query, limit
             ), ""
@@ -241,7 +241,7 @@ class MemoryService:
                 "supersede needs predecessorUri and predecessorHash (from gno_recall)",
             )
         with self.engine.connection() as c:
-            facts = self.engine._memory_facts(c)
+            facts = self.engine.stores.memory_facts(c)
             nearby, similarity, matching = self._matcher(c, managed.name, clean_scopes, normalized)
             if decision != "supersede":
                 existing = _query(

@@ -165,7 +165,7 @@ class SearchFace(EngineKernel):
 
             with self.pool.connection() as own:  # the receipt is written beside the read snapshot
                 decision = audit.judge(
-                    self._egress_receipts(own),
+                    self.stores.egress_receipts(own),
                     config.collections,
                     collections=names,
                     action="remote_inference",

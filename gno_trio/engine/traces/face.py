@@ -27,7 +27,9 @@ logger = logging.getLogger("gno_trio.engine.traces")
 
 class TracesFace(EngineKernel):
     def _recorder(self, conn: sqlite3.Connection) -> Recorder | None:
-        return Recorder.for_config(self._traces(conn), conn, self.config, self.location.index_name)
+        return Recorder.for_config(
+            self.stores.traces(conn), conn, self.config, self.location.index_name
+        )
 
     @property
     def tracing_enabled(self) -> bool:
@@ -82,7 +84,7 @@ class TracesFace(EngineKernel):
             if recorder is None or not returned:
                 return False
             try:
-                row = store.trace_row(self._traces(c), trace_id)
+                row = store.trace_row(self.stores.traces(c), trace_id)
                 if store.status_of(row, now_ms()) != "open":
                     return False
                 ref = {
@@ -149,7 +151,9 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-list@1.0``: newest-first summaries (no query or goal text)."""
         with self.connection() as c:
-            return store.list_page(self._traces(c), limit=limit, cursor=cursor, moment=now_ms())
+            return store.list_page(
+                self.stores.traces(c), limit=limit, cursor=cursor, moment=now_ms()
+            )
 
     def trace_show(
         self,
@@ -160,7 +164,7 @@ class TracesFace(EngineKernel):
         """``retrieval-trace-show@1.0``: one trace with bounded sections and exact totals."""
         with self.connection() as c:
             return store.detail(
-                self._traces(c), trace_id, detail_limit=detail_limit, moment=now_ms()
+                self.stores.traces(c), trace_id, detail_limit=detail_limit, moment=now_ms()
             )
 
     def trace_label(
@@ -172,7 +176,9 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-judgment@1.0``: one explicit judgment, under the write lease."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return manage.label(self._traces(c), trace_id, judgment, retention=self._retention)
+            return manage.label(
+                self.stores.traces(c), trace_id, judgment, retention=self._retention
+            )
 
     def trace_export(
         self,
@@ -189,9 +195,9 @@ class TracesFace(EngineKernel):
         from gno_trio.engine.context.lineage import egress_lineage, policies_of
 
         with self.writing(should_stop=should_stop), self.connection() as c:
-            wanted, collections = manage.export_scope(self._traces(c), trace_ids)
+            wanted, collections = manage.export_scope(self.stores.traces(c), trace_ids)
             decision = egress_audit.judge(
-                self._egress_receipts(c),
+                self.stores.egress_receipts(c),
                 self.config.collections,
                 collections=collections,
                 action="export",
@@ -206,7 +212,7 @@ class TracesFace(EngineKernel):
             policies = policies_of(self.config)
             named = [name for name in collections if name in policies]
             lineage = egress_lineage(named, policies) if named else None
-            return manage.export(self._traces(c), wanted, lineage)
+            return manage.export(self.stores.traces(c), wanted, lineage)
 
     def trace_delete(
         self,
@@ -216,7 +222,7 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-delete@1.0``: one trace and everything it owns."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return store.delete(self._traces(c), trace_id)
+            return store.delete(self.stores.traces(c), trace_id)
 
     def trace_purge(
         self,
@@ -225,7 +231,7 @@ class TracesFace(EngineKernel):
     ) -> dict[str, Any]:
         """``retrieval-trace-purge@1.0``: every trace, record and export."""
         with self.writing(should_stop=should_stop), self.connection() as c:
-            return store.purge(self._traces(c))
+            return store.purge(self.stores.traces(c))
 
 
 __all__ = ["TracesFace"]

@@ -1,0 +1,46 @@
+"""The stores of an index's aggregates, by backend: the one object a second database replaces.
+
+Each aggregate the rules above read and write through a protocol of its own
+(:class:`~.egress_receipts.ReceiptStore`, :class:`~.traces.TraceStore`,
+:class:`~.memory.FactStore`) is opened here on a connection of the call.
+:class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
+for the embedded SQLite index. A backend on another database is another
+:class:`Stores` whose aggregates take that database's connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final, Protocol
+
+from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
+from gno_trio.engine.store.memory import FactStore, SqliteFacts
+from gno_trio.engine.store.traces import SqliteTraces, TraceStore
+
+
+class Stores(Protocol):
+    """Each aggregate's store, opened on the connection the engine bound to the call."""
+
+    def egress_receipts(self, conn: sqlite3.Connection) -> ReceiptStore: ...
+
+    def traces(self, conn: sqlite3.Connection) -> TraceStore: ...
+
+    def memory_facts(self, conn: sqlite3.Connection) -> FactStore: ...
+
+
+class SqliteStores:
+    """:class:`Stores` of the embedded SQLite index."""
+
+    def egress_receipts(self, conn: sqlite3.Connection) -> ReceiptStore:
+        return SqliteReceipts(conn)
+
+    def traces(self, conn: sqlite3.Connection) -> TraceStore:
+        return SqliteTraces(conn)
+
+    def memory_facts(self, conn: sqlite3.Connection) -> FactStore:
+        return SqliteFacts(conn)
+
+
+SQLITE_STORES: Final = SqliteStores()
+
+__all__ = ["SQLITE_STORES", "SqliteStores", "Stores"]
