@@ -210,7 +210,7 @@ async def test_handler_failures_never_escape() -> None:
 
 def test_tool_error_shape() -> None:
     assert tool_error("NOT_FOUND", "gone") == ToolResult(
-        text="Error: NOT_FOUND: gone", structured=None, is_error=True
+        text="Error: NOT_FOUND: gone", structured=None, is_error=True, code="NOT_FOUND"
     )
 
 
