@@ -35,6 +35,10 @@ pytest_plugins = ["tests.support.cli_support"]
 STORES = ("sqlite", "postgresql")
 """The stores of the coordination plane; its contract tests run on both."""
 
+# A team store in the developer's environment must never be joined by the tests' commands
+# (they would rewrite that team's configuration); team tests name their own throwaway one.
+os.environ.pop("GNO_STORE", None)
+
 
 # A small corpus whose every file exercises something: frontmatter fields,
 # the title rule, inline tags, code, plain text, awkward file names and the
