@@ -143,11 +143,9 @@ class Fts5Ranker:
     def rank(
         self, parsed: LexicalQuery, request: SearchRequest, fetch: int, said: Tokenized | None
     ) -> Ranked:
-        return self._rank_filtered(parsed, request_filters(self.conn, request), fetch, said)
+        return self._rank_filtered(parsed, request_filters(self.conn, request), fetch)
 
-    def _rank_filtered(
-        self, parsed: LexicalQuery, filters: Filters, fetch: int, said: Tokenized | None
-    ) -> Ranked:
+    def _rank_filtered(self, parsed: LexicalQuery, filters: Filters, fetch: int) -> Ranked:
         clauses, params = sql_filters(self.conn, filters)
         return ranked_with_top_up(parsed, fetch, self._runner(clauses, params))
 
@@ -216,7 +214,7 @@ class MemoryRanker(Fts5Ranker):
         documents = self.held.documents
         filters = request_filters(self.conn, request)
         if documents is None or not _read_cheaply(filters):
-            return self._rank_filtered(parsed, filters, fetch, said)
+            return self._rank_filtered(parsed, filters, fetch)
         clauses, params = sql_filters(self.conn, filters)
         among = None if clauses == [ACTIVE] else _filtered_rows(self.conn, clauses, params)
         spoken = said if said is not None else Tokenized(self.held.tokenize)
