@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import Engine, Scope, SearchRequest
 from gno_trio.engine.search.querygrammar import parse_query, wants_recency
 from gno_trio.errors import GnoError
 
@@ -69,11 +69,13 @@ def _draw(
         other = rng.choice([w for w in heading if w != word] or [word])
         return SearchRequest(query=f"{word[:4]} {other}", limit=limit)
     if kind == "collection filter":
-        return SearchRequest(query=word, limit=limit, collection=collection)
+        return SearchRequest(query=word, limit=limit, scope=Scope(collections=(collection,)))
     if kind == "uri prefix filter":
-        return SearchRequest(query=word, limit=limit, uri_prefix=f"gno://{collection}/{folder}")
+        return SearchRequest(
+            query=word, limit=limit, scope=Scope(uri_prefix=f"gno://{collection}/{folder}")
+        )
     other = rng.choice([w for w in vocabulary if w not in heading])
-    return SearchRequest(query=word, limit=limit, exclude=[other], since="2000-01-01")
+    return SearchRequest(query=word, limit=limit, scope=Scope(exclude=[other], since="2000-01-01"))
 
 
 def build_queries(

@@ -94,7 +94,7 @@ from _floor import RankingFloor, SnippetFloor, TantivyFloor  # noqa: E402
 from _queries import check_uncached  # noqa: E402
 
 from gno_trio.config.dirs import Dirs  # noqa: E402
-from gno_trio.engine import Engine, SearchRequest  # noqa: E402
+from gno_trio.engine import Engine, Scope, SearchRequest  # noqa: E402
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE  # noqa: E402
 from gno_trio.errors import GnoError  # noqa: E402
 
@@ -313,10 +313,10 @@ def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> li
                 continue
             request["query"] = f"{word} -{other}"
         elif kind == "tag filter":
-            request.update(query=word, tags_any=[rng.choice(tags)] if tags else [])
+            request.update(query=word, scope=Scope(tags_any=[rng.choice(tags)] if tags else []))
         else:
             folder = _synthetic.relative_path(number).split("/")[0]
-            request.update(query=word, uri_prefix=f"gno://{COLLECTION}/{folder}/")
+            request.update(query=word, scope=Scope(uri_prefix=f"gno://{COLLECTION}/{folder}/"))
         if request["query"] in taken:
             continue
         try:

@@ -15,15 +15,14 @@ Capsule is printed.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
 from typing import Any, Final
 
 from gno_trio.cli import render
-from gno_trio.cli.common import EXIT_OK, emit_json, open_engine, split_list, with_flag_names
-from gno_trio.cli.retrieval import parse_query_modes
+from gno_trio.cli.common import EXIT_OK, emit_json, open_engine, with_flag_names
+from gno_trio.cli.retrieval import parse_query_modes, scope_of
 from gno_trio.cli.tracing import print_receipt
 from gno_trio.engine import (
     ContextRequest,
@@ -50,19 +49,8 @@ def _request(args: argparse.Namespace) -> ContextRequest:
         budget_tokens=args.budget,
         budget_bytes=args.bytes,
         query=args.query,
-        collections=split_list(args.collection),
-        uri_prefix=args.uri_prefix,
+        scope=scope_of(args),
         query_modes=parse_query_modes(args.query_mode),
-        tags_all=split_list(args.tags_all),
-        tags_any=split_list(args.tags_any),
-        categories=split_list(args.category),
-        exclude=split_list(args.exclude),
-        author=args.author,
-        lang=args.lang,
-        intent=args.intent,
-        min_score=args.min_score,
-        since=args.since,
-        until=args.until,
         graph=args.graph,
         no_rerank=args.no_rerank,
         limit=args.limit,
@@ -125,22 +113,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     request = _request(args)
     with open_engine(args, create=False) as engine:
         try:
-            capsule = engine.context(request)
+            traced = engine.retrieve_context(request)
         except GnoError as error:
             raise _context_error(error) from None
-        trace_id = None
-        if engine.tracing_enabled:
-            given = dataclasses.asdict(request).items()
-            filters = {k: v for k, v in given if v not in (None, (), [], False)}
-            trace_id = engine.trace_capsule(
-                pipeline="context",
-                goal=request.goal,
-                query=request.query or request.goal,
-                filters=filters,
-                capsule=capsule,
-            )
+    capsule = traced.result
     _deliver(args, capsule, capsule_markdown(capsule), f"Capsule {capsule['capsuleId']}")
-    print_receipt(trace_id)
+    print_receipt(traced.trace_id)
     return EXIT_OK
 
 

@@ -17,13 +17,38 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, open_engine, split_list
 from gno_trio.cli.render.hits import DIAGNOSIS, FORMATS, RESULTS
 from gno_trio.cli.render.primitives import MARK_CLOSE, MARK_OPEN, number_lines
-from gno_trio.cli.tracing import trace_retrieval
-from gno_trio.engine import Engine, QueryOptions, SearchRequest
+from gno_trio.cli.tracing import print_receipt
+from gno_trio.engine import Engine, QueryOptions, Scope, SearchRequest
 from gno_trio.errors import GnoError
 
 DEFAULT_LIMIT = 5
 STRUCTURED_LIMIT = 20
 QUERY_MODE_NAMES = ("term", "intent", "hyde")
+
+
+def scope_of(args: argparse.Namespace) -> Scope:
+    """The one CLI-options-to-:class:`Scope` converter (search, vsearch, query, ask, context).
+
+    List options are repeatable and comma separated; ``--collection`` is one
+    name for the ranked commands and a list for ``context build``. An option
+    a command does not have filters nothing.
+    """
+    collection = getattr(args, "collection", None)
+    collections = split_list(collection) if isinstance(collection, list) else [collection]
+    return Scope(
+        collections=tuple(name for name in collections if name is not None),
+        uri_prefix=getattr(args, "uri_prefix", None),
+        since=args.since,
+        until=args.until,
+        tags_all=split_list(getattr(args, "tags_all", None)),
+        tags_any=split_list(getattr(args, "tags_any", None)),
+        categories=split_list(args.category),
+        author=args.author,
+        lang=args.lang,
+        exclude=split_list(args.exclude),
+        min_score=args.min_score,
+        intent=args.intent,
+    )
 
 
 def search_request(args: argparse.Namespace) -> SearchRequest:
@@ -32,17 +57,7 @@ def search_request(args: argparse.Namespace) -> SearchRequest:
     return SearchRequest(
         query=args.query,
         limit=args.limit if args.limit is not None else default,
-        collection=args.collection,
-        min_score=args.min_score,
-        lang=args.lang,
-        intent=args.intent,
-        exclude=split_list(args.exclude),
-        since=args.since,
-        until=args.until,
-        categories=split_list(args.category),
-        author=args.author,
-        tags_all=split_list(args.tags_all),
-        tags_any=split_list(args.tags_any),
+        scope=scope_of(args),
     )
 
 
@@ -72,12 +87,11 @@ def present_hits(engine: Engine, result: dict[str, Any], args: argparse.Namespac
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    request = search_request(args)
     with open_engine(args, create=False) as engine:
-        result = engine.search(request)
-        present_hits(engine, result, args)
-        render.emit(args, RESULTS, result)
-        trace_retrieval(engine, "search", request, result)
+        traced = engine.retrieve("search", search_request(args))
+        present_hits(engine, traced.result, args)
+        render.emit(args, RESULTS, traced.result)
+    print_receipt(traced.trace_id)
     return EXIT_OK
 
 
@@ -144,7 +158,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         if diagnose:
             render.emit(args, DIAGNOSIS, engine.diagnose(request, args.target, options))
             return EXIT_OK
-        result = engine.query(request, options)
+        traced = engine.retrieve("query", request, options)
+        result = traced.result
         present_hits(engine, result, args)
         if args.explain:
             _print_explain(result)
@@ -152,7 +167,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             if key in result["meta"]:
                 print(f"note: {stage} not run: {result['meta'][key]}", file=sys.stderr)
         render.emit(args, RESULTS, result)
-        trace_retrieval(engine, "query", request, result)
+    print_receipt(traced.trace_id)
     return EXIT_OK
 
 
@@ -266,4 +281,4 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_query)
 
 
-__all__ = ["add_parsers", "add_search_options", "present_hits", "search_request"]
+__all__ = ["add_parsers", "add_search_options", "present_hits", "scope_of", "search_request"]

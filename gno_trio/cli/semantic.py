@@ -28,7 +28,7 @@ from gno_trio.cli.render.health import MODELS
 from gno_trio.cli.render.hits import RESULTS, SIMILAR
 from gno_trio.cli.render.sync import sync_lines
 from gno_trio.cli.retrieval import add_search_options, present_hits, search_request
-from gno_trio.cli.tracing import trace_retrieval
+from gno_trio.cli.tracing import print_receipt
 from gno_trio.engine import MODEL_ROLES as ROLES
 from gno_trio.engine import lease_wait_from_env
 from gno_trio.errors import GnoError
@@ -38,12 +38,11 @@ EXIT_RUNTIME = 2
 
 
 def cmd_vsearch(args: argparse.Namespace) -> int:
-    request = search_request(args)
     with open_engine(args, create=False) as engine:
-        result = engine.vsearch(request)
-        present_hits(engine, result, args)
-        render.emit(args, RESULTS, result)
-        trace_retrieval(engine, "vsearch", request, result)
+        traced = engine.retrieve("vsearch", search_request(args))
+        present_hits(engine, traced.result, args)
+        render.emit(args, RESULTS, traced.result)
+    print_receipt(traced.trace_id)
     return EXIT_OK
 
 

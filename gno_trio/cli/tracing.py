@@ -1,10 +1,11 @@
 """Retrieval trace receipts on the command line (GNO's ``Trace: <traceId>`` line).
 
-When ``retrievalTraces.enabled`` is on, a successful ``search``, ``vsearch``
-or ``query`` is recorded as an open trace and its id is printed on stderr
-after the result (stdout, and every JSON or Markdown payload, stay exactly
-as they are). ``get --trace-id ID`` records the lines it returned against
-that trace, as ``gno_get``'s ``traceId`` does. With tracing off nothing is
+When ``retrievalTraces.enabled`` is on, the engine records a successful
+``search``, ``vsearch``, ``query`` or ``context build`` as a trace
+(``Engine.retrieve``) and its id is printed on stderr after the result
+(stdout, and every JSON or Markdown payload, stay exactly as they are).
+``get --trace-id ID`` records the lines it returned against that trace, as
+``gno_get``'s ``traceId`` does. With tracing off nothing is
 recorded, no id is made and no line is printed.
 """
 
@@ -15,45 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gno_trio.cli import render
-from gno_trio.engine import Engine, SearchRequest
-
-_FILTER_KEYS = (
-    ("limit", "limit"),
-    ("collection", "collection"),
-    ("min_score", "minScore"),
-    ("lang", "lang"),
-    ("intent", "intent"),
-    ("exclude", "exclude"),
-    ("since", "since"),
-    ("until", "until"),
-    ("categories", "categories"),
-    ("author", "author"),
-    ("tags_all", "tagsAll"),
-    ("tags_any", "tagsAny"),
-)
-"""Request fields and the names ``gno_search``'s arguments give them, so both traces agree."""
-
-
-def request_filters(request: SearchRequest) -> dict[str, Any]:
-    """The filters a request was given (left-out ones absent), under the MCP tools' names."""
-    filters: dict[str, Any] = {"query": request.query}
-    for field, key in _FILTER_KEYS:
-        value = getattr(request, field)
-        if value is not None and value != [] and value != ():
-            filters[key] = list(value) if isinstance(value, list | tuple) else value
-    return filters
-
-
-def trace_retrieval(
-    engine: Engine, pipeline: str, request: SearchRequest, result: Mapping[str, Any]
-) -> None:
-    """Record a ranked answer as an open trace and print its receipt (only when tracing is on)."""
-    if not engine.tracing_enabled:
-        return
-    trace_id = engine.trace_retrieval(
-        pipeline=pipeline, query=request.query, filters=request_filters(request), result=result
-    )
-    print_receipt(trace_id)
+from gno_trio.engine import Engine
 
 
 def print_receipt(trace_id: str | None) -> None:
@@ -85,4 +48,4 @@ def trace_read(engine: Engine, trace_id: str | None, result: Mapping[str, Any]) 
         render.note(f"Not recorded in trace {trace_id}: no open trace has that id")
 
 
-__all__ = ["print_receipt", "request_filters", "trace_read", "trace_retrieval"]
+__all__ = ["print_receipt", "trace_read"]

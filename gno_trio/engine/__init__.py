@@ -104,6 +104,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.reads.readiness import standalone_resident as standalone_resident
     from gno_trio.engine.search.hybrid import QueryOptions as QueryOptions
     from gno_trio.engine.search.request import SearchRequest as SearchRequest
+    from gno_trio.engine.search.scope import Scope as Scope
     from gno_trio.engine.store.atomic import replace as write_file_atomically
     from gno_trio.engine.store.database import StoreError as StoreError
     from gno_trio.engine.store.lease import HeldLease as HeldLease
@@ -129,6 +130,7 @@ if TYPE_CHECKING:
     from gno_trio.engine.texts import trace_purge_text as trace_purge_text
     from gno_trio.engine.texts import trace_show_text as trace_show_text
     from gno_trio.engine.traces.manage import Judgment as TraceJudgment
+    from gno_trio.engine.traces.traced import Traced as Traced
     from gno_trio.engine.uris import parse_ref as parse_ref
     from gno_trio.engine.uris import parse_uri as parse_uri
     from gno_trio.engine.vectors.background import BackgroundEmbedder as BackgroundEmbedder
@@ -205,6 +207,8 @@ _HOMES: Final[Homes] = {
     "standalone_resident": ("gno_trio.engine.reads.readiness", "standalone_resident"),
     "QueryOptions": ("gno_trio.engine.search.hybrid", "QueryOptions"),
     "SearchRequest": ("gno_trio.engine.search.request", "SearchRequest"),
+    "Scope": ("gno_trio.engine.search.scope", "Scope"),
+    "Traced": ("gno_trio.engine.traces.traced", "Traced"),
     "write_file_atomically": ("gno_trio.engine.store.atomic", "replace"),
     "StoreError": ("gno_trio.engine.store.database", "StoreError"),
     "HeldLease": ("gno_trio.engine.store.lease", "HeldLease"),
@@ -303,12 +307,14 @@ __all__ = [
     "PresentedReceipt",
     "ProgressFn",
     "QueryOptions",
+    "Scope",
     "SearchRequest",
     "StoreError",
     "SyncReport",
     "Team",
     "TeamStore",
     "TraceJudgment",
+    "Traced",
     "WatchedRoot",
     "Work",
     "Zone",

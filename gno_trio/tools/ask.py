@@ -27,7 +27,7 @@ from gno_trio.server.registry import read_tool
 from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
 from gno_trio.tools.common import opt, trace_meta
 from gno_trio.tools.context import ContextQueryMode
-from gno_trio.tools.retrieval import RetrievalFilters, filtered_request, graph_wanted
+from gno_trio.tools.retrieval import RetrievalFilters, graph_wanted, search_request
 
 Positive = Annotated[int, Meta(ge=1, le=MAX_SAFE_INTEGER)]
 
@@ -76,7 +76,7 @@ class AskInput(RetrievalFilters, kw_only=True):
 
 def ask_request(args: AskInput) -> AskRequest:
     return AskRequest(
-        search=filtered_request(args, args.query, opt(args.intent)),
+        search=search_request(args, args.query),
         options=QueryOptions(
             query_modes=tuple((m.mode, m.text) for m in opt(args.queryModes) or ()),
             candidate_limit=opt(args.candidateLimit),

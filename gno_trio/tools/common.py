@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
+from gno_trio.engine import Traced
 from gno_trio.errors import GnoError
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
@@ -46,16 +47,6 @@ def trace_meta(trace_id: str | None) -> dict[str, Any] | None:
     return {"gno": {"retrievalTrace": {"traceId": trace_id}}}
 
 
-def arguments_of(args: Any) -> dict[str, Any]:
-    """The arguments a caller actually sent, as plain data (left-out ones absent)."""
-    plain: dict[str, Any] = msgspec.to_builtins(args)
-    return plain
-
-
-Tracer = Callable[[Any, Mapping[str, Any]], str | None]
-"""Records a successful answer as a retrieval trace; returns its id (None when off)."""
-
-
 WRITE_DISABLED_MESSAGE = (
     "Write tools are disabled; start the server with --enable-write or GNO_MCP_ENABLE_WRITE=1"
 )
@@ -63,11 +54,10 @@ WRITE_DISABLED_MESSAGE = (
 
 def engine_tool(
     runtime: Runtime,
-    call: Callable[[Any, ToolCallContext], Mapping[str, Any]],
+    call: Callable[[Any, ToolCallContext], Mapping[str, Any] | Traced],
     render: Callable[[Any], str],
     *,
     write: bool = False,
-    trace: Tracer | None = None,
 ) -> ToolHandler:
     """A handler that runs ``call(args, ctx)`` off the event loop and renders its text.
 
@@ -76,29 +66,29 @@ def engine_tool(
     ``content[0].text`` (rendered in that thread too), and the engine's object
     as ``structuredContent``.
     Write tools re-check the write gate here, so a mis-wired registry
-    answers ``WRITE_DISABLED`` instead of writing. A retrieval tool passes
-    ``trace``: its answer is then recorded (in the same worker thread) and the
-    trace id goes back in ``_meta``, outside what the model reads.
+    answers ``WRITE_DISABLED`` instead of writing. A retrieval tool's call
+    answers with the engine's :class:`~gno_trio.engine.Traced`: the trace id
+    the engine recorded goes back in ``_meta``, outside what the model reads.
     """
 
     async def handler(args: Any, ctx: ToolCallContext) -> ToolResult:
         if write and not runtime.write_enabled:
             return tool_error("WRITE_DISABLED", WRITE_DISABLED_MESSAGE)
-        traced: list[str | None] = [None]
 
-        def work() -> tuple[str, Mapping[str, Any]]:
-            result = call(args, ctx)
-            if trace is not None:
-                traced[0] = trace(args, result)
+        def work() -> tuple[str, Mapping[str, Any], str | None]:
+            answer = call(args, ctx)
+            result, trace_id = (
+                (answer.result, answer.trace_id) if isinstance(answer, Traced) else (answer, None)
+            )
             # Rendered here, in the worker thread, while the result is fresh in
             # its caches and off the event loop's path to the response.
-            return render(result), result
+            return render(result), result, trace_id
 
         # guarded()'s mapping, inline: this runs on every tool call.
         try:
-            text, result = await runtime.run(work)
+            text, result, trace_id = await runtime.run(work)
         except GnoError as error:
             return tool_error(error.code, error.message)
-        return ToolResult(text=text, structured=result, meta=trace_meta(traced[0]))
+        return ToolResult(text=text, structured=result, meta=trace_meta(trace_id))
 
     return handler

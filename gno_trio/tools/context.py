@@ -10,11 +10,11 @@ codes (``invalid_input``, ``runtime_error``...) in every tool's error text,
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, public_code
+from gno_trio.engine import MAX_SAFE_INTEGER, Traced, public_code
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
@@ -22,7 +22,7 @@ from gno_trio.server.registry import (
     read_tool,
 )
 from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
-from gno_trio.tools.common import arguments_of, opt, seq, trace_meta
+from gno_trio.tools.common import opt, trace_meta
 from gno_trio.tools.fields import (
     AuthorFilter,
     LangHint,
@@ -33,6 +33,7 @@ from gno_trio.tools.fields import (
     ToolInput,
     UntilBound,
 )
+from gno_trio.tools.retrieval import scope_of
 
 if TYPE_CHECKING:
     from gno_trio.engine import ContextRequest
@@ -203,19 +204,8 @@ def context_request(args: ContextInput) -> ContextRequest:
         goal=args.goal,
         budget_tokens=args.budgetTokens,
         query=opt(args.query),
-        collections=seq(args.collections),
-        uri_prefix=opt(args.uriPrefix),
+        scope=scope_of(args),
         query_modes=tuple((m.mode, m.text) for m in opt(args.queryModes) or ()),
-        tags_all=seq(args.tagsAll),
-        tags_any=seq(args.tagsAny),
-        categories=seq(args.categories),
-        exclude=seq(args.exclude),
-        author=opt(args.author),
-        lang=opt(args.lang),
-        intent=opt(args.intent),
-        min_score=opt(args.minScore),
-        since=opt(args.since),
-        until=opt(args.until),
         graph=opt(args.graph),
         no_rerank=args.noRerank,
         limit=opt(args.limit),
@@ -230,23 +220,12 @@ def context_request(args: ContextInput) -> ContextRequest:
 def make_context(runtime: Runtime) -> ToolHandler:
     async def handler(args: ContextInput, ctx: ToolCallContext) -> ToolResult:
         request = context_request(args)
-        traced: list[str | None] = [None]
 
-        def compile_and_trace() -> dict[str, Any]:
-            capsule = runtime.engine.context(request)
-            if not runtime.engine.tracing_enabled:
-                return capsule
-            traced[0] = runtime.engine.trace_capsule(
-                pipeline="context",
-                goal=args.goal,
-                query=opt(args.query) or args.goal,
-                filters=arguments_of(args),
-                capsule=capsule,
-            )
-            return capsule
+        def compile_capsule() -> Traced:
+            return runtime.engine.retrieve_context(request)
 
         try:
-            capsule = await runtime.run(compile_and_trace)
+            traced = await runtime.run(compile_capsule)
         except GnoError as error:
             return tool_error(public_code(error.code), error.message)
         except Exception as exc:  # the taxonomy's catch-all; the cause goes to the log
@@ -254,9 +233,8 @@ def make_context(runtime: Runtime) -> ToolHandler:
             return tool_error("runtime_error", str(exc) or type(exc).__name__)
         from gno_trio.engine import agent_projection_text
 
-        return ToolResult(
-            text=agent_projection_text(capsule), structured=capsule, meta=trace_meta(traced[0])
-        )
+        capsule, trace = traced.result, trace_meta(traced.trace_id)
+        return ToolResult(text=agent_projection_text(capsule), structured=capsule, meta=trace)
 
     return handler
 

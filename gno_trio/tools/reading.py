@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, MULTI_GET_DEFAULT_MAX_BYTES
+from gno_trio.engine import MAX_SAFE_INTEGER, MULTI_GET_DEFAULT_MAX_BYTES, Traced
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (
@@ -136,21 +135,19 @@ def multi_get_text(result: dict[str, Any]) -> str:
 
 
 def make_get(runtime: Runtime) -> ToolHandler:
-    def call(args: GetInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.get(
+    def call(args: GetInput, ctx: ToolCallContext) -> Traced:
+        result = runtime.engine.get(
             args.ref,
             from_line=opt(args.fromLine),
             line_count=opt(args.lineCount),
             line_numbers=args.lineNumbers,
         )
-
-    def trace(args: GetInput, result: Mapping[str, Any]) -> str | None:
-        trace_id = opt(args.traceId)
+        trace_id = opt(args.traceId)  # an open trace this read continues
         if trace_id is None or not runtime.engine.trace_get(trace_id, result):
-            return None
-        return trace_id
+            return Traced(result, None)
+        return Traced(result, trace_id)
 
-    return engine_tool(runtime, call, get_text, trace=trace)
+    return engine_tool(runtime, call, get_text)
 
 
 def make_multi_get(runtime: Runtime) -> ToolHandler:

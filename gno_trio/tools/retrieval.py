@@ -7,19 +7,19 @@ arguments into one engine call and the result into a short text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Final, Protocol
 
+import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import QueryOptions, SearchRequest
+from gno_trio.engine import QueryOptions, Scope, SearchRequest, Traced
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (
     read_tool,
 )
 from gno_trio.server.tooltypes import ToolHandler
-from gno_trio.tools.common import Tracer, arguments_of, engine_tool, opt, seq
+from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import (
     AuthorFilter,
     Categories,
@@ -170,27 +170,19 @@ class QueryInput(RetrievalFilters, kw_only=True):
 _PREVIEW_CHARS = 200
 
 
-def search_request(args: SearchInput | QueryInput) -> SearchRequest:
-    return filtered_request(args, args.query, opt(args.intent))
+def scope_of(args: msgspec.Struct) -> Scope:
+    """The one MCP-arguments-to-:class:`Scope` converter (every retrieval tool and REST).
+
+    The scope arguments carry their wire names (``collection`` or
+    ``collections``, ``uriPrefix``, ``tagsAll``, ``minScore``, ``intent``
+    ...); left-out ones filter nothing.
+    """
+    return Scope.from_given(msgspec.to_builtins(args))
 
 
-def filtered_request(args: RetrievalFilters, query: str, intent: str | None) -> SearchRequest:
-    """A search request: ``query`` and ``intent`` under the shared filter arguments."""
-    return SearchRequest(
-        query=query,
-        limit=args.limit,
-        collection=opt(args.collection),
-        min_score=opt(args.minScore),
-        lang=opt(args.lang),
-        intent=intent,
-        exclude=seq(args.exclude),
-        since=opt(args.since),
-        until=opt(args.until),
-        categories=seq(args.categories),
-        author=opt(args.author),
-        tags_all=seq(args.tagsAll),
-        tags_any=seq(args.tagsAny),
-    )
+def search_request(args: RetrievalFilters, query: str) -> SearchRequest:
+    """A ranked retrieval's request: ``query`` and ``limit`` under the arguments' scope."""
+    return SearchRequest(query=query, limit=args.limit, scope=scope_of(args))
 
 
 def plain_snippet(snippet: str) -> str:
@@ -245,22 +237,6 @@ def query_options(args: QueryInput, *, explain: bool = False) -> QueryOptions:
     )
 
 
-def retrieval_tracer(runtime: Runtime, pipeline: str) -> Tracer:
-    """Records a search-shaped answer as a retrieval trace (when tracing is on)."""
-
-    def trace(args: Any, result: Mapping[str, Any]) -> str | None:
-        if not runtime.engine.tracing_enabled:
-            return None  # off: no id, no fingerprint, no copy of the arguments
-        return runtime.engine.trace_retrieval(
-            pipeline=pipeline,
-            query=args.query,
-            filters=arguments_of(args),
-            result=result,
-        )
-
-    return trace
-
-
 class _GraphSwitches(Protocol):
     @property
     def graph(self) -> bool | UnsetType: ...
@@ -274,18 +250,18 @@ def graph_wanted(args: _GraphSwitches) -> bool:
 
 
 def make_search(runtime: Runtime) -> ToolHandler:
-    def call(args: SearchInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.search(search_request(args))
+    def call(args: SearchInput, ctx: ToolCallContext) -> Traced:
+        return runtime.engine.retrieve("search", search_request(args, args.query))
 
-    return engine_tool(runtime, call, search_text, trace=retrieval_tracer(runtime, "search"))
+    return engine_tool(runtime, call, search_text)
 
 
 def make_query(runtime: Runtime) -> ToolHandler:
-    def call(args: QueryInput, ctx: ToolCallContext) -> dict[str, Any]:
+    def call(args: QueryInput, ctx: ToolCallContext) -> Traced:
         options = query_options(args, explain=bool(opt(args.explain)))
-        return runtime.engine.query(search_request(args), options)
+        return runtime.engine.retrieve("query", search_request(args, args.query), options)
 
-    return engine_tool(runtime, call, query_text, trace=retrieval_tracer(runtime, "query"))
+    return engine_tool(runtime, call, query_text)
 
 
 SEARCH: Final = read_tool(

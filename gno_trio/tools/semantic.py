@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import Engine, HeldLease, JobControl, JobPlan, Work
+from gno_trio.engine import Engine, HeldLease, JobControl, JobPlan, Traced, Work
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import IDEMPOTENT_WRITE, read_tool, write_tool
@@ -27,7 +27,7 @@ from gno_trio.tools.collections import (
 )
 from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import ToolInput
-from gno_trio.tools.retrieval import RetrievalFilters, filtered_request, hits_text
+from gno_trio.tools.retrieval import RetrievalFilters, hits_text, search_request
 
 
 class VsearchInput(RetrievalFilters, kw_only=True):
@@ -205,9 +205,8 @@ def index_work(
 
 
 def make_vsearch(runtime: Runtime) -> ToolHandler:
-    def call(args: VsearchInput, ctx: ToolCallContext) -> dict[str, Any]:
-        request = filtered_request(args, args.query, opt(args.intent))
-        return runtime.engine.vsearch(request)
+    def call(args: VsearchInput, ctx: ToolCallContext) -> Traced:
+        return runtime.engine.retrieve("vsearch", search_request(args, args.query))
 
     return engine_tool(runtime, call, vsearch_text)
 

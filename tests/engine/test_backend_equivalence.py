@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 from tests.conftest import BACKENDS, choose_backend, write_corpus
+from tests.support.requests import flat_search
 from tests.support.shared import MCP_DOCS, required
 
 FOLDERS = {"community": "community", "spec": "specification/2025-03-26"}
@@ -111,7 +112,7 @@ def _queries() -> list[dict[str, Any]]:
 
 def _answer(engine: Engine, request: dict[str, Any]) -> list[dict[str, Any]] | str:
     try:
-        return list(engine.search(SearchRequest(limit=100, **request))["results"])
+        return list(engine.search(flat_search(limit=100, **request))["results"])
     except GnoError as exc:
         return exc.code
 

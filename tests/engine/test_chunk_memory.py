@@ -26,7 +26,7 @@ import pytest
 
 from gno_trio import compose
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import Engine
 from gno_trio.engine.search import (
     anchors,
     chunkkeeper,
@@ -36,6 +36,7 @@ from gno_trio.engine.search import (
     snippetcut,
 )
 from tests.conftest import bump_mtime, write_corpus
+from tests.support.requests import flat_search
 from tests.support.shared import MCP_DOCS, required
 
 QUERIES = 300
@@ -59,7 +60,7 @@ def _indexed(base: Path, root: Path) -> Engine:
 
 
 def _search(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
-    return engine.search(SearchRequest(**request))
+    return engine.search(flat_search(**request))
 
 
 @pytest.fixture(scope="module")

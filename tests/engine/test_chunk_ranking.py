@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import Engine
 from gno_trio.engine.search import chunkrank
 from tests.conftest import choose_backend, write_corpus
+from tests.support.requests import flat_search
 
 COMMON = ["the", "server", "tool", "request", "client", "data", "type", "run", "runs", "running"]
 COMMON += ["runner", "model"]
@@ -88,7 +89,7 @@ def _fts5_engine(tmp_path: Path, root: Path) -> Iterator[Engine]:
 
 
 def _anchors(engine: Engine, query: str, **options: Any) -> list[tuple[Any, ...]]:
-    found = engine.search(SearchRequest(query=query, limit=10, **options))["results"]
+    found = engine.search(flat_search(query=query, limit=10, **options))["results"]
     return [(r["uri"], r["snippet"], r.get("line"), r.get("snippetRange")) for r in found]
 
 

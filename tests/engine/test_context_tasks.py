@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, Scope
 from gno_trio.engine.context import ContextRequest, agent_projection_text, compile_capsule
 from gno_trio.errors import GnoError
 from tests.server.test_context_tool import check_capsule, gno_capsule_errors
@@ -122,7 +122,9 @@ def engine(dirs: Dirs) -> Iterator[Engine]:
 
 
 def compile_task(engine: Engine, task: Task, budget: int) -> dict[str, Any]:
-    request = ContextRequest(goal=task.goal, budget_tokens=budget, collections=[task.collection])
+    request = ContextRequest(
+        goal=task.goal, budget_tokens=budget, scope=Scope(collections=(task.collection,))
+    )
     with engine.connection() as conn:
         return compile_capsule(conn, engine.config, engine.location.index_name, request)
 

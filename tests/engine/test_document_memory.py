@@ -30,6 +30,7 @@ from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tok
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from tests.conftest import choose_backend, write_corpus
 from tests.engine.test_chunk_memory import _candidates
+from tests.support.requests import flat_search
 from tests.support.shared import MCP_DOCS, required
 
 _RANK_SQL = (
@@ -185,7 +186,7 @@ def test_unsupported_expressions_are_left_to_fts5() -> None:
 
 
 def _search(engine: Engine, **request: Any) -> list[tuple[str, float]]:
-    answer = engine.search(SearchRequest(**request))
+    answer = engine.search(flat_search(**request))
     return [(hit["uri"], hit["score"]) for hit in answer["results"]]
 
 

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import Engine
 from gno_trio.errors import GnoError
 from tests.conftest import BACKENDS, CORPUS, choose_backend, write_corpus
+from tests.support.requests import flat_search
 
 _FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 3
 _LONG = "\n".join(f"line {i} filler words about nothing in particular" for i in range(1, 300))
@@ -72,7 +73,7 @@ def engine(
 
 def run(engine: Engine, query: str, **options: Any) -> dict[str, Any]:
     options.setdefault("limit", 20)
-    return engine.search(SearchRequest(query=query, **options))
+    return engine.search(flat_search(query=query, **options))
 
 
 def paths(engine: Engine, query: str, **options: Any) -> list[str]:

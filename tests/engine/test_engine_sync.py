@@ -16,13 +16,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, SearchRequest, normalize_name
+from gno_trio.engine import Engine, Scope, SearchRequest, normalize_name
 from gno_trio.engine.ingest import convert as convert
 from gno_trio.engine.ingest import prepare
 from gno_trio.engine.ingest import walker as walker
 from gno_trio.engine.store.database import _migration_scripts
 from gno_trio.errors import GnoError
 from tests.conftest import CORPUS, bump_mtime, db_snapshot, write_corpus
+from tests.support.requests import flat_search
 
 
 def uris(engine: Engine) -> set[str]:
@@ -34,7 +35,7 @@ def rel_paths(engine: Engine) -> set[str]:
 
 
 def hits(engine: Engine, query: str, **filters: Any) -> list[str]:
-    found = engine.search(SearchRequest(query=query, limit=20, **filters))
+    found = engine.search(flat_search(query=query, limit=20, **filters))
     return [r["source"]["relPath"] for r in found["results"]]
 
 
@@ -654,7 +655,7 @@ def test_remove_collection_drops_its_documents_and_readding_restores_them(
     assert indexed.status()["collections"] == []
     assert kinds(indexed).count("inactivate") == 7
     with pytest.raises(GnoError) as info:
-        indexed.search(SearchRequest(query="zebra", collection="notes"))
+        indexed.search(SearchRequest(query="zebra", scope=Scope(collections=("notes",))))
     assert info.value.code == "NOT_FOUND"
     indexed.add_collection(str(corpus), name="notes")
     report = report_of(indexed)

@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import Engine, Scope, SearchRequest
 from gno_trio.engine.ingest.chunker import chunk_text
 from tests.conftest import write_corpus
 from tests.support.cli_support import Cli
@@ -206,7 +206,9 @@ def test_an_old_index_is_upgraded_in_place_and_searches_like_a_new_one(tmp_path:
         by_line = {hit["uri"]: hit["line"] for hit in okapi}
         assert by_line["gno://notes/standup.md"] == 9
         # The capture source's author became the clip's author on upgrade.
-        carol = engine.search(SearchRequest(query="carol", limit=5, author="carol"))["results"]
+        carol = engine.search(SearchRequest(query="carol", limit=5, scope=Scope(author="carol")))[
+            "results"
+        ]
         assert [hit["uri"] for hit in carol] == ["gno://notes/clip.md"]
         yaml_hit = engine.search(SearchRequest(query="never", limit=5))["results"]
         assert yaml_hit and "---" in yaml_hit[0]["snippet"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gno_trio.engine import Engine, SearchRequest
+from gno_trio.engine import Engine, Scope, SearchRequest
 from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.search.semantic import similar, vector_search
@@ -175,12 +175,16 @@ def test_vector_search_anchors_on_the_matching_window(
 def test_vector_search_applies_the_lexical_filters(
     embedded: sqlite3.Connection, backend: BundledEmbedder
 ) -> None:
-    request = SearchRequest(query="bread baking", limit=5, exclude=["loaf"])
+    request = SearchRequest(query="bread baking", limit=5, scope=Scope(exclude=["loaf"]))
     assert "cooking/bread.md" not in _paths(vector_search(embedded, backend, request))
     with pytest.raises(GnoError) as caught:
-        vector_search(embedded, backend, SearchRequest(query="bread", collection="nope"))
+        vector_search(
+            embedded, backend, SearchRequest(query="bread", scope=Scope(collections=("nope",)))
+        )
     assert caught.value.code == "NOT_FOUND"
-    minimum = vector_search(embedded, backend, SearchRequest(query="bread", min_score=0.99))
+    minimum = vector_search(
+        embedded, backend, SearchRequest(query="bread", scope=Scope(min_score=0.99))
+    )
     assert minimum["results"] == [] and minimum["meta"]["minScore"] == 0.99
 
 
@@ -358,7 +362,7 @@ def test_outputs_match_gnos_schemas(
     embedded: sqlite3.Connection, backend: BundledEmbedder, schema_check: object
 ) -> None:
     check = schema_check  # validate(name, instance)
-    request = SearchRequest(query="bread", limit=3, tags_any=["x"], since="2000-01-01")
+    request = SearchRequest(query="bread", limit=3, scope=Scope(tags_any=["x"], since="2000-01-01"))
     check("search-results", vector_search(embedded, backend, request))  # type: ignore[operator]
     options = QueryOptions(query_modes=[("term", "oven"), ("hyde", "Bake it.")], explain=True)
     fused = hybrid_query(embedded, SearchRequest(query="bread", limit=3), options, backend)

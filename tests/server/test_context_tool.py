@@ -9,6 +9,7 @@ spawn ``python -m gno_trio mcp`` and speak raw JSON-RPC to it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 
 from gno_trio.config import Context
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine
+from gno_trio.engine import Engine, Scope
 from gno_trio.engine.canonical import canonical_json
 from gno_trio.engine.context import (
     CONTEXT_ERROR_CODES,
@@ -96,12 +97,16 @@ def engine(index: tuple[Dirs, Engine]) -> Engine:
     return index[1]
 
 
+SCOPE_FIELDS = {field.name for field in dataclasses.fields(Scope)}
+
+
 def compile_for(engine: Engine, goal: str = LAUNCH_GOAL, **options: Any) -> dict[str, Any]:
+    """Compile a Capsule; scope options (``collections``, ``tags_all`` ...) go into its Scope."""
     options.setdefault("budget_tokens", 20_000)
+    scope = Scope(**{k: options.pop(k) for k in SCOPE_FIELDS & options.keys()})
+    request = ContextRequest(goal=goal, scope=scope, **options)
     with engine.connection() as conn:
-        return compile_capsule(
-            conn, engine.config, engine.location.index_name, ContextRequest(goal=goal, **options)
-        )
+        return compile_capsule(conn, engine.config, engine.location.index_name, request)
 
 
 def compile_error(engine: Engine, goal: str = LAUNCH_GOAL, **options: Any) -> GnoError:

@@ -30,6 +30,7 @@ from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.transports.http.guards import PolicyBook
 from tests.conftest import error_code
 from tests.server.test_tools_links_jobs import mcp_server, write_tree
+from tests.support.requests import flat_search
 from tests.support.stdio_session import server_environment
 
 VAULT: dict[str, dict[str, str]] = {
@@ -79,7 +80,7 @@ def diff(engine: Engine, ref: str, change: str | None = None) -> dict[str, Any]:
 
 def explain(engine: Engine, target: str, query: str, **filters: Any) -> dict[str, Any]:
     with engine.connection() as conn:
-        return valid("diagnose", diagnose(conn, SearchRequest(query=query, **filters), target))
+        return valid("diagnose", diagnose(conn, flat_search(query=query, **filters), target))
 
 
 def stage(result: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -19,11 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from gno_trio.engine.context.face import ContextFace
-from gno_trio.engine.search.face import SearchFace
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import SearchRequest
-from gno_trio.engine.traces.face import TracesFace
+from gno_trio.engine.traces.filters import retrieval_filters
+from gno_trio.engine.traces.traced import TracedFace
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
@@ -72,32 +71,14 @@ def _citation(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _filters(request: AskRequest) -> dict[str, Any]:
-    """The request as trace filters (GNO's names)."""
-    search, options = request.search, request.options
-    found: dict[str, Any] = {"limit": search.limit}
-    pairs = {
-        "collection": search.collection,
-        "minScore": search.min_score,
-        "lang": search.lang,
-        "intent": search.intent,
-        "candidateLimit": options.candidate_limit,
-        "since": search.since,
-        "until": search.until,
-        "author": search.author,
-        "explain": options.explain or None,
-        "noGraph": (not options.graph) or None,
-        "noRerank": request.no_rerank or None,
-        "exclude": list(search.exclude) or None,
-        "tagsAll": list(search.tags_all) or None,
-        "tagsAny": list(search.tags_any) or None,
-        "categories": list(search.categories) or None,
-        "queryModes": [{"mode": m, "text": t} for m, t in options.query_modes] or None,
-    }
-    found.update((key, value) for key, value in pairs.items() if value is not None)
+    """The request as trace filters: the query's, and the Ask's own rerank switch."""
+    found = retrieval_filters(request.search, request.options)
+    if request.no_rerank:
+        found["noRerank"] = True
     return found
 
 
-class AskFace(SearchFace, ContextFace, TracesFace):
+class AskFace(TracedFace):
     def _draft(
         self, question: str, capsule: Mapping[str, Any], max_tokens: int, conn: sqlite3.Connection
     ) -> Draft:
@@ -170,18 +151,8 @@ class AskFace(SearchFace, ContextFace, TracesFace):
                     budget_tokens=request.context_budget_tokens or DEFAULT_CONTEXT_BUDGET_TOKENS,
                     budget_bytes=request.context_budget_bytes,
                     query=question,
-                    collections=(search.collection,) if search.collection else (),
+                    scope=search.scope,
                     query_modes=tuple(options.query_modes),
-                    tags_all=tuple(search.tags_all),
-                    tags_any=tuple(search.tags_any),
-                    categories=tuple(search.categories),
-                    exclude=tuple(search.exclude),
-                    author=search.author,
-                    lang=search.lang,
-                    intent=search.intent,
-                    min_score=search.min_score,
-                    since=search.since,
-                    until=search.until,
                     graph=options.graph,
                     no_rerank=request.no_rerank,
                     candidate_limit=options.candidate_limit,

@@ -38,6 +38,7 @@ from gno_trio.engine.context.request_fields import (
     time_bounds,
 )
 from gno_trio.engine.ingest.chunker import CHARS_PER_TOKEN
+from gno_trio.engine.search.scope import EVERYTHING, Scope
 
 DEFAULT_LIMIT: Final = 20
 DEFAULT_CANDIDATE_LIMIT: Final = 40
@@ -51,24 +52,16 @@ PASSAGES_PER_DOCUMENT: Final[dict[str, int]] = {"fast": 1, "balanced": 2, "thoro
 
 @dataclass(frozen=True, slots=True)
 class ContextRequest:
-    """The inputs of one compile, as a caller writes them (MCP argument names in snake case)."""
+    """The inputs of one compile, as a caller writes them (MCP argument names in snake case).
+
+    ``scope`` is the retrieval's (its ``collections`` are searched one by one).
+    """
 
     goal: str
     budget_tokens: int
     query: str | None = None
-    collections: Sequence[str] = ()
-    uri_prefix: str | None = None
+    scope: Scope = EVERYTHING
     query_modes: Sequence[tuple[str, str]] = ()
-    tags_all: Sequence[str] = ()
-    tags_any: Sequence[str] = ()
-    categories: Sequence[str] = ()
-    exclude: Sequence[str] = ()
-    author: str | None = None
-    lang: str | None = None
-    intent: str | None = None
-    min_score: float | None = None
-    since: str | None = None
-    until: str | None = None
     graph: bool | None = None
     no_rerank: bool = False
     limit: int | None = None
@@ -119,6 +112,27 @@ class NormalizedRequest:
     def passages_per_document(self) -> int:
         return PASSAGES_PER_DOCUMENT[self.depth_policy]
 
+    def search_scope(self, collection: str | None) -> Scope:
+        """The scope of the search run for ``collection`` (``None``: every collection).
+
+        The values are the normalised ones; the URI prefix is the filter form
+        (``uri_filter``) the search compares against stored URIs.
+        """
+        return Scope(
+            collections=(collection,) if collection else (),
+            uri_prefix=self.uri_filter,
+            since=self.since,
+            until=self.until,
+            tags_all=self.tags_all,
+            tags_any=self.tags_any,
+            categories=self.categories,
+            author=self.author,
+            lang=self.lang,
+            exclude=self.exclude,
+            min_score=self.min_score,
+            intent=self.intent,
+        )
+
     @property
     def semantic_requested(self) -> bool:
         """Balanced and thorough ask for the vector leg; fast never does."""
@@ -162,15 +176,16 @@ def normalize_request(
     goal = goal_text(request.goal, "goal")
     query = goal if request.query is None else goal_text(request.query, "query")
     search_query = search_text(query)
-    collections = checked_collections(request.collections, config)
-    uri_prefix, uri_filter = checked_uri_prefix(request.uri_prefix, config, collections, index_name)
+    scope = request.scope
+    collections = checked_collections(scope.collections, config)
+    uri_prefix, uri_filter = checked_uri_prefix(scope.uri_prefix, config, collections, index_name)
     budget_tokens, budget_bytes = _budget(request)
-    since, until, since_instant, until_instant = time_bounds(request.since, request.until, now)
+    since, until, since_instant, until_instant = time_bounds(scope.since, scope.until, now)
     depth = checked_depth(request.depth_policy)
     modes, terms = checked_query_modes(request.query_modes)
-    if request.min_score is not None and not 0 <= request.min_score <= 1:
+    if scope.min_score is not None and not 0 <= scope.min_score <= 1:
         raise refuse(codes.INVALID_FILTER, "minScore must be between 0 and 1")
-    lang = optional_text(request.lang, "lang", 64)
+    lang = optional_text(scope.lang, "lang", 64)
     if lang is not None and not LANGUAGE_TAG.fullmatch(lang):
         raise refuse(codes.INVALID_FILTER, f"lang must be a BCP-47 language tag (got {lang!r})")
     return NormalizedRequest(
@@ -183,14 +198,14 @@ def normalize_request(
         uri_filter=uri_filter,
         query_modes=modes,
         term_texts=terms,
-        tags_all=checked_tags(request.tags_all, "tagsAll"),
-        tags_any=checked_tags(request.tags_any, "tagsAny"),
-        categories=filter_values(request.categories, "categories"),
-        exclude=filter_values(request.exclude, "exclude"),
-        author=optional_text(request.author, "author", MAX_FILTER_CHARS),
+        tags_all=checked_tags(scope.tags_all, "tagsAll"),
+        tags_any=checked_tags(scope.tags_any, "tagsAny"),
+        categories=filter_values(scope.categories, "categories"),
+        exclude=filter_values(scope.exclude, "exclude"),
+        author=optional_text(scope.author, "author", MAX_FILTER_CHARS),
         lang=lang,
-        intent=optional_text(request.intent, "intent", MAX_TEXT_CHARS),
-        min_score=request.min_score,
+        intent=optional_text(scope.intent, "intent", MAX_TEXT_CHARS),
+        min_score=scope.min_score,
         since=since,
         until=until,
         since_instant=since_instant,

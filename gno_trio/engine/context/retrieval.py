@@ -80,18 +80,7 @@ def retrieve_documents(
         search = SearchRequest(
             query=request.retrieval_query,
             limit=min(MAX_SEARCH_LIMIT, share),
-            collection=collection,
-            min_score=request.min_score,
-            lang=request.lang,
-            intent=request.intent,
-            exclude=request.exclude,
-            since=request.since,
-            until=request.until,
-            categories=request.categories,
-            author=request.author,
-            tags_all=request.tags_all,
-            tags_any=request.tags_any,
-            uri_prefix=request.uri_filter,
+            scope=request.search_scope(collection),
             now=now,
         )
         options = QueryOptions(

@@ -32,6 +32,7 @@ from gno_trio.engine.context.capsule import capsule_id
 from gno_trio.engine.context.lineage import config_fingerprint, scope_fingerprint
 from gno_trio.engine.context.request import ContextRequest
 from gno_trio.engine.context.snapshot import read_snapshot
+from gno_trio.engine.search.scope import Scope
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -157,19 +158,21 @@ def request_of(capsule: Mapping[str, Any]) -> ContextRequest:
         goal=str(capsule["goal"]),
         budget_tokens=int(budget["requestedTokens"]),
         query=capsule.get("query"),
-        collections=tuple(scope.get("collections") or ()),
-        uri_prefix=scope.get("uriPrefix"),
+        scope=Scope(
+            collections=tuple(scope.get("collections") or ()),
+            uri_prefix=scope.get("uriPrefix"),
+            tags_all=tuple(scope.get("tagsAll") or ()),
+            tags_any=tuple(scope.get("tagsAny") or ()),
+            categories=tuple(scope.get("categories") or ()),
+            exclude=tuple(asked.get("exclude") or ()),
+            author=asked.get("author"),
+            lang=asked.get("lang"),
+            intent=asked.get("intent"),
+            min_score=asked.get("minScore"),
+            since=scope.get("since"),
+            until=scope.get("until"),
+        ),
         query_modes=tuple((m["mode"], m["text"]) for m in asked.get("queryModes") or ()),
-        tags_all=tuple(scope.get("tagsAll") or ()),
-        tags_any=tuple(scope.get("tagsAny") or ()),
-        categories=tuple(scope.get("categories") or ()),
-        exclude=tuple(asked.get("exclude") or ()),
-        author=asked.get("author"),
-        lang=asked.get("lang"),
-        intent=asked.get("intent"),
-        min_score=asked.get("minScore"),
-        since=scope.get("since"),
-        until=scope.get("until"),
         graph=asked.get("graphRequested"),
         no_rerank=not asked.get("rerankRequested", True),
         limit=asked.get("limit"),

@@ -61,9 +61,9 @@ _FAST: Final = "skipped: fast keeps the diagnosis BM25-only (no model is loaded)
 _NO_CHUNK: Final = {"seq": None, "startLine": None, "endLine": None, "language": None}
 
 
-# Wire name of each filter and the SearchRequest field that carries it.
+# Wire name of each filter and the Scope field that carries it.
 _FILTER_FIELDS = (
-    ("collection", "collection"),
+    ("collection", "collections"),
     ("since", "since"),
     ("until", "until"),
     ("tagsAll", "tags_all"),
@@ -79,9 +79,9 @@ def _single_filters(request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     """One request per filter the caller set, each carrying only that filter."""
     bare = SearchRequest(query=request.query, now=request.now)
     return [
-        (name, dataclasses.replace(bare, **{field: getattr(request, field)}))
+        (name, bare.within(**{field: getattr(request.scope, field)}))
         for name, field in _FILTER_FIELDS
-        if getattr(request, field)
+        if getattr(request.scope, field)
     ]
 
 
@@ -180,7 +180,7 @@ def _fusion(
     uri: str,
 ) -> dict[str, Any]:
     """Where the full model-free query pipeline places the target, and whether it is kept."""
-    wide = dataclasses.replace(request, limit=FUSION_WINDOW, min_score=None)
+    wide = dataclasses.replace(request.within(min_score=None), limit=FUSION_WINDOW)
     hits = query(conn, wide, options)["results"]
     position = next((i for i, hit in enumerate(hits, 1) if hit["uri"] == uri), None)
     score = None if position is None else float(hits[position - 1]["score"])
@@ -190,8 +190,8 @@ def _fusion(
     elif position > request.limit:
         reason = f"fused rank {position} is past the requested limit of {request.limit}"
         drop = "below_cutoff"
-    elif request.min_score is not None and score is not None and score < request.min_score:
-        reason = f"fused score {score} is under minScore {request.min_score}"
+    elif (floor := request.scope.min_score) is not None and score is not None and score < floor:
+        reason = f"fused score {score} is under minScore {floor}"
         drop = "below_cutoff"
     else:
         reason = f"returned at fused rank {position}"
@@ -353,7 +353,7 @@ def diagnose(
     else:
         vector = staged.vector_stage(conn, run, doc_id)
         graph_step = (
-            staged.graph_stage(run, row["uri"], request.min_score)
+            staged.graph_stage(run, row["uri"], request.scope.min_score)
             if run.graph_wanted
             else _skipped_stage(
                 "graph",
@@ -365,7 +365,7 @@ def diagnose(
         stages = [
             _bm25(conn, request, options, doc_id, passed=run.wide),
             vector,
-            staged.fusion_stage(run, row["uri"], request.min_score),
+            staged.fusion_stage(run, row["uri"], request.scope.min_score),
             graph_step,
             rerank,
         ]
@@ -399,7 +399,7 @@ def _meta(
     kept = [
         s
         for _, s in final_scores(run, request.limit)
-        if request.min_score is None or s >= request.min_score
+        if request.scope.min_score is None or s >= request.scope.min_score
     ]
     meta = {
         "mode": "hybrid",

@@ -59,11 +59,11 @@ def query(
     if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:
         raise GnoError("INVALID_INPUT", "candidateLimit must be between 1 and 100")
     intents = [text for mode, text in modes if mode == "intent"]
-    if intents and not request.intent:
-        request = dataclasses.replace(request, intent=" ".join(intents))
+    if intents and not request.scope.intent:
+        request = request.within(intent=" ".join(intents))
     terms = [text for mode, text in modes if mode == "term"]
-    final_min_score = request.min_score
-    unbounded = dataclasses.replace(request, min_score=None)
+    final_min_score = request.scope.min_score
+    unbounded = request.within(min_score=None)
     if not terms:
         result = search(conn, unbounded)
         hits = result["results"]

@@ -48,12 +48,13 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
     kept = [
         (row, score)
         for (row, _), score in zip(ranked, scores, strict=True)
-        if request.min_score is None or score >= request.min_score
+        if request.scope.min_score is None or score >= request.scope.min_score
     ]
     snippet_match = parsed.any_match
-    if request.intent and request.intent.strip():
+    intent = request.scope.intent
+    if intent and intent.strip():
         with contextlib.suppress(GnoError):  # an intent with no words steers nothing
-            snippet_match = f"({parsed.any_match}) OR ({parse_query(request.intent).any_match})"
+            snippet_match = f"({parsed.any_match}) OR ({parse_query(intent).any_match})"
     spans = {
         row["mirror_hash"]: (int(row["first_chunk"]), int(row["last_chunk"]))
         for row, _ in kept

@@ -71,15 +71,16 @@ from gno_trio.errors import GnoError
 
 
 def _post_filters(request: SearchRequest) -> bool:
+    scope = request.scope
     return bool(
-        request.tags_all
-        or request.tags_any
-        or request.since
-        or request.until
-        or request.categories
-        or request.author
-        or request.exclude
-        or request.min_score is not None
+        scope.tags_all
+        or scope.tags_any
+        or scope.since
+        or scope.until
+        or scope.categories
+        or scope.author
+        or scope.exclude
+        or scope.min_score is not None
     )
 
 
@@ -158,7 +159,7 @@ def hybrid_query(
         _say_lexical_only(result["meta"], options)
         return result
     run = run_pipeline(conn, request, options, backend, stored, query_vector, models)
-    return _answer(run, request.min_score, options)
+    return _answer(run, request.scope.min_score, options)
 
 
 def _say_lexical_only(meta: dict[str, Any], options: QueryOptions) -> None:
@@ -184,11 +185,11 @@ def run_pipeline(
     expanded, expansion_stage = refine.expansion(models, request.query, options)
     modes = [*validate_modes(options.query_modes), *expanded]
     intents = [text for mode, text in modes if mode == "intent"]
-    if intents and not request.intent:
-        request = dataclasses.replace(request, intent=" ".join(intents))
+    if intents and not request.scope.intent:
+        request = request.within(intent=" ".join(intents))
     terms = [text for mode, text in modes if mode == "term"]
     hyde = next((text for mode, text in modes if mode == "hyde"), None)
-    unbounded = dataclasses.replace(request, min_score=None)
+    unbounded = request.within(min_score=None)
     m = 3 if _post_filters(request) or wants_recency(request.query) else 1
     wide = min(100, request.limit * 2 * m)
     narrow = min(100, request.limit * m)
@@ -211,8 +212,8 @@ def run_pipeline(
         for candidate, (result, _) in zip(fusion.add(found), found, strict=True):
             candidate.evidence.term += result["score"] / len(terms)
     steer = (
-        _embedded(lambda: checked_query(backend, model, request.intent or ""))
-        if request.intent and request.intent.strip()
+        _embedded(lambda: checked_query(backend, model, request.scope.intent or ""))
+        if request.scope.intent and request.scope.intent.strip()
         else None
     )
     vector = vector_results(

@@ -13,13 +13,14 @@ import json
 import sqlite3
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio.engine.search.docindex.ranking import ranker
 from gno_trio.engine.search.filters import Filters
 from gno_trio.engine.search.querygrammar import fts_quote
+from gno_trio.engine.search.scope import EVERYTHING, Scope
 from gno_trio.engine.search.timefilter import parse_time_bound
 from gno_trio.errors import GnoError
 
@@ -39,22 +40,21 @@ class ContextRule:
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
+    """One ranked retrieval: the query, how many hits, and the :class:`Scope` it searches."""
+
     query: str
     limit: int = 5
-    collection: str | None = None
-    min_score: float | None = None
-    lang: str | None = None
-    intent: str | None = None
-    exclude: Sequence[str] = ()
-    since: str | None = None
-    until: str | None = None
-    categories: Sequence[str] = ()
-    author: str | None = None
-    tags_all: Sequence[str] = ()
-    tags_any: Sequence[str] = ()
-    uri_prefix: str | None = None
+    scope: Scope = EVERYTHING
     contexts: Sequence[ContextRule] = field(default_factory=tuple)
     now: datetime | None = None
+
+    @property
+    def collection(self) -> str | None:
+        return self.scope.collection
+
+    def within(self, **changes: Any) -> SearchRequest:
+        """This request with its scope changed (``request.within(min_score=None)``)."""
+        return replace(self, scope=self.scope.but(**changes))
 
 
 def normalise_tags(tags: Sequence[str]) -> list[str]:
@@ -84,39 +84,43 @@ def _exclude_phrases(terms: Sequence[str]) -> tuple[str, ...]:
 def validate_request(request: SearchRequest) -> None:
     if not 1 <= request.limit <= 100:
         raise GnoError("INVALID_INPUT", "limit must be between 1 and 100")
-    if request.min_score is not None and not 0 <= request.min_score <= 1:
+    scope = request.scope
+    if scope.min_score is not None and not 0 <= scope.min_score <= 1:
         raise GnoError("INVALID_INPUT", "minScore must be between 0 and 1")
+    if len(scope.collections) > 1:
+        raise GnoError("INVALID_INPUT", "a search takes one collection")
 
 
 def request_filters(conn: sqlite3.Connection, request: SearchRequest) -> Filters:
     """A request's filters, normalised (``NOT_FOUND`` for an unknown collection)."""
+    scope = request.scope
     collection = None
-    if request.collection:
-        collection = request.collection.strip().lower()
+    if scope.collection:
+        collection = scope.collection.strip().lower()
         if (
             conn.execute("SELECT 1 FROM collections WHERE name = ?", (collection,)).fetchone()
             is None
         ):
-            raise GnoError("NOT_FOUND", f"Collection not found: {request.collection}")
+            raise GnoError("NOT_FOUND", f"Collection not found: {scope.collection}")
     now = request.now or datetime.now(UTC)
     since = until = None
-    if request.since:
-        since = iso_instant(parse_time_bound(request.since, now=now))
-    if request.until:
-        until = iso_instant(parse_time_bound(request.until, now=now, end_of_range=True))
-    author = request.author.strip().lower() if request.author else ""
-    lang = request.lang.strip().lower() if request.lang else ""
+    if scope.since:
+        since = iso_instant(parse_time_bound(scope.since, now=now))
+    if scope.until:
+        until = iso_instant(parse_time_bound(scope.until, now=now, end_of_range=True))
+    author = scope.author.strip().lower() if scope.author else ""
+    lang = scope.lang.strip().lower() if scope.lang else ""
     return Filters(
         collection=collection,
-        uri_prefix=request.uri_prefix or None,
+        uri_prefix=scope.uri_prefix or None,
         since=since,
         until=until,
-        tags_all=tuple(normalise_tags(request.tags_all)),
-        tags_any=tuple(normalise_tags(request.tags_any)),
-        categories=tuple(c.strip().lower() for c in request.categories if c.strip()),
+        tags_all=tuple(normalise_tags(scope.tags_all)),
+        tags_any=tuple(normalise_tags(scope.tags_any)),
+        categories=tuple(c.strip().lower() for c in scope.categories if c.strip()),
         author=author or None,
         lang=lang or None,
-        exclude=_exclude_phrases(request.exclude),
+        exclude=_exclude_phrases(scope.exclude),
     )
 
 

@@ -212,27 +212,28 @@ def result_object(
 
 
 def echo_filters(meta: dict[str, Any], request: SearchRequest) -> None:
-    if request.collection:
-        meta["collection"] = request.collection.strip().lower()
-    if request.lang:
-        meta["queryLanguage"] = request.lang
-    if request.intent:
-        meta["intent"] = request.intent
-    if request.exclude:
-        meta["exclude"] = list(request.exclude)
+    scope = request.scope
+    if scope.collection:
+        meta["collection"] = scope.collection.strip().lower()
+    if scope.lang:
+        meta["queryLanguage"] = scope.lang
+    if scope.intent:
+        meta["intent"] = scope.intent
+    if scope.exclude:
+        meta["exclude"] = list(scope.exclude)
     # The bounds echo as the instants they resolved to ("yesterday" included).
     now = request.now or datetime.now(UTC)
-    if request.since:
-        meta["since"] = iso_instant(parse_time_bound(request.since, now=now))
-    if request.until:
-        meta["until"] = iso_instant(parse_time_bound(request.until, now=now, end_of_range=True))
-    if request.categories:
-        meta["categories"] = list(request.categories)
-    if request.author:
-        meta["author"] = request.author
-    if request.tags_all:
-        meta["tagsAll"] = normalise_tags(request.tags_all)
-    if request.tags_any:
-        meta["tagsAny"] = normalise_tags(request.tags_any)
-    if request.min_score is not None:
-        meta["minScore"] = request.min_score
+    if scope.since:
+        meta["since"] = iso_instant(parse_time_bound(scope.since, now=now))
+    if scope.until:
+        meta["until"] = iso_instant(parse_time_bound(scope.until, now=now, end_of_range=True))
+    if scope.categories:
+        meta["categories"] = list(scope.categories)
+    if scope.author:
+        meta["author"] = scope.author
+    if scope.tags_all:
+        meta["tagsAll"] = normalise_tags(scope.tags_all)
+    if scope.tags_any:
+        meta["tagsAny"] = normalise_tags(scope.tags_any)
+    if scope.min_score is not None:
+        meta["minScore"] = scope.min_score

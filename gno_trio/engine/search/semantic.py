@@ -28,6 +28,7 @@ from gno_trio.engine.search.request import (
     validate_request,
 )
 from gno_trio.engine.search.results import DOCUMENT_COLUMNS, echo_filters, result_object
+from gno_trio.engine.search.scope import Scope
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.available import stored_vectors
 from gno_trio.engine.vectors.chunktext import WindowKey, chunk_texts, placed_windows, window_lines
@@ -230,13 +231,14 @@ def vector_search(
     model, matrix = stored_vectors(conn, backend)
     query = query_vector(backend, model, request.query)
     steer = (
-        query_vector(backend, model, request.intent)
-        if request.intent and request.intent.strip()
+        query_vector(backend, model, request.scope.intent)
+        if request.scope.intent and request.scope.intent.strip()
         else None
     )
     hits = vector_leg(conn, matrix, query, request, request.limit, steer=steer)
-    if request.min_score is not None:
-        hits = [hit for hit in hits if hit.score >= request.min_score]
+    floor = request.scope.min_score
+    if floor is not None:
+        hits = [hit for hit in hits if hit.score >= floor]
     found = anchors(conn, model.id, [hit.window for hit in hits])
     results = [result_object(hit.row, hit.score, found.get(hit.window), request) for hit in hits]
     meta: dict[str, Any] = {
@@ -285,9 +287,8 @@ def similar(
     if norm == 0:
         raise GnoError(VECTORS_UNAVAILABLE, f"Document has no usable embeddings: {ref}")
     centre = (centre / norm).astype(np.float32)
-    request = SearchRequest(
-        query=ref, limit=limit, collection=None if cross_collection else source["collection"]
-    )
+    own_collection = () if cross_collection else (source["collection"],)
+    request = SearchRequest(query=ref, limit=limit, scope=Scope(collections=own_collection))
     hits = [
         hit
         for hit in vector_leg(conn, matrix, centre, request, limit + 8)
