@@ -32,6 +32,7 @@ LAYERS: dict[str, str] = {
     "gno_trio.config": "foundation",
     "gno_trio.protocol": "protocol",
     "gno_trio.engine": "engine",
+    "gno_trio.views": "views",
     "gno_trio.runtime": "runtime",
     "gno_trio.watch": "runtime",
     "gno_trio.server": "server",
@@ -45,7 +46,8 @@ LAYERS: dict[str, str] = {
 # Which layers each layer may import (itself always included). Read top-down:
 # the CLI wires everything; transports carry bytes to the server's dispatch;
 # tools plug into the server's definition types and call the engine through
-# the runtime; the runtime bounds its threads with a generic piece of
+# the runtime, and with the CLI render answers through the text views, which
+# read engine results only; the runtime bounds its threads with a generic piece of
 # nurseries; the engine stands on the foundation alone.
 ALLOWED: dict[str, frozenset[str]] = {
     "package": frozenset(),
@@ -53,12 +55,15 @@ ALLOWED: dict[str, frozenset[str]] = {
     "protocol": frozenset(),
     "nurseries": frozenset(),
     "engine": frozenset({"foundation", "package"}),
+    "views": frozenset({"engine", "foundation", "package"}),
     "runtime": frozenset({"engine", "foundation", "nurseries"}),
     "server": frozenset({"protocol", "runtime", "foundation", "package"}),
-    "tools": frozenset({"server", "runtime", "engine", "foundation", "package"}),
+    "tools": frozenset({"server", "runtime", "views", "engine", "foundation", "package"}),
     "compose": frozenset({"tools", "server", "runtime", "engine", "foundation", "package"}),
     "transports": frozenset({"server", "protocol", "engine", "foundation", "nurseries"}),
-    "cli": frozenset({"compose", "transports", "server", "engine", "foundation", "package"}),
+    "cli": frozenset(
+        {"compose", "transports", "server", "views", "engine", "foundation", "package"}
+    ),
     "main": frozenset({"cli"}),
 }
 
@@ -251,7 +256,7 @@ def test_no_module_imports_itself_in_a_circle() -> None:
 # below; ``core`` (the Engine) and the package face on top.
 ENGINE_FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"docmeta"}),
-    frozenset({"canonical", "jobs", "lazy", "store", "texts", "uris"}),
+    frozenset({"canonical", "jobs", "lazy", "store", "uris"}),
     frozenset({"facts", "lookup", "team"}),
     frozenset({"kernel"}),
     frozenset({"egress"}),

@@ -12,8 +12,9 @@ import argparse
 
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
 from gno_trio.cli.retrieval import query_options, search_request
-from gno_trio.engine import AskRequest, ask_summary
+from gno_trio.engine import AskRequest
 from gno_trio.errors import GnoError
+from gno_trio.views.ask import ask_summary
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

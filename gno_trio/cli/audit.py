@@ -20,8 +20,9 @@ from typing import Any, Final
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, with_flag_names
-from gno_trio.engine import Engine, audit_text, write_file_atomically
+from gno_trio.engine import Engine, write_file_atomically
 from gno_trio.errors import GnoError
+from gno_trio.views.management import audit_text
 
 EXIT_FINDINGS: Final = 4
 EXIT_INCONCLUSIVE: Final = 5

@@ -24,14 +24,9 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, emit_json, open_engine, with_flag_names
 from gno_trio.cli.retrieval import parse_query_modes, scope_of
 from gno_trio.cli.tracing import print_receipt
-from gno_trio.engine import (
-    ContextRequest,
-    capsule_markdown,
-    public_code,
-    verification_markdown,
-    write_file_atomically,
-)
+from gno_trio.engine import ContextRequest, public_code, write_file_atomically
 from gno_trio.errors import GnoError
+from gno_trio.views.capsules import capsule_markdown, verification_markdown
 
 MAX_PROJECT_ROOTS: Final = 16
 

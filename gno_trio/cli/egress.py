@@ -26,6 +26,9 @@ from gno_trio.engine import (
     EGRESS_ZONES,
     POLICY_ORDER,
     Confirmation,
+)
+from gno_trio.errors import GnoError
+from gno_trio.views.management import (
     egress_audit_list_text,
     egress_audit_removal_text,
     egress_audit_show_text,
@@ -34,7 +37,6 @@ from gno_trio.engine import (
     egress_policy_set_text,
     egress_policy_text,
 )
-from gno_trio.errors import GnoError
 
 
 def cmd_policy(args: argparse.Namespace) -> int:

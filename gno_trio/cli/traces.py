@@ -19,8 +19,9 @@ from gno_trio.cli.common import (
     open_engine,
     print_result,
 )
-from gno_trio.engine import (
-    TraceJudgment,
+from gno_trio.engine import TraceJudgment
+from gno_trio.errors import GnoError
+from gno_trio.views.management import (
     trace_delete_text,
     trace_export_text,
     trace_label_text,
@@ -28,7 +29,6 @@ from gno_trio.engine import (
     trace_purge_text,
     trace_show_text,
 )
-from gno_trio.errors import GnoError
 
 _LABELS = {
     "relevant": "relevant",

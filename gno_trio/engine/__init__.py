@@ -35,14 +35,11 @@ if TYPE_CHECKING:
     from gno_trio.config import normalize_collection_name as normalize_name
     from gno_trio.engine.ask.face import AskOutcome as AskOutcome
     from gno_trio.engine.ask.face import AskRequest as AskRequest
-    from gno_trio.engine.ask.render import ask_summary as ask_summary
     from gno_trio.engine.context import CONTEXT_ERROR_CODES as CONTEXT_ERROR_CODES
     from gno_trio.engine.context import ContextRequest as ContextRequest
     from gno_trio.engine.context import agent_projection_text as agent_projection_text
     from gno_trio.engine.context import canonical_json as canonical_json
-    from gno_trio.engine.context import capsule_markdown as capsule_markdown
     from gno_trio.engine.context import public_code as public_code
-    from gno_trio.engine.context import verification_markdown as verification_markdown
     from gno_trio.engine.context.request_fields import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
     from gno_trio.engine.core import Engine as Engine
     from gno_trio.engine.egress.change import Confirmation as Confirmation
@@ -115,20 +112,6 @@ if TYPE_CHECKING:
     from gno_trio.engine.team.url import STORE_ENV as STORE_ENV
     from gno_trio.engine.team.url import TeamStore as TeamStore
     from gno_trio.engine.team.url import store_from as store_from
-    from gno_trio.engine.texts import audit_text as audit_text
-    from gno_trio.engine.texts import egress_audit_list_text as egress_audit_list_text
-    from gno_trio.engine.texts import egress_audit_removal_text as egress_audit_removal_text
-    from gno_trio.engine.texts import egress_audit_show_text as egress_audit_show_text
-    from gno_trio.engine.texts import egress_audit_status_text as egress_audit_status_text
-    from gno_trio.engine.texts import egress_check_text as egress_check_text
-    from gno_trio.engine.texts import egress_policy_set_text as egress_policy_set_text
-    from gno_trio.engine.texts import egress_policy_text as egress_policy_text
-    from gno_trio.engine.texts import trace_delete_text as trace_delete_text
-    from gno_trio.engine.texts import trace_export_text as trace_export_text
-    from gno_trio.engine.texts import trace_label_text as trace_label_text
-    from gno_trio.engine.texts import trace_list_text as trace_list_text
-    from gno_trio.engine.texts import trace_purge_text as trace_purge_text
-    from gno_trio.engine.texts import trace_show_text as trace_show_text
     from gno_trio.engine.traces.manage import Judgment as TraceJudgment
     from gno_trio.engine.traces.traced import Traced as Traced
     from gno_trio.engine.uris import parse_ref as parse_ref
@@ -140,14 +123,11 @@ _HOMES: Final[Homes] = {
     "normalize_name": ("gno_trio.config", "normalize_collection_name"),
     "AskOutcome": ("gno_trio.engine.ask.face", "AskOutcome"),
     "AskRequest": ("gno_trio.engine.ask.face", "AskRequest"),
-    "ask_summary": ("gno_trio.engine.ask.render", "ask_summary"),
     "CONTEXT_ERROR_CODES": ("gno_trio.engine.context", "CONTEXT_ERROR_CODES"),
     "ContextRequest": ("gno_trio.engine.context", "ContextRequest"),
     "agent_projection_text": ("gno_trio.engine.context", "agent_projection_text"),
     "canonical_json": ("gno_trio.engine.context", "canonical_json"),
-    "capsule_markdown": ("gno_trio.engine.context", "capsule_markdown"),
     "public_code": ("gno_trio.engine.context", "public_code"),
-    "verification_markdown": ("gno_trio.engine.context", "verification_markdown"),
     "MAX_SAFE_INTEGER": ("gno_trio.engine.context.request_fields", "MAX_SAFE_INTEGER"),
     "Engine": ("gno_trio.engine.core", "Engine"),
     "Confirmation": ("gno_trio.engine.egress.change", "Confirmation"),
@@ -219,20 +199,6 @@ _HOMES: Final[Homes] = {
     "TeamStore": ("gno_trio.engine.team.url", "TeamStore"),
     "store_from": ("gno_trio.engine.team.url", "store_from"),
     "lease_wait_from_env": ("gno_trio.engine.store.lease", "wait_from_env"),
-    "audit_text": ("gno_trio.engine.texts", "audit_text"),
-    "egress_audit_list_text": ("gno_trio.engine.texts", "egress_audit_list_text"),
-    "egress_audit_removal_text": ("gno_trio.engine.texts", "egress_audit_removal_text"),
-    "egress_audit_show_text": ("gno_trio.engine.texts", "egress_audit_show_text"),
-    "egress_audit_status_text": ("gno_trio.engine.texts", "egress_audit_status_text"),
-    "egress_check_text": ("gno_trio.engine.texts", "egress_check_text"),
-    "egress_policy_set_text": ("gno_trio.engine.texts", "egress_policy_set_text"),
-    "egress_policy_text": ("gno_trio.engine.texts", "egress_policy_text"),
-    "trace_delete_text": ("gno_trio.engine.texts", "trace_delete_text"),
-    "trace_export_text": ("gno_trio.engine.texts", "trace_export_text"),
-    "trace_label_text": ("gno_trio.engine.texts", "trace_label_text"),
-    "trace_list_text": ("gno_trio.engine.texts", "trace_list_text"),
-    "trace_purge_text": ("gno_trio.engine.texts", "trace_purge_text"),
-    "trace_show_text": ("gno_trio.engine.texts", "trace_show_text"),
     "TraceJudgment": ("gno_trio.engine.traces.manage", "Judgment"),
     "parse_ref": ("gno_trio.engine.uris", "parse_ref"),
     "parse_uri": ("gno_trio.engine.uris", "parse_uri"),
@@ -319,21 +285,11 @@ __all__ = [
     "Work",
     "Zone",
     "agent_projection_text",
-    "ask_summary",
-    "audit_text",
     "canonical_json",
-    "capsule_markdown",
     "classify_peer",
     "doctor_check",
     "doctor_checks",
     "doctor_healthy",
-    "egress_audit_list_text",
-    "egress_audit_removal_text",
-    "egress_audit_show_text",
-    "egress_audit_status_text",
-    "egress_check_text",
-    "egress_policy_set_text",
-    "egress_policy_text",
     "egress_scope_of",
     "evaluate_egress",
     "lease_wait_from_env",
@@ -345,12 +301,5 @@ __all__ = [
     "public_code",
     "standalone_resident",
     "store_from",
-    "trace_delete_text",
-    "trace_export_text",
-    "trace_label_text",
-    "trace_list_text",
-    "trace_purge_text",
-    "trace_show_text",
-    "verification_markdown",
     "write_file_atomically",
 ]

@@ -12,14 +12,7 @@ from typing import Annotated, Final, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import (
-    MAX_SAFE_INTEGER,
-    AskOutcome,
-    AskRequest,
-    QueryOptions,
-    ask_summary,
-    public_code,
-)
+from gno_trio.engine import MAX_SAFE_INTEGER, AskOutcome, AskRequest, QueryOptions, public_code
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
@@ -28,6 +21,7 @@ from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
 from gno_trio.tools.common import opt, trace_meta
 from gno_trio.tools.context import ContextQueryMode
 from gno_trio.tools.retrieval import RetrievalFilters, graph_wanted, search_request
+from gno_trio.views.ask import ask_summary
 
 Positive = Annotated[int, Meta(ge=1, le=MAX_SAFE_INTEGER)]
 

@@ -7,13 +7,14 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, audit_text
+from gno_trio.engine import MAX_SAFE_INTEGER
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import ToolInput
+from gno_trio.views.management import audit_text
 
 Names: TypeAlias = Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(max_length=256)]
 

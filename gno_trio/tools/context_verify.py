@@ -7,13 +7,14 @@ from typing import Annotated, Any, Final, Literal
 
 from msgspec import Meta
 
-from gno_trio.engine import public_code, verification_markdown
+from gno_trio.engine import public_code
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool
 from gno_trio.server.tooltypes import ToolHandler, ToolResult, tool_error
 from gno_trio.tools.fields import ToolInput
+from gno_trio.views.capsules import verification_markdown
 
 
 class ContextVerifyInput(ToolInput, forbid_unknown_fields=True):

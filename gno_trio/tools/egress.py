@@ -19,9 +19,6 @@ from gno_trio.engine import (
     EgressContentClass,
     EgressPartialMode,
     Zone,
-    egress_check_text,
-    egress_policy_set_text,
-    egress_policy_text,
 )
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
@@ -34,6 +31,7 @@ from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import (
     ToolInput,
 )
+from gno_trio.views.management import egress_check_text, egress_policy_set_text, egress_policy_text
 
 CollectionName: TypeAlias = Annotated[
     str, Meta(min_length=1, max_length=64, description="Name of the collection (any letter case)")

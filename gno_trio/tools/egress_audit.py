@@ -12,18 +12,18 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import (
-    egress_audit_list_text,
-    egress_audit_removal_text,
-    egress_audit_show_text,
-    egress_audit_status_text,
-)
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import NO_HINTS, read_tool, write_tool
 from gno_trio.server.tooltypes import ToolHandler
 from gno_trio.tools.common import engine_tool, opt
 from gno_trio.tools.fields import ToolInput
+from gno_trio.views.management import (
+    egress_audit_list_text,
+    egress_audit_removal_text,
+    egress_audit_show_text,
+    egress_audit_status_text,
+)
 
 AuditId: TypeAlias = Annotated[
     str, Meta(min_length=1, max_length=128, description="Receipt ID from gno_egress_audit_list")

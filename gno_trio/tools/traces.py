@@ -13,9 +13,14 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import (
-    MAX_SAFE_INTEGER,
-    TraceJudgment,
+from gno_trio.engine import MAX_SAFE_INTEGER, TraceJudgment
+from gno_trio.runtime import Runtime
+from gno_trio.server.context import ToolCallContext
+from gno_trio.server.registry import read_tool, write_tool
+from gno_trio.server.tooltypes import ToolHandler
+from gno_trio.tools.common import engine_tool, opt
+from gno_trio.tools.fields import ToolInput
+from gno_trio.views.management import (
     trace_delete_text,
     trace_export_text,
     trace_label_text,
@@ -23,12 +28,6 @@ from gno_trio.engine import (
     trace_purge_text,
     trace_show_text,
 )
-from gno_trio.runtime import Runtime
-from gno_trio.server.context import ToolCallContext
-from gno_trio.server.registry import read_tool, write_tool
-from gno_trio.server.tooltypes import ToolHandler
-from gno_trio.tools.common import engine_tool, opt
-from gno_trio.tools.fields import ToolInput
 
 TraceId: TypeAlias = Annotated[
     str, Meta(min_length=1, max_length=128, description="Trace ID from a tool result's _meta")

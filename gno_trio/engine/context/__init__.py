@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from gno_trio.engine.canonical import canonical_json
     from gno_trio.engine.context.codes import CONTEXT_ERROR_CODES, public_code
     from gno_trio.engine.context.compile import compile_capsule
-    from gno_trio.engine.context.markdown import capsule_markdown, verification_markdown
     from gno_trio.engine.context.projection import (
         PROJECTION_VERSION,
         agent_projection,
@@ -31,10 +30,8 @@ _HOMES: Final[Homes] = {
     "agent_projection": ("gno_trio.engine.context.projection", "agent_projection"),
     "agent_projection_text": ("gno_trio.engine.context.projection", "agent_projection_text"),
     "canonical_json": ("gno_trio.engine.canonical", "canonical_json"),
-    "capsule_markdown": ("gno_trio.engine.context.markdown", "capsule_markdown"),
     "compile_capsule": ("gno_trio.engine.context.compile", "compile_capsule"),
     "public_code": ("gno_trio.engine.context.codes", "public_code"),
-    "verification_markdown": ("gno_trio.engine.context.markdown", "verification_markdown"),
 }
 """Each name's home: a process that only needs the Context face loads none of the compiler."""
 
@@ -47,8 +44,6 @@ __all__ = [
     "agent_projection",
     "agent_projection_text",
     "canonical_json",
-    "capsule_markdown",
     "compile_capsule",
     "public_code",
-    "verification_markdown",
 ]

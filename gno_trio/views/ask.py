@@ -7,7 +7,7 @@ the sources cited; with ``show_sources`` also every passage the Capsule kept.
 
 from __future__ import annotations
 
-from gno_trio.engine.ask.face import AskOutcome
+from gno_trio.engine import AskOutcome
 
 
 def ask_summary(outcome: AskOutcome, *, markdown: bool = False, show_sources: bool = False) -> str:
