@@ -45,14 +45,12 @@ if TYPE_CHECKING:
     from gno_trio.engine.egress.change import Confirmation as Confirmation
     from gno_trio.engine.egress.decision import EGRESS_METHODS as EGRESS_METHODS
     from gno_trio.engine.egress.decision import CollectionPolicy as CollectionPolicy
-    from gno_trio.engine.egress.decision import Decision as EgressDecision
     from gno_trio.engine.egress.decision import evaluate as evaluate_egress
     from gno_trio.engine.egress.decision import scope_of as egress_scope_of
     from gno_trio.engine.egress.explain import MAX_CHECK_COLLECTIONS as EGRESS_CHECK_MAX_COLLECTIONS
     from gno_trio.engine.egress.explain import PartialMode as EgressPartialMode
     from gno_trio.engine.egress.policy import ACTIONS as EGRESS_ACTIONS
     from gno_trio.engine.egress.policy import CONTENT_CLASSES as EGRESS_CONTENT_CLASSES
-    from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE as EGRESS_DENIED_CODE
     from gno_trio.engine.egress.policy import EGRESS_DENIED_MESSAGE as EGRESS_DENIED_MESSAGE
     from gno_trio.engine.egress.policy import POLICY_ORDER as POLICY_ORDER
     from gno_trio.engine.egress.policy import ZONES as EGRESS_ZONES
@@ -74,7 +72,6 @@ if TYPE_CHECKING:
     from gno_trio.engine.ingest.capture_request import SOURCE_KINDS as SOURCE_KINDS
     from gno_trio.engine.ingest.capture_request import CaptureRequest as CaptureRequest
     from gno_trio.engine.ingest.git_pull import GIT_PULL_FAILED as GIT_PULL_FAILED
-    from gno_trio.engine.ingest.spec import ProgressFn as ProgressFn
     from gno_trio.engine.ingest.spec import SyncReport as SyncReport
     from gno_trio.engine.ingest.spec import now_iso as now_iso
     from gno_trio.engine.ingest.update_cmd import UPDATE_CMD_FAILED as UPDATE_CMD_FAILED
@@ -85,7 +82,6 @@ if TYPE_CHECKING:
     from gno_trio.engine.jobs import JobPlan as JobPlan
     from gno_trio.engine.jobs import JobTicket as JobTicket
     from gno_trio.engine.jobs import Work as Work
-    from gno_trio.engine.kernel import IndexLocation as IndexLocation
     from gno_trio.engine.kernel import locate as locate
     from gno_trio.engine.memory.identity import Identity as Identity
     from gno_trio.engine.memory.recall import DEFAULT_MAX_FACTS as RECALL_DEFAULT_MAX_FACTS
@@ -109,7 +105,6 @@ if TYPE_CHECKING:
     from gno_trio.engine.team.plane import LOCAL_STATE as TEAM_LOCAL_STATE
     from gno_trio.engine.team.plane import SHARED_STATE as TEAM_SHARED_STATE
     from gno_trio.engine.team.plane import Team as Team
-    from gno_trio.engine.team.url import STORE_ENV as STORE_ENV
     from gno_trio.engine.team.url import TeamStore as TeamStore
     from gno_trio.engine.team.url import store_from as store_from
     from gno_trio.engine.traces.manage import Judgment as TraceJudgment
@@ -133,14 +128,12 @@ _HOMES: Final[Homes] = {
     "Confirmation": ("gno_trio.engine.egress.change", "Confirmation"),
     "EGRESS_METHODS": ("gno_trio.engine.egress.decision", "EGRESS_METHODS"),
     "CollectionPolicy": ("gno_trio.engine.egress.decision", "CollectionPolicy"),
-    "EgressDecision": ("gno_trio.engine.egress.decision", "Decision"),
     "evaluate_egress": ("gno_trio.engine.egress.decision", "evaluate"),
     "egress_scope_of": ("gno_trio.engine.egress.decision", "scope_of"),
     "EGRESS_CHECK_MAX_COLLECTIONS": ("gno_trio.engine.egress.explain", "MAX_CHECK_COLLECTIONS"),
     "EgressPartialMode": ("gno_trio.engine.egress.explain", "PartialMode"),
     "EGRESS_ACTIONS": ("gno_trio.engine.egress.policy", "ACTIONS"),
     "EGRESS_CONTENT_CLASSES": ("gno_trio.engine.egress.policy", "CONTENT_CLASSES"),
-    "EGRESS_DENIED_CODE": ("gno_trio.engine.egress.policy", "EGRESS_DENIED_CODE"),
     "EGRESS_DENIED_MESSAGE": ("gno_trio.engine.egress.policy", "EGRESS_DENIED_MESSAGE"),
     "POLICY_ORDER": ("gno_trio.engine.egress.policy", "POLICY_ORDER"),
     "EGRESS_ZONES": ("gno_trio.engine.egress.policy", "ZONES"),
@@ -159,7 +152,6 @@ _HOMES: Final[Homes] = {
     "PRESETS": ("gno_trio.engine.ingest.capture_request", "PRESETS"),
     "SOURCE_KINDS": ("gno_trio.engine.ingest.capture_request", "SOURCE_KINDS"),
     "CaptureRequest": ("gno_trio.engine.ingest.capture_request", "CaptureRequest"),
-    "ProgressFn": ("gno_trio.engine.ingest.spec", "ProgressFn"),
     "SyncReport": ("gno_trio.engine.ingest.spec", "SyncReport"),
     "now_iso": ("gno_trio.engine.ingest.spec", "now_iso"),
     "WatchedRoot": ("gno_trio.engine.ingest.watching", "WatchedRoot"),
@@ -171,7 +163,6 @@ _HOMES: Final[Homes] = {
     "JobPlan": ("gno_trio.engine.jobs", "JobPlan"),
     "JobTicket": ("gno_trio.engine.jobs", "JobTicket"),
     "Work": ("gno_trio.engine.jobs", "Work"),
-    "IndexLocation": ("gno_trio.engine.kernel", "IndexLocation"),
     "locate": ("gno_trio.engine.kernel", "locate"),
     "Identity": ("gno_trio.engine.memory.identity", "Identity"),
     "RECALL_DEFAULT_MAX_FACTS": ("gno_trio.engine.memory.recall", "DEFAULT_MAX_FACTS"),
@@ -195,7 +186,6 @@ _HOMES: Final[Homes] = {
     "TEAM_LOCAL_STATE": ("gno_trio.engine.team.plane", "LOCAL_STATE"),
     "TEAM_SHARED_STATE": ("gno_trio.engine.team.plane", "SHARED_STATE"),
     "Team": ("gno_trio.engine.team.plane", "Team"),
-    "STORE_ENV": ("gno_trio.engine.team.url", "STORE_ENV"),
     "TeamStore": ("gno_trio.engine.team.url", "TeamStore"),
     "store_from": ("gno_trio.engine.team.url", "store_from"),
     "lease_wait_from_env": ("gno_trio.engine.store.lease", "wait_from_env"),
@@ -224,7 +214,6 @@ __all__ = [
     "EGRESS_ACTIONS",
     "EGRESS_CHECK_MAX_COLLECTIONS",
     "EGRESS_CONTENT_CLASSES",
-    "EGRESS_DENIED_CODE",
     "EGRESS_DENIED_MESSAGE",
     "EGRESS_METHODS",
     "EGRESS_ZONES",
@@ -245,7 +234,6 @@ __all__ = [
     "RECALL_MAX_FACTS",
     "RECALL_MAX_TOKENS",
     "SOURCE_KINDS",
-    "STORE_ENV",
     "TEAM_LOCAL_STATE",
     "TEAM_SHARED_STATE",
     "UPDATE_CMD_FAILED",
@@ -258,20 +246,17 @@ __all__ = [
     "ContextRequest",
     "EgressAction",
     "EgressContentClass",
-    "EgressDecision",
     "EgressPartialMode",
     "Engine",
     "GraphFilters",
     "HeldLease",
     "Identity",
-    "IndexLocation",
     "JobControl",
     "JobManager",
     "JobPlan",
     "JobTicket",
     "Policy",
     "PresentedReceipt",
-    "ProgressFn",
     "QueryOptions",
     "Scope",
     "SearchRequest",
