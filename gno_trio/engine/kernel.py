@@ -245,12 +245,14 @@ class EngineKernel:
         return kernel
 
     def join_team(self, team: Team) -> None:
-        """Coordinate with the other gateways of ``team``: its lease from now on; closed with us.
+        """Coordinate with the other gateways of ``team``: its lease from now on, and its
+        stores for the aggregates it shares; closed with us.
 
         Call it right after opening, before any writer runs.
         """
         self.team = team
         self.write_lease = team.lease
+        self.stores = team.stores()
         team.share_config(self.location.config_path)
 
     def close(self) -> None:

@@ -3,8 +3,10 @@
 :class:`Team` bundles what the surfaces of a team-mode process use: the
 write lease the kernel takes, the session rows of the HTTP gateway, the job
 records of the runtime, the deployment's caller-label key, the config row
-and a listener on the NOTIFY channels. Documents, chunks, vectors, memory
-and traces are not here yet: they stay in the data directory's SQLite file.
+a listener on the NOTIFY channels, and the stores of the aggregates already
+shared (:meth:`Team.stores`: the egress audit and the retrieval traces).
+Documents, chunks, vectors and memory are not here yet: they stay in the
+data directory's SQLite file.
 """
 
 from __future__ import annotations
@@ -21,15 +23,16 @@ from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.notify import Listener
 from gno_trio.engine.team.sessions import CANCEL_CHANNEL, SESSIONS_CHANNEL, TeamSessions
 from gno_trio.engine.team.shared import CONFIG_CHANNEL, TeamConfig, deployment_caller_key
+from gno_trio.engine.team.stores import TeamStores
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 
 SHARED_STATE: Final = (
-    "the configuration (index.yml), the write lease, 2025-era sessions, caller labels "
-    "and background job records"
+    "the configuration (index.yml), the write lease, 2025-era sessions, caller labels, "
+    "background job records, the egress audit and retrieval traces"
 )
 """What team mode shares today, in the words start-up and the README use."""
-LOCAL_STATE: Final = "documents, search indexes, vectors, memory and traces"
+LOCAL_STATE: Final = "documents, search indexes, vectors and memory"
 """What still lives in each gateway's data directory."""
 
 
@@ -110,6 +113,10 @@ class Team:
 
     def jobs(self) -> TeamJobs:
         return TeamJobs(self.database)
+
+    def stores(self) -> TeamStores:
+        """The stores of the index's aggregates: the shared ones here, the rest local."""
+        return TeamStores(self.database, self.index_name)
 
     def caller_key(self) -> bytes:
         return deployment_caller_key(self.database)
