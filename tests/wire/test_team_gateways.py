@@ -19,10 +19,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import trio
 
+from gno_trio.config.dirs import Dirs
+from gno_trio.config.features import RetrievalTraces, TraceRetention
+from gno_trio.engine import Engine
 from gno_trio.engine.team.url import TeamStore
 from tests.cli.test_http_cli import gateway_process
 from tests.conftest import gno_env
@@ -41,10 +45,17 @@ _HOLD = (
 )
 
 
-def host(base: Path) -> Path:
-    """One host's data directory, with a memory collection."""
+def host(base: Path, *, traced: bool = False) -> Path:
+    """One host's data directory, with a memory collection (and, ``traced``, tracing on)."""
     base.mkdir(parents=True)
     memory_index(base)
+    if traced:
+        dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+        tracing = RetrievalTraces(
+            enabled=True, redaction_mode="metadata", retention=TraceRetention()
+        )
+        with Engine.open(dirs=dirs) as engine:
+            engine.update_config(lambda current: attrs.evolve(current, retrieval_traces=tracing))
     return base
 
 
@@ -60,9 +71,11 @@ async def label_of(url: str, fact: str) -> str:
 
 
 @asynccontextmanager
-async def two_gateways(tmp_path: Path, store: TeamStore) -> AsyncIterator[tuple[str, str]]:
+async def two_gateways(
+    tmp_path: Path, store: TeamStore, *, traced: bool = False
+) -> AsyncIterator[tuple[str, str]]:
     """Gateways A and B (separate data directories) on one store; their MCP URLs."""
-    a, b = host(tmp_path / "a"), host(tmp_path / "b")
+    a, b = host(tmp_path / "a", traced=traced), host(tmp_path / "b", traced=traced)
     serve = ("serve", "--store", store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
     async with gateway_process(a, *serve) as on_a, gateway_process(b, *serve) as on_b:
         yield on_a["url"], on_b["url"]
@@ -120,13 +133,13 @@ async def test_two_gateways_share_sessions_labels_and_session_ends(
         assert gone.status_code == 404
 
 
-async def test_a_receipt_and_a_job_of_one_gateway_are_honoured_by_the_other(
+async def test_a_receipt_a_trace_and_a_job_of_one_gateway_are_honoured_by_the_other(
     tmp_path: Path, team_store: TeamStore
 ) -> None:
-    """A recall receipt issued by A is accepted by B (one caller, one label), and a sync
-    job started on B is reported by A."""
+    """A recall receipt issued by A is accepted by B (one caller, one label), a search
+    traced on B is listed and shown by A, and a sync job started on B is reported by A."""
     async with (
-        two_gateways(tmp_path, team_store) as (url_a, url_b),
+        two_gateways(tmp_path, team_store, traced=True) as (url_a, url_b),
         httpx.AsyncClient(timeout=60) as client,
     ):
         await remember(client, url_a, "Releases ship on Fridays.")
@@ -140,6 +153,12 @@ async def test_a_receipt_and_a_job_of_one_gateway_are_honoured_by_the_other(
         )
         receipt = recalled["structuredContent"]["receipt"]
         await remember(client, url_b, "Hotfixes ship on any weekday.", receipt=receipt)
+        searched = await call(client, url_b, "gno_search", query="hotfixes", limit=3)
+        trace_id = searched["_meta"]["gno"]["retrievalTrace"]["traceId"]
+        listed = await call(client, url_a, "gno_trace_list")
+        assert [t["traceId"] for t in listed["structuredContent"]["traces"]] == [trace_id]
+        shown = await call(client, url_a, "gno_trace_show", traceId=trace_id)
+        assert [run["kind"] for run in shown["structuredContent"]["runs"]] == ["retrieval"]
         started = await call(client, url_b, "gno_sync", collection="facts")
         job = started["structuredContent"]["jobId"]
         with trio.fail_after(60):
