@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gno_trio.engine import Engine
-from gno_trio.engine.store import journal as journal
+from gno_trio.engine import Engine, journal
+from gno_trio.engine.store.journal import SqliteJournal
 from gno_trio.errors import GnoError
 from tests.conftest import bump_mtime, write_corpus
 
@@ -253,7 +253,7 @@ def test_history_pruned_entirely_still_expires_old_cursors(journaled: Engine) ->
     latest = journaled.changes()["page"]["latestCursor"]
     with journaled.pool.connection() as conn:
         conn.execute("BEGIN IMMEDIATE")
-        journal.prune(conn, now=datetime.now(UTC) + timedelta(days=365))
+        journal.prune(SqliteJournal(conn), now=datetime.now(UTC) + timedelta(days=365))
         conn.execute("COMMIT")
     feed = journaled.changes(since=start)
     assert feed["changes"] == []

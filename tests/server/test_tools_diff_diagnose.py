@@ -20,10 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gno_trio.config import load_config
-from gno_trio.engine import Confirmation, Engine, SearchRequest
+from gno_trio.engine import Confirmation, Engine, SearchRequest, journal
 from gno_trio.engine.reads.diff import document_diff
 from gno_trio.engine.search.diagnose import diagnose
-from gno_trio.engine.store import journal as journal
 from gno_trio.engine.store.lease import write_lease
 from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
@@ -75,7 +74,7 @@ def change_ids(engine: Engine, collection: str) -> dict[tuple[str, str], str]:
 
 def diff(engine: Engine, ref: str, change: str | None = None) -> dict[str, Any]:
     with engine.connection() as conn:
-        return valid("diff", document_diff(conn, ref, change))
+        return valid("diff", document_diff(conn, engine.stores.journal(conn), ref, change))
 
 
 def explain(engine: Engine, target: str, query: str, **filters: Any) -> dict[str, Any]:

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Collection
+from gno_trio.engine import journal
 from gno_trio.engine.ingest import pending
 from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.upkeep import compact_full_text
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.store import journal
 from gno_trio.engine.store.database import unmapped
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
@@ -168,7 +168,7 @@ class IndexingKernel(EngineKernel):
                     )
                 with contextlib.suppress(sqlite3.Error):
                     c.execute("BEGIN IMMEDIATE")
-                    journal.prune(c)
+                    journal.prune(self.stores.journal(c))
                     c.execute("COMMIT")
                 with contextlib.suppress(sqlite3.Error):  # an optimisation: never fails a sync
                     compact_full_text(c, sum(report.changed for report in reports))

@@ -38,7 +38,8 @@ from typing import Any, Final
 import attrs
 
 from gno_trio.config import URI_PREFIX, Collection, Config, Context
-from gno_trio.engine.store import journal
+from gno_trio.engine import journal
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.uris import make_uri
 from gno_trio.errors import GnoError
 
@@ -97,7 +98,8 @@ def rename_collection_rows(
     conn.execute("DELETE FROM collections WHERE name = ?", (new,))
     conn.execute("UPDATE collections SET name = ? WHERE name = ?", (new, old))
     conn.execute("UPDATE ingest_errors SET collection = ? WHERE collection = ?", (new, old))
-    conn.execute("UPDATE document_changes SET collection = ? WHERE collection = ?", (new, old))
+    changes = SQLITE_STORES.journal(conn)
+    changes.rename_collection(old, new)
     moved = active = 0
     rows = conn.execute("SELECT * FROM documents WHERE collection = ? ORDER BY id", (old,))
     while batch := rows.fetchmany(_BATCH):
@@ -109,9 +111,7 @@ def rename_collection_rows(
             if row["active"]:
                 active += 1
                 previous = journal.snapshot(row)
-                journal.record(
-                    conn, "rename", new, observed_at, previous, dict(previous, uri=uri), {}
-                )
+                changes.append("rename", new, observed_at, previous, dict(previous, uri=uri), {})
         conn.executemany("UPDATE documents SET collection = ?, uri = ? WHERE id = ?", updates)
     return {"documents": moved, "activeDocuments": active, **_links_naming(conn, old)}
 

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from gno_trio.engine import journal
 from gno_trio.engine.docmeta import DocumentMeta
 from gno_trio.engine.ingest.chunker import Chunk
 from gno_trio.engine.ingest.documents import records
@@ -23,7 +24,7 @@ from gno_trio.engine.ingest.prepare import Prepared, body_chunks, has_frontmatte
 from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.store import fulltext
-from gno_trio.engine.store import journal as journal
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import fts5_ranks_documents
 from gno_trio.engine.uris import make_uri
 from gno_trio.errors import GnoError
@@ -227,7 +228,7 @@ def write_document(
     else:
         doc_id = int(existing["id"])
         previous = journal.snapshot(existing)
-        old_structure = journal.stored_structure(conn, existing)
+        old_structure = journal.stored_structure(SQLITE_STORES.journal(conn), existing)
         assignments = ", ".join(f"{k} = ?" for k in values)
         conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
     fresh = existing is None
@@ -243,9 +244,9 @@ def write_document(
     )
     if not fresh or spec.memory_managed:  # a new row has no memory rows to clear
         project_memory(conn, doc_id, prepared.meta, managed=spec.memory_managed)
-    current = journal.snapshot_values(values)
+    current = journal.snapshot(values)
     delta = journal.structure_delta(old_structure, journal.structure_of(prepared.meta))
-    journal.record(conn, kind, spec.name, observed_at, previous, current, delta)
+    SQLITE_STORES.journal(conn).append(kind, spec.name, observed_at, previous, current, delta)
     if not fresh:  # a path seen for the first time has no record to clear (the writer does)
         forget_record(conn, spec.name, prepared.found.rel_path)
     return doc_id
@@ -281,7 +282,9 @@ def rename(
         pending=pending,
     )
     project_memory(conn, int(old["id"]), prepared.meta, managed=spec.memory_managed)
-    journal.record(conn, "rename", spec.name, at, previous, journal.snapshot_values(values), {})
+    SQLITE_STORES.journal(conn).append(
+        "rename", spec.name, at, previous, journal.snapshot(values), {}
+    )
 
 
 def refresh_stat(
@@ -312,7 +315,9 @@ def reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row,
                 conn, int(row["id"]), row["rel_path"], meta, memory_managed=spec.memory_managed
             )
     previous = journal.snapshot(row)
-    journal.record(conn, "reactivate", spec.name, at, previous, dict(previous, active=True), {})
+    SQLITE_STORES.journal(conn).append(
+        "reactivate", spec.name, at, previous, dict(previous, active=True), {}
+    )
 
 
 def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> None:
@@ -322,7 +327,9 @@ def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> 
     fulltext.remove_document(conn, int(row["id"]))
     previous = journal.snapshot(row)
     current = dict(previous, active=False)
-    journal.record(conn, "inactivate", row["collection"], observed_at, previous, current, {})
+    SQLITE_STORES.journal(conn).append(
+        "inactivate", row["collection"], observed_at, previous, current, {}
+    )
 
 
 def record_error(

@@ -10,12 +10,12 @@ document is used.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any, Final
 
+from gno_trio.engine import journal
 from gno_trio.engine.lookup import resolve
-from gno_trio.engine.store import journal as journal
+from gno_trio.engine.store.journal import JournalEntry, JournalStore
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -27,48 +27,15 @@ BODY_WARNING: Final = (
 )
 
 
-def _concerns(entry: sqlite3.Row, document: sqlite3.Row) -> bool:
+def _concerns(entry: JournalEntry, document: sqlite3.Row) -> bool:
     """Whether a journal entry is about ``document`` (either side of it names the doc)."""
-    if entry["collection"] != document["collection"]:
+    if entry.collection != document["collection"]:
         return False
-    for column in ("previous_json", "current_json"):
-        if not entry[column]:
-            continue
-        side = json.loads(entry[column])
-        if side.get("docid") == document["docid"] or side.get("relPath") == document["rel_path"]:
-            return True
-    return False
-
-
-def _entries_of(conn: sqlite3.Connection, document: sqlite3.Row) -> list[sqlite3.Row]:
-    rows = conn.execute(
-        "SELECT * FROM document_changes WHERE collection = ? ORDER BY id DESC",
-        (document["collection"],),
-    ).fetchall()
-    return [row for row in rows if _concerns(row, document)]
-
-
-def _whole_delta(stored: dict[str, Any]) -> dict[str, Any]:
-    """The stored delta with every key ``changes@1.0`` requires (old rows may lack some)."""
-    return {
-        "headings": stored.get("headings", {"added": [], "removed": []}),
-        "links": stored.get("links", {"added": [], "removed": []}),
-        "typedEdges": stored.get("typedEdges", {"added": [], "removed": []}),
-        "dates": stored.get("dates", {"added": [], "removed": [], "changed": []}),
-        "truncated": bool(stored.get("truncated", False)),
-    }
-
-
-def _change(entry: sqlite3.Row) -> dict[str, Any]:
-    return {
-        "id": journal.encode_cursor(int(entry["id"])),
-        "kind": entry["kind"],
-        "collection": entry["collection"],
-        "observedAt": entry["observed_at"],
-        "previous": json.loads(entry["previous_json"]) if entry["previous_json"] else None,
-        "current": json.loads(entry["current_json"]) if entry["current_json"] else None,
-        "structureDelta": _whole_delta(json.loads(entry["delta_json"] or "{}")),
-    }
+    return any(
+        side.get("docid") == document["docid"] or side.get("relPath") == document["rel_path"]
+        for side in (entry.previous, entry.current)
+        if side
+    )
 
 
 def _document_block(row: sqlite3.Row) -> dict[str, Any]:
@@ -82,7 +49,9 @@ def _document_block(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def document_diff(conn: sqlite3.Connection, ref: str, change: str | None = None) -> dict[str, Any]:
+def document_diff(
+    conn: sqlite3.Connection, changes: JournalStore, ref: str, change: str | None = None
+) -> dict[str, Any]:
     """``document-diff@1.0`` for ``ref`` and one change id (a ``gno-change-v1.`` cursor).
 
     An unknown document or change id is ``NOT_FOUND``; a malformed id is
@@ -93,11 +62,13 @@ def document_diff(conn: sqlite3.Connection, ref: str, change: str | None = None)
     document = resolve(conn, parse_ref(ref), inactive=True)
     warnings = [BODY_WARNING]
     if change is None:
-        entries = _entries_of(conn, document)
-        entry = entries[0] if entries else None
+        entry = next(
+            (e for e in changes.of_collection(document["collection"]) if _concerns(e, document)),
+            None,
+        )
     else:
         sequence = journal.decode_cursor(change)
-        entry = conn.execute("SELECT * FROM document_changes WHERE id = ?", (sequence,)).fetchone()
+        entry = changes.entry(sequence)
         if entry is None:
             raise GnoError(
                 "NOT_FOUND", f"Change not found (never issued or pruned by retention): {change}"
@@ -116,7 +87,7 @@ def document_diff(conn: sqlite3.Connection, ref: str, change: str | None = None)
             "history": {"status": "unavailable", "reason": "no_retained_change"},
             "warnings": warnings,
         }
-    record = _change(entry)
+    record = journal.change(entry)
     truncated = bool(record["structureDelta"]["truncated"])
     if truncated:
         warnings.append("The structure delta hit its size bound; some items were left out.")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gno_trio.config.dirs import canonical_index_name
+from gno_trio.engine import journal
 from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.reads import audit as audit_mod
 from gno_trio.engine.reads import diff as diff_mod
@@ -15,7 +16,6 @@ from gno_trio.engine.reads import documents, sections
 from gno_trio.engine.reads import status as status_mod
 from gno_trio.engine.reads.bootstrap import model_size
 from gno_trio.engine.reads.semantic_facts import SemanticFacts
-from gno_trio.engine.store import journal
 from gno_trio.engine.store.database import connect, schema_version
 from gno_trio.engine.uris import parse_ref, with_index
 from gno_trio.errors import GnoError
@@ -202,12 +202,14 @@ class ReadsFace(EngineKernel):
         limit: int = 100,
     ) -> dict[str, Any]:
         with self.connection() as c:
-            return journal.feed(c, since=since, collection=collection, limit=limit)
+            return journal.feed(
+                self.stores.journal(c), since=since, collection=collection, limit=limit
+            )
 
     def diff(self, ref: str, change: str | None = None) -> dict[str, Any]:
         """The retained structural diff of one document change (the latest by default)."""
         with self.connection() as c:
-            return diff_mod.document_diff(c, ref, change)
+            return diff_mod.document_diff(c, self.stores.journal(c), ref, change)
 
     def status(self) -> dict[str, Any]:
         """Counts, health, the true embedding backlog and the embed model in force."""

@@ -38,6 +38,8 @@ from gno_trio.engine.reads.semantic_facts import (
     SemanticFacts,
 )
 from gno_trio.engine.search.boosts import content_type_boost
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.journal import JournalStore
 
 
 def onboarding(counts: Mapping[str, int], facts: SemanticFacts | None = None) -> dict[str, Any]:
@@ -184,13 +186,10 @@ def background(last_sync: str | None, facts: SemanticFacts | None = None) -> dic
     }
 
 
-def generations(conn: sqlite3.Connection) -> dict[str, int]:
+def generations(changes: JournalStore) -> dict[str, int]:
     """The change-journal sequence at the last content change and at the last change of any kind."""
-    row = conn.execute(
-        "SELECT COALESCE(MAX(id), 0), COALESCE(MAX(CASE WHEN kind IN "
-        "('create', 'update', 'reactivate') THEN id END), 0) FROM document_changes"
-    ).fetchone()
-    return {"content": int(row[1]), "index": int(row[0])}
+    index, content = changes.generations()
+    return {"content": content, "index": index}
 
 
 def _no_model_loads() -> dict[str, int]:
@@ -251,7 +250,9 @@ def readiness_fields(
         "health": health(counts, failing, report),
         "background": background(last_sync, semantic),
         "bootstrap": bootstrap(cache_dir, semantic),
-        "resident": standalone_resident("direct-cli", generation=generations(conn)),
+        "resident": standalone_resident(
+            "direct-cli", generation=generations(SQLITE_STORES.journal(conn))
+        ),
     }
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gno_trio.engine.graph.links import CollectionIndex, DocSummary, Resolver, summary
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 
 SEED_LIMIT: Final = 5
 CANDIDATE_LIMIT: Final = 20
@@ -71,10 +72,7 @@ class _CachedResolver(Resolver):
             return known
         conn = self._conn
         path = str(conn.execute("PRAGMA database_list").fetchone()[2])
-        row = conn.execute(
-            "SELECT MAX(id) FROM document_changes WHERE collection = ?", (collection,)
-        ).fetchone()
-        version = int(row[0] or 0)
+        version = SQLITE_STORES.journal(conn).latest(collection)
         with _indexes_lock:
             cached = _indexes.get((path, collection))
         if cached is not None and cached[0] == version:
@@ -104,9 +102,9 @@ def _markdown_links_ending(conn: sqlite3.Connection, endings: set[str]) -> list[
     gained or lost rows.
     """
     path = str(conn.execute("PRAGMA database_list").fetchone()[2])
-    journal = conn.execute("SELECT COALESCE(MAX(id), 0) FROM document_changes").fetchone()
+    journal = SQLITE_STORES.journal(conn).latest()
     links = conn.execute("SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM doc_links").fetchone()
-    stamp = (int(journal[0]), int(links[0]), int(links[1]))
+    stamp = (journal, int(links[0]), int(links[1]))
     with _endings_lock:
         cached = _endings.get(path)
     if cached is None or cached[0] != stamp:

@@ -2,7 +2,8 @@
 
 Each aggregate the rules above read and write through a protocol of its own
 (:class:`~.egress_receipts.ReceiptStore`, :class:`~.traces.TraceStore`,
-:class:`~.memory.FactStore`) is opened here on a connection of the call.
+:class:`~.memory.FactStore`, :class:`~.journal.JournalStore`) is opened
+here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
 :class:`Stores` whose aggregates take that database's connection.
@@ -14,6 +15,7 @@ import sqlite3
 from typing import Final, Protocol
 
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
+from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
 from gno_trio.engine.store.traces import SqliteTraces, TraceStore
 
@@ -27,6 +29,8 @@ class Stores(Protocol):
 
     def memory_facts(self, conn: sqlite3.Connection) -> FactStore: ...
 
+    def journal(self, conn: sqlite3.Connection) -> JournalStore: ...
+
 
 class SqliteStores:
     """:class:`Stores` of the embedded SQLite index."""
@@ -39,6 +43,9 @@ class SqliteStores:
 
     def memory_facts(self, conn: sqlite3.Connection) -> FactStore:
         return SqliteFacts(conn)
+
+    def journal(self, conn: sqlite3.Connection) -> JournalStore:
+        return SqliteJournal(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()
