@@ -11,7 +11,7 @@ A second database is a second class with these methods.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Protocol
 
 from gno_trio.engine.store import pages
@@ -32,6 +32,20 @@ RECEIPT_COLUMNS: Final = (
 )
 """A receipt row's columns (what :meth:`ReceiptStore.append` is given, by name)."""
 _TABLE: Final = "egress_audit_receipts"
+
+
+def beyond_caps(
+    oldest_first: Iterable[RowView], count: int, size: int, max_receipts: int, max_bytes: int
+) -> list[str]:
+    """The audit ids to drop, oldest first, until ``count`` receipts of ``size`` bytes fit
+    both caps (rows with ``audit_id`` and ``byte_size``)."""
+    dropped: list[str] = []
+    for row in oldest_first:
+        if count <= max_receipts and size <= max_bytes:
+            break
+        dropped.append(str(row["audit_id"]))
+        count, size = count - 1, size - int(row["byte_size"])
+    return dropped
 
 
 class ReceiptStore(Protocol):
@@ -113,11 +127,8 @@ class SqliteReceipts:
         rows = conn.execute(
             f"SELECT audit_id, byte_size FROM {_TABLE} ORDER BY created_at_ms, audit_id"
         ).fetchall()
-        for row in rows:
-            if count <= max_receipts and size <= max_bytes:
-                break
-            conn.execute(f"DELETE FROM {_TABLE} WHERE audit_id = ?", (row["audit_id"],))
-            count, size = count - 1, size - int(row["byte_size"])
+        for audit_id in beyond_caps(rows, count, size, max_receipts, max_bytes):
+            conn.execute(f"DELETE FROM {_TABLE} WHERE audit_id = ?", (audit_id,))
 
     def page(
         self, *, limit: int, after: pages.PageKey | None
@@ -159,4 +170,4 @@ class SqliteReceipts:
             return int(deleted), pages.physical_cleanup(conn)
 
 
-__all__ = ["RECEIPT_COLUMNS", "ReceiptStore", "SqliteReceipts"]
+__all__ = ["RECEIPT_COLUMNS", "ReceiptStore", "SqliteReceipts", "beyond_caps"]

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from gno_trio.engine.store import pages
 from gno_trio.engine.store.database import RowView
-from gno_trio.engine.store.egress_receipts import RECEIPT_COLUMNS
+from gno_trio.engine.store.egress_receipts import RECEIPT_COLUMNS, beyond_caps
 from gno_trio.engine.team.database import TeamDatabase
 from gno_trio.engine.team.rows import UNCONFIRMED_CLEANUP, IndexRows
 
@@ -45,7 +45,7 @@ class TeamReceipts:
                 f"SELECT MAX(created_at_ms) AS newest FROM {_TABLE} WHERE index_name = %s",
                 (rows.index_name,),
             )
-            row = make(None if newest is None or newest["newest"] is None else newest["newest"])
+            row = make(newest["newest"] if newest is not None else None)
             marks = ", ".join("%s" for _ in RECEIPT_COLUMNS)
             rows.run(
                 f"INSERT INTO {_TABLE} (index_name, {', '.join(RECEIPT_COLUMNS)}) "
@@ -63,18 +63,16 @@ class TeamReceipts:
         count, size = self._count_and_size()
         if count <= max_receipts and size <= max_bytes:
             return
-        for row in rows.all(
+        oldest_first = rows.all(
             f"SELECT audit_id, byte_size FROM {_TABLE} WHERE index_name = %s "
             "ORDER BY created_at_ms, audit_id",
             (rows.index_name,),
-        ):
-            if count <= max_receipts and size <= max_bytes:
-                break
+        )
+        for audit_id in beyond_caps(oldest_first, count, size, max_receipts, max_bytes):
             rows.run(
                 f"DELETE FROM {_TABLE} WHERE index_name = %s AND audit_id = %s",
-                (rows.index_name, row["audit_id"]),
+                (rows.index_name, audit_id),
             )
-            count, size = count - 1, size - int(row["byte_size"])
 
     def _count_and_size(self) -> tuple[int, int]:
         found = self._rows.one(
