@@ -9,6 +9,7 @@ with the same retention, cursors and errors, through the engine's face only.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,24 @@ def test_receipt_pages_interleave_both_writers_and_refuse_forged_cursors(hosts: 
     for bad in ("nope", audit.CURSOR_PREFIX + "AAAA", audit.CURSOR_PREFIX):
         assert error_code(lambda bad=bad: b.egress_audit_list(cursor=bad)) == "INVALID_INPUT"
     assert error_code(lambda: b.egress_audit_list(limit=0)) == "INVALID_INPUT"
+
+
+def test_writers_at_once_still_give_every_receipt_its_own_moment(hosts: Hosts) -> None:
+    """Concurrent writers take turns: creation times stay strictly ordered, none repeats."""
+    a, b = audited(hosts)
+    each = 15
+
+    def write(engine: Engine) -> None:
+        for _ in range(each):
+            judge(engine)
+
+    workers = [threading.Thread(target=write, args=(engine,)) for engine in (a, b)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    moments = [r["createdAtMs"] for r in b.egress_audit_list()["receipts"]]
+    assert len(moments) == 2 * each and len(set(moments)) == 2 * each
 
 
 def test_receipt_retention_holds_across_writers(
