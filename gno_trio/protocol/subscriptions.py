@@ -18,6 +18,7 @@ id on every notification, and ends the stream with a ``complete`` result.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Protocol
 
@@ -85,22 +86,26 @@ class SubscriptionBook(Protocol):
 
 
 class MemoryBook:
-    """A :class:`SubscriptionBook` held by this process alone."""
+    """A :class:`SubscriptionBook` held by this process alone (any thread may call it)."""
 
     def __init__(self) -> None:
         self._uris: set[str] = set()
+        self._lock = threading.Lock()
 
     def add(self, uri: str, limit: int) -> bool:
-        if uri not in self._uris and len(self._uris) >= limit:
-            return False
-        self._uris.add(uri)
-        return True
+        with self._lock:
+            if uri not in self._uris and len(self._uris) >= limit:
+                return False
+            self._uris.add(uri)
+            return True
 
     def discard(self, uri: str) -> None:
-        self._uris.discard(uri)
+        with self._lock:
+            self._uris.discard(uri)
 
     def uris(self) -> frozenset[str]:
-        return frozenset(self._uris)
+        with self._lock:
+            return frozenset(self._uris)
 
 
 class ResourceSubscriptions:
@@ -140,15 +145,21 @@ class ResourceSubscriptions:
         return sorted(self._book.uris())
 
     def notices(
-        self, entries: Iterable[Mapping[str, Any]], *, list_changes: bool = True
+        self,
+        entries: Iterable[Mapping[str, Any]],
+        *,
+        list_changes: bool = True,
+        subscribed: frozenset[str] | None = None,
     ) -> list[Notice]:
         """The notifications ``entries`` (``changes@1.0`` journal entries) mean for this listener.
 
         One ``updated`` per subscribed URI (the old and the new URI of a
         rename both count), then at most one ``list_changed`` (unless
-        ``list_changes`` is off).
+        ``list_changes`` is off). ``subscribed``: the URIs, when the caller
+        already read them from a book that blocks.
         """
-        subscribed = self._book.uris()  # read once per batch: it may live in another process
+        if subscribed is None:  # read once per batch: it may live in another process
+            subscribed = self._book.uris()
         updated: list[str] = []
         list_changed = False
         for entry in entries:

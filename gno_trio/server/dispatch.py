@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import msgspec
+import trio
 
 from gno_trio.errors import GnoError, Kind
 from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS, MODERN_REQUEST_METHODS
@@ -349,11 +350,15 @@ class McpApp:
         return ctx.subscriptions
 
     async def _subscribe(self, params: Params, ctx: RequestContext) -> dict[str, Any]:
-        self._subscriptions(RESOURCES_SUBSCRIBE, ctx).subscribe(params)
+        # In a worker thread: the book may be a registry shared by gateway processes.
+        await trio.to_thread.run_sync(
+            self._subscriptions(RESOURCES_SUBSCRIBE, ctx).subscribe, params
+        )
         return {}
 
     async def _unsubscribe(self, params: Params, ctx: RequestContext) -> dict[str, Any]:
-        self._subscriptions(RESOURCES_UNSUBSCRIBE, ctx).unsubscribe(params)
+        subscriptions = self._subscriptions(RESOURCES_UNSUBSCRIBE, ctx)
+        await trio.to_thread.run_sync(subscriptions.unsubscribe, params)
         return {}
 
 

@@ -30,12 +30,9 @@ from gno_trio.protocol.subscriptions import (
     ResourceSubscriptions,
 )
 from gno_trio.transports.http.metrics import TransportMetrics
+from gno_trio.transports.http.session_registry import FileSessionRegistry, SessionRegistry
 from gno_trio.transports.http.sessions import HttpSession, SessionLimit
-from gno_trio.transports.http.shared_sessions import (
-    FileSessionRegistry,
-    SessionRegistry,
-    SharedSessionStore,
-)
+from gno_trio.transports.http.shared_sessions import SharedSessionStore
 from gno_trio.transports.http.tokens import token_digest
 from tests.conftest import STORES
 from tests.support.http_gateway_support import initialize_body
@@ -80,11 +77,11 @@ def two_workers(registries: Registries, clock: Clock, **options: Any) -> list[Sh
     ]
 
 
-def initialized(store: SharedSessionStore, identity: str = "loopback") -> HttpSession:
-    session = store.open(identity)
+async def initialized(store: SharedSessionStore, identity: str = "loopback") -> HttpSession:
+    session = await store.open(identity)
     assert isinstance(session, HttpSession)
     session.protocol.admit("initialize", initialize_body()["params"])
-    store.record(session)
+    await store.record(session)
     return session
 
 
@@ -92,47 +89,51 @@ async def test_a_session_opened_on_one_worker_is_served_by_the_other(
     registries: Registries,
 ) -> None:
     first, second = two_workers(registries, Clock())
-    created = initialized(first)
-    seen = second.get(created.id)
+    created = await initialized(first)
+    seen = await second.get(created.id)
     assert seen is not None and seen.identity == "loopback"
     assert seen.protocol.protocol_version == "2025-11-25"
     assert seen.protocol.client_info is not None and seen.protocol.client_info.name == "raw-legacy"
-    assert second.get("not-a-session") is None
-    second.close(seen, "deleted")
-    assert first.get(created.id) is None and created.closed
+    assert await second.get("not-a-session") is None
+    await second.close(seen, "deleted")
+    assert await first.get(created.id) is None and created.closed
     assert len(first) == len(second) == 0
 
 
 async def test_the_session_limit_counts_every_worker(registries: Registries) -> None:
     first, second = two_workers(registries, Clock(), max_sessions=3)
-    assert first.open("loopback") and second.open("loopback") and first.open("loopback")
-    assert second.open("loopback") is SessionLimit.TOTAL
-    assert first.open("loopback") is SessionLimit.TOTAL
+    assert (
+        await first.open("loopback")
+        and await second.open("loopback")
+        and await first.open("loopback")
+    )
+    assert await second.open("loopback") is SessionLimit.TOTAL
+    assert await first.open("loopback") is SessionLimit.TOTAL
     assert len(first) == len(second) == 3
 
 
 async def test_the_per_identity_limit_counts_every_worker(registries: Registries) -> None:
     first, second = two_workers(registries, Clock(), max_sessions=4, max_per_identity=2)
-    initialized(first, "bearer:one")
-    initialized(second, "bearer:one")
-    assert first.open("bearer:one") is SessionLimit.PER_IDENTITY
-    assert second.open("bearer:one") is SessionLimit.PER_IDENTITY
-    assert isinstance(second.open("bearer:two"), HttpSession)  # another identity still may
+    await initialized(first, "bearer:one")
+    await initialized(second, "bearer:one")
+    assert await first.open("bearer:one") is SessionLimit.PER_IDENTITY
+    assert await second.open("bearer:one") is SessionLimit.PER_IDENTITY
+    assert isinstance(await second.open("bearer:two"), HttpSession)  # another identity still may
     assert len(first) == 3
 
 
 async def test_reaping_spares_sessions_busy_on_another_worker(registries: Registries) -> None:
     clock = Clock()
     first, second = two_workers(registries, clock, idle_timeout=10.0)
-    busy = initialized(first)
-    idle = initialized(first)
+    busy = await initialized(first)
+    idle = await initialized(first)
     busy.in_flight[7] = trio.CancelScope()
     clock.now += 6
-    first.reap()  # refreshes what is in use here
+    await first.reap()  # refreshes what is in use here
     clock.now += 6
-    assert second.reap() == 1
-    assert second.get(busy.id) is not None and second.get(idle.id) is None
-    first.reap()
+    assert await second.reap() == 1
+    assert await second.get(busy.id) is not None and await second.get(idle.id) is None
+    await first.reap()
     assert idle.closed and not busy.closed
 
 
@@ -144,13 +145,13 @@ async def test_rotation_noticed_late_keeps_sessions_of_the_new_token(
     token_file.chmod(0o600)
     new_identity = "bearer:" + token_digest("n" * 40).hex()
     first, second = two_workers(registries, Clock(), token_file=token_file)
-    old = initialized(first, "bearer:" + "0" * 64)
-    anonymous = initialized(first)
-    assert first.revoke_authenticated() == 1
-    fresh = initialized(first, new_identity)
-    assert second.revoke_authenticated() == 0  # this worker noticed the rotation later
-    assert second.get(fresh.id) is not None and second.get(anonymous.id) is not None
-    assert second.get(old.id) is None and old.closed
+    old = await initialized(first, "bearer:" + "0" * 64)
+    anonymous = await initialized(first)
+    assert await first.revoke_authenticated() == 1
+    fresh = await initialized(first, new_identity)
+    assert await second.revoke_authenticated() == 0  # this worker noticed the rotation later
+    assert await second.get(fresh.id) is not None and await second.get(anonymous.id) is not None
+    assert await second.get(old.id) is None and old.closed
 
 
 def _subscriptions(session: HttpSession | None) -> ResourceSubscriptions:
@@ -165,9 +166,9 @@ async def test_subscriptions_are_capped_per_session_whichever_worker_takes_them(
     registries: Registries,
 ) -> None:
     first, second = two_workers(registries, Clock(), legacy_methods=SUBSCRIBING)
-    session = initialized(first)
-    other = initialized(second)
-    here, there = _subscriptions(session), _subscriptions(second.get(session.id))
+    session = await initialized(first)
+    other = await initialized(second)
+    here, there = _subscriptions(session), _subscriptions(await second.get(session.id))
     for index in range(MAX_SUBSCRIPTIONS):
         (here if index % 2 else there).subscribe({"uri": f"gno://notes/{index}.md"})
     assert len(here) == len(there) == MAX_SUBSCRIPTIONS
@@ -188,11 +189,11 @@ async def test_subscriptions_are_capped_per_session_whichever_worker_takes_them(
 
 async def test_a_sessions_subscriptions_end_with_it(registries: Registries) -> None:
     first, second = two_workers(registries, Clock(), legacy_methods=SUBSCRIBING)
-    session = initialized(first)
+    session = await initialized(first)
     _subscriptions(session).subscribe({"uri": "gno://notes/alpha.md"})
-    elsewhere = second.get(session.id)
+    elsewhere = await second.get(session.id)
     assert elsewhere is not None
-    second.close(elsewhere, "deleted")
+    await second.close(elsewhere, "deleted")
     registry = registries.make()
     try:
         assert registry.subscriptions(session.id) == frozenset()
@@ -218,13 +219,39 @@ async def test_an_ended_session_reaches_its_holder_at_once_in_team_mode(
             )
             for _ in range(2)
         )
-        held = initialized(first)
-        seen = second.get(held.id)
+        held = await initialized(first)
+        seen = await second.get(held.id)
         assert seen is not None
-        second.close(seen, "deleted")
+        await second.close(seen, "deleted")
         assert not held.closed  # the holder has not heard yet
         ended = [payload for _, payload in listener.wait(10)]
-        first.ended_elsewhere(ended)
+        await first.ended_elsewhere(ended)
         assert held.closed and ended == [held.id]
     finally:
         listener.close()
+
+
+async def test_one_get_stream_per_session_across_workers_and_a_dead_workers_claim_lapses(
+    registries: Registries,
+) -> None:
+    clock = Clock()
+    first, second = two_workers(registries, clock, idle_timeout=40.0)
+    session = await initialized(first)
+    elsewhere = await second.get(session.id)
+    assert elsewhere is not None
+    session.in_flight[1] = trio.CancelScope()  # in use here: the session itself stays
+    assert await first.claim_stream(session)
+    assert not await second.claim_stream(elsewhere)  # held by the other worker
+    assert not await first.claim_stream(session)  # and twice on one worker
+    await first.release_stream(session)
+    assert await second.claim_stream(elsewhere)  # free once the first stream ended
+
+    # The holder renews its claim on every reaper pass while the stream lives...
+    clock.now += second.stream_lease * 0.9
+    await second.reap()
+    clock.now += second.stream_lease * 0.9
+    assert not await first.claim_stream(session)
+    # ...and a worker that died renews nothing: its claim lapses after the lease.
+    await first.reap()
+    clock.now += second.stream_lease * 1.1
+    assert await first.claim_stream(session)

@@ -327,7 +327,7 @@ async def test_a_session_used_by_another_identity_is_closed_with_403() -> None:
         )
         session_id = opened.headers["mcp-session-id"]
         # Pretend the session had been created by a bearer identity.
-        session = gateway.state.sessions.get(session_id)
+        session = await gateway.state.sessions.get(session_id)
         assert session is not None
         session.identity = "bearer:" + "0" * 64
         stolen = await asgi_call(
@@ -337,7 +337,7 @@ async def test_a_session_used_by_another_identity_is_closed_with_403() -> None:
             body=json.dumps(rpc("ping")).encode(),
         )
         assert_boundary_error(stolen.status, stolen.body, 403)
-        assert gateway.state.sessions.get(session_id) is None
+        assert await gateway.state.sessions.get(session_id) is None
         session.identity = "loopback"
         gone = await asgi_call(
             gateway,
@@ -371,7 +371,7 @@ async def test_server_messages_reach_the_session_get_stream() -> None:
             body=json.dumps(initialize_body()).encode(),
         )
         session_id = opened.headers["mcp-session-id"]
-        session = gateway.state.sessions.get(session_id)
+        session = await gateway.state.sessions.get(session_id)
         assert session is not None
         assert not session.push(b'{"jsonrpc":"2.0","method":"early"}\n')  # no stream yet
         streamed: list[Any] = []
@@ -394,7 +394,7 @@ async def test_server_messages_reach_the_session_get_stream() -> None:
                 line = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
                 assert session.push(line)
                 await trio.sleep(0.05)
-                gateway.state.sessions.close(session, "test")
+                await gateway.state.sessions.close(session, "test")
         response = streamed[0]
         assert response.status == 200
         assert sse_messages(response.body) == [

@@ -205,3 +205,43 @@ async def test_listen_streams_hear_changes_on_every_worker(tmp_path: Path) -> No
                     assert heard["params"]["uri"] == NOTE
                     assert heard["params"]["_meta"][SUBSCRIPTION_ID_KEY] == "listen"
                 nursery.cancel_scope.cancel()
+
+
+async def test_one_get_stream_per_session_holds_across_workers(tmp_path: Path) -> None:
+    """A second GET stream is 409 on the other worker too (else it would hear everything twice)."""
+    notes_index(tmp_path)
+    args = ("serve", "--workers", "2", "--subscriptions", "--no-embed", "--no-watch")
+    stream_headers = {"accept": "text/event-stream", "mcp-protocol-version": LEGACY}
+    async with gateway_process(tmp_path, *args) as announced:
+        url = announced["url"]
+        base = url.removesuffix("/mcp")
+        with trio.fail_after(WAIT_S * 4):
+            async with client_on(base) as (holder, first):
+                opened = await first.post(url, headers=legacy_headers(), json=initialize_body())
+                session = opened.headers["mcp-session-id"]
+                await _post(first, url, session, rpc("notifications/initialized", None, None))
+                headers = {**stream_headers, "mcp-session-id": session}
+                async with first.stream("GET", url, headers=headers) as held:
+                    assert held.status_code == 200
+                    async with (
+                        client_on(base, avoid=holder) as (other, second),
+                        second.stream("GET", url, headers=headers) as refused,
+                    ):
+                        assert other != holder
+                        assert refused.status_code == 409  # not a second stream on this worker
+                        body = json.loads(await refused.aread())
+                        assert body["error"]["message"] == (
+                            "A GET stream is already open for this session"
+                        )
+            # Once the first stream is gone, another worker may open one.
+            for _ in range(100):
+                async with (
+                    client_on(base, avoid=holder) as (_, third),
+                    third.stream("GET", url, headers=headers) as again,
+                ):
+                    if again.status_code == 200:
+                        break
+                    assert again.status_code == 409  # the old one is still closing
+                await trio.sleep(0.1)
+            else:
+                raise AssertionError("the ended stream's claim was never let go")

@@ -147,6 +147,36 @@ class TeamSessions:
             ).fetchall()
         return frozenset(row[0] for row in rows)
 
+    def claim_stream(self, session_id: str, claim: str, now: float, until: float) -> bool:
+        """Take a live session's GET stream unless an unexpired claim holds it (one statement)."""
+        with self._database.connection() as conn:
+            row = conn.execute(
+                "INSERT INTO gno_gateway_streams (session_id, claim, until) "
+                "SELECT id, %s, %s FROM gno_gateway_sessions WHERE id = %s "
+                "ON CONFLICT (session_id) DO UPDATE SET claim = excluded.claim, "
+                "until = excluded.until WHERE gno_gateway_streams.until < %s "
+                "RETURNING claim",
+                (claim, until, session_id, now),
+            ).fetchone()
+        return row is not None
+
+    def renew_streams(self, claims: list[tuple[str, str]], until: float) -> None:
+        with self._database.connection() as conn:
+            conn.execute(
+                "UPDATE gno_gateway_streams SET until = greatest(until, %s) "
+                "FROM unnest(%s::text[], %s::text[]) AS held (session_id, claim) "
+                "WHERE gno_gateway_streams.session_id = held.session_id "
+                "AND gno_gateway_streams.claim = held.claim",
+                (until, [c[0] for c in claims], [c[1] for c in claims]),
+            )
+
+    def release_stream(self, session_id: str, claim: str) -> None:
+        with self._database.connection() as conn:
+            conn.execute(
+                "DELETE FROM gno_gateway_streams WHERE session_id = %s AND claim = %s",
+                (session_id, claim),
+            )
+
     def announce_cancel(self, session_id: str, request_id: str | int) -> None:
         """Ask whichever gateway runs this request of the session to stop it."""
         payload = json.dumps({"session": session_id, "request": request_id})

@@ -170,8 +170,14 @@ class GatewayApp:
         return digest is not None and caller.identity == bearer_identity(digest)
 
     def _credentials_changed(self) -> None:
-        closed = self.state.sessions.revoke_authenticated()
         self.state.metrics.refusals["credentials_changed"] += 1
+        try:  # the store may have to ask a shared registry: not on this request's path
+            self.state.supervisor.start_soon(self._revoke, name="revoke-sessions")
+        except RuntimeError:  # shutting down: every session ends anyway
+            logger.debug("token file changed while the gateway shuts down")
+
+    async def _revoke(self) -> None:
+        closed = await self.state.sessions.revoke_authenticated()
         if closed:
             logger.warning("token file changed: closed %d authenticated session(s)", closed)
 
@@ -284,10 +290,11 @@ class GatewayApp:
                         )
                     )
                 self.state.metrics.requests["status"] += 1
+                sessions = await self.state.sessions.count()  # a shared count: off the loop
                 document = (
-                    resident_status(self.state)
+                    resident_status(self.state, sessions)
                     if path == STATUS_PATH
-                    else transport_metrics(self.state)
+                    else transport_metrics(self.state, sessions)
                 )
                 await self._reply(
                     send, Reply(status=200, body=_json_encoder.encode(document), headers=_NO_STORE)

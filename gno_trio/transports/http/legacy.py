@@ -72,7 +72,7 @@ def _check_common(exchange: Exchange) -> None:
         )
 
 
-def _session_for(
+async def _session_for(
     state: GatewayState, exchange: Exchange, request_id: RequestId | None
 ) -> HttpSession:
     """The caller's own live session, or the refusal to answer with."""
@@ -90,7 +90,7 @@ def _session_for(
         raise Refused(
             invalid_request_reply(400, "Mcp-Session-Id sent more than once", reason="session-twice")
         )
-    session = state.sessions.get(session_id.strip())
+    session = await state.sessions.get(session_id.strip())
     if session is None:
         raise Refused(
             jsonrpc_reply(
@@ -101,7 +101,7 @@ def _session_for(
             )
         )
     if not session_belongs_to(session.identity, exchange.caller):
-        state.sessions.close(session, "identity")
+        await state.sessions.close(session, "identity")
         raise Refused(boundary_reply(403, "session-identity"))
     return session
 
@@ -118,20 +118,22 @@ async def post(
     ):
         await _initialize(state, exchange, message)
         return
-    session = _session_for(state, exchange, _message_id(message))
-    state.sessions.touch(session)
+    session = await _session_for(state, exchange, _message_id(message))
+    await state.sessions.touch(session)
     if isinstance(message, Request):
         await _serve_request(state, exchange, session, message, ticket)
         return
     if isinstance(message, Notification):
-        _on_notification(state, session, message)
+        await _on_notification(state, session, message)
     await send_reply(exchange.send, empty_reply(202, reason="accepted"))
 
 
-def _on_notification(state: GatewayState, session: HttpSession, message: Notification) -> None:
+async def _on_notification(
+    state: GatewayState, session: HttpSession, message: Notification
+) -> None:
     if message.method == CANCELLED_NOTIFICATION:
         params = message.params or {}
-        state.sessions.cancel(session, params.get("requestId"))
+        await state.sessions.cancel(session, params.get("requestId"))
         return
     session.protocol.on_notification(message.method)
     state.app.handle_notification(message.method, message.params)
@@ -167,17 +169,17 @@ def _sessions_full(
 
 
 async def _initialize(state: GatewayState, exchange: Exchange, request: Request) -> None:
-    session = state.sessions.open(exchange.caller.identity)
+    session = await state.sessions.open(exchange.caller.identity)
     if isinstance(session, SessionLimit):
         raise Refused(_sessions_full(state, exchange.caller.identity, session, request.id))
     try:
         admission = session.protocol.admit(request.method, request.params)
     except ProtocolError as exc:
-        state.sessions.close(session, "failed")
+        await state.sessions.close(session, "failed")
         raise Refused(
             jsonrpc_reply(400, request.id, exc.to_error_object(), reason="initialize-invalid")
         ) from None
-    state.sessions.record(session)
+    await state.sessions.record(session)
     responder = Responder(exchange.send, ((SESSION_HEADER.encode(), session.id.encode()),))
     context = RequestContext.from_admission(
         admission,
@@ -197,7 +199,8 @@ async def _initialize(state: GatewayState, exchange: Exchange, request: Request)
         )
     finally:
         if not responder.committed:
-            state.sessions.close(session, "failed")
+            with trio.CancelScope(shield=True):
+                await state.sessions.close(session, "failed")
 
 
 async def _serve_request(
@@ -259,7 +262,8 @@ async def _serve_request(
             await responder.end_without_answer()
     finally:
         session.in_flight.pop(request.id, None)
-        state.sessions.touch(session)
+        with trio.CancelScope(shield=True):
+            await state.sessions.touch(session)
 
 
 def _always() -> bool:
@@ -277,8 +281,8 @@ async def get(
             invalid_request_reply(406, "Accept must include text/event-stream", reason="accept")
         )
     _check_common(exchange)
-    session = _session_for(state, exchange, None)
-    if session.stream is not None:
+    session = await _session_for(state, exchange, None)
+    if not await state.sessions.claim_stream(session):
         raise Refused(
             invalid_request_reply(
                 409, "A GET stream is already open for this session", reason="stream-twice"
@@ -299,8 +303,8 @@ async def get(
 async def delete(state: GatewayState, exchange: Exchange) -> None:
     """End a session: its id answers 404 from now on."""
     _check_common(exchange)
-    session = _session_for(state, exchange, None)
-    state.sessions.close(session, "deleted")
+    session = await _session_for(state, exchange, None)
+    await state.sessions.close(session, "deleted")
     await send_reply(exchange.send, empty_reply(204, reason="deleted"))
 
 

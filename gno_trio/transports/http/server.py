@@ -43,6 +43,7 @@ from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CallerLabels, ensure_caller_key
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.runtime_admission import RuntimeAdmission
+from gno_trio.transports.http.session_registry import FileSessionRegistry, SessionRegistry
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import (
     STATUS_PATH,
@@ -52,8 +53,6 @@ from gno_trio.transports.http.settings import (
     check_bind,
 )
 from gno_trio.transports.http.shared_sessions import (
-    FileSessionRegistry,
-    SessionRegistry,
     SharedSessionStore,
 )
 from gno_trio.transports.http.state import GatewayState, WorkerSeat
@@ -242,8 +241,7 @@ async def serve_gateway(
             )
         if team is not None and isinstance(state.sessions, SharedSessionStore):
             supervisor.start_soon(hear_other_gateways, team, state.sessions, name="team-notices")
-        reap_every = max(0.25, min(30.0, state.sessions.idle_timeout / 4))
-        supervisor.every(reap_every, state.sessions.reap, name="session-reaper")
+        supervisor.every(state.sessions.reap_every, state.sessions.reap, name="session-reaper")
         supervisor.every(
             _MEMORY_CHECK_EVERY,
             lambda: state.memory.maybe_release(idle=state.capacity.stats().active == 0),

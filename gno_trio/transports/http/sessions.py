@@ -7,7 +7,8 @@ that created it: another identity presenting the id gets 403, and the session
 is closed (an id that leaked is dead). Unknown or closed ids get 404, so a
 client knows to start over. Resumption is not offered (``Last-Event-ID`` is 400).
 
-At most one GET stream per session (409 for a second). It runs as a
+At most one GET stream per session (409 for a second), claimed in the store
+before its headers go out (a shared store makes that hold across processes). It runs as a
 supervised task, so DELETE, the idle reaper, credential rotation and shutdown
 can end it from outside; it carries only server-initiated messages and
 keep-alive comments. Before each keep-alive it checks that its caller's
@@ -51,6 +52,8 @@ logger = logging.getLogger("gno_trio.transports.http")
 
 SESSION_NOT_FOUND_CODE: Final = -32001
 _OUTBOX_SIZE: Final = 64
+_SETTLE_SECONDS: Final = 10.0
+"""At most this long to record a GET stream's end in the store, even while shutting down."""
 
 
 def new_session_id() -> str:
@@ -71,6 +74,7 @@ class HttpSession:
         "last_seen",
         "protocol",
         "stream",
+        "stream_claim",
         "subscriptions",
     )
 
@@ -93,6 +97,8 @@ class HttpSession:
         self.last_seen = now
         self.in_flight: dict[RequestId, trio.CancelScope] = {}
         self.stream: TaskHandle | None = None
+        # Set from the moment a GET stream is claimed until it has ended.
+        self.stream_claim: str | None = None
         self.closed = False
         self._outbox, self.inbox = trio.open_memory_channel[bytes](_OUTBOX_SIZE)
 
@@ -110,8 +116,13 @@ class HttpSession:
             return False
         return True
 
-    def notify_changes(self, entries: Sequence[Mapping[str, Any]]) -> None:
+    def notify_changes(
+        self, entries: Sequence[Mapping[str, Any]], subscribed: frozenset[str] | None = None
+    ) -> None:
         """Queue what ``entries`` mean for this session's subscriptions on its GET stream.
+
+        ``subscribed``: the session's URIs when the caller already read them
+        (a shared store reads them off the event loop).
 
         Never waits: with no stream open the notices are not kept (the spec
         lets a server send them only where a stream is), and a stream whose
@@ -120,7 +131,7 @@ class HttpSession:
         """
         if self.subscriptions is None or self.stream is None or not self.protocol.initialized:
             return
-        for method, params in self.subscriptions.notices(entries):
+        for method, params in self.subscriptions.notices(entries, subscribed=subscribed):
             self.push(encode_notification(method, params))
 
     def cancel_request(self, request_id: object) -> None:
@@ -166,7 +177,16 @@ class SessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def open(self, identity: str) -> HttpSession | SessionLimit:
+    async def count(self) -> int:
+        """Live sessions of the gateway (every process's, for a shared store)."""
+        return len(self._sessions)
+
+    @property
+    def reap_every(self) -> float:
+        """Seconds between reaper passes: a quarter of the idle timeout, within [0.25, 30]."""
+        return max(0.25, min(30.0, self.idle_timeout / 4))
+
+    async def open(self, identity: str) -> HttpSession | SessionLimit:
         """Reserve a new session for an ``initialize`` in progress, or name the limit it hits."""
         if len(self._sessions) >= self.max_sessions:
             return SessionLimit.TOTAL
@@ -178,30 +198,45 @@ class SessionStore:
         self._metrics.sessions["opened"] += 1
         return session
 
-    def get(self, session_id: str) -> HttpSession | None:
+    async def get(self, session_id: str) -> HttpSession | None:
         return self._sessions.get(session_id)
 
-    def touch(self, session: HttpSession) -> None:
+    async def touch(self, session: HttpSession) -> None:
         session.last_seen = self._clock()
 
-    def record(self, session: HttpSession) -> None:
+    async def record(self, session: HttpSession) -> None:
         """Hook: the handshake of ``session`` is settled (a shared store persists it)."""
+
+    async def claim_stream(self, session: HttpSession) -> bool:
+        """Take the session's one GET stream; False when one is open (or opening) already."""
+        if session.stream is not None or session.stream_claim is not None:
+            return False
+        session.stream_claim = secrets.token_hex(16)
+        return True
+
+    async def release_stream(self, session: HttpSession) -> None:
+        """The GET stream of ``session`` ended: another may open."""
+        session.stream_claim = None
 
     async def notify_changes(self, entries: Sequence[Mapping[str, Any]]) -> None:
         """Hand document changes to every session this process holds (a change feed listener)."""
         for session in list(self._sessions.values()):
             session.notify_changes(entries)
 
-    def revoke_authenticated(self) -> int:
+    async def revoke_authenticated(self) -> int:
         """The token file changed: close every authenticated session."""
         return self.close_where(lambda s: s.authenticated, "credentials")
 
-    def cancel(self, session: HttpSession, request_id: object) -> None:
+    async def cancel(self, session: HttpSession, request_id: object) -> None:
         """``notifications/cancelled`` for ``session``: stop that request where it runs."""
         session.cancel_request(request_id)
 
-    def close(self, session: HttpSession, reason: str) -> None:
-        """Forget the session and end its GET stream (its id answers 404 from now on)."""
+    async def close(self, session: HttpSession, reason: str) -> None:
+        """End the session: its id answers 404 from now on, everywhere."""
+        self._drop(session, reason)
+
+    def _drop(self, session: HttpSession, reason: str) -> None:
+        """Forget the session here and end its GET stream."""
         if self._sessions.pop(session.id, None) is None:
             return
         session.closed = True
@@ -213,7 +248,7 @@ class SessionStore:
         """Close every session ``predicate`` selects; returns how many were closed."""
         doomed = [s for s in self._sessions.values() if predicate(s)]
         for session in doomed:
-            self.close(session, reason)
+            self._drop(session, reason)
         return len(doomed)
 
     def retry_after(self, identity: str | None = None) -> int:
@@ -224,7 +259,7 @@ class SessionStore:
         oldest = min(seen)
         return max(1, math.ceil(oldest + self.idle_timeout - self._clock()))
 
-    def reap(self) -> int:
+    async def reap(self) -> int:
         """Close sessions idle for longer than the timeout.
 
         A session with requests in flight or an open GET stream is in use,
@@ -272,22 +307,16 @@ async def _cancel_on_disconnect(receive: Receive, handle: TaskHandle) -> None:
             return
 
 
-async def run_get_stream(
+async def _serve_stream(
     session: HttpSession,
     receive: Receive,
     send: Send,
-    *,
     supervisor: Supervisor,
     keepalive: float,
     metrics: TransportMetrics,
     store: SessionStore,
     still_authorized: Callable[[], bool],
 ) -> None:
-    """Serve one GET stream until the client leaves, the session/server ends it, or it expires.
-
-    ``still_authorized`` is asked before every keep-alive; the stream lives
-    at most the store's idle timeout.
-    """
     headers: list[Header] = [*SSE_HEADERS, (SESSION_HEADER.encode(), session.id.encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     try:
@@ -314,11 +343,37 @@ async def run_get_stream(
         handle.cancel()
         if session.stream is handle:
             session.stream = None
-        store.touch(session)
     try:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     except Exception:  # the client is already gone
         logger.debug("GET stream for a session ended after its client left")
+
+
+async def run_get_stream(
+    session: HttpSession,
+    receive: Receive,
+    send: Send,
+    *,
+    supervisor: Supervisor,
+    keepalive: float,
+    metrics: TransportMetrics,
+    store: SessionStore,
+    still_authorized: Callable[[], bool],
+) -> None:
+    """Serve a claimed GET stream until the client leaves, the session/server ends it, or it ends.
+
+    ``still_authorized`` is asked before every keep-alive; the stream lives
+    at most the store's idle timeout. The claim (``store.claim_stream``) is
+    given back however the stream ends.
+    """
+    try:
+        await _serve_stream(
+            session, receive, send, supervisor, keepalive, metrics, store, still_authorized
+        )
+    finally:
+        with trio.CancelScope(shield=True), trio.move_on_after(_SETTLE_SECONDS):
+            await store.release_stream(session)
+            await store.touch(session)
 
 
 __all__ = [

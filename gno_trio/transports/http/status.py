@@ -23,8 +23,8 @@ def _admission_state(state: GatewayState) -> str:
     return "closed"
 
 
-def resident_status(state: GatewayState) -> dict[str, Any]:
-    """The snapshot served at ``/api/resident/status``."""
+def resident_status(state: GatewayState, sessions: int | None = None) -> dict[str, Any]:
+    """The snapshot served at ``/api/resident/status`` (``sessions``: the live count, if read)."""
     capacity = state.capacity.stats()
     readers = state.readers
     limits = state.settings.limits
@@ -38,7 +38,7 @@ def resident_status(state: GatewayState) -> dict[str, Any]:
         "shutdown": {"state": state.shutdown_state},
         "transport": {
             "activeRequests": capacity.active,
-            "activeSessions": len(state.sessions),
+            "activeSessions": len(state.sessions) if sessions is None else sessions,
             "queuedRequests": capacity.queued,
             "maxConcurrentRequests": limits.max_concurrent_requests,
             "maxQueuedRequests": limits.max_queued_requests,
@@ -63,8 +63,8 @@ def resident_status(state: GatewayState) -> dict[str, Any]:
     return snapshot
 
 
-def transport_metrics(state: GatewayState) -> dict[str, Any]:
-    """Counters served at ``/api/resident/metrics``."""
+def transport_metrics(state: GatewayState, sessions: int) -> dict[str, Any]:
+    """Counters served at ``/api/resident/metrics`` (``sessions``: the live session count)."""
     capacity = state.capacity.stats()
     snapshot = state.metrics.snapshot()
     snapshot["admission"] = {
@@ -76,7 +76,7 @@ def transport_metrics(state: GatewayState) -> dict[str, Any]:
         "peakActive": capacity.peak_active,
         "cancelledWhileQueued": capacity.cancelled_while_queued,
     }
-    snapshot["activeSessions"] = len(state.sessions)
+    snapshot["activeSessions"] = sessions
     if state.worker is not None:
         snapshot["worker"] = {"index": state.worker.index, "pid": os.getpid()}
     return snapshot

@@ -36,10 +36,10 @@ def team_wall_clock() -> float:
     return time.time()
 
 
-def _heard(team: Team, sessions: SharedSessionStore, notes: list[tuple[str, str]]) -> None:
+async def _heard(team: Team, sessions: SharedSessionStore, notes: list[tuple[str, str]]) -> None:
     ended = [payload for channel, payload in notes if channel == team.sessions_channel]
     if ended:
-        sessions.ended_elsewhere(ended)
+        await sessions.ended_elsewhere(ended)
     for channel, payload in notes:
         if channel == team.cancel_channel:
             try:
@@ -81,7 +81,7 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
         try:
             while True:
                 notes = await trio.to_thread.run_sync(listener.wait, _WAIT_SECONDS)
-                _heard(team, sessions, notes)
+                await _heard(team, sessions, notes)
                 if any(_config_of(team, channel, payload) for channel, payload in notes):
                     await _adopt(team)
         except GnoError as exc:

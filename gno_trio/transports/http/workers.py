@@ -44,8 +44,8 @@ from gno_trio.transports.http.server import (
     announce,
     open_listening_socket,
 )
+from gno_trio.transports.http.session_registry import FileSessionRegistry
 from gno_trio.transports.http.settings import GatewaySettings
-from gno_trio.transports.http.shared_sessions import FileSessionRegistry
 from gno_trio.transports.http.state import WorkerSeat
 from gno_trio.transports.http.tokens import ensure_token_file
 

@@ -216,7 +216,7 @@ async def status(call: HttpCall, params: Mapping[str, list[str]]) -> Reply:
         "status.html",
         **chrome(call, "status"),
         outcome=outcome,
-        server=resident_status(call.state),
+        server=resident_status(call.state, await call.state.sessions.count()),
     )
 
 
