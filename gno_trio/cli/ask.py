@@ -80,7 +80,7 @@ def add_parsers(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--show-sources", action="store_true", help="list every cited source")
     p.add_argument("--md", action="store_true", help="Markdown output")
     # The shared request builders read these; Ask has no such flags (GNO's synopsis).
-    p.set_defaults(handler=cmd_ask, tags_all=None, tags_any=None, fast=False, thorough=False)
+    p.set_defaults(handler=cmd_ask, fast=False, thorough=False)
 
 
 __all__ = ["add_parsers"]
