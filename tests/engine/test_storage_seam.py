@@ -121,7 +121,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "vectors.embedding",
         "vectors.sentences",
         "vectors.service",
-        "vectors.storage",
     ]
 )
 

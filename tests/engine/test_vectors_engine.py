@@ -21,6 +21,7 @@ from gno_trio.engine.search.hybrid import QueryOptions, query
 from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.search.semantic import similar, vector_search
 from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.vectors import SqliteVectors
 from gno_trio.engine.vectors.bundled import BUNDLED_URI, BundledEmbedder
 from gno_trio.engine.vectors.embedder import ModelIdentity, embed_query, windows
 from gno_trio.engine.vectors.embedding import backlog, embed_backlog
@@ -292,7 +293,7 @@ def test_a_changed_model_version_never_mixes_vectors(
     assert backlog(embedded, upgraded) == 0
     with write_transaction(embedded):
         cleared = clear_collection(
-            embedded, "notes", mode="stale", current_key=upgraded.identity.key
+            SqliteVectors(embedded), "notes", mode="stale", current_key=upgraded.identity.key
         )
     assert cleared["deletedVectors"] == old_rows
     assert cleared["deletedModels"] == [backend.identity.key]
@@ -307,7 +308,7 @@ def test_clear_all_keeps_vectors_shared_with_another_collection(
     notes.add_collection(str(other), name="other")
     notes.sync(["other"])
     with write_transaction(embedded):
-        cleared = clear_collection(embedded, "notes", mode="all", current_key=None)
+        cleared = clear_collection(SqliteVectors(embedded), "notes", mode="all", current_key=None)
     assert cleared["protectedSharedVectors"] == 1 and cleared["deletedVectors"] > 0
     assert backlog(embedded, backend, ["other"]) == 0
     assert backlog(embedded, backend, ["notes"]) > 0

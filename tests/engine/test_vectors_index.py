@@ -13,10 +13,11 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.store.database import connect, migrate, write_transaction
+from gno_trio.engine.store.vectors import SqliteVectors
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import ModelIdentity
 from gno_trio.engine.vectors.index import EXACT_ROWS
-from gno_trio.engine.vectors.storage import bump_generation, register_model, store
+from gno_trio.engine.vectors.storage import register_model, store
 
 DIM = 512
 CHUNKS = EXACT_ROWS // 4 + 2000  # past the exact-search limit
@@ -48,8 +49,8 @@ def test_large_index_search_finds_exact_neighbours_and_follows_changes(tmp_path:
     keys = [(f"{c:064x}", 0, w) for c in range(CHUNKS) for w in range(WINDOWS)]
     with write_transaction(conn):
         _chunks(conn, 0, CHUNKS + 1)
-        model = register_model(conn, ModelIdentity("test:random", "1", DIM), DIM)
-        store(conn, model, keys, vectors)
+        model = register_model(SqliteVectors(conn), ModelIdentity("test:random", "1", DIM), DIM)
+        store(SqliteVectors(conn), model, keys, vectors)
     matrix = matrix_for(conn, model)
     assert matrix.size == CHUNKS * WINDOWS > EXACT_ROWS and matrix.chunks == CHUNKS
     assert matrix.dense is None  # too large for the float32 copy
@@ -71,14 +72,14 @@ def test_large_index_search_finds_exact_neighbours_and_follows_changes(tmp_path:
     # New rows are picked up incrementally, a deletion triggers a reload.
     extra = _vectors(rng, 1)
     with write_transaction(conn):
-        store(conn, model, [(f"{CHUNKS:064x}", 0, w) for w in range(WINDOWS)], extra)
+        store(SqliteVectors(conn), model, [(f"{CHUNKS:064x}", 0, w) for w in range(WINDOWS)], extra)
     grown = matrix_for(conn, model)
     assert grown.size == matrix.size + WINDOWS and grown.chunks == CHUNKS + 1
     assert grown.nearest(extra[2], 1)[0][0] == matrix.size + 2
     assert matrix.size == CHUNKS * WINDOWS  # the older snapshot is unchanged
     with write_transaction(conn):
         conn.execute("DELETE FROM content_vectors WHERE mirror_hash = ?", (f"{0:064x}",))
-        bump_generation(conn, [model.id])
+        SqliteVectors(conn).bump_generation([model.id])
     reloaded = matrix_for(conn, model)
     assert reloaded.size == grown.size - WINDOWS and reloaded.chunks == CHUNKS
     assert f"{0:064x}" not in reloaded.mirror_index

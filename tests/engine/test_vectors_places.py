@@ -23,6 +23,7 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.semantic import anchors, vector_leg, vector_search
 from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.vectors import SqliteVectors
 from gno_trio.engine.vectors import cache
 from gno_trio.engine.vectors.bundled import BUNDLED_URI, BundledEmbedder
 from gno_trio.engine.vectors.chunktext import chunk_texts, window_lines
@@ -162,7 +163,7 @@ def test_vector_hits_read_only_their_own_documents(engine: Engine, tmp_path: Pat
         with engine.connection() as conn:
             identity = ModelIdentity("test:random", str(count), 8)
             with write_transaction(conn):
-                model = register_model(conn, identity, 8)
+                model = register_model(SqliteVectors(conn), identity, 8)
                 mirrors = [
                     str(r[0])
                     for r in conn.execute(
@@ -172,7 +173,12 @@ def test_vector_hits_read_only_their_own_documents(engine: Engine, tmp_path: Pat
                 ]
                 vectors = np.random.default_rng(count).standard_normal((len(mirrors), 8))
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-                store(conn, model, [(m, 0, 0) for m in mirrors], vectors.astype(np.float32))
+                store(
+                    SqliteVectors(conn),
+                    model,
+                    [(m, 0, 0) for m in mirrors],
+                    vectors.astype(np.float32),
+                )
             matrix = cache.matrix_for(conn, model)
             request = SearchRequest(query="note", limit=5)
             query = matrix.vectors(np.array([3]))[0]

@@ -20,6 +20,7 @@ import pytest
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.semantic import vector_search
 from gno_trio.engine.store.database import connect, migrate, write_transaction
+from gno_trio.engine.store.vectors import SqliteVectors
 from gno_trio.engine.vectors import cache
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
 from gno_trio.engine.vectors.distinct import padded
@@ -55,8 +56,8 @@ def _stored(path: Path, vectors: npt.NDArray[np.float32]) -> VectorMatrix:
             "token_count) VALUES (?, 0, 0, 0, 1, 1, 0)",
             [(f"{chunk:064x}",) for chunk in range(-(-rows // 4))],
         )
-        model = register_model(conn, ModelIdentity("test:random", "1", DIM), DIM)
-        store(conn, model, keys, vectors)
+        model = register_model(SqliteVectors(conn), ModelIdentity("test:random", "1", DIM), DIM)
+        store(SqliteVectors(conn), model, keys, vectors)
     matrix = cache.matrix_for(conn, model)
     conn.close()
     assert matrix.size == rows

@@ -23,6 +23,7 @@ import sqlite3
 from typing import Any, Final
 
 from gno_trio.engine.ingest.upkeep import collect_garbage
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import write_transaction
 
 _USED: Final = "SELECT mirror_hash FROM documents WHERE active = 1 AND mirror_hash IS NOT NULL"
@@ -48,15 +49,13 @@ def orphan_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 def cleanup(conn: sqlite3.Connection, *, dry_run: bool = False) -> dict[str, Any]:
     """Delete (or with ``dry_run`` count) what no active document needs; one transaction."""
-    from gno_trio.engine.vectors.storage import delete_orphans  # numpy: only when cleaning
-
     if dry_run:
         return {"dryRun": True, "removed": orphan_counts(conn)}
     with write_transaction(conn):
         removed = orphan_counts(conn)
         conn.execute("DELETE FROM documents WHERE active = 0")
         collect_garbage(conn)
-        delete_orphans(conn)
+        SQLITE_STORES.vectors(conn).delete_orphans()
     if removed["chunks"]:
         with write_transaction(conn):
             conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")

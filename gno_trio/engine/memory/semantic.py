@@ -21,12 +21,13 @@ import numpy as np
 
 from gno_trio.config import Config
 from gno_trio.engine.memory.queries import StoredFact, fact_from_row
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.memory import FactStore
+from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage, embed_query
 from gno_trio.engine.vectors.models import configured_backend
-from gno_trio.engine.vectors.storage import ModelRow, embedded_count, find_model
 from gno_trio.errors import GnoError
 
 SEMANTIC_THRESHOLD: Final = 0.83
@@ -57,8 +58,9 @@ def semantic_memory(
         backend = configured_backend(config, collection)
     except GnoError as error:
         return f"{error.code}: {error.message}"
-    model = find_model(conn, backend.identity.key)
-    if model is None or embedded_count(conn, model.id, [collection]) == 0:
+    vectors = SQLITE_STORES.vectors(conn)
+    model = vectors.model(backend.identity.key)
+    if model is None or vectors.embedded_count(model.id, [collection]) == 0:
         return NOT_EMBEDDED.format(name=collection)
     return SemanticMemory(backend, model)
 

@@ -29,6 +29,7 @@ from gno_trio.engine.search.request import (
 )
 from gno_trio.engine.search.results import DOCUMENT_COLUMNS, echo_filters, result_object
 from gno_trio.engine.search.scope import Scope
+from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.available import stored_vectors
 from gno_trio.engine.vectors.chunktext import WindowKey, chunk_texts, placed_windows, window_lines
@@ -40,7 +41,6 @@ from gno_trio.engine.vectors.embedder import (
     window,
 )
 from gno_trio.engine.vectors.index import VectorMatrix
-from gno_trio.engine.vectors.storage import ModelRow
 from gno_trio.errors import GnoError
 
 DEFAULT_SIMILAR_THRESHOLD: Final = 0.7

@@ -2,7 +2,8 @@
 
 Each aggregate the rules above read and write through a protocol of its own
 (:class:`~.egress_receipts.ReceiptStore`, :class:`~.traces.TraceStore`,
-:class:`~.memory.FactStore`, :class:`~.journal.JournalStore`) is opened
+:class:`~.memory.FactStore`, :class:`~.journal.JournalStore`,
+:class:`~.vectors.VectorStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -18,6 +19,7 @@ from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
 from gno_trio.engine.store.traces import SqliteTraces, TraceStore
+from gno_trio.engine.store.vectors import SqliteVectors, VectorStore
 
 
 class Stores(Protocol):
@@ -30,6 +32,8 @@ class Stores(Protocol):
     def memory_facts(self, conn: sqlite3.Connection) -> FactStore: ...
 
     def journal(self, conn: sqlite3.Connection) -> JournalStore: ...
+
+    def vectors(self, conn: sqlite3.Connection) -> VectorStore: ...
 
 
 class SqliteStores:
@@ -46,6 +50,9 @@ class SqliteStores:
 
     def journal(self, conn: sqlite3.Connection) -> JournalStore:
         return SqliteJournal(conn)
+
+    def vectors(self, conn: sqlite3.Connection) -> VectorStore:
+        return SqliteVectors(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

@@ -11,10 +11,11 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import VECTORS_UNAVAILABLE, EmbeddingBackend
 from gno_trio.engine.vectors.index import VectorMatrix
-from gno_trio.engine.vectors.storage import ModelRow, find_model
 from gno_trio.errors import GnoError
 
 
@@ -40,7 +41,7 @@ def stored_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> Store
     there are any without a query of its own. It is read before anything
     is embedded: an index without vectors answers without loading the model.
     """
-    model = find_model(conn, backend.identity.key)
+    model = SQLITE_STORES.vectors(conn).model(backend.identity.key)
     matrix = matrix_for(conn, model) if model is not None else None
     if model is None or matrix is None or matrix.size == 0:
         raise _no_vectors(backend)

@@ -24,10 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.store.database import read_snapshot
+from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.blas import single_threaded
 from gno_trio.engine.vectors.distinct import DistinctRows
 from gno_trio.engine.vectors.index import VectorMatrix, sketch
-from gno_trio.engine.vectors.storage import ModelRow
 
 # Up to this many rows the distinct vectors are kept once more, as float32 and
 # as int8 codes (:mod:`.distinct`): at most 2.5 KB per 512-dimension row

@@ -33,7 +33,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.chunktext import (
     WindowPlace,
     chunk_texts,
@@ -50,17 +52,7 @@ from gno_trio.engine.vectors.embedder import (
     windows,
 )
 from gno_trio.engine.vectors.sentences import sentence_backlog, sentence_windows, store_windows
-from gno_trio.engine.vectors.storage import (
-    ModelRow,
-    backlog_count,
-    backlog_page,
-    delete_orphans,
-    find_model,
-    register_model,
-    set_places,
-    store,
-    unplaced_page,
-)
+from gno_trio.engine.vectors.storage import place_columns, register_model, store
 from gno_trio.errors import GnoError
 
 DEFAULT_BATCH_SIZE: Final = 32
@@ -106,8 +98,9 @@ def backlog(
     conn: sqlite3.Connection, backend: EmbeddingBackend, collections: Sequence[str] | None = None
 ) -> int:
     """Chunks of active documents (in ``collections``) with no vector of ``backend``'s model."""
-    model = find_model(conn, backend.identity.key)
-    return backlog_count(conn, model.id if model else None, collections)
+    vectors = SQLITE_STORES.vectors(conn)
+    model = vectors.model(backend.identity.key)
+    return vectors.backlog_count(model.id if model else None, collections)
 
 
 def embed_backlog(
@@ -126,12 +119,13 @@ def embed_backlog(
     started = time.perf_counter()
     identity = backend.identity
     report = EmbedReport(model=identity.uri)
+    vectors = SQLITE_STORES.vectors(conn)
     with guarded_write(conn, guard):
-        delete_orphans(conn)
-    model = find_model(conn, identity.key)
+        vectors.delete_orphans()
+    model = vectors.model(identity.key)
     if model is not None:
         place_old_windows(conn, model, guard, should_stop)
-    report.backlog = backlog_count(conn, model.id if model else None, collections)
+    report.backlog = vectors.backlog_count(model.id if model else None, collections)
     handled = 0
     after = 0
     failures = 0
@@ -140,7 +134,7 @@ def embed_backlog(
         if should_stop is not None and should_stop():
             report.stopped = True
             break
-        page = backlog_page(conn, model.id if model else None, collections, after, batch_size)
+        page = vectors.backlog_page(model.id if model else None, collections, after, batch_size)
         if not page:
             break
         after = page[-1][0]
@@ -221,10 +215,11 @@ def _embed_page(
     else:  # only blank chunks so far: ask the model once for its dimension
         dimension = int(checked(backend.embed_texts(["."]), 1, identity).shape[1])
     with guarded_write(conn, guard):
+        rows = SQLITE_STORES.vectors(conn)
         if model is None:
-            model = register_model(conn, identity, dimension)
+            model = register_model(rows, identity, dimension)
         chunk_vectors = None if vectors is None else vectors[: len(keys)]
-        store(conn, model, keys, chunk_vectors, blank, places)
+        store(rows, model, keys, chunk_vectors, blank, places)
         extra = None if vectors is None else vectors[len(keys) :]
         store_windows(conn, model, sentence_keys, extra, no_windows)
     chunks = len({(mirror, seq) for mirror, seq, _ in keys})
@@ -310,10 +305,11 @@ def place_old_windows(
     """
     if not text_is_utf8(conn):
         return 0
+    vectors = SQLITE_STORES.vectors(conn)
     placed = 0
     after = 0
     while should_stop is None or not should_stop():
-        page = unplaced_page(conn, model.id, after, _PLACE_PAGE)
+        page = vectors.unplaced(model.id, after, _PLACE_PAGE)
         if not page:
             break
         after = page[-1][0]
@@ -331,6 +327,6 @@ def place_old_windows(
                 places[(mirror, seq)] = chunk_places
                 found.append((row_id, chunk_places[part if part < len(chunk_places) else 0]))
         with guarded_write(conn, guard):
-            set_places(conn, found)
+            vectors.set_places([(row_id, place_columns(place)) for row_id, place in found])
         placed += len(found)
     return placed

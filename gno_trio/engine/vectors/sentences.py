@@ -28,7 +28,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from gno_trio.engine.vectors.storage import ModelRow, quantise
+from gno_trio.engine.store.vectors import ModelRow
+from gno_trio.engine.vectors.storage import quantise
 
 SENTENCE_WINDOW: Final = 3
 """Sentences per window."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from gno_trio.config import Config
 from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.vectors import storage
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.embedding import (
@@ -141,7 +142,9 @@ def embed(
         if force:
             with guarded_write(conn, guard):
                 for name in allowed:
-                    storage.clear_collection(conn, name, mode="all", current_key=None)
+                    storage.clear_collection(
+                        SQLITE_STORES.vectors(conn), name, mode="all", current_key=None
+                    )
                 drop_unbacked(conn)  # re-made with the chunks' vectors
         report = embed_backlog(
             conn,
@@ -172,7 +175,7 @@ def _model_groups(conn: sqlite3.Connection, config: Config) -> list[tuple[int | 
             key = configured_backend(config, collections[0]).identity.key
         except GnoError:  # a model that cannot run: everything waits for one that can
             key = None
-        model = storage.find_model(conn, key) if key else None
+        model = SQLITE_STORES.vectors(conn).model(key) if key else None
         found.append((model.id if model else None, collections))
     return found
 
@@ -180,19 +183,21 @@ def _model_groups(conn: sqlite3.Connection, config: Config) -> list[tuple[int | 
 def backlog_by_collection(conn: sqlite3.Connection, config: Config) -> dict[str, tuple[int, int]]:
     """``{collection: (embedded chunks, chunks needing a vector)}`` for the status report."""
     counts: dict[str, tuple[int, int]] = {}
+    vectors = SQLITE_STORES.vectors(conn)
     for model_id, collections in _model_groups(conn, config):
         for name in collections:
             counts[name] = (
-                storage.embedded_count(conn, model_id, [name]),
-                storage.backlog_count(conn, model_id, [name]),
+                vectors.embedded_count(model_id, [name]),
+                vectors.backlog_count(model_id, [name]),
             )
     return counts
 
 
 def pending_documents(conn: sqlite3.Connection, config: Config) -> int:
     """Active documents with a chunk still waiting for a vector, over every collection."""
+    vectors = SQLITE_STORES.vectors(conn)
     return sum(
-        storage.backlog_documents(conn, model_id, collections)
+        vectors.backlog_documents(model_id, collections)
         for model_id, collections in _model_groups(conn, config)
     )
 
@@ -216,7 +221,9 @@ def clear(
     except GnoError:
         current = None
     with guarded_write(conn, guard):
-        result = storage.clear_collection(conn, found.name, mode=mode, current_key=current)
+        result = storage.clear_collection(
+            SQLITE_STORES.vectors(conn), found.name, mode=mode, current_key=current
+        )
         drop_unbacked(conn)
     if mode == "all":
         result["note"] = f"Run gno-trio embed {found.name} (or gno_embed) to rebuild embeddings."
