@@ -117,9 +117,7 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "traces.recorder",
         "vectors.available",
         "vectors.cache",
-        "vectors.chunktext",
         "vectors.embedding",
-        "vectors.sentences",
         "vectors.service",
     ]
 )

@@ -22,6 +22,7 @@ import pytest
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search.semantic import anchors, vector_leg, vector_search
+from gno_trio.engine.store.chunks import SqliteChunks
 from gno_trio.engine.store.database import write_transaction
 from gno_trio.engine.store.vectors import SqliteVectors
 from gno_trio.engine.vectors import cache
@@ -83,7 +84,7 @@ def test_every_window_is_stored_with_its_place_and_hits_are_cut_by_it(
             "substr(CAST(m.markdown AS BLOB), v.byte_start + 1, v.byte_length) "
             "FROM content_vectors v JOIN content m ON m.mirror_hash = v.mirror_hash"
         ).fetchall()
-        texts = chunk_texts(conn, [(r[0], r[1]) for r in rows])
+        texts = chunk_texts(SqliteChunks(conn), [(r[0], r[1]) for r in rows])
         deep = 0
         for mirror, seq, part, start_line, end_line, cut in rows:
             chunk = texts[(mirror, seq)]

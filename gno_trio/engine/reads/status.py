@@ -13,6 +13,7 @@ from gno_trio.engine.ingest.documents.records import listing as not_indexed_file
 from gno_trio.engine.ingest.memory_projection import problems as memory_problems
 from gno_trio.engine.reads.readiness import readiness_fields
 from gno_trio.engine.reads.semantic_facts import SemanticFacts
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 
 
 def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
@@ -132,7 +133,9 @@ def status(
         )
     )
     # Sentence-window vectors (finer evidence for low-coverage queries) and their disk cost.
-    result["background"]["embedding"]["sentenceWindows"] = disk_use(conn)
+    result["background"]["embedding"]["sentenceWindows"] = disk_use(
+        SQLITE_STORES.sentence_vectors(conn)
+    )
     return result
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.search.fusion import Candidate
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.vectors.sentences import best_sentence_cosines
 
 LOW_COVERAGE: Final = 0.5
@@ -41,7 +42,7 @@ def sentence_evidence(
 ) -> dict[int, float]:
     """The best sentence-window cosine of each of the best candidates that has one."""
     top = [c.doc_id for c in ranked[:RESCORE_DEPTH]]
-    return best_sentence_cosines(conn, model_id, query, top)
+    return best_sentence_cosines(SQLITE_STORES.sentence_vectors(conn), model_id, query, top)
 
 
 def rescore_line(coverage: float, found: dict[int, float] | None) -> dict[str, str]:

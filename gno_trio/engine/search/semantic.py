@@ -29,6 +29,7 @@ from gno_trio.engine.search.request import (
 )
 from gno_trio.engine.search.results import DOCUMENT_COLUMNS, echo_filters, result_object
 from gno_trio.engine.search.scope import Scope
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.available import stored_vectors
@@ -203,7 +204,7 @@ def anchors(
     the mirror by bytes; the others are found in their chunk's text.
     """
     found: dict[WindowKey, Anchor] = {}
-    for key, placed in placed_windows(conn, model_id, keys).items():
+    for key, placed in placed_windows(SQLITE_STORES.vectors(conn), model_id, keys).items():
         found[key] = Anchor(
             excerpt(placed.text),
             placed.start_line,
@@ -212,7 +213,9 @@ def anchors(
             placed.start_line,
         )
     rest = [key for key in keys if key not in found]
-    texts = chunk_texts(conn, list(dict.fromkeys((mirror, seq) for mirror, seq, _ in rest)))
+    texts = chunk_texts(
+        SQLITE_STORES.chunks(conn), list(dict.fromkeys((mirror, seq) for mirror, seq, _ in rest))
+    )
     for key in rest:
         chunk = texts.get((key[0], key[1]))
         if chunk is None:

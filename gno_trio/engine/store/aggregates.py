@@ -3,7 +3,8 @@
 Each aggregate the rules above read and write through a protocol of its own
 (:class:`~.egress_receipts.ReceiptStore`, :class:`~.traces.TraceStore`,
 :class:`~.memory.FactStore`, :class:`~.journal.JournalStore`,
-:class:`~.vectors.VectorStore`) is opened
+:class:`~.vectors.VectorStore`, :class:`~.sentence_vectors.SentenceVectorStore`,
+:class:`~.chunks.ChunkStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -15,9 +16,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Final, Protocol
 
+from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
+from gno_trio.engine.store.sentence_vectors import SentenceVectorStore, SqliteSentenceVectors
 from gno_trio.engine.store.traces import SqliteTraces, TraceStore
 from gno_trio.engine.store.vectors import SqliteVectors, VectorStore
 
@@ -34,6 +37,10 @@ class Stores(Protocol):
     def journal(self, conn: sqlite3.Connection) -> JournalStore: ...
 
     def vectors(self, conn: sqlite3.Connection) -> VectorStore: ...
+
+    def sentence_vectors(self, conn: sqlite3.Connection) -> SentenceVectorStore: ...
+
+    def chunks(self, conn: sqlite3.Connection) -> ChunkStore: ...
 
 
 class SqliteStores:
@@ -53,6 +60,12 @@ class SqliteStores:
 
     def vectors(self, conn: sqlite3.Connection) -> VectorStore:
         return SqliteVectors(conn)
+
+    def sentence_vectors(self, conn: sqlite3.Connection) -> SentenceVectorStore:
+        return SqliteSentenceVectors(conn)
+
+    def chunks(self, conn: sqlite3.Connection) -> ChunkStore:
+        return SqliteChunks(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

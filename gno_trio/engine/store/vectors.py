@@ -17,6 +17,7 @@ half a batch.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,10 @@ class VectorRow(NamedTuple):
 
 Place = tuple[int, int, int, int]
 """``(byte_start, byte_length, start_line, end_line)`` of a window in its mirror."""
+LoadedRow = tuple[int, str, int, int, bytes, float]
+"""``(id, mirror_hash, seq, part, codes, scale)`` of a stored vector, as search loads it."""
+PlacedRow = tuple[str, int, int, int, int, str | None, bytes]
+"""``(mirror_hash, seq, part, start_line, end_line, language, window bytes)``."""
 
 
 class VectorStore(Protocol):
@@ -109,6 +114,26 @@ class VectorStore(Protocol):
 
     def delete_orphans(self) -> int:
         """Drop vectors whose chunk no longer exists; their models' generations move."""
+        ...
+
+    def database_file(self) -> str:
+        """The file of the index (what a copy of its rows held in memory is kept under)."""
+        ...
+
+    def generation(self, model_id: int) -> int | None: ...
+
+    def stamp(self, model_id: int) -> tuple[int, int] | None:
+        """The model's generation and its newest row id (0 for none), in one read;
+        None for a model no longer stored."""
+        ...
+
+    def rows_after(self, model_id: int, after_id: int, limit: int) -> list[LoadedRow]:
+        """The model's rows by id after ``after_id``, at most ``limit``."""
+        ...
+
+    def placed(self, model_id: int, keys: Sequence[tuple[str, int, int]]) -> list[PlacedRow]:
+        """The windows of ``keys`` whose rows carry their place, with their bytes cut
+        from the mirror."""
         ...
 
     def clear_collection(
@@ -273,6 +298,54 @@ class SqliteVectors:
         self.bump_generation(affected)
         return int(cursor.rowcount)
 
+    def database_file(self) -> str:
+        row = self._conn.execute("PRAGMA database_list").fetchone()
+        return str(row[2]) if row is not None else ""
+
+    def generation(self, model_id: int) -> int | None:
+        row = self._conn.execute(
+            "SELECT generation FROM embed_models WHERE id = ?", (model_id,)
+        ).fetchone()
+        return int(row[0]) if row is not None else None
+
+    def stamp(self, model_id: int) -> tuple[int, int] | None:
+        row = self._conn.execute(
+            "SELECT generation, (SELECT MAX(id) FROM content_vectors WHERE model_id = ?1) "
+            "FROM embed_models WHERE id = ?1",
+            (model_id,),
+        ).fetchone()
+        return None if row is None else (int(row[0]), int(row[1] or 0))
+
+    def rows_after(self, model_id: int, after_id: int, limit: int) -> list[LoadedRow]:
+        page = self._conn.execute(
+            "SELECT id, mirror_hash, seq, part, codes, scale FROM content_vectors "
+            "WHERE model_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (model_id, after_id, limit),
+        ).fetchall()
+        return [
+            (int(r[0]), str(r[1]), int(r[2]), int(r[3]), bytes(r[4]), float(r[5])) for r in page
+        ]
+
+    def placed(self, model_id: int, keys: Sequence[tuple[str, int, int]]) -> list[PlacedRow]:
+        if not keys:
+            return []
+        rows = self._conn.execute(
+            "SELECT v.mirror_hash, v.seq, v.part, v.start_line, v.end_line, c.language, "
+            "substr(CAST(m.markdown AS BLOB), v.byte_start + 1, v.byte_length) "
+            # CROSS JOIN: SQLite would otherwise walk all of the model's rows by model_id.
+            "FROM json_each(?) k CROSS JOIN content_vectors v "
+            "ON v.mirror_hash = json_extract(k.value, '$[0]') "
+            "AND v.seq = json_extract(k.value, '$[1]') AND v.model_id = ? "
+            "AND v.part = json_extract(k.value, '$[2]') "
+            "JOIN content_chunks c ON c.mirror_hash = v.mirror_hash AND c.seq = v.seq "
+            "JOIN content m ON m.mirror_hash = v.mirror_hash "
+            "WHERE v.byte_start IS NOT NULL",
+            (json.dumps([list(key) for key in keys]), model_id),
+        )
+        return [
+            (str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), r[5], bytes(r[6])) for r in rows
+        ]
+
     def clear_collection(
         self, collection: str, *, keep_model: str | None, all_models: bool
     ) -> tuple[int, list[str], int]:
@@ -306,4 +379,12 @@ class SqliteVectors:
         return len(ids), sorted({str(r[2]) for r in doomed}), protected
 
 
-__all__ = ["ModelRow", "Place", "SqliteVectors", "VectorRow", "VectorStore"]
+__all__ = [
+    "LoadedRow",
+    "ModelRow",
+    "Place",
+    "PlacedRow",
+    "SqliteVectors",
+    "VectorRow",
+    "VectorStore",
+]

@@ -23,8 +23,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import read_snapshot
-from gno_trio.engine.store.vectors import ModelRow
+from gno_trio.engine.store.vectors import ModelRow, VectorStore
 from gno_trio.engine.vectors.blas import single_threaded
 from gno_trio.engine.vectors.distinct import DistinctRows
 from gno_trio.engine.vectors.index import VectorMatrix, sketch
@@ -198,44 +199,27 @@ _entries: dict[tuple[str, int, str], _Entry] = {}
 _entries_lock = threading.Lock()
 
 
-def _database_file(conn: sqlite3.Connection) -> str:
-    row = conn.execute("PRAGMA database_list").fetchone()
-    return str(row[2]) if row is not None else ""
-
-
-def _load(conn: sqlite3.Connection, entry: _Entry) -> None:
+def _load(vectors: VectorStore, entry: _Entry) -> None:
     """Bring ``entry`` up to date with the database (the caller holds the entry lock)."""
-    row = conn.execute(
-        "SELECT generation FROM embed_models WHERE id = ?", (entry.model.id,)
-    ).fetchone()
-    generation = int(row[0]) if row is not None else -1
+    generation = vectors.generation(entry.model.id)
+    generation = -1 if generation is None else generation
     if generation != entry.generation:
         entry.reset(generation)
     while True:
-        page = conn.execute(
-            "SELECT id, mirror_hash, seq, part, codes, scale FROM content_vectors "
-            "WHERE model_id = ? AND id > ? ORDER BY id LIMIT ?",
-            (entry.model.id, entry.last_id, _LOAD_PAGE),
-        ).fetchall()
-        entry.append(
-            [(int(r[0]), str(r[1]), int(r[2]), int(r[3]), bytes(r[4]), float(r[5])) for r in page]
-        )
+        page = vectors.rows_after(entry.model.id, entry.last_id, _LOAD_PAGE)
+        entry.append(page)
         if len(page) < _LOAD_PAGE:
             return
 
 
-def _unchanged(conn: sqlite3.Connection, entry: _Entry) -> bool:
+def _unchanged(vectors: VectorStore, entry: _Entry) -> bool:
     """Whether ``entry`` holds every row of the model: no row deleted, none added.
 
-    One statement (so one consistent read, needing no transaction of its
-    own): searches of an index nobody is writing to do nothing else.
+    One read (so one consistent read, needing no transaction of its own):
+    searches of an index nobody is writing to do nothing else.
     """
-    row = conn.execute(
-        "SELECT generation, (SELECT MAX(id) FROM content_vectors WHERE model_id = ?1) "
-        "FROM embed_models WHERE id = ?1",
-        (entry.model.id,),
-    ).fetchone()
-    return row is not None and int(row[0]) == entry.generation and (row[1] or 0) <= entry.last_id
+    stamp = vectors.stamp(entry.model.id)
+    return stamp is not None and stamp[0] == entry.generation and stamp[1] <= entry.last_id
 
 
 def matrix_for(conn: sqlite3.Connection, model: ModelRow) -> VectorMatrix:
@@ -245,15 +229,16 @@ def matrix_for(conn: sqlite3.Connection, model: ModelRow) -> VectorMatrix:
     deletion between the generation check and the rows cannot be missed.
     """
     single_threaded()
-    key = (_database_file(conn), model.id, model.key)
+    vectors = SQLITE_STORES.vectors(conn)
+    key = (vectors.database_file(), model.id, model.key)
     with _entries_lock:
         entry = _entries.get(key)
         if entry is None or entry.model.dimension != model.dimension:
             entry = _Entry(model)
             _entries[key] = entry
     with entry.lock:
-        if _unchanged(conn, entry):
+        if _unchanged(vectors, entry):
             return entry.snapshot()
         with read_snapshot(conn):
-            _load(conn, entry)
+            _load(vectors, entry)
         return entry.snapshot()

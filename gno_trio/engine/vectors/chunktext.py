@@ -14,11 +14,11 @@ and a search hit's window is cut by bytes (:func:`placed_windows`).
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gno_trio.engine.store.chunks import ChunkStore
+from gno_trio.engine.store.vectors import VectorStore
 from gno_trio.engine.vectors.embedder import window_spans
 
 ChunkKey = tuple[str, int]
@@ -56,34 +56,15 @@ class PlacedWindow:
 
 
 def chunk_texts(
-    conn: sqlite3.Connection, keys: Sequence[ChunkKey], *, byte_pos: bool = False
+    chunks: ChunkStore, keys: Sequence[ChunkKey], *, byte_pos: bool = False
 ) -> dict[ChunkKey, ChunkText]:
     """The text and line range of each chunk that exists (missing keys are left out).
 
     ``byte_pos`` also reads where each chunk starts in its mirror's bytes.
     """
-    if not keys:
-        return {}
-    where = (
-        ", length(CAST(substr(m.markdown, 1, c.pos) AS BLOB)) FROM json_each(?) k "
-        "JOIN content_chunks c ON c.mirror_hash = json_extract(k.value, '$[0]') "
-        "AND c.seq = json_extract(k.value, '$[1]') "
-        "JOIN content m ON m.mirror_hash = c.mirror_hash"
-        if byte_pos
-        else ", NULL FROM json_each(?) k JOIN content_chunks c "
-        "ON c.mirror_hash = json_extract(k.value, '$[0]') "
-        "AND c.seq = json_extract(k.value, '$[1]')"
-    )
-    rows = conn.execute(
-        "SELECT c.mirror_hash, c.seq, t.text, c.start_line, c.end_line, c.language"
-        f"{where} JOIN chunk_texts t ON t.id = c.id",
-        (json.dumps([[mirror, seq] for mirror, seq in keys]),),
-    )
     return {
-        (row[0], int(row[1])): ChunkText(
-            row[2], int(row[3]), int(row[4]), row[5], None if row[6] is None else int(row[6])
-        )
-        for row in rows
+        (mirror, seq): ChunkText(text, start, end, language, pos)
+        for mirror, seq, text, start, end, language, pos in chunks.texts(keys, byte_pos=byte_pos)
     }
 
 
@@ -109,41 +90,18 @@ def place_windows(chunk: ChunkText) -> list[WindowPlace]:
 
 
 def placed_windows(
-    conn: sqlite3.Connection, model_id: int, keys: Sequence[WindowKey]
+    vectors: VectorStore, model_id: int, keys: Sequence[WindowKey]
 ) -> dict[WindowKey, PlacedWindow]:
     """The windows of ``keys`` whose vectors of ``model_id`` carry their place, cut by bytes.
 
     Keys of windows stored before places were (or in an index whose text is
     not UTF-8) are left out: the caller cuts those from the chunk text.
     """
-    if not keys:
-        return {}
-    rows = conn.execute(
-        "SELECT v.mirror_hash, v.seq, v.part, v.start_line, v.end_line, c.language, "
-        "substr(CAST(m.markdown AS BLOB), v.byte_start + 1, v.byte_length) "
-        # CROSS JOIN: SQLite would otherwise walk all of the model's rows by model_id.
-        "FROM json_each(?) k CROSS JOIN content_vectors v "
-        "ON v.mirror_hash = json_extract(k.value, '$[0]') "
-        "AND v.seq = json_extract(k.value, '$[1]') AND v.model_id = ? "
-        "AND v.part = json_extract(k.value, '$[2]') "
-        "JOIN content_chunks c ON c.mirror_hash = v.mirror_hash AND c.seq = v.seq "
-        "JOIN content m ON m.mirror_hash = v.mirror_hash "
-        "WHERE v.byte_start IS NOT NULL",
-        (json.dumps([list(key) for key in keys]), model_id),
-    )
     found: dict[WindowKey, PlacedWindow] = {}
-    for row in rows:
+    for mirror, seq, part, start, end, language, raw in vectors.placed(model_id, keys):
         try:
-            text = bytes(row[6]).decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             continue  # not a UTF-8 index: the caller's character cut answers
-        found[(row[0], int(row[1]), int(row[2]))] = PlacedWindow(
-            text, int(row[3]), int(row[4]), row[5]
-        )
+        found[(mirror, seq, part)] = PlacedWindow(text, start, end, language)
     return found
-
-
-def text_is_utf8(conn: sqlite3.Connection) -> bool:
-    """Whether the index stores text as UTF-8 (the bytes places count)."""
-    row = conn.execute("PRAGMA encoding").fetchone()
-    return row is not None and str(row[0]).upper() == "UTF-8"

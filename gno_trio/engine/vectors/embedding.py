@@ -40,7 +40,6 @@ from gno_trio.engine.vectors.chunktext import (
     WindowPlace,
     chunk_texts,
     place_windows,
-    text_is_utf8,
 )
 from gno_trio.engine.vectors.embedder import (
     EMBED_DIMENSION_MISMATCH,
@@ -51,7 +50,7 @@ from gno_trio.engine.vectors.embedder import (
     document_text,
     windows,
 )
-from gno_trio.engine.vectors.sentences import sentence_backlog, sentence_windows, store_windows
+from gno_trio.engine.vectors.sentences import sentence_windows, store_windows
 from gno_trio.engine.vectors.storage import place_columns, register_model, store
 from gno_trio.errors import GnoError
 
@@ -177,8 +176,10 @@ def _embed_page(
     """Embed and store one page (chunk windows and sentence windows in one model call);
     returns the model row, chunks embedded, blank chunks, sentence windows."""
     identity = backend.identity
-    utf8 = text_is_utf8(conn)
-    texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq, _ in page], byte_pos=utf8)
+    utf8 = SQLITE_STORES.chunks(conn).text_is_utf8()
+    texts = chunk_texts(
+        SQLITE_STORES.chunks(conn), [(mirror, seq) for _, mirror, seq, _ in page], byte_pos=utf8
+    )
     keys: list[tuple[str, int, int]] = []
     places: list[WindowPlace | None] = []
     worded: list[str] = []
@@ -221,7 +222,7 @@ def _embed_page(
         chunk_vectors = None if vectors is None else vectors[: len(keys)]
         store(rows, model, keys, chunk_vectors, blank, places)
         extra = None if vectors is None else vectors[len(keys) :]
-        store_windows(conn, model, sentence_keys, extra, no_windows)
+        store_windows(SQLITE_STORES.sentence_vectors(conn), model, sentence_keys, extra, no_windows)
     chunks = len({(mirror, seq) for mirror, seq, _ in keys})
     return model, chunks, len(blank), len(sentence_keys)
 
@@ -266,11 +267,11 @@ def _fill_sentences(
     written = 0
     after = 0
     while should_stop is None or not should_stop():
-        page = sentence_backlog(conn, model.id, after, batch_size)
+        page = SQLITE_STORES.sentence_vectors(conn).backlog(model.id, after, batch_size)
         if not page:
             break
         after = page[-1][0]
-        texts = chunk_texts(conn, [(mirror, seq) for _, mirror, seq in page])
+        texts = chunk_texts(SQLITE_STORES.chunks(conn), [(mirror, seq) for _, mirror, seq in page])
         keys: list[tuple[str, int, int]] = []
         worded: list[str] = []
         none: list[tuple[str, int]] = []
@@ -285,7 +286,7 @@ def _fill_sentences(
         except GnoError:
             return written
         with guarded_write(conn, guard):
-            store_windows(conn, model, keys, vectors, none)
+            store_windows(SQLITE_STORES.sentence_vectors(conn), model, keys, vectors, none)
         written += len(keys)
     return written
 
@@ -303,7 +304,7 @@ def place_old_windows(
     vector's window was chosen (:func:`windows`; a part past the chunk's
     windows reads as the first, as the character cut does).
     """
-    if not text_is_utf8(conn):
+    if not SQLITE_STORES.chunks(conn).text_is_utf8():
         return 0
     vectors = SQLITE_STORES.vectors(conn)
     placed = 0
@@ -314,7 +315,9 @@ def place_old_windows(
             break
         after = page[-1][0]
         texts = chunk_texts(
-            conn, list(dict.fromkeys((m, seq) for _, m, seq, _, _ in page)), byte_pos=True
+            SQLITE_STORES.chunks(conn),
+            list(dict.fromkeys((m, seq) for _, m, seq, _, _ in page)),
+            byte_pos=True,
         )
         found: list[tuple[int, WindowPlace]] = []
         places: dict[tuple[str, int], list[WindowPlace]] = {}

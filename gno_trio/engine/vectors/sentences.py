@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from gno_trio.engine.store.sentence_vectors import SentenceRow, SentenceVectorStore
 from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.storage import quantise
 
@@ -81,7 +81,7 @@ def sentence_windows(text: str) -> list[str]:
 
 
 def store_windows(
-    conn: sqlite3.Connection,
+    into: SentenceVectorStore,
     model: ModelRow,
     keys: Sequence[tuple[str, int, int]],
     vectors: npt.NDArray[np.float32] | None,
@@ -90,7 +90,7 @@ def store_windows(
     """Insert sentence vectors (keys: mirror_hash, seq, part) and the empty rows of the
     ``done`` chunks that have none, inside the caller's transaction; only for chunks
     that still exist."""
-    rows: list[tuple[object, ...]] = []
+    rows: list[SentenceRow] = []
     if vectors is not None and len(keys):
         codes, scales = quantise(vectors)
         rows = [
@@ -98,89 +98,35 @@ def store_windows(
             for i, (mirror, seq, part) in enumerate(keys)
         ]
     rows.extend((model.id, mirror, seq, NO_WINDOWS, b"", 0.0) for mirror, seq in done)
-    conn.executemany(
-        "INSERT OR IGNORE INTO sentence_vectors (model_id, mirror_hash, seq, part, codes, scale) "
-        "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS "
-        "(SELECT 1 FROM content_chunks WHERE mirror_hash = ?2 AND seq = ?3)",
-        rows,
-    )
-
-
-def sentence_backlog(
-    conn: sqlite3.Connection, model_id: int, after: int, limit: int
-) -> list[tuple[int, str, int]]:
-    """Chunks (id, mirror_hash, seq) of active documents with vectors of the model
-    but no sentence rows yet (embedded before sentence windows were), after ``after``."""
-    return [
-        (int(r[0]), str(r[1]), int(r[2]))
-        for r in conn.execute(
-            "SELECT c.id, c.mirror_hash, c.seq FROM content_chunks c "
-            "WHERE c.id > ?1 AND c.mirror_hash IN (SELECT mirror_hash FROM documents "
-            "WHERE active = 1) AND EXISTS (SELECT 1 FROM content_vectors v WHERE "
-            "v.mirror_hash = c.mirror_hash AND v.seq = c.seq AND v.model_id = ?2 "
-            "AND length(v.codes) > 0) AND NOT EXISTS (SELECT 1 FROM sentence_vectors s "
-            "WHERE s.mirror_hash = c.mirror_hash AND s.seq = c.seq AND s.model_id = ?2) "
-            "ORDER BY c.id LIMIT ?3",
-            (after, model_id, limit),
-        )
-    ]
-
-
-def drop_unbacked(conn: sqlite3.Connection) -> int:
-    """Delete the sentence vectors of chunks that no longer have vectors of their model
-    (cleared embeddings); inside the caller's transaction. Returns rows deleted."""
-    cursor = conn.execute(
-        "DELETE FROM sentence_vectors WHERE NOT EXISTS (SELECT 1 FROM content_vectors v "
-        "WHERE v.mirror_hash = sentence_vectors.mirror_hash AND v.seq = sentence_vectors.seq "
-        "AND v.model_id = sentence_vectors.model_id)"
-    )
-    return int(cursor.rowcount)
+    into.add(rows)
 
 
 def best_sentence_cosines(
-    conn: sqlite3.Connection,
+    sentences: SentenceVectorStore,
     model_id: int,
     query: npt.NDArray[np.float32],
     doc_ids: Sequence[int],
 ) -> dict[int, float]:
     """Each document's best cosine to ``query`` over its sentence windows (documents
     without any are left out)."""
-    if not doc_ids:
-        return {}
-    marks = ", ".join("?" for _ in doc_ids)
-    rows = conn.execute(
-        f"SELECT d.id, s.codes, s.scale FROM documents d JOIN sentence_vectors s "
-        f"ON s.mirror_hash = d.mirror_hash WHERE d.id IN ({marks}) AND s.model_id = ? "
-        f"AND s.part >= 0",
-        [*doc_ids, model_id],
-    ).fetchall()
+    rows = sentences.of_documents(model_id, doc_ids)
     if not rows:
         return {}
-    codes = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.int8)
+    codes = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8)
     matrix = codes.reshape(len(rows), -1).astype(np.float32)
     cosines = (matrix @ query.astype(np.float32)) * np.array([r[2] for r in rows], np.float32)
     best: dict[int, float] = {}
     for (doc_id, _, _), cosine in zip(rows, cosines.tolist(), strict=True):
-        if cosine > best.get(int(doc_id), -2.0):
-            best[int(doc_id)] = float(cosine)
+        if cosine > best.get(doc_id, -2.0):
+            best[doc_id] = float(cosine)
     return best
 
 
-def disk_use(conn: sqlite3.Connection) -> dict[str, int]:
+def disk_use(sentences: SentenceVectorStore) -> dict[str, int]:
     """How many sentence-window vectors are stored and the bytes of the pages their table
-    and its index take on disk (their rows' own bytes where SQLite has no ``dbstat``)."""
-    (count,) = conn.execute("SELECT count(*) FROM sentence_vectors WHERE part >= 0").fetchone()
-    try:
-        (size,) = conn.execute(
-            "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN "
-            "(SELECT name FROM sqlite_master WHERE tbl_name = 'sentence_vectors')"
-        ).fetchone()
-    except sqlite3.OperationalError:  # built without dbstat
-        (size,) = conn.execute(
-            "SELECT coalesce(sum(length(codes) + length(mirror_hash) + 24), 0) "
-            "FROM sentence_vectors"
-        ).fetchone()
-    return {"vectors": int(count), "bytes": int(size)}
+    and its index take on disk (their rows' own bytes where the store cannot tell)."""
+    count, size = sentences.disk_use()
+    return {"vectors": count, "bytes": size}
 
 
 __all__ = [
@@ -189,8 +135,6 @@ __all__ = [
     "SENTENCE_WINDOW",
     "best_sentence_cosines",
     "disk_use",
-    "drop_unbacked",
-    "sentence_backlog",
     "sentence_windows",
     "sentences",
     "store_windows",

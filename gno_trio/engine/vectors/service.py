@@ -32,7 +32,6 @@ from gno_trio.engine.vectors.models import (
     embed_model_uri,
     inference_timeout_s,
 )
-from gno_trio.engine.vectors.sentences import drop_unbacked
 from gno_trio.errors import GnoError
 
 
@@ -145,7 +144,8 @@ def embed(
                     storage.clear_collection(
                         SQLITE_STORES.vectors(conn), name, mode="all", current_key=None
                     )
-                drop_unbacked(conn)  # re-made with the chunks' vectors
+                # re-made with the chunks' vectors
+                SQLITE_STORES.sentence_vectors(conn).drop_unbacked()
         report = embed_backlog(
             conn,
             chosen,
@@ -224,7 +224,7 @@ def clear(
         result = storage.clear_collection(
             SQLITE_STORES.vectors(conn), found.name, mode=mode, current_key=current
         )
-        drop_unbacked(conn)
+        SQLITE_STORES.sentence_vectors(conn).drop_unbacked()
     if mode == "all":
         result["note"] = f"Run gno-trio embed {found.name} (or gno_embed) to rebuild embeddings."
     return result

@@ -1,0 +1,77 @@
+"""Where chunk text is read: the statements over content chunks, behind one protocol.
+
+Chunks are identified by ``(mirror_hash, seq)`` everywhere (vectors,
+fusion, the embed backlog); their text is cut from the document's mirror
+(the ``chunk_texts`` view). :mod:`gno_trio.engine.vectors.chunktext` turns
+these rows into chunk texts and window places; this module only reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Protocol
+
+ChunkRow = tuple[str, int, str, int, int, str | None, int | None]
+"""``(mirror_hash, seq, text, start_line, end_line, language, byte_pos)``."""
+
+
+class ChunkStore(Protocol):
+    """The content chunks of one index, read by identity."""
+
+    def texts(self, keys: Sequence[tuple[str, int]], *, byte_pos: bool) -> list[ChunkRow]:
+        """The chunks of ``keys`` that exist; ``byte_pos`` (else None) is where each starts
+        in its mirror's UTF-8 bytes."""
+        ...
+
+    def text_is_utf8(self) -> bool:
+        """Whether text is stored as UTF-8 (the bytes places count)."""
+        ...
+
+
+class SqliteChunks:
+    """:class:`ChunkStore` on one SQLite connection."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def texts(self, keys: Sequence[tuple[str, int]], *, byte_pos: bool) -> list[ChunkRow]:
+        if not keys:
+            return []
+        where = (
+            ", length(CAST(substr(m.markdown, 1, c.pos) AS BLOB)) FROM json_each(?) k "
+            "JOIN content_chunks c ON c.mirror_hash = json_extract(k.value, '$[0]') "
+            "AND c.seq = json_extract(k.value, '$[1]') "
+            "JOIN content m ON m.mirror_hash = c.mirror_hash"
+            if byte_pos
+            else ", NULL FROM json_each(?) k JOIN content_chunks c "
+            "ON c.mirror_hash = json_extract(k.value, '$[0]') "
+            "AND c.seq = json_extract(k.value, '$[1]')"
+        )
+        rows = self._conn.execute(
+            "SELECT c.mirror_hash, c.seq, t.text, c.start_line, c.end_line, c.language"
+            f"{where} JOIN chunk_texts t ON t.id = c.id",
+            (json.dumps([[mirror, seq] for mirror, seq in keys]),),
+        )
+        return [
+            (
+                str(row[0]),
+                int(row[1]),
+                row[2],
+                int(row[3]),
+                int(row[4]),
+                row[5],
+                None if row[6] is None else int(row[6]),
+            )
+            for row in rows
+        ]
+
+    def text_is_utf8(self) -> bool:
+        row = self._conn.execute("PRAGMA encoding").fetchone()
+        return row is not None and str(row[0]).upper() == "UTF-8"
+
+
+__all__ = ["ChunkRow", "ChunkStore", "SqliteChunks"]
