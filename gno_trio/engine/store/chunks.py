@@ -25,6 +25,10 @@ class ChunkStore(Protocol):
         in its mirror's UTF-8 bytes."""
         ...
 
+    def latest_id(self) -> int:
+        """The newest chunk's id (0 for none): it grows whenever a chunk is added."""
+        ...
+
     def text_is_utf8(self) -> bool:
         """Whether text is stored as UTF-8 (the bytes places count)."""
         ...
@@ -68,6 +72,10 @@ class SqliteChunks:
             )
             for row in rows
         ]
+
+    def latest_id(self) -> int:
+        row = self._conn.execute("SELECT MAX(id) FROM content_chunks").fetchone()
+        return int(row[0] or 0)
 
     def text_is_utf8(self) -> bool:
         row = self._conn.execute("PRAGMA encoding").fetchone()

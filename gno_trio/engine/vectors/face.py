@@ -159,8 +159,7 @@ class VectorsFace(EngineKernel):
     def content_stamp(self) -> int:
         """A number that grows whenever a chunk is added (one indexed lookup)."""
         with self.connection() as c:
-            row = c.execute("SELECT MAX(id) FROM content_chunks").fetchone()
-            return int(row[0] or 0)
+            return self.stores.chunks(c).latest_id()
 
     def embedding_counts(self) -> dict[str, tuple[int, int]]:
         """``{collection: (embedded chunks, chunks waiting for a vector)}``."""
