@@ -255,3 +255,27 @@ async def test_one_get_stream_per_session_across_workers_and_a_dead_workers_clai
     await first.reap()
     clock.now += second.stream_lease * 1.1
     assert await first.claim_stream(session)
+
+
+async def test_stream_shares_of_a_caller_count_every_worker_and_a_dead_workers_lapse(
+    registries: Registries,
+) -> None:
+    clock = Clock()
+    first, second = two_workers(registries, clock, idle_timeout=40.0)
+    held = [await first.ledger.take("listen", "loopback", 3) for _ in range(2)]
+    assert None not in held
+    assert await second.ledger.take("listen", "loopback", 3) is not None
+    assert await second.ledger.take("listen", "loopback", 3) is None  # 3 held in all
+    assert await first.ledger.take("events", "loopback", 3) is not None  # another kind
+    assert await first.ledger.take("listen", "bearer:other", 3) is not None  # another caller
+    given = held[0]
+    assert given is not None
+    await first.ledger.give_back(given)
+    assert await second.ledger.take("listen", "loopback", 3) is not None
+
+    # The second worker renews its shares on every reaper pass; the first one "died".
+    for _ in range(3):
+        clock.now += second.stream_lease * 0.6
+        await second.reap()
+    assert await second.ledger.take("listen", "loopback", 3) is not None  # the first's lapsed
+    assert await second.ledger.take("listen", "loopback", 3) is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import trio
 
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
-from gno_trio.protocol.subscriptions import SUBSCRIPTION_ID_KEY
+from gno_trio.protocol.subscriptions import MAX_LISTENS, SUBSCRIPTION_ID_KEY
 from tests.cli.test_http_cli import gateway_process
 from tests.support.http_gateway_support import (
     LEGACY,
@@ -245,3 +245,41 @@ async def test_one_get_stream_per_session_holds_across_workers(tmp_path: Path) -
                 await trio.sleep(0.1)
             else:
                 raise AssertionError("the ended stream's claim was never let go")
+
+
+async def test_the_listen_cap_per_caller_counts_every_worker(tmp_path: Path) -> None:
+    """16 listen streams split over two workers are the caller's share: a 17th is refused."""
+    notes_index(tmp_path)
+    args = ("serve", "--workers", "2", "--subscriptions", "--no-embed", "--no-watch")
+    body = rpc("subscriptions/listen", modern_params(notifications={}), "listen")
+    headers = modern_headers("subscriptions/listen")
+    async with gateway_process(tmp_path, *args) as announced:
+        url = announced["url"]
+        base = url.removesuffix("/mcp")
+        with trio.fail_after(WAIT_S * 4):
+            async with AsyncExitStack() as streams, trio.open_nursery() as nursery:
+                pids: list[int] = []
+                for index in range(MAX_LISTENS):
+                    avoid = pids[-1] if index % 2 and pids else None
+                    pid, client = await streams.enter_async_context(client_on(base, avoid=avoid))
+                    response = await streams.enter_async_context(
+                        client.stream("POST", url, headers=headers, json=body)
+                    )
+                    assert response.status_code == 200
+                    stream = Stream()
+                    nursery.start_soon(stream.read, response)
+                    await stream.until("notifications/subscriptions/acknowledged")
+                    pids.append(pid)
+                assert len(set(pids)) == 2  # shared by both workers
+                for worker in set(pids):  # the 17th is refused on either worker
+                    async with client_on(base, avoid=next(p for p in pids if p != worker)) as (
+                        pid,
+                        client,
+                    ):
+                        assert pid == worker
+                        async with client.stream("POST", url, headers=headers, json=body) as no:
+                            kind = no.headers.get("content-type", "")
+                            assert not kind.startswith("text/event-stream"), "a 17th stream"
+                            refused = json.loads(await no.aread())
+                        assert refused["error"]["data"] == {"maxListens": MAX_LISTENS}
+                nursery.cancel_scope.cancel()

@@ -24,6 +24,7 @@ SESSIONS_CHANNEL: Final = "gno_sessions"
 CANCEL_CHANNEL: Final = "gno_cancel"
 """``{"session": id, "request": request id}``: a ``notifications/cancelled`` sent elsewhere."""
 _LIMIT_KEY: Final = advisory_key("session-limits")
+_SHARES_KEY: Final = advisory_key("stream-shares")
 
 
 class TeamSessions:
@@ -176,6 +177,39 @@ class TeamSessions:
                 "DELETE FROM gno_gateway_streams WHERE session_id = %s AND claim = %s",
                 (session_id, claim),
             )
+
+    def take_share(
+        self, kind: str, identity: str, claim: str, now: float, until: float, limit: int
+    ) -> bool:
+        """Count one more long-lived stream of ``identity`` on any gateway, unless ``limit`` are."""
+        with self._database.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SHARES_KEY,))
+            conn.execute("DELETE FROM gno_gateway_stream_shares WHERE until < %s", (now,))
+            row = conn.execute(
+                "SELECT count(*) FROM gno_gateway_stream_shares WHERE kind = %s AND identity = %s",
+                (kind, identity),
+            ).fetchone()
+            assert row is not None
+            if row[0] >= limit:
+                return False
+            conn.execute(
+                "INSERT INTO gno_gateway_stream_shares (claim, kind, identity, until) "
+                "VALUES (%s, %s, %s, %s)",
+                (claim, kind, identity, until),
+            )
+        return True
+
+    def renew_shares(self, claims: list[str], until: float) -> None:
+        with self._database.connection() as conn:
+            conn.execute(
+                "UPDATE gno_gateway_stream_shares SET until = greatest(until, %s) "
+                "WHERE claim = ANY(%s)",
+                (until, claims),
+            )
+
+    def release_share(self, claim: str) -> None:
+        with self._database.connection() as conn:
+            conn.execute("DELETE FROM gno_gateway_stream_shares WHERE claim = %s", (claim,))
 
     def announce_cancel(self, session_id: str, request_id: str | int) -> None:
         """Ask whichever gateway runs this request of the session to stop it."""

@@ -5,7 +5,7 @@ The request is validated like any modern request
 SSE stream whose first event is the acknowledgement; each change the stream
 listens for follows, stamped with its subscription id.
 The stream holds no capacity or runtime slot; it is bounded instead by the
-per-identity count of :class:`~.listen_book.ListenBook`, by a server-side
+per-identity count of :class:`~.listen_book.ListenBook` (on all workers), by a server-side
 lifetime, by a bounded queue (a client that stops reading loses the stream
 once its queue is full, and its connection at the socket write deadline),
 and by the gateway's drain. When the lifetime is up or the gateway drains,
@@ -63,12 +63,13 @@ async def serve(state: GatewayState, exchange: Exchange, request: Request) -> No
     identity = exchange.caller.identity
     if book.closing.is_set() or state.supervisor.closed:
         raise Refused(boundary_reply(503, "draining"))
-    if not book.take(identity):
+    share = await book.take(identity)
+    if share is None:
         raise Refused(modern.error_reply(request, too_many_listens()))
     try:
         await _stream(state, exchange, request, listen, feed)
     finally:
-        book.give_back(identity)
+        await book.give_back(identity, share)
 
 
 async def _stream(

@@ -11,7 +11,7 @@ Events (each ``data`` one JSON object):
 
 The stream is bounded like the 2026-07-28 listen stream: it holds no capacity
 or runtime slot while it waits (a runtime handle only for each quick job
-poll), at most :data:`MAX_LISTENS` per caller identity, a server-side
+poll), at most :data:`MAX_LISTENS` per caller identity (on all workers), a server-side
 lifetime, a bounded queue (a client that stops reading is dropped once it
 fills, and its connection at the socket write deadline), and it ends when the
 gateway drains or the client hangs up.
@@ -107,7 +107,8 @@ async def serve(call: HttpCall) -> None:
     identity = call.exchange.caller.identity
     if state.listens.closing.is_set() or state.supervisor.closed:
         raise Refused(boundary_reply(503, "draining"))
-    if not book.take(identity):
+    share = await book.take(identity)
+    if share is None:
         raise Refused(
             api_error(
                 429,
@@ -119,7 +120,7 @@ async def serve(call: HttpCall) -> None:
     try:
         await _stream(call)
     finally:
-        book.give_back(identity)
+        await book.give_back(identity, share)
 
 
 async def _stream(call: HttpCall) -> None:

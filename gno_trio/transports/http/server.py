@@ -41,6 +41,7 @@ from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.connections import serve_connections
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CallerLabels, ensure_caller_key
+from gno_trio.transports.http.listen_book import EVENT_STREAMS, LISTEN_STREAMS, ListenBook
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.runtime_admission import RuntimeAdmission
 from gno_trio.transports.http.session_registry import FileSessionRegistry, SessionRegistry
@@ -169,7 +170,10 @@ def build_state(
             legacy_methods=app.legacy_methods,
             wall_clock=team_wall_clock if team is not None else time.monotonic,
         )
+    ledger = sessions.ledger if isinstance(sessions, SharedSessionStore) else None
     return GatewayState(
+        listens=ListenBook(LISTEN_STREAMS, ledger=ledger),
+        event_streams=ListenBook(EVENT_STREAMS, ledger=ledger),
         app=app,
         listener=bind_listener(settings, port),
         supervisor=supervisor,

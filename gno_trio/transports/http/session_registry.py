@@ -36,6 +36,14 @@ CREATE TABLE IF NOT EXISTS subscriptions (
 ) WITHOUT ROWID
 """,
     """
+CREATE TABLE IF NOT EXISTS shares (
+    claim TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    until REAL NOT NULL
+)
+""",
+    """
 CREATE TABLE IF NOT EXISTS streams (
     session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
     claim TEXT NOT NULL,
@@ -60,6 +68,10 @@ class SessionRegistry(Protocol):
     ``claim`` until ``until``, unless another claim still holds it (a claim
     whose lease ran out, because its process died, no longer does); the
     holder keeps it with ``renew_streams`` and lets go with ``release_stream``.
+
+    ``take_share`` counts one more long-lived stream (``kind``: listen or
+    events) of ``identity`` unless ``limit`` unexpired shares are held, in
+    one transaction; shares are renewed and let go the same way as claims.
     """
 
     def reserve(
@@ -79,6 +91,11 @@ class SessionRegistry(Protocol):
     def claim_stream(self, session_id: str, claim: str, now: float, until: float) -> bool: ...
     def renew_streams(self, claims: list[tuple[str, str]], until: float) -> None: ...
     def release_stream(self, session_id: str, claim: str) -> None: ...
+    def take_share(
+        self, kind: str, identity: str, claim: str, now: float, until: float, limit: int
+    ) -> bool: ...
+    def renew_shares(self, claims: list[str], until: float) -> None: ...
+    def release_share(self, claim: str) -> None: ...
     def announce_cancel(self, session_id: str, request_id: str | int) -> None:
         """Tell the other processes to stop a request of this session they may be running."""
         ...
@@ -114,6 +131,7 @@ class FileSessionRegistry:
         """Start a gateway run: no session from an earlier run survives."""
         registry = cls(path)
         registry._db.execute("DELETE FROM sessions")
+        registry._db.execute("DELETE FROM shares")
         return registry
 
     def close(self) -> None:
@@ -252,6 +270,40 @@ class FileSessionRegistry:
             self._db.execute(
                 "DELETE FROM streams WHERE session_id = ? AND claim = ?", (session_id, claim)
             )
+
+    def take_share(
+        self, kind: str, identity: str, claim: str, now: float, until: float, limit: int
+    ) -> bool:
+        """Count one more stream of ``identity`` unless ``limit`` are held (lapsed ones go)."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM shares WHERE until < ?", (now,))
+                (held,) = db.execute(
+                    "SELECT count(*) FROM shares WHERE kind = ? AND identity = ?",
+                    (kind, identity),
+                ).fetchone()
+                if held >= limit:
+                    return False
+                db.execute(
+                    "INSERT INTO shares (claim, kind, identity, until) VALUES (?, ?, ?, ?)",
+                    (claim, kind, identity, until),
+                )
+                return True
+            finally:
+                db.execute("COMMIT")
+
+    def renew_shares(self, claims: list[str], until: float) -> None:
+        with self._lock:
+            self._db.executemany(
+                "UPDATE shares SET until = max(until, ?) WHERE claim = ?",
+                [(until, claim) for claim in claims],
+            )
+
+    def release_share(self, claim: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM shares WHERE claim = ?", (claim,))
 
     def count(self) -> int:
         with self._lock:

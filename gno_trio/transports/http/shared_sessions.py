@@ -28,6 +28,7 @@ counts there.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -109,6 +110,40 @@ class _RegistryBook:
         return self._registry.subscriptions(self._session_id)
 
 
+class _RegistryLedger:
+    """The :class:`~.listen_book.StreamLedger` of a shared store: shares kept in its registry.
+
+    The store's reaper renews every share handed out here, so a process that
+    dies leaves its shares to lapse after one stream lease.
+    """
+
+    def __init__(self, store: SharedSessionStore) -> None:
+        self._store = store
+        self.held: set[str] = set()
+
+    async def take(self, kind: str, identity: str, limit: int) -> str | None:
+        store = self._store
+        claim = secrets.token_hex(16)
+        now = store.wall_clock()
+        until = now + store.stream_lease
+        self.held.add(claim)  # renewed from now on, should the answer come late
+        try:
+            taken = await store.write(
+                store.registry.take_share, kind, identity, claim, now, until, limit
+            )
+        except BaseException:
+            self.held.discard(claim)
+            raise
+        if not taken:
+            self.held.discard(claim)
+            return None
+        return claim
+
+    async def give_back(self, claim: str) -> None:
+        self.held.discard(claim)
+        await self._store.write(self._store.registry.release_share, claim)
+
+
 class SharedSessionStore(SessionStore):
     """A :class:`SessionStore` whose truth is a :class:`SessionRegistry` shared by workers.
 
@@ -138,14 +173,16 @@ class SharedSessionStore(SessionStore):
             max_per_identity=max_per_identity,
             legacy_methods=legacy_methods,
         )
-        self._registry = registry
+        self.registry = registry
         self._threads = trio.CapacityLimiter(REGISTRY_THREADS)
         self._token_file = token_file
-        self._wall_clock = wall_clock
+        self.wall_clock = wall_clock
         self._touched: dict[str, float] = {}
         self._touch_every = min(_TOUCH_EVERY, idle_timeout / 10)
         self.stream_lease = _LEASE_REAPS * self.reap_every
         """Seconds a GET stream's claim outlives its last renewal (a dead worker's, no more)."""
+        self.ledger = _RegistryLedger(self)
+        """Listen and REST event streams per identity, counted across every process."""
 
     async def _read(self, fn: Callable[..., _T], *args: Any) -> _T:
         """A registry read in a worker thread, abandoned if the caller is cancelled."""
@@ -153,23 +190,23 @@ class SharedSessionStore(SessionStore):
             fn, *args, limiter=self._threads, abandon_on_cancel=True
         )
 
-    async def _write(self, fn: Callable[..., _T], *args: Any) -> _T:
+    async def write(self, fn: Callable[..., _T], *args: Any) -> _T:
         """A registry write in a worker thread; the caller waits for it even when cancelled."""
         return await trio.to_thread.run_sync(fn, *args, limiter=self._threads)
 
     def __len__(self) -> int:
-        return self._registry.count()
+        return self.registry.count()
 
     async def count(self) -> int:
-        return await self._read(self._registry.count)
+        return await self._read(self.registry.count)
 
     async def open(self, identity: str) -> HttpSession | SessionLimit:
         session_id = new_session_id()
-        refused = await self._write(
-            self._registry.reserve,
+        refused = await self.write(
+            self.registry.reserve,
             session_id,
             identity,
-            self._wall_clock(),
+            self.wall_clock(),
             self.max_sessions,
             self.max_per_identity,
         )
@@ -186,16 +223,16 @@ class SharedSessionStore(SessionStore):
             identity,
             self._clock(),
             self.legacy_methods,
-            book=_RegistryBook(self._registry, session_id),
+            book=_RegistryBook(self.registry, session_id),
         )
         self._sessions[session_id] = session
         return session
 
     async def record(self, session: HttpSession) -> None:
-        await self._write(self._registry.record_protocol, session.id, _encode_protocol(session))
+        await self.write(self.registry.record_protocol, session.id, _encode_protocol(session))
 
     async def get(self, session_id: str) -> HttpSession | None:
-        row = await self._read(self._registry.lookup, session_id)
+        row = await self._read(self.registry.lookup, session_id)
         local = self._sessions.get(session_id)
         if row is None:
             if local is not None:
@@ -210,19 +247,19 @@ class SharedSessionStore(SessionStore):
 
     async def touch(self, session: HttpSession) -> None:
         await super().touch(session)
-        now = self._wall_clock()
+        now = self.wall_clock()
         if now - self._touched.get(session.id, float("-inf")) >= self._touch_every:
             self._touched[session.id] = now
-            await self._write(self._registry.touch, [session.id], now)
+            await self.write(self.registry.touch, [session.id], now)
 
     async def claim_stream(self, session: HttpSession) -> bool:
         """Take the session's one GET stream across every process (409 for a second one)."""
         if not await super().claim_stream(session):
             return False
         assert session.stream_claim is not None
-        now = self._wall_clock()
-        claimed = await self._write(
-            self._registry.claim_stream,
+        now = self.wall_clock()
+        claimed = await self.write(
+            self.registry.claim_stream,
             session.id,
             session.stream_claim,
             now,
@@ -236,18 +273,18 @@ class SharedSessionStore(SessionStore):
         claim = session.stream_claim
         await super().release_stream(session)
         if claim is not None:
-            await self._write(self._registry.release_stream, session.id, claim)
+            await self.write(self.registry.release_stream, session.id, claim)
 
     async def notify_changes(self, entries: Sequence[Mapping[str, Any]]) -> None:
         """Hand changes to the sessions streaming here, reading their subscriptions off the loop."""
         for session in list(self._sessions.values()):
             if session.subscriptions is None or session.stream is None:
                 continue
-            subscribed = await self._read(self._registry.subscriptions, session.id)
+            subscribed = await self._read(self.registry.subscriptions, session.id)
             session.notify_changes(entries, subscribed)
 
     async def close(self, session: HttpSession, reason: str) -> None:
-        await self._write(self._registry.remove, session.id)
+        await self.write(self.registry.remove, session.id)
         self._forget(session, reason)
 
     async def cancel(self, session: HttpSession, request_id: object) -> None:
@@ -257,7 +294,7 @@ class SharedSessionStore(SessionStore):
         if request_id in session.in_flight:
             session.cancel_request(request_id)
         else:
-            await self._write(self._registry.announce_cancel, session.id, request_id)
+            await self.write(self.registry.announce_cancel, session.id, request_id)
 
     def cancelled_elsewhere(self, session_id: str, request_id: object) -> None:
         """A cancel announced by another process: stop the request if it runs here."""
@@ -273,7 +310,7 @@ class SharedSessionStore(SessionStore):
         """
         held = [self._sessions[i] for i in session_ids if i in self._sessions]
         for session in held:  # only the ones held here: one row read each, not the table
-            if await self._read(self._registry.lookup, session.id) is None:
+            if await self._read(self.registry.lookup, session.id) is None:
                 self._forget(session, "elsewhere")
 
     def _forget(self, session: HttpSession, reason: str) -> None:
@@ -294,23 +331,26 @@ class SharedSessionStore(SessionStore):
                 return 0
             if current.digest is not None:
                 keep = bearer_identity(current.digest)
-        revoked = set(await self._write(self._registry.revoke_bearer_except, keep))
+        revoked = set(await self.write(self.registry.revoke_bearer_except, keep))
         local = self.close_where(lambda s: s.authenticated and s.identity != keep, "credentials")
         return max(local, len(revoked))
 
     async def reap(self) -> int:
         """Keep sessions and streams in use here alive, expire idle rows, drop ended sessions."""
-        now = self._wall_clock()
+        now = self.wall_clock()
         busy = [s.id for s in self._sessions.values() if s.in_flight or s.stream is not None]
         if busy:
-            await self._write(self._registry.touch, busy, now)
+            await self.write(self.registry.touch, busy, now)
         claims = [
             (s.id, s.stream_claim) for s in self._sessions.values() if s.stream_claim is not None
         ]
         if claims:
-            await self._write(self._registry.renew_streams, claims, now + self.stream_lease)
-        expired = await self._write(self._registry.expire, now - self.idle_timeout)
-        live = await self._read(self._registry.live_ids)
+            await self.write(self.registry.renew_streams, claims, now + self.stream_lease)
+        if self.ledger.held:
+            shares = list(self.ledger.held)
+            await self.write(self.registry.renew_shares, shares, now + self.stream_lease)
+        expired = await self.write(self.registry.expire, now - self.idle_timeout)
+        live = await self._read(self.registry.live_ids)
         for session in [s for s in self._sessions.values() if s.id not in live]:
             self._forget(session, "idle" if session.id in expired else "elsewhere")
         return len(expired)

@@ -11,7 +11,7 @@ from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.boundary import Caller
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.identity import CallerLabels
-from gno_trio.transports.http.listen_book import ListenBook
+from gno_trio.transports.http.listen_book import EVENT_STREAMS, LISTEN_STREAMS, ListenBook
 from gno_trio.transports.http.memory import MemoryReturn
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.runtime_admission import RuntimeAdmission
@@ -51,9 +51,9 @@ class GatewayState:
     """Answered bytes since the heap was last trimmed (see :mod:`.memory`)."""
     started_at: float = field(default_factory=time.monotonic)
     shutdown_state: str = "none"
-    listens: ListenBook = field(default_factory=ListenBook)
+    listens: ListenBook = field(default_factory=lambda: ListenBook(LISTEN_STREAMS))
     """The open 2026-07-28 listen streams (bounded per identity, completed at drain)."""
-    event_streams: ListenBook = field(default_factory=ListenBook)
+    event_streams: ListenBook = field(default_factory=lambda: ListenBook(EVENT_STREAMS))
     """The open REST event streams (``/api/events``), bounded per identity the same way."""
     worker: WorkerSeat | None = None
 
