@@ -5,9 +5,10 @@ The request is validated like any modern request
 SSE stream whose first event is the acknowledgement; each change the stream
 listens for follows, stamped with its subscription id.
 The stream holds no capacity or runtime slot; it is bounded instead by the
-per-identity count of :class:`~.listen_book.ListenBook` (on all workers), by a server-side
-lifetime, by a bounded queue (a client that stops reading loses the stream
-once its queue is full, and its connection at the socket write deadline),
+per-identity count of :class:`~.listen_book.ListenBook` (on all workers), by
+a server-side lifetime, by a bounded queue (a burst waits in it for a client
+that reads; a client that stops reading loses its connection at the socket
+write deadline, and the stream with it),
 and by the gateway's drain. When the lifetime is up or the gateway drains,
 the stream ends gracefully with the ``complete`` result; a client that
 hangs up just ends it.
@@ -84,8 +85,7 @@ async def _stream(
 
     async def deliver(entries: Sequence[Mapping[str, Any]]) -> None:
         for method, params in listen.notices(entries):
-            if not outbox.offer(sse_event(encode_notification(method, params))):
-                return  # the client stopped reading: the stream ends
+            await outbox.put(sse_event(encode_notification(method, params)))
 
     await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
     method, params = listen.acknowledgement()
@@ -96,7 +96,7 @@ async def _stream(
             "more_body": True,
         }
     )
-    stop = feed.listen(deliver, outbox.overflowed.set)
+    stop = feed.listen(deliver, outbox.dropped.set)
     graceful = True
     try:
         await outbox.pump(
@@ -107,7 +107,7 @@ async def _stream(
         )
     finally:
         stop()
-    if outbox.overflowed.is_set():
+    if outbox.dropped.is_set():
         logger.info("a listen stream whose client stopped reading was dropped")
         graceful = False
     body = sse_event(encode_answer(request.id, listen.completion())) if graceful else b""

@@ -11,9 +11,10 @@ Events (each ``data`` one JSON object):
 
 The stream is bounded like the 2026-07-28 listen stream: it holds no capacity
 or runtime slot while it waits (a runtime handle only for each quick job
-poll), at most :data:`MAX_LISTENS` per caller identity (on all workers), a server-side
-lifetime, a bounded queue (a client that stops reading is dropped once it
-fills, and its connection at the socket write deadline), and it ends when the
+poll), at most :data:`MAX_LISTENS` per caller identity (on all workers), a
+server-side lifetime, a bounded queue (a burst waits in it for a client that
+reads; a client that stops reading loses its connection at the socket write
+deadline, and with it the stream and its share), and it ends when the
 gateway drains or the client hangs up.
 """
 
@@ -133,14 +134,13 @@ async def _stream(call: HttpCall) -> None:
 
     async def deliver(entries: Sequence[Mapping[str, Any]]) -> None:
         for entry in entries:
-            if not outbox.offer(sse("change", entry)):
-                return
+            await outbox.put(sse("change", entry))
 
     async def poll_jobs() -> None:
         while True:
             try:
                 for chunk in await jobs.changed():
-                    outbox.offer(chunk)
+                    await outbox.put(chunk)
             except Draining:
                 ended.set()
                 return
@@ -155,7 +155,7 @@ async def _stream(call: HttpCall) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     ready = {"changes": feed is not None, "jobs": jobs.served}
     await send({"type": "http.response.body", "body": sse("ready", ready), "more_body": True})
-    stop = feed.listen(deliver, outbox.overflowed.set) if feed is not None else (lambda: None)
+    stop = feed.listen(deliver, outbox.dropped.set) if feed is not None else (lambda: None)
     try:
         await outbox.pump(
             send,

@@ -1,11 +1,13 @@
 """What one long-lived SSE stream is waiting to send, and the loop that sends it.
 
 Both long streams (``subscriptions/listen`` and ``/api/events``) hold no
-request slot; what bounds them is here: a bounded queue (a client that
-stops reading loses its stream once the queue is full), a keep-alive
-comment on an idle stream (so a dead connection is found at the socket
-write deadline), a server-side lifetime, and the events that end it early
-(the gateway draining, the overflow itself).
+request slot; what bounds them is here: a bounded queue (a producer waits
+for room, so a burst reaches a client that reads at the pace it reads, while
+a client that stops reading loses its connection at the socket write
+deadline and the stream with it), a keep-alive comment on an idle stream
+(so a dead connection is found at that deadline too), a server-side
+lifetime, and the events that end it early (the gateway draining, the change
+feed giving up on a listener that stayed full past its own deadline).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import trio
 from gno_trio.transports.http.wire import SSE_KEEPALIVE, Send
 
 QUEUE_CHUNKS: Final = 64
-"""Events waiting for one slow stream; past it the stream is dropped."""
+"""Events waiting for one stream; past it a producer waits for the client to read."""
 
 
 class SseOutbox:
@@ -26,17 +28,16 @@ class SseOutbox:
 
     def __init__(self, size: int = QUEUE_CHUNKS) -> None:
         self._outbox, self._inbox = trio.open_memory_channel[bytes](size)
-        self.overflowed = trio.Event()
-        """Set when a chunk found the queue full: the client stopped reading."""
+        self.dropped = trio.Event()
+        """Set when a producer gave up on this stream (its client took nothing for too long)."""
 
-    def offer(self, chunk: bytes) -> bool:
-        """Queue ``chunk``; False (and :attr:`overflowed` set) when the queue is full."""
-        try:
-            self._outbox.send_nowait(chunk)
-        except trio.WouldBlock:
-            self.overflowed.set()
-            return False
-        return True
+    async def put(self, chunk: bytes) -> None:
+        """Queue ``chunk``, waiting while the queue is full.
+
+        Raises ``trio.BrokenResourceError`` once the stream has ended, so a
+        producer waiting for room is released with the stream.
+        """
+        await self._outbox.send(chunk)
 
     async def pump(
         self,
@@ -48,14 +49,14 @@ class SseOutbox:
         beside: Sequence[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         """Send each queued chunk (a keep-alive comment when idle) until ``lifetime`` is up,
-        the queue overflows or one of ``ends`` is set; ``beside`` run meanwhile."""
-        async with trio.open_nursery() as nursery:
+        :attr:`dropped` or one of ``ends`` is set; ``beside`` run meanwhile."""
+        async with self._inbox, trio.open_nursery() as nursery:
 
             async def end_when(event: trio.Event) -> None:
                 await event.wait()
                 nursery.cancel_scope.cancel()
 
-            for event in (*ends, self.overflowed):
+            for event in (*ends, self.dropped):
                 nursery.start_soon(end_when, event)
             for task in beside:
                 nursery.start_soon(task)

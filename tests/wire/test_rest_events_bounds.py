@@ -1,0 +1,145 @@
+"""``/api/events`` is bounded like every long stream, seen from its clients on a real listener.
+
+A client that stops reading is dropped within the socket write deadline
+and gives back what it held (its share of the per-caller stream count),
+while a client that reads on the same gateway hears every change.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import trio
+
+from gno_trio.compose import build_app
+from gno_trio.config import GatewayLimits
+from gno_trio.config.dirs import Dirs
+from gno_trio.engine import Engine
+from gno_trio.protocol.subscriptions import MAX_LISTENS
+from gno_trio.runtime import Runtime
+from gno_trio.transports.http.server import open_listening_socket
+from tests.support.http_gateway_support import RunningGateway, drain_until_closed, running_gateway
+from tests.wire.test_rest_api import read_events
+
+SMALL_BUFFER = 4096
+"""Socket buffer size (bytes) on both ends of a stalled stream: a few events fill it."""
+LIMITS = GatewayLimits(max_requests_per_minute=100_000, write_timeout_ms=500)
+BURST = 150
+"""Documents one sync adds: more changes than one stream may queue."""
+
+
+def _index(tmp_path: Path) -> tuple[Dirs, Path]:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "seed.md").write_text("# Seed\n\nthe first note\n")
+    dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
+    with Engine.open(dirs=dirs) as engine:
+        engine.add_collection(str(corpus), name="notes")
+        engine.sync()
+    return dirs, corpus
+
+
+@asynccontextmanager
+async def _gateway(
+    dirs: Dirs, **overrides: Any
+) -> AsyncIterator[tuple[RunningGateway, httpx.AsyncClient]]:
+    """``serve --subscriptions`` with writes on, its accepted sockets given small send buffers."""
+    sock = open_listening_socket("127.0.0.1", 0)
+    # Accepted sockets inherit it: a few events fill what the server side can hold.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SMALL_BUFFER)
+    engine = Engine.open(dirs=dirs)
+    try:
+        app = build_app(Runtime(engine=engine, write_enabled=True), subscriptions=True)
+        assert app.change_feed is not None
+        async with (
+            trio.open_nursery() as background,
+            running_gateway(
+                app, limits=LIMITS, enable_write=True, sock=sock, **overrides
+            ) as running,
+            httpx.AsyncClient(base_url=running.base, timeout=30) as client,
+        ):
+            background.start_soon(app.change_feed.run)
+            yield running, client
+            background.cancel_scope.cancel()
+    finally:
+        engine.close()
+
+
+async def _stalled_stream(port: int) -> trio.SocketStream:
+    """A raw ``GET /api/events`` whose client reads up to the ``ready`` event, then never again."""
+    sink = socket.socket()
+    sink.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SMALL_BUFFER)
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(sink))
+    await stream.socket.connect(("127.0.0.1", port))
+    await stream.send_all(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    seen = bytearray()
+    while b"event: ready" not in seen:
+        chunk = await stream.receive_some(SMALL_BUFFER)
+        assert chunk, "the server closed the stream before it was ready"
+        seen += chunk
+    assert seen.startswith(b"HTTP/1.1 200")
+    return stream
+
+
+async def _read_and_discard(
+    client: httpx.AsyncClient, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """An event stream of this caller whose client reads everything and keeps nothing."""
+    async with client.stream("GET", "/api/events") as stream:
+        assert stream.status_code == 200
+        task_status.started()
+        async for _ in stream.aiter_raw():
+            pass
+
+
+async def test_a_client_that_stops_reading_is_dropped_and_gives_back_its_stream(
+    tmp_path: Path,
+) -> None:
+    dirs, corpus = _index(tmp_path)
+    async with _gateway(dirs) as (running, client), AsyncExitStack() as held:
+        reader = await held.enter_async_context(client.stream("GET", "/api/events"))
+        lines = reader.aiter_lines()
+        stalled = await held.enter_async_context(await _stalled_stream(running.endpoint.port))
+        with trio.fail_after(120):
+            assert (await read_events(lines, lambda event, _: event == "ready"))[0][1]["changes"]
+            async with trio.open_nursery() as readers:
+                # This caller now holds every stream it may, the stalled one among them.
+                for _ in range(MAX_LISTENS - 2):
+                    await readers.start(_read_and_discard, client)
+                assert (await client.get("/api/events")).status_code == 429
+                await trio.sleep(1.5)  # the feed's cursor reaches the journal's end
+                for i in range(BURST):
+                    (corpus / f"burst-{i:03d}-{'x' * 120}.md").write_text(f"# Burst {i}\n")
+                synced = await client.post("/api/sync", json={"collection": "notes"})
+                assert synced.status_code == 200, synced.text
+                # The reading client hears every change of the burst.
+                heard: set[str] = set()
+
+                def all_heard(event: str, data: Any) -> bool:
+                    if event == "change" and data["kind"] == "create":
+                        heard.add(data["current"]["relPath"])
+                    return len(heard) == BURST
+
+                await read_events(lines, all_heard)
+                assert len(heard) == BURST
+                # The stalled client's share of the cap comes back once it is dropped
+                # (at the write deadline), while the gateway keeps serving others.
+                while True:
+                    assert (await client.get("/api/health")).status_code == 200
+                    opened = await held.enter_async_context(client.stream("GET", "/api/events"))
+                    if opened.status_code == 200:
+                        break
+                    assert opened.status_code == 429
+                    await trio.sleep(0.1)
+                readers.cancel_scope.cancel()
+            # Its connection was closed for not reading: what the socket still held
+            # drains, then EOF (a live stream would never end here).
+            with trio.fail_after(20):
+                await drain_until_closed(stalled)
+            metrics = (await client.get("/api/resident/metrics")).json()
+            assert metrics["refusals"].get("write-timeout", 0) == 1
