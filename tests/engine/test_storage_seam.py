@@ -45,7 +45,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "graph.edges",
         "graph.link_lists",
         "graph.linkgraph",
-        "graph.links",
         "graph.overview",
         "graph.similarity",
         "graph.typed",

@@ -21,6 +21,7 @@ from gno_trio.engine.graph import overview as graph_overview
 from gno_trio.engine.graph import typed as typed_graph
 from gno_trio.engine.graph import typed_edges
 from gno_trio.engine.graph.links import Resolver, summary
+from gno_trio.engine.store.links import SqliteLinks
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.tools.graph import GraphInput, GraphQueryInput, ImpactInput
 from tests.conftest import error_code
@@ -309,13 +310,14 @@ def test_any_written_target_resolves_to_an_active_document_or_none(
     """Untrusted relation targets never raise; known forms always find their document."""
     with vault.connection() as conn:
         row = conn.execute("SELECT * FROM documents WHERE rel_path = 'lonely.md'").fetchone()
-        source, resolver = summary(row), Resolver(conn)
-        found = typed_edges.resolve_target(conn, resolver, target, source)
+        stored = SqliteLinks(conn)
+        source, resolver = summary(row), Resolver(stored)
+        found = typed_edges.resolve_target(stored, resolver, target, source)
         assert found is None or found.uri.startswith("gno://")
         acme = conn.execute("SELECT docid FROM documents WHERE rel_path = 'orgs/acme.md'")
         docid = str(acme.fetchone()[0])
         for written in ("notes/orgs/acme.md", "gno://notes/orgs/acme.md", "acme", "Acme", docid):
-            known = typed_edges.resolve_target(conn, resolver, noise + written + noise, source)
+            known = typed_edges.resolve_target(stored, resolver, noise + written + noise, source)
             assert known is not None and known.rel_path == "orgs/acme.md"
 
 

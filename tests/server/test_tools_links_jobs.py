@@ -34,6 +34,7 @@ from gno_trio.engine.graph import link_lists
 from gno_trio.engine.graph import links as links
 from gno_trio.engine.jobs import JobControl, JobManager, JobPlan
 from gno_trio.engine.store.lease import write_lease
+from gno_trio.engine.store.links import SqliteLinks
 from gno_trio.errors import GnoError
 from gno_trio.protocol.versions import Era
 from gno_trio.runtime import Runtime
@@ -306,7 +307,7 @@ _TARGETS = st.text(
 def test_resolving_any_target_text_never_fails(
     fuzz_conn: sqlite3.Connection, target: str, prefix: str | None
 ) -> None:
-    resolver = links.Resolver(fuzz_conn)
+    resolver = links.Resolver(SqliteLinks(fuzz_conn))
     source = resolver.by_path("notes", "sub/deep.md")
     assert source is not None
     for kind in ("wiki", "markdown"):

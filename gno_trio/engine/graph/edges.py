@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gno_trio.engine.graph import typed_edges
 from gno_trio.engine.graph.links import DocSummary, known_collection
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
@@ -86,7 +87,9 @@ def typed_backlinks(
 ) -> dict[str, Any]:
     """``backlinks`` (edge layer): edges of one type pointing at ``ref``."""
     chosen, filters = _filters(edge_type, relation)
-    wanted = known_collection(conn, collection) if collection is not None else None
+    wanted = (
+        known_collection(SQLITE_STORES.links(conn), collection) if collection is not None else None
+    )
     root = typed_edges.root_doc(conn, ref)
     edges = _edges(conn, chosen)
     edges.docs.setdefault(root.id, root)

@@ -21,6 +21,7 @@ from gno_trio.engine.graph.links import (
     wiki_keys,
 )
 from gno_trio.engine.lookup import resolve
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -59,18 +60,10 @@ def outgoing(
             "INVALID_INPUT", f"Unknown link type: {link_type} (expected wiki or markdown)"
         )
     source = _document(conn, ref)
-    query = (
-        "SELECT kind, target, collection, heading, display, line, col FROM doc_links "
-        "WHERE doc_id = ?"
-    )
-    params: tuple[Any, ...] = (source.id,)
-    if link_type is not None:
-        query += " AND kind = ?"
-        params += (link_type,)
-    query += " ORDER BY line, col, rowid"
-    resolver = Resolver(conn)
+    stored = SQLITE_STORES.links(conn)
+    resolver = Resolver(stored)
     links: list[dict[str, Any]] = []
-    for row in conn.execute(query, params).fetchall():
+    for row in stored.links_of(source.id, link_type):
         entry: dict[str, Any] = {"targetRef": row["target"]}
         if row["heading"]:
             entry["targetAnchor"] = row["heading"]
@@ -116,29 +109,16 @@ def backlinks(
     when it does not exist). Sources are ordered by URI, then position.
     """
     target = _document(conn, ref)
-    source_filter = known_collection(conn, collection) if collection is not None else None
+    stored = SQLITE_STORES.links(conn)
+    source_filter = known_collection(stored, collection) if collection is not None else None
     # Markdown links only reach their own collection unless they are gno:// URIs;
     # wiki links reach another collection only through an explicit prefix.
-    query = """
-        SELECT l.kind, l.target, l.collection AS link_collection, l.display, l.line, l.col,
-               d.id, d.docid, d.uri, d.title, d.collection, d.rel_path
-        FROM doc_links l JOIN documents d ON d.id = l.doc_id
-        WHERE d.active = 1
-          AND (d.collection = :target_collection
-               OR l.collection = :target_collection
-               OR (l.kind = 'markdown' AND l.target LIKE 'gno://%'))
-    """
-    params: dict[str, Any] = {"target_collection": target.collection}
-    if source_filter is not None:
-        query += " AND d.collection = :source_collection"
-        params["source_collection"] = source_filter
-    query += " ORDER BY d.uri, l.line, l.col, l.rowid"
-    resolver = Resolver(conn)
+    resolver = Resolver(stored)
     # A cheap pre-check before resolving: a wiki link can only reach the target
     # through one of its names; markdown paths are resolved in full.
     names = _wiki_names(target)
     found: list[dict[str, Any]] = []
-    for row in conn.execute(query, params).fetchall():
+    for row in stored.links_maybe_reaching(target.collection, source_filter):
         if row["kind"] == "wiki" and fold_text(row["target"]) not in names:
             continue
         source = summary(row)

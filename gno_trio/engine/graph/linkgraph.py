@@ -28,6 +28,7 @@ from typing import Any, Final, Literal
 
 from gno_trio.engine.graph.links import DocSummary, Resolution, Resolver, summary
 from gno_trio.engine.lookup import resolve
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -80,7 +81,7 @@ def checked_filters(conn: sqlite3.Connection, filters: GraphFilters) -> GraphFil
     if filters.collection is None:
         return filters
     wanted = filters.collection.strip().lower()
-    if conn.execute("SELECT 1 FROM collections WHERE name = ?", (wanted,)).fetchone() is None:
+    if not SQLITE_STORES.links(conn).collection_exists(wanted):
         raise GnoError("NOT_FOUND", f"Collection not found: {filters.collection}")
     return replace(filters, collection=wanted)
 
@@ -100,16 +101,9 @@ class LinkGraph:
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> LinkGraph:
         graph = cls()
-        rows = conn.execute(
-            """
-            SELECT l.kind, l.target, l.collection AS link_collection,
-                   d.id, d.docid, d.uri, d.title, d.collection, d.rel_path
-            FROM doc_links l JOIN documents d ON d.id = l.doc_id
-            WHERE d.active = 1
-            ORDER BY d.id, l.line, l.col, l.rowid
-            """
-        ).fetchall()
-        resolver = Resolver(conn)
+        stored = SQLITE_STORES.links(conn)
+        rows = stored.all_links()
+        resolver = Resolver(stored)
         for row in rows:
             source = summary(row)
             found = resolver.resolve_audited(

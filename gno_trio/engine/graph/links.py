@@ -23,11 +23,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import posixpath
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.links import LinkStore
 from gno_trio.engine.uris import parse_uri
 from gno_trio.errors import GnoError
 
@@ -101,7 +102,7 @@ def with_node_ids(docs: Sequence[DocSummary]) -> list[DocSummary]:
     return sorted(out, key=lambda d: order[d.id])
 
 
-def summary(row: sqlite3.Row) -> DocSummary:
+def summary(row: RowView) -> DocSummary:
     """A document row as the small summary the link and graph tools report."""
     return DocSummary(
         id=int(row["id"]),
@@ -194,19 +195,15 @@ class Resolution:
 class Resolver:
     """Resolves stored link targets to active documents, loading each collection once."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
+    def __init__(self, links: LinkStore) -> None:
+        self._links = links
         self._collections: dict[str, CollectionIndex] = {}
 
     def _index(self, collection: str) -> CollectionIndex:
         found = self._collections.get(collection)
         if found is None:
             found = CollectionIndex()
-            for row in self._conn.execute(
-                "SELECT id, docid, uri, title, collection, rel_path FROM documents "
-                "WHERE collection = ? AND active = 1",
-                (collection,),
-            ):
+            for row in self._links.active_documents(collection):
                 found.add(summary(row))
             self._collections[collection] = found
         return found
@@ -279,10 +276,10 @@ class Resolver:
         return None if found is None else found.document
 
 
-def known_collection(conn: sqlite3.Connection, name: str) -> str:
+def known_collection(links: LinkStore, name: str) -> str:
+    """The collection name as stored; ``NOT_FOUND`` for one the index does not know."""
     wanted = name.strip().lower()
-    found = conn.execute("SELECT 1 FROM collections WHERE name = ?", (wanted,)).fetchone()
-    if found is None:
+    if not links.collection_exists(wanted):
         raise GnoError("NOT_FOUND", f"Collection not found: {name}")
     return wanted
 

@@ -26,6 +26,7 @@ from gno_trio.engine.graph.linkgraph import (
     LinkGraph,
 )
 from gno_trio.engine.graph.links import DocSummary, summary, with_node_ids
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.errors import GnoError
 
 HUB_COUNT: Final = 10
@@ -37,17 +38,13 @@ SimilarFinder = Callable[[list[DocSummary], int, float], tuple[list[tuple[int, i
 
 def _scope(conn: sqlite3.Connection, collection: str | None) -> tuple[str | None, list[DocSummary]]:
     """The collection filter as stored (``NOT_FOUND`` if unknown) and its active documents."""
-    query = "SELECT id, docid, uri, title, collection, rel_path FROM documents WHERE active = 1"
-    params: tuple[Any, ...] = ()
+    stored = SQLITE_STORES.links(conn)
     wanted: str | None = None
     if collection is not None:
         wanted = collection.strip().lower()
-        known = conn.execute("SELECT 1 FROM collections WHERE name = ?", (wanted,)).fetchone()
-        if known is None:
+        if not stored.collection_exists(wanted):
             raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
-        query += " AND collection = ?"
-        params = (wanted,)
-    rows = conn.execute(query + " ORDER BY uri", params)
+    rows = stored.active_documents(wanted, by_uri=True)
     return wanted, with_node_ids([summary(row) for row in rows])
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.graph.links import DocSummary
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.vectors.available import stored_vectors
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.index import VectorMatrix
@@ -52,20 +53,12 @@ def similar_edges(
     """
     _, matrix = stored_vectors(conn, backend)
     ids = [doc.id for doc in nodes[:COMPUTE_BUDGET]]
-    mirrors = (
-        dict(
-            conn.execute(
-                f"SELECT id, mirror_hash FROM documents WHERE id IN ({','.join('?' * len(ids))})",
-                ids,
-            ).fetchall()
-        )
-        if ids
-        else {}
-    )
+    mirrors = SQLITE_STORES.links(conn).mirrors(ids)
     kept: list[int] = []
     vectors: list[npt.NDArray[np.float32]] = []
     for doc_id in ids:
-        found = centre(matrix, mirrors[doc_id]) if mirrors.get(doc_id) else None
+        mirror = mirrors.get(doc_id)
+        found = centre(matrix, mirror) if mirror else None
         if found is not None:
             kept.append(doc_id)
             vectors.append(found)

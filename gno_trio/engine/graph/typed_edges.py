@@ -16,6 +16,8 @@ from typing import Any, Final
 from gno_trio.engine.graph.linkgraph import LinkGraph
 from gno_trio.engine.graph.links import DocSummary, Resolver, summary
 from gno_trio.engine.lookup import resolve
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.links import LinkStore
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -56,22 +58,14 @@ class EdgeSet:
         )
 
 
-def _by_docid(conn: sqlite3.Connection, docid: str) -> DocSummary | None:
-    row = conn.execute(
-        "SELECT id, docid, uri, title, collection, rel_path FROM documents "
-        "WHERE docid = ? AND active = 1 ORDER BY id LIMIT 1",
-        (docid,),
-    ).fetchone()
-    return summary(row) if row is not None else None
-
-
 def resolve_target(
-    conn: sqlite3.Connection, resolver: Resolver, target: str, source: DocSummary
+    links: LinkStore, resolver: Resolver, target: str, source: DocSummary
 ) -> DocSummary | None:
     """The active document a ``relations`` target names, or ``None``."""
     written = target.strip()
     if written.startswith("#"):
-        return _by_docid(conn, written)
+        row = links.active_by_docid(written)
+        return summary(row) if row is not None else None
     if written.startswith("gno://"):
         return resolver.resolve("markdown", written, None, source)
     collection, slash, rel_path = written.partition("/")
@@ -84,21 +78,12 @@ def resolve_target(
 
 def typed_edges(conn: sqlite3.Connection, edge_type: str | None = None) -> EdgeSet:
     """Every ``doc_edges`` row of an active document, resolved to its target document."""
-    query = """
-        SELECT e.edge_type, e.target, e.confidence, e.source AS origin,
-               d.id, d.docid, d.uri, d.title, d.collection, d.rel_path
-        FROM doc_edges e JOIN documents d ON d.id = e.src_doc_id
-        WHERE d.active = 1
-    """
-    params: tuple[Any, ...] = ()
-    if edge_type is not None:
-        query += " AND e.edge_type = ?"
-        params = (edge_type,)
+    stored = SQLITE_STORES.links(conn)
     found = EdgeSet(docs={}, outgoing={}, incoming={})
-    resolver = Resolver(conn)
-    for row in conn.execute(query + " ORDER BY d.id, e.rowid", params).fetchall():
+    resolver = Resolver(stored)
+    for row in stored.typed_edges(edge_type):
         source = summary(row)
-        target = resolve_target(conn, resolver, row["target"], source)
+        target = resolve_target(stored, resolver, row["target"], source)
         if target is None:
             found.unresolved += 1
             continue

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from gno_trio.engine.graph.links import DocSummary, Resolver
 from gno_trio.engine.ingest.markdown_links import LinkSite, link_sites
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.uris import make_uri
 
 _URL_SAFE: Final = "/-._~!$&'()*+,;=:@"
@@ -140,7 +141,7 @@ class ReferenceExaminer:
         self.source = source
         self.target_rel = target_rel
         self.operation = operation
-        self.resolver = Resolver(conn)
+        self.resolver = Resolver(SQLITE_STORES.links(conn))
         self.stems: Counter[str] = Counter(
             _stem(row["rel_path"]).casefold()
             for row in conn.execute(

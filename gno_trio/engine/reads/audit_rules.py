@@ -21,6 +21,7 @@ from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.graph.links import Resolver, summary
 from gno_trio.engine.ingest.capture_request import clean_source
 from gno_trio.engine.ingest.frontmatter import extract_meta
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.uris import disk_path
 from gno_trio.errors import GnoError
 
@@ -87,7 +88,7 @@ def finding(
 
 def _links_resolve(snapshot: Snapshot) -> RuleOutcome:
     outcome = RuleOutcome("links.local-targets", "links", "pass", "")
-    resolver = Resolver(snapshot.conn)
+    resolver = Resolver(SQLITE_STORES.links(snapshot.conn))
     for row in snapshot.rows:
         source = summary(row)
         outcome.examined += 1
@@ -126,7 +127,7 @@ def _orphans(snapshot: Snapshot) -> RuleOutcome:
             "Orphan detection needs orphanRoots (the notes everything should reach)"
         )
         return outcome
-    resolver = Resolver(snapshot.conn)
+    resolver = Resolver(SQLITE_STORES.links(snapshot.conn))
     by_uri = {row["uri"]: row for row in snapshot.rows}
     reached = {uri for uri in snapshot.orphan_roots if uri in by_uri}
     frontier = list(reached)

@@ -66,6 +66,10 @@ class _CachedResolver(Resolver):
     for each query cost more than the rest of the graph stage.
     """
 
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(SQLITE_STORES.links(conn))
+        self._conn = conn
+
     def _index(self, collection: str) -> CollectionIndex:
         known = self._collections.get(collection)
         if known is not None:
@@ -163,14 +167,8 @@ def expand(
     if not seeds:
         result.fallback.append("graph_no_seed_candidates")
         return result
-    marks = ", ".join("?" for _ in seeds)
     seed_docs = {
-        int(row["id"]): summary(row)
-        for row in conn.execute(
-            f"SELECT id, docid, uri, title, collection, rel_path FROM documents "
-            f"WHERE id IN ({marks}) AND active = 1",
-            seeds,
-        )
+        int(row["id"]): summary(row) for row in SQLITE_STORES.links(conn).active_by_ids(seeds)
     }
     rank = {doc_id: position for position, doc_id in enumerate(seeds, 1) if doc_id in seed_docs}
     result.seed_count = len(rank)

@@ -4,7 +4,7 @@ Each aggregate the rules above read and write through a protocol of its own
 (:class:`~.egress_receipts.ReceiptStore`, :class:`~.traces.TraceStore`,
 :class:`~.memory.FactStore`, :class:`~.journal.JournalStore`,
 :class:`~.vectors.VectorStore`, :class:`~.sentence_vectors.SentenceVectorStore`,
-:class:`~.chunks.ChunkStore`) is opened
+:class:`~.chunks.ChunkStore`, :class:`~.links.LinkStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -19,6 +19,7 @@ from typing import Final, Protocol
 from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
+from gno_trio.engine.store.links import LinkStore, SqliteLinks
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
 from gno_trio.engine.store.sentence_vectors import SentenceVectorStore, SqliteSentenceVectors
 from gno_trio.engine.store.traces import SqliteTraces, TraceStore
@@ -41,6 +42,8 @@ class Stores(Protocol):
     def sentence_vectors(self, conn: sqlite3.Connection) -> SentenceVectorStore: ...
 
     def chunks(self, conn: sqlite3.Connection) -> ChunkStore: ...
+
+    def links(self, conn: sqlite3.Connection) -> LinkStore: ...
 
 
 class SqliteStores:
@@ -66,6 +69,9 @@ class SqliteStores:
 
     def chunks(self, conn: sqlite3.Connection) -> ChunkStore:
         return SqliteChunks(conn)
+
+    def links(self, conn: sqlite3.Connection) -> LinkStore:
+        return SqliteLinks(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()
