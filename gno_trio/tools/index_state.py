@@ -160,8 +160,9 @@ def changes_text(result: dict[str, Any]) -> str:
 def _process_facts(runtime: Runtime) -> tuple[dict[str, Any] | None, dict[str, int]]:
     """The gateway's resident snapshot (if one serves us) and the reader slots.
 
-    Taken on the event loop, where the gateway's own objects live (a
-    multi-worker gateway keeps its sessions in SQLite, usable only there).
+    Taken on the event loop, where the gateway's own objects live; it reads
+    no shared registry there (a multi-worker or team gateway reports the
+    session count it last read).
     """
     limiter = runtime.limiter
     readers = {

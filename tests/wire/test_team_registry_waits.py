@@ -5,8 +5,9 @@ trip per lookup; a registry call that waits (on a lock another host holds,
 on a slow network) must hold up only the request that needs it. Here the
 test itself holds what those calls wait for: the advisory lock that counts
 the session limits (every ``initialize`` takes it), then the session's row
-(every ``resources/subscribe`` locks it); meanwhile a sessionless
-2026-07-28 request to the same gateway must answer.
+(every ``resources/subscribe`` locks it), then the whole session table;
+meanwhile a sessionless 2026-07-28 request to the same gateway (discover,
+``gno_status``, which reports the session count) must answer.
 """
 
 from __future__ import annotations
@@ -108,3 +109,19 @@ async def test_a_registry_call_that_waits_holds_up_only_its_own_request(
             assert answered is not None, "server/discover waited for another request's registry"
             assert subscribed[0].status_code == 200
             assert subscribed[0].json()["result"] == {}
+
+            # 3. gno_status reports the gateway's sessions without reading the table on the loop.
+            holder.execute("BEGIN")
+            holder.execute("LOCK TABLE gno_gateway_sessions IN ACCESS EXCLUSIVE MODE")
+            status_answered = False
+            async with httpx.AsyncClient(timeout=WAIT_S * 2) as client:
+                with trio.move_on_after(WAIT_S):
+                    status = await client.post(
+                        url,
+                        headers=modern_headers("tools/call", "gno_status"),
+                        json=rpc("tools/call", modern_params(name="gno_status", arguments={})),
+                    )
+                    status_answered = True
+                holder.execute("COMMIT")
+            assert status_answered, "gno_status waited for the session table"
+            assert status.status_code == 200 and "result" in status.json()

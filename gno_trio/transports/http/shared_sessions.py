@@ -181,6 +181,7 @@ class SharedSessionStore(SessionStore):
         self._touch_every = min(_TOUCH_EVERY, idle_timeout / 10)
         self.stream_lease = _LEASE_REAPS * self.reap_every
         """Seconds a GET stream's claim outlives its last renewal (a dead worker's, no more)."""
+        self._known = 0
         self.ledger = _RegistryLedger(self)
         """Listen and REST event streams per identity, counted across every process."""
 
@@ -195,10 +196,16 @@ class SharedSessionStore(SessionStore):
         return await trio.to_thread.run_sync(fn, *args, limiter=self._threads)
 
     def __len__(self) -> int:
-        return self.registry.count()
+        """The count last read from the registry (never a blocking read: see :meth:`count`).
+
+        Read by every reaper pass and every status request, and moved by this
+        process's own opens and closes in between.
+        """
+        return self._known
 
     async def count(self) -> int:
-        return await self._read(self.registry.count)
+        self._known = await self._read(self.registry.count)
+        return self._known
 
     async def open(self, identity: str) -> HttpSession | SessionLimit:
         session_id = new_session_id()
@@ -214,6 +221,7 @@ class SharedSessionStore(SessionStore):
             return SessionLimit(refused)
         session = self._local(session_id, identity)
         self._metrics.sessions["opened"] += 1
+        self._known += 1
         return session
 
     def _local(self, session_id: str, identity: str) -> HttpSession:
@@ -285,6 +293,7 @@ class SharedSessionStore(SessionStore):
 
     async def close(self, session: HttpSession, reason: str) -> None:
         await self.write(self.registry.remove, session.id)
+        self._known = max(0, self._known - 1)
         self._forget(session, reason)
 
     async def cancel(self, session: HttpSession, request_id: object) -> None:
@@ -351,6 +360,7 @@ class SharedSessionStore(SessionStore):
             await self.write(self.registry.renew_shares, shares, now + self.stream_lease)
         expired = await self.write(self.registry.expire, now - self.idle_timeout)
         live = await self._read(self.registry.live_ids)
+        self._known = len(live)
         for session in [s for s in self._sessions.values() if s.id not in live]:
             self._forget(session, "idle" if session.id in expired else "elsewhere")
         return len(expired)
