@@ -1,12 +1,17 @@
 """``/api/events`` is bounded like every long stream, seen from its clients on a real listener.
 
-A client that stops reading is dropped within the socket write deadline
-and gives back what it held (its share of the per-caller stream count),
-while a client that reads on the same gateway hears every change.
+* A client that stops reading is dropped within the socket write deadline
+  and gives back what it held (its share of the per-caller stream count),
+  while a client that reads on the same gateway hears every change.
+* A stream ends at its server-side lifetime with a final event the client
+  sees (``end`` here, the ``complete`` result on a listen stream), and the
+  per-caller cap counts open streams only: streams that ended, or that their
+  client closed, never lock their caller out across reconnects.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -23,7 +28,14 @@ from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 from gno_trio.runtime import Runtime
 from gno_trio.transports.http.server import open_listening_socket
-from tests.support.http_gateway_support import RunningGateway, drain_until_closed, running_gateway
+from tests.support.http_gateway_support import (
+    RunningGateway,
+    drain_until_closed,
+    modern_headers,
+    modern_params,
+    rpc,
+    running_gateway,
+)
 from tests.wire.test_rest_api import read_events
 
 SMALL_BUFFER = 4096
@@ -143,3 +155,57 @@ async def test_a_client_that_stops_reading_is_dropped_and_gives_back_its_stream(
                 await drain_until_closed(stalled)
             metrics = (await client.get("/api/resident/metrics")).json()
             assert metrics["refusals"].get("write-timeout", 0) == 1
+
+
+async def _open_until_refused(
+    client: httpx.AsyncClient, held: AsyncExitStack
+) -> list[AsyncIterator[str]]:
+    """Open this caller's whole share of event streams (each past ``ready``), see a 429 past it."""
+    streams = []
+    for _ in range(MAX_LISTENS):
+        opened = await held.enter_async_context(client.stream("GET", "/api/events"))
+        assert opened.status_code == 200
+        lines = opened.aiter_lines()
+        assert [event for event, _ in await read_events(lines, lambda e, _: e == "ready")] == [
+            "ready"
+        ]
+        streams.append(lines)
+    refused = await client.get("/api/events")
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "TOO_MANY_STREAMS"
+    return streams
+
+
+async def test_streams_end_at_their_lifetime_with_an_end_event_and_give_back_their_share(
+    tmp_path: Path,
+) -> None:
+    dirs, _ = _index(tmp_path)
+    async with _gateway(dirs, stream_lifetime=1.0, stream_keepalive=0.2) as (_, client):
+        with trio.fail_after(90):
+            async with AsyncExitStack() as held:
+                for lines in await _open_until_refused(client, held):
+                    events = await read_events(lines, lambda event, _: event == "end")
+                    assert events[-1] == ("end", {"reason": "lifetime"})
+                    assert [line async for line in lines if line] == []  # then it closes
+            # The caller reconnects: every share came back, and so do the shares of
+            # streams the client closes itself, round after round.
+            for _ in range(3):
+                async with AsyncExitStack() as held:
+                    await _open_until_refused(client, held)
+
+
+async def test_a_listen_stream_completes_at_its_lifetime(tmp_path: Path) -> None:
+    dirs, _ = _index(tmp_path)
+    listen = rpc("subscriptions/listen", modern_params(notifications={}), "listen")
+    headers = modern_headers("subscriptions/listen")
+    async with _gateway(dirs, stream_lifetime=1.0, stream_keepalive=0.2) as (running, client):
+        with trio.fail_after(60):
+            async with client.stream("POST", running.url, headers=headers, json=listen) as stream:
+                assert stream.status_code == 200
+                messages = [
+                    json.loads(line[6:])
+                    async for line in stream.aiter_lines()
+                    if line.startswith("data: ")
+                ]
+    assert messages[0]["method"] == "notifications/subscriptions/acknowledged"
+    assert messages[-1]["id"] == "listen" and "result" in messages[-1]

@@ -24,7 +24,6 @@ from gno_trio.protocol.connection import admit_modern
 from gno_trio.protocol.errors import ProtocolError, method_not_found
 from gno_trio.protocol.jsonrpc import Request, encode_answer, encode_notification
 from gno_trio.protocol.subscriptions import (
-    LISTEN_LIFETIME_SECONDS,
     ListenFilter,
     too_many_listens,
 )
@@ -102,7 +101,7 @@ async def _stream(
         await outbox.pump(
             send,
             keepalive=state.settings.stream_keepalive,
-            lifetime=LISTEN_LIFETIME_SECONDS,
+            lifetime=state.settings.stream_lifetime,
             ends=(state.listens.closing,),
         )
     finally:

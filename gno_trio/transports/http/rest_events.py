@@ -7,7 +7,11 @@ Events (each ``data`` one JSON object):
 * ``job``: a job's status (``gno_job_status``'s answer) whenever it changed,
   the final one included;
 * ``change``: one entry of the change journal (``gno_changes``'s shape) as
-  the folder watch, a sync or a write tool records it.
+  the folder watch, a sync or a write tool records it;
+* ``end``: last, when the server ends the stream, with its ``reason``:
+  ``lifetime`` (the stream lived its time: open a new one) or ``draining``
+  (the gateway is stopping). A stream its client left, or stopped reading,
+  just ends.
 
 The stream is bounded like the 2026-07-28 listen stream: it holds no capacity
 or runtime slot while it waits (a runtime handle only for each quick job
@@ -28,7 +32,6 @@ import msgspec
 import trio
 
 from gno_trio.protocol.errors import ProtocolError
-from gno_trio.protocol.subscriptions import LISTEN_LIFETIME_SECONDS
 from gno_trio.transports.http.rest_wire import api_error, request_context
 from gno_trio.transports.http.sse_outbox import SseOutbox
 from gno_trio.transports.http.surfaces import HttpCall
@@ -130,7 +133,8 @@ async def _stream(call: HttpCall) -> None:
     feed = state.app.change_feed
     jobs = _Jobs(call)
     outbox = SseOutbox()
-    ended = trio.Event()
+    drained = trio.Event()
+    gone = trio.Event()
 
     async def deliver(entries: Sequence[Mapping[str, Any]]) -> None:
         for entry in entries:
@@ -142,14 +146,14 @@ async def _stream(call: HttpCall) -> None:
                 for chunk in await jobs.changed():
                     await outbox.put(chunk)
             except Draining:
-                ended.set()
+                drained.set()
                 return
             await trio.sleep(JOB_POLL_SECONDS)
 
     async def hang_up() -> None:
         while (await call.exchange.receive())["type"] != "http.disconnect":
             pass
-        ended.set()
+        gone.set()
 
     headers = [*SSE_HEADERS, (b"cache-control", b"no-store")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -160,13 +164,17 @@ async def _stream(call: HttpCall) -> None:
         await outbox.pump(
             send,
             keepalive=state.settings.stream_keepalive,
-            lifetime=LISTEN_LIFETIME_SECONDS,
-            ends=(state.listens.closing, ended),
+            lifetime=state.settings.stream_lifetime,
+            ends=(state.listens.closing, drained, gone),
             beside=(hang_up, poll_jobs) if jobs.served else (hang_up,),
         )
     finally:
         stop()
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    last = b""
+    if not (gone.is_set() or outbox.dropped.is_set()):
+        draining = state.listens.closing.is_set() or drained.is_set()
+        last = sse("end", {"reason": "draining" if draining else "lifetime"})
+    await send({"type": "http.response.body", "body": last, "more_body": False})
 
 
 __all__ = ["JOB_POLL_SECONDS", "serve", "sse"]

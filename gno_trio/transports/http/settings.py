@@ -22,6 +22,7 @@ import attrs
 from gno_trio.config import Gateway, GatewayLimits
 from gno_trio.config.rules import ConfigValueError
 from gno_trio.errors import GnoError
+from gno_trio.protocol.subscriptions import LISTEN_LIFETIME_SECONDS
 from gno_trio.server.registry import parse_profile
 from gno_trio.transports.deadlines import ANSWER_DEADLINE_SECONDS, SEND_GRACE_SECONDS
 
@@ -62,6 +63,9 @@ class GatewaySettings:
     """Each MCP request's own deadline once the gateway drains, from when it was read."""
     stream_keepalive: float = 15.0
     """Seconds between SSE comment lines on an idle GET stream."""
+    stream_lifetime: float = LISTEN_LIFETIME_SECONDS
+    """Seconds a long stream (``subscriptions/listen``, ``/api/events``) lives before the
+    server ends it with a final event (the client opens a new one)."""
     caller_key_file: Path | None = None
     """The key file callers are labelled with (one per data directory, shared by every
     worker); ``None``: a key of this process alone (its instance id)."""
