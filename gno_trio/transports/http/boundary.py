@@ -196,8 +196,9 @@ class Boundary:
     def current_digest(self) -> bytes | None:
         """Re-read the token file: the digest it holds (None when unusable).
 
-        A file that changed since the last reading revokes authenticated
-        sessions (and with them their GET streams) before this returns.
+        A file that changed since the last reading starts revoking
+        authenticated sessions (and with them their GET streams); a caller
+        with the old token is refused from now on either way.
         """
         assert self._token_file is not None
         state = read_token_file(self._token_file)

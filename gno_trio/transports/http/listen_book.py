@@ -15,6 +15,8 @@ import trio
 
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 
+_GIVE_BACK_SECONDS: Final = 10.0
+"""At most this long to give a share back, even while shutting down."""
 LISTEN_STREAMS: Final = "listen"
 """The kind of 2026-07-28 ``subscriptions/listen`` streams."""
 EVENT_STREAMS: Final = "events"
@@ -73,8 +75,8 @@ class ListenBook:
 
     async def give_back(self, identity: str, claim: str) -> None:
         self._count_off(identity)
-        if self._ledger is not None:
-            with trio.CancelScope(shield=True):
+        if self._ledger is not None:  # a share not given back lapses with its lease
+            with trio.CancelScope(shield=True), trio.move_on_after(_GIVE_BACK_SECONDS):
                 await self._ledger.give_back(claim)
 
     def _count_off(self, identity: str) -> None:
