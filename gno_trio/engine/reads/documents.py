@@ -15,6 +15,9 @@ from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.ingest.walker import glob_regex
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.results import collection_roots, source_block, tags_by_doc
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.documents import DocumentStore
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -30,22 +33,20 @@ truncated and the rest are skipped with reason ``exceeds_maxBytes``;
 _EDITABLE_MIMES = frozenset({"text/markdown", "text/plain"})
 
 
-def mirror_text(conn: sqlite3.Connection, row: sqlite3.Row, ref: str) -> str:
+def mirror_text(conn: sqlite3.Connection, row: RowView, ref: str) -> str:
     if not row["mirror_hash"]:
         raise GnoError("NOT_FOUND", f"Document has no indexed content: {ref}")
-    found = conn.execute(
-        "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
-    ).fetchone()
+    found = SQLITE_STORES.documents(conn).mirror(row["mirror_hash"])
     if found is None:
         raise GnoError("NOT_FOUND", f"Document has no indexed content: {ref}")
-    return str(found[0])
+    return found
 
 
 def number_lines(lines: Sequence[str], first: int) -> str:
     return "\n".join(f"{first + i}: {line}" for i, line in enumerate(lines))
 
 
-def _not_editable_because(row: sqlite3.Row) -> str | None:
+def _not_editable_because(row: RowView) -> str | None:
     """Why writing the mirror back would not be an edit of the source, if it would not."""
     if not str(row["converter_id"] or "").startswith("native/"):
         return "converted from a non-text source"
@@ -54,7 +55,7 @@ def _not_editable_because(row: sqlite3.Row) -> str | None:
     return None
 
 
-def capabilities(row: sqlite3.Row) -> dict[str, Any]:
+def capabilities(row: RowView) -> dict[str, Any]:
     reason = _not_editable_because(row)
     if reason is not None:
         return {
@@ -133,15 +134,13 @@ def get(
     return result
 
 
-def _glob_rows(conn: sqlite3.Connection, pattern: str) -> list[sqlite3.Row]:
+def _glob_rows(conn: sqlite3.Connection, pattern: str) -> list[RowView]:
     """Active documents whose URI, path or ``collection/path`` the glob matches (minimatch's
     ``*`` and ``?`` stay in one folder; ``**`` crosses)."""
     regex = glob_regex(pattern)
     return [
         row
-        for row in conn.execute(
-            "SELECT * FROM documents WHERE active = 1 ORDER BY collection, rel_path"
-        )
+        for row in SQLITE_STORES.documents(conn).active()
         if regex.match(row["uri"])
         or regex.match(row["rel_path"])
         or regex.match(f"{row['collection']}/{row['rel_path']}")
@@ -173,7 +172,7 @@ def multi_get(
     roots = collection_roots(conn)
     documents: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
-    targets: list[tuple[str, sqlite3.Row | None]] = []
+    targets: list[tuple[str, RowView | None]] = []
     if pattern is not None:
         if not pattern.strip():
             raise GnoError("INVALID_INPUT", "pattern is empty")
@@ -229,7 +228,7 @@ def multi_get(
     return {"documents": documents, "skipped": skipped, "meta": meta}
 
 
-def _listed(r: sqlite3.Row) -> dict[str, Any]:
+def _listed(r: RowView) -> dict[str, Any]:
     """One document as a listing (``ls``, the browse tree) shows it."""
     return {
         "docid": r["docid"],
@@ -241,6 +240,14 @@ def _listed(r: sqlite3.Row) -> dict[str, Any]:
         "sizeBytes": r["source_size"],
         "modifiedAt": r["source_mtime"],
     }
+
+
+def _known(documents: DocumentStore, collection: str) -> str:
+    """The collection name as stored; ``NOT_FOUND`` for one the index does not know."""
+    name = collection.strip().lower()
+    if not documents.collection_exists(name):
+        raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
+    return name
 
 
 def ls(
@@ -256,27 +263,13 @@ def ls(
         raise GnoError("INVALID_INPUT", "limit must be at least 1")
     if offset < 0:
         raise GnoError("INVALID_INPUT", "offset must not be negative")
-    clauses = ["active = 1"]
-    params: list[Any] = []
-    if collection:
-        name = collection.strip().lower()
-        if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
-            raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
-        clauses.append("collection = ?")
-        params.append(name)
-    if prefix:
-        clauses.append("substr(rel_path, 1, ?) = ?")
-        params.extend([len(prefix), prefix])
-    where = " AND ".join(clauses)
-    total = conn.execute(f"SELECT COUNT(*) FROM documents WHERE {where}", params).fetchone()[0]
-    rows = conn.execute(
-        f"SELECT docid, uri, title, collection, rel_path, source_mime, source_size, source_mtime "
-        f"FROM documents WHERE {where} ORDER BY collection, rel_path LIMIT ? OFFSET ?",
-        (*params, limit, offset),
-    ).fetchall()
+    documents = SQLITE_STORES.documents(conn)
+    name = _known(documents, collection) if collection else None
+    total = documents.listed_count(name, prefix)
+    rows = documents.listed(name, prefix, limit, offset)
     return {
         "documents": [_listed(r) for r in rows],
-        "meta": {"total": int(total), "returned": len(rows), "offset": offset},
+        "meta": {"total": total, "returned": len(rows), "offset": offset},
     }
 
 
@@ -297,23 +290,15 @@ def browse(
     if collection is None:
         if folder:
             raise GnoError("INVALID_INPUT", "path needs a collection")
-        rows = conn.execute(
-            "SELECT c.name AS name, COUNT(d.docid) AS n FROM collections c "
-            "LEFT JOIN documents d ON d.collection = c.name AND d.active = 1 "
-            "GROUP BY c.name ORDER BY c.name"
-        ).fetchall()
-        folders = [{"name": r["name"], "path": "", "documents": int(r["n"])} for r in rows]
+        folders = [
+            {"name": name, "path": "", "documents": n}
+            for name, n in SQLITE_STORES.documents(conn).collection_counts()
+        ]
         return {"collection": None, "path": "", "folders": folders, "documents": [], "meta": {}}
-    name = collection.strip().lower()
-    if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
-        raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
+    documents_of = SQLITE_STORES.documents(conn)
+    name = _known(documents_of, collection)
     prefix = folder + "/" if folder else ""
-    rows = conn.execute(
-        "SELECT docid, uri, title, collection, rel_path, source_mime, source_size, source_mtime "
-        "FROM documents WHERE active = 1 AND collection = ? AND substr(rel_path, 1, ?) = ? "
-        "ORDER BY rel_path",
-        (name, len(prefix), prefix),
-    ).fetchall()
+    rows = documents_of.under(name, prefix)
     if folder and not rows:
         raise GnoError("PATH_NOT_FOUND", f"No documents under {folder} in {name}")
     counts: dict[str, int] = {}
@@ -344,26 +329,12 @@ def list_tags(
     conn: sqlite3.Connection, *, collection: str | None = None, prefix: str | None = None
 ) -> dict[str, Any]:
     """``tags-list@1.0``: tags of active documents with document counts."""
-    clauses = ["d.active = 1"]
-    params: list[Any] = []
-    if collection:
-        name = collection.strip().lower()
-        if conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,)).fetchone() is None:
-            raise GnoError("NOT_FOUND", f"Collection not found: {collection}")
-        clauses.append("d.collection = ?")
-        params.append(name)
-    if prefix:
-        clauses.append("substr(lower(t.tag), 1, ?) = ?")
-        params.extend([len(prefix), prefix.lower()])
-    rows = conn.execute(
-        f"SELECT lower(t.tag) AS tag, COUNT(DISTINCT d.id) AS n FROM doc_tags t "
-        f"JOIN documents d ON d.id = t.doc_id WHERE {' AND '.join(clauses)} "
-        f"GROUP BY lower(t.tag) ORDER BY n DESC, tag",
-        params,
-    ).fetchall()
+    documents = SQLITE_STORES.documents(conn)
+    name = _known(documents, collection) if collection else None
+    rows = documents.tag_counts(name, prefix or None)
     meta: dict[str, Any] = {"totalTags": len(rows)}
     if collection:
         meta["collection"] = collection.strip().lower()
     if prefix:
         meta["prefix"] = prefix
-    return {"tags": [{"tag": r["tag"], "count": int(r["n"])} for r in rows], "meta": meta}
+    return {"tags": [{"tag": tag, "count": n} for tag, n in rows], "meta": meta}

@@ -24,6 +24,7 @@ from gno_trio.engine.search.request import (
     normalise_tags,
 )
 from gno_trio.engine.search.timefilter import parse_time_bound
+from gno_trio.engine.store.database import RowView
 
 # Everything a search result is built from: the document's columns, its
 # collection's folder and its tags. Vector hits (which come with their window)
@@ -140,7 +141,7 @@ def tags_by_doc(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, l
     return found
 
 
-def source_block(row: sqlite3.Row, root: str | None) -> dict[str, Any]:
+def source_block(row: RowView, root: str | None) -> dict[str, Any]:
     source: dict[str, Any] = {
         "relPath": row["rel_path"],
         "mime": row["source_mime"],

@@ -4,7 +4,8 @@ Each aggregate the rules above read and write through a protocol of its own
 (:class:`~.egress_receipts.ReceiptStore`, :class:`~.traces.TraceStore`,
 :class:`~.memory.FactStore`, :class:`~.journal.JournalStore`,
 :class:`~.vectors.VectorStore`, :class:`~.sentence_vectors.SentenceVectorStore`,
-:class:`~.chunks.ChunkStore`, :class:`~.links.LinkStore`) is opened
+:class:`~.chunks.ChunkStore`, :class:`~.links.LinkStore`,
+:class:`~.documents.DocumentStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -17,6 +18,7 @@ import sqlite3
 from typing import Final, Protocol
 
 from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
+from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.links import LinkStore, SqliteLinks
@@ -45,6 +47,8 @@ class Stores(Protocol):
 
     def links(self, conn: sqlite3.Connection) -> LinkStore: ...
 
+    def documents(self, conn: sqlite3.Connection) -> DocumentStore: ...
+
 
 class SqliteStores:
     """:class:`Stores` of the embedded SQLite index."""
@@ -72,6 +76,9 @@ class SqliteStores:
 
     def links(self, conn: sqlite3.Connection) -> LinkStore:
         return SqliteLinks(conn)
+
+    def documents(self, conn: sqlite3.Connection) -> DocumentStore:
+        return SqliteDocuments(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

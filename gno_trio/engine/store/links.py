@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Final, Protocol
 
 from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.documents import SqliteDocuments
 
 _SUMMARY: Final = "d.id, d.docid, d.uri, d.title, d.collection, d.rel_path"
 
@@ -69,8 +70,7 @@ class SqliteLinks:
         self._conn = conn
 
     def collection_exists(self, name: str) -> bool:
-        found = self._conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,))
-        return found.fetchone() is not None
+        return SqliteDocuments(self._conn).collection_exists(name)
 
     def active_documents(self, collection: str | None, *, by_uri: bool = False) -> list[RowView]:
         query = f"SELECT {_SUMMARY} FROM documents d WHERE d.active = 1"

@@ -1,0 +1,143 @@
+"""Where documents are read back: the statements of ``get``, listings and tags, behind one protocol.
+
+:mod:`gno_trio.engine.reads.documents` holds the rules (line numbering,
+byte budgets, what a listing or a folder shows, errors); this module only
+reads the rows. A listed row carries ``docid``, ``uri``, ``title``,
+``collection``, ``rel_path``, ``source_mime``, ``source_size`` and
+``source_mtime``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final, Protocol
+
+from gno_trio.engine.store.database import RowView
+
+_LISTED: Final = "docid, uri, title, collection, rel_path, source_mime, source_size, source_mtime"
+
+
+class DocumentStore(Protocol):
+    """The documents of one index, as reads list and return them."""
+
+    def collection_exists(self, name: str) -> bool: ...
+
+    def mirror(self, mirror_hash: str) -> str | None:
+        """The stored Markdown mirror with this hash."""
+        ...
+
+    def active(self) -> list[RowView]:
+        """Every active document, whole rows, by collection then path."""
+        ...
+
+    def listed_count(self, collection: str | None, prefix: str | None) -> int:
+        """How many active documents (of ``collection``, under path ``prefix``) there are."""
+        ...
+
+    def listed(
+        self, collection: str | None, prefix: str | None, limit: int, offset: int
+    ) -> list[RowView]:
+        """One page of those documents, by collection then path."""
+        ...
+
+    def collection_counts(self) -> list[tuple[str, int]]:
+        """Every collection with its active documents, by name."""
+        ...
+
+    def under(self, collection: str, prefix: str) -> list[RowView]:
+        """The active documents of ``collection`` whose path starts with ``prefix``, by path."""
+        ...
+
+    def tag_counts(self, collection: str | None, prefix: str | None) -> list[tuple[str, int]]:
+        """Tags (lower-cased, starting with ``prefix``) of active documents with how many
+        documents carry each, most first then by tag."""
+        ...
+
+
+class SqliteDocuments:
+    """:class:`DocumentStore` on one SQLite connection."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def collection_exists(self, name: str) -> bool:
+        found = self._conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,))
+        return found.fetchone() is not None
+
+    def mirror(self, mirror_hash: str) -> str | None:
+        found = self._conn.execute(
+            "SELECT markdown FROM content WHERE mirror_hash = ?", (mirror_hash,)
+        ).fetchone()
+        return None if found is None else str(found[0])
+
+    def active(self) -> list[RowView]:
+        rows: list[RowView] = self._conn.execute(
+            "SELECT * FROM documents WHERE active = 1 ORDER BY collection, rel_path"
+        ).fetchall()
+        return rows
+
+    @staticmethod
+    def _where(collection: str | None, prefix: str | None) -> tuple[str, list[object]]:
+        clauses = ["active = 1"]
+        params: list[object] = []
+        if collection:
+            clauses.append("collection = ?")
+            params.append(collection)
+        if prefix:
+            clauses.append("substr(rel_path, 1, ?) = ?")
+            params.extend([len(prefix), prefix])
+        return " AND ".join(clauses), params
+
+    def listed_count(self, collection: str | None, prefix: str | None) -> int:
+        where, params = self._where(collection, prefix)
+        row = self._conn.execute(f"SELECT COUNT(*) FROM documents WHERE {where}", params)
+        return int(row.fetchone()[0])
+
+    def listed(
+        self, collection: str | None, prefix: str | None, limit: int, offset: int
+    ) -> list[RowView]:
+        where, params = self._where(collection, prefix)
+        rows: list[RowView] = self._conn.execute(
+            f"SELECT {_LISTED} FROM documents WHERE {where} "
+            f"ORDER BY collection, rel_path LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+        return rows
+
+    def collection_counts(self) -> list[tuple[str, int]]:
+        rows = self._conn.execute(
+            "SELECT c.name AS name, COUNT(d.docid) AS n FROM collections c "
+            "LEFT JOIN documents d ON d.collection = c.name AND d.active = 1 "
+            "GROUP BY c.name ORDER BY c.name"
+        )
+        return [(str(r[0]), int(r[1])) for r in rows]
+
+    def under(self, collection: str, prefix: str) -> list[RowView]:
+        rows: list[RowView] = self._conn.execute(
+            f"SELECT {_LISTED} FROM documents WHERE active = 1 AND collection = ? "
+            f"AND substr(rel_path, 1, ?) = ? ORDER BY rel_path",
+            (collection, len(prefix), prefix),
+        ).fetchall()
+        return rows
+
+    def tag_counts(self, collection: str | None, prefix: str | None) -> list[tuple[str, int]]:
+        clauses = ["d.active = 1"]
+        params: list[object] = []
+        if collection:
+            clauses.append("d.collection = ?")
+            params.append(collection)
+        if prefix:
+            clauses.append("substr(lower(t.tag), 1, ?) = ?")
+            params.extend([len(prefix), prefix.lower()])
+        rows = self._conn.execute(
+            f"SELECT lower(t.tag) AS tag, COUNT(DISTINCT d.id) AS n FROM doc_tags t "
+            f"JOIN documents d ON d.id = t.doc_id WHERE {' AND '.join(clauses)} "
+            f"GROUP BY lower(t.tag) ORDER BY n DESC, tag",
+            params,
+        )
+        return [(str(r[0]), int(r[1])) for r in rows]
+
+
+__all__ = ["DocumentStore", "SqliteDocuments"]
