@@ -16,11 +16,6 @@ from gno_trio.engine.reads.semantic_facts import SemanticFacts
 from gno_trio.engine.store.aggregates import SQLITE_STORES
 
 
-def _scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
-    row = conn.execute(sql, params).fetchone()
-    return int(row[0] or 0) if row else 0
-
-
 def status(
     conn: sqlite3.Connection,
     *,
@@ -42,26 +37,16 @@ def status(
     """
     if embeddings is None and semantic is not None:
         embeddings = semantic.embeddings
+    stored = SQLITE_STORES.counts(conn)
     collections = []
-    for row in conn.execute("SELECT * FROM collections ORDER BY name"):
+    for row in stored.collections():
         name = row["name"]
-        documents = _scalar(
-            conn, "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (name,)
-        )
-        chunks = _scalar(
-            conn,
-            "SELECT COUNT(*) FROM content_chunks c JOIN (SELECT DISTINCT mirror_hash FROM "
-            "documents WHERE collection = ? AND active = 1) d ON d.mirror_hash = c.mirror_hash",
-            (name,),
-        )
+        documents = stored.active_documents(name)
+        chunks = stored.active_chunks(name)
         not_indexed = not_indexed_files(conn, name)
         warnings = [
-            {"relPath": w["rel_path"], "code": "FRONTMATTER_INVALID", "message": w["msg"]}
-            for w in conn.execute(
-                "SELECT rel_path, frontmatter_error AS msg FROM documents WHERE collection = ? "
-                "AND active = 1 AND frontmatter_error IS NOT NULL ORDER BY rel_path LIMIT 50",
-                (name,),
-            )
+            {"relPath": rel_path, "code": "FRONTMATTER_INVALID", "message": message}
+            for rel_path, message in stored.frontmatter_errors(name, 50)
         ]
         warnings += listed_warnings(conn, name)
         if row["memory_managed"]:
@@ -81,19 +66,11 @@ def status(
                 "egressPolicy": row["egress_policy"],
             }
         )
-    total_docs = _scalar(conn, "SELECT COUNT(*) FROM documents WHERE active = 1")
-    total_chunks = _scalar(
-        conn,
-        "SELECT COUNT(*) FROM content_chunks c JOIN (SELECT DISTINCT mirror_hash FROM documents "
-        "WHERE active = 1) d ON d.mirror_hash = c.mirror_hash",
-    )
+    total_docs = stored.active_documents()
+    total_chunks = stored.active_chunks()
     since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="milliseconds")
     # Files skipped for their type (a photo next to the notes) are no fault.
-    recent_errors = _scalar(
-        conn,
-        "SELECT COUNT(*) FROM ingest_errors WHERE at >= ? AND unsupported = 0",
-        (since.replace("+00:00", "Z"),),
-    )
+    recent_errors = stored.failures(since.replace("+00:00", "Z"))
     failing = sum(c["errorCount"] for c in collections)
     last_sync = last_synced_at(conn)
     vectors = any(embedded for embedded, _ in (embeddings or {}).values())
@@ -141,8 +118,7 @@ def status(
 
 def last_synced_at(conn: sqlite3.Connection) -> str | None:
     """When any collection was last synced (None: never)."""
-    last: str | None = conn.execute("SELECT MAX(last_synced_at) FROM collections").fetchone()[0]
-    return last
+    return SQLITE_STORES.counts(conn).last_synced_at()
 
 
 def backlog_total(embeddings: Mapping[str, tuple[int, int]] | None) -> int:
@@ -158,16 +134,13 @@ def peek(
     embeddings: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
     """A model-free snapshot cheap enough to call before every task."""
-    collections = _scalar(conn, "SELECT COUNT(*) FROM collections")
-    documents = _scalar(conn, "SELECT COUNT(*) FROM documents WHERE active = 1")
-    last = conn.execute("SELECT MAX(indexed_at) FROM documents").fetchone()[0]
+    counts = SQLITE_STORES.counts(conn)
+    collections = counts.collection_count()
+    documents = counts.active_documents()
+    last = counts.last_indexed_at()
     recent_docs = [
         {"docid": r["docid"], "uri": r["uri"], "title": r["title"], "indexedAt": r["indexed_at"]}
-        for r in conn.execute(
-            "SELECT docid, uri, title, indexed_at FROM documents WHERE active = 1 "
-            "ORDER BY indexed_at DESC, id DESC LIMIT ?",
-            (recent,),
-        )
+        for r in counts.recently_indexed(recent)
     ]
     return {
         "schemaVersion": "1.0",
@@ -176,8 +149,8 @@ def peek(
         "counts": {
             "collections": collections,
             "documents": documents,
-            "chunks": _scalar(conn, "SELECT COUNT(*) FROM content_chunks"),
-            "errors": _scalar(conn, "SELECT COUNT(*) FROM ingest_errors WHERE unsupported = 0"),
+            "chunks": counts.chunk_count(),
+            "errors": counts.failures(),
         },
         "embeddingBacklog": backlog_total(embeddings),
         "lastIndexedAt": last,

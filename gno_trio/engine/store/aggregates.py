@@ -5,7 +5,7 @@ Each aggregate the rules above read and write through a protocol of its own
 :class:`~.memory.FactStore`, :class:`~.journal.JournalStore`,
 :class:`~.vectors.VectorStore`, :class:`~.sentence_vectors.SentenceVectorStore`,
 :class:`~.chunks.ChunkStore`, :class:`~.links.LinkStore`,
-:class:`~.documents.DocumentStore`) is opened
+:class:`~.documents.DocumentStore`, :class:`~.counts.IndexCounts`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -18,6 +18,7 @@ import sqlite3
 from typing import Final, Protocol
 
 from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
+from gno_trio.engine.store.counts import IndexCounts, SqliteCounts
 from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
@@ -49,6 +50,8 @@ class Stores(Protocol):
 
     def documents(self, conn: sqlite3.Connection) -> DocumentStore: ...
 
+    def counts(self, conn: sqlite3.Connection) -> IndexCounts: ...
+
 
 class SqliteStores:
     """:class:`Stores` of the embedded SQLite index."""
@@ -79,6 +82,9 @@ class SqliteStores:
 
     def documents(self, conn: sqlite3.Connection) -> DocumentStore:
         return SqliteDocuments(conn)
+
+    def counts(self, conn: sqlite3.Connection) -> IndexCounts:
+        return SqliteCounts(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()
