@@ -34,6 +34,8 @@ from gno_trio.engine.reads.audit_rules import (
     run_rule,
     utc_now,
 )
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import make_uri, parse_ref
 from gno_trio.errors import GnoError
 
@@ -50,8 +52,9 @@ def _instant(moment: Any) -> str:
 
 def _scope_rows(
     conn: sqlite3.Connection, collections: Sequence[str], paths: Sequence[str], tags: Sequence[str]
-) -> list[sqlite3.Row]:
-    rows = conn.execute("SELECT * FROM documents WHERE active = 1 ORDER BY uri").fetchall()
+) -> list[RowView]:
+    documents = SQLITE_STORES.documents(conn)
+    rows = documents.active(by_uri=True)
     if collections:
         wanted = set(collections)
         rows = [row for row in rows if row["collection"] in wanted]
@@ -67,14 +70,7 @@ def _scope_rows(
             )
         ]
     if tags:
-        folded = [tag.casefold() for tag in tags]
-        marks = ", ".join("?" for _ in folded)
-        tagged = {
-            int(row[0])
-            for row in conn.execute(
-                f"SELECT doc_id FROM doc_tags WHERE lower(tag) IN ({marks})", folded
-            )
-        }
+        tagged = documents.tagged([tag.casefold() for tag in tags])
         rows = [row for row in rows if int(row["id"]) in tagged]
     return rows
 
@@ -84,20 +80,17 @@ def _roots_as_uris(conn: sqlite3.Connection, refs: Sequence[str]) -> list[str]:
     for ref in refs:
         parsed = parse_ref(ref)
         if parsed.docid is not None:
-            row = conn.execute(
-                "SELECT uri FROM documents WHERE active = 1 AND docid LIKE ? LIMIT 1",
-                (parsed.docid + "%",),
-            ).fetchone()
-            if row is None:
+            uri = SQLITE_STORES.documents(conn).active_uri_by_docid_prefix(parsed.docid)
+            if uri is None:
                 raise GnoError("NOT_FOUND", f"Orphan root not found: {ref}")
-            uris.append(str(row[0]))
+            uris.append(uri)
         else:
             assert parsed.collection is not None and parsed.rel_path is not None
             uris.append(make_uri(parsed.collection, parsed.rel_path))
     return uris
 
 
-def _fingerprints(rows: Sequence[sqlite3.Row], roots: dict[str, str]) -> tuple[str, str]:
+def _fingerprints(rows: Sequence[RowView], roots: dict[str, str]) -> tuple[str, str]:
     """(index, source) fingerprints of the scope: the rows as indexed, the files as on disk."""
     index = hash_canonical([[r["uri"], r["source_hash"], r["mirror_hash"]] for r in rows])
     source = hashlib.sha256()
@@ -155,7 +148,7 @@ def audit(
     stop = should_stop or (lambda: False)
     status = "complete"
     outcomes: list[RuleOutcome] = []
-    rows: list[sqlite3.Row] = []
+    rows: list[RowView] = []
     snapshot_ms = 0
     for attempt in range(2):
         snapshot_started = time.perf_counter()

@@ -22,6 +22,7 @@ from gno_trio.engine.graph.links import Resolver, summary
 from gno_trio.engine.ingest.capture_request import clean_source
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import disk_path
 from gno_trio.errors import GnoError
 
@@ -33,7 +34,7 @@ class Snapshot:
     """The documents in scope (index rows), their collection roots, and the audit inputs."""
 
     conn: sqlite3.Connection
-    rows: Sequence[sqlite3.Row]
+    rows: Sequence[RowView]
     roots: Mapping[str, str]
     max_age_days: int | None
     orphan_roots: Sequence[str]
@@ -88,15 +89,12 @@ def finding(
 
 def _links_resolve(snapshot: Snapshot) -> RuleOutcome:
     outcome = RuleOutcome("links.local-targets", "links", "pass", "")
-    resolver = Resolver(SQLITE_STORES.links(snapshot.conn))
+    links = SQLITE_STORES.links(snapshot.conn)
+    resolver = Resolver(links)
     for row in snapshot.rows:
         source = summary(row)
         outcome.examined += 1
-        for link in snapshot.conn.execute(
-            "SELECT kind, target, collection, line, col FROM doc_links WHERE doc_id = ? "
-            "ORDER BY line, col",
-            (row["id"],),
-        ):
+        for link in links.links_of(int(row["id"]), None):
             if resolver.resolve(link["kind"], link["target"], link["collection"], source):
                 continue
             written = (
@@ -127,16 +125,15 @@ def _orphans(snapshot: Snapshot) -> RuleOutcome:
             "Orphan detection needs orphanRoots (the notes everything should reach)"
         )
         return outcome
-    resolver = Resolver(SQLITE_STORES.links(snapshot.conn))
+    links = SQLITE_STORES.links(snapshot.conn)
+    resolver = Resolver(links)
     by_uri = {row["uri"]: row for row in snapshot.rows}
     reached = {uri for uri in snapshot.orphan_roots if uri in by_uri}
     frontier = list(reached)
     while frontier:
         uri = frontier.pop()
         source = summary(by_uri[uri])
-        for link in snapshot.conn.execute(
-            "SELECT kind, target, collection FROM doc_links WHERE doc_id = ?", (by_uri[uri]["id"],)
-        ):
+        for link in links.links_of(int(by_uri[uri]["id"]), None):
             target = resolver.resolve(link["kind"], link["target"], link["collection"], source)
             if target is not None and target.uri in by_uri and target.uri not in reached:
                 reached.add(target.uri)
@@ -193,12 +190,10 @@ def _provenance(snapshot: Snapshot) -> RuleOutcome:
                 )
             )
             continue
-        text = snapshot.conn.execute(
-            "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
-        ).fetchone()
-        if text is None or not str(text[0]).startswith("---"):
+        text = SQLITE_STORES.documents(snapshot.conn).mirror(row["mirror_hash"])
+        if text is None or not text.startswith("---"):
             continue
-        declared = extract_meta(str(text[0]), row["rel_path"]).frontmatter.get("source")
+        declared = extract_meta(text, row["rel_path"]).frontmatter.get("source")
         if declared is None:
             continue
         outcome.examined += 1
@@ -232,7 +227,7 @@ def _provenance(snapshot: Snapshot) -> RuleOutcome:
     return outcome
 
 
-def _stat(snapshot: Snapshot, row: sqlite3.Row) -> os.stat_result | None:
+def _stat(snapshot: Snapshot, row: RowView) -> os.stat_result | None:
     root = snapshot.roots.get(str(row["collection"]))
     if root is None:
         return None

@@ -10,6 +10,7 @@ reads the rows. A listed row carries ``docid``, ``uri``, ``title``,
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Final, Protocol
 
 from gno_trio.engine.store.database import RowView
@@ -26,8 +27,16 @@ class DocumentStore(Protocol):
         """The stored Markdown mirror with this hash."""
         ...
 
-    def active(self) -> list[RowView]:
-        """Every active document, whole rows, by collection then path."""
+    def active(self, *, by_uri: bool = False) -> list[RowView]:
+        """Every active document, whole rows, by collection then path (or by URI)."""
+        ...
+
+    def tagged(self, tags: Sequence[str]) -> set[int]:
+        """Ids of the documents carrying any of ``tags`` (compared lower-cased)."""
+        ...
+
+    def active_uri_by_docid_prefix(self, prefix: str) -> str | None:
+        """The URI of an active document whose docid starts with ``prefix``."""
         ...
 
     def listed_count(self, collection: str | None, prefix: str | None) -> int:
@@ -72,11 +81,27 @@ class SqliteDocuments:
         ).fetchone()
         return None if found is None else str(found[0])
 
-    def active(self) -> list[RowView]:
+    def active(self, *, by_uri: bool = False) -> list[RowView]:
+        order = "uri" if by_uri else "collection, rel_path"
         rows: list[RowView] = self._conn.execute(
-            "SELECT * FROM documents WHERE active = 1 ORDER BY collection, rel_path"
+            f"SELECT * FROM documents WHERE active = 1 ORDER BY {order}"
         ).fetchall()
         return rows
+
+    def tagged(self, tags: Sequence[str]) -> set[int]:
+        if not tags:
+            return set()
+        marks = ", ".join("?" for _ in tags)
+        rows = self._conn.execute(
+            f"SELECT doc_id FROM doc_tags WHERE lower(tag) IN ({marks})", list(tags)
+        )
+        return {int(row[0]) for row in rows}
+
+    def active_uri_by_docid_prefix(self, prefix: str) -> str | None:
+        row = self._conn.execute(
+            "SELECT uri FROM documents WHERE active = 1 AND docid LIKE ? LIMIT 1", (prefix + "%",)
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     @staticmethod
     def _where(collection: str | None, prefix: str | None) -> tuple[str, list[object]]:
