@@ -148,7 +148,7 @@ def _missing_config(location: IndexLocation) -> GnoError | None:
 
 
 def _index_is_empty(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM collections LIMIT 1").fetchone() is None
+    return SQLITE_STORES.documents(conn).is_empty()
 
 
 def _stamp(path: Path) -> ConfigStamp:

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from gno_trio.config.dirs import database_file_name
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import Ref
 from gno_trio.errors import GnoError
 
 
-def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> sqlite3.Row:
+def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> RowView:
     """The active document a parsed reference names, or ``NOT_FOUND``.
 
     With ``inactive`` an inactivated document is found too (its history is
@@ -29,19 +30,15 @@ def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> sq
     """
     if ref.index is not None:
         require_index(conn, ref)
-    where: str
-    params: tuple[Any, ...]
+    documents = SQLITE_STORES.documents(conn)
+    row: RowView | None
     if ref.docid is None:
-        where, params = "collection = ? AND rel_path = ?", (ref.collection, ref.rel_path)
+        assert ref.collection is not None and ref.rel_path is not None
+        row = documents.by_path(ref.collection, ref.rel_path, inactive=inactive)
     elif len(ref.docid) >= 9:  # a stored docid is "#" plus 8 hex digits
-        where, params = "docid = ?", (ref.docid[:9],)
+        row = documents.by_docid(ref.docid[:9], prefix=False, inactive=inactive)
     else:
-        where, params = "substr(docid, 1, ?) = ?", (len(ref.docid), ref.docid)
-    if not inactive:
-        where += " AND active = 1"
-    row: sqlite3.Row | None = conn.execute(
-        f"SELECT * FROM documents WHERE {where} ORDER BY active DESC, id LIMIT 1", params
-    ).fetchone()
+        row = documents.by_docid(ref.docid, prefix=True, inactive=inactive)
     if row is None:
         raise GnoError("NOT_FOUND", f"Document not found: {ref.raw}")
     return row
@@ -50,7 +47,7 @@ def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> sq
 def require_index(conn: sqlite3.Connection, ref: Ref) -> None:
     """Fail unless ``conn`` is the database of the index ``ref`` names."""
     assert ref.index is not None
-    opened = Path(conn.execute("PRAGMA database_list").fetchone()["file"]).name
+    opened = Path(SQLITE_STORES.documents(conn).database_file()).name
     if opened != database_file_name(ref.index):
         raise GnoError(
             "INVALID_INPUT",

@@ -33,6 +33,7 @@ from gno_trio.engine.context.lineage import config_fingerprint, scope_fingerprin
 from gno_trio.engine.context.request import ContextRequest
 from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.engine.search.scope import Scope
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -110,21 +111,15 @@ class _Content:
 
 
 def _content(conn: sqlite3.Connection, item: Mapping[str, Any]) -> _Content:
-    row = conn.execute(
-        "SELECT source_hash, mirror_hash FROM documents WHERE uri = ? AND active = 1",
-        (item["uri"],),
-    ).fetchone()
+    documents = SQLITE_STORES.documents(conn)
+    row = documents.hashes_at(item["uri"])
     if row is None:
         return _Content("missing", "source_missing", None, None, None)
     source, mirror = str(row["source_hash"]), row["mirror_hash"]
-    text = (
-        conn.execute("SELECT markdown FROM content WHERE mirror_hash = ?", (mirror,)).fetchone()
-        if mirror
-        else None
-    )
+    text = documents.mirror(mirror) if mirror else None
     if text is None:
         return _Content("missing", "mirror_missing", source, mirror, None)
-    lines = str(text[0]).split("\n")
+    lines = text.split("\n")
     start, end = int(item["startLine"]), int(item["endLine"])
     passage = "\n".join(lines[start - 1 : end]) if 1 <= start <= end <= len(lines) else ""
     passage_hash = sha256_text(passage)

@@ -48,6 +48,7 @@ from gno_trio.engine.ingest.write_paths import (
     unindexable_reason,
 )
 from gno_trio.engine.lookup import resolve
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.uris import disk_path, make_uri, parse_ref, parse_uri
 from gno_trio.errors import GnoError
 
@@ -172,11 +173,7 @@ def plan_refactor(
         blocking.append("destination_unchanged")
     elif target_rel.casefold() != source.rel_path.casefold() and (
         lstat_or_none(root / target_rel) is not None
-        or conn.execute(
-            "SELECT 1 FROM documents WHERE active = 1 AND collection = ? AND rel_path = ?",
-            (collection.name, target_rel),
-        ).fetchone()
-        is not None
+        or SQLITE_STORES.documents(conn).active_at(collection.name, target_rel) is not None
     ):
         blocking.append("occupied_target")
     reason = unindexable_reason(collection, target_rel)

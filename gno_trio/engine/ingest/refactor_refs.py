@@ -143,10 +143,9 @@ class ReferenceExaminer:
         self.operation = operation
         self.resolver = Resolver(SQLITE_STORES.links(conn))
         self.stems: Counter[str] = Counter(
-            _stem(row["rel_path"]).casefold()
-            for row in conn.execute(
-                "SELECT rel_path FROM documents WHERE active = 1 AND collection = ? AND id != ?",
-                (source.collection, source.id),
+            _stem(rel_path).casefold()
+            for rel_path in SQLITE_STORES.documents(conn).active_paths(
+                source.collection, except_id=source.id
             )
         )
 

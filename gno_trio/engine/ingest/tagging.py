@@ -38,7 +38,7 @@ from gno_trio.engine.ingest.written import index_written
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.atomic import replace
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.database import RowView, write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import parse_ref, sha256_hex
 from gno_trio.errors import GnoError
@@ -239,7 +239,7 @@ def change_tag(
 def _rewrite_note(
     engine: IndexingKernel,
     conn: sqlite3.Connection,
-    row: sqlite3.Row,
+    row: RowView,
     tag: str,
     *,
     add: bool,

@@ -26,6 +26,7 @@ from typing import Final
 
 from gno_trio.engine.ingest.spec import CollectionSpec
 from gno_trio.engine.ingest.walker import PathRules
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 
 SCRATCH_PREFIXES: Final = (".#", ".gno-tmp-", ".~lock.", "~$")
 """Names editors and our own writers give files that are never notes (Emacs locks,
@@ -109,12 +110,7 @@ def _is_folder(path: Path) -> bool:
 
 def _holds_documents(conn: sqlite3.Connection, collection: str, rel: str) -> bool:
     """Whether an indexed document lies under the folder ``rel`` (``"/"`` sorts before ``"0"``)."""
-    row = conn.execute(
-        "SELECT 1 FROM documents WHERE collection = ? AND active = 1 "
-        "AND rel_path >= ? AND rel_path < ? LIMIT 1",
-        (collection, rel + "/", rel + "0"),
-    ).fetchone()
-    return row is not None
+    return SQLITE_STORES.documents(conn).holds_under(collection, rel)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,25 +12,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from gno_trio.engine.ingest.indexer import IndexingKernel
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
 
-def indexed_document(
-    conn: sqlite3.Connection, collection: str, rel_path: str
-) -> sqlite3.Row | None:
+def indexed_document(conn: sqlite3.Connection, collection: str, rel_path: str) -> RowView | None:
     """The id and docid of the active document at this path, if one is indexed."""
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT id, docid FROM documents WHERE collection = ? AND rel_path = ? AND active = 1",
-        (collection, rel_path),
-    ).fetchone()
-    return row
+    return SQLITE_STORES.documents(conn).active_at(collection, rel_path)
 
 
 @dataclass(slots=True)
 class SyncOutcome:
     status: dict[str, Any]
-    row: sqlite3.Row | None = None
+    row: RowView | None = None
 
 
 def index_written(

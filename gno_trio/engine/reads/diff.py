@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from gno_trio.engine import journal
 from gno_trio.engine.lookup import resolve
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.store.journal import JournalEntry, JournalStore
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
@@ -27,7 +28,7 @@ BODY_WARNING: Final = (
 )
 
 
-def _concerns(entry: JournalEntry, document: sqlite3.Row) -> bool:
+def _concerns(entry: JournalEntry, document: RowView) -> bool:
     """Whether a journal entry is about ``document`` (either side of it names the doc)."""
     if entry.collection != document["collection"]:
         return False
@@ -38,7 +39,7 @@ def _concerns(entry: JournalEntry, document: sqlite3.Row) -> bool:
     )
 
 
-def _document_block(row: sqlite3.Row) -> dict[str, Any]:
+def _document_block(row: RowView) -> dict[str, Any]:
     return {
         "id": row["docid"],
         "uri": row["uri"],

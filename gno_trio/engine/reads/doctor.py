@@ -22,7 +22,13 @@ from gno_trio.engine.kernel import IndexLocation
 from gno_trio.engine.reads import status as status_mod
 from gno_trio.engine.reads.activation import activation as activation_report
 from gno_trio.engine.reads.semantic_facts import SYNC
-from gno_trio.engine.store.database import connect, latest_version, schema_version
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import (
+    connect,
+    integrity_verdict,
+    latest_version,
+    schema_version,
+)
 from gno_trio.engine.store.lease import is_held
 from gno_trio.engine.team.health import store_health
 from gno_trio.engine.team.url import TeamStore
@@ -201,7 +207,7 @@ def _inspect(
                 "Run: gno-trio update (the index is upgraded in place when opened)",
             )
         ], dict(_NO_ACTIVATION)
-    verdict = str(conn.execute("PRAGMA quick_check").fetchone()[0])
+    verdict = integrity_verdict(conn)
     if verdict != "ok":
         fix = "Move the database away and run: gno-trio update (it is rebuilt from the files)"
         return [check("database", "error", f"Integrity check failed: {verdict}", fix)], dict(
@@ -209,14 +215,8 @@ def _inspect(
         )
     checks = [check("database", "ok", f"Database found: {location.db_path} (schema {version})")]
     names = [c.name for c in config.collections] if config is not None else []
-    counts = {
-        name: int(
-            conn.execute(
-                "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (name,)
-            ).fetchone()[0]
-        )
-        for name in names
-    }
+    stored = SQLITE_STORES.counts(conn)
+    counts = {name: stored.active_documents(name) for name in names}
     report = activation_report(conn, counts)
     unready = [c for c in report["collections"] if not c["ready"]]
     if unready:

@@ -24,6 +24,7 @@ from typing import Any, Final
 from gno_trio.engine.ingest.outline import Heading, outline
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.reads.documents import mirror_text
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -71,13 +72,13 @@ def _quote(text: str, lines: Sequence[str], heading: Heading) -> tuple[dict[str,
     return quote, start, end
 
 
-def _document(conn: sqlite3.Connection, ref: str) -> tuple[sqlite3.Row, str, list[str]]:
+def _document(conn: sqlite3.Connection, ref: str) -> tuple[RowView, str, list[str]]:
     row = resolve(conn, parse_ref(ref))
     text = mirror_text(conn, row, ref)
     return row, text, text.split("\n")
 
 
-def _target(row: sqlite3.Row, text: str, lines: Sequence[str], heading: Heading) -> dict[str, Any]:
+def _target(row: RowView, text: str, lines: Sequence[str], heading: Heading) -> dict[str, Any]:
     quote, start, end = _quote(text, lines, heading)
     return {
         "schemaVersion": TARGET_VERSION,
@@ -148,7 +149,7 @@ def _diagnostics(reason: str, candidates: Sequence[Heading]) -> dict[str, Any]:
     return found
 
 
-def _citation(row: sqlite3.Row, heading: Heading) -> dict[str, Any]:
+def _citation(row: RowView, heading: Heading) -> dict[str, Any]:
     return {
         "uri": row["uri"],
         "anchor": heading.anchor,

@@ -47,6 +47,7 @@ from gno_trio.engine.search.request import (
     filter_clauses,
     validate_request,
 )
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.errors import GnoError
@@ -248,7 +249,7 @@ def _target_chunk(
 def _target_block(
     conn: sqlite3.Connection,
     ref: str,
-    row: sqlite3.Row | None,
+    row: RowView | None,
     status: str,
     reasons: Sequence[str],
 ) -> dict[str, Any]:
@@ -308,7 +309,7 @@ def diagnose(
     validate_options(options)
     parse_query(request.query)
     try:
-        row: sqlite3.Row | None = resolve(conn, parse_ref(target), inactive=True)
+        row: RowView | None = resolve(conn, parse_ref(target), inactive=True)
     except GnoError as error:
         if error.code != "NOT_FOUND":
             raise

@@ -134,6 +134,17 @@ def release_free_pages(conn: sqlite3.Connection) -> int:
     return free
 
 
+def database_path(conn: sqlite3.Connection) -> str:
+    """The file of the main database ``conn`` is open on ("" for one in memory)."""
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row is not None else ""
+
+
+def integrity_verdict(conn: sqlite3.Connection) -> str:
+    """SQLite's quick integrity check: ``ok``, or what it found broken."""
+    return str(conn.execute("PRAGMA quick_check").fetchone()[0])
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     row = conn.execute(
         "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_meta'"

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final, Protocol
 
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import RowView, database_path
 
 _LISTED: Final = "docid, uri, title, collection, rel_path, source_mime, source_size, source_mtime"
 
@@ -22,6 +22,41 @@ class DocumentStore(Protocol):
     """The documents of one index, as reads list and return them."""
 
     def collection_exists(self, name: str) -> bool: ...
+
+    def is_empty(self) -> bool:
+        """Whether the index has no collection at all."""
+        ...
+
+    def database_file(self) -> str:
+        """The path of the index's database file."""
+        ...
+
+    def by_path(self, collection: str, rel_path: str, *, inactive: bool) -> RowView | None:
+        """The document at this path (an inactive one too with ``inactive``, the active
+        first), whole row."""
+        ...
+
+    def by_docid(self, docid: str, *, prefix: bool, inactive: bool) -> RowView | None:
+        """The document with this docid (or the first whose docid starts with it), as
+        :meth:`by_path` chooses."""
+        ...
+
+    def active_at(self, collection: str, rel_path: str) -> RowView | None:
+        """``id`` and ``docid`` of the active document at this path."""
+        ...
+
+    def active_paths(self, collection: str, *, except_id: int) -> list[str]:
+        """Paths of the collection's active documents, but one."""
+        ...
+
+    def holds_under(self, collection: str, folder: str) -> bool:
+        """Whether an active document lies under ``folder`` (a path without slash at
+        either end)."""
+        ...
+
+    def hashes_at(self, uri: str) -> RowView | None:
+        """``source_hash`` and ``mirror_hash`` of the active document at ``uri``."""
+        ...
 
     def mirror(self, mirror_hash: str) -> str | None:
         """The stored Markdown mirror with this hash."""
@@ -74,6 +109,57 @@ class SqliteDocuments:
     def collection_exists(self, name: str) -> bool:
         found = self._conn.execute("SELECT 1 FROM collections WHERE name = ?", (name,))
         return found.fetchone() is not None
+
+    def is_empty(self) -> bool:
+        return self._conn.execute("SELECT 1 FROM collections LIMIT 1").fetchone() is None
+
+    def database_file(self) -> str:
+        return database_path(self._conn)
+
+    def _one(self, where: str, params: tuple[object, ...], inactive: bool) -> RowView | None:
+        if not inactive:
+            where += " AND active = 1"
+        row: RowView | None = self._conn.execute(
+            f"SELECT * FROM documents WHERE {where} ORDER BY active DESC, id LIMIT 1", params
+        ).fetchone()
+        return row
+
+    def by_path(self, collection: str, rel_path: str, *, inactive: bool) -> RowView | None:
+        return self._one("collection = ? AND rel_path = ?", (collection, rel_path), inactive)
+
+    def by_docid(self, docid: str, *, prefix: bool, inactive: bool) -> RowView | None:
+        if prefix:
+            return self._one("substr(docid, 1, ?) = ?", (len(docid), docid), inactive)
+        return self._one("docid = ?", (docid,), inactive)
+
+    def active_at(self, collection: str, rel_path: str) -> RowView | None:
+        row: RowView | None = self._conn.execute(
+            "SELECT id, docid FROM documents WHERE collection = ? AND rel_path = ? AND active = 1",
+            (collection, rel_path),
+        ).fetchone()
+        return row
+
+    def active_paths(self, collection: str, *, except_id: int) -> list[str]:
+        rows = self._conn.execute(
+            "SELECT rel_path FROM documents WHERE active = 1 AND collection = ? AND id != ?",
+            (collection, except_id),
+        )
+        return [str(r[0]) for r in rows]
+
+    def holds_under(self, collection: str, folder: str) -> bool:
+        # "/" sorts just before "0": the paths under the folder are the ones in between.
+        row = self._conn.execute(
+            "SELECT 1 FROM documents WHERE collection = ? AND active = 1 "
+            "AND rel_path >= ? AND rel_path < ? LIMIT 1",
+            (collection, folder + "/", folder + "0"),
+        ).fetchone()
+        return row is not None
+
+    def hashes_at(self, uri: str) -> RowView | None:
+        row: RowView | None = self._conn.execute(
+            "SELECT source_hash, mirror_hash FROM documents WHERE uri = ? AND active = 1", (uri,)
+        ).fetchone()
+        return row
 
     def mirror(self, mirror_hash: str) -> str | None:
         found = self._conn.execute(

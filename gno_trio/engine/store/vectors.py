@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from gno_trio.engine.store.database import database_path
+
 
 @dataclass(frozen=True, slots=True)
 class ModelRow:
@@ -118,6 +120,10 @@ class VectorStore(Protocol):
 
     def database_file(self) -> str:
         """The file of the index (what a copy of its rows held in memory is kept under)."""
+        ...
+
+    def has_any(self) -> bool:
+        """Whether any vector is stored, of any model."""
         ...
 
     def generation(self, model_id: int) -> int | None: ...
@@ -299,8 +305,10 @@ class SqliteVectors:
         return int(cursor.rowcount)
 
     def database_file(self) -> str:
-        row = self._conn.execute("PRAGMA database_list").fetchone()
-        return str(row[2]) if row is not None else ""
+        return database_path(self._conn)
+
+    def has_any(self) -> bool:
+        return self._conn.execute("SELECT 1 FROM content_vectors LIMIT 1").fetchone() is not None
 
     def generation(self, model_id: int) -> int | None:
         row = self._conn.execute(

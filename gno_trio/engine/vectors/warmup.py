@@ -73,7 +73,7 @@ class SemanticWarmup:
     def _load(self) -> str:
         engine = self._engine
         with engine.connection() as conn:
-            if conn.execute("SELECT 1 FROM content_vectors LIMIT 1").fetchone() is None:
+            if not engine.stores.vectors(conn).has_any():
                 logger.info("no vectors in the index: the embedding model is not loaded")
                 return NO_VECTORS
             self._state = LOADING

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import LISTED_WARNINGS, parse_warning
+from gno_trio.engine.store.database import RowView
 from gno_trio.errors import GnoError
 
 LISTED: Final = 50
@@ -140,7 +141,7 @@ def warnings_json(warnings: tuple[str, ...]) -> str:
     return json.dumps([parse_warning(w) for w in warnings])
 
 
-def conversion_block(row: sqlite3.Row) -> dict[str, Any]:
+def conversion_block(row: RowView) -> dict[str, Any]:
     """GNO's ``conversion`` object of a search or get result."""
     block: dict[str, Any] = {
         "converterId": row["converter_id"],
