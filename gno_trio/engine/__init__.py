@@ -102,6 +102,8 @@ if TYPE_CHECKING:
     from gno_trio.engine.store.database import StoreError as StoreError
     from gno_trio.engine.store.lease import HeldLease as HeldLease
     from gno_trio.engine.store.lease import wait_from_env as lease_wait_from_env
+    from gno_trio.engine.store.sessions import FileSessionRegistry as FileSessionRegistry
+    from gno_trio.engine.store.sessions import SessionRegistry as SessionRegistry
     from gno_trio.engine.team.plane import LOCAL_STATE as TEAM_LOCAL_STATE
     from gno_trio.engine.team.plane import SHARED_STATE as TEAM_SHARED_STATE
     from gno_trio.engine.team.plane import Team as Team
@@ -183,6 +185,8 @@ _HOMES: Final[Homes] = {
     "write_file_atomically": ("gno_trio.engine.store.atomic", "replace"),
     "StoreError": ("gno_trio.engine.store.database", "StoreError"),
     "HeldLease": ("gno_trio.engine.store.lease", "HeldLease"),
+    "FileSessionRegistry": ("gno_trio.engine.store.sessions", "FileSessionRegistry"),
+    "SessionRegistry": ("gno_trio.engine.store.sessions", "SessionRegistry"),
     "TEAM_LOCAL_STATE": ("gno_trio.engine.team.plane", "LOCAL_STATE"),
     "TEAM_SHARED_STATE": ("gno_trio.engine.team.plane", "SHARED_STATE"),
     "Team": ("gno_trio.engine.team.plane", "Team"),
@@ -248,6 +252,7 @@ __all__ = [
     "EgressContentClass",
     "EgressPartialMode",
     "Engine",
+    "FileSessionRegistry",
     "GraphFilters",
     "HeldLease",
     "Identity",
@@ -260,6 +265,7 @@ __all__ = [
     "QueryOptions",
     "Scope",
     "SearchRequest",
+    "SessionRegistry",
     "StoreError",
     "SyncReport",
     "Team",

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import trio
 
+from gno_trio.engine.store.sessions import FileSessionRegistry, SessionRegistry
 from gno_trio.engine.team.database import TeamDatabase
 from gno_trio.engine.team.notify import Listener
 from gno_trio.engine.team.sessions import SESSIONS_CHANNEL, TeamSessions
@@ -30,7 +31,6 @@ from gno_trio.protocol.subscriptions import (
     ResourceSubscriptions,
 )
 from gno_trio.transports.http.metrics import TransportMetrics
-from gno_trio.transports.http.session_registry import FileSessionRegistry, SessionRegistry
 from gno_trio.transports.http.sessions import HttpSession, SessionLimit
 from gno_trio.transports.http.shared_sessions import SharedSessionStore
 from gno_trio.transports.http.tokens import token_digest

@@ -27,8 +27,6 @@ from gno_trio.runtime import Runtime
 ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = frozenset({"sqlite3"})
 STORE_PACKAGE = "gno_trio.engine.store"
-SESSION_REGISTRY = "gno_trio.transports.http.shared_sessions"
-"""The 2025-era session registry's own file, shared by the gateway's workers."""
 
 # Engine modules that still run SQLite statements or name its types themselves.
 # Remove a module from here when its statements move into the store package;
@@ -147,9 +145,7 @@ def _modules_on_the_driver() -> set[str]:
 
 def test_no_surface_imports_the_database_driver() -> None:
     outside = {
-        module
-        for module in _modules_on_the_driver()
-        if not module.startswith("gno_trio.engine") and module != SESSION_REGISTRY
+        module for module in _modules_on_the_driver() if not module.startswith("gno_trio.engine")
     }
     assert outside == set(), "surfaces call the engine; only the store speaks to the database"
 

@@ -32,7 +32,7 @@ from typing import Any, Final
 import hypercorn.config
 import trio
 
-from gno_trio.engine import Team
+from gno_trio.engine import FileSessionRegistry, SessionRegistry, Team
 from gno_trio.errors import GnoError
 from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.server.dispatch import McpApp
@@ -44,7 +44,6 @@ from gno_trio.transports.http.identity import CallerLabels, ensure_caller_key
 from gno_trio.transports.http.listen_book import EVENT_STREAMS, LISTEN_STREAMS, ListenBook
 from gno_trio.transports.http.metrics import TransportMetrics
 from gno_trio.transports.http.runtime_admission import RuntimeAdmission
-from gno_trio.transports.http.session_registry import FileSessionRegistry, SessionRegistry
 from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import (
     STATUS_PATH,

@@ -37,11 +37,11 @@ from typing import Any, Final, TypeVar
 import msgspec
 import trio
 
+from gno_trio.engine import SessionRegistry
 from gno_trio.protocol.connection import LEGACY_REQUEST_METHODS
 from gno_trio.protocol.envelope import Implementation
 from gno_trio.transports.http.boundary import bearer_identity
 from gno_trio.transports.http.metrics import TransportMetrics
-from gno_trio.transports.http.session_registry import SessionRegistry
 from gno_trio.transports.http.sessions import (
     HttpSession,
     SessionLimit,

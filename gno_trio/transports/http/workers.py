@@ -37,6 +37,7 @@ from types import FrameType
 from typing import IO, Final
 
 from gno_trio.children import isolated_call
+from gno_trio.engine import FileSessionRegistry
 from gno_trio.errors import GnoError
 from gno_trio.transports.http.server import (
     ClientSnippets,
@@ -44,7 +45,6 @@ from gno_trio.transports.http.server import (
     announce,
     open_listening_socket,
 )
-from gno_trio.transports.http.session_registry import FileSessionRegistry
 from gno_trio.transports.http.settings import GatewaySettings
 from gno_trio.transports.http.state import WorkerSeat
 from gno_trio.transports.http.tokens import ensure_token_file

@@ -15,8 +15,6 @@ import threading
 from pathlib import Path
 from typing import Final, Protocol
 
-from gno_trio.transports.http.sessions import SessionLimit
-
 _BUSY_TIMEOUT_MS: Final = 5000
 
 _SCHEMA: Final = (
@@ -57,7 +55,8 @@ class SessionRegistry(Protocol):
     """The shared rows: one per live session, the source of truth for every process.
 
     ``now``, ``deadline`` and ``until`` are the store's wall clock (seconds);
-    ``reserve`` answers the :class:`SessionLimit` value that refused, or None
+    ``reserve`` answers the name of the session limit that refused (``total`` or
+    ``per-identity``, the gateway's ``SessionLimit`` values), or None
     once the row is in. ``subscribe`` keeps a document URI for a live session
     unless it holds ``limit`` already, counted and written in one transaction
     so processes subscribing at once never overshoot; True when kept (or
@@ -151,9 +150,9 @@ class FileSessionRegistry:
                     (identity,),
                 ).fetchone()
                 if count >= limit:
-                    return SessionLimit.TOTAL.value
+                    return "total"
                 if held >= per_identity:
-                    return SessionLimit.PER_IDENTITY.value
+                    return "per-identity"
                 db.execute(
                     "INSERT INTO sessions (id, identity, last_seen) VALUES (?, ?, ?)",
                     (session_id, identity, now),
