@@ -9,17 +9,16 @@ them has to import another subpackage to find a document.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from gno_trio.config.dirs import database_file_name
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.uris import Ref
 from gno_trio.errors import GnoError
 
 
-def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> RowView:
+def resolve(conn: Connection, ref: Ref, *, inactive: bool = False) -> RowView:
     """The active document a parsed reference names, or ``NOT_FOUND``.
 
     With ``inactive`` an inactivated document is found too (its history is
@@ -44,7 +43,7 @@ def resolve(conn: sqlite3.Connection, ref: Ref, *, inactive: bool = False) -> Ro
     return row
 
 
-def require_index(conn: sqlite3.Connection, ref: Ref) -> None:
+def require_index(conn: Connection, ref: Ref) -> None:
     """Fail unless ``conn`` is the database of the index ``ref`` names."""
     assert ref.index is not None
     opened = Path(SQLITE_STORES.documents(conn).database_file()).name

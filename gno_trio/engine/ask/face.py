@@ -14,13 +14,13 @@ like an endpoint failure, falls back to the extractive draft and says so.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import SearchRequest
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.traces.filters import retrieval_filters
 from gno_trio.engine.traces.traced import TracedFace
 from gno_trio.errors import GnoError
@@ -80,7 +80,7 @@ def _filters(request: AskRequest) -> dict[str, Any]:
 
 class AskFace(TracedFace):
     def _draft(
-        self, question: str, capsule: Mapping[str, Any], max_tokens: int, conn: sqlite3.Connection
+        self, question: str, capsule: Mapping[str, Any], max_tokens: int, conn: Connection
     ) -> Draft:
         from gno_trio.engine.ask.generation import (
             GENERATION_FAILED,

@@ -10,7 +10,6 @@ drift from tampering.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from gno_trio.config import Config, dump_config
 from gno_trio.engine.canonical import hash_canonical
 from gno_trio.engine.context.snapshot import index_fingerprint
 from gno_trio.engine.egress.policy import strictest
+from gno_trio.engine.store.database import Connection
 
 # (policy, source) per collection name, from the configuration.
 Policies = Mapping[str, tuple[str, str]]
@@ -44,7 +44,7 @@ def egress_lineage(collections: Sequence[str], policies: Policies) -> dict[str, 
 
 
 def scope_fingerprint(
-    conn: sqlite3.Connection, config: Config, index_name: str, scope: Sequence[str]
+    conn: Connection, config: Config, index_name: str, scope: Sequence[str]
 ) -> str:
     """The index fingerprint of a Capsule scope as the configuration stands now."""
     return index_fingerprint(

@@ -20,7 +20,6 @@ The answer is GNO's ``context-capsule-verification@1.0``.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -34,6 +33,7 @@ from gno_trio.engine.context.request import ContextRequest
 from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.engine.search.scope import Scope
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"
@@ -110,7 +110,7 @@ class _Content:
     passage_hash: str | None
 
 
-def _content(conn: sqlite3.Connection, item: Mapping[str, Any]) -> _Content:
+def _content(conn: Connection, item: Mapping[str, Any]) -> _Content:
     documents = SQLITE_STORES.documents(conn)
     row = documents.hashes_at(item["uri"])
     if row is None:
@@ -191,7 +191,7 @@ def _ranking(
 
 
 def verify_capsule(
-    conn: sqlite3.Connection,
+    conn: Connection,
     config: Config,
     index_name: str,
     capsule: Mapping[str, Any],

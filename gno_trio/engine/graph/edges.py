@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from gno_trio.engine.graph import typed_edges
 from gno_trio.engine.graph.links import DocSummary, known_collection
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
-    import sqlite3
+    pass
 
 
 def _filters(edge_type: str | None, relation: str | None) -> tuple[str, dict[str, Any]]:
@@ -34,7 +35,7 @@ def _filters(edge_type: str | None, relation: str | None) -> tuple[str, dict[str
     return chosen, meta
 
 
-def _edges(conn: sqlite3.Connection, chosen: str) -> typed_edges.EdgeSet:
+def _edges(conn: Connection, chosen: str) -> typed_edges.EdgeSet:
     edges = typed_edges.typed_edges(conn, chosen)
     if chosen == typed_edges.LINK_EDGE_TYPE:
         edges = typed_edges.with_links(conn, edges)
@@ -56,7 +57,7 @@ def _about(doc: DocSummary) -> dict[str, Any]:
 
 
 def typed_links(
-    conn: sqlite3.Connection, ref: str, *, edge_type: str | None, relation: str | None = None
+    conn: Connection, ref: str, *, edge_type: str | None, relation: str | None = None
 ) -> dict[str, Any]:
     """``links-list`` (edge layer): ``ref``'s outgoing edges of one type."""
     chosen, filters = _filters(edge_type, relation)
@@ -78,7 +79,7 @@ def typed_links(
 
 
 def typed_backlinks(
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     *,
     edge_type: str | None,

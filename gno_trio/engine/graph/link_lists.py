@@ -8,7 +8,6 @@ plans see.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Final, Literal
 
 from gno_trio.engine.graph.links import (
@@ -22,6 +21,7 @@ from gno_trio.engine.graph.links import (
 )
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -36,7 +36,7 @@ def _link_text(kind: str, target: str, display: str | None) -> str | None:
     return text[:LINK_TEXT_MAX_CHARS] if text else None
 
 
-def _document(conn: sqlite3.Connection, ref: str) -> DocSummary:
+def _document(conn: Connection, ref: str) -> DocSummary:
     return summary(resolve(conn, parse_ref(ref)))
 
 
@@ -47,9 +47,7 @@ def _meta_identity(doc: DocSummary) -> dict[str, Any]:
     return identity
 
 
-def outgoing(
-    conn: sqlite3.Connection, ref: str, *, link_type: LinkKind | None = None
-) -> dict[str, Any]:
+def outgoing(conn: Connection, ref: str, *, link_type: LinkKind | None = None) -> dict[str, Any]:
     """``links-list``: the links of one document in reading order, each resolved if possible.
 
     Raises ``INVALID_INPUT`` for a malformed ref or type, ``NOT_FOUND`` when
@@ -100,9 +98,7 @@ def _wiki_names(doc: DocSummary) -> frozenset[str]:
     return frozenset(keys | {key + MARKDOWN_SUFFIX for key in keys})
 
 
-def backlinks(
-    conn: sqlite3.Connection, ref: str, *, collection: str | None = None
-) -> dict[str, Any]:
+def backlinks(conn: Connection, ref: str, *, collection: str | None = None) -> dict[str, Any]:
     """``backlinks``: every link in an active document that resolves to ``ref``.
 
     ``collection`` keeps only links written in that collection (``NOT_FOUND``

@@ -20,7 +20,6 @@ warning, never ignored silently.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -29,6 +28,7 @@ from typing import Any, Final, Literal
 from gno_trio.engine.graph.links import DocSummary, Resolution, Resolver, summary
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -76,7 +76,7 @@ class GraphFilters:
 NO_FILTERS: Final = GraphFilters()
 
 
-def checked_filters(conn: sqlite3.Connection, filters: GraphFilters) -> GraphFilters:
+def checked_filters(conn: Connection, filters: GraphFilters) -> GraphFilters:
     """``filters`` with the collection name as stored; ``NOT_FOUND`` for an unknown one."""
     if filters.collection is None:
         return filters
@@ -99,7 +99,7 @@ class LinkGraph:
     unresolved: list[tuple[int, str]] = field(default_factory=list)
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection) -> LinkGraph:
+    def load(cls, conn: Connection) -> LinkGraph:
         graph = cls()
         stored = SQLITE_STORES.links(conn)
         rows = stored.all_links()
@@ -148,12 +148,12 @@ def node(doc: DocSummary) -> dict[str, Any]:
     return entry
 
 
-def _document(conn: sqlite3.Connection, ref: str) -> DocSummary:
+def _document(conn: Connection, ref: str) -> DocSummary:
     return summary(resolve(conn, parse_ref(ref)))
 
 
 def neighbors(
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     *,
     direction: Direction = "both",
@@ -219,7 +219,7 @@ def _step(graph: LinkGraph, here: int, there: int) -> dict[str, Any]:
 
 
 def shortest_path(
-    conn: sqlite3.Connection,
+    conn: Connection,
     source_ref: str,
     target_ref: str,
     *,

@@ -14,7 +14,6 @@ with the reason as a warning, rather than silently leaving them out.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, Final
@@ -27,6 +26,7 @@ from gno_trio.engine.graph.linkgraph import (
 )
 from gno_trio.engine.graph.links import DocSummary, summary, with_node_ids
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 HUB_COUNT: Final = 10
@@ -36,7 +36,7 @@ SimilarFinder = Callable[[list[DocSummary], int, float], tuple[list[tuple[int, i
 """(nodes, top-k, threshold) -> (edges as (source id, target id, score), cut by the budget)."""
 
 
-def _scope(conn: sqlite3.Connection, collection: str | None) -> tuple[str | None, list[DocSummary]]:
+def _scope(conn: Connection, collection: str | None) -> tuple[str | None, list[DocSummary]]:
     """The collection filter as stored (``NOT_FOUND`` if unknown) and its active documents."""
     stored = SQLITE_STORES.links(conn)
     wanted: str | None = None
@@ -105,7 +105,7 @@ def _similar_link(by_id: dict[int, DocSummary], edge: tuple[int, int, float]) ->
 
 
 def overview(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     collection: str | None = None,
     limit: int = GRAPH_DEFAULT_LIMIT,

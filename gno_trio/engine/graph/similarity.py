@@ -9,7 +9,6 @@ degree first) take part, and the answer says so.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
@@ -18,6 +17,7 @@ import numpy.typing as npt
 
 from gno_trio.engine.graph.links import DocSummary
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.vectors.available import stored_vectors
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.index import VectorMatrix
@@ -40,7 +40,7 @@ def centre(matrix: VectorMatrix, mirror: str) -> npt.NDArray[np.float32] | None:
 
 
 def similar_edges(
-    conn: sqlite3.Connection,
+    conn: Connection,
     backend: EmbeddingBackend,
     nodes: Sequence[DocSummary],
     *,

@@ -17,12 +17,12 @@ short sets ``meta.truncated``.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from gno_trio.engine.graph.typed_edges import Edge, edge_fields, root_doc, typed_edges, with_links
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 Direction = Literal["out", "in", "both"]
@@ -115,7 +115,7 @@ class _Walk:
 
 
 def graph_query(
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     *,
     direction: Direction = "both",
@@ -186,7 +186,7 @@ def graph_query(
 
 
 def impact(
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     *,
     max_depth: int = IMPACT_DEFAULT_MAX_DEPTH,

@@ -8,7 +8,6 @@ listing both read this one edge set, so they agree on what is connected.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -17,6 +16,7 @@ from gno_trio.engine.graph.linkgraph import LinkGraph
 from gno_trio.engine.graph.links import DocSummary, Resolver, summary
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.store.links import LinkStore
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
@@ -76,7 +76,7 @@ def resolve_target(
     return resolver.resolve("wiki", written, None, source)
 
 
-def typed_edges(conn: sqlite3.Connection, edge_type: str | None = None) -> EdgeSet:
+def typed_edges(conn: Connection, edge_type: str | None = None) -> EdgeSet:
     """Every ``doc_edges`` row of an active document, resolved to its target document."""
     stored = SQLITE_STORES.links(conn)
     found = EdgeSet(docs={}, outgoing={}, incoming={})
@@ -92,7 +92,7 @@ def typed_edges(conn: sqlite3.Connection, edge_type: str | None = None) -> EdgeS
     return found
 
 
-def with_links(conn: sqlite3.Connection, edges: EdgeSet) -> EdgeSet:
+def with_links(conn: Connection, edges: EdgeSet) -> EdgeSet:
     """``edges`` plus one edge per resolved (source, target, link kind)."""
     links = LinkGraph.load(conn)
     for source, targets in links.outgoing.items():
@@ -103,7 +103,7 @@ def with_links(conn: sqlite3.Connection, edges: EdgeSet) -> EdgeSet:
     return edges
 
 
-def root_doc(conn: sqlite3.Connection, ref: str) -> DocSummary:
+def root_doc(conn: Connection, ref: str) -> DocSummary:
     return summary(resolve(conn, parse_ref(ref)))
 
 

@@ -15,7 +15,6 @@ fails the copy stays on disk and the answer's ``sync`` block says why.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
@@ -33,6 +32,7 @@ from gno_trio.engine.ingest.write_paths import (
 from gno_trio.engine.ingest.written import index_written, indexed_document
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.atomic import create_new
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import docid_for, make_uri, parse_ref
 from gno_trio.errors import GnoError
@@ -83,7 +83,7 @@ def _copy_name(source_rel: str, name: str | None) -> str:
 
 def duplicate_note(
     engine: IndexingKernel,
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     *,
     folder_path: str | None = None,

@@ -20,7 +20,6 @@ to exactly the state it was computed from.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -49,6 +48,7 @@ from gno_trio.engine.ingest.write_paths import (
 )
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.uris import disk_path, make_uri, parse_ref, parse_uri
 from gno_trio.errors import GnoError
 
@@ -139,7 +139,7 @@ def _document_ref(collection: str, rel_path: str) -> dict[str, str]:
 
 
 def plan_refactor(
-    conn: sqlite3.Connection,
+    conn: Connection,
     dirs: Dirs,
     collection_of: Any,
     operation: str,

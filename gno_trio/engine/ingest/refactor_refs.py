@@ -12,7 +12,6 @@ without the plan's safety and digest bookkeeping.
 from __future__ import annotations
 
 import posixpath
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -22,6 +21,7 @@ from urllib.parse import quote
 from gno_trio.engine.graph.links import DocSummary, Resolver
 from gno_trio.engine.ingest.markdown_links import LinkSite, link_sites
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.uris import make_uri
 
 _URL_SAFE: Final = "/-._~!$&'()*+,;=:@"
@@ -135,7 +135,7 @@ class ReferenceExaminer:
     """Finds and classifies the references of one note in one index."""
 
     def __init__(
-        self, conn: sqlite3.Connection, source: DocSummary, target_rel: str, operation: str
+        self, conn: Connection, source: DocSummary, target_rel: str, operation: str
     ) -> None:
         self.conn = conn
         self.source = source

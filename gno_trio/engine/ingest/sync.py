@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import sqlite3
 import stat
 import time
 from collections.abc import Iterator
@@ -42,6 +41,7 @@ from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.walker import FoundFile, PathRules, listing
 from gno_trio.engine.kernel import IndexHooks
 from gno_trio.engine.store.atomic import remove_temporary
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.uris import disk_path
 from gno_trio.errors import GnoError
 
@@ -112,7 +112,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def _plan(
-    conn: sqlite3.Connection, spec: CollectionSpec, only: set[str] | None, *, vanish: bool
+    conn: Connection, spec: CollectionSpec, only: set[str] | None, *, vanish: bool
 ) -> tuple[SyncPlan, WalkNotes]:
     """What the sync must do (see :mod:`.plan`), and what else the walk saw."""
     if only is not None:
@@ -136,7 +136,7 @@ def _plan(
     return plan, notes
 
 
-def named_work(conn: sqlite3.Connection, spec: CollectionSpec, only: set[str]) -> bool:
+def named_work(conn: Connection, spec: CollectionSpec, only: set[str]) -> bool:
     """Whether syncing the named paths (with ``vanish``) would read or retire anything.
 
     A ``stat`` per path: a file just written and indexed by gno-trio itself
@@ -148,7 +148,7 @@ def named_work(conn: sqlite3.Connection, spec: CollectionSpec, only: set[str]) -
 
 
 def sync_collection(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spec: CollectionSpec,
     *,
     progress: ProgressFn | None = None,
@@ -181,7 +181,7 @@ def sync_collection(
 
 
 def sync_named(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spec: CollectionSpec,
     only: set[str],
     *,
@@ -201,7 +201,7 @@ def sync_named(
 
 
 def _applied(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spec: CollectionSpec,
     plan: SyncPlan,
     notes: WalkNotes,

@@ -17,7 +17,6 @@ removed as a whole), which only a walk of the collection can settle.
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Final
 from gno_trio.engine.ingest.spec import CollectionSpec
 from gno_trio.engine.ingest.walker import PathRules
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 
 SCRATCH_PREFIXES: Final = (".#", ".gno-tmp-", ".~lock.", "~$")
 """Names editors and our own writers give files that are never notes (Emacs locks,
@@ -108,7 +108,7 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-def _holds_documents(conn: sqlite3.Connection, collection: str, rel: str) -> bool:
+def _holds_documents(conn: Connection, collection: str, rel: str) -> bool:
     """Whether an indexed document lies under the folder ``rel`` (``"/"`` sorts before ``"0"``)."""
     return SQLITE_STORES.documents(conn).holds_under(collection, rel)
 
@@ -121,7 +121,7 @@ class Settled:
     files: frozenset[str]
 
 
-def settle(conn: sqlite3.Connection, watched: WatchedRoot, paths: Iterable[str]) -> Settled:
+def settle(conn: Connection, watched: WatchedRoot, paths: Iterable[str]) -> Settled:
     """Decide what the changed ``paths`` (relative, from :meth:`WatchedRoot.relevant`) need.
 
     A folder on disk, a folder that held documents, or the root itself needs a

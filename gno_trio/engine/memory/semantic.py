@@ -12,7 +12,6 @@ GNO's 0.83 in general, 0.75 for the bundled model, whose cosines run lower.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -22,6 +21,7 @@ import numpy as np
 from gno_trio.config import Config
 from gno_trio.engine.memory.queries import StoredFact, fact_from_row
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.store.memory import FactStore
 from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.bundled import BUNDLED_URI
@@ -50,9 +50,7 @@ class SemanticMemory:
         return BUNDLED_THRESHOLD if self.backend.identity.uri == BUNDLED_URI else SEMANTIC_THRESHOLD
 
 
-def semantic_memory(
-    conn: sqlite3.Connection, config: Config, collection: str
-) -> SemanticMemory | str:
+def semantic_memory(conn: Connection, config: Config, collection: str) -> SemanticMemory | str:
     """The collection's semantic side, or why there is none (a ``semanticUnavailable`` text)."""
     try:
         backend = configured_backend(config, collection)
@@ -66,7 +64,7 @@ def semantic_memory(
 
 
 def vector_candidates(
-    conn: sqlite3.Connection,
+    conn: Connection,
     facts: FactStore,
     memory: SemanticMemory,
     collection: str,

@@ -7,7 +7,6 @@ is described from stored facts, so ``status`` and ``doctor`` stay passive.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from typing import Any
 
 from gno_trio.engine.reads.semantic_facts import EMBED, SYNC, SemanticFacts
 from gno_trio.engine.search.docrankers import document_ranker
+from gno_trio.engine.store.database import Connection
 
 
 def _instant(moment: datetime) -> str:
@@ -79,7 +79,7 @@ def _semantic(
 
 
 def _collection_activation(
-    conn: sqlite3.Connection, name: str, documents: int, facts: SemanticFacts | None = None
+    conn: Connection, name: str, documents: int, facts: SemanticFacts | None = None
 ) -> dict[str, Any]:
     """Index and lexical stages for one collection, each checked against the database."""
     index_ok, index_time = _timed(lambda: documents > 0)
@@ -133,7 +133,7 @@ def _collection_activation(
 
 
 def activation(
-    conn: sqlite3.Connection, counts: Mapping[str, int], facts: SemanticFacts | None = None
+    conn: Connection, counts: Mapping[str, int], facts: SemanticFacts | None = None
 ) -> dict[str, Any]:
     """GNO's activation report: which collections are usable, verified stage by stage."""
     collections = [_collection_activation(conn, name, n, facts) for name, n in counts.items()]

@@ -18,7 +18,6 @@ exact.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,7 +34,7 @@ from gno_trio.engine.reads.audit_rules import (
     utc_now,
 )
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.uris import make_uri, parse_ref
 from gno_trio.errors import GnoError
 
@@ -51,7 +50,7 @@ def _instant(moment: Any) -> str:
 
 
 def _scope_rows(
-    conn: sqlite3.Connection, collections: Sequence[str], paths: Sequence[str], tags: Sequence[str]
+    conn: Connection, collections: Sequence[str], paths: Sequence[str], tags: Sequence[str]
 ) -> list[RowView]:
     documents = SQLITE_STORES.documents(conn)
     rows = documents.active(by_uri=True)
@@ -75,7 +74,7 @@ def _scope_rows(
     return rows
 
 
-def _roots_as_uris(conn: sqlite3.Connection, refs: Sequence[str]) -> list[str]:
+def _roots_as_uris(conn: Connection, refs: Sequence[str]) -> list[str]:
     uris = []
     for ref in refs:
         parsed = parse_ref(ref)
@@ -115,7 +114,7 @@ def _sort_key(found: dict[str, Any]) -> tuple[str, ...]:
 
 
 def audit(
-    conn: sqlite3.Connection,
+    conn: Connection,
     config: Config,
     index_name: str,
     *,

@@ -9,7 +9,6 @@ source files; none opens a file for writing or a network connection.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from gno_trio.engine.graph.links import Resolver, summary
 from gno_trio.engine.ingest.capture_request import clean_source
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.uris import disk_path
 from gno_trio.errors import GnoError
 
@@ -33,7 +32,7 @@ DAY_NS: Final = 86_400 * 10**9
 class Snapshot:
     """The documents in scope (index rows), their collection roots, and the audit inputs."""
 
-    conn: sqlite3.Connection
+    conn: Connection
     rows: Sequence[RowView]
     roots: Mapping[str, str]
     max_age_days: int | None

@@ -10,12 +10,11 @@ document is used.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Final
 
 from gno_trio.engine import journal
 from gno_trio.engine.lookup import resolve
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.store.journal import JournalEntry, JournalStore
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
@@ -51,7 +50,7 @@ def _document_block(row: RowView) -> dict[str, Any]:
 
 
 def document_diff(
-    conn: sqlite3.Connection, changes: JournalStore, ref: str, change: str | None = None
+    conn: Connection, changes: JournalStore, ref: str, change: str | None = None
 ) -> dict[str, Any]:
     """``document-diff@1.0`` for ``ref`` and one change id (a ``gno-change-v1.`` cursor).
 

@@ -7,7 +7,6 @@ numbering as search line anchors, so an agent can go straight from a hit to
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -16,7 +15,7 @@ from gno_trio.engine.ingest.walker import glob_regex
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.results import collection_roots, source_block, tags_by_doc
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.store.documents import DocumentStore
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
@@ -33,7 +32,7 @@ truncated and the rest are skipped with reason ``exceeds_maxBytes``;
 _EDITABLE_MIMES = frozenset({"text/markdown", "text/plain"})
 
 
-def mirror_text(conn: sqlite3.Connection, row: RowView, ref: str) -> str:
+def mirror_text(conn: Connection, row: RowView, ref: str) -> str:
     if not row["mirror_hash"]:
         raise GnoError("NOT_FOUND", f"Document has no indexed content: {ref}")
     found = SQLITE_STORES.documents(conn).mirror(row["mirror_hash"])
@@ -86,7 +85,7 @@ def capabilities(row: RowView) -> dict[str, Any]:
 
 
 def get(
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     *,
     from_line: int | None = None,
@@ -134,7 +133,7 @@ def get(
     return result
 
 
-def _glob_rows(conn: sqlite3.Connection, pattern: str) -> list[RowView]:
+def _glob_rows(conn: Connection, pattern: str) -> list[RowView]:
     """Active documents whose URI, path or ``collection/path`` the glob matches (minimatch's
     ``*`` and ``?`` stay in one folder; ``**`` crosses)."""
     regex = glob_regex(pattern)
@@ -157,7 +156,7 @@ def _truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool, int]:
 
 
 def multi_get(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     refs: Sequence[str] | None = None,
     pattern: str | None = None,
@@ -251,7 +250,7 @@ def _known(documents: DocumentStore, collection: str) -> str:
 
 
 def ls(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     collection: str | None = None,
     prefix: str | None = None,
@@ -277,9 +276,7 @@ BROWSE_MAX_DOCUMENTS: Final = 1000
 """Documents one folder listing returns at most (the rest are counted, not listed)."""
 
 
-def browse(
-    conn: sqlite3.Connection, *, collection: str | None = None, path: str = ""
-) -> dict[str, Any]:
+def browse(conn: Connection, *, collection: str | None = None, path: str = "") -> dict[str, Any]:
     """One level of the browse tree: the collections, or one folder's subfolders and documents.
 
     Without ``collection`` the folders are the collections (with their active
@@ -326,7 +323,7 @@ def browse(
 
 
 def list_tags(
-    conn: sqlite3.Connection, *, collection: str | None = None, prefix: str | None = None
+    conn: Connection, *, collection: str | None = None, prefix: str | None = None
 ) -> dict[str, Any]:
     """``tags-list@1.0``: tags of active documents with document counts."""
     documents = SQLITE_STORES.documents(conn)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,7 +15,7 @@ from gno_trio.engine.reads import documents, sections
 from gno_trio.engine.reads import status as status_mod
 from gno_trio.engine.reads.bootstrap import model_size
 from gno_trio.engine.reads.semantic_facts import SemanticFacts
-from gno_trio.engine.store.database import connect, schema_version
+from gno_trio.engine.store.database import Connection, connect, schema_version
 from gno_trio.engine.uris import parse_ref, with_index
 from gno_trio.errors import GnoError
 
@@ -144,7 +143,7 @@ class ReadsFace(EngineKernel):
         return other[0] if other else None
 
     @contextlib.contextmanager
-    def _index_connection(self, named: str | None) -> Iterator[sqlite3.Connection]:
+    def _index_connection(self, named: str | None) -> Iterator[Connection]:
         """This index's connection, or a read-only one to the named index.
 
         A named index that does not exist is an error; it is never created.
@@ -242,7 +241,7 @@ class ReadsFace(EngineKernel):
         with self.connection() as c:
             return idle_watcher(status_mod.last_synced_at(c))
 
-    def _semantic_facts(self, conn: sqlite3.Connection) -> SemanticFacts:
+    def _semantic_facts(self, conn: Connection) -> SemanticFacts:
         """The embedding side as status reports it: read from config and index, no model run."""
         from gno_trio.engine.vectors.models import models_list, models_path
         from gno_trio.engine.vectors.service import backlog_by_collection, pending_documents

@@ -23,7 +23,6 @@ knows, never a stand-in:
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from gno_trio.engine.reads.semantic_facts import (
 )
 from gno_trio.engine.search.boosts import content_type_boost
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.store.journal import JournalStore
 
 
@@ -232,7 +232,7 @@ def standalone_resident(
 
 
 def readiness_fields(
-    conn: sqlite3.Connection,
+    conn: Connection,
     counts: Mapping[str, int],
     *,
     failing: int,

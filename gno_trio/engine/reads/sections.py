@@ -17,14 +17,13 @@ citation; the others are not safe to cite or navigate to.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from gno_trio.engine.ingest.outline import Heading, outline
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.reads.documents import mirror_text
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.uris import parse_ref
 from gno_trio.errors import GnoError
 
@@ -72,7 +71,7 @@ def _quote(text: str, lines: Sequence[str], heading: Heading) -> tuple[dict[str,
     return quote, start, end
 
 
-def _document(conn: sqlite3.Connection, ref: str) -> tuple[RowView, str, list[str]]:
+def _document(conn: Connection, ref: str) -> tuple[RowView, str, list[str]]:
     row = resolve(conn, parse_ref(ref))
     text = mirror_text(conn, row, ref)
     return row, text, text.split("\n")
@@ -96,9 +95,7 @@ def _target(row: RowView, text: str, lines: Sequence[str], heading: Heading) -> 
     }
 
 
-def create(
-    conn: sqlite3.Connection, ref: str, *, anchor: str | None, line: int | None
-) -> dict[str, Any]:
+def create(conn: Connection, ref: str, *, anchor: str | None, line: int | None) -> dict[str, Any]:
     """``section@1.0`` (create): the target of the heading named by ``anchor`` or ``line``."""
     if (anchor is None) == (line is None):
         raise GnoError("INVALID_INPUT", "action=create takes exactly one of anchor or line")
@@ -191,7 +188,7 @@ def _judge(
     return "stale", None, "the section no longer holds the quoted text", candidates
 
 
-def resolve_target(conn: sqlite3.Connection, ref: str, target: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_target(conn: Connection, ref: str, target: Mapping[str, Any]) -> dict[str, Any]:
     """``section@1.0`` (resolve): where the target's section is now, and whether to cite it."""
     row, _text, lines = _document(conn, ref)
     if target["document"]["uri"] != row["uri"]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,10 +13,11 @@ from gno_trio.engine.ingest.memory_projection import problems as memory_problems
 from gno_trio.engine.reads.readiness import readiness_fields
 from gno_trio.engine.reads.semantic_facts import SemanticFacts
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 
 
 def status(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     index_name: str,
     db_path: str,
@@ -116,7 +116,7 @@ def status(
     return result
 
 
-def last_synced_at(conn: sqlite3.Connection) -> str | None:
+def last_synced_at(conn: Connection) -> str | None:
     """When any collection was last synced (None: never)."""
     return SQLITE_STORES.counts(conn).last_synced_at()
 
@@ -127,7 +127,7 @@ def backlog_total(embeddings: Mapping[str, tuple[int, int]] | None) -> int:
 
 
 def peek(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     index_name: str,
     recent: int = 5,

@@ -12,7 +12,6 @@ again. A query whose words the index holds reads no sentence vector at all.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
@@ -21,6 +20,7 @@ import numpy.typing as npt
 
 from gno_trio.engine.search.fusion import Candidate
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.vectors.sentences import best_sentence_cosines
 
 LOW_COVERAGE: Final = 0.5
@@ -35,7 +35,7 @@ def wants_rescoring(coverage: float) -> bool:
 
 
 def sentence_evidence(
-    conn: sqlite3.Connection,
+    conn: Connection,
     model_id: int,
     query: npt.NDArray[np.float32],
     ranked: Sequence[Candidate],

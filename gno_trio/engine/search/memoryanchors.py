@@ -11,7 +11,6 @@ hits, not the index.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping
 
 from gno_trio.engine.search import chunkrank, snippetwindow
@@ -33,6 +32,7 @@ from gno_trio.engine.search.chunkmemory import (
     chunk_offsets,
 )
 from gno_trio.engine.search.keyruns import KeyArray
+from gno_trio.engine.store.database import Connection
 
 Span = tuple[int, int]
 
@@ -108,7 +108,7 @@ class _Form:
 
 
 def anchors_in_memory(
-    conn: sqlite3.Connection,
+    conn: Connection,
     memory: ChunkMemory,
     tokenizer: Callable[[str], list[str]],
     spans: Mapping[str, Span],

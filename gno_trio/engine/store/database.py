@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeAlias
 
 from gno_trio.engine.store.upgrades import MIGRATION_STEPS
 from gno_trio.errors import GnoError
@@ -31,6 +31,11 @@ class RowView(Protocol):
 
     def __getitem__(self, key: str, /) -> Any: ...
 
+
+Connection: TypeAlias = sqlite3.Connection
+"""The connection bound to a call, as engine modules hand it on: they open the
+aggregates' stores on it (:class:`~gno_trio.engine.store.aggregates.Stores`) and
+run no statement on it themselves."""
 
 StoreError: Final = sqlite3.Error
 """What the store raises when the database itself fails (a broken file, a full disk):

@@ -8,10 +8,10 @@ is loaded.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import NamedTuple
 
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.cache import matrix_for
 from gno_trio.engine.vectors.embedder import VECTORS_UNAVAILABLE, EmbeddingBackend
@@ -34,7 +34,7 @@ class StoredVectors(NamedTuple):
     matrix: VectorMatrix
 
 
-def stored_vectors(conn: sqlite3.Connection, backend: EmbeddingBackend) -> StoredVectors:
+def stored_vectors(conn: Connection, backend: EmbeddingBackend) -> StoredVectors:
     """The model row and its in-memory vectors, or ``VECTORS_UNAVAILABLE`` (what to run is said).
 
     The snapshot holds only non-blank vectors, so its size answers whether

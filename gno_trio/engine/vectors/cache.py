@@ -15,7 +15,6 @@ consecutive ids: they land on consecutive rows, which the chunk table
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -24,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import read_snapshot
+from gno_trio.engine.store.database import Connection, read_snapshot
 from gno_trio.engine.store.vectors import ModelRow, VectorStore
 from gno_trio.engine.vectors.blas import single_threaded
 from gno_trio.engine.vectors.distinct import DistinctRows
@@ -222,7 +221,7 @@ def _unchanged(vectors: VectorStore, entry: _Entry) -> bool:
     return stamp is not None and stamp[0] == entry.generation and stamp[1] <= entry.last_id
 
 
-def matrix_for(conn: sqlite3.Connection, model: ModelRow) -> VectorMatrix:
+def matrix_for(conn: Connection, model: ModelRow) -> VectorMatrix:
     """A current snapshot of ``model``'s vectors in this index.
 
     Read inside one read transaction (when the caller has none open), so a

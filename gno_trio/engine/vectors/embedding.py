@@ -27,14 +27,13 @@ which no batch succeeded raises its last error too.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.database import Connection, write_transaction
 from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.vectors.chunktext import (
     WindowPlace,
@@ -74,7 +73,7 @@ def _unguarded() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def guarded_write(conn: sqlite3.Connection, guard: WriteGuard | None) -> Iterator[None]:
+def guarded_write(conn: Connection, guard: WriteGuard | None) -> Iterator[None]:
     """One write transaction under ``guard`` (the write lease), the lease taken first."""
     with (guard or _unguarded)(), write_transaction(conn):
         yield
@@ -94,7 +93,7 @@ class EmbedReport:
 
 
 def backlog(
-    conn: sqlite3.Connection, backend: EmbeddingBackend, collections: Sequence[str] | None = None
+    conn: Connection, backend: EmbeddingBackend, collections: Sequence[str] | None = None
 ) -> int:
     """Chunks of active documents (in ``collections``) with no vector of ``backend``'s model."""
     vectors = SQLITE_STORES.vectors(conn)
@@ -103,7 +102,7 @@ def backlog(
 
 
 def embed_backlog(
-    conn: sqlite3.Connection,
+    conn: Connection,
     backend: EmbeddingBackend,
     *,
     collections: Sequence[str] | None = None,
@@ -167,7 +166,7 @@ def embed_backlog(
 
 
 def _embed_page(
-    conn: sqlite3.Connection,
+    conn: Connection,
     backend: EmbeddingBackend,
     model: ModelRow | None,
     page: list[tuple[int, str, int, str | None]],
@@ -251,7 +250,7 @@ def _add_sentence_windows(
 
 
 def _fill_sentences(
-    conn: sqlite3.Connection,
+    conn: Connection,
     backend: EmbeddingBackend,
     model: ModelRow,
     batch_size: int,
@@ -292,7 +291,7 @@ def _fill_sentences(
 
 
 def place_old_windows(
-    conn: sqlite3.Connection,
+    conn: Connection,
     model: ModelRow,
     guard: WriteGuard | None,
     should_stop: Callable[[], bool] | None = None,

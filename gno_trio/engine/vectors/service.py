@@ -8,7 +8,6 @@ face's.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from gno_trio.config import Config
 from gno_trio.engine.egress.policy import EGRESS_DENIED_CODE
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.vectors import storage
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.embedding import (
@@ -98,7 +98,7 @@ def chosen_backend(
 
 
 def embed(
-    conn: sqlite3.Connection,
+    conn: Connection,
     config: Config,
     names: Sequence[str] | None = None,
     *,
@@ -167,7 +167,7 @@ def embed(
     return run
 
 
-def _model_groups(conn: sqlite3.Connection, config: Config) -> list[tuple[int | None, list[str]]]:
+def _model_groups(conn: Connection, config: Config) -> list[tuple[int | None, list[str]]]:
     """The stored model id (None: no vectors yet, or a model that cannot run) per group."""
     found: list[tuple[int | None, list[str]]] = []
     for collections in _groups(config, None).values():
@@ -180,7 +180,7 @@ def _model_groups(conn: sqlite3.Connection, config: Config) -> list[tuple[int | 
     return found
 
 
-def backlog_by_collection(conn: sqlite3.Connection, config: Config) -> dict[str, tuple[int, int]]:
+def backlog_by_collection(conn: Connection, config: Config) -> dict[str, tuple[int, int]]:
     """``{collection: (embedded chunks, chunks needing a vector)}`` for the status report."""
     counts: dict[str, tuple[int, int]] = {}
     vectors = SQLITE_STORES.vectors(conn)
@@ -193,7 +193,7 @@ def backlog_by_collection(conn: sqlite3.Connection, config: Config) -> dict[str,
     return counts
 
 
-def pending_documents(conn: sqlite3.Connection, config: Config) -> int:
+def pending_documents(conn: Connection, config: Config) -> int:
     """Active documents with a chunk still waiting for a vector, over every collection."""
     vectors = SQLITE_STORES.vectors(conn)
     return sum(
@@ -203,7 +203,7 @@ def pending_documents(conn: sqlite3.Connection, config: Config) -> int:
 
 
 def clear(
-    conn: sqlite3.Connection,
+    conn: Connection,
     config: Config,
     collection: str,
     *,

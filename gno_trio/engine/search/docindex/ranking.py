@@ -8,7 +8,6 @@ check ask of a document index.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -16,6 +15,7 @@ from gno_trio.engine.search.docindex import analysis, store
 from gno_trio.engine.search.docindex.query import Occur, Query, QueryBuilder, unscored
 from gno_trio.engine.search.filters import Filters
 from gno_trio.engine.search.querygrammar import LexicalQuery
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 SLACK: Final = 8
@@ -32,7 +32,7 @@ class TantivyRanker:
 
     def top(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         parsed: LexicalQuery,
         filters: Filters,
         limit: int | None,
@@ -82,7 +82,7 @@ class TantivyRanker:
             if doc is not None and doc != analysis.STAMP_ID
         ]
 
-    def _filters(self, conn: sqlite3.Connection, filters: Filters) -> list[tuple[Occur, Query]]:
+    def _filters(self, conn: Connection, filters: Filters) -> list[tuple[Occur, Query]]:
         build = self._build
         musts: list[Query] = []
         if filters.collection:
@@ -104,7 +104,7 @@ class TantivyRanker:
         return clauses + self._build.excluded(filters.exclude)
 
 
-def ranker(conn: sqlite3.Connection) -> TantivyRanker | None:
+def ranker(conn: Connection) -> TantivyRanker | None:
     """The tantivy ranker of this index, or None when FTS5 ranks its documents.
 
     ``RUNTIME`` when tantivy should rank but its index cannot be read (it is
