@@ -41,7 +41,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,14 @@ from gno_trio.config.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validat
 from gno_trio.engine.store.aggregates import SQLITE_STORES, Stores
 from gno_trio.engine.store.binding import CallSlot, bound_connection
 from gno_trio.engine.store.config_file import save_config
-from gno_trio.engine.store.database import ConnectionPool, connect, migrate
+from gno_trio.engine.store.database import (
+    Connection,
+    ConnectionPool,
+    StoreError,
+    StoreUnreadable,
+    connect,
+    migrate,
+)
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
 from gno_trio.errors import GnoError
 from gno_trio.heap import trim_heap
@@ -90,14 +96,14 @@ class IndexUpkeep(Protocol):
     block ends without an error.
     """
 
-    def finish_upgrades(self, conn: sqlite3.Connection) -> None: ...
+    def finish_upgrades(self, conn: Connection) -> None: ...
 
-    def document_index_lags(self, conn: sqlite3.Connection) -> bool: ...
+    def document_index_lags(self, conn: Connection) -> bool: ...
 
-    def heal_document_index(self, conn: sqlite3.Connection, *, prune: bool) -> bool: ...
+    def heal_document_index(self, conn: Connection, *, prune: bool) -> bool: ...
 
     def document_indexing(
-        self, conn: sqlite3.Connection, setting: str
+        self, conn: Connection, setting: str
     ) -> contextlib.AbstractContextManager[IndexHooks]: ...
 
 
@@ -147,7 +153,7 @@ def _missing_config(location: IndexLocation) -> GnoError | None:
     return None
 
 
-def _index_is_empty(conn: sqlite3.Connection) -> bool:
+def _index_is_empty(conn: Connection) -> bool:
     return SQLITE_STORES.documents(conn).is_empty()
 
 
@@ -236,7 +242,7 @@ class EngineKernel:
                     f"{missing.message}, and index {location.index_name} already holds "
                     "collections: a new config would hide them",
                 )
-        except sqlite3.DatabaseError as exc:
+        except StoreUnreadable as exc:
             raise GnoError("RUNTIME", f"Cannot open index database {db_path}: {exc}") from exc
         finally:
             conn.close()
@@ -278,7 +284,7 @@ class EngineKernel:
         self.close()
 
     @contextlib.contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
+    def connection(self) -> Iterator[Connection]:
         """The running call's connection, else a pooled one bound for the block.
 
         Every statement of one engine call runs on this one connection (see
@@ -346,7 +352,7 @@ class EngineKernel:
         try:
             with self.pool.connection() as conn:
                 self.upkeep.heal_document_index(conn, prune=prune)
-        except (GnoError, sqlite3.Error, OSError, ValueError) as exc:
+        except (GnoError, StoreError, OSError, ValueError) as exc:
             logger.warning("the document index could not catch up yet: %s", exc)
 
     def _heal_at_open(self) -> None:

@@ -36,8 +36,6 @@ STATEMENT_CALLS = frozenset({"execute", "executemany", "executescript"})
 # hands the call's connection on names it ``store.database.Connection``.
 ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
     [
-        "context.candidates",
-        "context.compile",
         "context.retrieval",
         "context.snapshot",
         "ingest.apply",
@@ -48,18 +46,11 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "ingest.indexer",
         "ingest.memory_projection",
         "ingest.plan",
-        "ingest.prepare",
         "ingest.rename",
         "ingest.spec",
         "ingest.tagging",
-        "ingest.textpool",
         "ingest.upkeep",
         "ingest.writes",
-        "ingest.written",
-        "kernel",
-        "memory.recall",
-        "memory.service",
-        "reads.doctor",
         "search.anchors",
         "search.chunkkeeper",
         "search.chunkrank",

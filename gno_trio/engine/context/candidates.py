@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -26,6 +25,7 @@ from gno_trio.engine.context.request import NormalizedRequest
 from gno_trio.engine.context.retrieval import LoadedDocument, RetrievedDocument, load_documents
 from gno_trio.engine.ingest.outline import outline
 from gno_trio.engine.search.results import date_instant
+from gno_trio.engine.store.database import Connection, RowView
 
 MAX_METADATA_CHARS: Final = 2048
 _DATE_ONLY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -96,7 +96,7 @@ def _document_date(value: object) -> str | None:
 PassageCap = Callable[[str, str | None, str], int]
 
 
-def _unreadable(row: sqlite3.Row) -> PassageRef:
+def _unreadable(row: RowView) -> PassageRef:
     return PassageRef(
         uri=row["uri"],
         docid=row["docid"],
@@ -141,7 +141,7 @@ def _windows(
 
 
 def collect_candidates(
-    conn: sqlite3.Connection,
+    conn: Connection,
     request: NormalizedRequest,
     retrieved: Sequence[RetrievedDocument],
     facets: Sequence[str],

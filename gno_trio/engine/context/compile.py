@@ -13,7 +13,6 @@ persisted.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -47,6 +46,7 @@ from gno_trio.engine.context.request_fields import MAX_SAFE_INTEGER
 from gno_trio.engine.context.retrieval import retrieve_documents
 from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
 from gno_trio.engine.context.snapshot import read_snapshot
+from gno_trio.engine.store.database import Connection, StoreError
 from gno_trio.errors import GnoError
 
 _HASH: Final = "0" * 64
@@ -67,7 +67,7 @@ def _scope_collections(request: NormalizedRequest, config: Config) -> tuple[str,
 
 
 def compile_capsule(
-    conn: sqlite3.Connection,
+    conn: Connection,
     config: Config,
     index_name: str,
     request: ContextRequest,
@@ -111,7 +111,7 @@ def compile_capsule(
                 conn, normalized, retrieved, facets, policies, passage_cap(frame)
             )
             after = fingerprint()
-    except sqlite3.Error as exc:
+    except StoreError as exc:
         raise GnoError(codes.RETRIEVAL_FAILED, f"Reading the index failed: {exc}") from None
     if before != after:
         raise GnoError(codes.INDEX_CHANGED, "The index changed while the Capsule was compiled")

@@ -12,7 +12,6 @@ the writer alone decides what a batch holds.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.plan import StoredDoc
 from gno_trio.engine.ingest.reading import opened_regular
 from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import docid_of_hash, sha256_hex
 from gno_trio.errors import GnoError
 
@@ -58,7 +58,7 @@ class SameBytes:
 class Relisted:
     """The file was judged before and is unchanged since: report the old verdict."""
 
-    record: sqlite3.Row
+    record: RowView
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +180,7 @@ WINDOW = 512
 def outcomes(
     to_read: Sequence[tuple[FoundFile, StoredDoc | None]],
     runner: ConversionRunner,
-    judged: Mapping[str, sqlite3.Row],
+    judged: Mapping[str, RowView],
     *,
     on_progress: FileProgress | None = None,
 ) -> Generator[Item, None, None]:
@@ -203,7 +203,7 @@ def _window(
     window: Sequence[tuple[FoundFile, StoredDoc | None]],
     start: int,
     runner: ConversionRunner,
-    judged: Mapping[str, sqlite3.Row],
+    judged: Mapping[str, RowView],
     policy: str,
     on_progress: FileProgress | None,
 ) -> Generator[Item, None, None]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sqlite3
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -53,6 +52,7 @@ from gno_trio.engine.ingest.prepare import (
     read_source,
 )
 from gno_trio.engine.ingest.walker import FoundFile
+from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import sha256_hex
 from gno_trio.errors import GnoError
 
@@ -281,7 +281,7 @@ PlanKey = tuple[int, FoundFile, StoredDoc | None]
 def pooled_outcomes(
     to_read: Sequence[tuple[FoundFile, StoredDoc | None]],
     runner: ConversionRunner,
-    judged: Mapping[str, sqlite3.Row],
+    judged: Mapping[str, RowView],
     workers: int,
     *,
     on_progress: FileProgress | None = None,

@@ -25,7 +25,7 @@ from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import fts5_ranks_documents
+from gno_trio.engine.store.database import RowView, fts5_ranks_documents
 from gno_trio.engine.uris import make_uri
 from gno_trio.errors import GnoError
 
@@ -375,7 +375,7 @@ def record_error(
     report.errors.append({"relPath": rel_path, "code": error.code, "message": error.message})
 
 
-def relist(report: SyncReport, record: sqlite3.Row) -> None:
+def relist(report: SyncReport, record: RowView) -> None:
     """Report a file whose earlier verdict still holds, without reading it again."""
     if record["unsupported"]:
         report.skipped += 1

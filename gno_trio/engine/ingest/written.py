@@ -7,18 +7,17 @@ never undoes the write, because the next sync picks the file up anyway.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
 from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView, StoreError
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
 
-def indexed_document(conn: sqlite3.Connection, collection: str, rel_path: str) -> RowView | None:
+def indexed_document(conn: Connection, collection: str, rel_path: str) -> RowView | None:
     """The id and docid of the active document at this path, if one is indexed."""
     return SQLITE_STORES.documents(conn).active_at(collection, rel_path)
 
@@ -33,7 +32,7 @@ def index_written(
     engine: IndexingKernel,
     collection: str,
     rel_path: str,
-    conn: sqlite3.Connection,
+    conn: Connection,
     lease: HeldLease,
 ) -> SyncOutcome:
     """Index one file just written; a failure becomes the ``sync`` block, never an error.
@@ -45,7 +44,7 @@ def index_written(
         row = indexed_document(conn, collection, rel_path)
     except GnoError as error:
         return SyncOutcome({"status": "failed", "error": f"{error.code}: {error.message}"})
-    except (sqlite3.Error, OSError) as exc:
+    except (StoreError, OSError) as exc:
         return SyncOutcome({"status": "failed", "error": f"RUNTIME: {exc}"})
     if report.errors:
         first = report.errors[0]

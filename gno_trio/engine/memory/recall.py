@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +29,7 @@ from gno_trio.engine.memory.identity import Identity
 from gno_trio.engine.memory.queries import StoredFact, fact_from_row
 from gno_trio.engine.search.evidence import Evidence, lexical_evidence, lexical_weight, weigh
 from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
+from gno_trio.engine.store.database import Connection, StoreError
 from gno_trio.engine.store.memory import FactStore
 from gno_trio.errors import GnoError
 
@@ -103,7 +103,7 @@ def candidate_limit(max_facts: int) -> int:
 
 
 def _fuse(
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: LexicalQuery,
     lexical: Sequence[tuple[StoredFact, float]],
     vector: Sequence[tuple[StoredFact, float]] | None,
@@ -132,7 +132,7 @@ def _fuse(
 
 
 def recall(
-    conn: sqlite3.Connection,
+    conn: Connection,
     fact_store: FactStore,
     *,
     query: str,
@@ -157,7 +157,7 @@ def recall(
     try:
         lexical = lexical_candidates(fact_store, parsed.any_match, collection.name, scopes, limit)
         fused = _fuse(conn, parsed, lexical, vector_hits)
-    except sqlite3.Error as exc:
+    except StoreError as exc:
         raise GnoError("MEMORY_QUERY_FAILED", f"Recall query failed: {exc}") from exc
     fact_lineage = lineage([collection])
     facts: list[dict[str, Any]] = []

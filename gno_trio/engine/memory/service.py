@@ -10,7 +10,6 @@ themselves, so a caller (the MCP adapter included) never locks around them.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +39,7 @@ from gno_trio.engine.memory.identity import Identity
 from gno_trio.engine.memory.queries import StoredFact
 from gno_trio.engine.memory.recall import CollectionPolicy, now_iso
 from gno_trio.engine.memory.receipts import PresentedReceipt, fenced_spans, parse_presented
+from gno_trio.engine.store.database import Connection, StoreError
 from gno_trio.engine.store.lease import MEMORY_WAIT_SECONDS, HeldLease, wait_from_env
 from gno_trio.engine.store.memory import FactStore
 from gno_trio.errors import GnoError
@@ -138,7 +138,7 @@ class MemoryService:
             )
 
     def _matcher(
-        self, conn: sqlite3.Connection, collection: str, scopes: Sequence[str], text: str
+        self, conn: Connection, collection: str, scopes: Sequence[str], text: str
     ) -> tuple[list[StoredFact], remember_mod.Similarity | None, dict[str, Any]]:
         """Remember's candidate matching: semantic when the collection is embedded."""
         from gno_trio.engine.memory import semantic
@@ -174,7 +174,7 @@ class MemoryService:
 
     def _vector_leg(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         collection: str,
         scopes: Sequence[str],
         query: str,
@@ -357,7 +357,7 @@ class MemoryService:
                 raise GnoError("RUNTIME", f"Cannot write fact file {abs_path}: {exc}") from exc
             try:
                 report = self.engine.sync_paths(managed.name, [rel_path], lease=lease)
-            except (GnoError, sqlite3.Error, OSError) as exc:
+            except (GnoError, StoreError, OSError) as exc:
                 # The sync rolled back: drop the file too, so nothing half-stored remains.
                 _discard(abs_path)
                 raise GnoError(
@@ -404,5 +404,5 @@ def _query(run: Callable[[], T]) -> T:
     """Run a read against the index; a SQLite failure is ``MEMORY_QUERY_FAILED``."""
     try:
         return run()
-    except sqlite3.Error as exc:
+    except StoreError as exc:
         raise GnoError("MEMORY_QUERY_FAILED", f"Memory query failed: {exc}") from exc

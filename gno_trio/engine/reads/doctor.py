@@ -11,7 +11,6 @@ when something is off, ``details`` saying what to do.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -24,6 +23,8 @@ from gno_trio.engine.reads.activation import activation as activation_report
 from gno_trio.engine.reads.semantic_facts import SYNC
 from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import (
+    Connection,
+    StoreUnreadable,
     connect,
     integrity_verdict,
     latest_version,
@@ -176,7 +177,7 @@ def _database(
         )
     try:
         return _inspect(conn, location, config, init)
-    except sqlite3.DatabaseError as exc:
+    except StoreUnreadable as exc:
         fix = f"Move {db_path} away and run: gno-trio update (the index is rebuilt from the files)"
         return [check("database", "error", f"The index database is damaged: {exc}", fix)], dict(
             _NO_ACTIVATION
@@ -186,7 +187,7 @@ def _database(
 
 
 def _inspect(
-    conn: sqlite3.Connection, location: IndexLocation, config: Config | None, init: str
+    conn: Connection, location: IndexLocation, config: Config | None, init: str
 ) -> tuple[list[Check], dict[str, Any]]:
     version, latest = schema_version(conn), latest_version()
     if version > latest:

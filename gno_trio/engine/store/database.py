@@ -40,6 +40,9 @@ run no statement on it themselves."""
 StoreError: Final = sqlite3.Error
 """What the store raises when the database itself fails (a broken file, a full disk):
 surfaces report it as a runtime failure without knowing which database it is."""
+StoreUnreadable: Final = sqlite3.DatabaseError
+"""The :data:`StoreError` of a database file that cannot be read as one (not a
+database, or damaged): opening an index and ``doctor`` say so and what to do."""
 
 DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _BUSY_TIMEOUT_MS = 5000

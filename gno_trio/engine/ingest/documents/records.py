@@ -45,7 +45,7 @@ def load(conn: sqlite3.Connection, collection: str) -> dict[str, sqlite3.Row]:
     return {row["rel_path"]: row for row in rows}
 
 
-def still_valid(record: sqlite3.Row | None, size: int, mtime_ns: int, policy: str) -> bool:
+def still_valid(record: RowView | None, size: int, mtime_ns: int, policy: str) -> bool:
     """Whether a file's record still holds: same size, mtime and policy as when judged."""
     return (
         record is not None
