@@ -10,7 +10,6 @@ expansion ran, else fusion.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Final
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from gno_trio.engine.search.graph_expansion import SEED_LIMIT
 from gno_trio.engine.search.pipeline import PipelineRun, final_scores
 from gno_trio.engine.search.semantic import vector_leg
+from gno_trio.engine.store.database import Connection
 
 VECTOR_WINDOW: Final = 100
 """How deep the vector leg is searched for the target (the largest query limit)."""
@@ -44,7 +44,7 @@ def _stage(
     }
 
 
-def vector_stage(conn: sqlite3.Connection, run: PipelineRun, doc_id: int) -> dict[str, Any]:
+def vector_stage(conn: Connection, run: PipelineRun, doc_id: int) -> dict[str, Any]:
     """Where the target ranks among the documents nearest the query (cut at ``run.wide``)."""
     sources = 1 + (run.hyde is not None)
     hits = vector_leg(

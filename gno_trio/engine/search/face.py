@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from gno_trio.engine.search import chunkkeeper, lexical
 from gno_trio.engine.search import contexts as contexts_mod
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import ContextRule, SearchRequest
-from gno_trio.engine.store.database import read_snapshot
+from gno_trio.engine.store.database import Connection, read_snapshot
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
@@ -102,7 +101,7 @@ class SearchFace(EngineKernel):
         super().close()
 
     @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+    def _snapshot(self) -> Iterator[Connection]:
         """A connection reading one state of the index for the whole request."""
         with self.connection() as c, read_snapshot(c):
             yield c

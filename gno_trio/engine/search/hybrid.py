@@ -11,13 +11,13 @@ honestly: ``mode: bm25_only``, ``vectorsUsed: false``, ``expanded: false``,
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from gno_trio.engine.search.fusion import WEIGHT_BM25, WEIGHT_BM25_VARIANT, fuse
 from gno_trio.engine.search.lexical import search
 from gno_trio.engine.search.request import SearchRequest
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 QUERY_MODES = ("term", "intent", "hyde")
@@ -51,9 +51,7 @@ def validate_modes(modes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return cleaned
 
 
-def query(
-    conn: sqlite3.Connection, request: SearchRequest, options: QueryOptions
-) -> dict[str, Any]:
+def query(conn: Connection, request: SearchRequest, options: QueryOptions) -> dict[str, Any]:
     """Run ``query`` over the lexical legs; returns ``search-results@1.0``."""
     modes = validate_modes(options.query_modes)
     if options.candidate_limit is not None and not 1 <= options.candidate_limit <= 100:

@@ -9,7 +9,6 @@ from their best-matching chunk, which also gives the line anchor. Running
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -26,10 +25,11 @@ from gno_trio.engine.search.results import (
     result_object,
 )
 from gno_trio.engine.search.snippetcut import Tokenized
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 
-def search(conn: sqlite3.Connection, request: SearchRequest) -> dict[str, Any]:
+def search(conn: Connection, request: SearchRequest) -> dict[str, Any]:
     """Run a BM25 search; returns a ``search-results@1.0`` object."""
     validate_request(request)
     if request.now is None:  # one clock for the filters and their echo

@@ -28,7 +28,6 @@ byte for byte, flagged ``bm25_only``.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +63,7 @@ from gno_trio.engine.search.request import SearchRequest, validate_request
 from gno_trio.engine.search.results import echo_filters
 from gno_trio.engine.search.semantic import query_vector as checked_query
 from gno_trio.engine.search.semantic import vector_leg
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.vectors.available import StoredVectors, stored_vectors
 from gno_trio.engine.vectors.embedder import EmbeddingBackend, embed_passage
 from gno_trio.engine.vectors.index import VectorMatrix
@@ -113,7 +113,7 @@ class PipelineRun:
 
 
 def checked_vectors(
-    conn: sqlite3.Connection, backend: EmbeddingBackend | None, request: SearchRequest
+    conn: Connection, backend: EmbeddingBackend | None, request: SearchRequest
 ) -> tuple[StoredVectors | None, npt.NDArray[np.float32] | None, str | None]:
     """The model's stored vectors and the query's vector, or why there are none.
 
@@ -139,7 +139,7 @@ def validate_options(options: QueryOptions) -> None:
 
 
 def hybrid_query(
-    conn: sqlite3.Connection,
+    conn: Connection,
     request: SearchRequest,
     options: QueryOptions,
     backend: EmbeddingBackend | None,
@@ -172,7 +172,7 @@ def _say_lexical_only(meta: dict[str, Any], options: QueryOptions) -> None:
 
 
 def run_pipeline(
-    conn: sqlite3.Connection,
+    conn: Connection,
     request: SearchRequest,
     options: QueryOptions,
     backend: EmbeddingBackend,
@@ -286,7 +286,7 @@ def run_pipeline(
 
 
 def _content_bm25(
-    conn: sqlite3.Connection, words: LexicalEvidence, request: SearchRequest
+    conn: Connection, words: LexicalEvidence, request: SearchRequest
 ) -> dict[int, float]:
     """Raw BM25 of the query's content words (any of them) for the best documents: the
     lexical evidence fusion weighs. Words in most documents ("what", "the") are left
@@ -303,7 +303,7 @@ def _content_bm25(
 
 
 def _weigh(
-    conn: sqlite3.Connection,
+    conn: Connection,
     fusion: Fusion,
     matrix: VectorMatrix,
     probes: list[npt.NDArray[np.float32]],

@@ -11,13 +11,13 @@ stored receipts stay inspectable and deletable after tracing is turned off.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gno_trio.config.features import TraceRetention
 from gno_trio.engine.egress import audit as egress_audit
 from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.store.database import Connection, StoreError
 from gno_trio.engine.traces import manage, store
 from gno_trio.engine.traces.recorder import Recorder, capsule_evidence, now_ms, search_evidence
 from gno_trio.errors import GnoError
@@ -26,7 +26,7 @@ logger = logging.getLogger("gno_trio.engine.traces")
 
 
 class TracesFace(EngineKernel):
-    def _recorder(self, conn: sqlite3.Connection) -> Recorder | None:
+    def _recorder(self, conn: Connection) -> Recorder | None:
         return Recorder.for_config(
             self.stores.traces(conn), conn, self.config, self.location.index_name
         )
@@ -71,7 +71,7 @@ class TracesFace(EngineKernel):
                 if meta.get("mode"):
                     payload["capabilities"] = [str(meta["mode"])]
                 recorder.run(trace_id, "retrieval", payload)
-            except (GnoError, sqlite3.Error) as exc:
+            except (GnoError, StoreError) as exc:
                 logger.warning("retrieval trace not recorded: %s", exc)
                 return None
             return trace_id
@@ -97,7 +97,7 @@ class TracesFace(EngineKernel):
                 }
                 run_id = recorder.run(trace_id, "get", {"evidence": [ref]})
                 recorder.event(trace_id, "open", {"evidence": [ref]}, run_id)
-            except (GnoError, sqlite3.Error) as exc:
+            except (GnoError, StoreError) as exc:
                 logger.debug("read not recorded in trace %s: %s", trace_id, exc)
                 return False
             return True
@@ -136,7 +136,7 @@ class TracesFace(EngineKernel):
                     {"evidence": evidence, "capsuleId": str(capsule["capsuleId"])},
                 )
                 recorder.complete(trace_id, outcome)
-            except (GnoError, sqlite3.Error) as exc:
+            except (GnoError, StoreError) as exc:
                 logger.warning("capsule trace not recorded: %s", exc)
                 return None
             return trace_id
