@@ -37,13 +37,10 @@ STATEMENT_CALLS = frozenset({"execute", "executemany", "executescript"})
 ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
     [
         "context.retrieval",
-        "context.snapshot",
         "ingest.apply",
         "ingest.capture",
-        "ingest.cleanup",
         "ingest.collection_rows",
         "ingest.documents.records",
-        "ingest.indexer",
         "ingest.memory_projection",
         "ingest.plan",
         "ingest.rename",

@@ -45,8 +45,7 @@ from gno_trio.engine.context.request import (
 from gno_trio.engine.context.request_fields import MAX_SAFE_INTEGER
 from gno_trio.engine.context.retrieval import retrieve_documents
 from gno_trio.engine.context.selection import Selection, cheapest_alone, pack
-from gno_trio.engine.context.snapshot import read_snapshot
-from gno_trio.engine.store.database import Connection, StoreError
+from gno_trio.engine.store.database import Connection, StoreError, read_snapshot
 from gno_trio.errors import GnoError
 
 _HASH: Final = "0" * 64

@@ -10,31 +10,17 @@ a disagreement is reported, never papered over.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gno_trio.engine.canonical import canonical_json
-
-
-@contextlib.contextmanager
-def read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """Hold one read transaction for the block, unless the caller already holds one."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 
 
 def index_fingerprint(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     index_name: str,
     tokenizer: str,
@@ -50,14 +36,7 @@ def index_fingerprint(
         "egressLineage": lineage,
     }
     digest.update(canonical_json(header).encode("utf-8"))
-    if names:
-        marks = ", ".join("?" for _ in names)
-        rows = conn.execute(
-            f"SELECT collection, uri, source_hash, mirror_hash FROM documents "
-            f"WHERE active = 1 AND collection IN ({marks}) ORDER BY collection, uri",
-            names,
-        )
-        for row in rows:
-            digest.update(b"\n")
-            digest.update(canonical_json([row[0], row[1], row[2], row[3]]).encode("utf-8"))
+    for row in SQLITE_STORES.documents(conn).fingerprint_rows(names):
+        digest.update(b"\n")
+        digest.update(canonical_json(list(row)).encode("utf-8"))
     return digest.hexdigest()

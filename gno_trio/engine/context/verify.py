@@ -30,10 +30,9 @@ from gno_trio.engine.context import codes
 from gno_trio.engine.context.capsule import capsule_id
 from gno_trio.engine.context.lineage import config_fingerprint, scope_fingerprint
 from gno_trio.engine.context.request import ContextRequest
-from gno_trio.engine.context.snapshot import read_snapshot
 from gno_trio.engine.search.scope import Scope
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import Connection
+from gno_trio.engine.store.database import Connection, read_snapshot
 from gno_trio.errors import GnoError
 
 SCHEMA_VERSION: Final = "1.0"

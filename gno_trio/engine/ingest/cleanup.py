@@ -19,46 +19,32 @@ written.
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any, Final
+from typing import Any
 
 from gno_trio.engine.ingest.upkeep import collect_garbage
+from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import write_transaction
-
-_USED: Final = "SELECT mirror_hash FROM documents WHERE active = 1 AND mirror_hash IS NOT NULL"
-_COUNTS: Final = f"""
-SELECT
-  (SELECT COUNT(*) FROM documents WHERE active = 0),
-  (SELECT COUNT(*) FROM content WHERE mirror_hash NOT IN ({_USED})),
-  (SELECT COUNT(*) FROM content_chunks WHERE mirror_hash NOT IN ({_USED})),
-  (SELECT COUNT(*) FROM content_vectors WHERE mirror_hash NOT IN ({_USED}))
-"""
+from gno_trio.engine.store.database import Connection, write_transaction
 
 
-def orphan_counts(conn: sqlite3.Connection) -> dict[str, int]:
+def orphan_counts(conn: Connection) -> dict[str, int]:
     """How many inactive documents, unused mirrors, their chunks and vectors there are now."""
-    documents, mirrors, chunks, vectors = conn.execute(_COUNTS).fetchone()
-    return {
-        "documents": int(documents),
-        "contents": int(mirrors),
-        "chunks": int(chunks),
-        "vectors": int(vectors),
-    }
+    documents, mirrors, chunks, vectors = SQLITE_STORES.counts(conn).orphans()
+    return {"documents": documents, "contents": mirrors, "chunks": chunks, "vectors": vectors}
 
 
-def cleanup(conn: sqlite3.Connection, *, dry_run: bool = False) -> dict[str, Any]:
+def cleanup(conn: Connection, *, dry_run: bool = False) -> dict[str, Any]:
     """Delete (or with ``dry_run`` count) what no active document needs; one transaction."""
     if dry_run:
         return {"dryRun": True, "removed": orphan_counts(conn)}
     with write_transaction(conn):
         removed = orphan_counts(conn)
-        conn.execute("DELETE FROM documents WHERE active = 0")
+        SQLITE_STORES.documents(conn).delete_inactive()
         collect_garbage(conn)
         SQLITE_STORES.vectors(conn).delete_orphans()
     if removed["chunks"]:
         with write_transaction(conn):
-            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+            fulltext.optimize(conn, "chunks_fts")
     return {"dryRun": False, "removed": removed}
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,7 @@ from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.upkeep import compact_full_text
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.store.database import unmapped
+from gno_trio.engine.store.database import StoreError, unmapped, write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
@@ -79,7 +78,7 @@ class IndexingKernel(EngineKernel):
                 if name in configured:
                     try:
                         self.sync([name], lease=held)
-                    except (GnoError, sqlite3.Error, OSError) as exc:
+                    except (GnoError, StoreError, OSError) as exc:
                         logger.warning(
                             "an interrupted write in %s is not indexed yet: %s", name, exc
                         )
@@ -166,11 +165,9 @@ class IndexingKernel(EngineKernel):
                     reports.append(
                         sync_collection(c, spec, progress=progress, runner=runner, hooks=indexing)
                     )
-                with contextlib.suppress(sqlite3.Error):
-                    c.execute("BEGIN IMMEDIATE")
+                with contextlib.suppress(StoreError), write_transaction(c):
                     journal.prune(self.stores.journal(c))
-                    c.execute("COMMIT")
-                with contextlib.suppress(sqlite3.Error):  # an optimisation: never fails a sync
+                with contextlib.suppress(StoreError):  # an optimisation: never fails a sync
                     compact_full_text(c, sum(report.changed for report in reports))
             return reports
 

@@ -37,7 +37,7 @@ def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
         return False
     with write_transaction(conn):
         for table in ("documents_fts", "chunks_fts"):
-            conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+            fulltext.optimize(conn, table)
     release_free_pages(conn)
     return True
 

@@ -7,9 +7,18 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Protocol
+from typing import Final, Protocol
 
 from gno_trio.engine.store.database import RowView
+
+_USED: Final = "SELECT mirror_hash FROM documents WHERE active = 1 AND mirror_hash IS NOT NULL"
+_ORPHANS: Final = f"""
+SELECT
+  (SELECT COUNT(*) FROM documents WHERE active = 0),
+  (SELECT COUNT(*) FROM content WHERE mirror_hash NOT IN ({_USED})),
+  (SELECT COUNT(*) FROM content_chunks WHERE mirror_hash NOT IN ({_USED})),
+  (SELECT COUNT(*) FROM content_vectors WHERE mirror_hash NOT IN ({_USED}))
+"""
 
 
 class IndexCounts(Protocol):
@@ -42,6 +51,11 @@ class IndexCounts(Protocol):
         ...
 
     def last_synced_at(self) -> str | None: ...
+
+    def orphans(self) -> tuple[int, int, int, int]:
+        """What no active document needs: inactive documents, unused mirrors, their
+        chunks and those chunks' vectors."""
+        ...
 
     def last_indexed_at(self) -> str | None: ...
 
@@ -107,6 +121,10 @@ class SqliteCounts:
         return self._scalar(
             "SELECT COUNT(*) FROM ingest_errors WHERE at >= ? AND unsupported = 0", (since,)
         )
+
+    def orphans(self) -> tuple[int, int, int, int]:
+        documents, mirrors, chunks, vectors = self._conn.execute(_ORPHANS).fetchone()
+        return int(documents), int(mirrors), int(chunks), int(vectors)
 
     def last_synced_at(self) -> str | None:
         last: str | None = self._conn.execute(

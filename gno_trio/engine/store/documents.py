@@ -27,6 +27,16 @@ class DocumentStore(Protocol):
         """Whether the index has no collection at all."""
         ...
 
+    def delete_inactive(self) -> None:
+        """Delete every inactive document row (its tags, links, edges and memory rows go
+        with it), inside the caller's transaction."""
+        ...
+
+    def fingerprint_rows(self, collections: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """``(collection, uri, source_hash, mirror_hash)`` of the active documents of
+        ``collections``, by collection then URI."""
+        ...
+
     def database_file(self) -> str:
         """The path of the index's database file."""
         ...
@@ -115,6 +125,20 @@ class SqliteDocuments:
 
     def database_file(self) -> str:
         return database_path(self._conn)
+
+    def delete_inactive(self) -> None:
+        self._conn.execute("DELETE FROM documents WHERE active = 0")
+
+    def fingerprint_rows(self, collections: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        if not collections:
+            return []
+        marks = ", ".join("?" for _ in collections)
+        rows = self._conn.execute(
+            f"SELECT collection, uri, source_hash, mirror_hash FROM documents "
+            f"WHERE active = 1 AND collection IN ({marks}) ORDER BY collection, uri",
+            list(collections),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     def _one(self, where: str, params: tuple[object, ...], inactive: bool) -> RowView | None:
         if not inactive:

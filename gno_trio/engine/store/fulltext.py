@@ -213,6 +213,14 @@ def index_chunk(
         conn.execute(_CHUNK_INSERT_SQL, (rowid, text, mirror_hash))
 
 
+def optimize(conn: sqlite3.Connection, table: str) -> None:
+    """Merge the full-text table ``table`` (``documents_fts`` or ``chunks_fts``) into one
+    segment, inside the caller's transaction."""
+    if table not in ("documents_fts", "chunks_fts"):
+        raise ValueError(f"not a full-text table: {table}")
+    conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+
+
 def refresh_metadata(conn: sqlite3.Connection, doc_id: int) -> None:
     """Rewrite the metadata fields of an indexed document (after its tags changed)."""
     row = conn.execute(
