@@ -20,7 +20,6 @@ computes embeddings; ``embed.status`` is always ``not_requested``.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,8 +63,9 @@ from gno_trio.engine.ingest.write_paths import (
 )
 from gno_trio.engine.ingest.written import SyncOutcome, index_written, indexed_document
 from gno_trio.engine.store import fulltext
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.atomic import create_new, replace
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.database import Connection, StoreError, write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import docid_for, make_uri
 from gno_trio.errors import GnoError
@@ -80,30 +80,24 @@ EMBED_REASON: Final = (
 )
 
 
-def _taken(conn: sqlite3.Connection, root: Path, collection: str, rel_path: str) -> bool:
+def _taken(conn: Connection, root: Path, collection: str, rel_path: str) -> bool:
     return (
         lstat_or_none(root / rel_path) is not None
         or indexed_document(conn, collection, rel_path) is not None
     )
 
 
-def _add_index_tags(conn: sqlite3.Connection, doc_id: int, tags: Sequence[str]) -> None:
+def _add_index_tags(conn: Connection, doc_id: int, tags: Sequence[str]) -> None:
     """Tags of a non-Markdown file have no frontmatter to live in: store them as user tags."""
     if not tags:
         return
     with write_transaction(conn):
-        conn.executemany(
-            "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'user')",
-            [(doc_id, tag) for tag in tags],
-        )
+        SQLITE_STORES.tags(conn).add_user(doc_id, tags)
         fulltext.refresh_metadata(conn, doc_id)
 
 
-def _doc_tags(conn: sqlite3.Connection, doc_id: int) -> list[str]:
-    rows = conn.execute(
-        "SELECT lower(tag) FROM doc_tags WHERE doc_id = ? ORDER BY tag", (doc_id,)
-    ).fetchall()
-    return [str(r[0]) for r in rows]
+def _doc_tags(conn: Connection, doc_id: int) -> list[str]:
+    return SQLITE_STORES.tags(conn).of_document(doc_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +197,7 @@ def _conflict(plan: _Plan, rel_path: str) -> GnoError:
     )
 
 
-def _settle(plan: _Plan, conn: sqlite3.Connection, overwrite: bool) -> _Outcome:
+def _settle(plan: _Plan, conn: Connection, overwrite: bool) -> _Outcome:
     """Under the lease: decide the final path and write the file (or not)."""
     name, root, text = plan.collection.name, plan.root, plan.composed.text
     rel_path = plan.rel_path
@@ -262,14 +256,14 @@ def _existing_receipt_facts(
 
 
 def _index_tags_safely(
-    conn: sqlite3.Connection, synced: SyncOutcome, tags: Sequence[str]
+    conn: Connection, synced: SyncOutcome, tags: Sequence[str]
 ) -> dict[str, Any]:
     """Store a plain file's tags; a failure downgrades the sync block, the file stays."""
     if synced.row is None:
         return synced.status
     try:
         _add_index_tags(conn, int(synced.row["id"]), tags)
-    except sqlite3.Error as exc:
+    except StoreError as exc:
         return {"status": "failed", "error": f"RUNTIME: tags were not stored: {exc}"}
     return synced.status
 
@@ -301,7 +295,7 @@ def capture(
             return _capture_under_lease(
                 engine, plan, c, held, request.overwrite, server_instance_id
             )
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, StoreError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise GnoError("RUNTIME", f"Cannot capture {plan.rel_path}: {reason}") from exc
 
@@ -309,7 +303,7 @@ def capture(
 def _capture_under_lease(
     engine: IndexingKernel,
     plan: _Plan,
-    conn: sqlite3.Connection,
+    conn: Connection,
     lease: HeldLease,
     overwrite: bool,
     server_instance_id: str | None,
@@ -332,7 +326,7 @@ def _capture_under_lease(
 def _receipt(
     engine: IndexingKernel,
     plan: _Plan,
-    conn: sqlite3.Connection,
+    conn: Connection,
     lease: HeldLease,
     outcome: _Outcome,
     server_instance_id: str | None,

@@ -7,7 +7,6 @@ of a collection that went away) inside the caller's transaction.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,27 +18,25 @@ from gno_trio.engine.ingest.spec import (
     upsert_collection,
 )
 from gno_trio.engine.ingest.writes import inactivate
-from gno_trio.engine.store.database import write_transaction
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, write_transaction
 
 
-def drop_collection_rows(conn: sqlite3.Connection, name: str) -> int:
+def drop_collection_rows(conn: Connection, name: str) -> int:
     """Soft-delete a collection's documents (journaled) and forget the collection.
 
     Runs inside the caller's transaction; returns how many documents left.
     """
-    rows = conn.execute(
-        "SELECT * FROM documents WHERE collection = ? AND active = 1", (name,)
-    ).fetchall()
+    rows = SQLITE_STORES.documents(conn).active_of(name)
     observed = now_iso()
     for row in rows:
         inactivate(conn, row, observed)
-    conn.execute("DELETE FROM collections WHERE name = ?", (name,))
-    conn.execute("DELETE FROM ingest_errors WHERE collection = ?", (name,))
+    SQLITE_STORES.collections(conn).delete(name)
     return len(rows)
 
 
 def reconcile_collections(
-    conn: sqlite3.Connection, specs: Sequence[CollectionSpec], *, drop_missing: bool = True
+    conn: Connection, specs: Sequence[CollectionSpec], *, drop_missing: bool = True
 ) -> dict[str, Any]:
     """Make the database's collections those of the config file; what changed.
 
@@ -49,7 +46,7 @@ def reconcile_collections(
     memory-managed gets its already indexed facts projected. Nothing is
     written when the two already agree.
     """
-    rows = {row["name"]: row for row in conn.execute("SELECT * FROM collections")}
+    rows = SQLITE_STORES.collections(conn).rows()
     added = [s for s in specs if s.name not in rows]
     updated = [s for s in specs if s.name in rows and not collection_row_matches(rows[s.name], s)]
     configured = {s.name for s in specs}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.config import DEFAULT_EXCLUDES
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, RowView
 
 ProgressFn = Callable[[int, int, str], None]
 """``(files done, files in the collection, what is being worked on)``."""
@@ -92,17 +93,6 @@ def mtime_iso(mtime_ns: int) -> str:
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-_COLLECTION_COLUMNS = (
-    "path",
-    "pattern",
-    "include_json",
-    "exclude_json",
-    "language_hint",
-    "egress_policy",
-    "memory_managed",
-)
-
-
 def collection_columns(spec: CollectionSpec) -> dict[str, Any]:
     """The ``collections`` row a spec should have (besides name and timestamps)."""
     return {
@@ -116,17 +106,9 @@ def collection_columns(spec: CollectionSpec) -> dict[str, Any]:
     }
 
 
-def collection_row_matches(row: sqlite3.Row, spec: CollectionSpec) -> bool:
+def collection_row_matches(row: RowView, spec: CollectionSpec) -> bool:
     return all(row[k] == v for k, v in collection_columns(spec).items())
 
 
-def upsert_collection(conn: sqlite3.Connection, spec: CollectionSpec) -> None:
-    values = collection_columns(spec)
-    columns = ", ".join(_COLLECTION_COLUMNS)
-    updates = ", ".join(f"{c}=excluded.{c}" for c in _COLLECTION_COLUMNS)
-    conn.execute(
-        f"INSERT INTO collections(name, {columns}, created_at) "
-        f"VALUES (?, {', '.join('?' for _ in _COLLECTION_COLUMNS)}, ?) "
-        f"ON CONFLICT(name) DO UPDATE SET {updates}",
-        (spec.name, *(values[c] for c in _COLLECTION_COLUMNS), now_iso()),
-    )
+def upsert_collection(conn: Connection, spec: CollectionSpec) -> None:
+    SQLITE_STORES.collections(conn).upsert(spec.name, collection_columns(spec), now_iso())

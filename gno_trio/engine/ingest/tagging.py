@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,8 +36,9 @@ from gno_trio.engine.ingest.write_paths import collection_root, real_folder
 from gno_trio.engine.ingest.written import index_written
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.store import fulltext
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.atomic import replace
-from gno_trio.engine.store.database import RowView, write_transaction
+from gno_trio.engine.store.database import Connection, RowView, write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.engine.uris import parse_ref, sha256_hex
 from gno_trio.errors import GnoError
@@ -177,7 +177,7 @@ def edit_tags(text: str, *, add: str | None = None, remove: str | None = None) -
 
 def change_tag(
     engine: IndexingKernel,
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     raw_tag: str,
     *,
@@ -194,10 +194,8 @@ def change_tag(
     tag = checked_tag(raw_tag)
     with engine.writing(lease, should_stop=should_stop) as held:
         row = resolve(conn, parse_ref(ref))
-        sources = {
-            str(r[0]).lower(): str(r[1])
-            for r in conn.execute("SELECT tag, source FROM doc_tags WHERE doc_id = ?", (row["id"],))
-        }
+        tags = SQLITE_STORES.tags(conn)
+        sources = tags.sources(int(row["id"]))
         if not add and tag not in sources:
             raise GnoError("NOT_FOUND", f"Tag {tag} is not on {row['uri']}")
         wrote = False
@@ -205,10 +203,8 @@ def change_tag(
             wrote = _rewrite_note(engine, conn, row, tag, add=add, lease=held)
             row = resolve(conn, parse_ref(str(row["uri"])))
         if not add:
-            still = conn.execute(
-                "SELECT source FROM doc_tags WHERE doc_id = ? AND lower(tag) = ?", (row["id"], tag)
-            ).fetchone()
-            if still is not None and still[0] != "user":
+            still = tags.source_of(int(row["id"]), tag)
+            if still is not None and still != "user":
                 raise GnoError(
                     "INVALID_INPUT",
                     f"Tag {tag} comes from the text of {row['uri']} (an inline #{tag}); "
@@ -216,15 +212,9 @@ def change_tag(
                 )
         with write_transaction(conn):
             if add:
-                conn.execute(
-                    "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'user')",
-                    (row["id"], tag),
-                )
+                tags.add_user(int(row["id"]), [tag])
             else:
-                conn.execute(
-                    "DELETE FROM doc_tags WHERE doc_id = ? AND lower(tag) = ? AND source = 'user'",
-                    (row["id"], tag),
-                )
+                tags.remove_user(int(row["id"]), tag)
             fulltext.refresh_metadata(conn, int(row["id"]))
     flag = "wroteToFile" if add else "removedFromFile"
     return {
@@ -238,7 +228,7 @@ def change_tag(
 
 def _rewrite_note(
     engine: IndexingKernel,
-    conn: sqlite3.Connection,
+    conn: Connection,
     row: RowView,
     tag: str,
     *,

@@ -320,7 +320,7 @@ def reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row,
     )
 
 
-def inactivate(conn: sqlite3.Connection, row: sqlite3.Row, observed_at: str) -> None:
+def inactivate(conn: sqlite3.Connection, row: RowView, observed_at: str) -> None:
     conn.execute(
         "UPDATE documents SET active = 0, indexed_at = ? WHERE id = ?", (observed_at, row["id"])
     )

@@ -5,7 +5,8 @@ Each aggregate the rules above read and write through a protocol of its own
 :class:`~.memory.FactStore`, :class:`~.journal.JournalStore`,
 :class:`~.vectors.VectorStore`, :class:`~.sentence_vectors.SentenceVectorStore`,
 :class:`~.chunks.ChunkStore`, :class:`~.links.LinkStore`,
-:class:`~.documents.DocumentStore`, :class:`~.counts.IndexCounts`) is opened
+:class:`~.documents.DocumentStore`, :class:`~.counts.IndexCounts`,
+:class:`~.tags.TagStore`, :class:`~.collections.CollectionStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -18,6 +19,7 @@ import sqlite3
 from typing import Final, Protocol
 
 from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
+from gno_trio.engine.store.collections import CollectionStore, SqliteCollections
 from gno_trio.engine.store.counts import IndexCounts, SqliteCounts
 from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
@@ -25,6 +27,7 @@ from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.links import LinkStore, SqliteLinks
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
 from gno_trio.engine.store.sentence_vectors import SentenceVectorStore, SqliteSentenceVectors
+from gno_trio.engine.store.tags import SqliteTags, TagStore
 from gno_trio.engine.store.traces import SqliteTraces, TraceStore
 from gno_trio.engine.store.vectors import SqliteVectors, VectorStore
 
@@ -51,6 +54,10 @@ class Stores(Protocol):
     def documents(self, conn: sqlite3.Connection) -> DocumentStore: ...
 
     def counts(self, conn: sqlite3.Connection) -> IndexCounts: ...
+
+    def tags(self, conn: sqlite3.Connection) -> TagStore: ...
+
+    def collections(self, conn: sqlite3.Connection) -> CollectionStore: ...
 
 
 class SqliteStores:
@@ -85,6 +92,12 @@ class SqliteStores:
 
     def counts(self, conn: sqlite3.Connection) -> IndexCounts:
         return SqliteCounts(conn)
+
+    def tags(self, conn: sqlite3.Connection) -> TagStore:
+        return SqliteTags(conn)
+
+    def collections(self, conn: sqlite3.Connection) -> CollectionStore:
+        return SqliteCollections(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

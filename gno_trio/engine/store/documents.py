@@ -27,6 +27,10 @@ class DocumentStore(Protocol):
         """Whether the index has no collection at all."""
         ...
 
+    def active_of(self, collection: str) -> list[RowView]:
+        """The active documents of ``collection``, whole rows."""
+        ...
+
     def delete_inactive(self) -> None:
         """Delete every inactive document row (its tags, links, edges and memory rows go
         with it), inside the caller's transaction."""
@@ -125,6 +129,12 @@ class SqliteDocuments:
 
     def database_file(self) -> str:
         return database_path(self._conn)
+
+    def active_of(self, collection: str) -> list[RowView]:
+        rows: list[RowView] = self._conn.execute(
+            "SELECT * FROM documents WHERE collection = ? AND active = 1", (collection,)
+        ).fetchall()
+        return rows
 
     def delete_inactive(self) -> None:
         self._conn.execute("DELETE FROM documents WHERE active = 0")
