@@ -38,7 +38,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
     [
         "context.retrieval",
         "ingest.apply",
-        "ingest.documents.records",
         "ingest.memory_projection",
         "ingest.plan",
         "ingest.rename",

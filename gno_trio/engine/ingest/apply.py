@@ -41,6 +41,7 @@ from gno_trio.engine.ingest.upkeep import collect_garbage, compacts_after
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.kernel import IndexHooks
 from gno_trio.engine.store import fulltext
+from gno_trio.engine.store.database import RowView
 from gno_trio.errors import GnoError
 
 BATCH_DOCS = 500
@@ -129,7 +130,7 @@ class _Applier:
         self.observed_at = now_iso()
         self.renames = RenameBook(plan.vanished)
         self.replaced: set[str] = set()
-        self.judged: dict[str, sqlite3.Row] = {}
+        self.judged: dict[str, RowView] = {}
         self.pending = fulltext.PendingRows()
         self.converting: dict[str, float] = {}
         """Files a conversion worker holds silent past the stall time -> since when."""

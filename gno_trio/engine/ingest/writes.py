@@ -253,9 +253,7 @@ def write_document(
 
 
 def forget_record(conn: sqlite3.Connection, collection: str, rel_path: str) -> None:
-    conn.execute(
-        "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", (collection, rel_path)
-    )
+    SQLITE_STORES.ingest_records(conn).forget(collection, rel_path)
 
 
 def rename(

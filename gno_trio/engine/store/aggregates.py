@@ -6,7 +6,8 @@ Each aggregate the rules above read and write through a protocol of its own
 :class:`~.vectors.VectorStore`, :class:`~.sentence_vectors.SentenceVectorStore`,
 :class:`~.chunks.ChunkStore`, :class:`~.links.LinkStore`,
 :class:`~.documents.DocumentStore`, :class:`~.counts.IndexCounts`,
-:class:`~.tags.TagStore`, :class:`~.collections.CollectionStore`) is opened
+:class:`~.tags.TagStore`, :class:`~.collections.CollectionStore`,
+:class:`~.ingest_records.IngestRecordStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -23,6 +24,7 @@ from gno_trio.engine.store.collections import CollectionStore, SqliteCollections
 from gno_trio.engine.store.counts import IndexCounts, SqliteCounts
 from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
+from gno_trio.engine.store.ingest_records import IngestRecordStore, SqliteIngestRecords
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.links import LinkStore, SqliteLinks
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
@@ -58,6 +60,8 @@ class Stores(Protocol):
     def tags(self, conn: sqlite3.Connection) -> TagStore: ...
 
     def collections(self, conn: sqlite3.Connection) -> CollectionStore: ...
+
+    def ingest_records(self, conn: sqlite3.Connection) -> IngestRecordStore: ...
 
 
 class SqliteStores:
@@ -98,6 +102,9 @@ class SqliteStores:
 
     def collections(self, conn: sqlite3.Connection) -> CollectionStore:
         return SqliteCollections(conn)
+
+    def ingest_records(self, conn: sqlite3.Connection) -> IngestRecordStore:
+        return SqliteIngestRecords(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

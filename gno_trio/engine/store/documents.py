@@ -10,7 +10,7 @@ reads the rows. A listed row carries ``docid``, ``uri``, ``title``,
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
 from gno_trio.engine.store.database import RowView, database_path
@@ -29,6 +29,11 @@ class DocumentStore(Protocol):
 
     def active_of(self, collection: str) -> list[RowView]:
         """The active documents of ``collection``, whole rows."""
+        ...
+
+    def conversion_warnings(self, collection: str) -> Iterator[tuple[str, str]]:
+        """``(rel_path, warnings JSON)`` of the collection's active documents whose
+        conversion left warnings, by path, read as they are consumed."""
         ...
 
     def delete_inactive(self) -> None:
@@ -135,6 +140,15 @@ class SqliteDocuments:
             "SELECT * FROM documents WHERE collection = ? AND active = 1", (collection,)
         ).fetchall()
         return rows
+
+    def conversion_warnings(self, collection: str) -> Iterator[tuple[str, str]]:
+        rows = self._conn.execute(
+            "SELECT rel_path, conversion_warnings_json FROM documents WHERE collection = ? "
+            "AND active = 1 AND conversion_warnings_json != '[]' ORDER BY rel_path",
+            (collection,),
+        )
+        for row in rows:
+            yield str(row[0]), str(row[1])
 
     def delete_inactive(self) -> None:
         self._conn.execute("DELETE FROM documents WHERE active = 0")

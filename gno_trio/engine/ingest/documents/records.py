@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from typing import Any, Final
 
 from gno_trio.engine.ingest.documents.limits import ConversionLimits
 from gno_trio.engine.ingest.documents.reasons import LISTED_WARNINGS, parse_warning
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.errors import GnoError
 
 LISTED: Final = 50
@@ -40,9 +40,8 @@ def policy_fingerprint(limits: ConversionLimits) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def load(conn: sqlite3.Connection, collection: str) -> dict[str, sqlite3.Row]:
-    rows = conn.execute("SELECT * FROM ingest_errors WHERE collection = ?", (collection,))
-    return {row["rel_path"]: row for row in rows}
+def load(conn: Connection, collection: str) -> dict[str, RowView]:
+    return SQLITE_STORES.ingest_records(conn).of_collection(collection)
 
 
 def still_valid(record: RowView | None, size: int, mtime_ns: int, policy: str) -> bool:
@@ -56,7 +55,7 @@ def still_valid(record: RowView | None, size: int, mtime_ns: int, policy: str) -
 
 
 def save(
-    conn: sqlite3.Connection,
+    conn: Connection,
     collection: str,
     rel_path: str,
     error: GnoError,
@@ -72,65 +71,46 @@ def save(
     Without ``size``/``mtime_ns``/``policy`` the record is retried on every
     sync (a read error, a listing error).
     """
-    conn.execute(
-        """INSERT INTO ingest_errors(collection, rel_path, code, message, at, unsupported,
-               source_size, source_mtime_ns, policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(collection, rel_path) DO UPDATE SET code = excluded.code,
-               message = excluded.message, at = excluded.at, unsupported = excluded.unsupported,
-               source_size = excluded.source_size, source_mtime_ns = excluded.source_mtime_ns,
-               policy = excluded.policy""",
-        (
-            collection,
-            rel_path,
-            error.code,
-            error.message,
-            at,
-            int(unsupported),
-            size,
-            mtime_ns,
-            policy,
-        ),
+    SQLITE_STORES.ingest_records(conn).save(
+        collection,
+        rel_path,
+        error.code,
+        error.message,
+        at=at,
+        unsupported=unsupported,
+        size=size,
+        mtime_ns=mtime_ns,
+        policy=policy,
     )
 
 
-def _items(rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
+def _items(rows: list[RowView]) -> list[dict[str, Any]]:
     return [
         {"relPath": r["rel_path"], "code": r["code"], "message": r["message"], "at": r["at"]}
         for r in rows
     ]
 
 
-def listing(conn: sqlite3.Connection, collection: str) -> dict[str, Any]:
+def listing(conn: Connection, collection: str) -> dict[str, Any]:
     """``errors``/``skipped`` lists (at most :data:`LISTED` each) and their full counts."""
     out: dict[str, Any] = {}
-    for key, count_key, flag in (("errors", "errorCount", 0), ("skipped", "skippedCount", 1)):
-        rows = conn.execute(
-            "SELECT * FROM ingest_errors WHERE collection = ? AND unsupported = ? "
-            "ORDER BY rel_path LIMIT ?",
-            (collection, flag, LISTED),
-        ).fetchall()
-        out[key] = _items(rows)
-        out[count_key] = int(
-            conn.execute(
-                "SELECT COUNT(*) FROM ingest_errors WHERE collection = ? AND unsupported = ?",
-                (collection, flag),
-            ).fetchone()[0]
-        )
+    records = SQLITE_STORES.ingest_records(conn)
+    for key, count_key, flag in (
+        ("errors", "errorCount", False),
+        ("skipped", "skippedCount", True),
+    ):
+        out[key] = _items(records.listed(collection, unsupported=flag, limit=LISTED))
+        out[count_key] = records.count(collection, unsupported=flag)
     return out
 
 
-def listed_warnings(conn: sqlite3.Connection, collection: str) -> list[dict[str, str]]:
+def listed_warnings(conn: Connection, collection: str) -> list[dict[str, str]]:
     """Active documents' converter warnings of a listed code (at most :data:`LISTED`)."""
     found: list[dict[str, str]] = []
-    rows = conn.execute(
-        "SELECT rel_path, conversion_warnings_json AS w FROM documents WHERE collection = ? "
-        "AND active = 1 AND conversion_warnings_json != '[]' ORDER BY rel_path",
-        (collection,),
-    )
-    for row in rows:
-        for item in json.loads(row["w"]):
+    for rel_path, warnings in SQLITE_STORES.documents(conn).conversion_warnings(collection):
+        for item in json.loads(warnings):
             if item.get("code") in LISTED_WARNINGS:
-                found.append({"relPath": row["rel_path"], **item})
+                found.append({"relPath": rel_path, **item})
         if len(found) >= LISTED:
             break
     return found[:LISTED]
