@@ -41,8 +41,10 @@ def build_app(
     """The MCP surface of ``runtime``: selected tools, resources and the write-tool list.
 
     ``switches`` are the serving command's flags, named when a switched-off
-    tool is called. ``subscriptions`` (``--subscriptions``) offers change
-    notifications, fed from the change journal (run :func:`change_notices`).
+    tool is called. ``subscriptions`` (``--subscriptions``) offers MCP change
+    notifications; the change feed itself always exists (it reads the journal
+    only while somebody listens), so ``/api/events`` carries document changes
+    with the switch off too.
     """
     return McpApp(
         name=SERVER_NAME,
@@ -54,7 +56,8 @@ def build_app(
         content_classes=CATALOGUE.content_classes,
         inactive=inactive_tools(CATALOGUE, runtime.tool_profile, runtime.write_enabled, switches),
         lifecycle=runtime.lifecycle,
-        change_feed=ChangeFeed(runtime) if subscriptions else None,
+        change_feed=ChangeFeed(runtime),
+        subscriptions=subscriptions,
         operations=bind_listings(runtime),
     )
 

@@ -4,9 +4,10 @@ The source is the engine's change journal, not the folder watch: every
 writer lands there (this resident's watch, another resident holding the
 write lease, ``update`` from a shell, our own write tools), so a listener
 hears each change once whoever made it. One task reads the journal after
-its cursor and hands each batch of entries to every listener (while nobody
-listens it only keeps the cursor at the journal's end: one small query per
-poll). A listener that cannot take
+its cursor and hands each batch of entries to every listener. While nobody
+listens it reads nothing at all (so an idle resident stays at rest); the
+first listener wakes it, and it starts from the journal's end. A listener
+that cannot take
 a batch within the write deadline (a client that stopped reading) is
 dropped: its ``dropped`` callback runs and it hears nothing more.
 """
@@ -57,6 +58,7 @@ class ChangeFeed:
         self._listeners: dict[int, _Listener] = {}
         self._ids = itertools.count()
         self._cursor: str | None = None
+        self._someone_listens = trio.Event()
 
     def __len__(self) -> int:
         return len(self._listeners)
@@ -65,21 +67,27 @@ class ChangeFeed:
         """Hear every batch from now on; returns the call that stops listening."""
         key = next(self._ids)
         self._listeners[key] = _Listener(deliver, dropped)
+        self._someone_listens.set()
 
         def stop() -> None:
             self._listeners.pop(key, None)
+            self._quiet_if_unheard()
 
         return stop
 
     async def run(self) -> None:
         """Read the journal and fan it out until cancelled.
 
-        While nobody listens the cursor only follows the journal's end, so a
-        new listener hears what changed after it joined, not the history.
+        While nobody listens it sleeps without reading; when the first listener
+        joins it starts from the journal's end, so a new listener hears what
+        changed after it joined, not the history.
         """
         while True:
+            if not self._listeners:
+                self._cursor = None
+                await self._someone_listens.wait()
             try:
-                if self._cursor is None or not self._listeners:
+                if self._cursor is None:
                     self._cursor = await self._latest()
                 else:
                     entries = await self._read(self._cursor)
@@ -120,7 +128,12 @@ class ChangeFeed:
         if scope.cancelled_caught:
             logger.info("a change listener did not keep up; dropped")
             self._listeners.pop(key, None)
+            self._quiet_if_unheard()
             listener.dropped()
+
+    def _quiet_if_unheard(self) -> None:
+        if not self._listeners:
+            self._someone_listens = trio.Event()
 
 
 __all__ = ["ChangeFeed"]

@@ -134,6 +134,7 @@ class McpApp:
         inactive: Mapping[str, Unavailable] | None = None,
         lifecycle: LifecycleSlot | None = None,
         change_feed: ChangeFeed | None = None,
+        subscriptions: bool = False,
         operations: Sequence[BoundTool] = (),
     ) -> None:
         """``inactive``: known tools left out of ``tools``, refused with a hint when called.
@@ -142,9 +143,12 @@ class McpApp:
         callable over MCP), run by :meth:`run_tool` exactly like the tools.
 
         ``write_tools``: every catalogued write tool, for the HTTP write gate.
-        ``change_feed``: set when subscriptions are switched on (``--subscriptions``);
-        then ``resources/subscribe``/``unsubscribe`` are served to 2025-era
-        clients and ``initialize`` advertises them.
+        ``change_feed``: the journal reader document changes come from (the
+        REST event stream listens to it). ``subscriptions`` (``--subscriptions``)
+        offers them over MCP as well: then, given a feed and resources,
+        ``resources/subscribe``/``unsubscribe`` are served to 2025-era clients,
+        ``subscriptions/listen`` to 2026-07-28 ones, and ``initialize``
+        advertises them.
         ``content_classes``: every catalogued tool's egress content class, for
         the HTTP egress judge.
         """
@@ -175,11 +179,12 @@ class McpApp:
         if resources is not None:
             self.capabilities["resources"] = {"subscribe": False, "listChanged": False}
         self.change_feed = change_feed
+        self.subscriptions = subscriptions and change_feed is not None and resources is not None
         # Requests each era serves; subscriptions/listen is served by the transports
         # themselves (a stream, not one answer), so it has no route here.
         self.legacy_methods: frozenset[str] = LEGACY_REQUEST_METHODS
         self.modern_methods: frozenset[str] = MODERN_REQUEST_METHODS
-        if change_feed is not None and resources is not None:
+        if self.subscriptions:
             self.capabilities["resources"] = {"subscribe": True, "listChanged": True}
             self.legacy_methods = LEGACY_REQUEST_METHODS | LEGACY_SUBSCRIPTION_METHODS
             self.modern_methods = MODERN_REQUEST_METHODS | {SUBSCRIPTIONS_LISTEN}

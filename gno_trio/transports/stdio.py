@@ -141,8 +141,8 @@ class _StdioServer:
         # Open listen streams by request id; they hold no request slot.
         self._listens: dict[RequestId, _Listen] = {}
         self._services: trio.Nursery | None = None
-        # Offered only with subscriptions switched on (the app then holds a change feed).
-        self._subscriptions = ResourceSubscriptions() if app.change_feed is not None else None
+        # Offered only with subscriptions switched on (--subscriptions).
+        self._subscriptions = ResourceSubscriptions() if app.subscriptions else None
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._outbox, self._outbox_reader = trio.open_memory_channel[bytes](_OUTBOX_SIZE)
         self._outbox_bytes = ByteBudget(OUTBOX_BYTES)
@@ -152,7 +152,7 @@ class _StdioServer:
         self._writer_done = trio.Event()
 
     async def run(self, *, handle_signals: bool) -> None:
-        feed = self._app.change_feed
+        feed = self._app.change_feed if self._app.subscriptions else None
         stop_listening = (
             feed.listen(self._deliver_changes, self._stop_notifying) if feed is not None else None
         )

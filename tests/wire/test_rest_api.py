@@ -261,7 +261,7 @@ async def test_events_stream_job_progress_and_is_capped_per_caller(docs_dirs: Di
                 assert stream.headers["content-type"].startswith("text/event-stream")
                 lines = stream.aiter_lines()
                 ready = await read_events(lines, lambda event, _: event == "ready")
-                assert ready == [("ready", {"changes": False, "jobs": True})]
+                assert ready == [("ready", {"changes": True, "jobs": True})]
                 sync = await client.post("/api/sync", json={"collection": "docs"})
                 assert sync.status_code == 200, sync.text
                 job_id = sync.json()["jobId"]
@@ -279,12 +279,17 @@ async def test_events_stream_job_progress_and_is_capped_per_caller(docs_dirs: Di
                     assert refused.json()["error"]["code"] == "TOO_MANY_STREAMS"
 
 
-async def test_events_carry_document_changes_when_the_change_feed_is_on(docs_dirs: Dirs) -> None:
+async def test_events_carry_document_changes_without_the_subscriptions_switch(
+    docs_dirs: Dirs,
+) -> None:
     engine = Engine.open(dirs=docs_dirs)
     try:
         runtime = Runtime(engine=engine, write_enabled=True)
-        app = build_app(runtime, subscriptions=True)
+        app = build_app(runtime)
         assert app.change_feed is not None
+        # The switch only governs MCP: no subscription is offered there.
+        assert app.capabilities["resources"]["subscribe"] is False
+        assert "resources/subscribe" not in app.legacy_methods
         async with (
             trio.open_nursery() as background,
             running_gateway(app, limits=RELAXED, enable_write=True) as running,

@@ -238,7 +238,7 @@ async def serve_gateway(
         if app.lifecycle is not None:  # gno_status over HTTP reports this gateway
             app.lifecycle.attach(partial(resident_status, state))
         gateway = GatewayApp(state, token_state=token_state, pages=pages)
-        if app.change_feed is not None:  # sessions hear document changes on their GET stream
+        if app.change_feed is not None and app.subscriptions:  # sessions hear changes on GET
             supervisor.start_soon(
                 _sessions_listen, app.change_feed, state.sessions, name="change-listener"
             )
