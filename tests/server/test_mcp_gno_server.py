@@ -46,18 +46,20 @@ from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools import CATALOGUE, CORE_READ
 from nurseries.stagger import StaggeredLimiter
 from tests.support.shared import EVALS_CORPUS, required
-from tests.support.stdio_session import RawWire, notification_line, open_stdio_process, request_line
+from tests.support.stdio_session import (
+    RawWire,
+    modern,
+    notification_line,
+    open_stdio_process,
+    raw_initialize_params,
+    request_line,
+)
 from tests.support.tool_results import sdk_error_code, tool_error_code, tool_error_message
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "raw-probe", "version": "1"},
-}
 
 # Written into the index's own temp folder: small notes that carry tags.
 NOTES = {
@@ -590,19 +592,6 @@ async def wait_for_job(call: Any, job_id: str, *, seconds: float = 15) -> dict[s
 # ---------------------------------------------------------------------------
 
 
-def initialize_params(version: str = LEGACY) -> dict[str, Any]:
-    return {
-        "protocolVersion": version,
-        "capabilities": {},
-        "clientInfo": {"name": "raw-legacy", "version": "1"},
-    }
-
-
-def modern(**params: Any) -> dict[str, Any]:
-    meta = {**ENVELOPE, **params.pop("_meta", {})}
-    return {**params, "_meta": meta}
-
-
 class Wire(RawWire):
     """One spawned server and every stdout line it wrote."""
 
@@ -610,7 +599,7 @@ class Wire(RawWire):
         super().__init__(process, stderr_path, timeout=10.0)
 
     async def handshake(self) -> None:
-        answer = await self.call("init", "initialize", initialize_params())
+        answer = await self.call("init", "initialize", raw_initialize_params())
         assert answer["result"]["protocolVersion"] == LEGACY
         await self.notify("notifications/initialized")
 
@@ -643,7 +632,7 @@ async def test_initialize_negotiates_a_handshake_version(
 
     async def negotiate(requested: str) -> None:
         async with spawn(server_env, tmp_path) as wire:
-            answer = await wire.call(1, "initialize", initialize_params(requested))
+            answer = await wire.call(1, "initialize", raw_initialize_params(requested))
             negotiated[requested] = answer["result"]["protocolVersion"]
             # The identity is the installed package's, as pyproject.toml declares it.
             assert answer["result"]["serverInfo"] == {
@@ -690,7 +679,7 @@ async def test_modern_connection_is_pinned_by_discover(
         assert len(result["structuredContent"]["results"]) == 3
         assert output_schema_errors(schemas["gno_search"], result["structuredContent"]) == []
 
-        late = await wire.call(4, "initialize", initialize_params())
+        late = await wire.call(4, "initialize", raw_initialize_params())
         assert late["error"]["code"] == -32022
         assert late["error"]["data"]["supported"] == [MODERN]
 
@@ -854,7 +843,7 @@ async def test_progress_token_on_a_read_tool_adds_no_stray_notifications(
 def test_unknown_tool_profile_fails_before_serving(server_env: dict[str, str]) -> None:
     completed = subprocess.run(
         server_command("--tool-profile", "bogus"),
-        input=request_line(1, "initialize", initialize_params()),
+        input=request_line(1, "initialize", raw_initialize_params()),
         capture_output=True,
         cwd=REPO_ROOT,
         env=full_environment(server_env),

@@ -26,6 +26,28 @@ from gno_trio.config.dirs import Dirs
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_VERSION = "2025-11-25"
 ANSWER_TIMEOUT_S = 15.0
+MODERN_VERSION = "2026-07-28"
+RAW_ENVELOPE: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw-probe", "version": "1"},
+}
+"""The 2026-07-28 envelope a raw-line probe sends in ``_meta``."""
+
+
+def raw_initialize_params(version: str = PROTOCOL_VERSION) -> dict[str, Any]:
+    """``initialize`` params of a raw-line 2025-era probe."""
+    return {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "raw-legacy", "version": "1"},
+    }
+
+
+def modern(**params: Any) -> dict[str, Any]:
+    """``params`` with the raw probe's 2026-07-28 envelope merged into ``_meta``."""
+    meta = {**RAW_ENVELOPE, **params.pop("_meta", {})}
+    return {**params, "_meta": meta}
 
 
 def frame(message: Mapping[str, Any]) -> bytes:

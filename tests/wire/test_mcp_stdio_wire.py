@@ -14,33 +14,20 @@ from typing import Any
 import pytest
 import trio
 
-from tests.support.stdio_session import RawWire, open_stdio_process
+from tests.support.stdio_session import (
+    RawWire,
+    modern,
+    open_stdio_process,
+    raw_initialize_params,
+)
 from tests.support.tool_results import tool_error_code
 
 MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "raw-probe", "version": "1"},
-}
 CAPABILITIES = {
     "tools": {"listChanged": False},
     "resources": {"subscribe": False, "listChanged": False},
 }
 SERVER_INFO = {"name": "gno-echo", "version": "0.0.1"}
-
-
-def initialize(version: str = "2025-11-25") -> dict[str, Any]:
-    return {
-        "protocolVersion": version,
-        "capabilities": {},
-        "clientInfo": {"name": "raw-legacy", "version": "1"},
-    }
-
-
-def modern(**params: Any) -> dict[str, Any]:
-    meta = {**ENVELOPE, **params.pop("_meta", {})}
-    return {**params, "_meta": meta}
 
 
 class Wire(RawWire):
@@ -50,7 +37,7 @@ class Wire(RawWire):
         super().__init__(process, stderr_path, timeout=15.0)
 
     async def handshake(self) -> None:
-        await self.call(0, "initialize", initialize())
+        await self.call(0, "initialize", raw_initialize_params())
         await self.notify("notifications/initialized")
 
 
@@ -68,7 +55,7 @@ async def spawn(tmp_path: Path, *args: str) -> AsyncIterator[Wire]:
 
 async def test_legacy_handshake_ping_and_listing(tmp_path: Path) -> None:
     async with spawn(tmp_path) as wire:
-        response = await wire.call(1, "initialize", initialize())
+        response = await wire.call(1, "initialize", raw_initialize_params())
         assert response["result"] == {
             "protocolVersion": "2025-11-25",
             "capabilities": CAPABILITIES,
@@ -103,7 +90,7 @@ async def test_initialize_negotiation(tmp_path: Path) -> None:
 
     async def negotiate(requested: str) -> None:
         async with spawn(tmp_path) as wire:
-            response = await wire.call(1, "initialize", initialize(requested))
+            response = await wire.call(1, "initialize", raw_initialize_params(requested))
             negotiated[requested] = response["result"]["protocolVersion"]
 
     async with trio.open_nursery() as nursery:  # one process per case, run side by side
@@ -157,7 +144,7 @@ async def test_modern_connection_pinned_by_discover(tmp_path: Path) -> None:
         assert (structured["client"], structured["era"]) == ("raw-probe", "modern")
         assert structured["meta"] == {"acme/trace": {"span": 7}}
 
-        late_initialize = await wire.call(4, "initialize", initialize())
+        late_initialize = await wire.call(4, "initialize", raw_initialize_params())
         assert late_initialize["error"]["code"] == -32022
         assert late_initialize["error"]["data"]["supported"] == [MODERN]
 
