@@ -44,10 +44,10 @@ def cmd_policy(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result: Any
         if action == "get":
-            result, text = engine.egress_policy(args.name), egress_policy_text
+            result, text = engine.egress.policy(args.name), egress_policy_text
         elif action == "set":
             confirmation = None
-            current = engine.egress_policy(args.name)
+            current = engine.egress.policy(args.name)
             looser = POLICY_ORDER.index(args.policy) > POLICY_ORDER.index(
                 current["effectivePolicy"]
             )
@@ -66,10 +66,10 @@ def cmd_policy(args: argparse.Namespace) -> int:
                     collection=current["collection"],
                     target_policy=args.policy,
                 )
-            result = engine.set_egress_policy(args.name, args.policy, confirmation)
+            result = engine.egress.set_policy(args.name, args.policy, confirmation)
             text = egress_policy_set_text
         else:
-            result = engine.egress_check(
+            result = engine.egress.check(
                 requested=args.collection or None,
                 zone=args.destination,
                 authenticated=args.authenticated,
@@ -94,17 +94,17 @@ def cmd_egress_audit(args: argparse.Namespace) -> int:
         result: Any
         if action == "list":
             result, text = (
-                engine.egress_audit_list(limit=args.limit, cursor=args.cursor),
+                engine.egress.audit_list(limit=args.limit, cursor=args.cursor),
                 egress_audit_list_text,
             )
         elif action == "show":
-            result, text = engine.egress_audit_show(args.audit_id), egress_audit_show_text
+            result, text = engine.egress.audit_show(args.audit_id), egress_audit_show_text
         elif action == "status":
-            result, text = engine.egress_audit_status(), egress_audit_status_text
+            result, text = engine.egress.audit_status(), egress_audit_status_text
         elif action == "delete":
-            result, text = engine.egress_audit_delete(args.audit_id), egress_audit_removal_text
+            result, text = engine.egress.audit_delete(args.audit_id), egress_audit_removal_text
         else:
-            result, text = engine.egress_audit_purge(), egress_audit_removal_text
+            result, text = engine.egress.audit_purge(), egress_audit_removal_text
     return print_result(args, result, text)
 
 

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from gno_trio.config import Config
 from gno_trio.engine.ask.face import AskFace
 from gno_trio.engine.context.face import ContextFace
 from gno_trio.engine.egress.face import EgressFace
 from gno_trio.engine.graph.face import GraphFace
 from gno_trio.engine.ingest.face import IngestFace
 from gno_trio.engine.ingest.upkeep import finish_upgrades
-from gno_trio.engine.kernel import IndexUpkeep
+from gno_trio.engine.kernel import IndexLocation, IndexUpkeep
 from gno_trio.engine.memory.face import MemoryFace
 from gno_trio.engine.reads.face import ReadsFace
 from gno_trio.engine.search.docindex.policy import (
@@ -67,7 +68,6 @@ class Engine(
     SearchFace,
     VectorsFace,
     GraphFace,
-    EgressFace,
     MemoryFace,
     ContextFace,
     TracesFace,
@@ -75,6 +75,11 @@ class Engine(
     """An opened index and every service over it (see the module docstring for the map)."""
 
     upkeep: ClassVar[IndexUpkeep] = EngineUpkeep()
+
+    def __init__(self, location: IndexLocation, config: Config) -> None:
+        super().__init__(location, config)
+        self.egress = EgressFace(self)
+        """Egress policies and decision receipts (:mod:`.egress.face`)."""
 
 
 __all__ = ["Engine", "EngineUpkeep"]

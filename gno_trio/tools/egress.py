@@ -145,14 +145,14 @@ class EgressPolicySetInput(ToolInput, forbid_unknown_fields=True):
 
 def make_egress_policy_get(runtime: Runtime) -> ToolHandler:
     def call(args: EgressPolicyGetInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.egress_policy(args.collection)
+        return runtime.engine.egress.policy(args.collection)
 
     return engine_tool(runtime, call, egress_policy_text)
 
 
 def make_egress_check(runtime: Runtime) -> ToolHandler:
     def call(args: EgressCheckInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.egress_check(
+        return runtime.engine.egress.check(
             requested=opt(args.collections),
             zone=args.destinationZone,
             authenticated=args.caller.authenticated,
@@ -180,7 +180,7 @@ def _confirmation(value: EgressConfirmation | None) -> Confirmation | None:
 def make_egress_policy_set(runtime: Runtime) -> ToolHandler:
 
     def call(args: EgressPolicySetInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.set_egress_policy(
+        return runtime.engine.egress.set_policy(
             args.collection,
             args.policy,
             _confirmation(opt(args.confirmation)),

@@ -61,28 +61,28 @@ class EgressAuditPurgeInput(ToolInput, forbid_unknown_fields=True):
 
 def make_list(runtime: Runtime) -> ToolHandler:
     def call(args: EgressAuditListInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.egress_audit_list(limit=args.limit, cursor=opt(args.cursor))
+        return runtime.engine.egress.audit_list(limit=args.limit, cursor=opt(args.cursor))
 
     return engine_tool(runtime, call, egress_audit_list_text)
 
 
 def make_show(runtime: Runtime) -> ToolHandler:
     def call(args: EgressAuditIdInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.egress_audit_show(args.auditId)
+        return runtime.engine.egress.audit_show(args.auditId)
 
     return engine_tool(runtime, call, egress_audit_show_text)
 
 
 def make_status(runtime: Runtime) -> ToolHandler:
     def call(args: EgressAuditStatusInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.egress_audit_status()
+        return runtime.engine.egress.audit_status()
 
     return engine_tool(runtime, call, egress_audit_status_text)
 
 
 def make_delete(runtime: Runtime) -> ToolHandler:
     def call(args: EgressAuditIdInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.egress_audit_delete(
+        return runtime.engine.egress.audit_delete(
             args.auditId, should_stop=lambda: ctx.cancellation.is_cancelled
         )
 
@@ -91,7 +91,7 @@ def make_delete(runtime: Runtime) -> ToolHandler:
 
 def make_purge(runtime: Runtime) -> ToolHandler:
     def call(args: EgressAuditPurgeInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.egress_audit_purge(should_stop=lambda: ctx.cancellation.is_cancelled)
+        return runtime.engine.egress.audit_purge(should_stop=lambda: ctx.cancellation.is_cancelled)
 
     return engine_tool(runtime, call, egress_audit_removal_text, write=True)
 

@@ -101,7 +101,7 @@ def test_a_chat_endpoint_writes_the_draft_and_each_claim_is_checked(
     assert sent.path == "/v1/chat/completions"
     assert sent.body["model"] == "tiny-chat" and sent.body["max_tokens"] == 64
     assert "eighty degrees for two minutes" in sent.body["messages"][1]["content"]
-    receipt = vault.egress_audit_list()["receipts"][0]
+    receipt = vault.egress.audit_list()["receipts"][0]
     assert (receipt["action"], receipt["destinationZone"], receipt["decision"]) == (
         "remote_inference",
         "loopback",
@@ -135,7 +135,7 @@ def test_a_refused_or_failing_endpoint_falls_back_to_the_evidence(
     refused = ask(vault, schema_check)
     assert "egress policy" in refused.note and "POLICY_LOCAL_ONLY" in refused.note
     assert refused.result["meta"]["answerGenerated"] is False
-    receipt = vault.egress_audit_list()["receipts"][0]
+    receipt = vault.egress.audit_list()["receipts"][0]
     assert (receipt["destinationZone"], receipt["decision"], receipt["reasonCode"]) == (
         "remote",
         "deny",

@@ -1,6 +1,6 @@
 """The egress decision receipts: recorded by the engine, bounded, listed and deleted.
 
-Engine tests drive :meth:`Engine.judge_egress` and the receipt views over a
+Engine tests drive ``engine.egress.judge`` and the receipt views over a
 real index; the wire tests spawn ``python -m gno_trio mcp`` and call the five
 ``gno_egress_audit_*`` tools, checking every answer against the advertised
 schema and against GNO's ``egress-audit-management`` schema.
@@ -33,7 +33,7 @@ def vault(engine: Engine, tmp_path: Path) -> Engine:
 
 
 def judge(engine: Engine, zone: Any = "remote", action: Any = "export") -> bool:
-    decision = engine.judge_egress(
+    decision = engine.egress.judge(
         collections=["notes"],
         action=action,
         zone=zone,
@@ -46,7 +46,7 @@ def judge(engine: Engine, zone: Any = "remote", action: Any = "export") -> bool:
 def test_every_enforced_decision_leaves_a_content_free_receipt(vault: Engine) -> None:
     assert judge(vault, zone="remote") is False  # notes is local_only
     assert judge(vault, zone="local_process") is True
-    page = vault.egress_audit_list()
+    page = vault.egress.audit_list()
     assert [r["decision"] for r in page["receipts"]] == ["allow", "deny"]  # newest first
     denied = page["receipts"][1]
     assert denied["reasonCode"] == "POLICY_LOCAL_ONLY"
@@ -59,8 +59,8 @@ def test_every_enforced_decision_leaves_a_content_free_receipt(vault: Engine) ->
     assert denied["expiresAtMs"] - denied["createdAtMs"] == audit.MAX_AGE_DAYS * audit.DAY_MS
     text = repr(page)
     assert not any(word in text for word in FORBIDDEN_WORDS)
-    assert vault.egress_audit_show(denied["auditId"])["receipt"] == denied
-    state = vault.egress_audit_status()
+    assert vault.egress.audit_show(denied["auditId"])["receipt"] == denied
+    state = vault.egress.audit_status()
     assert state["receipts"] == 2 and state["bytes"] == sum(r["byteSize"] for r in page["receipts"])
     assert state["oldestCreatedAtMs"] <= state["newestCreatedAtMs"]
 
@@ -68,15 +68,15 @@ def test_every_enforced_decision_leaves_a_content_free_receipt(vault: Engine) ->
 def test_delete_and_purge_remove_receipts_and_nothing_else(vault: Engine) -> None:
     judge(vault)
     judge(vault)
-    first = vault.egress_audit_list()["receipts"][0]["auditId"]
+    first = vault.egress.audit_list()["receipts"][0]["auditId"]
     before = {k: v for k, v in db_snapshot(vault.location.db_path).items() if "egress" not in k}
-    gone = vault.egress_audit_delete(first)
+    gone = vault.egress.audit_delete(first)
     assert (gone["auditId"], gone["deleted"]) == (first, 1)
     assert gone["physicalCleanup"] in ("completed", "wal_busy")
-    assert error_code(lambda: vault.egress_audit_show(first)) == "NOT_FOUND"
-    assert error_code(lambda: vault.egress_audit_delete(first)) == "NOT_FOUND"
-    purged = vault.egress_audit_purge()
-    assert purged["deleted"] == 1 and vault.egress_audit_status()["receipts"] == 0
+    assert error_code(lambda: vault.egress.audit_show(first)) == "NOT_FOUND"
+    assert error_code(lambda: vault.egress.audit_delete(first)) == "NOT_FOUND"
+    purged = vault.egress.audit_purge()
+    assert purged["deleted"] == 1 and vault.egress.audit_status()["receipts"] == 0
     after = {k: v for k, v in db_snapshot(vault.location.db_path).items() if "egress" not in k}
     assert after == before
 

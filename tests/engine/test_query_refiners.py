@@ -149,7 +149,7 @@ def test_a_configured_reranker_orders_the_top_candidates(
     assert ranks == sorted(ranks, reverse=True)
     assert _lines(result)["rerank"].startswith("rerank: top ")
     assert engine.models()["rerank"]["uri"] == f"{url}/v1/rerank#tiny-reranker"
-    receipts = engine.egress_audit_list()["receipts"]
+    receipts = engine.egress.audit_list()["receipts"]
     assert receipts[0]["action"] == "remote_inference" and receipts[0]["decision"] == "allow"
 
 
@@ -199,7 +199,7 @@ def test_the_egress_policy_keeps_snippets_from_a_remote_reranker(make: Any) -> N
     result = _ask(engine, rerank=True)
     assert result["meta"]["reranked"] is False
     assert "egress policy refuses it" in result["meta"]["rerankSkipped"]
-    receipts = engine.egress_audit_list()["receipts"]
+    receipts = engine.egress.audit_list()["receipts"]
     assert receipts[0]["decision"] == "deny" and receipts[0]["destinationZone"] == "remote"
 
 

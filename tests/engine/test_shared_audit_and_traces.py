@@ -76,7 +76,7 @@ def audited(hosts: Hosts) -> tuple[Engine, Engine]:
 
 
 def judge(engine: Engine, zone: Any = "remote") -> bool:
-    decision = engine.judge_egress(
+    decision = engine.egress.judge(
         collections=["notes"],
         action="export",
         zone=zone,
@@ -121,17 +121,17 @@ def test_receipts_written_by_one_are_listed_shown_and_counted_by_the_other(
     assert judge(a, zone="remote") is False  # notes is local_only
     assert judge(b, zone="local_process") is True
     for engine in (a, b):
-        page = engine.egress_audit_list()
+        page = engine.egress.audit_list()
         assert [r["decision"] for r in page["receipts"]] == ["allow", "deny"]  # newest first
         denied = page["receipts"][1]
         assert denied["reasonCode"] == "POLICY_LOCAL_ONLY" and len(denied["lineageDigest"]) == 64
         assert denied["expiresAtMs"] - denied["createdAtMs"] == audit.MAX_AGE_DAYS * audit.DAY_MS
-        assert engine.egress_audit_show(denied["auditId"])["receipt"] == denied
-        state = engine.egress_audit_status()
+        assert engine.egress.audit_show(denied["auditId"])["receipt"] == denied
+        state = engine.egress.audit_status()
         assert state["receipts"] == 2
         assert state["bytes"] == sum(r["byteSize"] for r in page["receipts"])
         assert state["oldestCreatedAtMs"] < state["newestCreatedAtMs"]
-    assert error_code(lambda: b.egress_audit_show("nope")) == "NOT_FOUND"
+    assert error_code(lambda: b.egress.audit_show("nope")) == "NOT_FOUND"
 
 
 def test_receipt_pages_interleave_both_writers_and_refuse_forged_cursors(hosts: Hosts) -> None:
@@ -141,7 +141,7 @@ def test_receipt_pages_interleave_both_writers_and_refuse_forged_cursors(hosts: 
     seen: list[int] = []
     cursor = None
     while True:
-        page = a.egress_audit_list(limit=4, cursor=cursor)
+        page = a.egress.audit_list(limit=4, cursor=cursor)
         seen += [r["createdAtMs"] for r in page["receipts"]]
         cursor = page["nextCursor"]
         if cursor is None:
@@ -149,8 +149,8 @@ def test_receipt_pages_interleave_both_writers_and_refuse_forged_cursors(hosts: 
         assert cursor.startswith(audit.CURSOR_PREFIX)
     assert len(seen) == 6 and seen == sorted(seen, reverse=True) and len(set(seen)) == 6
     for bad in ("nope", audit.CURSOR_PREFIX + "AAAA", audit.CURSOR_PREFIX):
-        assert error_code(lambda bad=bad: b.egress_audit_list(cursor=bad)) == "INVALID_INPUT"
-    assert error_code(lambda: b.egress_audit_list(limit=0)) == "INVALID_INPUT"
+        assert error_code(lambda bad=bad: b.egress.audit_list(cursor=bad)) == "INVALID_INPUT"
+    assert error_code(lambda: b.egress.audit_list(limit=0)) == "INVALID_INPUT"
 
 
 def test_writers_at_once_still_give_every_receipt_its_own_moment(hosts: Hosts) -> None:
@@ -167,7 +167,7 @@ def test_writers_at_once_still_give_every_receipt_its_own_moment(hosts: Hosts) -
         worker.start()
     for worker in workers:
         worker.join(timeout=120)
-    moments = [r["createdAtMs"] for r in b.egress_audit_list()["receipts"]]
+    moments = [r["createdAtMs"] for r in b.egress.audit_list()["receipts"]]
     assert len(moments) == 2 * each and len(set(moments)) == 2 * each
 
 
@@ -180,32 +180,32 @@ def test_receipt_retention_holds_across_writers(
     judge(a)
     monkeypatch.setattr(audit, "now_ms", real_now)
     judge(b)
-    assert b.egress_audit_status()["receipts"] == 1  # past the age bound: gone at the next write
-    assert a.egress_audit_status()["oldestCreatedAtMs"] > 1_000
+    assert b.egress.audit_status()["receipts"] == 1  # past the age bound: gone at the next write
+    assert a.egress.audit_status()["oldestCreatedAtMs"] > 1_000
     monkeypatch.setattr(audit, "MAX_RECEIPTS", 3)
     for turn in range(4):
         judge(a if turn % 2 else b)
-    kept = b.egress_audit_list()["receipts"]
+    kept = b.egress.audit_list()["receipts"]
     assert len(kept) == 3
     size = kept[0]["byteSize"]
     monkeypatch.setattr(audit, "MAX_BYTES", 2 * size)
     judge(a)
-    assert a.egress_audit_status()["receipts"] == 2
+    assert a.egress.audit_status()["receipts"] == 2
 
 
 def test_a_receipt_deleted_on_one_is_gone_for_the_other(hosts: Hosts) -> None:
     a, b = audited(hosts)
     judge(a)
     judge(a)
-    first = b.egress_audit_list()["receipts"][0]["auditId"]
-    gone = b.egress_audit_delete(first)
+    first = b.egress.audit_list()["receipts"][0]["auditId"]
+    gone = b.egress.audit_delete(first)
     assert (gone["auditId"], gone["deleted"]) == (first, 1)
     assert gone["physicalCleanup"] in ("completed", "wal_busy")
-    assert error_code(lambda: a.egress_audit_show(first)) == "NOT_FOUND"
-    assert error_code(lambda: a.egress_audit_delete(first)) == "NOT_FOUND"
-    purged = a.egress_audit_purge()
+    assert error_code(lambda: a.egress.audit_show(first)) == "NOT_FOUND"
+    assert error_code(lambda: a.egress.audit_delete(first)) == "NOT_FOUND"
+    purged = a.egress.audit_purge()
     assert purged["deleted"] == 1 and purged["physicalCleanup"] in ("completed", "wal_busy")
-    assert b.egress_audit_status()["receipts"] == 0
+    assert b.egress.audit_status()["receipts"] == 0
 
 
 # -- retrieval traces --------------------------------------------------------------------------
@@ -263,7 +263,7 @@ def test_judged_exported_and_deleted_across_writers(hosts: Hosts) -> None:
     assert again["manifest"]["artifactHash"] == exported["manifest"]["artifactHash"]
     assert b.trace_show(finished)["totals"]["exports"] == 1
     # the export was judged against the egress policy: one shared receipt per export
-    assert [r["action"] for r in b.egress_audit_list()["receipts"]] == ["export", "export"]
+    assert [r["action"] for r in b.egress.audit_list()["receipts"]] == ["export", "export"]
     deleted = b.trace_delete(finished)
     assert deleted["deleted"] is True and deleted["counts"]["exports"] == 1
     assert deleted["counts"]["exportLinks"] == 1
@@ -272,4 +272,4 @@ def test_judged_exported_and_deleted_across_writers(hosts: Hosts) -> None:
     assert purged["traces"] == 1 and purged["judgments"] == 1
     assert purged["physicalCleanup"] in ("completed", "wal_busy")
     assert b.trace_list()["traces"] == []
-    assert a.egress_audit_status()["receipts"] == 2  # receipts are not traces
+    assert a.egress.audit_status()["receipts"] == 2  # receipts are not traces

@@ -234,7 +234,7 @@ def test_diagnose_keeps_gnos_contract_for_every_target_status(
 
 
 def policy_set(engine: Engine, target: Any, confirmation: Confirmation | None = None) -> Any:
-    return valid("set", engine.set_egress_policy("notes", target, confirmation))
+    return valid("set", engine.egress.set_policy("notes", target, confirmation))
 
 
 def gateway_policy(book: PolicyBook, collection: str) -> str:
@@ -278,10 +278,10 @@ def test_tightening_needs_no_confirmation_and_restating_changes_nothing(vault: E
     assert again["change"] == "unchanged" and again["invalidation"] is None
     assert again["current"]["revision"] == 2
     # An implicit local_only made explicit is a source change, not a relaxation.
-    made_explicit = valid("set", vault.set_egress_policy("OTHER", "local_only"))
+    made_explicit = valid("set", vault.egress.set_policy("OTHER", "local_only"))
     assert made_explicit["change"] == "source_changed"
     assert made_explicit["current"]["source"] == "explicit"
-    assert error_code(lambda: vault.set_egress_policy("nope", "lan")) == "NOT_FOUND"
+    assert error_code(lambda: vault.egress.set_policy("nope", "lan")) == "NOT_FOUND"
 
 
 # ---------------------------------------------------------------------------
@@ -410,7 +410,7 @@ async def test_mcp_policy_set_relaxes_with_confirmation_under_the_lease(
 def test_policy_set_judges_the_file_on_disk_not_a_stale_copy(vault: Engine) -> None:
     # Another process (a CLI, a second server) relaxes the policy behind this engine's back.
     with Engine.open(dirs=vault.location.dirs) as other:
-        other.set_egress_policy("notes", "lan", Confirmation("local_only", 0, acknowledged=True))
+        other.egress.set_policy("notes", "lan", Confirmation("local_only", 0, acknowledged=True))
     stale = Confirmation("local_only", 0, acknowledged=True)
     assert error_code(lambda: policy_set(vault, "remote", stale)) == "CONFLICT"
     fresh = policy_set(vault, "remote", Confirmation("lan", 1, acknowledged=True))

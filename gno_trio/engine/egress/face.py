@@ -1,4 +1,4 @@
-"""The engine's egress policy views, the confirmed policy change, and the decision receipts."""
+"""``engine.egress``: the policy views, the confirmed policy change, and the decision receipts."""
 
 from __future__ import annotations
 
@@ -13,12 +13,17 @@ from gno_trio.engine.kernel import EngineKernel
 from gno_trio.engine.store.lease import HeldLease
 
 
-class EgressFace(EngineKernel):
-    def egress_policy(self, collection: str) -> dict[str, Any]:
-        """``collection-egress-policy@1.0``: configured and effective policy of one collection."""
-        return explain.policy_state(self.config.collections, collection)
+class EgressFace:
+    """Egress policies of an opened index and the receipts of the decisions taken under them."""
 
-    def egress_check(
+    def __init__(self, kernel: EngineKernel) -> None:
+        self._kernel = kernel
+
+    def policy(self, collection: str) -> dict[str, Any]:
+        """``collection-egress-policy@1.0``: configured and effective policy of one collection."""
+        return explain.policy_state(self._kernel.config.collections, collection)
+
+    def check(
         self,
         *,
         requested: Sequence[str] | None,
@@ -31,7 +36,7 @@ class EgressFace(EngineKernel):
     ) -> dict[str, Any]:
         """``collection-egress-check@1.0``: would this egress be allowed, and why (a dry run)."""
         return explain.check(
-            self.config.collections,
+            self._kernel.config.collections,
             requested=requested,
             zone=zone,
             authenticated=authenticated,
@@ -41,7 +46,7 @@ class EgressFace(EngineKernel):
             partial_results=partial_results,
         )
 
-    def set_egress_policy(
+    def set_policy(
         self,
         collection: str,
         target: EgressPolicy,
@@ -51,12 +56,12 @@ class EgressFace(EngineKernel):
         lease: HeldLease | None = None,
     ) -> dict[str, Any]:
         """Apply ``target`` under the write lease; relaxing needs a bound confirmation."""
-        with self.writing(lease, should_stop=should_stop) as held:
-            return change.set_policy(self, collection, target, confirmation, lease=held)
+        with self._kernel.writing(lease, should_stop=should_stop) as held:
+            return change.set_policy(self._kernel, collection, target, confirmation, lease=held)
 
     # -- decisions the engine itself enforces, and their receipts ---------------------------
 
-    def judge_egress(
+    def judge(
         self,
         *,
         collections: Sequence[str],
@@ -71,10 +76,10 @@ class EgressFace(EngineKernel):
         The decision uses the policies configured now; the receipt (content
         free) is written whether the answer is yes or no.
         """
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return audit.judge(
-                self.stores.egress_receipts(c),
-                self.config.collections,
+                self._kernel.stores.egress_receipts(c),
+                self._kernel.config.collections,
                 collections=collections,
                 action=action,
                 zone=zone,
@@ -83,42 +88,44 @@ class EgressFace(EngineKernel):
                 operation_authorized=operation_authorized,
             )
 
-    def egress_audit_list(
+    def audit_list(
         self,
         *,
         limit: int = audit.DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         """``egress-audit-management@1.0``: one newest-first page of decision receipts."""
-        with self.connection() as c:
-            return audit.list_receipts(self.stores.egress_receipts(c), limit=limit, cursor=cursor)
+        with self._kernel.connection() as c:
+            return audit.list_receipts(
+                self._kernel.stores.egress_receipts(c), limit=limit, cursor=cursor
+            )
 
-    def egress_audit_show(self, audit_id: str) -> dict[str, Any]:
-        with self.connection() as c:
-            return audit.show(self.stores.egress_receipts(c), audit_id)
+    def audit_show(self, audit_id: str) -> dict[str, Any]:
+        with self._kernel.connection() as c:
+            return audit.show(self._kernel.stores.egress_receipts(c), audit_id)
 
-    def egress_audit_status(self) -> dict[str, Any]:
-        with self.connection() as c:
-            return audit.status(self.stores.egress_receipts(c))
+    def audit_status(self) -> dict[str, Any]:
+        with self._kernel.connection() as c:
+            return audit.status(self._kernel.stores.egress_receipts(c))
 
-    def egress_audit_delete(
+    def audit_delete(
         self,
         audit_id: str,
         *,
         should_stop: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Delete one receipt under the write lease."""
-        with self.writing(should_stop=should_stop), self.connection() as c:
-            return audit.delete(self.stores.egress_receipts(c), audit_id)
+        with self._kernel.writing(should_stop=should_stop), self._kernel.connection() as c:
+            return audit.delete(self._kernel.stores.egress_receipts(c), audit_id)
 
-    def egress_audit_purge(
+    def audit_purge(
         self,
         *,
         should_stop: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Delete every receipt (and nothing else) under the write lease."""
-        with self.writing(should_stop=should_stop), self.connection() as c:
-            return audit.purge(self.stores.egress_receipts(c))
+        with self._kernel.writing(should_stop=should_stop), self._kernel.connection() as c:
+            return audit.purge(self._kernel.stores.egress_receipts(c))
 
 
 __all__ = ["EgressFace"]
