@@ -62,7 +62,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "search.snippetcut",
         "search.snippetwindow",
         "search.stems",
-        "traces.recorder",
     ]
 )
 

@@ -33,6 +33,10 @@ class IndexCounts(Protocol):
 
     def active_documents(self, collection: str | None = None) -> int: ...
 
+    def active_and_newest(self) -> tuple[int, int]:
+        """How many documents are active, and the newest active document's id (0 for none)."""
+        ...
+
     def active_chunks(self, collection: str | None = None) -> int:
         """Chunks of the contents active documents (of ``collection``) hold."""
         ...
@@ -91,6 +95,12 @@ class SqliteCounts:
         return self._scalar(
             "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (collection,)
         )
+
+    def active_and_newest(self) -> tuple[int, int]:
+        count, newest = self._conn.execute(
+            "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM documents WHERE active = 1"
+        ).fetchone()
+        return int(count), int(newest)
 
     def active_chunks(self, collection: str | None = None) -> int:
         if collection is None:

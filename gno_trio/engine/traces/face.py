@@ -28,7 +28,10 @@ logger = logging.getLogger("gno_trio.engine.traces")
 class TracesFace(EngineKernel):
     def _recorder(self, conn: Connection) -> Recorder | None:
         return Recorder.for_config(
-            self.stores.traces(conn), conn, self.config, self.location.index_name
+            self.stores.traces(conn),
+            self.stores.counts(conn),
+            self.config,
+            self.location.index_name,
         )
 
     @property

@@ -15,7 +15,6 @@ coordinates in both modes; source text never enters a trace.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 import unicodedata
 import uuid
@@ -26,6 +25,7 @@ from typing import Any, Final
 from gno_trio.config import Config
 from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine.canonical import hash_canonical
+from gno_trio.engine.store.counts import IndexCounts
 from gno_trio.engine.store.traces import TraceStore
 from gno_trio.engine.traces import store
 
@@ -126,11 +126,9 @@ def _collection_of(uri: str) -> str | None:
     return rest.split("/", 1)[0] if rest != uri and "/" in rest else None
 
 
-def index_fingerprint(conn: sqlite3.Connection, index_name: str) -> str:
+def index_fingerprint(counts: IndexCounts, index_name: str) -> str:
     """A cheap identity of the indexed state: active documents and their newest change."""
-    count, newest = conn.execute(
-        "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM documents WHERE active = 1"
-    ).fetchone()
+    count, newest = counts.active_and_newest()
     return hash_canonical({"indexName": index_name, "documents": count, "newest": newest})
 
 
@@ -180,21 +178,21 @@ class Recorder:
     """Writes the traces of one index while recording is enabled."""
 
     traces: TraceStore
-    conn: sqlite3.Connection
-    """Where the index's documents are read (the fingerprint of the indexed state)."""
+    counts: IndexCounts
+    """Where the index's documents are counted (the fingerprint of the indexed state)."""
     config: Config
     index_name: str
     settings: RetrievalTraces
 
     @classmethod
     def for_config(
-        cls, traces: TraceStore, conn: sqlite3.Connection, config: Config, index_name: str
+        cls, traces: TraceStore, counts: IndexCounts, config: Config, index_name: str
     ) -> Recorder | None:
         """A recorder when tracing is on, else ``None`` (and no work is done)."""
         settings = config.retrieval_traces
         if settings is None or not settings.enabled:
             return None
-        return cls(traces, conn, config, index_name, settings)
+        return cls(traces, counts, config, index_name, settings)
 
     @property
     def retention(self) -> TraceRetention:
@@ -250,7 +248,7 @@ class Recorder:
                 "pipeline": sha256(f"{PIPELINE_VERSION}:{pipeline}"),
                 "model": sha256(NO_MODEL),
                 "config": config_fingerprint(self.config),
-                "index": index_fingerprint(self.conn, self.index_name),
+                "index": index_fingerprint(self.counts, self.index_name),
             },
             "createdAtMs": moment,
             "expiresAtMs": moment + self.retention.max_age_days * store.DAY_MS,
