@@ -13,7 +13,6 @@ other.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +27,9 @@ from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.pipeline import hybrid_query
 from gno_trio.engine.search.querygrammar import parse_query
 from gno_trio.engine.search.request import SearchRequest
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.chunks import ChunkStore
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.engine.vectors.models import configured_backend
 from gno_trio.errors import GnoError
@@ -70,7 +72,7 @@ def _sources(explained: dict[str, Any] | None, terms: bool) -> tuple[str, ...]:
 
 
 def retrieve_documents(
-    conn: sqlite3.Connection, config: Config, request: NormalizedRequest, now: datetime
+    conn: Connection, config: Config, request: NormalizedRequest, now: datetime
 ) -> list[RetrievedDocument]:
     """Admitted documents, best first, at most ``request.limit`` across all collections."""
     targets: Sequence[str | None] = request.collections or (None,)
@@ -118,7 +120,7 @@ def _chunk_match(request: NormalizedRequest) -> tuple[str, ...]:
 
 
 def _best_chunks(
-    conn: sqlite3.Connection,
+    chunks: ChunkStore,
     span: tuple[int, int] | None,
     matches: tuple[str, ...],
     count: int,
@@ -130,29 +132,21 @@ def _best_chunks(
     for expression in matches:
         if len(found) >= count:
             break
-        try:
-            rows = conn.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "AND rowid BETWEEN ? AND ? ORDER BY rank, rowid LIMIT ?",
-                (text_match(expression), span[0], span[1], count),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            continue
-        for row in rows:
-            found.setdefault(int(row[0]), None)
+        for chunk_id in chunks.matching_in_range(text_match(expression), *span, count):
+            found.setdefault(chunk_id, None)
     return list(found)[:count]
 
 
 @dataclass(frozen=True, slots=True)
 class LoadedDocument:
-    row: sqlite3.Row
+    row: RowView
     retrieved: RetrievedDocument
     lines: list[str] | None
-    chunks: list[sqlite3.Row]
+    chunks: list[RowView]
 
 
 def load_documents(
-    conn: sqlite3.Connection,
+    conn: Connection,
     retrieved: Sequence[RetrievedDocument],
     request: NormalizedRequest,
     configured: Collection[str],
@@ -164,15 +158,8 @@ def load_documents(
     """
     if not retrieved:
         return []
-    marks = ", ".join("?" for _ in retrieved)
-    rows = {
-        row["uri"]: row
-        for row in conn.execute(
-            f"SELECT uri, docid, collection, title, source_hash, mirror_hash, source_mtime, "
-            f"frontmatter_date FROM documents WHERE active = 1 AND uri IN ({marks})",
-            tuple(doc.uri for doc in retrieved),
-        )
-    }
+    documents_store, chunk_store = SQLITE_STORES.documents(conn), SQLITE_STORES.chunks(conn)
+    rows = {row["uri"]: row for row in documents_store.quotable([doc.uri for doc in retrieved])}
     present = [
         doc
         for doc in retrieved
@@ -187,28 +174,13 @@ def load_documents(
     for doc in present:
         row = rows[doc.uri]
         mirror = row["mirror_hash"]
-        ids = _best_chunks(conn, spans.get(mirror), matches, request.passages_per_document)
+        ids = _best_chunks(chunk_store, spans.get(mirror), matches, request.passages_per_document)
         if ids:
-            marks = ", ".join("?" for _ in ids)
-            by_id = {
-                int(chunk["id"]): chunk
-                for chunk in conn.execute(
-                    f"SELECT id, start_line, end_line, language FROM content_chunks "
-                    f"WHERE id IN ({marks})",
-                    tuple(ids),
-                )
-            }
+            by_id = {int(chunk["id"]): chunk for chunk in chunk_store.lines(ids)}
             chunks = [by_id[i] for i in ids if i in by_id]
         else:  # no chunk holds the words: the one the hit is anchored at, else the first
-            chunks = conn.execute(
-                "SELECT id, start_line, end_line, language FROM content_chunks "
-                "WHERE mirror_hash = ? ORDER BY (? BETWEEN start_line AND end_line) DESC, seq "
-                "LIMIT 1",
-                (mirror, doc.line),
-            ).fetchall()
-        content = conn.execute(
-            "SELECT markdown FROM content WHERE mirror_hash = ?", (mirror,)
-        ).fetchone()
-        lines = str(content[0]).split("\n") if content is not None else None
+            chunks = chunk_store.anchored(mirror, doc.line)
+        content = documents_store.mirror(mirror)
+        lines = content.split("\n") if content is not None else None
         documents.append(LoadedDocument(row=row, retrieved=doc, lines=lines, chunks=chunks))
     return documents

@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Protocol
 
+from gno_trio.engine.store.database import RowView
+
 ChunkRow = tuple[str, int, str, int, int, str | None, int | None]
 """``(mirror_hash, seq, text, start_line, end_line, language, byte_pos)``."""
 
@@ -31,6 +33,20 @@ class ChunkStore(Protocol):
 
     def text_is_utf8(self) -> bool:
         """Whether text is stored as UTF-8 (the bytes places count)."""
+        ...
+
+    def matching_in_range(self, match: str, first: int, last: int, limit: int) -> list[int]:
+        """Ids of the chunks ``first`` .. ``last`` (one mirror's) that the full-text
+        expression ``match`` finds, best first; none for an expression the index refuses."""
+        ...
+
+    def lines(self, ids: Sequence[int]) -> list[RowView]:
+        """``id``, ``start_line``, ``end_line`` and ``language`` of the chunks ``ids``
+        (those that exist, in no particular order)."""
+        ...
+
+    def anchored(self, mirror_hash: str, line: int | None) -> list[RowView]:
+        """The same columns of the mirror's chunk holding ``line``, else its first chunk."""
         ...
 
 
@@ -80,6 +96,36 @@ class SqliteChunks:
     def text_is_utf8(self) -> bool:
         row = self._conn.execute("PRAGMA encoding").fetchone()
         return row is not None and str(row[0]).upper() == "UTF-8"
+
+    def matching_in_range(self, match: str, first: int, last: int, limit: int) -> list[int]:
+        try:
+            rows = self._conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "AND rowid BETWEEN ? AND ? ORDER BY rank, rowid LIMIT ?",
+                (match, first, last, limit),
+            ).fetchall()
+        except sqlite3.OperationalError:  # an expression FTS5 cannot parse finds nothing
+            return []
+        return [int(row[0]) for row in rows]
+
+    def lines(self, ids: Sequence[int]) -> list[RowView]:
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        rows: list[RowView] = self._conn.execute(
+            f"SELECT id, start_line, end_line, language FROM content_chunks WHERE id IN ({marks})",
+            tuple(ids),
+        ).fetchall()
+        return rows
+
+    def anchored(self, mirror_hash: str, line: int | None) -> list[RowView]:
+        rows: list[RowView] = self._conn.execute(
+            "SELECT id, start_line, end_line, language FROM content_chunks "
+            "WHERE mirror_hash = ? ORDER BY (? BETWEEN start_line AND end_line) DESC, seq "
+            "LIMIT 1",
+            (mirror_hash, line),
+        ).fetchall()
+        return rows
 
 
 __all__ = ["ChunkRow", "ChunkStore", "SqliteChunks"]

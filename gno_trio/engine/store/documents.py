@@ -81,6 +81,11 @@ class DocumentStore(Protocol):
         """The stored Markdown mirror with this hash."""
         ...
 
+    def quotable(self, uris: Sequence[str]) -> list[RowView]:
+        """``uri``, ``docid``, ``collection``, ``title``, ``source_hash``, ``mirror_hash``,
+        ``source_mtime`` and ``frontmatter_date`` of the active documents at ``uris``."""
+        ...
+
     def active(self, *, by_uri: bool = False) -> list[RowView]:
         """Every active document, whole rows, by collection then path (or by URI)."""
         ...
@@ -214,6 +219,17 @@ class SqliteDocuments:
             "SELECT markdown FROM content WHERE mirror_hash = ?", (mirror_hash,)
         ).fetchone()
         return None if found is None else str(found[0])
+
+    def quotable(self, uris: Sequence[str]) -> list[RowView]:
+        if not uris:
+            return []
+        marks = ", ".join("?" for _ in uris)
+        rows: list[RowView] = self._conn.execute(
+            f"SELECT uri, docid, collection, title, source_hash, mirror_hash, source_mtime, "
+            f"frontmatter_date FROM documents WHERE active = 1 AND uri IN ({marks})",
+            tuple(uris),
+        ).fetchall()
+        return rows
 
     def active(self, *, by_uri: bool = False) -> list[RowView]:
         order = "uri" if by_uri else "collection, rel_path"
