@@ -236,7 +236,11 @@ def _serve(
         return run_resident(
             served.app,
             settings,
-            policies=PolicyBook(engine.location.config_path, engine.config.collections),
+            policies=PolicyBook(
+                engine.location.config_path,
+                engine.config.collections,
+                follow=engine.team.follow_config if engine.team is not None else None,
+            ),
             background=background,
             as_json=as_json,
             sock=launch.sock if launch is not None else None,

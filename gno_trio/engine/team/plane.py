@@ -11,6 +11,7 @@ data directory's SQLite file.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -50,6 +51,7 @@ class Team:
         self.config = TeamConfig(database, index_name)
         self._config_path: Path | None = None
         self._revision = 0
+        self._adopting = threading.Lock()
 
     # -- the shared configuration: the config row, mirrored into index.yml ------------
 
@@ -76,20 +78,37 @@ class Team:
         """Bring the mirrored file to the row's revision; whether the file changed."""
         if self._config_path is None:
             return False
+        with self._adopting:  # the listener and request threads: the newest read is written last
+            return self._adopt(self._config_path)
+
+    def follow_config(self) -> bool:
+        """Adopt the row if its revision moved since this host last read it; whether it did.
+
+        One indexed lookup when nothing changed. A gateway calls this before
+        it answers a judged request, so the authorization epoch never rests
+        on a ``NOTIFY`` having arrived (one is lost while a listener
+        reconnects, and may simply be late).
+        """
+        if self._config_path is None or self.config.revision() == self._revision:
+            return False
+        return self.adopt_config()
+
+    def _adopt(self, path: Path) -> bool:
         body, revision = self.config.read()
-        self._revision = revision
         if body is None:
+            self._revision = revision
             return False
         try:
-            current: str | None = self._config_path.read_text(encoding="utf-8")
+            current: str | None = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             current = None
-        if current == body:
-            return False
-        self._config_path.parent.mkdir(parents=True, exist_ok=True)
-        # Not under the lease: leave the folder's temporaries to the writers that hold it.
-        write_file_atomically(self._config_path, body, new_mode=NEW_CONFIG_MODE, clean=False)
-        return True
+        changed = current != body
+        if changed:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Not under the lease: leave the folder's temporaries to the writers that hold it.
+            write_file_atomically(path, body, new_mode=NEW_CONFIG_MODE, clean=False)
+        self._revision = revision  # only once the file says so: a failed write is tried again
+        return changed
 
     def publish_config(self, body: str) -> None:
         """Make ``body`` the team's configuration (the writer holds the lease).

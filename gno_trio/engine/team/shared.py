@@ -51,6 +51,14 @@ class TeamConfig:
             ).fetchone()
         return (None, 0) if row is None else (row[0], int(row[1]))
 
+    def revision(self) -> int:
+        """The current revision alone (0 before the first write): one indexed lookup."""
+        with self._database.connection() as conn:
+            row = conn.execute(
+                "SELECT revision FROM gno_config WHERE index_name = %s", (self._index,)
+            ).fetchone()
+        return 0 if row is None else int(row[0])
+
     def replace(self, body: str, expected: int) -> int:
         """Write ``body`` if the revision is still ``expected``; the new revision.
 

@@ -7,7 +7,9 @@
   (403 ``EGRESS_DENIED`` with the redacted audit);
 * the authorization epoch: collection policies are re-read when ``index.yml``
   changes, and a request judged under one epoch whose answer is ready under
-  another is answered 409 ``EGRESS_POLICY_CHANGED`` instead.
+  another is answered 409 ``EGRESS_POLICY_CHANGED`` instead. In team mode
+  ``index.yml`` mirrors the store's config row, and the row's revision is
+  looked up before that last check, so a change made on any host counts.
 
 Caller identity lives in :mod:`.identity`, runtime handles in
 :mod:`.runtime_admission`, counters in :mod:`.metrics`.
@@ -17,10 +19,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+import trio
 
 from gno_trio.config import Collection, load_config
 from gno_trio.engine import (
@@ -93,10 +97,20 @@ class PolicyBook:
     """
 
     def __init__(
-        self, config_path: Path | None, collections: Iterable[Collection] | None = None
+        self,
+        config_path: Path | None,
+        collections: Iterable[Collection] | None = None,
+        *,
+        follow: Callable[[], object] | None = None,
     ) -> None:
-        """``collections`` are the policies in force now (read from ``config_path`` if None)."""
+        """``collections`` are the policies in force now (read from ``config_path`` if None).
+
+        ``follow`` (team mode) brings ``config_path`` up to the shared
+        configuration's revision; it blocks, so it runs in a worker thread,
+        and only before a judged request's answer (:func:`epoch_guard`).
+        """
         self._path = config_path
+        self._follow = follow
         self._stamp = self._stat()
         if collections is None:
             collections = self._load()
@@ -138,6 +152,15 @@ class PolicyBook:
             self._policies = policies
             self.epoch += 1
 
+    async def confirm(self) -> None:
+        """:meth:`refresh`, after catching up with the shared configuration (team mode).
+
+        ``GnoError`` when the store cannot say which revision is current.
+        """
+        if self._follow is not None:
+            await trio.to_thread.run_sync(self._follow)
+        self.refresh()
+
 
 @dataclass(frozen=True, slots=True)
 class EgressTicket:
@@ -177,11 +200,26 @@ def egress_guard(
     return EgressTicket(book.epoch)
 
 
-def epoch_guard(request: Request, ticket: EgressTicket | None, book: PolicyBook) -> Reply | None:
-    """409 when the policies changed while the request was being served."""
+async def epoch_guard(
+    request: Request, ticket: EgressTicket | None, book: PolicyBook
+) -> Reply | None:
+    """409 when the policies changed while the request was being served.
+
+    A team store that cannot confirm its revision fails closed: the answer
+    is withheld and the caller gets the store's error (it may retry).
+    """
     if ticket is None:
         return None
-    book.refresh()
+    try:
+        await book.confirm()
+    except GnoError as exc:
+        logger.warning("policy revision unconfirmed, answer withheld: %s", exc.message)
+        return jsonrpc_reply(
+            exc.kind.http_status,
+            request.id,
+            {"code": EGRESS_ERROR_CODE, "message": exc.message, "data": {"code": exc.code}},
+            reason="epoch",
+        )
     if book.epoch == ticket.epoch:
         return None
     return jsonrpc_reply(

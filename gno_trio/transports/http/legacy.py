@@ -29,7 +29,7 @@ from gno_trio.protocol.versions import LEGACY_VERSIONS, Era
 from gno_trio.server.context import RequestContext
 from gno_trio.transports.http.guards import EgressTicket, epoch_guard
 from gno_trio.transports.http.identity import session_belongs_to
-from gno_trio.transports.http.responder import Responder, dispatch
+from gno_trio.transports.http.responder import Responder, dispatch, no_final_check
 from gno_trio.transports.http.sessions import (
     SESSION_NOT_FOUND_CODE,
     HttpSession,
@@ -194,7 +194,7 @@ async def _initialize(state: GatewayState, exchange: Exchange, request: Request)
             context,
             responder,
             era=Era.LEGACY,
-            final_check=lambda: None,
+            final_check=no_final_check,
             deadlines=state.deadlines,
         )
     finally:

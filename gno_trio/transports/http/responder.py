@@ -10,7 +10,7 @@ never pay for a stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from gno_trio.protocol.jsonrpc import Request, encode_notification
@@ -22,8 +22,13 @@ from gno_trio.transports.answering import answer
 from gno_trio.transports.deadlines import InFlightDeadlines
 from gno_trio.transports.http.wire import SSE_HEADERS, Header, Reply, Send, send_reply, sse_event
 
-FinalCheck = Callable[[], Reply | None]
+FinalCheck = Callable[[], Awaitable[Reply | None]]
 """Run after the handler and before the answer is committed; a Reply replaces the answer."""
+
+
+async def no_final_check() -> None:
+    """The :data:`FinalCheck` of a request no guard judged."""
+    return None
 
 
 class Responder:
@@ -105,7 +110,7 @@ async def dispatch(
             answered = await answer(app, request, context, deadline)
         finally:
             context.finish()
-        refusal = final_check()
+        refusal = await final_check()
         if refusal is not None:
             await responder.refuse(refusal)
             return
@@ -113,4 +118,4 @@ async def dispatch(
         await responder.answer(200 if code is None else http_status(code, era), answered.line)
 
 
-__all__ = ["FinalCheck", "Responder", "dispatch"]
+__all__ = ["FinalCheck", "Responder", "dispatch", "no_final_check"]

@@ -68,7 +68,8 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
     A session ended elsewhere ends here too (with its GET stream); a
     ``notifications/cancelled`` sent to another gateway for a request running
     here stops it; a configuration changed elsewhere is written to this
-    host's ``index.yml``, so its policies (and the authorization epoch) follow.
+    host's ``index.yml``, so its policies (and the authorization epoch) follow,
+    including a change made while this listener was away (its notice is lost).
     """
     channels = [team.sessions_channel, team.cancel_channel, team.config_channel]
     while True:
@@ -79,6 +80,7 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
             await trio.sleep(_RETRY_SECONDS)
             continue
         try:
+            await _adopt(team)  # what changed while nobody here listened
             while True:
                 notes = await trio.to_thread.run_sync(listener.wait, _WAIT_SECONDS)
                 await _heard(team, sessions, notes)

@@ -36,7 +36,7 @@ async def guarded_tool_call(
         result = await app.run_tool(name, arguments, context, from_strings=from_strings)
     finally:
         context.finish()
-    changed = epoch_guard(request, verdict, state.policies)
+    changed = await epoch_guard(request, verdict, state.policies)
     return changed if changed is not None else result
 
 
