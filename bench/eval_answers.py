@@ -40,7 +40,7 @@ def main() -> int:
     try:
         for q in asked:
             try:
-                outcome = engines[q["corpus"]].ask(
+                outcome = engines[q["corpus"]].answers.ask(
                     AskRequest(search=SearchRequest(query=q["query"], limit=5), verify=True)
                 )
             except GnoError as error:  # no Capsule: ask says nothing in scope matches

@@ -1,6 +1,6 @@
 """``ask``: a question answered from the index, retrieval only, answered, or answered and verified.
 
-A thin surface over :meth:`Engine.ask <gno_trio.engine.Engine.ask>`, the
+A thin surface over :meth:`engine.answers.ask <gno_trio.engine.ask.face.AskFace.ask>`, the
 same method ``gno_ask`` calls: ``--verify`` gives the answer only when every
 claim is supported by a closed Context Capsule; ``--answer`` drafts one
 without checking it; neither lists the retrieved sources.
@@ -34,7 +34,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         context_budget_bytes=args.context_budget_bytes,
     )
     with open_engine(args, create=False) as engine:
-        outcome = engine.ask(request)
+        outcome = engine.answers.ask(request)
     if args.json:
         emit_json(outcome.result)
     else:

@@ -108,7 +108,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     request = _request(args)
     with open_engine(args, create=False) as engine:
         try:
-            traced = engine.retrieve_context(request)
+            traced = engine.retrieval.capsule(request)
         except GnoError as error:
             raise _context_error(error) from None
     capsule = traced.result

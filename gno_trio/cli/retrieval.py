@@ -88,7 +88,7 @@ def present_hits(engine: Engine, result: dict[str, Any], args: argparse.Namespac
 
 def cmd_search(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        traced = engine.retrieve("search", search_request(args))
+        traced = engine.retrieval.run("search", search_request(args))
         present_hits(engine, traced.result, args)
         render.emit(args, RESULTS, traced.result)
     print_receipt(traced.trace_id)
@@ -158,7 +158,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         if diagnose:
             render.emit(args, DIAGNOSIS, engine.diagnose(request, args.target, options))
             return EXIT_OK
-        traced = engine.retrieve("query", request, options)
+        traced = engine.retrieval.run("query", request, options)
         result = traced.result
         present_hits(engine, result, args)
         if args.explain:

@@ -39,7 +39,7 @@ EXIT_RUNTIME = 2
 
 def cmd_vsearch(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        traced = engine.retrieve("vsearch", search_request(args))
+        traced = engine.retrieval.run("vsearch", search_request(args))
         present_hits(engine, traced.result, args)
         render.emit(args, RESULTS, traced.result)
     print_receipt(traced.trace_id)

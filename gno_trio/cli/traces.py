@@ -65,18 +65,18 @@ def cmd_trace(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         result: Any
         if action == "list":
-            result, text = engine.trace_list(limit=args.limit, cursor=args.cursor), trace_list_text
+            result, text = engine.traces.list(limit=args.limit, cursor=args.cursor), trace_list_text
         elif action == "show":
-            result = engine.trace_show(args.trace_id, detail_limit=args.detail_limit)
+            result = engine.traces.show(args.trace_id, detail_limit=args.detail_limit)
             text = trace_show_text
         elif action == "label":
-            result, text = engine.trace_label(args.trace_id, _judgment(args)), trace_label_text
+            result, text = engine.traces.label(args.trace_id, _judgment(args)), trace_label_text
         elif action == "export":
-            result, text = engine.trace_export(args.trace_ids), trace_export_text
+            result, text = engine.traces.export(args.trace_ids), trace_export_text
         elif action == "delete":
-            result, text = engine.trace_delete(args.trace_id), trace_delete_text
+            result, text = engine.traces.delete(args.trace_id), trace_delete_text
         else:
-            result, text = engine.trace_purge(), trace_purge_text
+            result, text = engine.traces.purge(), trace_purge_text
     return print_result(args, result, text)
 
 

@@ -2,7 +2,7 @@
 
 When ``retrievalTraces.enabled`` is on, the engine records a successful
 ``search``, ``vsearch``, ``query`` or ``context build`` as a trace
-(``Engine.retrieve``) and its id is printed on stderr after the result
+(``engine.retrieval.run``) and its id is printed on stderr after the result
 (stdout, and every JSON or Markdown payload, stay exactly as they are).
 ``get --trace-id ID`` records the lines it returned against that trace, as
 ``gno_get``'s ``traceId`` does. With tracing off nothing is
@@ -32,7 +32,7 @@ def trace_read(engine: Engine, trace_id: str | None, result: Mapping[str, Any]) 
     """``get --trace-id``: record the returned lines against the trace, or say why not."""
     if trace_id is None:
         return
-    if not engine.tracing_enabled:
+    if not engine.traces.enabled:
         render.note(
             f"Not recorded in trace {trace_id}: retrieval tracing is off "
             "(retrievalTraces.enabled in index.yml)"
@@ -42,7 +42,7 @@ def trace_read(engine: Engine, trace_id: str | None, result: Mapping[str, Any]) 
             f"Not recorded in trace {trace_id}: only a line range is recorded "
             "(give --from, -l or REF:LINE, within the document)"
         )
-    elif engine.trace_get(trace_id, result):
+    elif engine.traces.record_read(trace_id, result):
         print_receipt(trace_id)
     else:
         render.note(f"Not recorded in trace {trace_id}: no open trace has that id")

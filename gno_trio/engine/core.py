@@ -49,6 +49,7 @@ from gno_trio.engine.search.docindex.policy import (
 )
 from gno_trio.engine.search.face import SearchFace
 from gno_trio.engine.traces.face import TracesFace
+from gno_trio.engine.traces.traced import Retrieval
 from gno_trio.engine.vectors.face import VectorsFace
 
 
@@ -62,7 +63,6 @@ class EngineUpkeep:
 
 
 class Engine(
-    AskFace,
     IngestFace,
     ReadsFace,
     SearchFace,
@@ -70,7 +70,6 @@ class Engine(
     GraphFace,
     MemoryFace,
     ContextFace,
-    TracesFace,
 ):
     """An opened index and every service over it (see the module docstring for the map)."""
 
@@ -80,6 +79,12 @@ class Engine(
         super().__init__(location, config)
         self.egress = EgressFace(self)
         """Egress policies and decision receipts (:mod:`.egress.face`)."""
+        self.traces = TracesFace(self)
+        """Retrieval traces: recording and management (:mod:`.traces.face`)."""
+        self.retrieval = Retrieval(self, self, self.traces)
+        """Ranked retrievals and Capsules, each recorded as a trace (:mod:`.traces.traced`)."""
+        self.answers = AskFace(self, self, self, self.traces)
+        """Answers checked claim by claim against a Context Capsule (:mod:`.ask.face`)."""
 
 
 __all__ = ["Engine", "EngineUpkeep"]

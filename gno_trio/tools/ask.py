@@ -90,7 +90,7 @@ def make_ask(runtime: Runtime) -> ToolHandler:
         request = ask_request(args)
 
         def ask() -> AskOutcome:
-            return runtime.engine.ask(request)
+            return runtime.engine.answers.ask(request)
 
         try:
             outcome = await runtime.run(ask)

@@ -222,7 +222,7 @@ def make_context(runtime: Runtime) -> ToolHandler:
         request = context_request(args)
 
         def compile_capsule() -> Traced:
-            return runtime.engine.retrieve_context(request)
+            return runtime.engine.retrieval.capsule(request)
 
         try:
             traced = await runtime.run(compile_capsule)

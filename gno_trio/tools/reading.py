@@ -143,7 +143,7 @@ def make_get(runtime: Runtime) -> ToolHandler:
             line_numbers=args.lineNumbers,
         )
         trace_id = opt(args.traceId)  # an open trace this read continues
-        if trace_id is None or not runtime.engine.trace_get(trace_id, result):
+        if trace_id is None or not runtime.engine.traces.record_read(trace_id, result):
             return Traced(result, None)
         return Traced(result, trace_id)
 

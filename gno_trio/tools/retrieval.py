@@ -251,7 +251,7 @@ def graph_wanted(args: _GraphSwitches) -> bool:
 
 def make_search(runtime: Runtime) -> ToolHandler:
     def call(args: SearchInput, ctx: ToolCallContext) -> Traced:
-        return runtime.engine.retrieve("search", search_request(args, args.query))
+        return runtime.engine.retrieval.run("search", search_request(args, args.query))
 
     return engine_tool(runtime, call, search_text)
 
@@ -259,7 +259,7 @@ def make_search(runtime: Runtime) -> ToolHandler:
 def make_query(runtime: Runtime) -> ToolHandler:
     def call(args: QueryInput, ctx: ToolCallContext) -> Traced:
         options = query_options(args, explain=bool(opt(args.explain)))
-        return runtime.engine.retrieve("query", search_request(args, args.query), options)
+        return runtime.engine.retrieval.run("query", search_request(args, args.query), options)
 
     return engine_tool(runtime, call, query_text)
 

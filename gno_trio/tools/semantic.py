@@ -206,7 +206,7 @@ def index_work(
 
 def make_vsearch(runtime: Runtime) -> ToolHandler:
     def call(args: VsearchInput, ctx: ToolCallContext) -> Traced:
-        return runtime.engine.retrieve("vsearch", search_request(args, args.query))
+        return runtime.engine.retrieval.run("vsearch", search_request(args, args.query))
 
     return engine_tool(runtime, call, vsearch_text)
 

@@ -128,14 +128,14 @@ def _stop(ctx: ToolCallContext) -> Any:
 
 def make_list(runtime: Runtime) -> ToolHandler:
     def call(args: TraceListInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.trace_list(limit=args.limit, cursor=opt(args.cursor))
+        return runtime.engine.traces.list(limit=args.limit, cursor=opt(args.cursor))
 
     return engine_tool(runtime, call, trace_list_text)
 
 
 def make_show(runtime: Runtime) -> ToolHandler:
     def call(args: TraceShowInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.trace_show(args.traceId, detail_limit=args.detailLimit)
+        return runtime.engine.traces.show(args.traceId, detail_limit=args.detailLimit)
 
     return engine_tool(runtime, call, trace_show_text)
 
@@ -152,28 +152,28 @@ def make_label(runtime: Runtime) -> ToolHandler:
             docid=opt(args.docid),
             idempotency_key=opt(args.idempotencyKey),
         )
-        return runtime.engine.trace_label(args.traceId, judgment, should_stop=_stop(ctx))
+        return runtime.engine.traces.label(args.traceId, judgment, should_stop=_stop(ctx))
 
     return engine_tool(runtime, call, trace_label_text, write=True)
 
 
 def make_export(runtime: Runtime) -> ToolHandler:
     def call(args: TraceExportInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.trace_export(args.traceIds, should_stop=_stop(ctx))
+        return runtime.engine.traces.export(args.traceIds, should_stop=_stop(ctx))
 
     return engine_tool(runtime, call, trace_export_text, write=True)
 
 
 def make_delete(runtime: Runtime) -> ToolHandler:
     def call(args: TraceDeleteInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.trace_delete(args.traceId, should_stop=_stop(ctx))
+        return runtime.engine.traces.delete(args.traceId, should_stop=_stop(ctx))
 
     return engine_tool(runtime, call, trace_delete_text, write=True)
 
 
 def make_purge(runtime: Runtime) -> ToolHandler:
     def call(args: TracePurgeInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.trace_purge(should_stop=_stop(ctx))
+        return runtime.engine.traces.purge(should_stop=_stop(ctx))
 
     return engine_tool(runtime, call, trace_purge_text, write=True)
 

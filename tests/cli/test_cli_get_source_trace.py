@@ -29,7 +29,7 @@ def notes(tmp_path: Path) -> Cli:
 
 def _trace_runs(cli: Cli, trace_id: str) -> list[tuple[str, list[tuple[int, int]]]]:
     with Engine.open(dirs=resolve_dirs(cli.env), create=False) as engine:
-        shown = engine.trace_show(trace_id)
+        shown = engine.traces.show(trace_id)
     return [
         (
             run["kind"],

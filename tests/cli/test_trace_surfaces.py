@@ -54,7 +54,7 @@ def cli_trace(cli: Cli, *args: str) -> dict[str, Any]:
 
 def shown(cli: Cli, trace_id: str) -> dict[str, Any]:
     with Engine.open(dirs=resolve_dirs(cli.env), create=False) as engine:
-        trace: dict[str, Any] = engine.trace_show(trace_id)["trace"]
+        trace: dict[str, Any] = engine.traces.show(trace_id)["trace"]
     return trace
 
 

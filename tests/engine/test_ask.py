@@ -66,7 +66,7 @@ def use_model(engine: Engine, uri: str) -> None:
 
 
 def ask(engine: Engine, schema_check: Callable[[str, Any], None], **options: Any) -> Any:
-    outcome = engine.ask(AskRequest(SearchRequest(query=QUESTION), **options))
+    outcome = engine.answers.ask(AskRequest(SearchRequest(query=QUESTION), **options))
     schema_check("ask", outcome.result)
     return outcome
 
@@ -198,7 +198,7 @@ def test_the_ask_command_gives_the_tools_answer(
     cli.env.update(server_environment(vault.location.dirs))
     verified = cli.json("ask", QUESTION, "--verify")
     schema_check("ask", verified)
-    direct = vault.ask(AskRequest(SearchRequest(query=QUESTION))).result
+    direct = vault.answers.ask(AskRequest(SearchRequest(query=QUESTION))).result
     assert _comparable(verified) == _comparable(direct)
 
     shown = cli.run("ask", QUESTION, "--verify", "--show-sources").stdout

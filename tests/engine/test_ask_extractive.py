@@ -46,7 +46,9 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 
 
 def _ask(engine: Engine, question: str) -> dict[str, Any]:
-    outcome = engine.ask(AskRequest(search=SearchRequest(query=question, limit=5), verify=True))
+    outcome = engine.answers.ask(
+        AskRequest(search=SearchRequest(query=question, limit=5), verify=True)
+    )
     return outcome.result
 
 

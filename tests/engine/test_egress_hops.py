@@ -83,7 +83,7 @@ def use_models(engine: Engine, *, gen: str | None = None, embed: str | None = No
 
 
 def ask(engine: Engine) -> Any:
-    return engine.ask(AskRequest(SearchRequest(query=QUESTION)))
+    return engine.answers.ask(AskRequest(SearchRequest(query=QUESTION)))
 
 
 def proxied_through(server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -212,11 +212,11 @@ async def test_a_quiet_open_trace_counts_as_completed(
     traced_engine(engine, tmp_path, "replay")
     with engine.connection():  # one connection for the search and its trace, as a tool call
         hits = engine.search(SearchRequest(query="okapi", limit=5))
-        trace_id = engine.trace_retrieval(
+        trace_id = engine.traces.record_retrieval(
             pipeline="search", query="okapi", filters={"limit": 5}, result=hits
         )
     assert trace_id is not None
     monkeypatch.setattr(trace_store, "OPEN_WINDOW_MS", 0)
-    assert engine.trace_show(trace_id)["trace"]["status"] == "completed"
-    exported = engine.trace_export([trace_id])
+    assert engine.traces.show(trace_id)["trace"]["status"] == "completed"
+    exported = engine.traces.export([trace_id])
     assert exported["artifact"]["traces"][0]["trace"]["status"] == "completed"

@@ -104,7 +104,7 @@ def traced(hosts: Hosts, **retention: int) -> tuple[Engine, Engine]:
 def record_search(engine: Engine, query: str = "okapi") -> str:
     with engine.connection():  # one connection for the search and its trace, as a tool call
         hits = engine.search(SearchRequest(query=query, limit=3))
-        trace_id = engine.trace_retrieval(
+        trace_id = engine.traces.record_retrieval(
             pipeline="search", query=query, filters={"limit": 3}, result=hits
         )
     assert trace_id is not None
@@ -214,19 +214,19 @@ def test_a_receipt_deleted_on_one_is_gone_for_the_other(hosts: Hosts) -> None:
 def test_a_trace_recorded_by_one_is_listed_continued_and_shown_by_the_other(hosts: Hosts) -> None:
     a, b = traced(hosts)
     trace_id = record_search(a)
-    listed = b.trace_list()["traces"]
+    listed = b.traces.list()["traces"]
     assert [t["traceId"] for t in listed] == [trace_id]
     assert listed[0]["status"] == "open" and "queryText" not in listed[0]
     read = b.get("notes/launch.md", from_line=3, line_count=2)
-    assert b.trace_get(trace_id, read) is True
-    assert b.trace_get("nope", read) is False
-    shown = a.trace_show(trace_id)
+    assert b.traces.record_read(trace_id, read) is True
+    assert b.traces.record_read("nope", read) is False
+    shown = a.traces.show(trace_id)
     assert shown["trace"]["queryText"] == "okapi"
     assert [run["kind"] for run in shown["runs"]] == ["retrieval", "get"]
     assert shown["runs"][1]["payload"]["evidence"][0]["startLine"] == 3
-    small = b.trace_show(trace_id, detail_limit=1)
+    small = b.traces.show(trace_id, detail_limit=1)
     assert small["truncated"]["events"] is True and small["totals"]["events"] == 4
-    assert error_code(lambda: a.trace_show("nope")) == "NOT_FOUND"
+    assert error_code(lambda: a.traces.show("nope")) == "NOT_FOUND"
 
 
 def test_trace_pages_and_retention_hold_across_writers(hosts: Hosts) -> None:
@@ -234,42 +234,42 @@ def test_trace_pages_and_retention_hold_across_writers(hosts: Hosts) -> None:
     ids = [
         record_search(engine, word) for engine, word in ((a, "okapi"), (b, "launch"), (a, "friday"))
     ]
-    page = b.trace_list(limit=1)
+    page = b.traces.list(limit=1)
     assert [t["traceId"] for t in page["traces"]] == [ids[2]]
-    rest = a.trace_list(cursor=page["nextCursor"])
+    rest = a.traces.list(cursor=page["nextCursor"])
     assert [t["traceId"] for t in rest["traces"]] == [ids[1]] and rest["nextCursor"] is None
-    assert error_code(lambda: a.trace_list(cursor="forged")) == "INVALID_INPUT"
-    assert error_code(lambda: b.trace_show(ids[0])) == "NOT_FOUND"
+    assert error_code(lambda: a.traces.list(cursor="forged")) == "INVALID_INPUT"
+    assert error_code(lambda: b.traces.show(ids[0])) == "NOT_FOUND"
 
 
 def test_judged_exported_and_deleted_across_writers(hosts: Hosts) -> None:
     a, b = traced(hosts)
     trace_id = record_search(a)
     relevant = TraceJudgment(label="relevant", target_ref="gno://notes/launch.md")
-    assert b.trace_label(trace_id, relevant)["result"] == "inserted"
-    assert a.trace_label(trace_id, relevant)["result"] == "duplicate"
-    assert error_code(lambda: a.trace_export([trace_id])) == "INVALID_INPUT"  # still open
+    assert b.traces.label(trace_id, relevant)["result"] == "inserted"
+    assert a.traces.label(trace_id, relevant)["result"] == "duplicate"
+    assert error_code(lambda: a.traces.export([trace_id])) == "INVALID_INPUT"  # still open
     goal = "when is the okapi launch"
     with b.connection():
         capsule = b.context(ContextRequest(goal=goal, budget_tokens=12000))
-        finished = b.trace_capsule(
+        finished = b.traces.record_capsule(
             pipeline="context", goal=goal, query=goal, filters={}, capsule=capsule
         )
     assert finished is not None
-    exported = a.trace_export([finished, finished])
+    exported = a.traces.export([finished, finished])
     assert exported["result"] == "inserted" and exported["manifest"]["traceIds"] == [finished]
-    again = b.trace_export([finished])
+    again = b.traces.export([finished])
     assert again["result"] == "duplicate"
     assert again["manifest"]["artifactHash"] == exported["manifest"]["artifactHash"]
-    assert b.trace_show(finished)["totals"]["exports"] == 1
+    assert b.traces.show(finished)["totals"]["exports"] == 1
     # the export was judged against the egress policy: one shared receipt per export
     assert [r["action"] for r in b.egress.audit_list()["receipts"]] == ["export", "export"]
-    deleted = b.trace_delete(finished)
+    deleted = b.traces.delete(finished)
     assert deleted["deleted"] is True and deleted["counts"]["exports"] == 1
     assert deleted["counts"]["exportLinks"] == 1
-    assert a.trace_delete(finished)["deleted"] is False
-    purged = a.trace_purge()
+    assert a.traces.delete(finished)["deleted"] is False
+    purged = a.traces.purge()
     assert purged["traces"] == 1 and purged["judgments"] == 1
     assert purged["physicalCleanup"] in ("completed", "wal_busy")
-    assert b.trace_list()["traces"] == []
+    assert b.traces.list()["traces"] == []
     assert a.egress.audit_status()["receipts"] == 2  # receipts are not traces

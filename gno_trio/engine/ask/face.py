@@ -1,4 +1,4 @@
-"""The engine's Ask: retrieval, a closed Capsule, a draft, and every claim checked or withheld.
+"""``engine.answers``: retrieval, a closed Capsule, a draft, every claim checked or withheld.
 
 ``ask`` runs the query pipeline (the ``results`` a reader sees), compiles a
 Context Capsule for the question, writes a draft from it (a configured chat
@@ -18,11 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from gno_trio.engine.context.face import ContextFace
+from gno_trio.engine.kernel import EngineKernel
+from gno_trio.engine.search.face import SearchFace
 from gno_trio.engine.search.hybrid import QueryOptions
 from gno_trio.engine.search.request import SearchRequest
 from gno_trio.engine.store.database import Connection
+from gno_trio.engine.traces.face import TracesFace
 from gno_trio.engine.traces.filters import retrieval_filters
-from gno_trio.engine.traces.traced import TracedFace
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
@@ -78,7 +81,21 @@ def _filters(request: AskRequest) -> dict[str, Any]:
     return found
 
 
-class AskFace(TracedFace):
+class AskFace:
+    """Ask of an opened index: over its query pipeline, Capsules and traces."""
+
+    def __init__(
+        self,
+        kernel: EngineKernel,
+        search: SearchFace,
+        capsules: ContextFace,
+        traces: TracesFace,
+    ) -> None:
+        self._kernel = kernel
+        self._search = search
+        self._capsules = capsules
+        self._traces = traces
+
     def _draft(
         self, question: str, capsule: Mapping[str, Any], max_tokens: int, conn: Connection
     ) -> Draft:
@@ -90,12 +107,12 @@ class AskFace(TracedFace):
         from gno_trio.engine.egress import audit as egress_audit
         from gno_trio.engine.egress.policy import endpoint_zone
 
-        generator, endpoint = generator_for(self.config)
+        generator, endpoint = generator_for(self._kernel.config)
         passages = list(capsule["evidence"])
         if endpoint is not None:
             decision = egress_audit.judge(
-                self.stores.egress_receipts(conn),
-                self.config.collections,
+                self._kernel.stores.egress_receipts(conn),
+                self._kernel.config.collections,
                 collections=sorted({str(item["collection"]) for item in passages}),
                 action="remote_inference",
                 zone=endpoint_zone(endpoint),
@@ -129,8 +146,8 @@ class AskFace(TracedFace):
         if not question:
             raise GnoError("INVALID_INPUT", "query must not be empty")
         search, options = request.search, request.options
-        with self.connection() as c:
-            retrieval = self.query(replace(search, query=question), options)
+        with self._kernel.connection() as c:
+            retrieval = self._search.query(replace(search, query=question), options)
             meta: dict[str, Any] = {
                 key: retrieval["meta"][key] for key in ("expanded", "reranked", "vectorsUsed")
             }
@@ -145,7 +162,7 @@ class AskFace(TracedFace):
                 meta.update(answerGenerated=False, totalResults=len(retrieval["results"]))
                 result.update(results=retrieval["results"], meta=meta)
                 return AskOutcome(result, "Retrieval only: no answer was requested", None)
-            capsule = self.context(
+            capsule = self._capsules.context(
                 ContextRequest(
                     goal=question,
                     budget_tokens=request.context_budget_tokens or DEFAULT_CONTEXT_BUDGET_TOKENS,
@@ -162,7 +179,7 @@ class AskFace(TracedFace):
                 question, capsule, request.max_answer_tokens or DEFAULT_MAX_ANSWER_TOKENS, c
             )
             if request.verify:
-                freshness = self.context_verify(capsule)
+                freshness = self._capsules.context_verify(capsule)
                 claims, semantic = verify_claims(draft.text, capsule, freshness)
                 abstained = bool(claims["abstained"])
                 cited: dict[str, dict[str, Any]] = {}
@@ -222,7 +239,7 @@ class AskFace(TracedFace):
                 }
             meta["totalResults"] = len(retrieval["results"])
             result["meta"] = meta
-            trace_id = self.trace_capsule(
+            trace_id = self._traces.record_capsule(
                 pipeline="ask",
                 goal=question,
                 query=question,

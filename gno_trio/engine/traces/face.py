@@ -1,7 +1,8 @@
-"""The engine's retrieval traces: recording by the retrieval services, and their management.
+"""``engine.traces``: retrieval traces, recorded by the retrieval services, and their management.
 
-Recording methods (``trace_retrieval``, ``trace_get``, ``trace_capsule``) are
-called by the surfaces right after a successful retrieval; they return the
+Recording methods (``record_retrieval``, ``record_read``, ``record_capsule``)
+are called right after a successful retrieval (by :mod:`.traced`, and by the
+surfaces for a read made under a trace); they return the
 trace id (or whether a read was recorded) and never fail the retrieval: a
 trace that cannot be written is simply not written. Management (list, show,
 label, export, delete, purge) works whether or not recording is on, so
@@ -25,29 +26,34 @@ from gno_trio.errors import GnoError
 logger = logging.getLogger("gno_trio.engine.traces")
 
 
-class TracesFace(EngineKernel):
+class TracesFace:
+    """The retrieval traces of an opened index."""
+
+    def __init__(self, kernel: EngineKernel) -> None:
+        self._kernel = kernel
+
     def _recorder(self, conn: Connection) -> Recorder | None:
         return Recorder.for_config(
-            self.stores.traces(conn),
-            self.stores.counts(conn),
-            self.config,
-            self.location.index_name,
+            self._kernel.stores.traces(conn),
+            self._kernel.stores.counts(conn),
+            self._kernel.config,
+            self._kernel.location.index_name,
         )
 
     @property
-    def tracing_enabled(self) -> bool:
+    def enabled(self) -> bool:
         """Whether retrieval traces are being recorded (``retrievalTraces.enabled``)."""
-        settings = self.config.retrieval_traces
+        settings = self._kernel.config.retrieval_traces
         return settings is not None and settings.enabled
 
     @property
     def _retention(self) -> TraceRetention:
-        settings = self.config.retrieval_traces
+        settings = self._kernel.config.retrieval_traces
         return (settings.retention if settings else None) or TraceRetention()
 
     # -- recording -------------------------------------------------------------------------
 
-    def trace_retrieval(
+    def record_retrieval(
         self,
         *,
         pipeline: str,
@@ -56,7 +62,7 @@ class TracesFace(EngineKernel):
         result: Mapping[str, Any],
     ) -> str | None:
         """Record a search or query answer as a new open trace; its id, or None when off."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             recorder = self._recorder(c)
             if recorder is None:
                 return None
@@ -79,15 +85,15 @@ class TracesFace(EngineKernel):
                 return None
             return trace_id
 
-    def trace_get(self, trace_id: str, result: Mapping[str, Any]) -> bool:
+    def record_read(self, trace_id: str, result: Mapping[str, Any]) -> bool:
         """Record the exact lines a read returned against an open trace; False if nothing was."""
         returned = result.get("returnedLines")
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             recorder = self._recorder(c)
             if recorder is None or not returned:
                 return False
             try:
-                row = store.trace_row(self.stores.traces(c), trace_id)
+                row = store.trace_row(self._kernel.stores.traces(c), trace_id)
                 if store.status_of(row, now_ms()) != "open":
                     return False
                 ref = {
@@ -105,7 +111,7 @@ class TracesFace(EngineKernel):
                 return False
             return True
 
-    def trace_capsule(
+    def record_capsule(
         self,
         *,
         pipeline: str,
@@ -117,7 +123,7 @@ class TracesFace(EngineKernel):
         outcome: str = "completed",
     ) -> str | None:
         """Record a Capsule (and the retrieval under it) as one finished trace."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             recorder = self._recorder(c)
             if recorder is None:
                 return None
@@ -146,31 +152,31 @@ class TracesFace(EngineKernel):
 
     # -- management ------------------------------------------------------------------------
 
-    def trace_list(
+    def list(
         self,
         *,
         limit: int = store.LIST_DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-list@1.0``: newest-first summaries (no query or goal text)."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return store.list_page(
-                self.stores.traces(c), limit=limit, cursor=cursor, moment=now_ms()
+                self._kernel.stores.traces(c), limit=limit, cursor=cursor, moment=now_ms()
             )
 
-    def trace_show(
+    def show(
         self,
         trace_id: str,
         *,
         detail_limit: int = store.DETAIL_DEFAULT_LIMIT,
     ) -> dict[str, Any]:
         """``retrieval-trace-show@1.0``: one trace with bounded sections and exact totals."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return store.detail(
-                self.stores.traces(c), trace_id, detail_limit=detail_limit, moment=now_ms()
+                self._kernel.stores.traces(c), trace_id, detail_limit=detail_limit, moment=now_ms()
             )
 
-    def trace_label(
+    def label(
         self,
         trace_id: str,
         judgment: manage.Judgment,
@@ -178,12 +184,12 @@ class TracesFace(EngineKernel):
         should_stop: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-judgment@1.0``: one explicit judgment, under the write lease."""
-        with self.writing(should_stop=should_stop), self.connection() as c:
+        with self._kernel.writing(should_stop=should_stop), self._kernel.connection() as c:
             return manage.label(
-                self.stores.traces(c), trace_id, judgment, retention=self._retention
+                self._kernel.stores.traces(c), trace_id, judgment, retention=self._retention
             )
 
-    def trace_export(
+    def export(
         self,
         trace_ids: Sequence[str],
         *,
@@ -197,11 +203,11 @@ class TracesFace(EngineKernel):
         """
         from gno_trio.engine.context.lineage import egress_lineage, policies_of
 
-        with self.writing(should_stop=should_stop), self.connection() as c:
-            wanted, collections = manage.export_scope(self.stores.traces(c), trace_ids)
+        with self._kernel.writing(should_stop=should_stop), self._kernel.connection() as c:
+            wanted, collections = manage.export_scope(self._kernel.stores.traces(c), trace_ids)
             decision = egress_audit.judge(
-                self.stores.egress_receipts(c),
-                self.config.collections,
+                self._kernel.stores.egress_receipts(c),
+                self._kernel.config.collections,
                 collections=collections,
                 action="export",
                 zone="local_process",
@@ -212,29 +218,29 @@ class TracesFace(EngineKernel):
                 raise GnoError(
                     "EGRESS_DENIED", f"Export refused by egress policy ({decision.reason})"
                 )
-            policies = policies_of(self.config)
+            policies = policies_of(self._kernel.config)
             named = [name for name in collections if name in policies]
             lineage = egress_lineage(named, policies) if named else None
-            return manage.export(self.stores.traces(c), wanted, lineage)
+            return manage.export(self._kernel.stores.traces(c), wanted, lineage)
 
-    def trace_delete(
+    def delete(
         self,
         trace_id: str,
         *,
         should_stop: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-delete@1.0``: one trace and everything it owns."""
-        with self.writing(should_stop=should_stop), self.connection() as c:
-            return store.delete(self.stores.traces(c), trace_id)
+        with self._kernel.writing(should_stop=should_stop), self._kernel.connection() as c:
+            return store.delete(self._kernel.stores.traces(c), trace_id)
 
-    def trace_purge(
+    def purge(
         self,
         *,
         should_stop: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """``retrieval-trace-purge@1.0``: every trace, record and export."""
-        with self.writing(should_stop=should_stop), self.connection() as c:
-            return store.purge(self.stores.traces(c))
+        with self._kernel.writing(should_stop=should_stop), self._kernel.connection() as c:
+            return store.purge(self._kernel.stores.traces(c))
 
 
 __all__ = ["TracesFace"]

@@ -1,12 +1,13 @@
 """Retrievals as surfaces ask for them: the answer, and the trace the engine recorded for it.
 
-Recording a retrieval is an engine rule, not a surface's chore: ``retrieve``
-runs ``search``, ``vsearch`` or ``query`` and, when ``retrievalTraces`` is
-on, records it (filters read from the request by :mod:`.filters`) before
-handing back the answer and the trace id; ``retrieve_context`` does the
-same for a Context Capsule. The MCP tools, the REST API behind them and the
-command line call these and only show the id (``_meta`` or ``Trace: ID``),
-so the same request leaves the same trace whichever surface asked.
+Recording a retrieval is an engine rule, not a surface's chore:
+``engine.retrieval.run`` runs ``search``, ``vsearch`` or ``query`` and, when
+``retrievalTraces`` is on, records it (filters read from the request by
+:mod:`.filters`) before handing back the answer and the trace id;
+``engine.retrieval.capsule`` does the same for a Context Capsule. The MCP
+tools, the REST API behind them and the command line call these and only
+show the id (``_meta`` or ``Trace: ID``), so the same request leaves the
+same trace whichever surface asked.
 """
 
 from __future__ import annotations
@@ -35,20 +36,27 @@ class Traced:
     trace_id: str | None
 
 
-class TracedFace(SearchFace, ContextFace, TracesFace):
-    def retrieve(
+class Retrieval:
+    """Retrievals and the traces recording them, over the services that do each part."""
+
+    def __init__(self, search: SearchFace, capsules: ContextFace, traces: TracesFace) -> None:
+        self._search = search
+        self._capsules = capsules
+        self._traces = traces
+
+    def run(
         self, pipeline: Pipeline, request: SearchRequest, options: QueryOptions | None = None
     ) -> Traced:
         """Run one ranked retrieval (``options`` are ``query``'s) and record its trace."""
         if pipeline == "search":
-            result = self.search(request)
+            result = self._search.search(request)
         elif pipeline == "vsearch":
-            result = self.vsearch(request)
+            result = self._search.vsearch(request)
         else:
-            result = self.query(request, options)
-        if not self.tracing_enabled:
+            result = self._search.query(request, options)
+        if not self._traces.enabled:
             return Traced(result, None)  # off: no id, no fingerprint, no copy of the filters
-        trace_id = self.trace_retrieval(
+        trace_id = self._traces.record_retrieval(
             pipeline=pipeline,
             query=request.query,
             filters=retrieval_filters(request, options),
@@ -56,12 +64,12 @@ class TracedFace(SearchFace, ContextFace, TracesFace):
         )
         return Traced(result, trace_id)
 
-    def retrieve_context(self, request: ContextRequest) -> Traced:
+    def capsule(self, request: ContextRequest) -> Traced:
         """Compile a Context Capsule and record it as one finished trace."""
-        capsule = self.context(request)
-        if not self.tracing_enabled:
+        capsule = self._capsules.context(request)
+        if not self._traces.enabled:
             return Traced(capsule, None)
-        trace_id = self.trace_capsule(
+        trace_id = self._traces.record_capsule(
             pipeline="context",
             goal=request.goal,
             query=request.query or request.goal,
@@ -71,4 +79,4 @@ class TracedFace(SearchFace, ContextFace, TracesFace):
         return Traced(capsule, trace_id)
 
 
-__all__ = ["Pipeline", "Traced", "TracedFace"]
+__all__ = ["Pipeline", "Retrieval", "Traced"]
