@@ -19,9 +19,11 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
+from functools import partial
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
+from gno_trio.engine.store.binding import interruptible
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 
@@ -142,12 +144,17 @@ class TeamDatabase:
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection for the block; ``RUNTIME`` when the server cannot be reached."""
+        """A pooled connection for the block; ``RUNTIME`` when the server cannot be reached.
+
+        Lent inside an engine call, the connection's running statement is
+        cancelled when the call is (:func:`~gno_trio.engine.store.binding.interruptible`),
+        and it goes back to the pool once the statement has stopped.
+        """
         driver = _driver()
         import psycopg_pool
 
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection() as conn, interruptible(partial(cancel, conn)):
                 yield conn
         except (driver.OperationalError, psycopg_pool.PoolTimeout) as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
