@@ -382,12 +382,16 @@ def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 @contextlib.contextmanager
 def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception.
+
+    A failure SQLite already rolled back (a full disk) keeps its own error.
+    """
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

@@ -18,11 +18,13 @@ into facts and holds the rules of recall and remember.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import RowView, write_transaction
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 
 _CURRENT_FACTS_SQL: Final = """
@@ -85,6 +87,46 @@ class FactStore(Protocol):
 
     def indexed(self, collection: str, rel_path: str) -> RowView | None:
         """``uri``, ``docid`` and ``valid`` of the fact file at ``rel_path``, once indexed."""
+        ...
+
+    # -- the projection, as sync writes it (inside the caller's transaction) --
+
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """One write transaction for the block (rolled back on an exception)."""
+        ...
+
+    def clear(self, doc_id: int) -> None:
+        """Forget the document's record and scopes."""
+        ...
+
+    def record_problem(self, doc_id: int, code: str, message: str) -> None:
+        """Record that the document is a malformed fact file (after :meth:`clear`)."""
+        ...
+
+    def record_fact(
+        self,
+        doc_id: int,
+        *,
+        record_id: str,
+        content_hash: str,
+        caller: str,
+        session: str,
+        created_at: str,
+        source: str | None,
+        text: str,
+        scopes: Sequence[str],
+        supersedes: Sequence[str],
+    ) -> None:
+        """Record the document's valid fact and its scopes (after :meth:`clear`)."""
+        ...
+
+    def problems(self, collection: str, limit: int) -> list[tuple[str, str, str]]:
+        """``(rel_path, code, message)`` of the collection's active malformed fact files."""
+        ...
+
+    def unprojected(self, collection: str, limit: int | None = None) -> list[RowView]:
+        """``id``, ``rel_path`` and ``markdown`` of the collection's active documents that
+        have no record yet (the first ``limit``)."""
         ...
 
 
@@ -166,6 +208,80 @@ class SqliteFacts:
             (collection, rel_path),
         ).fetchone()
         return row
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        with write_transaction(self._conn):
+            yield
+
+    def clear(self, doc_id: int) -> None:
+        self._conn.execute("DELETE FROM doc_memory_scopes WHERE document_id = ?", (doc_id,))
+        self._conn.execute("DELETE FROM memory_records WHERE document_id = ?", (doc_id,))
+
+    def record_problem(self, doc_id: int, code: str, message: str) -> None:
+        self._conn.execute(
+            "INSERT INTO memory_records(document_id, valid, problem_code, problem_message) "
+            "VALUES (?, 0, ?, ?)",
+            (doc_id, code, message),
+        )
+
+    def record_fact(
+        self,
+        doc_id: int,
+        *,
+        record_id: str,
+        content_hash: str,
+        caller: str,
+        session: str,
+        created_at: str,
+        source: str | None,
+        text: str,
+        scopes: Sequence[str],
+        supersedes: Sequence[str],
+    ) -> None:
+        self._conn.execute(
+            """INSERT INTO memory_records(document_id, valid, record_id, content_hash, caller,
+                   session, created_at, source, text, scopes_json, supersedes_json)
+               VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                doc_id,
+                record_id,
+                content_hash,
+                caller,
+                session,
+                created_at,
+                source,
+                text,
+                json.dumps(list(scopes), ensure_ascii=False),
+                json.dumps(list(supersedes), ensure_ascii=False),
+            ),
+        )
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO doc_memory_scopes(scope, document_id) VALUES (?, ?)",
+            [(scope, doc_id) for scope in scopes],
+        )
+
+    def problems(self, collection: str, limit: int) -> list[tuple[str, str, str]]:
+        rows = self._conn.execute(
+            "SELECT d.rel_path, m.problem_code, m.problem_message FROM memory_records m "
+            "JOIN documents d ON d.id = m.document_id WHERE d.collection = ? AND d.active = 1 "
+            "AND m.valid = 0 ORDER BY d.rel_path LIMIT ?",
+            (collection, limit),
+        )
+        return [(row[0], row[1], row[2]) for row in rows]
+
+    def unprojected(self, collection: str, limit: int | None = None) -> list[RowView]:
+        sql = _UNPROJECTED_SQL if limit is None else f"{_UNPROJECTED_SQL} LIMIT {int(limit)}"
+        rows: list[RowView] = self._conn.execute(sql, (collection,)).fetchall()
+        return rows
+
+
+_UNPROJECTED_SQL: Final = """
+    SELECT d.id, d.rel_path, c.markdown FROM documents d
+    JOIN content c ON c.mirror_hash = d.mirror_hash
+    WHERE d.collection = ? AND d.active = 1
+      AND NOT EXISTS (SELECT 1 FROM memory_records m WHERE m.document_id = d.id)
+"""
 
 
 __all__ = ["FactStore", "SqliteFacts"]
