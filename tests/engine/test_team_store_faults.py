@@ -47,13 +47,13 @@ async def test_a_cancelled_call_cancels_its_statement_and_returns_the_connection
     team_runtime: Runtime, team_store: TeamStore
 ) -> None:
     engine = team_runtime.engine
-    assert (await team_runtime.run(engine.trace_list))["traces"] == []
+    assert (await team_runtime.run(engine.traces.list))["traces"] == []
     # Another session holds the traces table: listing them now waits on the server.
     with psycopg.connect(team_store.url) as blocker:
         blocker.execute("LOCK TABLE gno_traces IN ACCESS EXCLUSIVE MODE")
         for _ in range(POOL_SIZE):  # as many as the pool has connections
             with trio.move_on_after(1.0) as gave_up:
-                await team_runtime.run(engine.trace_list)
+                await team_runtime.run(engine.traces.list)
             assert gave_up.cancelled_caught
         with trio.fail_after(10):  # generous for a loaded machine; uncancelled, never
             while await trio.to_thread.run_sync(waiting_statements, team_store):
@@ -64,4 +64,4 @@ async def test_a_cancelled_call_cancels_its_statement_and_returns_the_connection
         assert listed["receipts"] == []
         blocker.rollback()
     with trio.fail_after(30):
-        assert (await team_runtime.run(engine.trace_list))["traces"] == []
+        assert (await team_runtime.run(engine.traces.list))["traces"] == []
