@@ -106,7 +106,7 @@ class TantivyFloor:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         from gno_trio.engine.search.docindex.ranking import ranker
-        from gno_trio.engine.search.filters import Filters
+        from gno_trio.engine.store.document_filters import Filters
 
         found = ranker(conn)
         if found is None:

@@ -47,6 +47,7 @@ from gno_trio.engine.search.request import (
     filter_clauses,
     validate_request,
 )
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import RowView
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
@@ -87,9 +88,7 @@ def _single_filters(request: SearchRequest) -> list[tuple[str, SearchRequest]]:
 
 
 def _passes(conn: sqlite3.Connection, request: SearchRequest, doc_id: int) -> bool:
-    clauses, params = filter_clauses(conn, request)
-    sql = f"SELECT 1 FROM documents d WHERE d.id = ? AND {' AND '.join(clauses)}"
-    return conn.execute(sql, (doc_id, *params)).fetchone() is not None
+    return SQLITE_STORES.search_documents(conn).passes(doc_id, filter_clauses(conn, request))
 
 
 def _indexed(conn: sqlite3.Connection, doc_id: int) -> bool:

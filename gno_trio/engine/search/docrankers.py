@@ -17,30 +17,24 @@ order stays honest.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from gno_trio.engine.search import docmemory
 from gno_trio.engine.search.chunkmemory import ChunkMemory
 from gno_trio.engine.search.docindex.ranking import TantivyRanker, ranker
-from gno_trio.engine.search.filters import Filters
-from gno_trio.engine.search.keyruns import KeyArray, listed_keys
+from gno_trio.engine.search.keyruns import listed_keys
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote
-from gno_trio.engine.search.request import (
-    ACTIVE,
-    SearchRequest,
-    request_filters,
-    sql_filters,
-)
-from gno_trio.engine.search.results import RESULT_COLUMNS, result_rows
+from gno_trio.engine.search.request import SearchRequest, request_filters, sql_filters
+from gno_trio.engine.search.results import result_rows
 from gno_trio.engine.search.snippetcut import Tokenized
-from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, RowView
+from gno_trio.engine.store.document_filters import DocumentFilter, Filters
 
-Ranked = list[tuple[sqlite3.Row, float]]
-"""Result rows (:data:`.results.RESULT_COLUMNS`) and their raw BM25 score, best first."""
-
-_WEIGHTS: Final = ", ".join(str(w) for w in FIELD_WEIGHTS)
+Ranked = list[tuple[RowView, float]]
+"""Result rows (:data:`~gno_trio.engine.store.search_documents.RESULT_COLUMNS`) and their
+raw BM25 score, best first."""
 
 
 class DocumentRanker(Protocol):
@@ -108,36 +102,12 @@ def topped_up(strict: Ranked, extra: Ranked) -> Ranked:
     return strict + extra
 
 
-def _rank_sql(filters: str) -> str:
-    """Rank first (cut to the limit), then read result columns for the top rows only."""
-    if filters:
-        ranked = (
-            f"SELECT d.id AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
-            f"FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
-            f"WHERE documents_fts MATCH ? AND {filters} ORDER BY rank LIMIT ?"
-        )
-    else:
-        # Inactive documents are not in the FTS index, so with no other
-        # filter no document row is read before the cut.
-        ranked = (
-            f"SELECT rowid AS id, bm25(documents_fts, {_WEIGHTS}) AS rank "
-            f"FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rank LIMIT ?"
-        )
-    return (
-        f"WITH top AS ({ranked}) SELECT {RESULT_COLUMNS}, top.rank "
-        f"FROM top JOIN documents d ON d.id = top.id WHERE {ACTIVE} ORDER BY top.rank"
-    )
-
-
-_UNFILTERED_RANK_SQL: Final = _rank_sql("")
-
-
 class Fts5Ranker:
     """FTS5's ``bm25()`` over ``documents_fts``, in SQL."""
 
     name = "fts5"
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     def rank(
@@ -146,25 +116,13 @@ class Fts5Ranker:
         return self._rank_filtered(parsed, request_filters(self.conn, request), fetch)
 
     def _rank_filtered(self, parsed: LexicalQuery, filters: Filters, fetch: int) -> Ranked:
-        clauses, params = sql_filters(self.conn, filters)
-        return ranked_with_top_up(parsed, fetch, self._runner(clauses, params))
+        where = sql_filters(self.conn, filters)
+        return ranked_with_top_up(parsed, fetch, self._runner(where))
 
-    def _runner(
-        self, clauses: Sequence[str], params: Sequence[Any]
-    ) -> Callable[[str, int], Ranked]:
-        """The rank statement of these filter clauses, run for one match and limit."""
-        if list(clauses) == [ACTIVE]:
-            sql, query_params = _UNFILTERED_RANK_SQL, ()
-        else:
-            sql, query_params = _rank_sql(" AND ".join(clauses)), tuple(params)
-
-        def run(match: str, limit: int) -> Ranked:
-            return [
-                (row, -float(row["rank"]))
-                for row in self.conn.execute(sql, (match, *query_params, limit)).fetchall()
-            ]
-
-        return run
+    def _runner(self, where: DocumentFilter) -> Callable[[str, int], Ranked]:
+        """The ranking of this filter, run for one match and limit."""
+        matches = SQLITE_STORES.document_matches(self.conn)
+        return lambda match, limit: matches.ranked(match, where, limit)
 
     def matches(
         self, parsed: LexicalQuery, request: SearchRequest, *, any_term: bool
@@ -172,28 +130,15 @@ class Fts5Ranker:
         match = relaxed_match(parsed) if any_term else parsed.match
         if match is None:
             return []
-        clauses, params = sql_filters(self.conn, request_filters(self.conn, request))
-        rows = self.conn.execute(
-            f"SELECT d.id, bm25(documents_fts, {_WEIGHTS}) AS rank FROM documents_fts "
-            f"JOIN documents d ON d.id = documents_fts.rowid "
-            f"WHERE documents_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY rank",
-            (match, *params),
-        ).fetchall()
-        return [(int(row[0]), round(-float(row[1]), 6)) for row in rows]
+        where = sql_filters(self.conn, request_filters(self.conn, request))
+        found = SQLITE_STORES.document_matches(self.conn).matching(match, where)
+        return [(doc, round(score, 6)) for doc, score in found]
 
     def holds(self, doc_id: int) -> bool:
-        found = self.conn.execute(
-            "SELECT 1 FROM documents_fts WHERE rowid = ?", (doc_id,)
-        ).fetchone()
-        return found is not None
+        return SQLITE_STORES.document_matches(self.conn).holds(doc_id)
 
     def unranked(self, collection: str) -> int:
-        row = self.conn.execute(
-            "SELECT COUNT(*) FROM documents d WHERE d.collection = ? AND d.active = 1 "
-            "AND NOT EXISTS (SELECT 1 FROM documents_fts f WHERE f.rowid = d.id)",
-            (collection,),
-        ).fetchone()
-        return int(row[0])
+        return SQLITE_STORES.document_matches(self.conn).unindexed(collection)
 
 
 class MemoryRanker(Fts5Ranker):
@@ -204,7 +149,7 @@ class MemoryRanker(Fts5Ranker):
 
     name = "memory"
 
-    def __init__(self, conn: sqlite3.Connection, held: ChunkMemory) -> None:
+    def __init__(self, conn: Connection, held: ChunkMemory) -> None:
         super().__init__(conn)
         self.held = held
 
@@ -215,10 +160,14 @@ class MemoryRanker(Fts5Ranker):
         filters = request_filters(self.conn, request)
         if documents is None or not _read_cheaply(filters):
             return self._rank_filtered(parsed, filters, fetch)
-        clauses, params = sql_filters(self.conn, filters)
-        among = None if clauses == [ACTIVE] else _filtered_rows(self.conn, clauses, params)
+        where = sql_filters(self.conn, filters)
+        among = (
+            None
+            if where.unfiltered
+            else listed_keys(SQLITE_STORES.search_documents(self.conn).ids_passing(where))
+        )
         spoken = said if said is not None else Tokenized(self.held.tokenize)
-        on_fts5 = self._runner(clauses, params)
+        on_fts5 = self._runner(where)
 
         def run(match: str, limit: int) -> Ranked:
             with contextlib.suppress(docmemory.Unsupported):
@@ -237,25 +186,12 @@ def _read_cheaply(filters: Filters) -> bool:
     return filters == Filters(collection=filters.collection)
 
 
-def _filtered_rows(
-    conn: sqlite3.Connection, clauses: Sequence[str], params: Sequence[Any]
-) -> KeyArray:
-    """The ids (ascending) of the documents a filtered rank statement would keep: the
-    same clauses, so a filter means the same on either index."""
-    (listed,) = conn.execute(
-        f"SELECT group_concat(id) FROM (SELECT d.id AS id FROM documents d "
-        f"WHERE {' AND '.join(clauses)} ORDER BY d.id)",
-        tuple(params),
-    ).fetchone()
-    return listed_keys(listed)
-
-
 class TantivyDocuments:
     """Tantivy's document index (``search.backend: tantivy``), SQLite reading the rows."""
 
     name = "tantivy"
 
-    def __init__(self, conn: sqlite3.Connection, tantivy: TantivyRanker) -> None:
+    def __init__(self, conn: Connection, tantivy: TantivyRanker) -> None:
         self.conn = conn
         self.tantivy = tantivy
 
@@ -290,13 +226,11 @@ class TantivyDocuments:
         return self.tantivy.holds(doc_id)
 
     def unranked(self, collection: str) -> int:
-        active = self.conn.execute(
-            "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (collection,)
-        ).fetchone()
-        return max(0, int(active[0]) - self.tantivy.collection_size(collection))
+        active = SQLITE_STORES.counts(self.conn).active_documents(collection)
+        return max(0, active - self.tantivy.collection_size(collection))
 
 
-def document_ranker(conn: sqlite3.Connection, held: ChunkMemory | None = None) -> DocumentRanker:
+def document_ranker(conn: Connection, held: ChunkMemory | None = None) -> DocumentRanker:
     """The ranker of the index state ``conn`` reads (``held``: that state's memory,
     :func:`.chunkkeeper.current`, when the process holds one)."""
     tantivy = ranker(conn)

@@ -8,7 +8,6 @@ shaped exactly as a lexical or vector search would return them.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,26 +18,18 @@ from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search.fusion import Fusion
 from gno_trio.engine.search.lexical import search
 from gno_trio.engine.search.request import SearchRequest, filter_clauses
-from gno_trio.engine.search.results import DOCUMENT_COLUMNS, result_object
+from gno_trio.engine.search.results import result_object
 from gno_trio.engine.search.semantic import VectorHit, anchors
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.vectors.index import VectorMatrix
 
 
-def doc_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
-    if not uris:
-        return {}
-    marks = ", ".join("?" for _ in uris)
-    return {
-        row[0]: int(row[1])
-        for row in conn.execute(
-            f"SELECT uri, id FROM documents WHERE active = 1 AND uri IN ({marks})", list(uris)
-        )
-    }
+def doc_ids(conn: Connection, uris: Sequence[str]) -> dict[str, int]:
+    return SQLITE_STORES.search_documents(conn).active_ids(uris)
 
 
-def lexical_hits(
-    conn: sqlite3.Connection, request: SearchRequest
-) -> list[tuple[dict[str, Any], int]]:
+def lexical_hits(conn: Connection, request: SearchRequest) -> list[tuple[dict[str, Any], int]]:
     """Lexical search's hits (full matches, then any-term top-ups) with their document ids."""
     hits = search(conn, request)["results"]
     ids = doc_ids(conn, [h["uri"] for h in hits])
@@ -46,7 +37,7 @@ def lexical_hits(
 
 
 def vector_results(
-    conn: sqlite3.Connection, model_id: int, hits: Sequence[VectorHit], request: SearchRequest
+    conn: Connection, model_id: int, hits: Sequence[VectorHit], request: SearchRequest
 ) -> list[tuple[dict[str, Any], int, float]]:
     found = anchors(conn, model_id, [h.window for h in hits])
     return [
@@ -60,7 +51,7 @@ def vector_results(
 
 
 def nearest_cosines(
-    conn: sqlite3.Connection,
+    conn: Connection,
     matrix: VectorMatrix,
     vectors: Sequence[npt.NDArray[np.float32]],
     doc_ids: Sequence[int],
@@ -69,10 +60,7 @@ def nearest_cosines(
     stored vectors are left out)."""
     if not doc_ids:
         return {}
-    marks = ", ".join("?" for _ in doc_ids)
-    mirrors = conn.execute(
-        f"SELECT id, mirror_hash FROM documents WHERE id IN ({marks})", list(doc_ids)
-    ).fetchall()
+    mirrors = SQLITE_STORES.links(conn).mirrors(doc_ids).items()
     # One pass over the index for every document's rows (not one per document), then
     # each mirror's best row per vector.
     rows = matrix.rows_of_mirrors([mirror for _, mirror in mirrors if mirror])
@@ -93,7 +81,7 @@ def nearest_cosines(
 
 
 def graph_results(
-    conn: sqlite3.Connection,
+    conn: Connection,
     ids: Sequence[int],
     request: SearchRequest,
     matrix: VectorMatrix,
@@ -102,16 +90,7 @@ def graph_results(
     """Neighbour documents that pass the request's filters, at their chunk nearest the query."""
     if not ids:
         return []
-    clauses, params = filter_clauses(conn, request)
-    marks = ", ".join("?" for _ in ids)
-    rows = {
-        int(row["id"]): row
-        for row in conn.execute(
-            f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE d.id IN ({marks}) "
-            f"AND {' AND '.join(clauses)}",
-            [*ids, *params],
-        )
-    }
+    rows = SQLITE_STORES.search_documents(conn).rows_passing(ids, filter_clauses(conn, request))
     hits = []
     for doc_id in ids:
         row = rows.get(doc_id)
@@ -136,7 +115,7 @@ def graph_results(
 
 
 def expand_graph(
-    conn: sqlite3.Connection,
+    conn: Connection,
     fusion: Fusion,
     request: SearchRequest,
     matrix: VectorMatrix,

@@ -2,15 +2,13 @@
 
 Every retrieval path (BM25, vector, hybrid, diagnosis) takes the same
 :class:`SearchRequest` and turns its filters into the same normalised
-:class:`.filters.Filters`, then into conditions on documents ``d``; keeping
-that here means a filter cannot mean one thing to the lexical leg and
-another to the vector leg.
+:class:`~gno_trio.engine.store.document_filters.Filters`, then into the same
+conditions on documents; keeping that here means a filter cannot mean one
+thing to the lexical leg and another to the vector leg.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -18,15 +16,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio.engine.search.docindex.ranking import ranker
-from gno_trio.engine.search.filters import Filters
 from gno_trio.engine.search.querygrammar import fts_quote
 from gno_trio.engine.search.scope import EVERYTHING, Scope
 from gno_trio.engine.search.timefilter import parse_time_bound
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
+from gno_trio.engine.store.document_filters import DocumentFilter, Filters, document_filter
 from gno_trio.errors import GnoError
-
-ACTIVE = "d.active = 1"
-# The date a document is "about": its frontmatter date, else its file time.
-DOC_DATE = "COALESCE(d.frontmatter_date, d.source_mtime)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,16 +87,13 @@ def validate_request(request: SearchRequest) -> None:
         raise GnoError("INVALID_INPUT", "a search takes one collection")
 
 
-def request_filters(conn: sqlite3.Connection, request: SearchRequest) -> Filters:
+def request_filters(conn: Connection, request: SearchRequest) -> Filters:
     """A request's filters, normalised (``NOT_FOUND`` for an unknown collection)."""
     scope = request.scope
     collection = None
     if scope.collection:
         collection = scope.collection.strip().lower()
-        if (
-            conn.execute("SELECT 1 FROM collections WHERE name = ?", (collection,)).fetchone()
-            is None
-        ):
+        if not SQLITE_STORES.documents(conn).collection_exists(collection):
             raise GnoError("NOT_FOUND", f"Collection not found: {scope.collection}")
     now = request.now or datetime.now(UTC)
     since = until = None
@@ -124,71 +117,22 @@ def request_filters(conn: sqlite3.Connection, request: SearchRequest) -> Filters
     )
 
 
-def filter_clauses(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[str], list[Any]]:
-    """SQL conditions (on documents ``d``) and their parameters for a request's filters."""
+def filter_clauses(conn: Connection, request: SearchRequest) -> DocumentFilter:
+    """The SQL form of a request's filters (on documents ``d``)."""
     return sql_filters(conn, request_filters(conn, request))
 
 
-def sql_filters(conn: sqlite3.Connection, filters: Filters) -> tuple[list[str], list[Any]]:
-    """The SQL form of normalised filters (on documents ``d``)."""
-    clauses = [ACTIVE]
-    params: list[Any] = []
-    if filters.collection:
-        clauses.append("d.collection = ?")
-        params.append(filters.collection)
-    if filters.uri_prefix:
-        clauses.append("substr(d.uri, 1, ?) = ?")
-        params.extend([len(filters.uri_prefix), filters.uri_prefix])
-    # Stored dates mix shapes ("2024-03-01", "...T10:00:00Z", naive times), so
-    # they are compared as instants: as text, "2024-03-01" sorts before
-    # "2024-03-01T00:00:00.000Z" and a note dated that day would fall out of
-    # since=2024-03-01.
-    if filters.since:
-        clauses.append(f"julianday({DOC_DATE}) >= julianday(?)")
-        params.append(filters.since)
-    if filters.until:
-        clauses.append(f"julianday({DOC_DATE}) <= julianday(?)")
-        params.append(filters.until)
-    if filters.tags_all:
-        marks = ", ".join("?" for _ in filters.tags_all)
-        clauses.append(
-            f"(SELECT COUNT(DISTINCT t.tag) FROM doc_tags t WHERE t.doc_id = d.id "
-            f"AND t.tag IN ({marks})) = ?"
+def sql_filters(conn: Connection, filters: Filters) -> DocumentFilter:
+    """The SQL form of normalised filters: an excluded phrase is looked up on the index
+    that ranks documents (in the statement for FTS5, beforehand for tantivy)."""
+    if not filters.exclude:
+        return document_filter(filters)
+    tantivy = ranker(conn)
+    if tantivy is None:
+        return document_filter(
+            filters, excluded_match=" OR ".join(fts_quote(p) for p in filters.exclude)
         )
-        params.extend([*filters.tags_all, len(filters.tags_all)])
-    if filters.tags_any:
-        marks = ", ".join("?" for _ in filters.tags_any)
-        clauses.append(
-            f"EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({marks}))"
-        )
-        params.extend(filters.tags_any)
-    if filters.categories:
-        marks = ", ".join("?" for _ in filters.categories)
-        clauses.append(
-            f"(lower(COALESCE(d.content_type, '')) IN ({marks}) OR EXISTS (SELECT 1 FROM "
-            f"json_each(d.categories_json) j WHERE lower(j.value) IN ({marks})))"
-        )
-        params.extend([*filters.categories, *filters.categories])
-    if filters.author:
-        clauses.append("instr(lower(COALESCE(d.author, '')), ?) > 0")
-        params.append(filters.author)
-    if filters.lang:
-        clauses.append(
-            "(d.language_hint IS NULL OR lower(d.language_hint) = ? "
-            "OR lower(d.language_hint) LIKE ? || '-%')"
-        )
-        params.extend([filters.lang, filters.lang])
-    if filters.exclude:
-        tantivy = ranker(conn)
-        if tantivy is None:
-            clauses.append(
-                "d.id NOT IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
-            )
-            params.append(" OR ".join(fts_quote(p) for p in filters.exclude))
-        else:
-            clauses.append("d.id NOT IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps(sorted(tantivy.matching_any(filters.exclude))))
-    return clauses, params
+    return document_filter(filters, excluded_ids=list(tantivy.matching_any(filters.exclude)))
 
 
 def iso_instant(moment: datetime) -> str:

@@ -9,88 +9,24 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from gno_trio.engine.ingest.documents.records import conversion_block
 from gno_trio.engine.search.anchortext import Anchor
-from gno_trio.engine.search.request import (
-    ACTIVE,
-    ContextRule,
-    SearchRequest,
-    iso_instant,
-    normalise_tags,
-)
+from gno_trio.engine.search.request import ContextRule, SearchRequest, iso_instant, normalise_tags
 from gno_trio.engine.search.timefilter import parse_time_bound
-from gno_trio.engine.store.database import RowView
-
-# Everything a search result is built from: the document's columns, its
-# collection's folder and its tags. Vector hits (which come with their window)
-# read these.
-DOCUMENT_COLUMNS = ", ".join(
-    [
-        *(
-            f"d.{name}"
-            for name in (
-                "id",
-                "collection",
-                "rel_path",
-                "docid",
-                "uri",
-                "title",
-                "source_hash",
-                "source_mime",
-                "source_ext",
-                "source_size",
-                "source_mtime",
-                "mirror_hash",
-                "converter_id",
-                "converter_version",
-                "conversion_warnings_json",
-                "content_type",
-                "categories_json",
-                "frontmatter_date",
-            )
-        ),
-        "(SELECT path FROM collections WHERE name = d.collection) AS collection_root",
-        "(SELECT json_group_array(tag) FROM doc_tags WHERE doc_id = d.id) AS tags_json",
-    ]
-)
-# A lexical hit also needs the id range of its chunks (where its snippet comes
-# from), read for the top rows only. A mirror's chunks are written together, in
-# order: its first and last chunk ids are those of its first and last seq (two
-# index seeks, where MIN/MAX(id) walk every chunk entry of a long page).
-RESULT_COLUMNS = (
-    f"{DOCUMENT_COLUMNS}, "
-    "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
-    "ORDER BY seq LIMIT 1) AS first_chunk, "
-    "(SELECT id FROM content_chunks WHERE mirror_hash = d.mirror_hash "
-    "ORDER BY seq DESC LIMIT 1) AS last_chunk"
-)
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, RowView
 
 
-def result_rows(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
-    """The result columns of these active documents, by id.
-
-    The id list drives the join (``CROSS JOIN`` keeps that order): left to
-    itself the planner walks every active document through the ``active``
-    index and tests each against the list, milliseconds at 10,000 documents.
-    """
-    if not doc_ids:
-        return {}
-    return {
-        int(row["id"]): row
-        for row in conn.execute(
-            f"SELECT {RESULT_COLUMNS} FROM json_each(?) wanted "
-            f"CROSS JOIN documents d ON d.id = wanted.value WHERE {ACTIVE}",
-            (json.dumps(list(doc_ids)),),
-        )
-    }
+def result_rows(conn: Connection, doc_ids: Sequence[int]) -> dict[int, RowView]:
+    """The result columns of these active documents, by id."""
+    return SQLITE_STORES.search_documents(conn).result_rows(doc_ids)
 
 
-def document_instant(row: sqlite3.Row) -> datetime:
+def document_instant(row: RowView) -> datetime:
     """When a document is dated (frontmatter date, else mtime), as an aware instant.
 
     Undated or unparseable values sort as the oldest possible moment.
@@ -129,16 +65,8 @@ def contexts_for(uri: str, collection: str, rules: Sequence[ContextRule]) -> str
     return "\n".join(texts) if texts else None
 
 
-def tags_by_doc(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
-    if not doc_ids:
-        return {}
-    marks = ", ".join("?" for _ in doc_ids)
-    found: dict[int, list[str]] = {}
-    for doc_id, tag in conn.execute(
-        f"SELECT doc_id, tag FROM doc_tags WHERE doc_id IN ({marks}) ORDER BY tag", tuple(doc_ids)
-    ):
-        found.setdefault(doc_id, []).append(tag)
-    return found
+def tags_by_doc(conn: Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
+    return SQLITE_STORES.search_documents(conn).tags_by_doc(doc_ids)
 
 
 def source_block(row: RowView, root: str | None) -> dict[str, Any]:
@@ -173,12 +101,12 @@ def date_instant(value: object) -> str | None:
     return iso_instant(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
 
 
-def collection_roots(conn: sqlite3.Connection) -> dict[str, str]:
-    return {r[0]: r[1] for r in conn.execute("SELECT name, path FROM collections")}
+def collection_roots(conn: Connection) -> dict[str, str]:
+    return SQLITE_STORES.search_documents(conn).collection_roots()
 
 
 def result_object(
-    row: sqlite3.Row,
+    row: RowView,
     score: float,
     anchor: Anchor | None,
     request: SearchRequest,

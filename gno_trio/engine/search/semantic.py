@@ -11,7 +11,6 @@ matching documents only, so a selective filter never empties the answer.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -21,15 +20,12 @@ import numpy.typing as npt
 
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.anchortext import Anchor, excerpt
-from gno_trio.engine.search.request import (
-    ACTIVE,
-    SearchRequest,
-    filter_clauses,
-    validate_request,
-)
-from gno_trio.engine.search.results import DOCUMENT_COLUMNS, echo_filters, result_object
+from gno_trio.engine.search.request import SearchRequest, filter_clauses, validate_request
+from gno_trio.engine.search.results import echo_filters, result_object
 from gno_trio.engine.search.scope import Scope
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, RowView
+from gno_trio.engine.store.document_filters import DocumentFilter
 from gno_trio.engine.store.vectors import ModelRow
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.available import stored_vectors
@@ -53,7 +49,7 @@ _INTENT_WEIGHT: Final = 0.5
 class VectorHit:
     """One document found by the vector leg, at its best chunk."""
 
-    row: sqlite3.Row
+    row: RowView
     cosine: float
     seq: int
     part: int = 0
@@ -80,27 +76,19 @@ def query_vector(backend: EmbeddingBackend, model: ModelRow, text: str) -> npt.N
 
 
 def _allowed_rows(
-    conn: sqlite3.Connection, matrix: VectorMatrix, request: SearchRequest
-) -> tuple[npt.NDArray[np.intp] | None, str, list[Any]]:
-    """Matrix rows the request's filters admit (None: every active one), and the SQL filter."""
-    clauses, params = filter_clauses(conn, request)
-    where = " AND ".join(clauses)
-    if clauses == [ACTIVE]:
-        return None, where, params
-    # Not DISTINCT: documents sharing a mirror just mark it twice, where sorting
-    # them out would cost SQLite a temporary b-tree (most of this statement's time).
-    mirrors = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT d.mirror_hash FROM documents d WHERE {where} AND d.mirror_hash IS NOT NULL",
-            params,
-        )
-    ]
-    return matrix.rows_of_mirrors(mirrors), where, params
+    conn: Connection, matrix: VectorMatrix, request: SearchRequest
+) -> tuple[npt.NDArray[np.intp] | None, DocumentFilter]:
+    """Matrix rows the request's filters admit (None: every active one), and the filter."""
+    where = filter_clauses(conn, request)
+    if where.unfiltered:
+        return None, where
+    return matrix.rows_of_mirrors(
+        SQLITE_STORES.search_documents(conn).mirrors_passing(where)
+    ), where
 
 
 def vector_leg(
-    conn: sqlite3.Connection,
+    conn: Connection,
     matrix: VectorMatrix,
     query: npt.NDArray[np.float32],
     request: SearchRequest,
@@ -109,7 +97,7 @@ def vector_leg(
     steer: npt.NDArray[np.float32] | None = None,
 ) -> list[VectorHit]:
     """Up to ``limit`` documents nearest ``query`` that pass the request's filters."""
-    rows, where, params = _allowed_rows(conn, matrix, request)
+    rows, where = _allowed_rows(conn, matrix, request)
     available = matrix.size if rows is None else len(rows)
     wanted = limit * 3 + 10
     while True:
@@ -125,7 +113,7 @@ def vector_leg(
             strict=True,
         ):
             best.setdefault(mirrors[mirror_index], (cosine, seq, part))
-        hits = _documents(conn, best, where, params, limit)
+        hits = _documents(conn, best, where, limit)
         if len(hits) >= limit or wanted >= available:
             break
         wanted *= 4
@@ -135,10 +123,9 @@ def vector_leg(
 
 
 def _documents(
-    conn: sqlite3.Connection,
+    conn: Connection,
     best: dict[str, tuple[float, int, int]],
-    where: str,
-    params: list[Any],
+    where: DocumentFilter,
     limit: int,
 ) -> list[VectorHit]:
     """The ``limit`` best documents holding the ``best`` chunks that pass the filters.
@@ -154,29 +141,12 @@ def _documents(
     cut = min(limit, len(ordered))
     while 0 < cut < len(ordered) and best[ordered[cut]][0] == best[ordered[cut - 1]][0]:
         cut += 1
-    rows = _result_rows(conn, ordered[:cut], where, params)
+    documents = SQLITE_STORES.search_documents(conn)
+    rows = documents.rows_holding(ordered[:cut], where)
     if len(rows) < limit and cut < len(ordered):
-        rows += _result_rows(conn, ordered[cut:], where, params)
+        rows += documents.rows_holding(ordered[cut:], where)
     rows.sort(key=lambda row: (-best[row["mirror_hash"]][0], row["uri"]))
     return [VectorHit(row, *best[row["mirror_hash"]]) for row in rows[:limit]]
-
-
-def _result_rows(
-    conn: sqlite3.Connection, mirrors: Sequence[str], where: str, params: list[Any]
-) -> list[sqlite3.Row]:
-    """The result rows of the documents holding ``mirrors`` that pass the filters.
-
-    Looked up by mirror: without ``INDEXED BY`` SQLite prefers the index on
-    ``active`` and reads every active document to find these few.
-    """
-    if not mirrors:
-        return []
-    marks = ", ".join("?" for _ in mirrors)
-    return conn.execute(
-        f"SELECT {DOCUMENT_COLUMNS} FROM documents d INDEXED BY documents_mirror "
-        f"WHERE d.mirror_hash IN ({marks}) AND {where}",
-        [*mirrors, *params],
-    ).fetchall()
 
 
 def _steered(
@@ -195,9 +165,7 @@ def _steered(
     return VectorHit(hit.row, hit.cosine, int(matrix.seqs[chosen]), int(matrix.parts[chosen]))
 
 
-def anchors(
-    conn: sqlite3.Connection, model_id: int, keys: Sequence[WindowKey]
-) -> dict[WindowKey, Anchor]:
+def anchors(conn: Connection, model_id: int, keys: Sequence[WindowKey]) -> dict[WindowKey, Anchor]:
     """The anchor of each embedding window: its opening as the snippet, its own lines.
 
     A window whose vector (of ``model_id``) records its place is cut from
@@ -227,7 +195,7 @@ def anchors(
 
 
 def vector_search(
-    conn: sqlite3.Connection, backend: EmbeddingBackend, request: SearchRequest
+    conn: Connection, backend: EmbeddingBackend, request: SearchRequest
 ) -> dict[str, Any]:
     """``vsearch``: a ``search-results@1.0`` object with ``meta.mode = "vector"``."""
     validate_request(request)
@@ -255,7 +223,7 @@ def vector_search(
 
 
 def similar(
-    conn: sqlite3.Connection,
+    conn: Connection,
     backend: EmbeddingBackend,
     ref: str,
     *,
@@ -271,13 +239,7 @@ def similar(
         raise GnoError("INVALID_INPUT", "threshold must be between 0 and 1")
     source = resolve(conn, parse_ref(ref))
     mirror = source["mirror_hash"]
-    if (
-        not mirror
-        or conn.execute(
-            "SELECT 1 FROM content_chunks WHERE mirror_hash = ? LIMIT 1", (mirror,)
-        ).fetchone()
-        is None
-    ):
+    if not mirror or not SQLITE_STORES.chunks(conn).holds(mirror):
         raise GnoError("NOT_FOUND", f"Document has no content: {ref}")
     _, matrix = stored_vectors(conn, backend)
     own = matrix.rows_of(mirror)

@@ -7,7 +7,9 @@ Each aggregate the rules above read and write through a protocol of its own
 :class:`~.chunks.ChunkStore`, :class:`~.links.LinkStore`,
 :class:`~.documents.DocumentStore`, :class:`~.counts.IndexCounts`,
 :class:`~.tags.TagStore`, :class:`~.collections.CollectionStore`,
-:class:`~.ingest_records.IngestRecordStore`) is opened
+:class:`~.ingest_records.IngestRecordStore`,
+:class:`~.search_documents.SearchDocumentStore`,
+:class:`~.document_matches.DocumentMatchStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -22,12 +24,14 @@ from typing import Final, Protocol
 from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
 from gno_trio.engine.store.collections import CollectionStore, SqliteCollections
 from gno_trio.engine.store.counts import IndexCounts, SqliteCounts
+from gno_trio.engine.store.document_matches import DocumentMatchStore, SqliteDocumentMatches
 from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.ingest_records import IngestRecordStore, SqliteIngestRecords
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.links import LinkStore, SqliteLinks
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
+from gno_trio.engine.store.search_documents import SearchDocumentStore, SqliteSearchDocuments
 from gno_trio.engine.store.sentence_vectors import SentenceVectorStore, SqliteSentenceVectors
 from gno_trio.engine.store.tags import SqliteTags, TagStore
 from gno_trio.engine.store.traces import SqliteTraces, TraceStore
@@ -62,6 +66,10 @@ class Stores(Protocol):
     def collections(self, conn: sqlite3.Connection) -> CollectionStore: ...
 
     def ingest_records(self, conn: sqlite3.Connection) -> IngestRecordStore: ...
+
+    def search_documents(self, conn: sqlite3.Connection) -> SearchDocumentStore: ...
+
+    def document_matches(self, conn: sqlite3.Connection) -> DocumentMatchStore: ...
 
 
 class SqliteStores:
@@ -105,6 +113,12 @@ class SqliteStores:
 
     def ingest_records(self, conn: sqlite3.Connection) -> IngestRecordStore:
         return SqliteIngestRecords(conn)
+
+    def search_documents(self, conn: sqlite3.Connection) -> SearchDocumentStore:
+        return SqliteSearchDocuments(conn)
+
+    def document_matches(self, conn: sqlite3.Connection) -> DocumentMatchStore:
+        return SqliteDocumentMatches(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

@@ -27,6 +27,10 @@ class ChunkStore(Protocol):
         in its mirror's UTF-8 bytes."""
         ...
 
+    def holds(self, mirror_hash: str) -> bool:
+        """Whether the mirror has any chunk (some content to search)."""
+        ...
+
     def latest_id(self) -> int:
         """The newest chunk's id (0 for none): it grows whenever a chunk is added."""
         ...
@@ -88,6 +92,12 @@ class SqliteChunks:
             )
             for row in rows
         ]
+
+    def holds(self, mirror_hash: str) -> bool:
+        found = self._conn.execute(
+            "SELECT 1 FROM content_chunks WHERE mirror_hash = ? LIMIT 1", (mirror_hash,)
+        )
+        return found.fetchone() is not None
 
     def latest_id(self) -> int:
         row = self._conn.execute("SELECT MAX(id) FROM content_chunks").fetchone()

@@ -13,9 +13,9 @@ from typing import Any, Final
 
 from gno_trio.engine.search.docindex import analysis, store
 from gno_trio.engine.search.docindex.query import Occur, Query, QueryBuilder, unscored
-from gno_trio.engine.search.filters import Filters
 from gno_trio.engine.search.querygrammar import LexicalQuery
 from gno_trio.engine.store.database import Connection
+from gno_trio.engine.store.document_filters import Filters
 from gno_trio.errors import GnoError
 
 SLACK: Final = 8
