@@ -53,7 +53,7 @@ def test_large_index_search_finds_exact_neighbours_and_follows_changes(tmp_path:
         store(SqliteVectors(conn), model, keys, vectors)
     matrix = matrix_for(conn, model)
     assert matrix.size == CHUNKS * WINDOWS > EXACT_ROWS and matrix.chunks == CHUNKS
-    assert matrix.dense is None  # too large for the float32 copy
+    assert matrix.dense_codes is None  # too large for the distinct copy
     hits = 0
     for row in rng.integers(0, matrix.size, 20):
         query = vectors[row] + 0.02 * rng.standard_normal(DIM, dtype=np.float32)

@@ -74,7 +74,7 @@ def _one_product(
     have anywhere.)
     """
     whole = np.zeros((padded(len(picked)), DIM), dtype=np.float32)
-    if matrix.dense is not None:
+    if matrix.dense_codes is not None:
         whole[: len(picked)] = matrix.vectors(picked)
         product: npt.NDArray[np.float32] = (whole @ query)[: len(picked)]
         return product
@@ -101,11 +101,11 @@ def _agree(found: list[tuple[int, float]], exact: list[tuple[int, float]]) -> No
 
 # Row counts: below the shared-scan size, a whole number of blocks, one and
 # three rows past a block (the tail joins the last block), and int8 rows
-# only (past the float32 copy's limit).
+# only (past the distinct copy's limit).
 @pytest.mark.parametrize("rows", [3001, 9216, 9217, 10_243, cache.DENSE_ROWS + 1027])
 def test_the_fast_path_agrees_with_one_product_over_every_row(tmp_path: Path, rows: int) -> None:
     matrix = _stored_matrix(tmp_path / "index.sqlite", rows, seed=rows)
-    assert (matrix.dense is None) == (rows > cache.DENSE_ROWS)
+    assert (matrix.dense_codes is None) == (rows > cache.DENSE_ROWS)
     rng = np.random.default_rng(1)
     filtered = np.sort(rng.choice(rows, rows * 3 // 5, replace=False)).astype(np.intp)
     queries = [matrix.vectors(np.array([5]))[0]]  # has exact duplicates (rows 0, 97, ...)
@@ -122,8 +122,20 @@ def test_the_fast_path_agrees_with_one_product_over_every_row(tmp_path: Path, ro
         _agree(matrix.nearest(query, WANTED, filtered), _exact(matrix, query, filtered))
     tied = matrix.nearest(queries[0], 4)
     assert [row for row, _ in tied] == [0, 5, 97, 194]  # equal scores: lower rows first
-    if matrix.dense is not None:  # a repeated vector is held (and scored) once
+    if matrix.dense_codes is not None:  # a repeated vector is held (and scored) once
         assert matrix.dense_rows == rows - len(range(0, rows, 97))
+
+
+def test_a_small_index_in_memory_costs_less_than_one_float32_copy_of_its_rows(
+    tmp_path: Path,
+) -> None:
+    """A serving process keeps its snapshot for life: the int8 rows, the distinct
+    vectors scored first, their growth room and every per-row array together stay
+    under the 4 bytes per dimension that a float32 copy of the rows alone would hold."""
+    rows = 9217
+    matrix = _stored_matrix(tmp_path / "index.sqlite", rows, seed=7)
+    assert matrix.dense_codes is not None  # the distinct vectors are held
+    assert matrix.nbytes < rows * DIM * 4
 
 
 def test_near_ties_the_int8_first_pass_cannot_tell_apart_keep_their_exact_order(
@@ -137,7 +149,7 @@ def test_near_ties_the_int8_first_pass_cannot_tell_apart_keep_their_exact_order(
     vectors = centre + 0.002 * rng.standard_normal((4000, DIM)).astype(np.float32)
     vectors[2000:] = rng.standard_normal((2000, DIM)).astype(np.float32)  # far ones
     matrix = _stored(tmp_path / "index.sqlite", vectors)
-    assert matrix.dense is not None
+    assert matrix.dense_codes is not None
     picked = np.flatnonzero(rng.random(len(vectors)) < 0.3)  # a filter's rows
     for scale in (0.0, 0.01, 0.1):
         query = centre / np.linalg.norm(centre) + scale * rng.standard_normal(DIM)

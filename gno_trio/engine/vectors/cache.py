@@ -29,11 +29,11 @@ from gno_trio.engine.vectors.blas import single_threaded
 from gno_trio.engine.vectors.distinct import DistinctRows
 from gno_trio.engine.vectors.index import VectorMatrix, sketch
 
-# Up to this many rows the distinct vectors are kept once more, as float32 and
-# as int8 codes (:mod:`.distinct`): at most 2.5 KB per 512-dimension row
-# (25.6 MB per 10,000 distinct rows, 40 MB at most), beside the int8 rows'
-# 0.5 KB. A search then scans the distinct codes and takes the exact float32
-# product of the few vectors that can rank (VectorMatrix.nearest); past it (a
+# Up to this many rows the distinct vectors are kept once more, as int8 codes
+# (:mod:`.distinct`): at most 0.5 KB per 512-dimension row (8 MB at most),
+# beside the int8 rows' 0.5 KB. A search then scans the distinct codes and
+# takes the exact float32 product of the few vectors that can rank
+# (VectorMatrix.nearest); past it (a
 # 100,000-chunk index holds ~400,000 rows) only the int8 rows are kept and the
 # sketch shortlist bounds the rows scored.
 DENSE_ROWS: Final = 16_384
@@ -185,7 +185,6 @@ class _Entry:
             chunk_sketch=a["chunk_sketch"],
             mirrors=self.mirrors,
             mirror_index=self.mirror_index,
-            dense=self.dense.vectors if self.dense is not None else None,
             dense_of=self.dense.of if self.dense is not None else None,
             dense_rows=self.dense.count if self.dense is not None else 0,
             dense_codes=self.dense.codes if self.dense is not None else None,

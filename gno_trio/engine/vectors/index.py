@@ -9,8 +9,8 @@ rows; see :mod:`gno_trio.engine.vectors.cache` for how it stays current.
 
 Search is exact when at most :data:`EXACT_ROWS` rows are candidates: one
 product per block of rows. Small indexes also hold each distinct vector once
-as float32 and as int8 codes (:mod:`.distinct`): every code row is scored
-first, and only the vectors that provably could rank get the exact float32
+as int8 codes (:mod:`.distinct`): every code row is scored first, and only
+the vectors that provably could rank are rebuilt as float32 for the exact
 product (:meth:`VectorMatrix._contenders`). Of rows tied at the cut, the first
 are kept, so the answer is a function of the scores alone. Beyond
 that, the query's sign sketch is compared with each chunk's (Hamming
@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import simsimd
 
-from gno_trio.engine.vectors.distinct import ROW_GROUP, padded
+from gno_trio.engine.vectors.distinct import ROW_GROUP, float_rows, padded
 from gno_trio.engine.vectors.embedder import EMBED_DIMENSION_MISMATCH
 from gno_trio.errors import GnoError
 
@@ -80,14 +80,13 @@ class VectorMatrix:
     chunk_sketch: npt.NDArray[np.uint64]  # word-major: (words, capacity)
     mirrors: list[str]
     mirror_index: dict[str, int]
-    # The distinct vectors as float32 (small indexes; see :mod:`.distinct`):
-    # row r's vector is dense[dense_of[r]], and dense has whole row groups.
-    dense: npt.NDArray[np.float32] | None = None
+    # The distinct vectors (small indexes; see :mod:`.distinct`) as int8 codes, their
+    # scales and lengths, in whole row groups: row r's vector is distinct vector
+    # dense_of[r], float_rows(dense_codes[i], dense_scales[i]) in float32.
     dense_of: npt.NDArray[np.int32] | None = None
     dense_rows: int = 0
-    # The same distinct vectors as int8 codes, their scales and lengths (see nearest).
     dense_codes: npt.NDArray[np.int8] | None = None
-    dense_scales: npt.NDArray[np.float64] | None = None
+    dense_scales: npt.NDArray[np.float32] | None = None
     dense_norms: npt.NDArray[np.float64] | None = None
 
     @property
@@ -105,7 +104,7 @@ class VectorMatrix:
             self.chunk_sketch,
         )
         total = sum(int(a.nbytes) for a in arrays)
-        extras = (self.dense, self.dense_of, self.dense_codes, self.dense_scales, self.dense_norms)
+        extras = (self.dense_of, self.dense_codes, self.dense_scales, self.dense_norms)
         for extra in extras:
             total += int(extra.nbytes) if extra is not None else 0
         return total
@@ -125,48 +124,56 @@ class VectorMatrix:
         return np.flatnonzero(wanted[self.mirror_of[: self.size]])
 
     def vectors(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
-        """Rows as float32 unit vectors."""
-        if self.dense is not None and self.dense_of is not None:
-            return self.dense[self.dense_of[rows]]
-        block: npt.NDArray[np.float32] = self.codes[rows].astype(np.float32)
-        block *= self.scales[rows, None]
-        return block
+        """Rows as float32 unit vectors (a repeated vector has the same bits in every row)."""
+        return float_rows(self.codes[rows], self.scales[rows])
+
+    def _distinct_vectors(
+        self, which: slice | npt.NDArray[np.intp] | npt.NDArray[np.int32]
+    ) -> npt.NDArray[np.float32]:
+        """Distinct vectors ``which`` as float32, the very bits of their rows' vectors."""
+        assert self.dense_codes is not None and self.dense_scales is not None
+        if isinstance(which, slice):
+            return float_rows(self.dense_codes[which], self.dense_scales[which])
+        return float_rows(np.take(self.dense_codes, which, axis=0), self.dense_scales[which])
 
     def scores(
         self, query: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None = None
     ) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` with each of ``rows`` (None: every row, in order).
 
-        Block by block; with the float32 copy and every row, each distinct
+        Block by block; with the distinct vectors and every row, each distinct
         vector is scored once. Every row is read through a view of the arrays where it can be:
         gathering all rows first would copy the whole matrix per query,
         which costs several times the product itself.
         """
-        source: npt.NDArray[np.float32] | npt.NDArray[np.int8] = self.codes
         picked: npt.NDArray[np.intp] | npt.NDArray[np.int32] | None = rows
-        scales: npt.NDArray[np.float32] | None = self.scales
-        if self.dense is not None and self.dense_of is not None:
-            dense = self.dense
+        distinct_rows = self.dense_codes is not None and self.dense_of is not None
+        if distinct_rows:
+            assert self.dense_of is not None
             if rows is None:
                 distinct = np.empty(padded(self.dense_rows), dtype=np.float32)
 
                 for start, stop in _blocks(len(distinct)):
-                    np.matmul(dense[start:stop], query, out=distinct[start:stop])
+                    vectors = self._distinct_vectors(slice(start, stop))
+                    np.matmul(vectors, query, out=distinct[start:stop])
                 found: npt.NDArray[np.float32] = distinct[self.dense_of[: self.size]]
                 return found
-            source, picked, scales = dense, self.dense_of[rows], None
+            picked = self.dense_of[rows]
         out = np.empty(self.size if picked is None else len(picked), dtype=np.float32)
 
         for start, stop in _blocks(len(out)):
-            if picked is None:
-                part: slice | npt.NDArray[np.intp] | npt.NDArray[np.int32] = slice(start, stop)
-                rows_of_block = source[start:stop]
-            else:  # np.take gathers rows faster than indexing does
-                part = picked[start:stop]
-                rows_of_block = np.take(source, part, axis=0)  # type: ignore[assignment]
-            out[start:stop] = _product(rows_of_block, query)
-            if scales is not None:
-                out[start:stop] *= scales[part]
+            part: slice | npt.NDArray[np.intp] | npt.NDArray[np.int32]
+            part = slice(start, stop) if picked is None else picked[start:stop]
+            if distinct_rows:
+                out[start:stop] = _product(self._distinct_vectors(part), query)
+                continue
+            codes = (
+                self.codes[start:stop]
+                if picked is None
+                else np.take(self.codes, picked[start:stop], axis=0)  # faster than indexing
+            )
+            out[start:stop] = _product(codes, query)
+            out[start:stop] *= self.scales[part]
         return out
 
     def nearest(
@@ -226,7 +233,7 @@ class VectorMatrix:
         reaches the ``wanted``-th best lower bound can rank (or tie at the
         cut); they (typically a few dozen) get the exact product.
         """
-        assert self.dense is not None and self.dense_of is not None
+        assert self.dense_of is not None
         assert self.dense_codes is not None and self.dense_scales is not None
         assert self.dense_norms is not None
         distinct = self.dense_rows
@@ -261,7 +268,7 @@ class VectorMatrix:
         contending = estimate >= floor
         contenders = np.flatnonzero(contending)
         exact = np.empty(distinct, dtype=np.float32)
-        exact[contenders] = _product(np.take(self.dense, contenders, axis=0), query)
+        exact[contenders] = _product(self._distinct_vectors(contenders), query)
         kept = np.flatnonzero(contending[of_rows])
         found = of_rows[kept]
         return (kept if rows is None else rows[kept]), exact[found]
