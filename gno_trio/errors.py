@@ -34,6 +34,9 @@ class Kind(enum.Enum):
     """``--status``/``--stop`` found no live resident process (GNO's exit 3)."""
     RUNTIME = ("runtime", 2, 500)
     """The disk, the database or the OS failed; the request may have been fine."""
+    UNAVAILABLE = ("unavailable", 2, 503)
+    """A server the request needs (team mode's database) is out of reach right now; the same
+    request may work when tried again, once it is back (nothing was left half done)."""
 
     def __init__(self, label: str, exit_code: int, http_status: int) -> None:
         self.label = label
@@ -134,6 +137,7 @@ _RUNTIME: Final = (
     "runtime_error",
 )
 
+_UNAVAILABLE: Final = ("STORE_UNAVAILABLE",)  # team mode: the database dropped or is away
 CODE_KINDS: Final[dict[str, Kind]] = {
     **dict.fromkeys(_INVALID, Kind.INVALID),
     **dict.fromkeys(_NOT_FOUND, Kind.NOT_FOUND),
@@ -142,6 +146,7 @@ CODE_KINDS: Final[dict[str, Kind]] = {
     **dict.fromkeys(_BUSY, Kind.BUSY),
     **dict.fromkeys(_NOT_RUNNING, Kind.NOT_RUNNING),
     **dict.fromkeys(_RUNTIME, Kind.RUNTIME),
+    **dict.fromkeys(_UNAVAILABLE, Kind.UNAVAILABLE),
 }
 """Every code the product raises or reports, with its kind.
 

@@ -29,6 +29,7 @@ from gno_trio.errors import CODE_KINDS, GnoError, Kind, kind_of
         ("MEMORY_SYNC_FAILED", Kind.RUNTIME, 2),
         ("NOT_INITIALIZED", Kind.RUNTIME, 2),
         ("RUNTIME", Kind.RUNTIME, 2),
+        ("STORE_UNAVAILABLE", Kind.UNAVAILABLE, 2),
         ("SOMETHING_NEW", Kind.RUNTIME, 2),
     ],
 )
@@ -42,6 +43,7 @@ def test_the_table_uses_every_kind_and_kinds_have_distinct_labels() -> None:
     assert len({kind.label for kind in Kind}) == len(Kind)
     assert {kind.exit_code for kind in Kind} == {1, 2, 3, 4}  # 3: no such resident process
     assert Kind.FORBIDDEN.http_status == 403 and Kind.NOT_FOUND.http_status == 404
+    assert Kind.UNAVAILABLE.http_status == 503  # retry later, as for a server that is away
     assert [kind for kind in Kind if kind.is_caller_error] == [
         Kind.INVALID,
         Kind.NOT_FOUND,

@@ -90,6 +90,46 @@ def connect(store: TeamStore, *, autocommit: bool = True) -> psycopg.Connection[
     return conn
 
 
+_LOST_STATES: Final = frozenset({"57P01", "57P02", "57P03"})
+"""Server-side ends of a session: terminated by an administrator, crash, starting up/down."""
+
+
+def store_failure(store: TeamStore, exc: Exception) -> GnoError:
+    """What a driver failure in a statement means to the caller.
+
+    The database out of reach (the connection dropped or was ended by the
+    server, no pooled connection could be made in time) is
+    ``STORE_UNAVAILABLE``: the same request may work when tried again, and
+    the pool replaces the lost connection by then. A cancelled statement is
+    ``CANCELLED``; anything else is a ``RUNTIME`` failure naming it.
+    """
+    diagnosis = getattr(exc, "diag", None)
+    primary = getattr(diagnosis, "message_primary", None)  # without the statement's text
+    reason = " ".join(str(primary or exc).split()) or type(exc).__name__
+    sqlstate = getattr(exc, "sqlstate", None)
+    if sqlstate == "57014":
+        return GnoError("CANCELLED", f"The statement on the store was cancelled ({reason})")
+    if _is_unreachable(exc, sqlstate):
+        return GnoError(
+            "STORE_UNAVAILABLE",
+            f"The store {store.shown} is unavailable ({reason}); try again",
+            details={"retryable": True},
+        )
+    return GnoError("RUNTIME", f"The shared store failed: {reason}")
+
+
+def _is_unreachable(exc: Exception, sqlstate: str | None) -> bool:
+    import psycopg
+    import psycopg_pool
+
+    if isinstance(exc, psycopg_pool.PoolTimeout):
+        return True
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    # No SQLSTATE: the client lost the socket (a closed connection, a reset, a timeout).
+    return sqlstate is None or sqlstate.startswith("08") or sqlstate in _LOST_STATES
+
+
 def cancel(conn: psycopg.Connection[Any]) -> None:
     """Stop the statement running on ``conn`` from another thread (never raises)."""
     with contextlib.suppress(Exception):
@@ -144,7 +184,7 @@ class TeamDatabase:
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection for the block; ``RUNTIME`` when the server cannot be reached.
+        """A pooled connection for the block; ``STORE_UNAVAILABLE`` when the server is away.
 
         Lent inside an engine call, the connection's running statement is
         cancelled when the call is (:func:`~gno_trio.engine.store.binding.interruptible`),
@@ -157,10 +197,7 @@ class TeamDatabase:
             with self._pool.connection() as conn, interruptible(partial(cancel, conn)):
                 yield conn
         except (driver.OperationalError, psycopg_pool.PoolTimeout) as exc:
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise GnoError(
-                "RUNTIME", f"The store {self.store.shown} did not answer ({reason}); try again"
-            ) from exc
+            raise store_failure(self.store, exc) from exc
 
     def dedicated(self) -> psycopg.Connection[Any]:
         """A connection outside the pool, for state tied to one session (locks, LISTEN)."""
@@ -257,4 +294,5 @@ __all__ = [
     "known_versions",
     "migrate",
     "open_team",
+    "store_failure",
 ]

@@ -12,8 +12,9 @@ lives here once:
   IMMEDIATE`` makes writers of one SQLite file do) and a rule that reads
   before it writes (the newest creation time, a trace's record count) sees
   what the previous writer committed;
-* rows are read by column name; a failure of the database becomes a
-  ``RUNTIME`` error, which callers already treat as "the store failed";
+* rows are read by column name; a failure of the database becomes the
+  error it means (``STORE_UNAVAILABLE`` when trying again can work, else
+  ``RUNTIME``);
 * pages are newest first by ``(created_at_ms, id)``, keyed as the embedded
   index keys them, so cursors read the same on both stores;
 * a deletion cannot promise that the bytes left the disk: PostgreSQL frees
@@ -30,8 +31,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from gno_trio.engine.store import pages
-from gno_trio.engine.team.database import TeamDatabase, advisory_key
-from gno_trio.errors import GnoError
+from gno_trio.engine.team.database import TeamDatabase, advisory_key, store_failure
 
 if TYPE_CHECKING:
     import psycopg
@@ -68,7 +68,7 @@ class IndexRows:
         """One transaction for the block, writers of this aggregate and index one at a time."""
         if self._held is not None:
             raise RuntimeError("a write transaction is already open on this store")
-        with _failures(), self._database.connection() as conn, conn.transaction():
+        with self._failures(), self._database.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._key,))
             self._held = conn
             try:
@@ -80,7 +80,7 @@ class IndexRows:
         """Every row of a query, by column name."""
         from psycopg.rows import dict_row
 
-        with _failures(), self._connection() as conn:
+        with self._failures(), self._connection() as conn:
             cursor = conn.cursor(row_factory=dict_row)
             return list(cursor.execute(sql, params).fetchall())
 
@@ -91,11 +91,11 @@ class IndexRows:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """A statement that changes rows; how many it changed."""
-        with _failures(), self._connection() as conn:
+        with self._failures(), self._connection() as conn:
             return int(conn.execute(sql, params).rowcount)
 
     def run_many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
-        with _failures(), self._connection() as conn, conn.cursor() as cursor:
+        with self._failures(), self._connection() as conn, conn.cursor() as cursor:
             cursor.executemany(sql, params)
 
     def newest_first(
@@ -127,17 +127,15 @@ class IndexRows:
         )
         return page, following
 
+    @contextlib.contextmanager
+    def _failures(self) -> Iterator[None]:
+        """A database failure inside the block is the error it means (:func:`store_failure`)."""
+        import psycopg
 
-@contextlib.contextmanager
-def _failures() -> Iterator[None]:
-    """A database failure inside the block is a ``RUNTIME`` error naming it."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.Error as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise GnoError("RUNTIME", f"The shared store failed: {reason}") from exc
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise store_failure(self._database.store, exc) from exc
 
 
 __all__ = ["UNCONFIRMED_CLEANUP", "IndexRows"]
