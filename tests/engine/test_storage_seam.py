@@ -39,7 +39,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "ingest.apply",
         "ingest.plan",
         "ingest.rename",
-        "ingest.upkeep",
         "ingest.writes",
         "search.anchors",
         "search.chunkkeeper",

@@ -5,11 +5,11 @@ Also the part of a schema upgrade that needs code (:func:`finish_upgrades`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 
-from gno_trio.engine.store import fulltext
-from gno_trio.engine.store.database import release_free_pages, write_transaction
+from gno_trio.engine.store import fulltext, upgrades
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, release_free_pages, write_transaction
 
 # A sync that changed at least this share of the active documents (an initial
 # index, a bulk import) merges the full-text indexes afterwards.
@@ -21,7 +21,7 @@ def compacts_after(changed: int, active: int) -> bool:
     return changed > 0 and changed * _COMPACT_SHARE >= active
 
 
-def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
+def compact_full_text(conn: Connection, changed: int) -> bool:
     """Merge each full-text index into one segment after a large sync.
 
     FTS5 appends a segment per batch of writes and merges them only lazily;
@@ -32,8 +32,7 @@ def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
     """
     if changed <= 0:
         return False
-    active = int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
-    if not compacts_after(changed, active):
+    if not compacts_after(changed, SQLITE_STORES.counts(conn).active_documents()):
         return False
     with write_transaction(conn):
         for table in ("documents_fts", "chunks_fts"):
@@ -42,48 +41,18 @@ def compact_full_text(conn: sqlite3.Connection, changed: int) -> bool:
     return True
 
 
-def collect_garbage(conn: sqlite3.Connection, candidates: Iterable[str] | None = None) -> None:
+def collect_garbage(conn: Connection, candidates: Iterable[str] | None = None) -> None:
     """Drop mirrors (and their chunks) that no document row refers to any more.
 
     ``candidates`` limits the check to mirrors a sync replaced; None checks
     every mirror (after a collection is removed).
     """
-    if candidates is None:
-        orphans = [
-            row[0]
-            for row in conn.execute(
-                "SELECT mirror_hash FROM content WHERE mirror_hash NOT IN "
-                "(SELECT mirror_hash FROM documents WHERE mirror_hash IS NOT NULL)"
-            )
-        ]
-    else:
-        orphans = [
-            mirror
-            for mirror in sorted(candidates)
-            if conn.execute(
-                "SELECT 1 FROM documents WHERE mirror_hash = ? LIMIT 1", (mirror,)
-            ).fetchone()
-            is None
-        ]
-    for mirror_hash in orphans:
-        drop_chunks(conn, mirror_hash)
-        conn.execute("DELETE FROM content WHERE mirror_hash = ?", (mirror_hash,))
+    mirrors = SQLITE_STORES.mirrors(conn)
+    for mirror_hash in mirrors.unreferenced(candidates):
+        mirrors.drop(mirror_hash)
 
 
-def drop_chunks(conn: sqlite3.Connection, mirror_hash: str) -> None:
-    """A mirror's chunks and their full-text entries (read through the view before they go)."""
-    conn.execute(
-        "INSERT INTO chunks_fts(chunks_fts, rowid, text, mirror_hash) "
-        "SELECT 'delete', id, text, mirror_hash FROM chunk_texts WHERE mirror_hash = ?",
-        (mirror_hash,),
-    )
-    conn.execute("DELETE FROM content_chunks WHERE mirror_hash = ?", (mirror_hash,))
-
-
-_RECHUNK_FLAG = "rechunk_frontmatter"
-
-
-def finish_upgrades(conn: sqlite3.Connection) -> None:
+def finish_upgrades(conn: Connection) -> None:
     """Work a migration left for code: redo the chunks of mirrors that begin with frontmatter.
 
     Migration 010 took the frontmatter out of chunks; mirrors chunked before
@@ -93,7 +62,7 @@ def finish_upgrades(conn: sqlite3.Connection) -> None:
     chunks: the text they were computed from is gone. Only mirrors whose text
     starts with ``---`` can change, so this touches few rows on most indexes.
     """
-    if not _upgrade_pending(conn):
+    if not upgrades.rechunk_pending(conn):
         return
     # Chunking and writing load only when an index still needs this (every open checks).
     from gno_trio.engine.ingest.frontmatter import extract_meta
@@ -101,48 +70,19 @@ def finish_upgrades(conn: sqlite3.Connection) -> None:
     from gno_trio.engine.ingest.writes import insert_chunks
 
     with write_transaction(conn):
-        if not _upgrade_pending(conn):  # another process finished it meanwhile
+        if not upgrades.rechunk_pending(conn):  # another process finished it meanwhile
             return
-        has_vectors = (
-            conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'content_vectors'"
-            ).fetchone()
-            is not None
-        )
-        rows = conn.execute(
-            "SELECT c.mirror_hash, c.markdown, "
-            "(SELECT MIN(d.source_mime = 'text/markdown') FROM documents d "
-            " WHERE d.mirror_hash = c.mirror_hash) AS markdown_only, "
-            "(SELECT language FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash "
-            " ORDER BY seq LIMIT 1) AS language "
-            "FROM content c WHERE substr(c.markdown, 1, 3) = '---' "
-            "OR substr(c.markdown, 1, 4) = ?",
-            ("\ufeff---",),
-        ).fetchall()
-        for mirror_hash, markdown, markdown_only, language in rows:
+        mirrors = SQLITE_STORES.mirrors(conn)
+        for mirror_hash, markdown, markdown_only, language in upgrades.frontmatter_mirrors(conn):
             if not markdown_only:
                 continue  # chunked from the top before and after
-            meta = extract_meta(str(markdown), "upgrade.md")
+            meta = extract_meta(markdown, "upgrade.md")
             if meta.body_start_line <= 1:
                 continue
             if meta.author:  # a captured note's source author counts as its author now
-                for (doc_id,) in conn.execute(
-                    "SELECT id FROM documents WHERE mirror_hash = ? AND author IS NULL",
-                    (mirror_hash,),
-                ).fetchall():
-                    conn.execute(
-                        "UPDATE documents SET author = ? WHERE id = ?", (meta.author, doc_id)
-                    )
-                    fulltext.refresh_metadata(conn, int(doc_id))
-            drop_chunks(conn, mirror_hash)
-            if has_vectors:
-                conn.execute("DELETE FROM content_vectors WHERE mirror_hash = ?", (mirror_hash,))
-            insert_chunks(conn, mirror_hash, body_chunks(str(markdown), meta, code=False), language)
-        conn.execute("DELETE FROM schema_meta WHERE key = ?", (_RECHUNK_FLAG,))
-
-
-def _upgrade_pending(conn: sqlite3.Connection) -> bool:
-    return (
-        conn.execute("SELECT 1 FROM schema_meta WHERE key = ?", (_RECHUNK_FLAG,)).fetchone()
-        is not None
-    )
+                for doc_id in upgrades.give_author(conn, mirror_hash, meta.author):
+                    fulltext.refresh_metadata(conn, doc_id)
+            mirrors.drop_chunks(mirror_hash)
+            upgrades.drop_mirror_vectors(conn, mirror_hash)
+            insert_chunks(conn, mirror_hash, body_chunks(markdown, meta, code=False), language)
+        upgrades.rechunk_done(conn)

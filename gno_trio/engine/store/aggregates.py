@@ -9,7 +9,8 @@ Each aggregate the rules above read and write through a protocol of its own
 :class:`~.tags.TagStore`, :class:`~.collections.CollectionStore`,
 :class:`~.ingest_records.IngestRecordStore`,
 :class:`~.search_documents.SearchDocumentStore`,
-:class:`~.document_matches.DocumentMatchStore`) is opened
+:class:`~.document_matches.DocumentMatchStore`,
+:class:`~.mirrors.MirrorStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -31,6 +32,7 @@ from gno_trio.engine.store.ingest_records import IngestRecordStore, SqliteIngest
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.links import LinkStore, SqliteLinks
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
+from gno_trio.engine.store.mirrors import MirrorStore, SqliteMirrors
 from gno_trio.engine.store.search_documents import SearchDocumentStore, SqliteSearchDocuments
 from gno_trio.engine.store.sentence_vectors import SentenceVectorStore, SqliteSentenceVectors
 from gno_trio.engine.store.tags import SqliteTags, TagStore
@@ -70,6 +72,8 @@ class Stores(Protocol):
     def search_documents(self, conn: sqlite3.Connection) -> SearchDocumentStore: ...
 
     def document_matches(self, conn: sqlite3.Connection) -> DocumentMatchStore: ...
+
+    def mirrors(self, conn: sqlite3.Connection) -> MirrorStore: ...
 
 
 class SqliteStores:
@@ -119,6 +123,9 @@ class SqliteStores:
 
     def document_matches(self, conn: sqlite3.Connection) -> DocumentMatchStore:
         return SqliteDocumentMatches(conn)
+
+    def mirrors(self, conn: sqlite3.Connection) -> MirrorStore:
+        return SqliteMirrors(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

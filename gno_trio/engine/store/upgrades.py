@@ -4,6 +4,10 @@ Numbered SQL migrations do most of the work; a few upgrades also need
 checks or data work a script cannot express. Each step here runs just before
 its migration's script, in the same transaction, so a failure rolls the
 whole migration back.
+
+Work that needs the engine's code (chunking a text again) is left flagged
+by its migration and done at open (``ingest.upkeep.finish_upgrades``); the
+statements it runs are at the end of this module.
 """
 
 from __future__ import annotations
@@ -58,3 +62,56 @@ def prepare_vector_places(conn: sqlite3.Connection) -> None:
 
 
 MIGRATION_STEPS: dict[int, PrepareStep] = {11: prepare_chunk_ranges, 18: prepare_vector_places}
+
+
+_RECHUNK_FLAG = "rechunk_frontmatter"
+
+
+def rechunk_pending(conn: sqlite3.Connection) -> bool:
+    """Whether migration 10's re-chunking of frontmatter mirrors is still to be done."""
+    found = conn.execute("SELECT 1 FROM schema_meta WHERE key = ?", (_RECHUNK_FLAG,))
+    return found.fetchone() is not None
+
+
+def rechunk_done(conn: sqlite3.Connection) -> None:
+    """Clear the flag, in the transaction that re-chunked."""
+    conn.execute("DELETE FROM schema_meta WHERE key = ?", (_RECHUNK_FLAG,))
+
+
+def frontmatter_mirrors(conn: sqlite3.Connection) -> list[tuple[str, str, bool, str | None]]:
+    """``(mirror_hash, markdown, markdown_only, language)`` of each mirror that begins with
+    ``---`` (a byte-order mark allowed): whether all its documents are Markdown files, and
+    the language of its first chunk."""
+    rows = conn.execute(
+        "SELECT c.mirror_hash, c.markdown, "
+        "(SELECT MIN(d.source_mime = 'text/markdown') FROM documents d "
+        " WHERE d.mirror_hash = c.mirror_hash) AS markdown_only, "
+        "(SELECT language FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash "
+        " ORDER BY seq LIMIT 1) AS language "
+        "FROM content c WHERE substr(c.markdown, 1, 3) = '---' "
+        "OR substr(c.markdown, 1, 4) = ?",
+        ("\ufeff---",),
+    ).fetchall()
+    return [(str(r[0]), str(r[1]), bool(r[2]), r[3]) for r in rows]
+
+
+def give_author(conn: sqlite3.Connection, mirror_hash: str, author: str) -> list[int]:
+    """Make ``author`` the author of the mirror's documents that have none; their ids."""
+    ids = [
+        int(row[0])
+        for row in conn.execute(
+            "SELECT id FROM documents WHERE mirror_hash = ? AND author IS NULL", (mirror_hash,)
+        ).fetchall()
+    ]
+    for doc_id in ids:
+        conn.execute("UPDATE documents SET author = ? WHERE id = ?", (author, doc_id))
+    return ids
+
+
+def drop_mirror_vectors(conn: sqlite3.Connection, mirror_hash: str) -> None:
+    """Forget the vectors of a mirror's chunks (an index without vectors has none)."""
+    has_vectors = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'content_vectors'"
+    ).fetchone()
+    if has_vectors is not None:
+        conn.execute("DELETE FROM content_vectors WHERE mirror_hash = ?", (mirror_hash,))
