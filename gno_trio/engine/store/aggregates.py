@@ -10,7 +10,8 @@ Each aggregate the rules above read and write through a protocol of its own
 :class:`~.ingest_records.IngestRecordStore`,
 :class:`~.search_documents.SearchDocumentStore`,
 :class:`~.document_matches.DocumentMatchStore`,
-:class:`~.mirrors.MirrorStore`) is opened
+:class:`~.mirrors.MirrorStore`,
+:class:`~.document_index.DocumentIndexStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -25,6 +26,7 @@ from typing import Final, Protocol
 from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
 from gno_trio.engine.store.collections import CollectionStore, SqliteCollections
 from gno_trio.engine.store.counts import IndexCounts, SqliteCounts
+from gno_trio.engine.store.document_index import DocumentIndexStore, SqliteDocumentIndex
 from gno_trio.engine.store.document_matches import DocumentMatchStore, SqliteDocumentMatches
 from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
@@ -74,6 +76,8 @@ class Stores(Protocol):
     def document_matches(self, conn: sqlite3.Connection) -> DocumentMatchStore: ...
 
     def mirrors(self, conn: sqlite3.Connection) -> MirrorStore: ...
+
+    def document_index(self, conn: sqlite3.Connection) -> DocumentIndexStore: ...
 
 
 class SqliteStores:
@@ -126,6 +130,9 @@ class SqliteStores:
 
     def mirrors(self, conn: sqlite3.Connection) -> MirrorStore:
         return SqliteMirrors(conn)
+
+    def document_index(self, conn: sqlite3.Connection) -> DocumentIndexStore:
+        return SqliteDocumentIndex(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()

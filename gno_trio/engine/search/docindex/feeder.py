@@ -15,9 +15,8 @@ import logging
 import os
 import secrets
 import shutil
-import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Final
 
 import tantivy
 
@@ -36,6 +35,9 @@ from gno_trio.engine.search.docindex.store import (
     state,
 )
 from gno_trio.engine.store import fulltext
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, write_transaction
+from gno_trio.engine.store.document_index import FeedRow
 from gno_trio.errors import GnoError
 
 logger = logging.getLogger("gno_trio.engine")
@@ -62,27 +64,6 @@ see what was fed since the last one (the sync's lease release commits).
 """
 
 
-_DOCUMENT_SQL: Final = """
-SELECT d.id, d.active, d.collection, d.rel_path, d.uri, COALESCE(d.title, ''),
-       CASE WHEN d.body_pos IS NOT NULL THEN substr(c.markdown, d.body_pos + 1) END,
-       CASE WHEN d.body_pos IS NULL THEN c.markdown END,
-       (SELECT group_concat(lower(t.tag), char(31)) FROM doc_tags t WHERE t.doc_id = d.id),
-       trim(COALESCE((SELECT group_concat(lower(j.value), char(31))
-                      FROM json_each(d.categories_json) j), '')
-            || char(31) || lower(COALESCE(d.content_type, '')), char(31)),
-       lower(COALESCE(d.author, '')),
-       COALESCE(lower(d.language_hint), '-'),
-       julianday(COALESCE(d.frontmatter_date, d.source_mtime)),
-       COALESCE(d.author, ''),
-       COALESCE((SELECT group_concat(t.tag, ' ') FROM doc_tags t WHERE t.doc_id = d.id), ''),
-       trim(COALESCE((SELECT group_concat(j.value, ' ') FROM json_each(d.categories_json) j), '')
-            || ' ' || COALESCE(d.content_type, '')),
-       d.source_mime
-FROM documents d LEFT JOIN content c ON c.mirror_hash = d.mirror_hash
-WHERE d.id IN (SELECT value FROM json_each(?))
-"""
-
-
 def _body(markdown: str | None, rel_path: str, mime: str | None) -> str:
     """The text after the frontmatter (only Markdown has one), from the whole mirror."""
     if markdown is None:
@@ -94,8 +75,9 @@ def _split(joined: str | None) -> list[str]:
     return [part for part in (joined or "").split("\x1f") if part]
 
 
-def _document(row: Sequence[Any], text: Callable[[str], str]) -> tantivy.Document:
-    """The tantivy document of a :data:`_DOCUMENT_SQL` row (``text``: see ``analyzed_text``)."""
+def _document(row: FeedRow, text: Callable[[str], str]) -> tantivy.Document:
+    """The tantivy document of a :data:`~gno_trio.engine.store.document_index.FeedRow`
+    (``text``: see ``analyzed_text``)."""
     doc_id, _, collection, rel_path, uri, title, body, markdown = row[:8]
     tags, categories, author_key, language_key, date = row[8:13]
     # The searchable metadata, as engine/store/fulltext.py writes it for FTS5.
@@ -123,21 +105,18 @@ def _document(row: Sequence[Any], text: Callable[[str], str]) -> tantivy.Documen
 
 
 def _feed(
-    writer: tantivy.IndexWriter, conn: sqlite3.Connection, doc_ids: Sequence[int], tokenizer: str
+    writer: tantivy.IndexWriter, conn: Connection, doc_ids: Sequence[int], tokenizer: str
 ) -> None:
     """Replace these documents in the index with what SQLite holds (active ones only)."""
     text = analysis.analyzed_text(tokenizer)
+    index = SQLITE_STORES.document_index(conn)
     for start in range(0, len(doc_ids), _FETCH):
         part = list(doc_ids[start : start + _FETCH])
         for doc_id in part:
             writer.delete_documents_by_term(analysis.ID_FIELD, doc_id)
-        for row in conn.execute(_DOCUMENT_SQL, (_json_ids(part),)):
+        for row in index.feed_rows(part):
             if row[1]:
                 writer.add_document(_document(row, text))
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
 
 
 def _stamp_document(position: int, generation: str) -> tantivy.Document:
@@ -160,7 +139,7 @@ class Feeder:
     the gno-trio write lease.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
         self._base = base_dir(database_path(conn))
         self._opened: Opened | None = None
@@ -226,12 +205,7 @@ class Feeder:
         """Feed the queue past what the writer holds; commit and stamp when asked or due."""
         assert now.generation is not None
         start = opened.position if self._fed is None else self._fed
-        pending = [
-            int(row[0])
-            for row in self._conn.execute(
-                "SELECT doc_id FROM doc_index_pending WHERE seq > ? ORDER BY seq", (start,)
-            )
-        ]
+        pending = SQLITE_STORES.document_index(self._conn).queued_after(start)
         if self._writer is None:
             self._writer = opened.index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
         writer = self._writer
@@ -264,10 +238,7 @@ class Feeder:
             index.register_tokenizer(analysis.ANALYZER_NAME, analysis.analyzer(tokenizer))
             writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
             position = state(self._conn).position
-            active = [
-                int(row[0])
-                for row in self._conn.execute("SELECT id FROM documents WHERE active = 1")
-            ]
+            active = SQLITE_STORES.document_index(self._conn).active_ids()
             _feed(writer, self._conn, active, tokenizer)
             _write_stamp(writer, position, generation)
             writer.commit()
@@ -293,13 +264,8 @@ class Feeder:
         opened = self._opened
         if opened is None:
             return
-        try:
-            with _immediate(self._conn):
-                self._conn.execute(
-                    "DELETE FROM doc_index_pending WHERE seq <= ?", (opened.position,)
-                )
-        except sqlite3.OperationalError:
-            pass  # a busy database: the rows go with the next prune
+        # A busy database leaves the rows to the next prune.
+        SQLITE_STORES.document_index(self._conn).prune(opened.position)
 
     def finish(self) -> None:
         """Merge the segments committed so far (after a large sync) and let go of the writer."""
@@ -334,15 +300,11 @@ class Feeder:
         if now.mode == TANTIVY:
             return
         generation = secrets.token_hex(8)
-        with _immediate(self._conn):
+        index = SQLITE_STORES.document_index(self._conn)
+        with write_transaction(self._conn):
             # Queue from here on; the rebuild below reads every document anyway.
-            _set_meta(self._conn, "document_index", TANTIVY)
-            _set_meta(self._conn, "document_index_generation", generation)
-            self._conn.execute("DELETE FROM doc_index_pending")
-            self._conn.execute(
-                "DELETE FROM documents_fts WHERE rowid IN (SELECT d.id FROM documents d "
-                "JOIN collections c ON c.name = d.collection WHERE c.memory_managed = 0)"
-            )
+            index.switch(TANTIVY, generation)
+            index.keep_memory_rows_only()
         self._rebuild(generation, now.tokenizer)
 
     def to_fts5(self) -> None:
@@ -350,17 +312,10 @@ class Feeder:
         now = state(self._conn)
         if now.mode == FTS5:
             return
-        with _immediate(self._conn):
-            _set_meta(self._conn, "document_index", FTS5)
-            self._conn.execute("DELETE FROM schema_meta WHERE key = 'document_index_generation'")
-            self._conn.execute("DELETE FROM doc_index_pending")
-            ids = [
-                int(row[0])
-                for row in self._conn.execute(
-                    "SELECT id FROM documents WHERE active = 1 AND id NOT IN "
-                    "(SELECT rowid FROM documents_fts)"
-                )
-            ]
+        index = SQLITE_STORES.document_index(self._conn)
+        with write_transaction(self._conn):
+            index.switch(FTS5, None)
+            ids = index.unindexed_active()
             for start in range(0, len(ids), _FETCH):
                 _fts5_rows(self._conn, ids[start : start + _FETCH])
         self.close()
@@ -368,30 +323,9 @@ class Feeder:
         shutil.rmtree(self._base, ignore_errors=True)
 
 
-def _fts5_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
-    rows = conn.execute(_DOCUMENT_SQL, (_json_ids(ids),)).fetchall()
-    for row in rows:
+def _fts5_rows(conn: Connection, ids: Sequence[int]) -> None:
+    for row in SQLITE_STORES.document_index(conn).feed_rows(ids):
         doc_id, _, _, rel_path, _, title, body, markdown = row[:8]
         if body is None:
             body = _body(markdown, rel_path, row[16])
         fulltext.index_document(conn, int(doc_id), filepath=rel_path, title=title, body=body)
-
-
-def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute(
-        "INSERT INTO schema_meta(key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (key, value),
-    )
-
-
-@contextlib.contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")

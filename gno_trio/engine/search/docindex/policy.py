@@ -17,11 +17,12 @@ p99 climbs past them while tantivy's stays flat.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Iterator
 from typing import Final
 
 from gno_trio.engine.search.docindex.store import FTS5, READERS, TANTIVY, state
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 
 AUTO_TANTIVY_DOCUMENTS: Final = 10_000
 
@@ -37,8 +38,8 @@ def wanted(setting: str, active: int, current: str) -> str:
     return current
 
 
-def active_documents(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+def active_documents(conn: Connection) -> int:
+    return SQLITE_STORES.counts(conn).active_documents()
 
 
 class DocumentIndexing:
@@ -48,7 +49,7 @@ class DocumentIndexing:
     :class:`gno_trio.engine.kernel.IndexHooks` for when each is called.
     """
 
-    def __init__(self, conn: sqlite3.Connection, setting: str) -> None:
+    def __init__(self, conn: Connection, setting: str) -> None:
         from gno_trio.engine.search.docindex.feeder import Feeder  # the writer side: to write
 
         self._conn = conn
@@ -88,7 +89,7 @@ class DocumentIndexing:
 
 
 @contextlib.contextmanager
-def document_indexing(conn: sqlite3.Connection, setting: str) -> Iterator[DocumentIndexing]:
+def document_indexing(conn: Connection, setting: str) -> Iterator[DocumentIndexing]:
     """The document index's part in one sync, for the block's duration.
 
     When the block ends without an error the backend is settled for the
@@ -103,7 +104,7 @@ def document_indexing(conn: sqlite3.Connection, setting: str) -> Iterator[Docume
         indexing.close()
 
 
-def document_index_lags(conn: sqlite3.Connection) -> bool:
+def document_index_lags(conn: Connection) -> bool:
     """Whether tantivy ranks and its index is missing, unreadable or behind SQLite."""
     now = state(conn)
     if now.mode != TANTIVY:
@@ -112,7 +113,7 @@ def document_index_lags(conn: sqlite3.Connection) -> bool:
     return opened is None or opened.position < now.position
 
 
-def heal_document_index(conn: sqlite3.Connection, *, prune: bool) -> bool:
+def heal_document_index(conn: Connection, *, prune: bool) -> bool:
     """Replay what the tantivy index missed, or rebuild it; True if it changed.
 
     Called by writers after their writes and by an open that can take the
@@ -131,5 +132,5 @@ def heal_document_index(conn: sqlite3.Connection, *, prune: bool) -> bool:
         feeder.close()
 
 
-def _queued(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM doc_index_pending LIMIT 1").fetchone() is not None
+def _queued(conn: Connection) -> bool:
+    return SQLITE_STORES.document_index(conn).any_queued()

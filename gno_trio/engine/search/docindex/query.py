@@ -24,7 +24,6 @@ add nothing to the score.
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Sequence
 from functools import cache
 from typing import Final
@@ -204,9 +203,9 @@ class QueryBuilder:
             ]
         )
 
-    def dated(self, conn: sqlite3.Connection, since: str | None, until: str | None) -> Query:
-        """Documents dated within the bounds, compared as SQLite's ``julianday()`` compares."""
-        low, high = conn.execute("SELECT julianday(?), julianday(?)", (since, until)).fetchone()
+    def dated(self, low: float | None, high: float | None) -> Query:
+        """Documents dated within the bounds, as julian days (the filters' SQL form compares
+        dates so: :meth:`~gno_trio.engine.store.document_index.DocumentIndexStore.julian_days`)."""
         return Query.range_query(
             self._schema,
             analysis.DATE_KEY,

@@ -14,6 +14,7 @@ from typing import Any, Final
 from gno_trio.engine.search.docindex import analysis, store
 from gno_trio.engine.search.docindex.query import Occur, Query, QueryBuilder, unscored
 from gno_trio.engine.search.querygrammar import LexicalQuery
+from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import Connection
 from gno_trio.engine.store.document_filters import Filters
 from gno_trio.errors import GnoError
@@ -90,7 +91,8 @@ class TantivyRanker:
         if filters.uri_prefix:
             musts.append(build.uri_prefix(filters.uri_prefix))
         if filters.since or filters.until:
-            musts.append(build.dated(conn, filters.since, filters.until))
+            days = SQLITE_STORES.document_index(conn).julian_days(filters.since, filters.until)
+            musts.append(build.dated(*days))
         musts += build.tags_all(filters.tags_all)
         if filters.tags_any:
             musts.append(build.tags_any(filters.tags_any))

@@ -25,7 +25,6 @@ uncommitted work to be discarded and the queue to be replayed.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -35,18 +34,14 @@ from typing import Final
 import tantivy
 
 from gno_trio.engine.search.docindex import analysis
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.errors import GnoError
 
 FTS5: Final = "fts5"
 TANTIVY: Final = "tantivy"
 _RETRY_S: Final = 0.05
 """A reader whose index lags SQLite reloads it at most this often."""
-_STATE_SQL: Final = (
-    "SELECT (SELECT value FROM schema_meta WHERE key = 'document_index'), "
-    "(SELECT value FROM schema_meta WHERE key = 'document_index_generation'), "
-    "COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'doc_index_pending'), 0), "
-    "(SELECT value FROM schema_meta WHERE key = 'fts_tokenizer')"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +54,13 @@ class State:
     tokenizer: str
 
 
-def state(conn: sqlite3.Connection) -> State:
-    mode, generation, position, tokenizer = conn.execute(_STATE_SQL).fetchone()
-    return State(mode or FTS5, generation, int(position), tokenizer or "unicode61")
+def state(conn: Connection) -> State:
+    mode, generation, position, tokenizer = SQLITE_STORES.document_index(conn).state()
+    return State(mode or FTS5, generation, position, tokenizer or "unicode61")
 
 
-def database_path(conn: sqlite3.Connection) -> Path:
-    for _, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main":
-            return Path(file)
-    raise GnoError("RUNTIME", "the index database has no file")
+def database_path(conn: Connection) -> Path:
+    return Path(SQLITE_STORES.documents(conn).database_file())
 
 
 def base_dir(db_path: Path) -> Path:
@@ -128,7 +120,7 @@ class _Readers:
         self._lock = threading.Lock()
         self._opened: dict[Path, Opened] = {}
 
-    def current(self, conn: sqlite3.Connection, now: State) -> Opened | None:
+    def current(self, conn: Connection, now: State) -> Opened | None:
         """The index as SQLite says it should be, reloaded if it lags; None if unusable."""
         if now.generation is None:
             return None
