@@ -18,13 +18,13 @@ per changed file, never file contents.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 
 from gno_trio.engine.ingest.walker import FoundFile, Listed, root_prefix
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.uris import disk_path
 
 
@@ -54,7 +54,7 @@ class StoredDoc:
 
 
 def _current_stamps() -> list[str]:
-    """Today's ``"converter id\x01version"`` stamps, as :data:`_FINGERPRINT_SQL` spells them."""
+    """Today's ``"converter id\x01version"`` stamps, as the stored fingerprints spell them."""
     from gno_trio.engine.ingest.documents.registry import converter_versions
 
     return [f"{cid}\x01{version}" for cid, version in converter_versions().items()]
@@ -69,80 +69,56 @@ def stale_conversion(converter_id: str | None, converter_version: str | None) ->
     return converter_versions().get(converter_id) != converter_version
 
 
-_STORED_SQL = (
-    "SELECT id, rel_path, source_size, source_mtime_ns, active, "
-    "last_error_code IS NOT NULL, source_hash, mirror_hash IS NOT NULL, "
-    "converter_id, converter_version FROM documents "
-    "WHERE collection = ?"
-)
-
-
 def stored_documents(
-    conn: sqlite3.Connection, collection: str, only: Sequence[str] | None = None
+    conn: Connection, collection: str, only: Sequence[str] | None = None
 ) -> dict[str, StoredDoc]:
     """The stored rows of a collection (or of just the ``only`` paths), by relative path."""
-    if only is None:
-        cursor = conn.execute(_STORED_SQL, (collection,))
-    else:
-        cursor = conn.execute(
-            _STORED_SQL + " AND rel_path IN (SELECT value FROM json_each(?))",
-            (collection, json.dumps(sorted(only))),
-        )
     return {
-        row[1]: StoredDoc(
-            int(row[0]),
-            row[1],
-            int(row[2]),
-            int(row[3]),
-            bool(row[4]),
-            bool(row[5]),
-            row[6],
-            bool(row[7]),
-            stale_conversion(row[8], row[9]),
+        rel: StoredDoc(
+            doc_id,
+            rel,
+            size,
+            mtime_ns,
+            active,
+            errored,
+            source_hash,
+            has_mirror,
+            stale_conversion(converter_id, converter_version),
         )
-        for row in cursor
+        for (
+            doc_id,
+            rel,
+            size,
+            mtime_ns,
+            active,
+            errored,
+            source_hash,
+            has_mirror,
+            converter_id,
+            converter_version,
+        ) in SQLITE_STORES.document_rows(conn).sync_rows(collection, only)
     }
 
 
-_FINGERPRINT_SQL = (
-    "SELECT group_concat(fingerprint, char(0)), max(id) FROM ("
-    "SELECT id, source_size || ' ' || source_mtime_ns || ' ' || rel_path AS fingerprint "
-    "FROM documents WHERE collection = ? AND active = 1 AND last_error_code IS NULL AND id > ? "
-    "AND (converter_id IS NULL OR converter_id || char(1) || coalesce(converter_version, '') "
-    "IN (SELECT value FROM json_each(?))) "
-    "ORDER BY id LIMIT ?)"
-)
-"""A piece of the indexed fingerprints, joined by NUL (which no path holds) in SQLite.
-
-A fingerprint is ``"size mtime_ns rel_path"``, the same text :class:`Walked`
-makes of a file it finds: a file whose fingerprint is an indexed
-document's is unchanged. A document converted by another converter version
-than today's has none, so its file is read and converted again. The indexed
-ones arrive as one string per 65,536 documents, split in C, instead of a
-tuple of three objects per document.
-"""
-
 _FINGERPRINT_PIECE = 65_536
+"""Fingerprints read per statement (each piece arrives as one string)."""
 
 
-def indexed_fingerprints(conn: sqlite3.Connection, collection: str) -> set[str]:
+def indexed_fingerprints(conn: Connection, collection: str) -> set[str]:
     """The fingerprint of every document a sync need not read if its file is unchanged.
 
-    SQLite builds each piece without holding the GIL, so this reads while the walk runs.
+    A fingerprint is ``"size mtime_ns rel_path"``, the same text :class:`Walked`
+    makes of a file it finds: a file whose fingerprint is an indexed
+    document's is unchanged. A document converted by another converter
+    version than today's has none, so its file is read and converted again.
+    The store builds each piece without holding the GIL, so this reads while
+    the walk runs.
     """
-    cursor = conn.cursor()
-    cursor.row_factory = None  # plain tuples, whatever the connection's row factory
     known: set[str] = set()
-    stamps = json.dumps(_current_stamps())
-    after = -(2**63)
-    while True:
-        joined, last = cursor.execute(
-            _FINGERPRINT_SQL, (collection, after, stamps, _FINGERPRINT_PIECE)
-        ).fetchone()
-        if joined is None:
-            return known
-        known.update(joined.split("\x00"))
-        after = last
+    rows = SQLITE_STORES.document_rows(conn)
+    for piece in rows.fresh_fingerprints(collection, _current_stamps(), _FINGERPRINT_PIECE):
+        known.update(piece)
+    return known
 
 
 class Walked:
@@ -161,7 +137,7 @@ class Walked:
             paths.extend(rels)
             self._folders.append(
                 (
-                    [  # as _FINGERPRINT_SQL spells them
+                    [  # as indexed_fingerprints spells them
                         f"{st.st_size} {st.st_mtime_ns} {rel}"
                         for rel, st in zip(rels, stats, strict=True)
                     ],
@@ -193,7 +169,7 @@ class Walked:
 
 
 def stored_for_walk(
-    conn: sqlite3.Connection,
+    conn: Connection,
     collection: str,
     changed: Sequence[FoundFile],
     seen: Set[str],
@@ -207,15 +183,10 @@ def stored_for_walk(
     """
     rows = stored_documents(conn, collection, [f.rel_path for f in changed]) if changed else {}
     active_seen = len(seen) - len(changed) + sum(1 for row in rows.values() if row.active)
-    (active,) = conn.execute(
-        "SELECT COUNT(*) FROM documents WHERE collection = ? AND active = 1", (collection,)
-    ).fetchone()
-    if int(active) > active_seen:
+    if SQLITE_STORES.counts(conn).active_documents(collection) > active_seen:
         unseen = [
             rel
-            for (rel,) in conn.execute(
-                "SELECT rel_path FROM documents WHERE collection = ? AND active = 1", (collection,)
-            )
+            for rel in SQLITE_STORES.document_rows(conn).active_paths_of(collection)
             if rel not in seen
         ]
         rows.update(stored_documents(conn, collection, unseen))

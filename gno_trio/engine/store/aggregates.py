@@ -11,7 +11,8 @@ Each aggregate the rules above read and write through a protocol of its own
 :class:`~.search_documents.SearchDocumentStore`,
 :class:`~.document_matches.DocumentMatchStore`,
 :class:`~.mirrors.MirrorStore`,
-:class:`~.document_index.DocumentIndexStore`) is opened
+:class:`~.document_index.DocumentIndexStore`,
+:class:`~.document_rows.DocumentRowStore`) is opened
 here on a connection of the call.
 :class:`Stores` is what the kernel holds; :data:`SQLITE_STORES` answers it
 for the embedded SQLite index. A backend on another database is another
@@ -28,6 +29,7 @@ from gno_trio.engine.store.collections import CollectionStore, SqliteCollections
 from gno_trio.engine.store.counts import IndexCounts, SqliteCounts
 from gno_trio.engine.store.document_index import DocumentIndexStore, SqliteDocumentIndex
 from gno_trio.engine.store.document_matches import DocumentMatchStore, SqliteDocumentMatches
+from gno_trio.engine.store.document_rows import DocumentRowStore, SqliteDocumentRows
 from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.ingest_records import IngestRecordStore, SqliteIngestRecords
@@ -78,6 +80,8 @@ class Stores(Protocol):
     def mirrors(self, conn: sqlite3.Connection) -> MirrorStore: ...
 
     def document_index(self, conn: sqlite3.Connection) -> DocumentIndexStore: ...
+
+    def document_rows(self, conn: sqlite3.Connection) -> DocumentRowStore: ...
 
 
 class SqliteStores:
@@ -133,6 +137,9 @@ class SqliteStores:
 
     def document_index(self, conn: sqlite3.Connection) -> DocumentIndexStore:
         return SqliteDocumentIndex(conn)
+
+    def document_rows(self, conn: sqlite3.Connection) -> DocumentRowStore:
+        return SqliteDocumentRows(conn)
 
 
 SQLITE_STORES: Final = SqliteStores()
