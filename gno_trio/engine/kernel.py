@@ -254,12 +254,21 @@ class EngineKernel:
         """Coordinate with the other gateways of ``team``: its lease from now on, and its
         stores for the aggregates it shares; closed with us.
 
-        Call it right after opening, before any writer runs.
+        The index file becomes a cache of the team's rows: caught up now (or,
+        for the first host of an empty team index, shipped whole), its writes
+        shipped by the lease (:mod:`gno_trio.engine.team.replica`). Call it
+        right after opening, before any writer runs.
         """
         self.team = team
-        self.write_lease = team.lease
         self.stores = team.stores()
         team.share_config(self.location.config_path)
+        self.write_lease = team.replicate(
+            self.pool,
+            FileLease(self.location.dirs.write_lock),
+            lambda: self.catch_up_documents(prune=True),
+        )
+        assert team.replica is not None
+        team.replica.join(self.lease)
 
     def close(self) -> None:
         self.pool.close()

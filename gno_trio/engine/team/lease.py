@@ -89,6 +89,28 @@ class AdvisoryLease:
         should_stop: Callable[[], bool] | None = None,
     ) -> Iterator[HeldLease]:
         """Hold the lock for the block, waiting as the embedded lease waits."""
+        with self.holding(
+            wait_seconds=wait_seconds,
+            busy_code=busy_code,
+            busy_message=busy_message,
+            should_stop=should_stop,
+        ) as (held, _):
+            yield held
+
+    @contextlib.contextmanager
+    def holding(
+        self,
+        *,
+        wait_seconds: float | None = None,
+        busy_code: str = "LOCKED",
+        busy_message: str = LOCKED_MESSAGE,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[tuple[HeldLease, psycopg.Connection[Any]]]:
+        """:meth:`hold`, also lending the connection that holds the lock.
+
+        A write made on that connection commits only while the lock is held
+        (if the session ends, the lock goes with it): fencing by construction.
+        """
         wait = wait_from_env(DEFAULT_WAIT_SECONDS) if wait_seconds is None else wait_seconds
         with self._database.session() as lent:
             conn = lent.conn
@@ -104,7 +126,7 @@ class AdvisoryLease:
                 lent.reusable = False
             held = HeldLease(self._where)
             try:
-                yield held
+                yield held, conn
             finally:
                 held.active = False
                 with contextlib.suppress(Exception):  # else closing the connection unlocks

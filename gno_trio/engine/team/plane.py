@@ -3,25 +3,29 @@
 :class:`Team` bundles what the surfaces of a team-mode process use: the
 write lease the kernel takes, the session rows of the HTTP gateway, the job
 records of the runtime, the deployment's caller-label key, the config row
-a listener on the NOTIFY channels, and the stores of the aggregates already
-shared (:meth:`Team.stores`: the egress audit and the retrieval traces).
-Documents, chunks, vectors and memory are not here yet: they stay in the
-data directory's SQLite file.
+a listener on the NOTIFY channels, the stores of the aggregates shared as
+rows (:meth:`Team.stores`: the egress audit and the retrieval traces), and
+the replica that makes the data directory's index file a cache of the
+team's documents, content, vectors, memory and journal (:meth:`Team.replicate`,
+:mod:`.replica`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
 from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.config_file import NEW_CONFIG_MODE
+from gno_trio.engine.store.database import ConnectionPool
+from gno_trio.engine.store.lease import FileLease
 from gno_trio.engine.team.database import TeamDatabase, open_team
 from gno_trio.engine.team.jobs import TeamJobs
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.notify import Listener
+from gno_trio.engine.team.replica import CHANGES_CHANNEL, Replica, TeamWriteLease
 from gno_trio.engine.team.sessions import CANCEL_CHANNEL, SESSIONS_CHANNEL, TeamSessions
 from gno_trio.engine.team.shared import CONFIG_CHANNEL, TeamConfig, deployment_caller_key
 from gno_trio.engine.team.stores import TeamStores
@@ -30,11 +34,12 @@ from gno_trio.errors import GnoError
 
 SHARED_STATE: Final = (
     "the configuration (index.yml), the write lease, 2025-era sessions, caller labels, "
-    "background job records, the egress audit and retrieval traces"
+    "background job records, the egress audit, retrieval traces, and the index itself "
+    "(documents, chunks, vectors, memory and the change journal)"
 )
 """What team mode shares today, in the words start-up and the README use."""
-LOCAL_STATE: Final = "documents, search indexes, vectors and memory"
-"""What still lives in each gateway's data directory."""
+LOCAL_STATE: Final = "search indexes and a cache of the index caught up from the store"
+"""What lives in each gateway's data directory."""
 
 
 class Team:
@@ -43,6 +48,7 @@ class Team:
     sessions_channel: Final = SESSIONS_CHANNEL
     config_channel: Final = CONFIG_CHANNEL
     cancel_channel: Final = CANCEL_CHANNEL
+    changes_channel: Final = CHANGES_CHANNEL
 
     def __init__(self, database: TeamDatabase, index_name: str) -> None:
         self.database = database
@@ -52,6 +58,8 @@ class Team:
         self._config_path: Path | None = None
         self._revision = 0
         self._adopting = threading.Lock()
+        self.replica: Replica | None = None
+        """This host's index file as a cache of the team's rows, once a kernel joined."""
 
     # -- the shared configuration: the config row, mirrored into index.yml ------------
 
@@ -136,6 +144,19 @@ class Team:
     def stores(self) -> TeamStores:
         """The stores of the index's aggregates: the shared ones here, the rest local."""
         return TeamStores(self.database, self.index_name)
+
+    def replicate(
+        self, pool: ConnectionPool, local_lease: FileLease, after_apply: Callable[[], None]
+    ) -> TeamWriteLease:
+        """Make the index file of ``pool`` a cache of the team's rows; the write lease that
+        ships its writes (``local_lease`` is the host's own lock of that file)."""
+        self.replica = Replica(self.database, self.index_name, pool, local_lease, after_apply)
+        return TeamWriteLease(self.lease, self.replica)
+
+    def catch_up(self) -> bool:
+        """Bring this host's file up to the team's rows if it is behind (never waits for a
+        local writer: it catches up itself); whether it is up to date."""
+        return True if self.replica is None else self.replica.catch_up()
 
     def caller_key(self) -> bytes:
         return deployment_caller_key(self.database)

@@ -3,10 +3,10 @@
 :class:`TeamStores` is the :class:`~gno_trio.engine.store.aggregates.Stores`
 a kernel holds once it joined a team. The egress audit and the retrieval
 traces are shared rows on the PostgreSQL store (every gateway of the index
-writes and lists one audit, one set of traces). Memory facts stay in the
-data directory's SQLite file: they are read through the documents they
-belong to (active, in scope, not superseded), and the documents have not
-moved yet.
+writes and lists one audit, one set of traces). Documents, content,
+vectors, memory facts and the journal are read from the data directory's
+SQLite file, which team mode keeps as a cache of the team's rows
+(:mod:`.replica`), so their stores are the embedded ones.
 """
 
 from __future__ import annotations

@@ -1,0 +1,339 @@
+"""Units of replication: how a team index's rows are cut, recorded, read and applied locally.
+
+In team mode PostgreSQL holds an index's rows and each host's SQLite file
+is a cache of them (so FTS5, tantivy, snippets and the in-memory rankers
+read exactly what the embedded backend reads). Rows travel in *units*, the
+smallest sets that are only ever consistent together:
+
+* a document: its ``documents`` row with its tags, links, edges, memory
+  record and memory scopes, plus its ``documents_fts`` row as the writer
+  indexed it (so BM25 ranks the same text on every host);
+* a content mirror: its ``content`` row with its chunks, window vectors
+  and sentence vectors (``chunks_fts`` is rebuilt locally from the chunks:
+  it reads its text through the ``chunk_texts`` view);
+* a collection, an embedding model, an ingest error, a journal entry.
+
+Kept local (derived, or per host): ``schema_meta``, ``documents_fts`` and
+``chunks_fts`` (rebuilt from the units), ``doc_index_pending`` (tantivy's
+queue, fed by its triggers as the units are applied), ``sqlite_sequence``;
+the egress audit and the retrieval traces are shared rows of their own
+(:mod:`.receipts`, :mod:`.traces`).
+
+The writer's triggers (:func:`install`) record the key of every unit a
+local transaction touches in ``team_outbox``, inside that transaction, so a
+committed write always has its outbox rows. Applying units sets a flag row
+in ``team_replica`` for the transaction, which the triggers skip on.
+Units keep the writer's ids and rowids: only the lease holder writes, after
+catching up, so every copy allocates the same ids the writer did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+UnitKey = tuple[str, str]
+"""``(kind, key)``: the kind's code and the unit's key as text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    name: str
+    key: str
+    """The column holding the unit's key (an SQL expression over ``NEW.``/``OLD.`` columns)."""
+    rowid: bool = False
+    """Whether the table has an implicit rowid worth keeping (no ``INTEGER PRIMARY KEY``)."""
+    columns: tuple[str, ...] = ()
+    """For a composite key, the key's columns (the key is their JSON array)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    code: str
+    tables: tuple[Table, ...]
+    """Parents first: inserted in this order, deleted in the reverse one."""
+    numeric: bool = False
+    enumerate_sql: str = ""
+    """Every key this kind has in a local file (for seeding a team from it)."""
+
+
+COLLECTION: Final = Kind(
+    "c", (Table("collections", "name", rowid=True),), enumerate_sql="SELECT name FROM collections"
+)
+MODEL: Final = Kind(
+    "v", (Table("embed_models", "id"),), numeric=True, enumerate_sql="SELECT id FROM embed_models"
+)
+CONTENT: Final = Kind(
+    "m",
+    (
+        Table("content", "mirror_hash", rowid=True),
+        Table("content_chunks", "mirror_hash"),
+        Table("content_vectors", "mirror_hash"),
+        Table("sentence_vectors", "mirror_hash"),
+    ),
+    enumerate_sql=(
+        "SELECT mirror_hash FROM content UNION SELECT mirror_hash FROM content_chunks UNION "
+        "SELECT mirror_hash FROM content_vectors UNION SELECT mirror_hash FROM sentence_vectors"
+    ),
+)
+DOCUMENT: Final = Kind(
+    "d",
+    (
+        Table("documents", "id"),
+        Table("doc_tags", "doc_id"),
+        Table("doc_links", "doc_id", rowid=True),
+        Table("doc_edges", "src_doc_id", rowid=True),
+        Table("memory_records", "document_id"),
+        Table("doc_memory_scopes", "document_id"),
+    ),
+    numeric=True,
+    enumerate_sql="SELECT id FROM documents",
+)
+INGEST_ERROR: Final = Kind(
+    "e",
+    (Table("ingest_errors", "", columns=("collection", "rel_path")),),
+    enumerate_sql="SELECT json_array(collection, rel_path) FROM ingest_errors",
+)
+JOURNAL: Final = Kind(
+    "j",
+    (Table("document_changes", "id"),),
+    numeric=True,
+    enumerate_sql="SELECT id FROM document_changes",
+)
+KINDS: Final = (COLLECTION, MODEL, CONTENT, DOCUMENT, INGEST_ERROR, JOURNAL)
+"""In dependency order: vectors need their model, a document's FTS row nothing else."""
+_BY_CODE: Final = {kind.code: kind for kind in KINDS}
+REPLICATED_TABLES: Final = tuple(table.name for kind in KINDS for table in kind.tables)
+
+_FTS_COLUMNS: Final = ("rowid", "filepath", "title", "body", "author", "tags", "categories")
+_APPLYING: Final = "applying"
+
+LOCAL_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS team_outbox (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (kind, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS team_replica (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _key_expr(table: Table, row: str) -> str:
+    if table.columns:
+        return f"json_array({', '.join(f'{row}.{column}' for column in table.columns)})"
+    return f"{row}.{table.key}"
+
+
+def _triggers() -> Iterable[str]:
+    when = f"WHEN NOT EXISTS (SELECT 1 FROM team_replica WHERE key = '{_APPLYING}')"
+    for kind in KINDS:
+        for table in kind.tables:
+            for op, rows in (
+                ("INSERT", ("NEW",)),
+                ("UPDATE", ("OLD", "NEW")),
+                ("DELETE", ("OLD",)),
+            ):
+                # Not INSERT OR IGNORE: an outer UPSERT's conflict rule would override it.
+                inserts = " ".join(
+                    f"INSERT INTO team_outbox (kind, key) SELECT '{kind.code}', "
+                    f"{_key_expr(table, row)} WHERE NOT EXISTS (SELECT 1 FROM team_outbox "
+                    f"WHERE kind = '{kind.code}' AND key = {_key_expr(table, row)});"
+                    for row in rows
+                )
+                yield (
+                    f"CREATE TRIGGER IF NOT EXISTS team_outbox_{table.name}_{op.lower()} "
+                    f"AFTER {op} ON {table.name} {when} BEGIN {inserts} END"
+                )
+
+
+def install(conn: sqlite3.Connection) -> None:
+    """Make ``conn``'s file a team cache: the outbox, the stamp table and the triggers.
+
+    Idempotent; runs in the caller's transaction. Only team mode calls it, so
+    an embedded index file never carries any of it.
+    """
+    for statement in LOCAL_SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    for statement in _triggers():
+        conn.execute(statement)
+
+
+# -- the stamp ------------------------------------------------------------------
+
+
+def stamp(conn: sqlite3.Connection) -> tuple[str | None, int]:
+    """``(epoch, change_seq)`` this file holds; ``(None, 0)`` for a file never caught up."""
+    rows = dict(
+        conn.execute("SELECT key, value FROM team_replica WHERE key IN ('epoch', 'change_seq')")
+    )
+    return rows.get("epoch"), int(rows.get("change_seq", 0))
+
+
+def set_stamp(conn: sqlite3.Connection, epoch: str, change_seq: int) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO team_replica (key, value) VALUES (?, ?)",
+        [("epoch", epoch), ("change_seq", str(change_seq))],
+    )
+
+
+# -- the outbox -------------------------------------------------------------------
+
+
+def outbox(conn: sqlite3.Connection) -> list[UnitKey]:
+    return [
+        (str(kind), str(key)) for kind, key in conn.execute("SELECT kind, key FROM team_outbox")
+    ]
+
+
+def clear_outbox(conn: sqlite3.Connection, keys: Sequence[UnitKey] | None = None) -> None:
+    if keys is None:
+        conn.execute("DELETE FROM team_outbox")
+    else:
+        conn.executemany("DELETE FROM team_outbox WHERE kind = ? AND key = ?", keys)
+
+
+def fill_outbox(conn: sqlite3.Connection) -> None:
+    """Record every unit of the file as changed (the first host of a team ships them all)."""
+    for kind in KINDS:
+        conn.execute(
+            f"INSERT OR IGNORE INTO team_outbox (kind, key) "
+            f"SELECT '{kind.code}', * FROM ({kind.enumerate_sql})"
+        )
+
+
+# -- reading and applying units ----------------------------------------------------
+
+
+def _where(table: Table, param: Any) -> tuple[str, tuple[Any, ...]]:
+    """The ``WHERE`` condition selecting one unit's rows of ``table``, and its parameters."""
+    if table.columns:
+        condition = " AND ".join(
+            f"{column} = json_extract(?, '$[{i}]')" for i, column in enumerate(table.columns)
+        )
+        return condition, (param,) * len(table.columns)
+    return f"{table.key} = ?", (param,)
+
+
+def _param(kind: Kind, key: str) -> Any:
+    return int(key) if kind.numeric else key
+
+
+def read_unit(conn: sqlite3.Connection, unit: UnitKey) -> bytes | None:
+    """The unit's rows as the file holds them now, encoded; None when it has none (deleted)."""
+    kind = _BY_CODE[unit[0]]
+    param = _param(kind, unit[1])
+    tables: list[tuple[str, list[str], list[list[Any]]]] = []
+    for table in kind.tables:
+        condition, params = _where(table, param)
+        cursor = conn.execute(
+            f"SELECT rowid AS rowid, * FROM {table.name} WHERE {condition} ORDER BY rowid"
+            if table.rowid
+            else f"SELECT * FROM {table.name} WHERE {condition}",
+            params,
+        )
+        rows = [list(row) for row in cursor]
+        if rows:
+            tables.append((table.name, [d[0] for d in cursor.description], rows))
+    if kind is DOCUMENT and tables:
+        row = conn.execute(
+            f"SELECT {', '.join(_FTS_COLUMNS)} FROM documents_fts WHERE rowid = ?", (param,)
+        ).fetchone()
+        if row is not None:
+            tables.append(("documents_fts", list(_FTS_COLUMNS), [list(row)]))
+    return msgspec.msgpack.encode(tables) if tables else None
+
+
+_Body = list[tuple[str, list[str], list[list[Any]]]]
+
+
+def _remove(conn: sqlite3.Connection, unit: UnitKey) -> None:
+    kind = _BY_CODE[unit[0]]
+    param = _param(kind, unit[1])
+    if kind is DOCUMENT:
+        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (param,))
+    if kind is CONTENT:  # chunks_fts reads its text through chunk_texts: delete while it is there
+        conn.execute(
+            "INSERT INTO chunks_fts (chunks_fts, rowid, text, mirror_hash) "
+            "SELECT 'delete', id, text, mirror_hash FROM chunk_texts WHERE mirror_hash = ?",
+            (param,),
+        )
+    for table in reversed(kind.tables):
+        condition, params = _where(table, param)
+        conn.execute(f"DELETE FROM {table.name} WHERE {condition}", params)
+
+
+def _insert(conn: sqlite3.Connection, unit: UnitKey, body: bytes) -> None:
+    tables = msgspec.msgpack.decode(body, type=_Body)
+    for name, columns, rows in tables:
+        quoted = ", ".join(f'"{column}"' for column in columns)
+        marks = ", ".join("?" for _ in columns)
+        conn.executemany(f"INSERT INTO {name} ({quoted}) VALUES ({marks})", rows)
+    if unit[0] == CONTENT.code:
+        conn.execute(
+            "INSERT INTO chunks_fts (rowid, text, mirror_hash) "
+            "SELECT id, text, mirror_hash FROM chunk_texts WHERE mirror_hash = ?",
+            (unit[1],),
+        )
+
+
+KIND_ORDER: Final = tuple(kind.code for kind in KINDS)
+"""Kind codes in the order bodies are inserted (parents first)."""
+
+
+@contextlib.contextmanager
+def applying(conn: sqlite3.Connection) -> Iterator[None]:
+    """Writes of the block (in the caller's transaction) are the team's, not the outbox's."""
+    conn.execute("INSERT OR REPLACE INTO team_replica (key, value) VALUES (?, '1')", (_APPLYING,))
+    yield
+    conn.execute("DELETE FROM team_replica WHERE key = ?", (_APPLYING,))
+
+
+def remove(conn: sqlite3.Connection, changed: Iterable[UnitKey]) -> None:
+    """Remove the rows of every unit in ``changed`` (inside :func:`applying`), children and
+    dependants first, before any new body is inserted: an id or a unique name the writer
+    moved from one unit to another then never meets its old holder."""
+    order = {code: i for i, code in enumerate(KIND_ORDER)}
+    for unit in sorted(changed, key=lambda unit: -order[unit[0]]):
+        _remove(conn, unit)
+
+
+def insert(conn: sqlite3.Connection, unit: UnitKey, body: bytes) -> None:
+    """Insert a unit's rows (inside :func:`applying`, after :func:`remove`; kinds in
+    :data:`KIND_ORDER`)."""
+    _insert(conn, unit, body)
+
+
+def reset(conn: sqlite3.Connection) -> None:
+    """Empty every replicated table and the full-text indexes (a cache starting over)."""
+    with applying(conn):
+        conn.execute("DELETE FROM documents_fts")
+        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
+        for kind in reversed(KINDS):
+            for table in reversed(kind.tables):
+                conn.execute(f"DELETE FROM {table.name}")
+    clear_outbox(conn)
+
+
+__all__ = [
+    "KINDS",
+    "KIND_ORDER",
+    "REPLICATED_TABLES",
+    "UnitKey",
+    "applying",
+    "clear_outbox",
+    "fill_outbox",
+    "insert",
+    "install",
+    "outbox",
+    "read_unit",
+    "remove",
+    "reset",
+    "set_stamp",
+    "stamp",
+]

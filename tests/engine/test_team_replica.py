@@ -1,0 +1,159 @@
+"""Team mode's data plane: an index written on one host is searched on another.
+
+PostgreSQL holds the rows; each host's index file is a cache caught up from
+the index's change sequence. A host that joins later, or that catches up
+after another host wrote, answers searches exactly as an embedded index of
+the same files does (same documents, scores, snippets), reads the same
+documents and the same change journal, and a write that was committed on a
+host that died before sharing it is visible nowhere.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gno_trio.config.dirs import Dirs
+from gno_trio.engine import Engine, Team
+from gno_trio.engine.team.url import TeamStore
+from gno_trio.errors import GnoError
+from tests.support.requests import flat_search
+from tests.support.shared import EVALS_CORPUS, required
+
+QUERIES = (
+    "memory",
+    "search index",
+    '"the"',
+    "rechercher",
+    "suche",
+    "ricerca",
+    "data -index",
+    "lang*",
+)
+
+
+def host_dirs(base: Path) -> Dirs:
+    return Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+
+
+def open_host(base: Path, store: TeamStore | None) -> Engine:
+    """A host's engine: its own data directory, joined to ``store``'s team when given."""
+    engine = Engine.open(dirs=host_dirs(base))
+    if store is not None:
+        try:
+            engine.join_team(Team.open(store, "default"))
+        except BaseException:
+            engine.close()
+            raise
+    return engine
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A writable copy of the small multilingual fixture corpus."""
+    copy = tmp_path / "corpus"
+    shutil.copytree(required(EVALS_CORPUS, "the shared gno-evals fixture corpus"), copy)
+    return copy
+
+
+def answers(engine: Engine) -> list[Any]:
+    found = []
+    for query in QUERIES:
+        results = engine.search(flat_search(query=query, limit=50))["results"]
+        found.append([(r["docid"], r["uri"], r["score"], r.get("snippet")) for r in results])
+    return found
+
+
+@pytest.fixture
+def hosts(tmp_path: Path, team_store: TeamStore, corpus: Path) -> Iterator[tuple[Engine, Engine]]:
+    """Host A (indexed the corpus through the team) and host B (joined afterwards)."""
+    a = open_host(tmp_path / "a", team_store)
+    try:
+        a.add_collection(str(corpus), name="notes")
+        a.sync()
+        b = open_host(tmp_path / "b", team_store)
+        try:
+            yield a, b
+        finally:
+            b.close()
+    finally:
+        a.close()
+
+
+def test_a_host_that_joins_later_answers_as_an_embedded_index(
+    hosts: tuple[Engine, Engine], tmp_path: Path, corpus: Path
+) -> None:
+    a, b = hosts
+    with open_host(tmp_path / "embedded", None) as embedded:
+        embedded.add_collection(str(corpus), name="notes")
+        embedded.sync()
+        expected = answers(embedded)
+    assert any(expected), "the queries find something"
+    assert answers(b) == expected
+    assert answers(a) == expected
+    first = expected[0][0][0]
+    assert b.get(first)["content"] == a.get(first)["content"]
+    assert b.changes(limit=1000) == a.changes(limit=1000)
+
+
+def test_a_change_on_one_host_reaches_the_other(hosts: tuple[Engine, Engine], corpus: Path) -> None:
+    a, b = hosts
+    (corpus / "en" / "zebra.md").write_text("# Zebra\n\nA quagga grazes beside the okapi.\n")
+    gone = sorted((corpus / "de").iterdir())[0]
+    gone.unlink()
+    a.sync()
+    assert b.team is not None and b.team.catch_up()
+    found = b.search(flat_search(query="quagga"))["results"]
+    assert [r["uri"] for r in found] == ["gno://notes/en/zebra.md"]
+    assert b.search(flat_search(query="quagga")) == a.search(flat_search(query="quagga"))
+    assert answers(b) == answers(a)
+    with pytest.raises(GnoError) as missing:
+        b.get(f"gno://notes/de/{gone.name}")
+    assert missing.value.code == "NOT_FOUND"
+    assert b.changes(limit=1000) == a.changes(limit=1000)
+
+
+_DIE_BEFORE_SHARING = (
+    "import os, sys\n"
+    "from pathlib import Path\n"
+    "from gno_trio.config.dirs import Dirs\n"
+    "from gno_trio.engine import Engine, Team\n"
+    "from gno_trio.engine.team.replica import Replica\n"
+    "from gno_trio.engine.team.url import TeamStore\n"
+    "base = Path(sys.argv[2])\n"
+    "engine = Engine.open(dirs=Dirs(base / 'config', base / 'data', base / 'cache'))\n"
+    "engine.join_team(Team.open(TeamStore(sys.argv[1]), 'default'))\n"
+    "Replica.ship = lambda self, pg: os.kill(os.getpid(), 9)  # dies before sharing\n"
+    "engine.sync()\n"
+)
+
+
+def test_a_write_committed_by_a_host_killed_before_sharing_is_visible_nowhere(
+    hosts: tuple[Engine, Engine], tmp_path: Path, team_store: TeamStore, corpus: Path
+) -> None:
+    a, b = hosts
+    a.close()
+    (corpus / "en" / "zebra.md").write_text("# Zebra\n\nA quagga grazes beside the okapi.\n")
+    died = subprocess.run(
+        [sys.executable, "-c", _DIE_BEFORE_SHARING, team_store.url, str(tmp_path / "a")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert died.returncode == -9, died.stderr
+    assert b.team is not None and b.team.catch_up()
+    assert b.search(flat_search(query="quagga"))["results"] == []
+    with open_host(tmp_path / "a", team_store) as again:  # its next start converges
+        assert again.search(flat_search(query="quagga"))["results"] == []
+        assert answers(again) == answers(b)
+        again.sync()  # the file is still there: a sync shares it now
+    assert b.team.catch_up()
+    assert [r["uri"] for r in b.search(flat_search(query="quagga"))["results"]] == [
+        "gno://notes/en/zebra.md"
+    ]
