@@ -334,3 +334,90 @@ async def test_a_configuration_change_on_one_host_reaches_every_gateway(
             while "extra" not in b_config.read_text():
                 await trio.sleep(0.05)
         assert b_config.read_text() == a_config.read_text()
+
+
+async def _until(check: Any, what: str, seconds: float = 30) -> Any:
+    """Poll ``check()`` (async) until it returns something truthy; fail naming ``what``."""
+    with trio.fail_after(seconds):
+        while not (found := await check()):
+            await trio.sleep(0.5)
+    assert found, what
+    return found
+
+
+async def test_what_one_gateway_indexes_the_other_finds(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    """Documents, memory and the journal are the team's: a note captured on A is found,
+    read and listed as a change on B (same cursor), a fact remembered on A is recalled on
+    B, and a document deleted on A disappears from B."""
+    a, b = host(tmp_path / "a"), host(tmp_path / "b")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "okapi.md").write_text("# Okapi\n\nThe okapi is a forest giraffe.\n")
+    with Engine.open(dirs=Dirs(a / "config", a / "data", a / "cache")) as engine:
+        engine.add_collection(str(notes), name="notes")
+        engine.sync()
+    serve = ("serve", "--store", team_store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
+    async with (
+        gateway_process(a, *serve) as on_a,
+        gateway_process(b, *serve) as on_b,
+        httpx.AsyncClient(timeout=60) as client,
+    ):
+        url_a, url_b = on_a["url"], on_b["url"]
+
+        async def hits(url: str, query: str) -> list[dict[str, Any]]:
+            found = await call(client, url, "gno_search", query=query)
+            results: list[dict[str, Any]] = found["structuredContent"]["results"]
+            return results
+
+        assert [r["uri"] for r in await hits(url_b, "okapi")] == ["gno://notes/okapi.md"]
+        captured = await call(
+            client,
+            url_a,
+            "gno_capture",
+            collection="notes",
+            title="Quagga",
+            content="The quagga was a plains zebra.\n",
+        )
+        assert not captured.get("isError"), captured
+        uri = captured["structuredContent"]["uri"]
+        await _until(lambda: hits(url_b, "quagga"), "B finds the note captured on A")
+        assert await hits(url_b, "quagga") == await hits(url_a, "quagga")
+        read_a = await call(client, url_a, "gno_get", ref=uri)
+        read_b = await call(client, url_b, "gno_get", ref=uri)
+        assert read_b["structuredContent"] == read_a["structuredContent"]
+        changes_a = await call(client, url_a, "gno_changes")
+        changes_b = await call(client, url_b, "gno_changes")
+        assert changes_b["structuredContent"] == changes_a["structuredContent"]
+        assert uri in json.dumps(changes_b["structuredContent"])
+
+        await remember(client, url_a, "The okapi sleeps standing up.")
+
+        async def recalled_on_b() -> list[Any]:
+            recalled = await call(
+                client, url_b, "gno_recall", query="okapi sleeps", collection="facts",
+                scopes=[SCOPE],
+            )  # fmt: skip
+            facts: list[Any] = recalled["structuredContent"]["facts"]
+            return facts
+
+        facts = await _until(recalled_on_b, "B recalls the fact remembered on A")
+        assert "The okapi sleeps standing up." in json.dumps(facts)
+
+        (notes / "okapi.md").unlink()
+        started = await call(client, url_a, "gno_sync", collection="notes")
+        job = started["structuredContent"]["jobId"]
+
+        async def finished() -> str | None:
+            status = await call(client, url_a, "gno_job_status", jobId=job)
+            state: str = status["structuredContent"]["status"]
+            return None if state == "running" else state
+
+        assert await _until(finished, "the sync on A finishes") == "completed"
+        assert await hits(url_a, "giraffe") == []
+
+        async def gone_from_b() -> bool:
+            return not await hits(url_b, "giraffe")
+
+        await _until(gone_from_b, "the note deleted on A disappears from B")

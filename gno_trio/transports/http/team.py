@@ -29,6 +29,8 @@ logger = logging.getLogger("gno_trio.transports.http")
 _WAIT_SECONDS: Final = 1.0
 """How long one wait for notifications blocks its thread (and delays a shutdown at most)."""
 _RETRY_SECONDS: Final = 2.0
+_POLL_SECONDS: Final = 3.0
+"""How often the index is caught up without a notice (NOTIFY is lost while disconnected)."""
 
 
 def team_wall_clock() -> float:
@@ -62,6 +64,19 @@ async def _adopt(team: Team) -> None:
         logger.warning("could not write the team's configuration here yet: %s", exc)
 
 
+def _changes_of(team: Team, channel: str, payload: str) -> bool:
+    """Whether a notice says another gateway shipped a write to this index."""
+    return channel == team.changes_channel and payload.rpartition(":")[0] == team.index_name
+
+
+async def _catch_up(team: Team) -> None:
+    """Bring this host's index file up to the team's rows; a failure waits for the next try."""
+    try:
+        await trio.to_thread.run_sync(team.catch_up)
+    except (GnoError, OSError) as exc:
+        logger.warning("could not catch up with the team's index yet: %s", exc)
+
+
 async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
     """Act here, at once, on what other gateways announce; runs until cancelled.
 
@@ -69,9 +84,17 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
     ``notifications/cancelled`` sent to another gateway for a request running
     here stops it; a configuration changed elsewhere is written to this
     host's ``index.yml``, so its policies (and the authorization epoch) follow,
-    including a change made while this listener was away (its notice is lost).
+    including a change made while this listener was away (its notice is lost);
+    a write shipped elsewhere is caught up into this host's index file (on
+    notice, and every few seconds in case a notice was lost).
     """
-    channels = [team.sessions_channel, team.cancel_channel, team.config_channel]
+    channels = [
+        team.sessions_channel,
+        team.cancel_channel,
+        team.config_channel,
+        team.changes_channel,
+    ]
+    polled = trio.current_time()
     while True:
         try:
             listener = await trio.to_thread.run_sync(team.listen, channels)
@@ -86,6 +109,12 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
                 await _heard(team, sessions, notes)
                 if any(_config_of(team, channel, payload) for channel, payload in notes):
                     await _adopt(team)
+                now = trio.current_time()
+                if now - polled >= _POLL_SECONDS or any(
+                    _changes_of(team, channel, payload) for channel, payload in notes
+                ):
+                    polled = now
+                    await _catch_up(team)
         except GnoError as exc:
             logger.warning("lost the store's session notices, listening again: %s", exc.message)
         finally:
