@@ -27,7 +27,7 @@ def cmd_links(args: argparse.Namespace) -> int:
     if len(words) != 1:
         raise GnoError("VALIDATION", "usage: gno-trio links [list] DOC")
     with open_engine(args, create=False) as engine:
-        result = engine.links(
+        result = engine.graph.links(
             words[0], link_type=args.type, edge_type=args.edge_type, relation=args.relation
         )
     render.emit(args, LINKS, result)
@@ -36,7 +36,7 @@ def cmd_links(args: argparse.Namespace) -> int:
 
 def cmd_backlinks(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.backlinks(
+        result = engine.graph.backlinks(
             args.doc, collection=args.collection, edge_type=args.edge_type, relation=args.relation
         )
     render.emit(args, BACKLINKS, result)
@@ -45,7 +45,7 @@ def cmd_backlinks(args: argparse.Namespace) -> int:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.graph(
+        result = engine.graph.overview(
             linked_only=not args.include_isolated,
             include_similar=args.include_similar,
             **_given(
@@ -58,7 +58,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 def cmd_graph_query(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.graph_query(
+        result = engine.graph.query(
             args.doc,
             **_given(
                 args,
@@ -76,7 +76,7 @@ def cmd_graph_query(args: argparse.Namespace) -> int:
 
 def cmd_impact(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.impact(
+        result = engine.graph.impact(
             args.doc,
             **_given(
                 args, "max_depth", "max_nodes", "max_edges", "frontier_limit", "visited_limit"

@@ -67,7 +67,6 @@ class Engine(
     ReadsFace,
     SearchFace,
     VectorsFace,
-    GraphFace,
     MemoryFace,
     ContextFace,
 ):
@@ -79,6 +78,8 @@ class Engine(
         super().__init__(location, config)
         self.egress = EgressFace(self)
         """Egress policies and decision receipts (:mod:`.egress.face`)."""
+        self.graph = GraphFace(self)
+        """Links, backlinks, neighbours, paths, the overview, typed walks (:mod:`.graph.face`)."""
         self.traces = TracesFace(self)
         """Retrieval traces: recording and management (:mod:`.traces.face`)."""
         self.retrieval = Retrieval(self, self, self.traces)

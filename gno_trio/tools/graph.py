@@ -200,14 +200,14 @@ def path_text(result: dict[str, Any]) -> str:
 
 def make_graph_neighbors(runtime: Runtime) -> ToolHandler:
     def call(args: GraphNeighborsInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.neighbors(args.ref, direction=args.direction, filters=args.filters())
+        return runtime.engine.graph.neighbors(args.ref, direction=args.direction, filters=args.filters())
 
     return engine_tool(runtime, call, neighbors_text)
 
 
 def make_graph_path(runtime: Runtime) -> ToolHandler:
     def call(args: GraphPathInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.shortest_path(
+        return runtime.engine.graph.shortest_path(
             args.from_, args.to, max_depth=args.maxDepth, filters=args.filters()
         )
 
@@ -274,7 +274,7 @@ def impact_text(result: dict[str, Any]) -> str:
 
 def make_graph(runtime: Runtime) -> ToolHandler:
     def call(args: GraphInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.graph(
+        return runtime.engine.graph.overview(
             collection=opt(args.collection),
             limit=args.limit,
             edge_limit=args.edgeLimit,
@@ -289,7 +289,7 @@ def make_graph(runtime: Runtime) -> ToolHandler:
 
 def make_graph_query(runtime: Runtime) -> ToolHandler:
     def call(args: GraphQueryInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.graph_query(
+        return runtime.engine.graph.query(
             args.ref,
             direction=args.direction,
             edge_type=opt(args.edgeType),
@@ -306,7 +306,7 @@ def make_graph_query(runtime: Runtime) -> ToolHandler:
 
 def make_impact(runtime: Runtime) -> ToolHandler:
     def call(args: ImpactInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.impact(
+        return runtime.engine.graph.impact(
             args.ref,
             max_depth=args.maxDepth,
             max_nodes=args.maxNodes,

@@ -78,14 +78,14 @@ def backlinks_text(result: dict[str, Any]) -> str:
 
 def make_links(runtime: Runtime) -> ToolHandler:
     def call(args: LinksInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.links(args.ref, link_type=opt(args.type))
+        return runtime.engine.graph.links(args.ref, link_type=opt(args.type))
 
     return engine_tool(runtime, call, links_text)
 
 
 def make_backlinks(runtime: Runtime) -> ToolHandler:
     def call(args: BacklinksInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.backlinks(args.ref, collection=opt(args.collection))
+        return runtime.engine.graph.backlinks(args.ref, collection=opt(args.collection))
 
     return engine_tool(runtime, call, backlinks_text)
 

@@ -124,7 +124,7 @@ def test_apply_rewrites_exactly_the_destinations_and_reindexes(vault: Engine) ->
     assert text(vault, "other/x.md") == "# X\n\nOver to [[notes:renamed]].\n"
     assert text(vault, "notes/renamed.md") == VAULT["target.md"]
     assert not (Path(vault.collection("notes").path) / "target.md").exists()
-    assert vault.backlinks("notes/renamed.md")["meta"]["totalBacklinks"] == 9
+    assert vault.graph.backlinks("notes/renamed.md")["meta"]["totalBacklinks"] == 9
     assert error_code(lambda: vault.get("notes/target.md")) == "NOT_FOUND"
     leftovers = [p.name for p in Path(vault.collection("notes").path).rglob(".gno-refactor-*")]
     assert leftovers == []
@@ -143,7 +143,7 @@ def test_a_move_follows_links_and_recalculates_its_own(vault: Engine) -> None:
         "(sub/other.md)", "(../sub/other.md)"
     )
     assert "(../archive/target.md)" in text(vault, "notes/sub/other.md")
-    assert vault.links("notes/archive/target.md")["links"][0]["resolvedUri"] == (
+    assert vault.graph.links("notes/archive/target.md")["links"][0]["resolvedUri"] == (
         "gno://notes/sub/other.md"
     )
 

@@ -514,7 +514,7 @@ def test_the_graph_of_byte_identical_notes_keeps_its_declared_schema(vault: Engi
     # Two documents with one docid: the second node gets its own id and names
     # its docid; the graph's outputSchema admits that (clients check it).
     duplicate(vault, "gno://notes/b.md")
-    answer = vault.graph(linked_only=False)
+    answer = vault.graph.overview(linked_only=False)
     pair = {"gno://notes/b.md", "gno://notes/b-copy.md"}
     kept, renamed = sorted(
         (node for node in answer["nodes"] if node["uri"] in pair), key=lambda n: "docid" in n

@@ -289,13 +289,13 @@ def test_defaults_match_the_catalogue() -> None:
 
 def test_depth_is_an_alias_of_max_depth(vault: Engine) -> None:
     def hops(**options: Any) -> int:
-        result = vault.graph_query("notes/orgs/acme.md", **options)
+        result = vault.graph.query("notes/orgs/acme.md", **options)
         return int(result["meta"]["maxDepth"])
 
     assert hops() == 2
     assert hops(depth=4) == 4
     assert hops(max_depth=5, depth=5) == 5
-    assert error_code(lambda: vault.graph_query("notes/orgs/acme.md", max_depth=2, depth=3)) == (
+    assert error_code(lambda: vault.graph.query("notes/orgs/acme.md", max_depth=2, depth=3)) == (
         "INVALID_INPUT"
     )
 

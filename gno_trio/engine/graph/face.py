@@ -1,4 +1,4 @@
-"""The engine's link graph: links, backlinks, neighbours, paths, overview, typed walks."""
+"""``engine.graph``, the link graph: links, backlinks, neighbours, paths, overview, typed walks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ from gno_trio.engine.kernel import EngineKernel
 from gno_trio.errors import GnoError
 
 
-class GraphFace(EngineKernel):
+class GraphFace:
+    """The link graph of an opened index."""
+
+    def __init__(self, kernel: EngineKernel) -> None:
+        self._kernel = kernel
+
     def links(
         self,
         ref: str,
@@ -24,7 +29,7 @@ class GraphFace(EngineKernel):
         document's edges of that type instead; a link syntax filter then
         makes no sense and is refused.
         """
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             if edge_type is None and relation is None:
                 return link_lists.outgoing(c, ref, link_type=link_type)
             if link_type is not None:
@@ -46,7 +51,7 @@ class GraphFace(EngineKernel):
 
         With ``edge_type`` (or ``relation``): the edges of that type pointing at it.
         """
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             if edge_type is None and relation is None:
                 return link_lists.backlinks(c, ref, collection=collection)
             return edges.typed_backlinks(
@@ -61,7 +66,7 @@ class GraphFace(EngineKernel):
         filters: linkgraph.GraphFilters = linkgraph.NO_FILTERS,
     ) -> dict[str, Any]:
         """The documents one resolved link away from ``ref``, under the graph filters."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return linkgraph.neighbors(c, ref, direction=direction, filters=filters)
 
     def shortest_path(
@@ -73,12 +78,12 @@ class GraphFace(EngineKernel):
         filters: linkgraph.GraphFilters = linkgraph.NO_FILTERS,
     ) -> dict[str, Any]:
         """The fewest link hops between two documents, under the graph filters."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return linkgraph.shortest_path(
                 c, source_ref, target_ref, max_depth=max_depth, filters=filters
             )
 
-    def graph(
+    def overview(
         self,
         *,
         collection: str | None = None,
@@ -90,7 +95,7 @@ class GraphFace(EngineKernel):
         similar_threshold: float = overview.SIMILAR_DEFAULT_THRESHOLD,
     ) -> dict[str, Any]:
         """The corpus link graph and its structure report (similarity edges on request)."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
 
             def find_similar(
                 nodes: list[links.DocSummary], top_k: int, threshold: float
@@ -98,7 +103,7 @@ class GraphFace(EngineKernel):
                 from gno_trio.engine.graph.similarity import similar_edges
                 from gno_trio.engine.vectors.models import configured_backend
 
-                backend = configured_backend(self.config, collection)
+                backend = configured_backend(self._kernel.config, collection)
                 return similar_edges(c, backend, nodes, top_k=top_k, threshold=threshold)
 
             return overview.overview(
@@ -113,7 +118,7 @@ class GraphFace(EngineKernel):
                 find_similar=find_similar,
             )
 
-    def graph_query(
+    def query(
         self,
         ref: str,
         *,
@@ -129,7 +134,7 @@ class GraphFace(EngineKernel):
         """A bounded typed-edge walk; the aliases ``relation`` and ``depth`` must agree."""
         chosen = typed_edges.check_edge_type(edge_type, relation)
         hops = typed.check_depth(max_depth, depth)
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return typed.graph_query(
                 c,
                 ref,
@@ -152,7 +157,7 @@ class GraphFace(EngineKernel):
         visited_limit: int = typed.DEFAULT_VISITED_LIMIT,
     ) -> dict[str, Any]:
         """The documents that depend on ``ref``, with deterministic evidence paths."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return typed.impact(
                 c,
                 ref,
