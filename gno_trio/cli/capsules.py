@@ -147,7 +147,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         args.index = capsule_index  # the Capsule's scope picks the index
     with open_engine(args, create=False) as engine:
         try:
-            receipt = engine.context_verify(capsule)
+            receipt = engine.capsules.verify(capsule)
         except GnoError as error:
             raise _context_error(error) from None
     _deliver(args, receipt, verification_markdown(receipt) + "\n", "the verification receipt")

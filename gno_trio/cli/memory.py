@@ -44,7 +44,7 @@ def _memory_collection(engine: Engine, chosen: str | None) -> str | None:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.recall(
+        result = engine.memory.recall(
             query=args.query,
             collection=_memory_collection(engine, args.collection),
             scopes=args.scope,
@@ -67,7 +67,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     receipt = _read_receipt(args.receipt) if args.receipt else None
     text = args.text if args.text != "-" else sys.stdin.read()
     with open_engine(args) as engine:
-        result = engine.remember(
+        result = engine.memory.remember(
             text=text,
             collection=_memory_collection(engine, args.collection),
             scopes=args.scope,

@@ -67,8 +67,6 @@ class Engine(
     ReadsFace,
     SearchFace,
     VectorsFace,
-    MemoryFace,
-    ContextFace,
 ):
     """An opened index and every service over it (see the module docstring for the map)."""
 
@@ -80,11 +78,15 @@ class Engine(
         """Egress policies and decision receipts (:mod:`.egress.face`)."""
         self.graph = GraphFace(self)
         """Links, backlinks, neighbours, paths, the overview, typed walks (:mod:`.graph.face`)."""
+        self.capsules = ContextFace(self)
+        """Context Capsules: compiled and verified (:mod:`.context.face`)."""
+        self.memory = MemoryFace(self)
+        """Scoped, cited facts: recall and remember (:mod:`.memory.face`)."""
         self.traces = TracesFace(self)
         """Retrieval traces: recording and management (:mod:`.traces.face`)."""
-        self.retrieval = Retrieval(self, self, self.traces)
+        self.retrieval = Retrieval(self, self.capsules, self.traces)
         """Ranked retrievals and Capsules, each recorded as a trace (:mod:`.traces.traced`)."""
-        self.answers = AskFace(self, self, self, self.traces)
+        self.answers = AskFace(self, self, self.capsules, self.traces)
         """Answers checked claim by claim against a Context Capsule (:mod:`.ask.face`)."""
 
 

@@ -34,7 +34,7 @@ def make_context_verify(runtime: Runtime) -> ToolHandler:
         capsule = args.capsule
 
         def verify() -> dict[str, Any]:
-            return runtime.engine.context_verify(capsule)
+            return runtime.engine.capsules.verify(capsule)
 
         try:
             receipt = await runtime.run(verify)

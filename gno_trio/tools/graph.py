@@ -200,7 +200,9 @@ def path_text(result: dict[str, Any]) -> str:
 
 def make_graph_neighbors(runtime: Runtime) -> ToolHandler:
     def call(args: GraphNeighborsInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.graph.neighbors(args.ref, direction=args.direction, filters=args.filters())
+        return runtime.engine.graph.neighbors(
+            args.ref, direction=args.direction, filters=args.filters()
+        )
 
     return engine_tool(runtime, call, neighbors_text)
 

@@ -197,7 +197,7 @@ def remember_text(result: dict[str, Any]) -> str:
 
 def make_recall(runtime: Runtime) -> ToolHandler:
     def call(args: RecallInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.recall(
+        return runtime.engine.memory.recall(
             query=args.query,
             collection=args.collection,
             scopes=args.scopes,
@@ -211,7 +211,7 @@ def make_recall(runtime: Runtime) -> ToolHandler:
 
 def make_remember(runtime: Runtime) -> ToolHandler:
     def call(args: RememberInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.remember(
+        return runtime.engine.memory.remember(
             text=args.text,
             collection=args.collection,
             scopes=args.scopes,

@@ -31,7 +31,7 @@ def notes(tmp_path: Path) -> Cli:
 def test_build_prints_markdown_or_the_same_capsule_the_engine_compiles(notes: Cli) -> None:
     capsule = notes.json("context", "build", "okapi rollout", "--budget", "4000")
     with Engine.open(dirs=resolve_dirs(notes.env), create=False) as engine:
-        same = engine.context(ContextRequest(goal="okapi rollout", budget_tokens=4000))
+        same = engine.capsules.compile(ContextRequest(goal="okapi rollout", budget_tokens=4000))
     assert capsule["capsuleId"] == same["capsuleId"]
     assert {e["uri"] for e in capsule["evidence"]} == {
         "gno://notes/plan.md",

@@ -39,7 +39,7 @@ def vault(engine: Engine, tmp_path: Path) -> Engine:
 
 
 def compile_capsule(engine: Engine) -> dict[str, Any]:
-    return engine.context(ContextRequest(goal=GOAL, budget_tokens=12000))
+    return engine.capsules.compile(ContextRequest(goal=GOAL, budget_tokens=12000))
 
 
 def edit(engine: Engine, name: str, text: str | None) -> None:
@@ -56,7 +56,7 @@ def test_an_untouched_index_verifies_unchanged(
     vault: Engine, schema_check: Callable[[str, Any], None]
 ) -> None:
     capsule = compile_capsule(vault)
-    receipt = vault.context_verify(capsule)
+    receipt = vault.capsules.verify(capsule)
     schema_check("context-capsule-verification", receipt)
     assert (receipt["contentStatus"], receipt["rankingStatus"]) == ("unchanged", "unchanged")
     assert receipt["fingerprintStatus"] == "unchanged" and receipt["fingerprintReasons"] == []
@@ -70,7 +70,7 @@ def test_edits_deletions_and_config_changes_are_named(
 ) -> None:
     capsule = compile_capsule(vault)
     edit(vault, "tea.md", NOTES["tea.md"].replace("two minutes", "three minutes"))
-    stale = vault.context_verify(capsule)
+    stale = vault.capsules.verify(capsule)
     schema_check("context-capsule-verification", stale)
     tea = next(e for e in stale["evidence"] if e["uri"] == "gno://notes/tea.md")
     assert (tea["contentStatus"], tea["contentCode"]) == ("stale", "source_stale")
@@ -79,7 +79,7 @@ def test_edits_deletions_and_config_changes_are_named(
     assert "index_changed" in stale["fingerprintReasons"]
 
     edit(vault, "tea.md", None)
-    gone = vault.context_verify(capsule)
+    gone = vault.capsules.verify(capsule)
     tea = next(e for e in gone["evidence"] if e["uri"] == "gno://notes/tea.md")
     assert (tea["contentStatus"], tea["contentCode"]) == ("missing", "source_missing")
     assert tea["currentSourceHash"] is None and gone["contentCode"] == "content_missing"
@@ -89,7 +89,7 @@ def test_a_configuration_change_is_a_named_drift(vault: Engine) -> None:
     capsule = compile_capsule(vault)
     guidance = (Context(scope_type="global", scope_key="/", text="Prefer primary sources"),)
     vault.update_config(lambda current: attrs.evolve(current, contexts=guidance))
-    drifted = vault.context_verify(capsule)
+    drifted = vault.capsules.verify(capsule)
     assert drifted["fingerprintStatus"] == "drifted"
     assert drifted["fingerprintReasons"][0] == "config_changed"
     assert "index_changed" not in drifted["fingerprintReasons"]
@@ -111,7 +111,7 @@ def test_a_spoilt_capsule_is_refused_before_any_evidence_is_read(
 ) -> None:
     capsule = copy.deepcopy(compile_capsule(vault))
     spoil(capsule)
-    assert error_code(lambda: vault.context_verify(capsule)) == "invalid_input"
+    assert error_code(lambda: vault.capsules.verify(capsule)) == "invalid_input"
 
 
 async def test_context_verify_over_stdio(

@@ -139,7 +139,9 @@ def test_a_capsule_asked_in_chinese_over_english_notes_quotes_them(notes: Engine
     from gno_trio.engine.context.request import ContextRequest
 
     # Nothing in the notes shares a word with the goal: only the vector leg finds them.
-    capsule = notes.context(ContextRequest(goal="如何揉面团并让它过夜发酵？", budget_tokens=2000))
+    capsule = notes.capsules.compile(
+        ContextRequest(goal="如何揉面团并让它过夜发酵？", budget_tokens=2000)
+    )
     passages = capsule["evidence"]
     assert passages, capsule
     first = passages[0]

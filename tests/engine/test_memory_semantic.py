@@ -35,7 +35,7 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     with Engine.open(dirs=dirs) as opened:
         opened.add_collection(str(tmp_path / "facts"), name="facts", memory_managed=True)
         for text in FACTS:
-            added = opened.remember(
+            added = opened.memory.remember(
                 text=text, collection="facts", scopes=[SCOPE], identity=ME, decision="add"
             )
             assert added["outcome"] == "added"
@@ -44,30 +44,36 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 
 def test_recall_fuses_the_vector_leg_once_the_collection_is_embedded(engine: Engine) -> None:
     question = "when can we ship to production"  # no word in common with the fact
-    before = engine.recall(query=question, collection="facts", scopes=[SCOPE], identity=ME)
+    before = engine.memory.recall(query=question, collection="facts", scopes=[SCOPE], identity=ME)
     assert before["retrieval"]["mode"] == "lexical" and before["facts"] == []
     assert "embed" in before["retrieval"]["semanticUnavailable"]
     assert engine.embed(["facts"]).embedded == 3
-    after = engine.recall(query=question, collection="facts", scopes=[SCOPE], identity=ME)
+    after = engine.memory.recall(query=question, collection="facts", scopes=[SCOPE], identity=ME)
     valid_recall(after)
     assert after["retrieval"] == {"mode": "hybrid"}
     assert after["facts"][0]["text"] == FACTS[0]
-    elsewhere = engine.recall(query=question, collection="facts", scopes=["other"], identity=ME)
+    elsewhere = engine.memory.recall(
+        query=question, collection="facts", scopes=["other"], identity=ME
+    )
     assert elsewhere["facts"] == []  # scopes hold in the vector leg too
 
 
 def test_remember_proposes_paraphrases_by_meaning(engine: Engine) -> None:
     paraphrase = "Deployments happen on Tuesdays at ten in the morning, UTC."
-    lexical = engine.remember(text=paraphrase, collection="facts", scopes=[SCOPE], identity=ME)
+    lexical = engine.memory.remember(
+        text=paraphrase, collection="facts", scopes=[SCOPE], identity=ME
+    )
     assert lexical["matching"]["mode"] == "lexical"
     engine.embed(["facts"])
-    proposed = engine.remember(text=paraphrase, collection="facts", scopes=[SCOPE], identity=ME)
+    proposed = engine.memory.remember(
+        text=paraphrase, collection="facts", scopes=[SCOPE], identity=ME
+    )
     valid_remember(proposed)
     assert proposed["matching"] == {"mode": "semantic", "threshold": BUNDLED_THRESHOLD}
     best = proposed["candidates"][0]
     assert best["text"] == FACTS[0] and best["match"] == "likely"
     assert all(c["similarity"] < best["similarity"] for c in proposed["candidates"][1:])
-    same = engine.remember(text=FACTS[1], collection="facts", scopes=[SCOPE], identity=ME)
+    same = engine.memory.remember(text=FACTS[1], collection="facts", scopes=[SCOPE], identity=ME)
     assert same["outcome"] == "existing"
 
 

@@ -251,7 +251,7 @@ def test_judged_exported_and_deleted_across_writers(hosts: Hosts) -> None:
     assert error_code(lambda: a.traces.export([trace_id])) == "INVALID_INPUT"  # still open
     goal = "when is the okapi launch"
     with b.connection():
-        capsule = b.context(ContextRequest(goal=goal, budget_tokens=12000))
+        capsule = b.capsules.compile(ContextRequest(goal=goal, budget_tokens=12000))
         finished = b.traces.record_capsule(
             pipeline="context", goal=goal, query=goal, filters={}, capsule=capsule
         )

@@ -162,7 +162,7 @@ class AskFace:
                 meta.update(answerGenerated=False, totalResults=len(retrieval["results"]))
                 result.update(results=retrieval["results"], meta=meta)
                 return AskOutcome(result, "Retrieval only: no answer was requested", None)
-            capsule = self._capsules.context(
+            capsule = self._capsules.compile(
                 ContextRequest(
                     goal=question,
                     budget_tokens=request.context_budget_tokens or DEFAULT_CONTEXT_BUDGET_TOKENS,
@@ -179,7 +179,7 @@ class AskFace:
                 question, capsule, request.max_answer_tokens or DEFAULT_MAX_ANSWER_TOKENS, c
             )
             if request.verify:
-                freshness = self._capsules.context_verify(capsule)
+                freshness = self._capsules.verify(capsule)
                 claims, semantic = verify_claims(draft.text, capsule, freshness)
                 abstained = bool(claims["abstained"])
                 cited: dict[str, dict[str, Any]] = {}

@@ -1,4 +1,4 @@
-"""The engine's Context Capsules: one budgeted evidence handoff per goal."""
+"""``engine.capsules``: Context Capsules, one budgeted evidence handoff per goal."""
 
 from __future__ import annotations
 
@@ -13,8 +13,13 @@ if TYPE_CHECKING:
     from gno_trio.engine.context.request import ContextRequest
 
 
-class ContextFace(EngineKernel):
-    def context(
+class ContextFace:
+    """The Context Capsules of an opened index: compiled, and verified against it later."""
+
+    def __init__(self, kernel: EngineKernel) -> None:
+        self._kernel = kernel
+
+    def compile(
         self,
         request: ContextRequest,
         *,
@@ -23,10 +28,12 @@ class ContextFace(EngineKernel):
         """Compile the ``context-capsule-v1`` for ``request``; raises Context-coded errors."""
         from gno_trio.engine.context.compile import compile_capsule  # loaded when first used
 
-        with self.connection() as c:
-            return compile_capsule(c, self.config, self.location.index_name, request, now=now)
+        with self._kernel.connection() as c:
+            return compile_capsule(
+                c, self._kernel.config, self._kernel.location.index_name, request, now=now
+            )
 
-    def context_verify(self, capsule: Mapping[str, Any]) -> dict[str, Any]:
+    def verify(self, capsule: Mapping[str, Any]) -> dict[str, Any]:
         """``context-capsule-verification@1.0``: a saved Capsule against today's index.
 
         The Capsule's request is compiled again to judge ranking; when that
@@ -37,14 +44,16 @@ class ContextFace(EngineKernel):
         from gno_trio.engine.context.compile import compile_capsule
         from gno_trio.engine.context.verify import request_of, verify_capsule
 
-        with self.connection() as c:
-            index_name = self.location.index_name
+        with self._kernel.connection() as c:
+            index_name = self._kernel.location.index_name
             recompiled: dict[str, Any] | None
             try:
-                recompiled = compile_capsule(c, self.config, index_name, request_of(capsule))
+                recompiled = compile_capsule(
+                    c, self._kernel.config, index_name, request_of(capsule)
+                )
             except (GnoError, KeyError, TypeError, ValueError, AttributeError):
                 recompiled = None
-            return verify_capsule(c, self.config, index_name, capsule, recompiled)
+            return verify_capsule(c, self._kernel.config, index_name, capsule, recompiled)
 
 
 __all__ = ["ContextFace"]

@@ -1,4 +1,4 @@
-"""The engine's memory: recall and remember scoped, cited facts."""
+"""``engine.memory``: recall and remember scoped, cited facts."""
 
 from __future__ import annotations
 
@@ -13,11 +13,16 @@ from gno_trio.engine.memory.receipts import PresentedReceipt
 from gno_trio.engine.memory.service import MemoryService
 
 
-class MemoryFace(IndexingKernel):
+class MemoryFace:
+    """The memory of an opened index (one service per engine: it remembers backfills)."""
+
+    def __init__(self, kernel: IndexingKernel) -> None:
+        self._kernel = kernel
+
     @functools.cached_property
-    def memory(self) -> MemoryService:
-        """The memory service of this engine (one per engine: it remembers backfills)."""
-        return MemoryService(self)
+    def _service(self) -> MemoryService:
+        """Made at first use: it reads the lease wait from the environment then."""
+        return MemoryService(self._kernel)
 
     def recall(
         self,
@@ -30,7 +35,7 @@ class MemoryFace(IndexingKernel):
         max_tokens: int = recall_mod.DEFAULT_MAX_TOKENS,
     ) -> dict[str, Any]:
         """``memory-recall@1.0``: current facts in scope, cited, within the budget."""
-        return self.memory.recall(
+        return self._service.recall(
             query=query,
             collection=collection,
             scopes=scopes,
@@ -55,7 +60,7 @@ class MemoryFace(IndexingKernel):
         cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """``memory-remember@1.0``: propose, add or supersede one fact."""
-        return self.memory.remember(
+        return self._service.remember(
             text=text,
             collection=collection,
             scopes=scopes,

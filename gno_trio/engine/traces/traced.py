@@ -66,7 +66,7 @@ class Retrieval:
 
     def capsule(self, request: ContextRequest) -> Traced:
         """Compile a Context Capsule and record it as one finished trace."""
-        capsule = self._capsules.context(request)
+        capsule = self._capsules.compile(request)
         if not self._traces.enabled:
             return Traced(capsule, None)
         trace_id = self._traces.record_capsule(
