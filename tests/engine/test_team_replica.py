@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, Team
+from gno_trio.engine import Engine, QueryOptions, SearchRequest, Team
+from gno_trio.engine.team.replica import Replica
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 from tests.support.requests import flat_search
@@ -157,3 +159,46 @@ def test_a_write_committed_by_a_host_killed_before_sharing_is_visible_nowhere(
     assert [r["uri"] for r in b.search(flat_search(query="quagga"))["results"]] == [
         "gno://notes/en/zebra.md"
     ]
+
+
+def test_vectors_shipped_by_one_host_rank_the_same_on_another(
+    hosts: tuple[Engine, Engine],
+) -> None:
+    """The writer's file is what an embedded index holds; B's cache must answer as it does."""
+    a, b = hosts
+    a.embed()
+    assert b.team is not None and b.team.catch_up()
+    for text in ("how does memory work", "recherche"):
+        request = SearchRequest(query=text, limit=5)
+        expected = a.query(request, QueryOptions())
+        assert expected["meta"]["vectorsUsed"] is True and expected["results"]
+        assert b.query(request, QueryOptions())["results"] == expected["results"]
+        assert b.vsearch(request)["results"] == a.vsearch(request)["results"]
+
+
+def test_a_store_that_drops_mid_ship_fails_the_write_retryably_and_loses_nothing(
+    hosts: tuple[Engine, Engine], corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = hosts
+    before = answers(b)
+    ship = Replica.ship
+
+    def dropped(self: Replica, pg: Any) -> int | None:
+        with psycopg.connect(pg.info.dsn, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pg.info.backend_pid,))
+        return ship(self, pg)
+
+    (corpus / "en" / "zebra.md").write_text("# Zebra\n\nA quagga grazes beside the okapi.\n")
+    monkeypatch.setattr(Replica, "ship", dropped)
+    with pytest.raises(GnoError) as failed:
+        a.sync()
+    assert failed.value.code == "RUNTIME" and "try again" in failed.value.message
+    assert b.team is not None and b.team.catch_up()
+    assert answers(b) == before  # nothing half-shared
+    monkeypatch.setattr(Replica, "ship", ship)
+    a.sync()  # the retry
+    assert b.team.catch_up()
+    assert [r["uri"] for r in b.search(flat_search(query="quagga"))["results"]] == [
+        "gno://notes/en/zebra.md"
+    ]
+    assert answers(b) == answers(a)
