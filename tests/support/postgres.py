@@ -102,7 +102,12 @@ def _start(into: Path) -> dict[str, str]:
 
 
 def _url(info: dict[str, str], database: str) -> str:
-    return f"postgresql://postgres@/{database}?host={info['socket']}"
+    return database_url(info, database)
+
+
+def database_url(info: dict[str, str], database: str, user: str = "postgres") -> str:
+    """The URL of ``database`` on the run's server as ``user`` (any role logs in: trust)."""
+    return f"postgresql://{user}@/{database}?host={info['socket']}"
 
 
 def server(basetemp: Path) -> dict[str, str]:

@@ -152,15 +152,22 @@ def known_versions() -> set[int]:
 
 
 def migrate(conn: psycopg.Connection[Any]) -> list[str]:
-    """Apply the migrations this database lacks, in order; the names applied."""
+    """Apply the migrations this database lacks, in order; the names applied.
+
+    A store already up to date is only read: a role that may read and write
+    our tables but not create any (the gateways' role, see the README) opens
+    it; one with migrations to apply needs the role that owns the tables.
+    """
     applied: list[str] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_KEY,))
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS gno_team_migrations ("
-            " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
+        found = conn.execute("SELECT to_regclass('gno_team_migrations') IS NOT NULL").fetchone()
+        if found is None or not found[0]:
+            conn.execute(
+                "CREATE TABLE gno_team_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
         done = {row[0] for row in conn.execute("SELECT version FROM gno_team_migrations")}
         for version, name, script in _migrations():
             if version in done:

@@ -1,0 +1,134 @@
+"""The database roles the README gives a team store are enough, and no more than needed.
+
+The README's ``psql`` script (two roles: an owner that creates the tables,
+a gateway role that only reads and writes them) is run as written, with the
+names made unique to this test. Then the gateway role cannot create the
+tables, the owner can, and afterwards a gateway serving as the gateway role
+does what a gateway does on the store: sessions, the config row, the write
+lease, traces, job records, and the doctor's look.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+import trio
+
+from tests.cli.test_http_cli import gateway_process
+from tests.conftest import gno_env
+from tests.support import postgres as postgres_support
+from tests.support.http_gateway_support import legacy_headers, rpc
+from tests.support.shared import unavailable
+from tests.wire.test_http_worker_labels import call, remember
+from tests.wire.test_team_gateways import host, open_session
+
+README = Path(__file__).resolve().parents[2] / "README.rst"
+
+
+def readme_script() -> list[str]:
+    """The README's role script: SQL statements and ``\\connect`` lines, in order."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("    CREATE ROLE gno_owner")
+    block = text[start : text.index("\n\n", start)]
+    steps: list[str] = []
+    pending = ""
+    for line in (raw.strip() for raw in block.splitlines()):
+        if line.startswith("\\"):
+            steps.append(line)
+            continue
+        pending = f"{pending} {line}".strip()
+        if pending.endswith(";"):
+            steps.append(pending)
+            pending = ""
+    assert not pending and len(steps) > 5
+    return steps
+
+
+@pytest.fixture
+def roles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The README's roles and database (unique names), set up as it says; their URLs."""
+    try:
+        info = postgres_support.server(tmp_path_factory.getbasetemp())
+    except Exception as exc:
+        unavailable(f"the PostgreSQL test server did not start: {type(exc).__name__}: {exc}")
+    suffix = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{os.getpid()}"
+    names = {"gno_owner": f"owner_{suffix}", "gno_gateway": f"gateway_{suffix}"}
+    names["notes"] = f"notes_{suffix}"
+    pattern = re.compile(r"\b(" + "|".join(names) + r")\b")
+    database = "postgres"
+    try:
+        for step in readme_script():
+            step = pattern.sub(lambda found: names[found.group(1)], step)
+            if step.startswith("\\connect "):
+                database = step.split()[1]
+                continue
+            with psycopg.connect(postgres_support.database_url(info, database)) as conn:
+                conn.autocommit = True
+                conn.execute(step.encode())
+        yield {
+            role: postgres_support.database_url(info, names["notes"], names[role])
+            for role in ("gno_owner", "gno_gateway")
+        }
+    finally:
+        with psycopg.connect(postgres_support.database_url(info, "postgres")) as admin:
+            admin.autocommit = True
+            admin.execute(f"DROP DATABASE IF EXISTS {names['notes']} WITH (FORCE)".encode())
+            for role in ("gno_owner", "gno_gateway"):
+                admin.execute(f"DROP ROLE IF EXISTS {names[role]}".encode())
+
+
+def gno(base: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gno_trio", *argv],
+        env=gno_env(base),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+async def test_the_readme_roles_let_the_owner_migrate_and_the_gateway_role_serve(
+    tmp_path: Path, roles: dict[str, str]
+) -> None:
+    base = host(tmp_path / "a")
+    owner, gateway = roles["gno_owner"], roles["gno_gateway"]
+    refused = gno(base, "status", "--store", gateway)
+    assert refused.returncode == 2 and "permission denied" in refused.stderr, refused.stderr
+    created = gno(base, "status", "--store", owner)
+    assert created.returncode == 0, created.stderr
+
+    serve = ("serve", "--store", gateway, "--mcp-enable-write", "--no-embed", "--no-watch")
+    async with gateway_process(base, *serve) as served, httpx.AsyncClient(timeout=60) as client:
+        url = served["url"]
+        session = await open_session(client, url, ready_on=url)
+        listed = await client.post(url, headers=legacy_headers(session), json=rpc("tools/list"))
+        assert listed.status_code == 200 and listed.json()["result"]["tools"]
+        await remember(client, url, "Releases ship on Fridays.")  # the write lease
+        assert (await call(client, url, "gno_trace_list"))["structuredContent"]["traces"] == []
+        job = (await call(client, url, "gno_sync", collection="facts"))["structuredContent"]
+        with trio.fail_after(60):
+            while True:
+                status = await call(client, url, "gno_job_status", jobId=job["jobId"])
+                if status["structuredContent"]["status"] != "running":
+                    break
+                await trio.sleep(0.1)
+        assert status["structuredContent"]["status"] == "completed", status
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        added = await trio.to_thread.run_sync(
+            lambda: gno(
+                base, "collection", "add", str(extra), "--name", "extra", "--store", gateway
+            )
+        )
+        assert added.returncode == 0, added.stderr  # the config row, as the gateway role
+    doctor = gno(base, "doctor", "--json", "--store", gateway)
+    assert doctor.returncode == 0, doctor.stdout
