@@ -33,8 +33,8 @@ from gno_trio.engine.search import (
     chunkmemory,
     docmemory,
     memoryanchors,
-    snippetcut,
 )
+from gno_trio.engine.store import scratch_fulltext
 from tests.conftest import bump_mtime, write_corpus
 from tests.support.requests import flat_search
 from tests.support.shared import MCP_DOCS, required
@@ -179,7 +179,7 @@ def watch(monkeypatch: pytest.MonkeyPatch) -> Callable[[], MemoryWatch]:
         seen = MemoryWatch()
         in_memory = memoryanchors.anchors_in_memory
         index_cut = anchors._IndexCutter.cut
-        table_cut = snippetcut.SnippetTable.snippets
+        table_cut = scratch_fulltext.SnippetTable.snippets
 
         def spy(
             conn: sqlite3.Connection,
@@ -211,7 +211,7 @@ def watch(monkeypatch: pytest.MonkeyPatch) -> Callable[[], MemoryWatch]:
         monkeypatch.setattr(docmemory.DocumentMemory, "ranked", ranked)
         monkeypatch.setattr(memoryanchors, "anchors_in_memory", spy)
         monkeypatch.setattr(anchors._IndexCutter, "cut", on_index)
-        monkeypatch.setattr(snippetcut.SnippetTable, "snippets", in_table)
+        monkeypatch.setattr(scratch_fulltext.SnippetTable, "snippets", in_table)
         return seen
 
     return start
@@ -428,13 +428,13 @@ def test_a_search_tokenizes_each_phrase_the_corpus_lacks_once(
         _search(engine, request)
         assert engine.chunk_index_held(timeout=60)
         asked: list[str] = []
-        tokens = snippetcut.SnippetTable.tokens
+        tokens = scratch_fulltext.SnippetTable.tokens
 
-        def counted(self: snippetcut.SnippetTable, text: str) -> list[str]:
+        def counted(self: scratch_fulltext.SnippetTable, text: str) -> list[str]:
             asked.append(text)
             return tokens(self, text)
 
-        monkeypatch.setattr(snippetcut.SnippetTable, "tokens", counted)
+        monkeypatch.setattr(scratch_fulltext.SnippetTable, "tokens", counted)
         assert _search(engine, request) == before
         assert sorted(asked) == ["archi", "queen"]
     finally:

@@ -25,9 +25,9 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.search import chunkkeeper, docmemory, docrankers
 from gno_trio.engine.search.querygrammar import parse_query
-from gno_trio.engine.search.snippetcut import scratch_table
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
+from gno_trio.engine.store.scratch_fulltext import scratch_table
 from tests.conftest import choose_backend, write_corpus
 from tests.engine.test_chunk_memory import _candidates
 from tests.support.requests import flat_search

@@ -44,11 +44,7 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
         "search.chunkrank",
         "search.diagnose",
         "search.docmemory",
-        "search.evidence",
         "search.graph_expansion",
-        "search.snippetcut",
-        "search.snippetwindow",
-        "search.stems",
     ]
 )
 

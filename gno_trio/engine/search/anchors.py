@@ -19,7 +19,7 @@ import operator
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 
-from gno_trio.engine.search import chunkrank, memoryanchors, snippetcut
+from gno_trio.engine.search import chunkrank, memoryanchors
 from gno_trio.engine.search.anchortext import (
     SNIPPET_MARKS,
     Anchor,
@@ -29,6 +29,7 @@ from gno_trio.engine.search.anchortext import (
 )
 from gno_trio.engine.search.chunkmemory import ChunkMemory
 from gno_trio.engine.search.querygrammar import fts_quote
+from gno_trio.engine.store import scratch_fulltext
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
 
 Span = tuple[int, int]
@@ -127,7 +128,7 @@ def anchors_for(
     spans: Mapping[str, Span],
     match: str | None,
     memory: ChunkMemory | None,
-    said: snippetcut.Tokenized | None = None,
+    said: scratch_fulltext.Tokenized | None = None,
 ) -> dict[str, Anchor]:
     """The anchor of each mirror (keyed by its chunk id range): its best chunk for
     ``match``, else its opening text. A mirror without chunks has no anchor.
@@ -137,14 +138,14 @@ def anchors_for(
     found: dict[str, Anchor] = {}
     if match and memory is not None:
         held = {mirror: span for mirror, span in spans.items() if memory.holds_span(*span)}
-        tokenizer = said if said is not None else snippetcut.Tokenized(memory.tokenize)
+        tokenizer = said if said is not None else scratch_fulltext.Tokenized(memory.tokenize)
         worked = memoryanchors.anchors_in_memory(conn, memory, tokenizer, held, match)
         if worked is not None:
             found.update(worked)
             spans = {mirror: span for mirror, span in spans.items() if mirror not in worked}
     if match and spans:
         tokenize, totals = _index_facts(conn)
-        with snippetcut.scratch_table(tokenize) as table:
+        with scratch_fulltext.scratch_table(tokenize) as table:
             waiting, rows = _chosen_chunks(conn, table, spans, match, totals)
             chosen = {chunk_id: mirror for mirror, (chunk_id, _) in waiting.items()}
             cut = _cutter(conn, table, rows, chosen, match, totals)
@@ -186,7 +187,7 @@ def _index_facts(conn: sqlite3.Connection) -> tuple[str, tuple[int, int] | None]
 
 def _chosen_chunks(
     conn: sqlite3.Connection,
-    table: snippetcut.SnippetTable,
+    table: scratch_fulltext.SnippetTable,
     spans: Mapping[str, Span],
     match: str,
     totals: tuple[int, int] | None,
@@ -227,7 +228,7 @@ def _chosen_chunks(
 
 def _cutter(
     conn: sqlite3.Connection,
-    table: snippetcut.SnippetTable,
+    table: scratch_fulltext.SnippetTable,
     rows: _ChunkRows,
     chunk_ids: Mapping[int, str],
     match: str,
@@ -267,7 +268,7 @@ def _cutter(
 
 def _rank_in_table(
     conn: sqlite3.Connection,
-    table: snippetcut.SnippetTable,
+    table: scratch_fulltext.SnippetTable,
     pending: Mapping[str, Span],
     forms: Sequence[str],
     parsed: Sequence[list[chunkrank.Phrase] | None],

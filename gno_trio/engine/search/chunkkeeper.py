@@ -37,8 +37,9 @@ from gno_trio.engine.search.chunkmemory import (
 )
 from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
 from gno_trio.engine.search.keyruns import listed_keys
-from gno_trio.engine.search.stems import WORDS, ascii_words, stems_of
+from gno_trio.engine.search.stems import WORDS, ascii_words
 from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
+from gno_trio.engine.store.scratch_fulltext import stems_of
 from gno_trio.heap import trim_heap
 
 logger = logging.getLogger("gno_trio.engine.chunkkeeper")

@@ -8,8 +8,8 @@ large index of common words that is tens of milliseconds per search, to pick
 among a handful of chunks.
 
 The same score is computed here from the chunks themselves, loaded in the
-search's scratch table (:mod:`.snippetcut`): where each phrase occurs in
-each chunk (the scratch table's word positions, same tokenizer), each
+search's scratch table (:mod:`~gno_trio.engine.store.scratch_fulltext`):
+where each phrase occurs in each chunk (the scratch table's word positions, same tokenizer), each
 chunk's length and the index's totals (FTS5's own stored figures). A
 phrase's chunk count is only needed when a document's chunks hold two or
 more of the phrases (otherwise it scales every score alike and cannot change
@@ -34,7 +34,7 @@ from typing import Final, TypeVar
 
 from gno_trio.engine.search.keyruns import FloatArray, KeyArray
 from gno_trio.engine.search.querygrammar import fts_quote
-from gno_trio.engine.search.snippetcut import SnippetTable
+from gno_trio.engine.store.scratch_fulltext import SnippetTable
 
 Span = tuple[int, int]
 

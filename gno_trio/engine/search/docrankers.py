@@ -27,10 +27,10 @@ from gno_trio.engine.search.keyruns import listed_keys
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote
 from gno_trio.engine.search.request import SearchRequest, request_filters, sql_filters
 from gno_trio.engine.search.results import result_rows
-from gno_trio.engine.search.snippetcut import Tokenized
 from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.store.document_filters import DocumentFilter, Filters
+from gno_trio.engine.store.scratch_fulltext import Tokenized
 
 Ranked = list[tuple[RowView, float]]
 """Result rows (:data:`~gno_trio.engine.store.search_documents.RESULT_COLUMNS`) and their

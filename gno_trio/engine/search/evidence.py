@@ -23,16 +23,16 @@ normalised evidence at fixed small weights.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from gno_trio.engine.search.querygrammar import LexicalQuery
-from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE, Connection, stored_tokenizer
+from gno_trio.engine.store.scratch_fulltext import index_terms
 
 LEXICAL_SHARE: Final = 0.6
 """BM25's weight at full coverage (vectors keep the rest)."""
@@ -92,7 +92,7 @@ class LexicalEvidence:
     idf: float
 
 
-def lexical_evidence(conn: sqlite3.Connection, lexical: LexicalQuery) -> LexicalEvidence:
+def lexical_evidence(conn: Connection, lexical: LexicalQuery) -> LexicalEvidence:
     """The query's tokens looked up in the document index's own vocabulary.
 
     Each token is tokenized by the index's tokenizer (its stem, folded
@@ -103,19 +103,13 @@ def lexical_evidence(conn: sqlite3.Connection, lexical: LexicalQuery) -> Lexical
     if not tokens:
         return LexicalEvidence(1.0, (), 0.0)
     terms = index_terms(stored_tokenizer(conn) or DEFAULT_TOKENIZE, [t for t, _ in tokens])
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_words "
-        "USING fts5vocab(main, documents_fts, row)"
+    total = SQLITE_STORES.counts(conn).active_documents()
+    found = SQLITE_STORES.document_matches(conn).documents_beginning(
+        [term for term in terms if term]
     )
-    (total,) = conn.execute("SELECT count(*) FROM documents WHERE active = 1").fetchone()
     counts = []
     for (token, _), term in zip(tokens, terms, strict=True):
-        if not term:
-            continue
-        (docs,) = conn.execute(
-            "SELECT coalesce(sum(doc), 0) FROM temp.evidence_words WHERE term >= ? AND term < ?",
-            (term, term + "\U0010ffff"),
-        ).fetchone()
+        docs = found.get(term, 0) if term else 0
         if docs:
             counts.append((token, min(int(docs), max(1, int(total)))))
     held = len(counts)
@@ -130,28 +124,6 @@ def lexical_evidence(conn: sqlite3.Connection, lexical: LexicalQuery) -> Lexical
 def idf(docs: int, total: int) -> float:
     """BM25's inverse document frequency of a word in ``docs`` of ``total`` documents."""
     return math.log((total - docs + 0.5) / (docs + 0.5) + 1.0)
-
-
-def index_terms(tokenize: str, words: Sequence[str]) -> list[str]:
-    """The index term the tokenizer makes of each word ('' for a word it drops)."""
-    return list(_index_terms(tokenize, tuple(words)))
-
-
-@functools.lru_cache(maxsize=1024)
-def _index_terms(tokenize: str, words: tuple[str, ...]) -> tuple[str, ...]:
-    """:func:`index_terms`, kept for queries asked again (agents repeat themselves)."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        quoted = tokenize.replace("'", "''")
-        conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
-        conn.execute("CREATE VIRTUAL TABLE said_terms USING fts5vocab(said, instance)")
-        conn.executemany("INSERT INTO said(rowid, text) VALUES (?, ?)", list(enumerate(words, 1)))
-        found: dict[int, str] = {}
-        for doc, term in conn.execute("SELECT doc, term FROM said_terms ORDER BY doc, offset"):
-            found.setdefault(int(doc), str(term))
-    finally:
-        conn.close()
-    return tuple(found.get(i, "") for i in range(1, len(words) + 1))
 
 
 def strength(top_bm25: float, evidence: LexicalEvidence) -> float:

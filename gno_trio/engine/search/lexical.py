@@ -24,8 +24,8 @@ from gno_trio.engine.search.results import (
     normalise_scores,
     result_object,
 )
-from gno_trio.engine.search.snippetcut import Tokenized
 from gno_trio.engine.store.database import Connection
+from gno_trio.engine.store.scratch_fulltext import Tokenized
 from gno_trio.errors import GnoError
 
 

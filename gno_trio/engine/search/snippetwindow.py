@@ -24,10 +24,11 @@ from __future__ import annotations
 import array
 import bisect
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+
+from gno_trio.engine.store.scratch_fulltext import reference_snippets
 
 if TYPE_CHECKING:
     import numpy as np
@@ -261,39 +262,21 @@ def agrees_with_sqlite(tokenize: str) -> bool:
     """Whether :func:`cut` gives this SQLite's ``snippet()`` on texts that exercise
     its rules (sentence bonus, clamping at the end, overlapping phrases, a
     phrase cut by the window's end, repeated phrases)."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        quoted = tokenize.replace("'", "''")
-        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize = '{quoted}')")
-        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        for rowid, (text, phrases, width) in enumerate(_SELF_CHECKS, start=1):
-            match = " OR ".join(f'"{phrase}"' for phrase in phrases)
-            conn.execute("INSERT INTO t(rowid, x) VALUES (?, ?)", (rowid, text))
-            expected = conn.execute(
-                "SELECT snippet(t, 0, '[', ']', '...', ?) FROM t WHERE t MATCH ? AND rowid = ?",
-                (width, match, rowid),
-            ).fetchone()[0]
-            terms = _row_terms(conn, rowid)
-            wanted = []
-            for number, phrase in enumerate(phrases, start=1000 * rowid):
-                conn.execute("INSERT INTO t(rowid, x) VALUES (?, ?)", (number, phrase))
-                wanted.append(_row_terms(conn, number))
-            instances = [
-                (offset, number)
-                for offset in range(len(terms))
-                for number, tokens in enumerate(wanted)
-                if terms[offset : offset + len(tokens)] == tokens
-            ]
-            spans = [edge for found in _WORDS.finditer(text) for edge in found.span()]
-            sizes = [len(tokens) for tokens in wanted]
-            sentences = sentence_starts(text, spans)
-            marks = Marks("[", "]", "...", width)
-            if cut(text, spans, sentences, instances, sizes, marks) != expected:
-                return False
-    except sqlite3.Error:
+    references = reference_snippets(tokenize, _SELF_CHECKS)
+    if references is None:
         return False
-    finally:
-        conn.close()
+    for (text, _, width), (expected, terms, wanted) in zip(_SELF_CHECKS, references, strict=True):
+        instances = [
+            (offset, number)
+            for offset in range(len(terms))
+            for number, tokens in enumerate(wanted)
+            if terms[offset : offset + len(tokens)] == tokens
+        ]
+        spans = [edge for found in _WORDS.finditer(text) for edge in found.span()]
+        sizes = [len(tokens) for tokens in wanted]
+        sentences = sentence_starts(text, spans)
+        if cut(text, spans, sentences, instances, sizes, Marks("[", "]", "...", width)) != expected:
+            return False
     return True
 
 
@@ -313,11 +296,3 @@ _SELF_CHECKS = (
     ),
     (" ".join(f"w{n % 7} x{n % 5}." for n in range(90)), ("w3 x4", "x1", "w6"), 10),
 )
-
-
-def _row_terms(conn: sqlite3.Connection, rowid: int) -> list[str]:
-    """The tokens of one row of the self-check table, in order."""
-    return [
-        str(term)
-        for (term,) in conn.execute("SELECT term FROM v WHERE doc = ? ORDER BY offset", (rowid,))
-    ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
@@ -63,25 +62,4 @@ def _not_beginning(token: str) -> Callable[[str], bool]:
     return lambda term: not term.startswith(token)
 
 
-def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
-    """What the tokenizer makes of each of these words (each one ASCII token), from
-    FTS5 itself: all of them indexed as one row of a private table, read back in
-    order."""
-    if not words:
-        return {}
-    ordered = sorted(words)
-    conn = sqlite3.connect(":memory:")
-    try:
-        quoted = tokenize.replace("'", "''")
-        conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
-        conn.execute("CREATE VIRTUAL TABLE said_words USING fts5vocab(said, instance)")
-        conn.execute("INSERT INTO said(rowid, text) VALUES (1, ?)", (" ".join(ordered),))
-        terms = dict(conn.execute("SELECT offset, term FROM said_words"))
-    finally:
-        conn.close()
-    if len(terms) != len(ordered):
-        return {}
-    return {word: str(terms[offset]) for offset, word in enumerate(ordered)}
-
-
-__all__ = ["WORDS", "Vocabulary", "ascii_words", "known_tokens", "stems_of"]
+__all__ = ["WORDS", "Vocabulary", "ascii_words", "known_tokens"]

@@ -10,6 +10,7 @@ an index on another host answers the same questions from its own copy.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Final, Protocol
 
 from gno_trio.engine.store.database import RowView
@@ -39,6 +40,11 @@ class DocumentMatchStore(Protocol):
 
     def unindexed(self, collection: str) -> int:
         """Active documents of a collection the index does not hold."""
+        ...
+
+    def documents_beginning(self, terms: Sequence[str]) -> dict[str, int]:
+        """For each index term, the documents holding a word it begins, summed over
+        those words (an upper bound of its document frequency)."""
         ...
 
 
@@ -101,6 +107,23 @@ class SqliteDocumentMatches:
             (collection,),
         ).fetchone()
         return int(row[0])
+
+    def documents_beginning(self, terms: Sequence[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        self._conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_words "
+            "USING fts5vocab(main, documents_fts, row)"
+        )
+        found = {}
+        for term in dict.fromkeys(terms):
+            (docs,) = self._conn.execute(
+                "SELECT coalesce(sum(doc), 0) FROM temp.evidence_words "
+                "WHERE term >= ? AND term < ?",
+                (term, term + "\U0010ffff"),
+            ).fetchone()
+            found[term] = int(docs)
+        return found
 
 
 __all__ = ["DocumentMatchStore", "SqliteDocumentMatches"]

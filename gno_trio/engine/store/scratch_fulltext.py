@@ -1,4 +1,13 @@
-"""Cutting snippets in a private, in-memory FTS5 table that holds only the chunks being cut.
+"""What FTS5 makes of a few texts, asked of a private in-memory database: snippets, tokens.
+
+The index's tokenizer (a Porter stem, folded diacritics) and its
+``snippet()`` are FTS5's own; search asks them of texts it holds (a query's
+words, the chunks of a page of hits, its self-checks) in tables of an
+in-memory database, never of the index. Nothing here reads or writes the
+index; every index a host serves searches through the same FTS5.
+
+Cutting snippets (:class:`SnippetTable`): a private, in-memory FTS5 table
+holds only the chunks being cut.
 
 FTS5's ``snippet()`` over the chunk index paid for the whole index on every
 search: each chunk of a ``rowid IN (...)`` list set the expression up again
@@ -18,6 +27,7 @@ the transaction the chunks were inserted in.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -175,3 +185,92 @@ def scratch_table(tokenize: str) -> Iterator[SnippetTable]:
         yield table
     finally:
         table.end()
+
+
+def _private(tokenize: str) -> sqlite3.Connection:
+    """A fresh in-memory database whose ``said`` table tokenizes as ``tokenize`` does,
+    with its words in order in ``said_words``."""
+    conn = sqlite3.connect(":memory:")
+    quoted = tokenize.replace("'", "''")
+    conn.execute(f"CREATE VIRTUAL TABLE said USING fts5(text, tokenize = '{quoted}')")
+    conn.execute("CREATE VIRTUAL TABLE said_words USING fts5vocab(said, instance)")
+    return conn
+
+
+def stems_of(tokenize: str, words: set[str]) -> dict[str, str]:
+    """What the tokenizer makes of each of these words (each one ASCII token): all of
+    them indexed as one row of a private table, read back in order; empty when some
+    word is not one token."""
+    if not words:
+        return {}
+    ordered = sorted(words)
+    conn = _private(tokenize)
+    try:
+        conn.execute("INSERT INTO said(rowid, text) VALUES (1, ?)", (" ".join(ordered),))
+        terms = dict(conn.execute("SELECT offset, term FROM said_words"))
+    finally:
+        conn.close()
+    if len(terms) != len(ordered):
+        return {}
+    return {word: str(terms[offset]) for offset, word in enumerate(ordered)}
+
+
+def index_terms(tokenize: str, words: Sequence[str]) -> list[str]:
+    """The index term the tokenizer makes of each word ('' for a word it drops)."""
+    return list(_index_terms(tokenize, tuple(words)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _index_terms(tokenize: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`index_terms`, kept for queries asked again (agents repeat themselves)."""
+    conn = _private(tokenize)
+    try:
+        conn.executemany("INSERT INTO said(rowid, text) VALUES (?, ?)", list(enumerate(words, 1)))
+        found: dict[int, str] = {}
+        for doc, term in conn.execute("SELECT doc, term FROM said_words ORDER BY doc, offset"):
+            found.setdefault(int(doc), str(term))
+    finally:
+        conn.close()
+    return tuple(found.get(i, "") for i in range(1, len(words) + 1))
+
+
+ReferenceCut = tuple[str, list[str], list[list[str]]]
+"""FTS5's snippet of a text, the text's tokens and each phrase's tokens."""
+
+
+def reference_snippets(
+    tokenize: str, cases: Sequence[tuple[str, Sequence[str], int]]
+) -> list[ReferenceCut] | None:
+    """FTS5's own ``snippet(text, '[', ']', '...', width)`` of each ``(text, phrases,
+    width)`` for the phrases, with the tokens it saw; None when this SQLite cannot."""
+    conn = _private(tokenize)
+    try:
+        found: list[ReferenceCut] = []
+        for rowid, (text, phrases, width) in enumerate(cases, start=1):
+            match = " OR ".join(f'"{phrase}"' for phrase in phrases)
+            conn.execute("INSERT INTO said(rowid, text) VALUES (?, ?)", (rowid, text))
+            expected = conn.execute(
+                "SELECT snippet(said, 0, '[', ']', '...', ?) FROM said "
+                "WHERE said MATCH ? AND rowid = ?",
+                (width, match, rowid),
+            ).fetchone()[0]
+            wanted = []
+            for number, phrase in enumerate(phrases, start=1000 * rowid):
+                conn.execute("INSERT INTO said(rowid, text) VALUES (?, ?)", (number, phrase))
+                wanted.append(_row_terms(conn, number))
+            found.append((str(expected), _row_terms(conn, rowid), wanted))
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return found
+
+
+def _row_terms(conn: sqlite3.Connection, rowid: int) -> list[str]:
+    """The tokens of one row of ``said``, in order."""
+    return [
+        str(term)
+        for (term,) in conn.execute(
+            "SELECT term FROM said_words WHERE doc = ? ORDER BY offset", (rowid,)
+        )
+    ]
