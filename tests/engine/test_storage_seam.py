@@ -38,7 +38,6 @@ ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
     [
         "ingest.apply",
         "ingest.rename",
-        "ingest.writes",
         "search.anchors",
         "search.chunkkeeper",
         "search.chunkrank",

@@ -9,7 +9,6 @@ mirror is stored once (``content``); its chunks are ranges of it.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,7 @@ from gno_trio.engine.ingest.spec import CollectionSpec, SyncReport, mtime_iso
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.store import fulltext
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import RowView, fts5_ranks_documents
+from gno_trio.engine.store.database import Connection, RowView, fts5_ranks_documents
 from gno_trio.engine.uris import make_uri
 from gno_trio.errors import GnoError
 
@@ -37,18 +36,14 @@ _TICK_EVERY = 256
 
 
 def store_content(
-    conn: sqlite3.Connection,
+    conn: Connection,
     prepared: Prepared,
     tick: ChunkTick | None = None,
     pending: fulltext.PendingRows | None = None,
 ) -> None:
     """Store a mirror once, its chunks as ranges into it, and index the chunks."""
     markdown = prepared.converted.markdown
-    inserted = conn.execute(
-        "INSERT OR IGNORE INTO content(mirror_hash, markdown, line_count) VALUES (?, ?, ?)",
-        (prepared.mirror_hash, markdown, markdown.count("\n") + 1),
-    ).rowcount
-    if not inserted:
+    if not SQLITE_STORES.mirrors(conn).add(prepared.mirror_hash, markdown):
         return
     insert_chunks(
         conn,
@@ -63,7 +58,7 @@ def store_content(
 
 
 def insert_chunks(
-    conn: sqlite3.Connection,
+    conn: Connection,
     mirror_hash: str,
     chunks: list[Chunk],
     language: str | None,
@@ -71,58 +66,33 @@ def insert_chunks(
     pending: fulltext.PendingRows | None = None,
 ) -> None:
     """A mirror's chunks, as ranges of it, and their full-text entries (queued in ``pending``)."""
+    mirrors = SQLITE_STORES.mirrors(conn)
     for chunk in chunks:
-        cur = conn.execute(
-            """INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line,
-                   language, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            (
-                mirror_hash,
-                chunk.seq,
-                chunk.pos,
-                len(chunk.text),
-                chunk.start_line,
-                chunk.end_line,
-                language,
-                chunk.token_count,
-            ),
+        chunk_id = mirrors.add_chunk(
+            mirror_hash,
+            chunk.seq,
+            chunk.pos,
+            len(chunk.text),
+            chunk.start_line,
+            chunk.end_line,
+            language,
+            chunk.token_count,
         )
-        fulltext.index_chunk(conn, int(cur.lastrowid or 0), chunk.text, mirror_hash, pending)
+        fulltext.index_chunk(conn, chunk_id, chunk.text, mirror_hash, pending)
         if tick is not None and chunk.seq % _TICK_EVERY == _TICK_EVERY - 1:
             tick(chunk.seq + 1, len(chunks))
 
 
 def _write_structure(
-    conn: sqlite3.Connection, doc_id: int, meta: DocumentMeta, *, fresh: bool = False
+    conn: Connection, doc_id: int, meta: DocumentMeta, *, fresh: bool = False
 ) -> None:
     """A document's tags, links and typed edges (``fresh``: a new row, nothing to replace)."""
-    if not fresh:
-        conn.execute("DELETE FROM doc_tags WHERE doc_id = ? AND source = 'frontmatter'", (doc_id,))
-        conn.execute("DELETE FROM doc_links WHERE doc_id = ?", (doc_id,))
-        conn.execute("DELETE FROM doc_edges WHERE src_doc_id = ?", (doc_id,))
-    # Most documents have no links or edges: a statement is run only for rows to insert.
-    if meta.tags:
-        conn.executemany(
-            "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'frontmatter')",
-            [(doc_id, tag) for tag in meta.tags],
-        )
-    if meta.links:
-        conn.executemany(
-            """INSERT INTO doc_links(doc_id, kind, target, collection, heading, display, line, col)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            [
-                (doc_id, ln.kind, ln.target, ln.collection, ln.heading, ln.display, ln.line, ln.col)
-                for ln in meta.links
-            ],
-        )
-    if meta.relations:
-        conn.executemany(
-            "INSERT INTO doc_edges(src_doc_id, edge_type, target) VALUES (?, ?, ?)",
-            [(doc_id, edge_type, target) for edge_type, target in meta.relations],
-        )
+    SQLITE_STORES.tags(conn).replace_from_text(doc_id, meta.tags, fresh=fresh)
+    SQLITE_STORES.links(conn).replace(doc_id, meta.links, meta.relations, fresh=fresh)
 
 
 def fts_upsert(
-    conn: sqlite3.Connection,
+    conn: Connection,
     doc_id: int,
     rel_path: str,
     meta: DocumentMeta,
@@ -192,10 +162,10 @@ def _doc_values(spec: CollectionSpec, p: Prepared, indexed_at: str) -> dict[str,
 
 
 def write_document(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spec: CollectionSpec,
     prepared: Prepared,
-    existing: sqlite3.Row | None,
+    existing: RowView | None,
     *,
     kind: str,
     observed_at: str,
@@ -214,13 +184,9 @@ def write_document(
             pending.pause_document_queue(conn)
         else:
             pending.resume(conn)
+    rows = SQLITE_STORES.document_rows(conn)
     if existing is None:
-        columns = ", ".join(values)
-        placeholders = ", ".join("?" for _ in values)
-        cur = conn.execute(
-            f"INSERT INTO documents({columns}) VALUES ({placeholders})", tuple(values.values())
-        )
-        doc_id = int(cur.lastrowid or 0)
+        doc_id = rows.insert(values)
         if pending is not None:
             pending.new_document(doc_id)
         previous = None
@@ -229,8 +195,7 @@ def write_document(
         doc_id = int(existing["id"])
         previous = journal.snapshot(existing)
         old_structure = journal.stored_structure(SQLITE_STORES.journal(conn), existing)
-        assignments = ", ".join(f"{k} = ?" for k in values)
-        conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc_id))
+        rows.update(doc_id, values)
     fresh = existing is None
     _write_structure(conn, doc_id, prepared.meta, fresh=fresh)
     fts_upsert(
@@ -252,23 +217,22 @@ def write_document(
     return doc_id
 
 
-def forget_record(conn: sqlite3.Connection, collection: str, rel_path: str) -> None:
+def forget_record(conn: Connection, collection: str, rel_path: str) -> None:
     SQLITE_STORES.ingest_records(conn).forget(collection, rel_path)
 
 
 def rename(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spec: CollectionSpec,
     prepared: Prepared,
-    old: sqlite3.Row,
+    old: RowView,
     at: str,
     pending: fulltext.PendingRows | None = None,
 ) -> None:
     """The same bytes moved to a new path: keep the row (and its id), move it."""
     previous = journal.snapshot(old)
     values = _doc_values(spec, prepared, at)
-    assignments = ", ".join(f"{k} = ?" for k in values)
-    conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), old["id"]))
+    SQLITE_STORES.document_rows(conn).update(int(old["id"]), values)
     store_content(conn, prepared, pending=pending)
     _write_structure(conn, int(old["id"]), prepared.meta)
     fts_upsert(
@@ -285,29 +249,21 @@ def rename(
     )
 
 
-def refresh_stat(
-    conn: sqlite3.Connection, spec: CollectionSpec, doc_id: int, found: FoundFile
-) -> None:
+def refresh_stat(conn: Connection, spec: CollectionSpec, doc_id: int, found: FoundFile) -> None:
     """A touched file whose bytes did not change: store its new size and mtime, clear its error."""
-    conn.execute(
-        """UPDATE documents SET source_size = ?, source_mtime = ?,
-               source_mtime_ns = ?, last_error_code = NULL,
-               last_error_message = NULL, last_error_at = NULL
-           WHERE id = ?""",
-        (found.size, mtime_iso(found.mtime_ns), found.mtime_ns, doc_id),
+    SQLITE_STORES.document_rows(conn).refresh_stat(
+        doc_id, found.size, mtime_iso(found.mtime_ns), found.mtime_ns
     )
     forget_record(conn, spec.name, found.rel_path)
 
 
-def reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row, at: str) -> None:
-    conn.execute("UPDATE documents SET active = 1, indexed_at = ? WHERE id = ?", (at, row["id"]))
+def reactivate(conn: Connection, spec: CollectionSpec, row: RowView, at: str) -> None:
+    SQLITE_STORES.document_rows(conn).set_active(int(row["id"]), True, at)
     if spec.memory_managed or fts5_ranks_documents(conn):
-        markdown_row = conn.execute(
-            "SELECT markdown FROM content WHERE mirror_hash = ?", (row["mirror_hash"],)
-        ).fetchone()
-        if markdown_row is not None:
+        markdown = SQLITE_STORES.documents(conn).mirror(row["mirror_hash"])
+        if markdown is not None:
             meta = extract_meta(
-                markdown_row[0], row["rel_path"], frontmatter=has_frontmatter(row["source_mime"])
+                markdown, row["rel_path"], frontmatter=has_frontmatter(row["source_mime"])
             )
             fts_upsert(
                 conn, int(row["id"]), row["rel_path"], meta, memory_managed=spec.memory_managed
@@ -318,10 +274,8 @@ def reactivate(conn: sqlite3.Connection, spec: CollectionSpec, row: sqlite3.Row,
     )
 
 
-def inactivate(conn: sqlite3.Connection, row: RowView, observed_at: str) -> None:
-    conn.execute(
-        "UPDATE documents SET active = 0, indexed_at = ? WHERE id = ?", (observed_at, row["id"])
-    )
+def inactivate(conn: Connection, row: RowView, observed_at: str) -> None:
+    SQLITE_STORES.document_rows(conn).set_active(int(row["id"]), False, observed_at)
     fulltext.remove_document(conn, int(row["id"]))
     previous = journal.snapshot(row)
     current = dict(previous, active=False)
@@ -331,7 +285,7 @@ def inactivate(conn: sqlite3.Connection, row: RowView, observed_at: str) -> None
 
 
 def record_error(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spec: CollectionSpec,
     rel_path: str,
     error: GnoError,
@@ -365,11 +319,7 @@ def record_error(
         report.skipped += 1
         return
     if existing_id is not None:
-        conn.execute(
-            """UPDATE documents SET last_error_code = ?, last_error_message = ?, last_error_at = ?
-               WHERE id = ?""",
-            (error.code, error.message, at, existing_id),
-        )
+        SQLITE_STORES.document_rows(conn).record_error(existing_id, error.code, error.message, at)
     report.errors.append({"relPath": rel_path, "code": error.code, "message": error.message})
 
 

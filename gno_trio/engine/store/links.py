@@ -3,7 +3,8 @@
 Links (``doc_links``) and typed edges (``doc_edges``) are written by a sync
 with their document; the graph package resolves their targets to active
 documents and builds every view from them (:mod:`gno_trio.engine.graph`).
-This module only reads the rows. Every document row here carries the
+This module reads the rows, and writes a document's as a sync gives them
+(inside its transaction). Every document row here carries the
 columns of a graph summary: ``id``, ``docid``, ``uri``, ``title``,
 ``collection``, ``rel_path``; a link row adds ``kind``, ``target`` and
 ``link_collection`` (the collection the link names, if any).
@@ -15,6 +16,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final, Protocol
 
+from gno_trio.engine.docmeta import Link
 from gno_trio.engine.store.database import RowView
 from gno_trio.engine.store.documents import SqliteDocuments
 
@@ -58,6 +60,18 @@ class LinkStore(Protocol):
     def typed_edges(self, edge_type: str | None) -> list[RowView]:
         """Every typed edge (of ``edge_type``) of an active document, with ``edge_type``,
         ``target``, ``confidence`` and ``origin``, by document then edge."""
+        ...
+
+    def replace(
+        self,
+        doc_id: int,
+        links: Sequence[Link],
+        relations: Sequence[tuple[str, str]],
+        *,
+        fresh: bool,
+    ) -> None:
+        """A document's links and ``(edge_type, target)`` typed edges, in place of the ones
+        it had (``fresh``: a new document, it had none)."""
         ...
 
 
@@ -169,5 +183,38 @@ class SqliteLinks:
         ).fetchall()
         return rows
 
-
-__all__ = ["LinkStore", "SqliteLinks"]
+    def replace(
+        self,
+        doc_id: int,
+        links: Sequence[Link],
+        relations: Sequence[tuple[str, str]],
+        *,
+        fresh: bool,
+    ) -> None:
+        if not fresh:
+            self._conn.execute("DELETE FROM doc_links WHERE doc_id = ?", (doc_id,))
+            self._conn.execute("DELETE FROM doc_edges WHERE src_doc_id = ?", (doc_id,))
+        # Most documents have no links or edges: a statement is run only for rows to insert.
+        if links:
+            self._conn.executemany(
+                """INSERT INTO doc_links(doc_id, kind, target, collection, heading, display,
+                       line, col) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    (
+                        doc_id,
+                        ln.kind,
+                        ln.target,
+                        ln.collection,
+                        ln.heading,
+                        ln.display,
+                        ln.line,
+                        ln.col,
+                    )
+                    for ln in links
+                ],
+            )
+        if relations:
+            self._conn.executemany(
+                "INSERT INTO doc_edges(src_doc_id, edge_type, target) VALUES (?, ?, ?)",
+                [(doc_id, edge_type, target) for edge_type, target in relations],
+            )

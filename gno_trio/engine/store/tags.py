@@ -38,6 +38,11 @@ class TagStore(Protocol):
         """Take the user tag ``tag`` (lower-case) off the document."""
         ...
 
+    def replace_from_text(self, doc_id: int, tags: Sequence[str], *, fresh: bool) -> None:
+        """The tags the document's text gives it, in place of the ones it gave before
+        (``fresh``: a new document, it had none); user tags stay."""
+        ...
+
 
 class SqliteTags:
     """:class:`TagStore` on one SQLite connection."""
@@ -74,6 +79,17 @@ class SqliteTags:
             "DELETE FROM doc_tags WHERE doc_id = ? AND lower(tag) = ? AND source = 'user'",
             (doc_id, tag),
         )
+
+    def replace_from_text(self, doc_id: int, tags: Sequence[str], *, fresh: bool) -> None:
+        if not fresh:
+            self._conn.execute(
+                "DELETE FROM doc_tags WHERE doc_id = ? AND source = 'frontmatter'", (doc_id,)
+            )
+        if tags:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO doc_tags(doc_id, tag, source) VALUES (?, ?, 'frontmatter')",
+                [(doc_id, tag) for tag in tags],
+            )
 
 
 __all__ = ["SqliteTags", "TagStore"]
