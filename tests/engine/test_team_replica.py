@@ -25,6 +25,7 @@ from gno_trio.engine import Engine, QueryOptions, SearchRequest, Team
 from gno_trio.engine.team.replica import Replica
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
+from tests.conftest import BACKENDS, choose_backend
 from tests.support.requests import flat_search
 from tests.support.shared import EVALS_CORPUS, required
 
@@ -73,8 +74,12 @@ def answers(engine: Engine) -> list[Any]:
 
 
 @pytest.fixture
-def hosts(tmp_path: Path, team_store: TeamStore, corpus: Path) -> Iterator[tuple[Engine, Engine]]:
-    """Host A (indexed the corpus through the team) and host B (joined afterwards)."""
+def hosts(
+    request: pytest.FixtureRequest, tmp_path: Path, team_store: TeamStore, corpus: Path
+) -> Iterator[tuple[Engine, Engine]]:
+    """Host A (indexed the corpus through the team) and host B (joined afterwards); the
+    team ranks documents with ``request.param`` (FTS5 unless a test says otherwise)."""
+    choose_backend(tmp_path / "a" / "config", getattr(request, "param", "fts5"))
     a = open_host(tmp_path / "a", team_store)
     try:
         a.add_collection(str(corpus), name="notes")
@@ -88,10 +93,12 @@ def hosts(tmp_path: Path, team_store: TeamStore, corpus: Path) -> Iterator[tuple
         a.close()
 
 
+@pytest.mark.parametrize("hosts", BACKENDS, indirect=True)
 def test_a_host_that_joins_later_answers_as_an_embedded_index(
     hosts: tuple[Engine, Engine], tmp_path: Path, corpus: Path
 ) -> None:
     a, b = hosts
+    choose_backend(tmp_path / "embedded" / "config", a.config.search.backend)
     with open_host(tmp_path / "embedded", None) as embedded:
         embedded.add_collection(str(corpus), name="notes")
         embedded.sync()
@@ -104,6 +111,7 @@ def test_a_host_that_joins_later_answers_as_an_embedded_index(
     assert b.changes(limit=1000) == a.changes(limit=1000)
 
 
+@pytest.mark.parametrize("hosts", BACKENDS, indirect=True)
 def test_a_change_on_one_host_reaches_the_other(hosts: tuple[Engine, Engine], corpus: Path) -> None:
     a, b = hosts
     (corpus / "en" / "zebra.md").write_text("# Zebra\n\nA quagga grazes beside the okapi.\n")

@@ -94,11 +94,7 @@ class Replica:
         with pool.connection() as conn, write_transaction(conn):
             units.install(conn)
         with _store_failures("opening the shared index"), database.connection() as pg:
-            pg.execute(
-                "INSERT INTO gno_index_state (index_name, epoch) VALUES (%s, %s) "
-                "ON CONFLICT (index_name) DO NOTHING",
-                (index_name, uuid.uuid4().hex),
-            )
+            team_state(pg, index_name)
 
     # -- where things stand -------------------------------------------------------
 
@@ -286,38 +282,68 @@ class Replica:
                     self._seeding = None
                 return None
             bodies = [(kind, key, units.read_unit(conn, (kind, key))) for kind, key in pending]
-            with _store_failures("sharing the write"), pg.transaction():
-                row = pg.execute(
-                    "UPDATE gno_index_state SET change_seq = change_seq + 1 "
-                    "WHERE index_name = %s AND epoch = %s AND change_seq = %s RETURNING change_seq",
-                    (self.index_name, epoch, seq),
-                ).fetchone()
-                if row is None:
-                    raise GnoError(
-                        "RUNTIME",
-                        f"The shared index {self.index_name} moved while this host held its "
-                        "write lease; the write was not shared (try again)",
-                    )
-                shipped = int(row[0])
-                with pg.cursor() as cursor:
-                    for start in range(0, len(bodies), _SHIP_ROWS):
-                        cursor.executemany(
-                            "INSERT INTO gno_index_units (index_name, kind, key, change_seq, body) "
-                            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (index_name, kind, key) "
-                            "DO UPDATE SET change_seq = EXCLUDED.change_seq, body = EXCLUDED.body",
-                            [
-                                (self.index_name, kind, key, shipped, body)
-                                for kind, key, body in bodies[start : start + _SHIP_ROWS]
-                            ],
-                        )
-                pg.execute(
-                    "SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, f"{self.index_name}:{shipped}")
-                )
+            shipped = publish(pg, self.index_name, (epoch, seq), bodies)
             with write_transaction(conn):
                 units.clear_outbox(conn, pending)
                 units.set_stamp(conn, epoch, shipped)
             self._seeding = None
             return shipped
+
+
+def publish(
+    pg: psycopg.Connection[Any],
+    index_name: str,
+    stamp: tuple[str, int],
+    bodies: Sequence[tuple[str, str, bytes | None]],
+) -> int:
+    """Write ``bodies`` (``(kind, key, body or None)``) as the next change of ``index_name``
+    in one transaction on ``pg``, the lease holder's connection; the new change sequence.
+
+    ``stamp`` is the ``(epoch, change_seq)`` the writer caught up to: if the
+    index moved since (only a writer without the lease could have moved it),
+    nothing is written.
+    """
+    epoch, seq = stamp
+    with _store_failures("sharing the write"), pg.transaction():
+        row = pg.execute(
+            "UPDATE gno_index_state SET change_seq = change_seq + 1 "
+            "WHERE index_name = %s AND epoch = %s AND change_seq = %s RETURNING change_seq",
+            (index_name, epoch, seq),
+        ).fetchone()
+        if row is None:
+            raise GnoError(
+                "RUNTIME",
+                f"The shared index {index_name} moved while this host held its "
+                "write lease; the write was not shared (try again)",
+            )
+        shipped = int(row[0])
+        with pg.cursor() as cursor:
+            for start in range(0, len(bodies), _SHIP_ROWS):
+                cursor.executemany(
+                    "INSERT INTO gno_index_units (index_name, kind, key, change_seq, body) "
+                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (index_name, kind, key) "
+                    "DO UPDATE SET change_seq = EXCLUDED.change_seq, body = EXCLUDED.body",
+                    [
+                        (index_name, kind, key, shipped, body)
+                        for kind, key, body in bodies[start : start + _SHIP_ROWS]
+                    ],
+                )
+        pg.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, f"{index_name}:{shipped}"))
+    return shipped
+
+
+def team_state(pg: psycopg.Connection[Any], index_name: str) -> tuple[str, int]:
+    """``(epoch, change_seq)`` of ``index_name`` on the store, made on first use."""
+    pg.execute(
+        "INSERT INTO gno_index_state (index_name, epoch) VALUES (%s, %s) "
+        "ON CONFLICT (index_name) DO NOTHING",
+        (index_name, uuid.uuid4().hex),
+    )
+    row = pg.execute(
+        "SELECT epoch, change_seq FROM gno_index_state WHERE index_name = %s", (index_name,)
+    ).fetchone()
+    assert row is not None
+    return str(row[0]), int(row[1])
 
 
 class TeamWriteLease:
@@ -381,4 +407,4 @@ class TeamWriteLease:
         return self._advisory.is_held()
 
 
-__all__ = ["CHANGES_CHANNEL", "Replica", "TeamWriteLease"]
+__all__ = ["CHANGES_CHANNEL", "Replica", "TeamWriteLease", "publish", "team_state"]

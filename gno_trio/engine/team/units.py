@@ -50,6 +50,8 @@ class Table:
     """Whether the table has an implicit rowid worth keeping (no ``INTEGER PRIMARY KEY``)."""
     columns: tuple[str, ...] = ()
     """For a composite key, the key's columns (the key is their JSON array)."""
+    fixed: str = ""
+    """For a unit of fixed rows, their ``WHERE`` condition (the key names the unit only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,14 @@ class Kind:
     """Every key this kind has in a local file (for seeding a team from it)."""
 
 
+_BACKEND_ROWS: Final = "key IN ('document_index', 'document_index_generation')"
+DOCUMENT_INDEX: Final = Kind(
+    "s",
+    (Table("schema_meta", "key", fixed=_BACKEND_ROWS),),
+    enumerate_sql="SELECT 'document_index'",
+)
+"""Which index ranks documents (FTS5 or tantivy, and tantivy's generation): every host
+ranks with the writer's choice, its own tantivy directory built from its own file."""
 COLLECTION: Final = Kind(
     "c", (Table("collections", "name", rowid=True),), enumerate_sql="SELECT name FROM collections"
 )
@@ -105,8 +115,9 @@ JOURNAL: Final = Kind(
     numeric=True,
     enumerate_sql="SELECT id FROM document_changes",
 )
-KINDS: Final = (COLLECTION, MODEL, CONTENT, DOCUMENT, INGEST_ERROR, JOURNAL)
-"""In dependency order: vectors need their model, a document's FTS row nothing else."""
+KINDS: Final = (DOCUMENT_INDEX, COLLECTION, MODEL, CONTENT, DOCUMENT, INGEST_ERROR, JOURNAL)
+"""In dependency order: vectors need their model; documents are queued for tantivy only
+once the backend row says tantivy ranks."""
 _BY_CODE: Final = {kind.code: kind for kind in KINDS}
 REPLICATED_TABLES: Final = tuple(table.name for kind in KINDS for table in kind.tables)
 
@@ -129,22 +140,49 @@ def _key_expr(table: Table, row: str) -> str:
     return f"{row}.{table.key}"
 
 
+def _mark(code: str, key: str) -> str:
+    # Not INSERT OR IGNORE: an outer UPSERT's conflict rule would override it.
+    return (
+        f"INSERT INTO team_outbox (kind, key) SELECT '{code}', {key} WHERE NOT EXISTS "
+        f"(SELECT 1 FROM team_outbox WHERE kind = '{code}' AND key = {key});"
+    )
+
+
+def _backend_triggers(when: str) -> Iterable[str]:
+    """A switch of backend rewrites ``documents_fts`` without touching ``documents``:
+    every document is shipped again, with its full-text row as the writer now keeps it."""
+    unit = _mark(DOCUMENT_INDEX.code, "'document_index'")
+    every_document = (
+        f"INSERT INTO team_outbox (kind, key) SELECT '{DOCUMENT.code}', id FROM documents "
+        f"WHERE NOT EXISTS (SELECT 1 FROM team_outbox o WHERE o.kind = '{DOCUMENT.code}' "
+        "AND o.key = documents.id);"
+    )
+    yield (
+        "CREATE TRIGGER IF NOT EXISTS team_outbox_backend_switch AFTER INSERT ON schema_meta "
+        f"{when} AND new.key = 'document_index' AND new.value IN ('fts5', 'tantivy') "
+        f"BEGIN {unit} {every_document} END"
+    )
+    for op, row in (("INSERT", "new"), ("DELETE", "old")):
+        yield (
+            f"CREATE TRIGGER IF NOT EXISTS team_outbox_backend_generation_{op.lower()} "
+            f"AFTER {op} ON schema_meta {when} AND {row}.key = 'document_index_generation' "
+            f"BEGIN {unit} END"
+        )
+
+
 def _triggers() -> Iterable[str]:
     when = f"WHEN NOT EXISTS (SELECT 1 FROM team_replica WHERE key = '{_APPLYING}')"
+    yield from _backend_triggers(when)
     for kind in KINDS:
+        if kind is DOCUMENT_INDEX:
+            continue
         for table in kind.tables:
             for op, rows in (
                 ("INSERT", ("NEW",)),
                 ("UPDATE", ("OLD", "NEW")),
                 ("DELETE", ("OLD",)),
             ):
-                # Not INSERT OR IGNORE: an outer UPSERT's conflict rule would override it.
-                inserts = " ".join(
-                    f"INSERT INTO team_outbox (kind, key) SELECT '{kind.code}', "
-                    f"{_key_expr(table, row)} WHERE NOT EXISTS (SELECT 1 FROM team_outbox "
-                    f"WHERE kind = '{kind.code}' AND key = {_key_expr(table, row)});"
-                    for row in rows
-                )
+                inserts = " ".join(_mark(kind.code, _key_expr(table, row)) for row in rows)
                 yield (
                     f"CREATE TRIGGER IF NOT EXISTS team_outbox_{table.name}_{op.lower()} "
                     f"AFTER {op} ON {table.name} {when} BEGIN {inserts} END"
@@ -162,6 +200,21 @@ def install(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
     for statement in _triggers():
         conn.execute(statement)
+
+
+def uninstall(conn: sqlite3.Connection) -> None:
+    """Make a team cache a plain index file again (the triggers and tables of
+    :func:`install` dropped), in the caller's transaction."""
+    names = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'team_outbox_%'"
+        )
+    ]
+    for name in names:
+        conn.execute(f'DROP TRIGGER "{name}"')
+    conn.execute("DROP TABLE IF EXISTS team_outbox")
+    conn.execute("DROP TABLE IF EXISTS team_replica")
 
 
 # -- the stamp ------------------------------------------------------------------
@@ -207,11 +260,18 @@ def fill_outbox(conn: sqlite3.Connection) -> None:
         )
 
 
+def all_units(conn: sqlite3.Connection) -> list[UnitKey]:
+    """Every unit the file holds, in dependency order."""
+    return [(kind.code, str(row[0])) for kind in KINDS for row in conn.execute(kind.enumerate_sql)]
+
+
 # -- reading and applying units ----------------------------------------------------
 
 
 def _where(table: Table, param: Any) -> tuple[str, tuple[Any, ...]]:
     """The ``WHERE`` condition selecting one unit's rows of ``table``, and its parameters."""
+    if table.fixed:
+        return table.fixed, ()
     if table.columns:
         condition = " AND ".join(
             f"{column} = json_extract(?, '$[{i}]')" for i, column in enumerate(table.columns)
@@ -316,7 +376,7 @@ def reset(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
         for kind in reversed(KINDS):
             for table in reversed(kind.tables):
-                conn.execute(f"DELETE FROM {table.name}")
+                conn.execute(f"DELETE FROM {table.name} WHERE {table.fixed or 'true'}")
     clear_outbox(conn)
 
 
@@ -325,6 +385,7 @@ __all__ = [
     "KIND_ORDER",
     "REPLICATED_TABLES",
     "UnitKey",
+    "all_units",
     "applying",
     "clear_outbox",
     "fill_outbox",
@@ -336,4 +397,5 @@ __all__ = [
     "reset",
     "set_stamp",
     "stamp",
+    "uninstall",
 ]

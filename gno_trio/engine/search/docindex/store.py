@@ -100,7 +100,9 @@ def _read_stamp(searcher: tantivy.Searcher, schema: tantivy.Schema) -> tuple[int
 
 def open_index(path: Path, tokenizer: str) -> Opened:
     """Open an index directory; ``GnoError`` when it is missing or unreadable."""
-    if not tantivy.Index.exists(str(path)):
+    # Index.exists raises rather than answer False for a directory that is missing
+    # (a host whose copy of a team index names a generation it never built).
+    if not path.is_dir() or not tantivy.Index.exists(str(path)):
         raise GnoError("RUNTIME", f"no document index at {path}")
     try:
         index = tantivy.Index.open(str(path))
