@@ -77,7 +77,7 @@ def shared_folder(basetemp: Path) -> Path:
     return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
 
 
-def _start(into: Path) -> dict[str, str]:
+def _start(into: Path, settings: str = _SETTINGS) -> dict[str, str]:
     user = _server_user()
     root = Path(tempfile.mkdtemp(prefix="gno-pg-"))
     if user is not None:
@@ -89,7 +89,7 @@ def _start(into: Path) -> dict[str, str]:
     _run(user, "initdb", "-D", str(data), "--no-sync", "-A", "trust", "-U", "postgres",
          "-E", "UTF8", "--no-instructions")  # fmt: skip
     _run(user, "pg_ctl", "-D", str(data), "-w", "-t", "60", "-l", str(root / "server.log"),
-         "-o", f"-h '' -k {root} {_SETTINGS}", "start")  # fmt: skip
+         "-o", f"-h '' -k {root} {settings}", "start")  # fmt: skip
     import psycopg
 
     from gno_trio.engine.team.database import migrate
@@ -140,6 +140,21 @@ def stop(basetemp: Path) -> None:
              "-w", "-m", "immediate", "stop")  # fmt: skip
     shutil.rmtree(info["root"], ignore_errors=True)
     path.unlink()
+
+
+@contextlib.contextmanager
+def own_server(folder: Path, **settings: int) -> Iterator[dict[str, str]]:
+    """A server of the caller's own (``settings`` override the run's), stopped afterwards.
+
+    For a test that needs server settings the shared server cannot have
+    (a tiny ``max_connections``); costs a start of its own, about 2 s.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    extra = " ".join(f"-c {name}={value}" for name, value in settings.items())
+    try:
+        yield _start(folder, f"{_SETTINGS} {extra}")
+    finally:
+        stop(folder)
 
 
 @contextlib.contextmanager

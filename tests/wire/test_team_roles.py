@@ -10,12 +10,14 @@ lease, traces, job records, and the doctor's look.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -54,7 +56,10 @@ def readme_script() -> list[str]:
 
 @pytest.fixture
 def roles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The README's roles and database (unique names), set up as it says; their URLs."""
+    """The README's roles and database (unique names), set up as it says; their URLs.
+
+    ``admin`` is the database's URL as a superuser, ``gateway_role`` the gateway role's name.
+    """
     try:
         info = postgres_support.server(tmp_path_factory.getbasetemp())
     except Exception as exc:
@@ -73,16 +78,24 @@ def roles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             with psycopg.connect(postgres_support.database_url(info, database)) as conn:
                 conn.autocommit = True
                 conn.execute(step.encode())
-        yield {
+        urls = {
             role: postgres_support.database_url(info, names["notes"], names[role])
             for role in ("gno_owner", "gno_gateway")
         }
+        admin = postgres_support.database_url(info, names["notes"])
+        yield {**urls, "admin": admin, "gateway_role": names["gno_gateway"]}
     finally:
         with psycopg.connect(postgres_support.database_url(info, "postgres")) as admin:
             admin.autocommit = True
             admin.execute(f"DROP DATABASE IF EXISTS {names['notes']} WITH (FORCE)".encode())
             for role in ("gno_owner", "gno_gateway"):
                 admin.execute(f"DROP ROLE IF EXISTS {names[role]}".encode())
+
+
+def doctor(base: Path, store: str) -> tuple[int, dict[str, dict[str, Any]]]:
+    """``doctor --json --store``: its exit code and its checks by name."""
+    done = gno(base, "doctor", "--json", "--store", store)
+    return done.returncode, {c["name"]: c for c in json.loads(done.stdout)["checks"]}
 
 
 def gno(base: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -101,6 +114,10 @@ async def test_the_readme_roles_let_the_owner_migrate_and_the_gateway_role_serve
 ) -> None:
     base = host(tmp_path / "a")
     owner, gateway = roles["gno_owner"], roles["gno_gateway"]
+    code, checks = doctor(base, gateway)  # the doctor says what a start would find
+    assert code == 2 and checks["store-privileges"]["status"] == "error", checks
+    assert "may not create" in checks["store-privileges"]["message"]
+    assert checks["store"]["status"] == "warn"  # the tables are missing
     refused = gno(base, "status", "--store", gateway)
     assert refused.returncode == 2 and "permission denied" in refused.stderr, refused.stderr
     created = gno(base, "status", "--store", owner)
@@ -130,5 +147,48 @@ async def test_the_readme_roles_let_the_owner_migrate_and_the_gateway_role_serve
             )
         )
         assert added.returncode == 0, added.stderr  # the config row, as the gateway role
-    doctor = gno(base, "doctor", "--json", "--store", gateway)
-    assert doctor.returncode == 0, doctor.stdout
+        code, checks = await trio.to_thread.run_sync(doctor, base, gateway)
+    assert code == 0, checks
+    assert {name: c["status"] for name, c in checks.items() if name.startswith("store")} == {
+        "store": "ok",
+        "store-server": "ok",
+        "store-privileges": "ok",
+        "store-connections": "ok",
+    }
+    assert checks["store-server"]["message"].startswith("PostgreSQL 18.")
+    assert checks["store-privileges"]["message"] == "This role may read and write the tables"
+    assert checks["store-connections"]["message"].startswith("1 gno-trio process holds ")
+
+    with psycopg.connect(roles["admin"], autocommit=True) as admin:
+        admin.execute(f"REVOKE DELETE ON gno_jobs FROM {roles['gateway_role']}".encode())
+    code, checks = doctor(base, gateway)
+    assert code == 2 and checks["store-privileges"]["status"] == "error", checks
+    assert checks["store-privileges"]["message"].endswith("missing on gno_jobs")
+    code, checks = doctor(base, owner)  # the owner's rights are whole
+    assert code == 0 and checks["store-privileges"]["message"].endswith("may also create tables")
+
+
+def test_doctor_warns_when_the_gateways_at_full_budget_exceed_the_server_s_connections(
+    tmp_path: Path,
+) -> None:
+    base = host(tmp_path / "a")
+    with postgres_support.own_server(tmp_path / "server", max_connections=12) as info:
+        store = postgres_support.database_url(info, postgres_support.TEMPLATE)
+        code, checks = doctor(base, store)
+        assert checks["store-connections"]["status"] == "ok", checks
+        assert "room for 1 more gno-trio processes" in checks["store-connections"]["message"]
+        # Two gno-trio processes elsewhere, one connection each for now, up to 7 each later.
+        others = [
+            psycopg.connect(store, application_name=f"gno-trio:{pid}@elsewhere")
+            for pid in (101, 102)
+        ]
+        try:
+            code, checks = doctor(base, store)
+        finally:
+            for conn in others:
+                conn.close()
+    connections = checks["store-connections"]
+    assert code == 0 and connections["status"] == "warn", checks
+    assert connections["message"].startswith("2 gno-trio processes hold 2 connections")
+    assert "the server allows 9 (max_connections 12 less 3 reserved)" in connections["message"]
+    assert connections["message"].endswith("they need 14") and connections["details"]

@@ -31,7 +31,7 @@ from gno_trio.engine.store.database import (
     schema_version,
 )
 from gno_trio.engine.store.lease import is_held
-from gno_trio.engine.team.health import store_health
+from gno_trio.engine.team.health import store_findings
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 
@@ -130,35 +130,9 @@ def _lock(location: IndexLocation) -> Check:
     return check("lock", "ok", "The write lease is free")
 
 
-def _store(store: TeamStore, index_name: str) -> Check:
-    """Team mode: the PostgreSQL store this index coordinates through."""
-    health = store_health(store, index_name)
-    if not health.reachable:
-        return check(
-            "store",
-            "error",
-            health.problem or f"Cannot reach {store.shown}",
-            "Check the URL, the credentials and that the server accepts connections",
-        )
-    if health.problem is not None:
-        return check("store", "error", f"{store.shown}: {health.problem}")
-    if health.pending:
-        return check(
-            "store",
-            "warn",
-            f"{store.shown} lacks {health.pending} of gno-trio's tables or changes",
-            "The next gateway or writer started with this --store creates them",
-        )
-    state = f"{health.sessions} sessions, {health.running_jobs} running jobs"
-    if health.holder is not None:
-        pid, host = health.holder
-        who = f"process {pid} on {host}" if pid is not None else "another client"
-        return check(
-            "store",
-            "warn",
-            f"{store.shown} reachable ({state}); {who} holds the write lease: writes wait for it",
-        )
-    return check("store", "ok", f"{store.shown} reachable ({state}); the write lease is free")
+def _store(store: TeamStore, index_name: str) -> list[Check]:
+    """Team mode: the PostgreSQL store this index coordinates through (:mod:`.team.health`)."""
+    return [check(f.name, f.status, f.message, *f.fixes) for f in store_findings(store, index_name)]
 
 
 def _database(
@@ -339,7 +313,8 @@ def index_checks(
     """The index's checks (config, collections, database, index, lock, embeddings).
 
     With a team ``store`` the lease check is the store's (reachability,
-    tables, the lease holder) instead of the data directory's lock file.
+    tables, the lease holder, the server's version, the role's privileges,
+    the connection budget) instead of the data directory's lock file.
 
     ``init`` is the command that creates this index, as the caller spells it.
     Returns ``{"checks": [...], "activation": {...}}``; the caller adds its own
@@ -352,7 +327,7 @@ def index_checks(
         checks.append(_leftovers(config))
     database, activation = _database(location, config, init)
     checks += database
-    checks.append(_lock(location) if store is None else _store(store, location.index_name))
+    checks += [_lock(location)] if store is None else _store(store, location.index_name)
     return {"checks": checks, "activation": activation}
 
 

@@ -35,6 +35,8 @@ CONNECT_TIMEOUT_SECONDS: Final = 5
 POOL_SIZE: Final = 4
 SPARE_SESSIONS: Final = 2
 """Session-level connections (lease holders) kept for reuse by one process."""
+PROCESS_CONNECTIONS: Final = POOL_SIZE + SPARE_SESSIONS + 1
+"""The connections to budget for one gno-trio process: its pool, lease spares, a listener."""
 _KEEPALIVES: Final = {
     "keepalives": 1,
     "keepalives_idle": 10,
@@ -293,6 +295,7 @@ def open_team(store: TeamStore, *, pool_size: int = POOL_SIZE) -> TeamDatabase:
 
 
 __all__ = [
+    "PROCESS_CONNECTIONS",
     "TeamDatabase",
     "advisory_key",
     "cancel",
