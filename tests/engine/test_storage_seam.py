@@ -37,7 +37,6 @@ STATEMENT_CALLS = frozenset({"execute", "executemany", "executescript"})
 ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
     [
         "ingest.apply",
-        "ingest.rename",
         "search.anchors",
         "search.chunkkeeper",
         "search.chunkrank",

@@ -32,7 +32,6 @@ What does not change, on purpose:
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Final
 
 import attrs
@@ -40,6 +39,7 @@ import attrs
 from gno_trio.config import URI_PREFIX, Collection, Config, Context
 from gno_trio.engine import journal
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.uris import make_uri
 from gno_trio.errors import GnoError
 
@@ -75,7 +75,7 @@ def _rescoped(context: Context, old: str, new: str) -> Context:
 
 
 def rename_collection_rows(
-    conn: sqlite3.Connection, old: str, new: str, observed_at: str
+    conn: Connection, old: str, new: str, observed_at: str
 ) -> dict[str, int]:
     """Move every row of collection ``old`` to ``new``, inside the caller's transaction.
 
@@ -85,47 +85,38 @@ def rename_collection_rows(
     moving in. Returns how many documents moved (and how many were active),
     and how many links elsewhere name ``old`` in their text.
     """
-    if conn.execute(
-        "SELECT 1 FROM documents WHERE collection = ? AND active = 1", (new,)
-    ).fetchone():
+    documents = SQLITE_STORES.document_rows(conn)
+    if documents.has_active(new):
         raise GnoError(
             "CONFLICT",
             f"The index still holds active documents of a collection named {new}; "
             "run `gno-trio update` first",
         )
-    conn.execute("DELETE FROM documents WHERE collection = ?", (new,))
-    conn.execute("DELETE FROM ingest_errors WHERE collection = ?", (new,))
-    conn.execute("DELETE FROM collections WHERE name = ?", (new,))
-    conn.execute("UPDATE collections SET name = ? WHERE name = ?", (new, old))
-    conn.execute("UPDATE ingest_errors SET collection = ? WHERE collection = ?", (new, old))
+    documents.delete_collection(new)
+    collections = SQLITE_STORES.collections(conn)
+    collections.delete(new)
+    collections.rename(old, new)
     changes = SQLITE_STORES.journal(conn)
     changes.rename_collection(old, new)
     moved = active = 0
-    rows = conn.execute("SELECT * FROM documents WHERE collection = ? ORDER BY id", (old,))
-    while batch := rows.fetchmany(_BATCH):
+    for batch in documents.of_collection(old, _BATCH):
         updates = []
         for row in batch:
             uri = make_uri(new, str(row["rel_path"]))
-            updates.append((new, uri, row["id"]))
+            updates.append((new, uri, int(row["id"])))
             moved += 1
             if row["active"]:
                 active += 1
                 previous = journal.snapshot(row)
                 changes.append("rename", new, observed_at, previous, dict(previous, uri=uri), {})
-        conn.executemany("UPDATE documents SET collection = ?, uri = ? WHERE id = ?", updates)
+        documents.move(updates)
     return {"documents": moved, "activeDocuments": active, **_links_naming(conn, old)}
 
 
-def _links_naming(conn: sqlite3.Connection, old: str) -> dict[str, Any]:
+def _links_naming(conn: Connection, old: str) -> dict[str, Any]:
     """Links of active documents whose text names collection ``old`` (they stop resolving)."""
-    prefix = f"{URI_PREFIX}{old}/"
-    row = conn.execute(
-        "SELECT COUNT(*), COUNT(DISTINCT l.doc_id) FROM doc_links l "
-        "JOIN documents d ON d.id = l.doc_id AND d.active = 1 "
-        "WHERE l.collection = ? OR lower(substr(l.target, 1, ?)) = ?",
-        (old, len(prefix), prefix),
-    ).fetchone()
-    return {"linksNamingOldName": int(row[0]), "documentsWithSuchLinks": int(row[1])}
+    links, documents = SQLITE_STORES.links(conn).naming_collection(old, f"{URI_PREFIX}{old}/")
+    return {"linksNamingOldName": links, "documentsWithSuchLinks": documents}
 
 
 __all__ = ["rename_collection_rows", "renamed_config"]

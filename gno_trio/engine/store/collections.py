@@ -33,6 +33,14 @@ class CollectionStore(Protocol):
         """Forget the collection and the failures recorded for its files."""
         ...
 
+    def rename(self, old: str, new: str) -> None:
+        """Call the collection row and the failures recorded for its files ``new``."""
+        ...
+
+    def synced(self, name: str, at: str) -> None:
+        """Record when a full sync of the collection finished."""
+        ...
+
 
 class SqliteCollections:
     """:class:`CollectionStore` on one SQLite connection."""
@@ -58,6 +66,15 @@ class SqliteCollections:
     def delete(self, name: str) -> None:
         self._conn.execute("DELETE FROM collections WHERE name = ?", (name,))
         self._conn.execute("DELETE FROM ingest_errors WHERE collection = ?", (name,))
+
+    def rename(self, old: str, new: str) -> None:
+        self._conn.execute("UPDATE collections SET name = ? WHERE name = ?", (new, old))
+        self._conn.execute(
+            "UPDATE ingest_errors SET collection = ? WHERE collection = ?", (new, old)
+        )
+
+    def synced(self, name: str, at: str) -> None:
+        self._conn.execute("UPDATE collections SET last_synced_at = ? WHERE name = ?", (at, name))
 
 
 __all__ = ["CollectionStore", "SqliteCollections"]

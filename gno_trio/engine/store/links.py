@@ -62,6 +62,11 @@ class LinkStore(Protocol):
         ``target``, ``confidence`` and ``origin``, by document then edge."""
         ...
 
+    def naming_collection(self, collection: str, uri_prefix: str) -> tuple[int, int]:
+        """How many links of active documents name ``collection`` (by its name, or a URI
+        starting with ``uri_prefix``, compared lower-cased), and in how many documents."""
+        ...
+
     def replace(
         self,
         doc_id: int,
@@ -182,6 +187,15 @@ class SqliteLinks:
             query + " ORDER BY d.id, e.rowid", params
         ).fetchall()
         return rows
+
+    def naming_collection(self, collection: str, uri_prefix: str) -> tuple[int, int]:
+        row = self._conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT l.doc_id) FROM doc_links l "
+            "JOIN documents d ON d.id = l.doc_id AND d.active = 1 "
+            "WHERE l.collection = ? OR lower(substr(l.target, 1, ?)) = ?",
+            (collection, len(uri_prefix), uri_prefix),
+        ).fetchone()
+        return int(row[0]), int(row[1])
 
     def replace(
         self,
