@@ -30,7 +30,7 @@ from gno_trio.errors import GnoError
 from tests.support import postgres as postgres_support
 from tests.support.shared import EVALS_CORPUS, SCHEMAS, SEED, required, unavailable
 
-pytest_plugins = ["tests.support.cli_support"]
+pytest_plugins = ["tests.support.cli_support", "tests.support.guarded_gateway"]
 
 STORES = ("sqlite", "postgresql")
 """The stores of the coordination plane; its contract tests run on both."""

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_cli import Cli, make_cli
 from tests.support import document_factory as make
+from tests.support.cli_support import Cli, make_cli
 
 WORDS = {
     "report.pdf": "pdfaardvark",

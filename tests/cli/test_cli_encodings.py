@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.test_cli import Cli, make_cli
+from tests.support.cli_support import Cli, make_cli
 
 # file name -> (codec, text, a word of it to search for)
 SAMPLES = {

@@ -16,9 +16,9 @@ from gno_trio.cli import progress
 from gno_trio.cli.progress import ProgressBar
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
-from tests.cli.test_cli import Cli, make_cli
 from tests.support import document_factory as make
 from tests.support import message_factory as messages
+from tests.support.cli_support import Cli, make_cli
 
 BROKEN = 14
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_corpus
-from tests.server.test_mcp_gno_server import spawn
 from tests.support.cli_support import Cli, make_cli
+from tests.support.stdio_session import spawn
 
 NOTES = {
     "a.md": "# A\n" + "".join(f"a line {n}\n" for n in range(2, 11)),

@@ -18,11 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.engine.test_egress_hops import ModelServer
-from tests.server.test_mcp_gno_server import spawn
-from tests.server.test_mcp_job_list_text import finished_job, tool
 from tests.support.cli_support import Cli, make_cli
+from tests.support.loopback_json import ModelServer
 from tests.support.shared import required_program
+from tests.support.stdio_session import finished_job, spawn, tool
 
 
 @pytest.fixture(autouse=True)

@@ -8,81 +8,21 @@ import signal
 import subprocess
 import sys
 import tomllib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-import attrs
 import httpx
 import trio
 
-from gno_trio.config import load_config
-from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine
-from gno_trio.engine.store.config_file import save_config
 from tests.conftest import gno_env
+from tests.support.gateway_process import gateway_process, make_index
 from tests.support.http_gateway_support import (
     check_schema,
     modern_headers,
     modern_params,
     rpc,
 )
-from tests.support.shared import EVALS_CORPUS, required
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def make_index(tmp_path: Path, *, sync: bool = True, **gateway: Any) -> Path:
-    """An index over the gno-evals corpus in ``tmp_path``; returns its config file."""
-    required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
-    dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
-    with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(EVALS_CORPUS), name="evals")
-        if sync:
-            engine.sync()
-    if gateway:
-        config = load_config(dirs.config_file)
-        save_config(
-            dirs.config_file, attrs.evolve(config, gateway=attrs.evolve(config.gateway, **gateway))
-        )
-    return dirs.config_file
-
-
-@asynccontextmanager
-async def gateway_process(tmp_path: Path, *args: str) -> AsyncIterator[dict[str, Any]]:
-    """Start the command, yield its announcement, then SIGTERM it and expect exit 0."""
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "gno_trio", *args, "--port", "0", "--json"]
-        if "--port" not in args
-        else [sys.executable, "-m", "gno_trio", *args, "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=gno_env(tmp_path),
-        cwd=tmp_path,
-    )
-    assert process.stdout is not None and process.stderr is not None
-    try:
-        buffer = bytearray()
-        with trio.fail_after(15):
-            while b"\n" not in buffer:
-                chunk = await process.stdout.receive_some(4096)
-                if not chunk:
-                    error = await process.stderr.receive_some(65536)
-                    raise AssertionError(f"exited early: {error.decode(errors='replace')}")
-                buffer += chunk
-        announcement: dict[str, Any] = json.loads(buffer.split(b"\n", 1)[0])
-        yield {**announcement, "process": process}
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-        with trio.fail_after(10):
-            code = await process.wait()
-        assert code == 0
-        assert not await process.stdout.receive_some(4096)  # nothing else on stdout
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

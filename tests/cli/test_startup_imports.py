@@ -24,16 +24,15 @@ import pytest
 from gno_trio.cli.commands import COMMANDS
 from gno_trio.cli.main import build_parser
 from tests.conftest import write_corpus
-from tests.support.cli_support import COMMAND_TIMEOUT_S, Cli, make_cli
+from tests.support.cli_support import (
+    COMMAND_TIMEOUT_S,
+    MODULES_AT_EXIT,
+    Cli,
+    make_cli,
+    modules_under,
+)
 
 REPO = Path(__file__).resolve().parents[2]
-MODULES_AT_EXIT = """
-import atexit, json, runpy, sys
-out = sys.argv.pop(1)
-atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
-runpy.run_module("gno_trio", run_name="__main__", alter_sys=True)
-"""
-"""``python -m gno_trio ARGS`` that writes the names in ``sys.modules`` to a file at exit."""
 
 MACHINERY = ("gno_trio.engine.ask", "gno_trio.engine.context", "gno_trio.engine.vectors")
 """Answer checking, Context Capsules, the vector stack: a lexical search needs none of them."""
@@ -55,10 +54,6 @@ def _modules_of(cli: Cli, tmp_path: Path, *args: str, code: int = 0) -> tuple[se
     return set(json.loads(out.read_text("utf-8"))), done.stdout
 
 
-def _under(modules: set[str], prefix: str) -> set[str]:
-    return {name for name in modules if name == prefix or name.startswith(prefix + ".")}
-
-
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     sandbox = make_cli(tmp_path_factory.mktemp("startup"))
@@ -74,8 +69,8 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Cli:
 def test_help_imports_no_command_and_no_engine(indexed: Cli, tmp_path: Path) -> None:
     modules, out = _modules_of(indexed, tmp_path, "--help")
     assert "search" in out and "BM25 keyword search" in out
-    assert not _under(modules, "gno_trio.engine")
-    assert not _under(modules, "numpy")
+    assert not modules_under(modules, "gno_trio.engine")
+    assert not modules_under(modules, "numpy")
     families = {f"gno_trio.cli.{command.family}" for command in COMMANDS.values()}
     assert not modules & families
 
@@ -85,14 +80,14 @@ def test_lexical_search_loads_neither_numpy_nor_ask_context_or_vectors(
 ) -> None:
     modules, out = _modules_of(indexed, tmp_path, "search", "kubernetes")
     assert "rollout.md" in out
-    assert not _under(modules, "numpy")
-    assert not _under(modules, "simsimd")
+    assert not modules_under(modules, "numpy")
+    assert not modules_under(modules, "simsimd")
     # Engine is made of one face per subpackage, so the faces load; what they call does not.
-    loaded = {name for prefix in MACHINERY for name in _under(modules, prefix)}
+    loaded = {name for prefix in MACHINERY for name in modules_under(modules, prefix)}
     faces = {name for name in loaded if name.rsplit(".", 1)[-1] == "face"}
     assert loaded - faces == set(MACHINERY) & loaded
-    assert not _under(modules, "gno_trio.cli.semantic")
-    assert not _under(modules, "gno_trio.cli.ask")
+    assert not modules_under(modules, "gno_trio.cli.semantic")
+    assert not modules_under(modules, "gno_trio.cli.ask")
 
 
 def test_vector_search_still_loads_the_vector_stack(indexed: Cli, tmp_path: Path) -> None:
@@ -205,5 +200,5 @@ def test_lexical_mcp_session_never_loads_the_model(indexed: Cli, tmp_path: Path)
     assert any("rollout.md" in hit["uri"] for hit in found)
     assert all("result" in answer for answer in answers)
     modules = set(json.loads(out.read_text("utf-8")))
-    assert not {name for prefix in MODEL for name in _under(modules, prefix)}
-    assert not {name for prefix in AT_REST_UNNEEDED for name in _under(modules, prefix)}
+    assert not {name for prefix in MODEL for name in modules_under(modules, prefix)}
+    assert not {name for prefix in AT_REST_UNNEEDED for name in modules_under(modules, prefix)}

@@ -18,9 +18,9 @@ import pytest
 from gno_trio.config.dirs import resolve_dirs
 from gno_trio.engine import Engine
 from tests.conftest import write_corpus
-from tests.server.test_tools_links_jobs import mcp_server
 from tests.support.cli_support import Cli, make_cli
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server
 
 RECEIPT = re.compile(r"^Trace: (\S+)$", re.MULTILINE)
 REPLAY_TRACING = """retrievalTraces:

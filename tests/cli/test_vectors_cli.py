@@ -5,14 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.cli.test_cli import Cli, make_cli
 from tests.conftest import gno_schema_errors, write_corpus
-
-NOTES = {
-    "bread.md": "# Bread\n\nKnead the dough, let it rise, bake the loaf in a hot oven.\n",
-    "bike.md": "# Bicycle\n\nPatch the inner tube and pump the tyre back up.\n",
-    "garden.md": "# Garden\n\nWater the tomato seedlings every morning.\n",
-}
+from tests.support.cli_support import Cli, make_cli
+from tests.support.corpora import CHORE_NOTES as NOTES
 
 
 def _cli(tmp_path: Path) -> Cli:

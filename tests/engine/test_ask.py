@@ -19,16 +19,12 @@ import pytest
 
 from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import AskRequest, Engine, SearchRequest
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
+from tests.support.corpora import TEA_NOTES as NOTES
+from tests.support.corpora import TEA_QUESTION as QUESTION
 from tests.support.loopback_json import JsonEndpoint, chat_reply
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 from tests.support.tool_results import tool_error_code
-
-NOTES = {
-    "tea.md": "# Tea\n\nGreen tea steeps at eighty degrees for two minutes.\n",
-    "coffee.md": "# Coffee\n\nEspresso needs a fine grind and nine bars of pressure.\n",
-}
-QUESTION = "how long does green tea steep"
 
 
 class ChatServer(JsonEndpoint):
@@ -192,7 +188,7 @@ def _comparable(result: dict[str, Any]) -> dict[str, Any]:
 def test_the_ask_command_gives_the_tools_answer(
     vault: Engine, tmp_path: Path, schema_check: Callable[[str, Any], None]
 ) -> None:
-    from tests.cli.test_cli import make_cli
+    from tests.support.cli_support import make_cli
 
     cli = make_cli(tmp_path / "sandbox")
     cli.env.update(server_environment(vault.location.dirs))

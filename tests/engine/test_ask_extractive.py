@@ -18,7 +18,7 @@ import pytest
 
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from tests.conftest import write_corpus
-from tests.engine.test_hybrid_fusion import indexed_engine
+from tests.support.corpora import indexed_engine
 
 DOCS = {
     "api.md": "# API reference\n\nAll requests need a bearer token in the Authorization\n"

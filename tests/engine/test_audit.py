@@ -18,8 +18,8 @@ import pytest
 
 from gno_trio.engine import Engine
 from tests.conftest import db_snapshot, error_code
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 
 VAULT = {
     "home.md": "# Home\n\nStart at [[guide]] and [[missing note]].\n",

@@ -15,7 +15,6 @@ import json
 import os
 import stat
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -41,6 +40,7 @@ from gno_trio.engine.ingest.capture_request import (
 )
 from gno_trio.engine.ingest.frontmatter import extract_meta
 from gno_trio.engine.ingest.write_paths import SENSITIVE_SEGMENTS, path_segments
+from gno_trio.engine.store import lease
 from gno_trio.engine.store.atomic import create_new, is_temporary
 from gno_trio.engine.store.lease import LOCKED_MESSAGE
 from gno_trio.engine.uris import docid_for
@@ -51,6 +51,7 @@ from gno_trio.server.schemas import output_schema_errors
 from gno_trio.tools.capture import CaptureInput, CaptureSource, make_capture
 from tests.support.lease_holder import LeaseHolder, lease_held_elsewhere
 from tests.support.stdio_session import StdioSession, open_mcp_server, server_environment
+from tests.support.stepped_clock import SteppedClock
 from tests.support.tool_results import handler_error_code, tool_error_code
 
 NOW = datetime(2026, 3, 14, 9, 26, 53, tzinfo=UTC)
@@ -534,11 +535,13 @@ def test_capture_waits_for_the_lease_then_reports_locked(
     eng: Engine, notes: Path, lease_holder: LeaseHolder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "300")
+    clock = SteppedClock()
     before = tree(notes)
-    started = time.monotonic()
-    with pytest.raises(GnoError) as caught:
+    with monkeypatch.context() as patched, pytest.raises(GnoError) as caught:
+        patched.setattr(lease, "time", clock)
         capture(eng, CaptureRequest(collection="notes", content="blocked"), now=NOW)
-    assert time.monotonic() - started >= 0.3
+    # It queued for the lease the 300 ms it was given (one poll more at most), then gave up.
+    assert clock.slept and 0.3 <= clock.now <= 0.3 + max(clock.slept)
     assert (caught.value.code, caught.value.message) == ("LOCKED", LOCKED_MESSAGE)
     assert tree(notes) == before
     lease_holder.release()  # the other writer finishes

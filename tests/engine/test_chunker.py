@@ -209,6 +209,7 @@ def test_real_large_pages_chunk_exactly() -> None:
         check_invariants(text, chunk_text(text), DEFAULT_MAX)
 
 
+@pytest.mark.benchmark
 def test_chunking_is_linear_on_a_large_text() -> None:
     text = paragraphs(4000)  # about 1.5 MB
     started = time.perf_counter()

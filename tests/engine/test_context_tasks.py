@@ -28,7 +28,7 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, Scope
 from gno_trio.engine.context import ContextRequest, agent_projection_text, compile_capsule
 from gno_trio.errors import GnoError
-from tests.server.test_context_tool import check_capsule, gno_capsule_errors
+from tests.support.capsules import check_capsule, gno_capsule_errors
 from tests.support.cmake_docs import CXX_STANDARD_PAGE, write_pages
 from tests.support.shared import EVALS_CORPUS, MCP_DOCS, required
 from tests.support.stdio_session import server_environment

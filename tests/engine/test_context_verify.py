@@ -19,8 +19,8 @@ import pytest
 from gno_trio.config import Context
 from gno_trio.engine import ContextRequest, Engine
 from tests.conftest import bump_mtime, error_code
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 from tests.support.tool_results import tool_error_code
 
 NOTES = {

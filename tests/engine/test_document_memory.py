@@ -29,8 +29,8 @@ from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tok
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.store.scratch_fulltext import scratch_table
 from tests.conftest import choose_backend, write_corpus
-from tests.engine.test_chunk_memory import _candidates
 from tests.support.requests import flat_search
+from tests.support.search_candidates import varied_requests
 from tests.support.shared import MCP_DOCS, required
 
 _RANK_SQL = (
@@ -109,7 +109,7 @@ def test_the_grammars_expressions_rank_as_fts5_ranks_them(
     rows and at 400 (where equal ranks are many), whichever way rows are ranked."""
     memory, tokenizer = _held(docs)
     compared = 0
-    for request in _candidates():
+    for request in varied_requests():
         parsed = parse_query(request["query"])
         for match in {parsed.match, parsed.any_match, docrankers.relaxed_match(parsed)} - {None}:
             assert match is not None

@@ -14,8 +14,8 @@ from gno_trio.engine.ingest.convert import Converted
 from gno_trio.engine.ingest.documents.reasons import parse_warning
 from gno_trio.engine.ingest.documents.registry import document_converter_for
 from gno_trio.engine.ingest.documents.runner import ConversionRunner
-from tests.cli.test_cli import Cli, make_cli
 from tests.support import message_factory as make
+from tests.support.cli_support import Cli, make_cli
 
 WORD = "zebrafinch"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -174,11 +173,9 @@ def test_cancel_from_another_thread_stops_the_run_and_its_worker() -> None:
         pid = pool.worker_pids()[0]
         timer = threading.Timer(0.3, pool.cancel)
         timer.start()
-        started = time.monotonic()
         with pytest.raises(GnoError) as info:
             list(pool.run([ConversionJob("big.html", _big_html(400_000))]))
         assert info.value.code == "CANCELLED"
-        assert time.monotonic() - started < 10
         assert pid not in pool.worker_pids()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)

@@ -21,29 +21,9 @@ import pytest
 from gno_trio.engine import AskRequest, Engine, SearchRequest
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
-from tests.engine.test_ask import NOTES, QUESTION
-from tests.support.loopback_json import JsonEndpoint, chat_reply
-
-CHAT_REPLY = "Green tea steeps for two minutes at eighty degrees [1]."
-
-
-class ModelServer(JsonEndpoint):
-    """A loopback server that answers chat and embedding requests, or redirects them."""
-
-    def __init__(self) -> None:
-        super().__init__(lambda _path, body: self.reply(body or {}))
-
-    def reply(self, request: dict[str, Any]) -> dict[str, Any]:
-        if "input" in request:
-            data = [
-                {"index": i, "embedding": [float(len(text)), 1.0, 0.5]}
-                for i, text in enumerate(request["input"])
-            ]
-            return {"object": "list", "data": data}
-        return chat_reply(CHAT_REPLY)
-
-    def calls(self) -> list[tuple[str, str]]:
-        return [(seen.method, seen.path) for seen in self.requests]
+from tests.support.corpora import TEA_NOTES as NOTES
+from tests.support.corpora import TEA_QUESTION as QUESTION
+from tests.support.loopback_json import ModelServer
 
 
 @pytest.fixture

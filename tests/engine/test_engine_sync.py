@@ -6,7 +6,6 @@ import hashlib
 import os
 import re
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -107,10 +106,9 @@ def test_opening_for_reads_does_not_wait_for_a_running_writer(indexed: Engine, d
     writer = sqlite3.connect(indexed.location.db_path, isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")  # what a long sync holds
     try:
-        started = time.monotonic()
+        # A reader that waited would give up on the held lock (SQLITE_BUSY) and fail.
         with Engine.open(dirs=dirs) as reader:
             assert hits(reader, "zebra") == ["plain.txt"]
-        assert time.monotonic() - started < 2
     finally:
         writer.execute("ROLLBACK")
         writer.close()

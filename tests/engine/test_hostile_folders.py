@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from gno_trio.engine.ingest.markdown_links import MATCHES_READ
-from tests.server.test_mcp_gno_server import spawn
 from tests.support.cli_support import COMMAND_TIMEOUT_S, Cli, make_cli
+from tests.support.stdio_session import spawn
 
 NOT_UTF8 = b"bad\xff\xfe.md"
 NOT_UTF8_URI = "gno://notes/bad%FF%FE.md"

@@ -12,57 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from tests.conftest import write_corpus
+from tests.support.corpora import FUSION_NOTES as DOCS
+from tests.support.corpora import indexed_engine
 from tests.support.shared import EVALS_CORPUS, required
 
-FILLER = {
-    f"misc/note{i}.md": f"# Note {i}\n\n{topic}\n"
-    for i, topic in enumerate(
-        [
-            "Water the tomatoes every morning and pull the weeds between the rows.",
-            "Knead the dough, let it rise overnight and bake the loaf until golden.",
-            "Change the winter tyres before the first frost and check the pressure.",
-            "Track monthly spending and pay off the credit card in full.",
-            "Sleep eight hours and avoid coffee late in the evening.",
-            "Tune the guitar, practise scales slowly and record yourself.",
-            "Backup the laptop weekly to an external disk and test a restore.",
-            "Paint the fence in dry weather with two thin coats.",
-        ]
-    )
-}
-DOCS = {
-    **FILLER,
-    "airship-links.md": "# Airship hangar mooring links\n\n"
-    + "".join(
-        f"- [Airship hangar mooring mast {i}](https://example.org/airship/{i})\n" for i in range(12)
-    ),
-    "history/dirigibles.md": "# Rigid dirigibles\n\nThe great hydrogen-filled zeppelins "
-    "crossed the Atlantic in the 1930s until the Hindenburg disaster ended passenger "
-    "flights in lighter-than-air craft.\n",
-}
 STANDOUT = "airship hangar mooring"
 EVIDENCE = re.compile(
     r"#(\d+) (#\w+): bm25 (\S+) -> ([\d.]+) x ([\d.]+) \+ cosine (\S+) -> ([\d.]+) x ([\d.]+)"
     r".* = ([\d.]+)$"
 )
-
-
-def indexed_engine(base: Path, folder: Path, *, embed: bool) -> Engine:
-    """An engine of its own under ``base`` with ``folder`` as collection ``notes``, synced
-    (and embedded with the bundled model when ``embed``)."""
-    engine = Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "x"))
-    engine.add_collection(str(folder), name="notes")
-    engine.sync()
-    if embed:
-        engine.embed()
-    return engine
 
 
 @pytest.fixture(scope="module")

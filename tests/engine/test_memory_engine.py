@@ -16,7 +16,6 @@ import os
 import re
 import sqlite3
 import threading
-import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -937,24 +936,37 @@ def test_lease_wait_env_is_milliseconds_and_ignores_nonsense(
 def test_a_cancelled_remember_stops_waiting_for_the_lease_and_writes_nothing(
     mem_engine: Engine, facts_dir: Path
 ) -> None:
-    service = MemoryService(mem_engine, lease_wait_seconds=30)
+    # The lease wait is an hour: only the cancellation can end it within the test.
+    service = MemoryService(mem_engine, lease_wait_seconds=3600)
     gave_up = threading.Event()
+    asked = threading.Event()  # the writer is queueing for the lease and polling
+
+    def cancelled() -> bool:
+        asked.set()
+        return gave_up.is_set()
+
+    codes: list[str] = []
     with lease_held_elsewhere(mem_engine.location.dirs.write_lock):
-        timer = threading.Timer(0.2, gave_up.set)
-        timer.start()
-        started = time.monotonic()
-        code = code_of(
-            lambda: service.remember(
-                text=FACT,
-                collection="facts",
-                scopes=[SCOPE],
-                identity=ME,
-                decision="add",
-                cancelled=gave_up.is_set,
-            )
+        waiter = threading.Thread(
+            target=lambda: codes.append(
+                code_of(
+                    lambda: service.remember(
+                        text=FACT,
+                        collection="facts",
+                        scopes=[SCOPE],
+                        identity=ME,
+                        decision="add",
+                        cancelled=cancelled,
+                    )
+                )
+            ),
+            daemon=True,
         )
-        waited = time.monotonic() - started
-    assert code == "MEMORY_WRITE_LEASE_BUSY" and waited < 10
+        waiter.start()
+        assert asked.wait(60)
+        gave_up.set()
+        waiter.join(60)
+    assert codes == ["MEMORY_WRITE_LEASE_BUSY"]
     assert files_under(facts_dir) == []
 
 

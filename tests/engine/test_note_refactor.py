@@ -20,9 +20,9 @@ import pytest
 from gno_trio.engine import Engine
 from gno_trio.engine.ingest import refactor_apply
 from tests.conftest import bump_mtime, error_code
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
 from tests.support.lease_holder import lease_held_elsewhere
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 
 VAULT = {
     "target.md": "# Target\n\nSee [other](sub/other.md) and [[index]].\n",

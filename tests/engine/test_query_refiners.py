@@ -25,7 +25,8 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from gno_trio.tools.retrieval import query_text
 from tests.conftest import write_corpus
-from tests.engine.test_hybrid_fusion import DOCS, indexed_engine
+from tests.support.corpora import FUSION_NOTES as DOCS
+from tests.support.corpora import indexed_engine
 
 BUNDLED = "builtin:use-multilingual-v3"
 

@@ -20,8 +20,8 @@ import pytest
 from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.traces import store as trace_store
-from tests.server.test_tools_links_jobs import Pipe, mcp_server, write_tree
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import Pipe, mcp_server, write_tree
 
 NOTES = {
     "launch.md": "# Launch\n\nThe okapi launch is on Friday.\nBring the okapi slides.\n",

@@ -17,8 +17,8 @@ import pytest
 
 from gno_trio.engine import Engine
 from tests.conftest import bump_mtime, error_code
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 
 GUIDE = (
     "---\ntitle: Guide\n---\n"

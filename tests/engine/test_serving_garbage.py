@@ -18,7 +18,7 @@ import pytest
 
 from gno_trio.engine import Engine
 from gno_trio.engine.search import docmemory
-from tests.server.test_memory_mcp import Conversation, serving
+from tests.support.in_process_stdio import Conversation, serving
 
 QUERIES = ["quokka", "kubernetes land", '"decision record"', "zebra -banana", "narwh", "alpha"]
 

@@ -23,7 +23,7 @@ from gno_trio.engine import ContextRequest, Engine, SearchRequest, Team, TraceJu
 from gno_trio.engine.egress import audit
 from gno_trio.engine.team.url import TeamStore
 from tests.conftest import STORES, error_code
-from tests.server.test_tools_links_jobs import write_tree
+from tests.support.tool_pipe import write_tree
 
 NOTES = {
     "launch.md": "# Launch\n\nThe okapi launch is on Friday.\nBring the okapi slides.\n",

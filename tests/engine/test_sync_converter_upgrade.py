@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from tests.cli.test_cli import Cli, make_cli
 from tests.support import document_factory as make
+from tests.support.cli_support import Cli, make_cli
 
 
 def _conversions(cli: Cli) -> dict[str, tuple[str, str]]:

@@ -16,7 +16,7 @@ import pytest
 
 from gno_trio.engine import Engine, QueryOptions, SearchRequest
 from tests.conftest import gno_schema_errors, write_corpus
-from tests.engine.test_vectors_engine import DOCS as NOTES
+from tests.support.corpora import MULTILINGUAL_NOTES as NOTES
 
 # The engine tests' notes in four languages (one links another), without the
 # long and the blank file: five documents, one chunk each.

@@ -29,8 +29,8 @@ from gno_trio.engine.vectors.embedder import ModelIdentity
 from gno_trio.engine.vectors.embedding import embed_backlog
 from gno_trio.engine.vectors.models import backend_for
 from gno_trio.errors import GnoError
-from tests.cli.test_http_cli import gateway_process, gno_env
-from tests.conftest import write_corpus
+from tests.conftest import gno_env, write_corpus
+from tests.support.gateway_process import gateway_process
 from tests.support.http_gateway_support import modern_headers, modern_params, rpc
 from tests.support.lease_holder import lease_held_elsewhere
 
@@ -76,11 +76,9 @@ def test_background_embedder_waits_for_a_lease_held_elsewhere_then_writes(
 def test_embed_waits_its_lease_wait_then_is_locked_and_writes_nothing(notes: Engine) -> None:
     backend_for(BUNDLED_URI).embed_texts(["warm"])  # the model load is not part of the wait
     with lease_held_elsewhere(notes.location.dirs.write_lock):
-        started = time.monotonic()
         with pytest.raises(GnoError) as caught:
             notes.embed(lease_wait_seconds=0.3)
         assert caught.value.code == "LOCKED"
-        assert time.monotonic() - started < 10
         with pytest.raises(GnoError) as cleared:
             notes.clear_embeddings("notes", mode="all", lease_wait_seconds=0.1)
         assert cleared.value.code == "LOCKED"
@@ -186,10 +184,8 @@ async def test_serve_embeds_what_a_cli_update_adds_without_refusing_the_update(
             # While the backlog is being embedded, another update is not refused.
             (root / "bread.md").write_text(NOTES["bread.md"] + "\nAdd a pinch of salt.\n")
             await trio.sleep(1.5)
-            started = time.monotonic()
             second = await trio.to_thread.run_sync(lambda: run_cli_env(tmp_path, env, "update"))
             assert second.returncode == 0, second.stderr
-            assert time.monotonic() - started < 20
             with trio.fail_after(120):
                 while "kayak.md" not in await _found(client, url, "paddling a small boat at sea"):
                     await trio.sleep(0.25)
@@ -198,8 +194,7 @@ async def test_serve_embeds_what_a_cli_update_adds_without_refusing_the_update(
             with trio.fail_after(60):
                 while await _backlog(client, url):
                     await trio.sleep(0.25)
-        stopping = time.monotonic()
-    assert time.monotonic() - stopping < 10  # SIGTERM to exit 0 (asserted by gateway_process)
+    # Leaving gateway_process stops it: SIGTERM, then exit 0 within its bound.
 
 
 def run_cli_env(

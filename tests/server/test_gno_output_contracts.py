@@ -29,6 +29,7 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from tests.conftest import gno_schema_errors
 from tests.support.http_gateway_support import engine_app, running_gateway
+from tests.support.official_walk import APPLY, EGRESS_CHECK
 from tests.support.shared import EVALS_CORPUS, required
 from tests.support.stdio_session import server_environment
 from tests.support.tool_results import sdk_error_code
@@ -62,15 +63,6 @@ QUERY_MODES = [
     {"mode": "intent", "text": "release planning"},
     {"mode": "hyde", "text": "The zebra service launches in June after the billing move."},
 ]
-EGRESS_CHECK = {
-    "collections": ["notes"],
-    "action": "serve",
-    "destinationZone": "remote",
-    "caller": {"authenticated": True, "operationAuthorized": True},
-    "contentClass": "source",
-    "partialResults": "explicit",
-}
-APPLY = {"action": "apply", "schemaVersion": "1.0", "confirmation": "apply", "confirm": True}
 
 READ_CALLS: tuple[Call, ...] = (
     Call("gno_search", {"query": "zebra"}, "search-results"),

@@ -11,8 +11,8 @@ import pytest
 
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
-from tests.server.test_mcp_gno_server import spawn
 from tests.support import document_factory as make
+from tests.support.stdio_session import spawn
 
 WORD = "mcpmarmoset"
 

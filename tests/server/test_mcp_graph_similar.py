@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import write_corpus
-from tests.server.test_mcp_gno_server import Wire, spawn
 from tests.support.cli_support import make_cli
+from tests.support.stdio_session import Wire, spawn
 
 NOTES = {
     "bread.md": "# Bread\n\nKnead the dough, let it rise, bake the loaf in a hot oven.\n",

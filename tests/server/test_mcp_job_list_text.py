@@ -3,35 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import trio
 
 from tests.conftest import write_corpus
-from tests.server.test_mcp_gno_server import Wire, spawn
 from tests.support.cli_support import make_cli
-
-JOB_WAIT_S = 30.0
-
-
-async def tool(wire: Wire, request_id: int, tool_name: str, **arguments: Any) -> dict[str, Any]:
-    answer = await wire.call(request_id, "tools/call", {"name": tool_name, "arguments": arguments})
-    result: dict[str, Any] = answer["result"]
-    assert not result.get("isError"), result
-    return result
-
-
-async def finished_job(wire: Wire, job_id: str) -> dict[str, Any]:
-    """The job's status once it has left ``running`` (bounded)."""
-    with trio.fail_after(JOB_WAIT_S):
-        for request_id in range(1000, 10_000):
-            status = (await tool(wire, request_id, "gno_job_status", jobId=job_id))[
-                "structuredContent"
-            ]
-            if status["status"] != "running":
-                return status
-            await trio.sleep(0.05)
-    raise AssertionError("unreachable")
+from tests.support.stdio_session import finished_job, spawn, tool
 
 
 async def test_the_job_list_text_separates_status_and_id(tmp_path: Path) -> None:

@@ -28,9 +28,9 @@ from gno_trio.errors import GnoError
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.transports.http.guards import PolicyBook
 from tests.conftest import error_code
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
 from tests.support.requests import flat_search
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 
 VAULT: dict[str, dict[str, str]] = {
     "notes": {

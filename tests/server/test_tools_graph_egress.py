@@ -30,8 +30,8 @@ from gno_trio.engine.store.lease import write_lease
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.tools import CATALOGUE
 from tests.conftest import error_code
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 
 VAULT: dict[str, dict[str, str]] = {
     "notes": {

@@ -25,8 +25,8 @@ from gno_trio.engine.store.links import SqliteLinks
 from gno_trio.server.schemas import output_schema, output_schema_errors
 from gno_trio.tools.graph import GraphInput, GraphQueryInput, ImpactInput
 from tests.conftest import error_code
-from tests.server.test_tools_links_jobs import mcp_server, write_tree
 from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 
 
 def relations(**edges: str) -> str:

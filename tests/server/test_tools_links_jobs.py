@@ -16,8 +16,7 @@ import contextlib
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,8 @@ from gno_trio.tools.jobs import JobStatusInput, ListJobsInput
 from gno_trio.tools.links import BacklinksInput, LinksInput
 from tests.conftest import error_code
 from tests.support.shared import MCP_DOCS, required
-from tests.support.stdio_session import ProcessSession, open_mcp_server, server_environment
+from tests.support.stdio_session import server_environment
+from tests.support.tool_pipe import mcp_server, write_tree
 from tests.support.tool_results import handler_error_code, tool_error_code
 
 VAULT: dict[str, dict[str, str]] = {
@@ -86,14 +86,6 @@ INDEX_LINKS = [
     ("markdown", "missing.md", None, 5),
     ("markdown", "../outside.md", None, 5),  # outside the collection root
 ]
-
-
-def write_tree(root: Path, files: Mapping[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 @pytest.fixture
@@ -763,56 +755,6 @@ async def test_write_handlers_refuse_when_writes_are_disabled(
 def server_env(vault: Engine) -> dict[str, str]:
     dirs = vault.location.dirs
     return server_environment(dirs, GNO_WRITE_LOCK_WAIT_MS="200")
-
-
-class Pipe:
-    """A server session that checks every structuredContent against its tool's schema."""
-
-    def __init__(self, session: ProcessSession) -> None:
-        self.session = session
-        self.process = session.process
-        self.schemas: dict[str, dict[str, Any]] = {}
-
-    async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self.session.call(method, params)
-
-    async def list_tools(self) -> dict[str, dict[str, Any]]:
-        listed = (await self.call("tools/list"))["result"]["tools"]
-        self.schemas = {tool["name"]: tool["outputSchema"] for tool in listed}
-        return {tool["name"]: tool for tool in listed}
-
-    def checked(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
-        structured: dict[str, Any] = result["structuredContent"]
-        if not result.get("isError"):
-            assert output_schema_errors(self.schemas[name], structured) == [], (name, structured)
-        return structured
-
-    async def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = await self.session.tool(name, arguments)
-        assert not result.get("isError"), result
-        return self.checked(name, result)
-
-    async def tool_error(self, name: str, arguments: dict[str, Any]) -> str:
-        result = await self.session.tool(name, arguments)
-        assert result["isError"] is True, result
-        assert result["content"][0]["text"].startswith("Error: ")
-        return str(tool_error_code(result))
-
-    async def wait_for_job(self, job_id: str) -> dict[str, Any]:
-        with trio.fail_after(15):
-            while True:
-                status = await self.tool("gno_job_status", {"jobId": job_id})
-                if status["status"] != "running":
-                    return status
-                await trio.sleep(0.02)
-
-
-@asynccontextmanager
-async def mcp_server(env: dict[str, str], *flags: str) -> AsyncIterator[Pipe]:
-    async with open_mcp_server(env, *flags, client_name="links-jobs-test") as session:
-        pipe = Pipe(session)
-        await pipe.list_tools()
-        yield pipe
 
 
 NEW_READ_TOOLS = {"gno_links", "gno_backlinks", "gno_job_status", "gno_list_jobs"}

@@ -210,3 +210,17 @@ def make_cli(base: Path) -> Cli:
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
     return make_cli(tmp_path)
+
+
+MODULES_AT_EXIT = """
+import atexit, json, runpy, sys
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+runpy.run_module("gno_trio", run_name="__main__", alter_sys=True)
+"""
+"""``python -m gno_trio ARGS`` that writes the names in ``sys.modules`` to a file at exit."""
+
+
+def modules_under(modules: set[str], prefix: str) -> set[str]:
+    """The names in ``modules`` that are ``prefix`` or inside it."""
+    return {name for name in modules if name == prefix or name.startswith(prefix + ".")}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
@@ -25,6 +25,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 import trio
+import trio.testing
 
 from gno_trio.compose import build_app
 from gno_trio.config import GatewayLimits
@@ -145,6 +146,41 @@ async def wait_until_idle(client: Any, running: RunningGateway, timeout: float =
             status = (await client.get(running.endpoint.status_url)).json()
             if status["transport"]["activeRequests"] == 0 and status["readers"]["active"] == 0:
                 return status
+            await trio.sleep(0.01)
+
+
+async def wait_for_requests(
+    client: Any, running: RunningGateway, *, active: int, queued: int = 0, timeout: float = 30
+) -> None:
+    """Poll the status endpoint until exactly ``active`` requests run and ``queued`` wait.
+
+    A test that needs a request to be in flight (holding a slot, or queued for
+    one) before it acts waits here instead of sleeping a guess.
+    """
+    with trio.fail_after(timeout):
+        while True:
+            transport = (await client.get(running.endpoint.status_url)).json()["transport"]
+            if (transport["activeRequests"], transport["queuedRequests"]) == (active, queued):
+                return
+            await trio.sleep(0.01)
+
+
+async def idle_for(clock: trio.testing.MockClock, seconds: float) -> None:
+    """Let ``seconds`` of trio time pass at once on ``clock``, then let what woke run.
+
+    For a gateway whose timers (session reaper, idle streams) are the subject:
+    the test runs on a clock that stands still, and jumps it past a deadline.
+    What is still running (a request finishing after its reply) settles first.
+    """
+    await trio.testing.wait_all_tasks_blocked()
+    clock.jump(seconds)
+    await trio.testing.wait_all_tasks_blocked()
+
+
+async def wait_for_admitted(gateway: GatewayApp, active: int, timeout: float = 30) -> None:
+    """Like :func:`wait_for_requests`, for a gateway app driven in-process (no listener)."""
+    with trio.fail_after(timeout):
+        while gateway.state.capacity.stats().active != active:
             await trio.sleep(0.01)
 
 
@@ -417,6 +453,20 @@ def sse_messages(body: bytes | str) -> list[dict[str, Any]]:
         if data and data[0]:
             messages.append(json.loads("\n".join(data)))
     return messages
+
+
+async def read_events(lines: AsyncIterator[str], until: Callable[[str, Any], bool]) -> list[Any]:
+    """The (event, data) pairs of an SSE response up to and including the one ``until`` picks."""
+    events: list[tuple[str, Any]] = []
+    event = ""
+    async for line in lines:
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            events.append((event, json.loads(line[6:])))
+            if until(*events[-1]):
+                break
+    return events
 
 
 def non_loopback_address() -> str | None:

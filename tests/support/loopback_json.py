@@ -86,3 +86,26 @@ class JsonEndpoint:
 def chat_reply(content: str) -> dict[str, Any]:
     """An OpenAI-compatible chat completion whose one choice says ``content``."""
     return {"choices": [{"message": {"role": "assistant", "content": content}}]}
+
+
+CHAT_REPLY = "Green tea steeps for two minutes at eighty degrees [1]."
+"""What :class:`ModelServer`'s chat completions say (an answer to the tea question)."""
+
+
+class ModelServer(JsonEndpoint):
+    """A loopback server that answers chat and embedding requests, or redirects them."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda _path, body: self.reply(body or {}))
+
+    def reply(self, request: dict[str, Any]) -> dict[str, Any]:
+        if "input" in request:
+            data = [
+                {"index": i, "embedding": [float(len(text)), 1.0, 0.5]}
+                for i, text in enumerate(request["input"])
+            ]
+            return {"object": "list", "data": data}
+        return chat_reply(CHAT_REPLY)
+
+    def calls(self) -> list[tuple[str, str]]:
+        return [(seen.method, seen.path) for seen in self.requests]

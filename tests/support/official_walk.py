@@ -30,7 +30,6 @@ import trio
 
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
-from tests.server.test_gno_output_contracts import EGRESS_CHECK
 
 Outcome = dict[str, Any]
 """``{"result": <CallToolResult as on the wire>}`` or ``{"thrown": {name, code, message}}``."""
@@ -45,6 +44,14 @@ MISSING_DOC = "gno://notes/no-such-note.md"
 MISSING_COLLECTION = "no-such-collection"
 ERROR_TEXT = re.compile(r"^Error: ([A-Za-z][A-Za-z0-9_]*): (.+)", re.DOTALL)
 APPLY = {"action": "apply", "schemaVersion": "1.0", "confirmation": "apply", "confirm": True}
+EGRESS_CHECK = {
+    "collections": ["notes"],
+    "action": "serve",
+    "destinationZone": "remote",
+    "caller": {"authenticated": True, "operationAuthorized": True},
+    "contentClass": "source",
+    "partialResults": "explicit",
+}
 TRACING = (
     "retrievalTraces:\n  enabled: true\n  redactionMode: metadata\n"
     "  retention: {maxAgeDays: 30, maxTraces: 1000, maxRecordsPerTrace: 10000,"

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,6 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_VERSION = "2025-11-25"
 ANSWER_TIMEOUT_S = 15.0
 MODERN_VERSION = "2026-07-28"
+JOB_WAIT_S = 30.0
+"""How long a background job (sync, embed) may take to leave ``running``."""
 RAW_ENVELOPE: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -306,3 +309,58 @@ async def open_mcp_server(
         session = ProcessSession(process, timeout=timeout)
         await session.initialize(client_name)
         yield session
+
+
+def server_command(*args: str) -> list[str]:
+    """The ``gno-trio mcp`` command line with ``args``, run by this interpreter."""
+    return [sys.executable, "-m", "gno_trio", "mcp", *args]
+
+
+def full_environment(server_env: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment with ``server_env`` on top and writes left to the flags."""
+    environ = {k: v for k, v in os.environ.items() if k != "GNO_MCP_ENABLE_WRITE"}
+    return {**environ, **server_env}
+
+
+class Wire(RawWire):
+    """One spawned ``gno-trio mcp`` and every stdout line it wrote."""
+
+    def __init__(self, process: trio.Process, stderr_path: Path) -> None:
+        super().__init__(process, stderr_path, timeout=10.0)
+
+    async def handshake(self) -> None:
+        answer = await self.call("init", "initialize", raw_initialize_params())
+        assert answer["result"]["protocolVersion"] == PROTOCOL_VERSION
+        await self.notify("notifications/initialized")
+
+
+@asynccontextmanager
+async def spawn(server_env: Mapping[str, str], tmp_path: Path, *args: str) -> AsyncIterator[Wire]:
+    """Spawn ``gno-trio mcp *args`` over the index ``server_env`` names; stderr goes to a file."""
+    stderr_path = tmp_path / f"stderr-{uuid.uuid4().hex}.log"
+    with stderr_path.open("wb") as stderr:
+        command = server_command(*args)
+        environment = full_environment(server_env)
+        async with open_stdio_process(command, env=environment, stderr=stderr) as process:
+            yield Wire(process, stderr_path)
+
+
+async def tool(wire: Wire, request_id: int, tool_name: str, **arguments: Any) -> dict[str, Any]:
+    """Call ``tool_name`` as request ``request_id``; the result, which must not be an error."""
+    answer = await wire.call(request_id, "tools/call", {"name": tool_name, "arguments": arguments})
+    result: dict[str, Any] = answer["result"]
+    assert not result.get("isError"), result
+    return result
+
+
+async def finished_job(wire: Wire, job_id: str) -> dict[str, Any]:
+    """The job's status once it has left ``running`` (bounded)."""
+    with trio.fail_after(JOB_WAIT_S):
+        for request_id in range(1000, 10_000):
+            status = (await tool(wire, request_id, "gno_job_status", jobId=job_id))[
+                "structuredContent"
+            ]
+            if status["status"] != "running":
+                return status
+            await trio.sleep(0.05)
+    raise AssertionError("unreachable")

@@ -11,27 +11,28 @@ address to connect to itself on.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import attrs
 import httpx
 import pytest
 import trio
 
-from gno_trio.compose import build_app
-from gno_trio.config import GatewayLimits, load_config
+from gno_trio.config import GatewayLimits
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
-from gno_trio.engine.store.config_file import save_config
-from gno_trio.runtime import Runtime
-from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.guards import PolicyBook
 from gno_trio.transports.http.server import open_listening_socket
 from gno_trio.transports.http.settings import GatewaySettings
+from tests.support.guarded_gateway import (
+    AUTH,
+    TOKEN,
+    daemon_settings,
+    notes_app,
+    remote_gateway,
+    set_policy,
+)
 from tests.support.http_gateway_support import (
     RELAXED,
     asgi_call,
@@ -46,48 +47,14 @@ from tests.support.http_gateway_support import (
     non_loopback_address,
     rpc,
     running_gateway,
+    wait_for_admitted,
+    wait_for_requests,
     wait_until_idle,
 )
 from tests.support.mcp_echo_app import build_app as build_echo_app
 
 Era = str
 ERAS = ["legacy", "modern"]
-TOKEN = "f" * 48
-GATEWAY_HOST = "gw.test:4444"
-
-
-# -- a small writable index ------------------------------------------------------------------
-
-
-@pytest.fixture
-def notes_dirs(tmp_path: Path) -> Dirs:
-    """An index whose one collection, ``notes``, lives in a scratch folder."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "alpha.md").write_text("# Alpha\n\nThe kubernetes rollout plan.\n", "utf-8")
-    (folder / "beta.md").write_text("# Beta\n\nCaching notes and giraffes.\n", "utf-8")
-    dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
-    with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(folder), name="notes")
-        engine.sync()
-    return dirs
-
-
-@contextmanager
-def notes_app(dirs: Dirs, *, write_enabled: bool = False) -> Iterator[tuple[McpApp, Engine]]:
-    engine = Engine.open(dirs=dirs)
-    try:
-        yield build_app(Runtime(engine=engine, write_enabled=write_enabled)), engine
-    finally:
-        engine.close()
-
-
-def set_policy(config_path: Path, collection: str, policy: str) -> None:
-    config = load_config(config_path)
-    target = config.collection(collection)
-    assert target is not None
-    changed = attrs.evolve(target, egress_policy=cast(Any, policy))
-    save_config(config_path, config.with_collection(changed))
 
 
 # -- talking to either leg ---------------------------------------------------------------------
@@ -144,7 +111,7 @@ async def test_capacity_refuses_past_active_plus_queued(era: Era) -> None:
     limits = GatewayLimits(
         max_requests_per_minute=1000, max_concurrent_requests=1, max_queued_requests=1
     )
-    slow = {"name": "slow", "arguments": {"steps": 6, "delay": 0.05}}
+    slow = {"name": "slow", "arguments": {"steps": 10, "delay": 0.05}}
     gateway = running_gateway(build_echo_app(), limits=limits)
     async with gateway as running, httpx.AsyncClient() as client:
         leg = http_leg(era, client, running.url)
@@ -157,9 +124,9 @@ async def test_capacity_refuses_past_active_plus_queued(era: Era) -> None:
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(call)  # active
-            await trio.sleep(0.05)
+            await wait_for_requests(client, running, active=1)
             nursery.start_soon(call)  # queued
-            await trio.sleep(0.05)
+            await wait_for_requests(client, running, active=1, queued=1)
             status, headers, body = await leg.call("tools/call", slow, {}, "slow")
             assert status == 429
             assert body["error"]["message"] == "Too many requests"
@@ -183,9 +150,8 @@ async def test_graceful_drain_finishes_in_flight_work_and_refuses_new(era: Era) 
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(in_flight)
-            await trio.sleep(0.08)
+            await wait_for_requests(client, running, active=1)
             running.drain.trigger()
-            await trio.sleep(0.02)
             status, _, body = await leg.call("tools/list", {}, {})
             assert status == 503
             assert body["error"]["message"] == "Resident runtime unavailable"
@@ -204,16 +170,18 @@ async def test_a_drain_answers_each_request_within_its_own_deadline_not_a_fixed_
     ):
         finished: list[Any] = []
 
-        async def call(steps: int, label: str) -> None:
-            leg = http_leg(era, client, running.url)  # a session each: both use request id 5
+        legs = [http_leg(era, client, running.url) for _ in range(2)]
+        for leg in legs:  # a session each: both calls use request id 5
             await leg.open({})
+
+        async def call(leg: Leg, steps: int, label: str) -> None:
             slow = {"name": "slow", "arguments": {"steps": steps, "delay": 0.1}}
             finished.append((label, await leg.call("tools/call", slow, {}, "slow")))
 
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(call, 6, "within")  # 0.6 s: longer than the drain timeout
-            nursery.start_soon(call, 100, "past")  # 10 s: past its own deadline
-            await trio.sleep(0.3)
+            nursery.start_soon(call, legs[0], 6, "within")  # 0.6 s: longer than the drain timeout
+            nursery.start_soon(call, legs[1], 100, "past")  # 10 s: past its own deadline
+            await wait_for_requests(client, running, active=2)
             running.drain.trigger()
     answers = dict(finished)
     status, _, body = answers["within"]
@@ -273,33 +241,6 @@ async def test_write_tools_are_refused_before_dispatch_unless_enabled(
 
 
 # -- egress and the authorization epoch ---------------------------------------------------------
-
-
-def daemon_settings(tmp_path: Path) -> GatewaySettings:
-    token = tmp_path / "token"
-    token.write_text(TOKEN)
-    token.chmod(0o600)
-    return GatewaySettings(
-        mode="daemon",
-        host="0.0.0.0",
-        port=0,
-        token_file=token,
-        allowed_hosts=(GATEWAY_HOST,),
-        allowed_origins=("https://gw.test",),
-        limits=RELAXED,
-    )
-
-
-AUTH = {"host": GATEWAY_HOST, "authorization": f"Bearer {TOKEN}"}
-
-
-@asynccontextmanager
-async def remote_gateway(
-    app: McpApp, tmp_path: Path, config_path: Path, engine: Engine | None = None
-) -> AsyncIterator[GatewayApp]:
-    policies = PolicyBook(config_path, engine.config.collections if engine is not None else None)
-    async with gateway_app(app, daemon_settings(tmp_path), policies=policies) as gateway:
-        yield gateway
 
 
 SEARCH = {"name": "gno_search", "arguments": {"query": "giraffes", "collection": "notes"}}
@@ -369,7 +310,7 @@ async def test_a_policy_change_during_a_request_answers_409(era: Era, tmp_path: 
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(call)
-            await trio.sleep(0.08)
+            await wait_for_admitted(gateway, 1)
             set_policy(config_path, "notes", "lan")
         status, _, body = outcome[0]
         assert status == 409

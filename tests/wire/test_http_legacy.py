@@ -18,11 +18,13 @@ from tests.support.http_gateway_support import (
     asgi_call,
     assert_boundary_error,
     gateway_app,
+    idle_for,
     initialize_body,
     legacy_headers,
     rpc,
     running_gateway,
     sse_messages,
+    wait_for_requests,
 )
 from tests.support.mcp_echo_app import build_app
 
@@ -175,7 +177,8 @@ async def test_get_stream_is_one_per_session_and_ends_with_the_session() -> None
             with trio.fail_after(3):
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(read_all)
-                    await trio.sleep(0.5)  # long enough for a keep-alive comment
+                    while b": keep-alive" not in received:
+                        await trio.sleep(0.01)
                     deleted = await client.delete(url, headers={"mcp-session-id": session_id})
                     assert deleted.status_code == 204
         assert b": keep-alive" in received
@@ -262,17 +265,21 @@ async def test_one_identity_may_hold_only_its_share_of_the_sessions() -> None:
         assert await initialize(client, running.url)
 
 
-async def test_idle_sessions_are_reaped() -> None:
+async def test_idle_sessions_are_reaped(mock_clock: trio.testing.MockClock) -> None:
+    """The reaper's clock is trio's: time stands still here except when the test jumps it."""
     limits = GatewayLimits(max_requests_per_minute=1000, session_idle_timeout_ms=1000)
     async with (
         running_gateway(build_app(), limits=limits) as running,
         httpx.AsyncClient() as client,
     ):
         session_id = await initialize(client, running.url)
-        await trio.sleep(0.6)
+        await idle_for(mock_clock, 0.6)
         kept = await client.post(running.url, headers=legacy_headers(session_id), json=rpc("ping"))
         assert kept.status_code == 200  # activity restarts the idle clock
-        await trio.sleep(1.6)
+        await idle_for(mock_clock, 0.6)
+        again = await client.post(running.url, headers=legacy_headers(session_id), json=rpc("ping"))
+        assert again.status_code == 200  # 1.2 s since it began, but only 0.6 s idle
+        await idle_for(mock_clock, 1.6)
         reaped = await client.post(
             running.url, headers=legacy_headers(session_id), json=rpc("ping")
         )
@@ -298,9 +305,7 @@ async def test_notifications_cancelled_stops_the_request_and_frees_its_slot() ->
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(slow_call)
-            await trio.sleep(0.2)
-            status = (await client.get(running.endpoint.status_url)).json()
-            assert status["transport"]["activeRequests"] == 1
+            await wait_for_requests(client, running, active=1)
             cancel = await client.post(
                 running.url,
                 headers=legacy_headers(session_id),

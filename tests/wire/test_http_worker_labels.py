@@ -13,48 +13,15 @@ from typing import Any
 
 import httpx
 
-from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine
-from tests.cli.test_http_cli import gateway_process
-from tests.support.http_gateway_support import modern_headers, modern_params, rpc
+from tests.support.gateway_process import (
+    SCOPE,
+    call,
+    gateway_process,
+    memory_index,
+    remember,
+)
 
-SCOPE = "project:gno-trio"
 FACT = "Releases ship on Fridays after the smoke tests pass."
-
-
-def memory_index(base: Path) -> None:
-    facts = base / "facts"
-    facts.mkdir()
-    dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
-    with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(facts), name="facts", memory_managed=True)
-        engine.sync()
-
-
-async def call(client: httpx.AsyncClient, url: str, name: str, **arguments: Any) -> dict[str, Any]:
-    answer = await client.post(
-        url,
-        headers=modern_headers("tools/call", name),
-        json=rpc("tools/call", modern_params(name=name, arguments=arguments)),
-    )
-    assert answer.status_code == 200, answer.text
-    result: dict[str, Any] = answer.json()["result"]
-    return result
-
-
-async def remember(client: httpx.AsyncClient, url: str, text: str, **more: Any) -> None:
-    """Add one fact in the ``facts`` collection's scope; it must succeed."""
-    added = await call(
-        client,
-        url,
-        "gno_remember",
-        text=text,
-        collection="facts",
-        scopes=[SCOPE],
-        decision="add",
-        **more,
-    )
-    assert not added.get("isError"), added
 
 
 async def worker_of(client: httpx.AsyncClient, base: str) -> int:

@@ -21,8 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from gno_trio.cli.resident import write_record
 from gno_trio.engine.ingest.watch_report import publish
 from gno_trio.engine.store.atomic import TEMP_PREFIX, TEMP_SUFFIX
-from tests.cli.test_http_cli import gateway_process, make_index
 from tests.conftest import gno_env
+from tests.support.gateway_process import gateway_process, make_index
 from tests.support.http_gateway_support import RELAXED, initialize_body, legacy_headers, rpc
 
 FRESH_CONNECTIONS = httpx.Limits(max_keepalive_connections=0)

@@ -19,10 +19,8 @@ from typing import Any
 import httpx
 import trio
 
-from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS, SUBSCRIPTION_ID_KEY
-from tests.cli.test_http_cli import gateway_process
+from tests.support.gateway_process import NOTE, gateway_process, notes_index
 from tests.support.http_gateway_support import (
     LEGACY,
     initialize_body,
@@ -32,22 +30,9 @@ from tests.support.http_gateway_support import (
     rpc,
 )
 
-NOTE = "gno://notes/alpha.md"
 UPDATED = "notifications/resources/updated"
 LIST_CHANGED = "notifications/resources/list_changed"
 WAIT_S = 60.0
-
-
-def notes_index(base: Path) -> Path:
-    """A one-note collection indexed under ``base``; returns the notes folder."""
-    notes = base / "notes"
-    notes.mkdir()
-    (notes / "alpha.md").write_text("# Alpha\n\nFirst words.\n", encoding="utf-8")
-    dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
-    with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
-        engine.sync()
-    return notes
 
 
 async def _worker_of(client: httpx.AsyncClient, base: str) -> int:

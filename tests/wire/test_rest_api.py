@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,12 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 from gno_trio.runtime import Runtime
+from tests.support.guarded_gateway import (
+    AUTH,
+    notes_app,
+    remote_gateway,
+    set_policy,
+)
 from tests.support.http_gateway_support import (
     RELAXED,
     RunningGateway,
@@ -35,17 +41,11 @@ from tests.support.http_gateway_support import (
     evals_dirs,  # noqa: F401
     modern_headers,
     modern_params,
+    read_events,
     rpc,
     running_gateway,
 )
 from tests.support.shared import MCP_DOCS, required
-from tests.wire.test_http_guards import (
-    AUTH,
-    notes_app,
-    notes_dirs,  # noqa: F401
-    remote_gateway,
-    set_policy,
-)
 
 
 @asynccontextmanager
@@ -240,20 +240,6 @@ async def test_the_boundary_guards_every_route(evals_dirs: Dirs, tmp_path: Path)
         assert big.json()["error"]["code"] == "BODY_TOO_LARGE"
 
 
-async def read_events(lines: AsyncIterator[str], until: Callable[[str, Any], bool]) -> list[Any]:
-    """The (event, data) pairs of an SSE response up to and including the one ``until`` picks."""
-    events: list[tuple[str, Any]] = []
-    event = ""
-    async for line in lines:
-        if line.startswith("event: "):
-            event = line[7:]
-        elif line.startswith("data: "):
-            events.append((event, json.loads(line[6:])))
-            if until(*events[-1]):
-                break
-    return events
-
-
 async def test_events_stream_job_progress_and_is_capped_per_caller(docs_dirs: Dirs) -> None:
     async with rest(docs_dirs, write=True) as (_, client):
         with trio.fail_after(120):
@@ -318,7 +304,7 @@ async def test_events_carry_document_changes_without_the_subscriptions_switch(
 
 
 async def test_egress_judges_a_rest_call_as_it_judges_the_same_tool_call(
-    notes_dirs: Dirs,  # noqa: F811
+    notes_dirs: Dirs,
     tmp_path: Path,
 ) -> None:
     config_path = notes_dirs.config_file

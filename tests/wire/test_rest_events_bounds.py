@@ -33,10 +33,10 @@ from tests.support.http_gateway_support import (
     drain_until_closed,
     modern_headers,
     modern_params,
+    read_events,
     rpc,
     running_gateway,
 )
-from tests.wire.test_rest_api import read_events
 
 SMALL_BUFFER = 4096
 """Socket buffer size (bytes) on both ends of a stalled stream: a few events fill it."""

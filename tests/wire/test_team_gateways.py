@@ -28,10 +28,9 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import Engine
 from gno_trio.engine.team.url import TeamStore
-from tests.cli.test_http_cli import gateway_process
 from tests.conftest import gno_env
+from tests.support.gateway_process import SCOPE, call, gateway_process, memory_index, remember
 from tests.support.http_gateway_support import initialize_body, legacy_headers, rpc
-from tests.wire.test_http_worker_labels import SCOPE, call, memory_index, remember
 
 _HOLD = (
     "import sys\n"

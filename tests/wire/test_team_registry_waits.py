@@ -21,7 +21,7 @@ import trio
 
 from gno_trio.engine.team.database import advisory_key
 from gno_trio.engine.team.url import TeamStore
-from tests.cli.test_http_cli import gateway_process
+from tests.support.gateway_process import NOTE, gateway_process, notes_index
 from tests.support.http_gateway_support import (
     initialize_body,
     legacy_headers,
@@ -29,7 +29,6 @@ from tests.support.http_gateway_support import (
     modern_params,
     rpc,
 )
-from tests.wire.test_http_workers_subscriptions import NOTE, notes_index
 
 WAIT_S = 30.0
 """How long the blocked call is held at most: the other request must answer within it."""

@@ -18,8 +18,8 @@ import trio
 
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
-from tests.cli.test_http_cli import gateway_process
 from tests.conftest import write_corpus
+from tests.support.gateway_process import gateway_process
 from tests.support.http_gateway_support import modern_headers, modern_params, rpc
 
 NOTES = {
