@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -55,6 +56,7 @@ REAL_SLEEPS: dict[str, tuple[int, str]] = {
     "wire/test_rest_api.py": (1, "lets the change feed's cursor reach the journal's end"),
     "wire/test_rest_events_bounds.py": (1, "lets the change feed's cursor reach the journal's end"),
     "wire/test_team_gateways.py": (1, QUEUED),
+    "wire/test_team_policy_epoch.py": (1, QUEUED),
     "wire/test_team_registry_waits.py": (1, QUEUED + " (the team registry)"),
     "wire/test_vectors_gateway.py": (1, ABSENCE),
 }
@@ -69,10 +71,18 @@ TIMED_ASSERTIONS: dict[str, tuple[int, str]] = {
 Each is a lower bound or a wide window on a real child process or listener."""
 
 
+@cache
+def _parsed() -> tuple[tuple[str, ast.Module], ...]:
+    return tuple(
+        (rel, ast.parse(path.read_text(encoding="utf-8"), filename=rel))
+        for path in sorted(TESTS.rglob("*.py"))
+        if (rel := path.relative_to(TESTS).as_posix())
+    )
+
+
 def _sources() -> Iterator[tuple[str, ast.Module]]:
-    for path in sorted(TESTS.rglob("*.py")):
-        rel = path.relative_to(TESTS).as_posix()
-        yield rel, ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+    """Every Python file under ``tests/`` (support modules too), parsed once."""
+    yield from _parsed()
 
 
 def _is_test_module(name: str) -> bool:

@@ -19,18 +19,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import attrs
 import httpx
 import pytest
 import trio
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import Engine
 from gno_trio.engine.team.url import TeamStore
 from tests.conftest import gno_env
-from tests.support.gateway_process import SCOPE, call, gateway_process, memory_index, remember
-from tests.support.http_gateway_support import initialize_body, legacy_headers, rpc
+from tests.support.gateway_process import SCOPE, call, gateway_process, remember
+from tests.support.http_gateway_support import legacy_headers, rpc
+from tests.support.team_hosts import host, open_session
 
 _HOLD = (
     "import sys\n"
@@ -42,20 +41,6 @@ _HOLD = (
     "    print('held', flush=True)\n"
     "    sys.stdin.readline()\n"
 )
-
-
-def host(base: Path, *, traced: bool = False) -> Path:
-    """One host's data directory, with a memory collection (and, ``traced``, tracing on)."""
-    base.mkdir(parents=True)
-    memory_index(base)
-    if traced:
-        dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
-        tracing = RetrievalTraces(
-            enabled=True, redaction_mode="metadata", retention=TraceRetention()
-        )
-        with Engine.open(dirs=dirs) as engine:
-            engine.update_config(lambda current: attrs.evolve(current, retrieval_traces=tracing))
-    return base
 
 
 async def label_of(url: str, fact: str) -> str:
@@ -78,18 +63,6 @@ async def two_gateways(
     serve = ("serve", "--store", store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
     async with gateway_process(a, *serve) as on_a, gateway_process(b, *serve) as on_b:
         yield on_a["url"], on_b["url"]
-
-
-async def open_session(client: httpx.AsyncClient, url: str, ready_on: str) -> str:
-    """A 2025-era session made on ``url``; ``notifications/initialized`` goes to ``ready_on``."""
-    made = await client.post(url, headers=legacy_headers(), json=initialize_body())
-    assert made.status_code == 200
-    session = made.headers["mcp-session-id"]
-    ready = await client.post(
-        ready_on, headers=legacy_headers(session), json=rpc("notifications/initialized", None, None)
-    )
-    assert ready.status_code == 202
-    return session
 
 
 def hold_lease(store: TeamStore, base: Path) -> subprocess.Popen[str]:

@@ -27,8 +27,8 @@ import pytest
 import trio
 
 from gno_trio.engine.team.url import TeamStore
-from tests.cli.test_http_cli import gateway_process
 from tests.conftest import gno_env
+from tests.support.gateway_process import SCOPE, gateway_process
 from tests.support.http_gateway_support import (
     modern_headers,
     modern_params,
@@ -36,8 +36,7 @@ from tests.support.http_gateway_support import (
     rpc,
 )
 from tests.support.shared import unavailable
-from tests.wire.test_http_worker_labels import SCOPE
-from tests.wire.test_team_gateways import host
+from tests.support.team_hosts import host, listener_pids
 
 GATEWAY_HOST = "gateway-b.test"
 """The ``Host`` gateway B accepts (any port it binds)."""
@@ -122,17 +121,6 @@ async def remember_far(client: httpx.AsyncClient, b: dict[str, Any], text: str) 
         headers={**modern_headers("tools/call", "gno_remember"), **b["headers"]},
         json=rpc("tools/call", modern_params(name="gno_remember", arguments=arguments)),
     )
-
-
-def listener_pids(store: TeamStore, gateway_pid: int) -> list[int]:
-    """The server processes of a gateway's NOTIFY listener connections."""
-    with psycopg.connect(store.url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE %s "
-            "AND query LIKE 'LISTEN%%'",
-            (f"gno-trio:{gateway_pid}@%",),
-        ).fetchall()
-    return [row[0] for row in rows]
 
 
 def cut_listener(store: TeamStore, gateway_pid: int) -> None:

@@ -24,13 +24,12 @@ import psycopg
 import pytest
 import trio
 
-from tests.cli.test_http_cli import gateway_process
 from tests.conftest import gno_env
 from tests.support import postgres as postgres_support
+from tests.support.gateway_process import call, gateway_process, remember
 from tests.support.http_gateway_support import legacy_headers, rpc
 from tests.support.shared import unavailable
-from tests.wire.test_http_worker_labels import call, remember
-from tests.wire.test_team_gateways import host, open_session
+from tests.support.team_hosts import host, open_session
 
 README = Path(__file__).resolve().parents[2] / "README.rst"
 

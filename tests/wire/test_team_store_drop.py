@@ -18,15 +18,14 @@ import psycopg
 import trio
 
 from gno_trio.engine.team.url import TeamStore
-from tests.cli.test_http_cli import gateway_process
+from tests.support.gateway_process import gateway_process
 from tests.support.http_gateway_support import (
     legacy_headers,
     modern_headers,
     modern_params,
     rpc,
 )
-from tests.wire.test_team_gateways import host, open_session
-from tests.wire.test_team_policy_epoch import listener_pids
+from tests.support.team_hosts import host, listener_pids, open_session
 
 
 async def trace_list(client: httpx.AsyncClient, url: str) -> dict[str, Any]:

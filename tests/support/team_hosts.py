@@ -1,0 +1,59 @@
+"""Hosts of a team: a data directory per host over one PostgreSQL store.
+
+Team-mode tests start one gateway process per host; each host has its own
+directories with a memory collection, and sessions made on one host are
+finished on another. Also here: how to find a gateway's NOTIFY listener
+connections on the store, to cut them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import httpx
+import psycopg
+
+from gno_trio.config.dirs import Dirs
+from gno_trio.config.features import RetrievalTraces, TraceRetention
+from gno_trio.engine import Engine
+from gno_trio.engine.team.url import TeamStore
+from tests.support.gateway_process import memory_index
+from tests.support.http_gateway_support import initialize_body, legacy_headers, rpc
+
+
+def host(base: Path, *, traced: bool = False) -> Path:
+    """One host's data directory, with a memory collection (and, ``traced``, tracing on)."""
+    base.mkdir(parents=True)
+    memory_index(base)
+    if traced:
+        dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
+        tracing = RetrievalTraces(
+            enabled=True, redaction_mode="metadata", retention=TraceRetention()
+        )
+        with Engine.open(dirs=dirs) as engine:
+            engine.update_config(lambda current: attrs.evolve(current, retrieval_traces=tracing))
+    return base
+
+
+async def open_session(client: httpx.AsyncClient, url: str, ready_on: str) -> str:
+    """A 2025-era session made on ``url``; ``notifications/initialized`` goes to ``ready_on``."""
+    made = await client.post(url, headers=legacy_headers(), json=initialize_body())
+    assert made.status_code == 200
+    session = made.headers["mcp-session-id"]
+    ready = await client.post(
+        ready_on, headers=legacy_headers(session), json=rpc("notifications/initialized", None, None)
+    )
+    assert ready.status_code == 202
+    return session
+
+
+def listener_pids(store: TeamStore, gateway_pid: int) -> list[int]:
+    """The server processes of a gateway's NOTIFY listener connections."""
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE %s "
+            "AND query LIKE 'LISTEN%%'",
+            (f"gno-trio:{gateway_pid}@%",),
+        ).fetchall()
+    return [row[0] for row in rows]
