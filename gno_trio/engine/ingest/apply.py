@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sqlite3
 import time
-from collections.abc import Callable, Generator, Sequence, Set
+from collections.abc import Generator, Sequence, Set
 
 from gno_trio.engine.ingest import textpool, writes
 from gno_trio.engine.ingest.documents import records
@@ -41,70 +40,13 @@ from gno_trio.engine.ingest.upkeep import collect_garbage, compacts_after
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.kernel import IndexHooks
 from gno_trio.engine.store import fulltext
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.batches import Batches, out_of_space
+from gno_trio.engine.store.database import Connection, RowView, StoreError
 from gno_trio.errors import GnoError
 
 BATCH_DOCS = 500
 BATCH_CHARS = 8_000_000
-
-
-class Batches:
-    """Write transactions of bounded size: commit after ``docs`` documents or ``chars`` of text.
-
-    ``pending`` (the batch's queued full-text rows) is written just before
-    each commit and dropped on a rollback; ``on_commit`` runs after each
-    commit, outside a transaction.
-    """
-
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        *,
-        docs: int,
-        chars: int,
-        pending: fulltext.PendingRows | None = None,
-        on_commit: Callable[[], None] | None = None,
-    ) -> None:
-        self._conn = conn
-        self._pending = pending
-        self._on_commit = on_commit
-        self._docs_limit = docs
-        self._chars_limit = chars
-        self._docs = 0
-        self._chars = 0
-
-    def __enter__(self) -> Batches:
-        self._conn.execute("BEGIN IMMEDIATE")
-        return self
-
-    def count(self, chars: int) -> None:
-        self._docs += 1
-        self._chars += chars
-        if self._docs >= self._docs_limit or self._chars >= self._chars_limit:
-            self._commit()
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._docs = self._chars = 0
-
-    def _commit(self) -> None:
-        if self._pending is not None:
-            self._pending.flush(self._conn)
-        self._conn.execute("COMMIT")
-        if self._on_commit is not None:
-            self._on_commit()
-
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
-        if error is None:
-            self._commit()
-            return
-        if self._pending is not None:
-            self._pending.clear()
-        if self._conn.in_transaction:
-            self._conn.execute("ROLLBACK")
-
-
-def _full_row(conn: sqlite3.Connection, doc_id: int) -> sqlite3.Row:
-    row: sqlite3.Row = conn.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
-    return row
 
 
 class _Applier:
@@ -112,7 +54,7 @@ class _Applier:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         spec: CollectionSpec,
         plan: SyncPlan,
         report: SyncReport,
@@ -121,6 +63,7 @@ class _Applier:
         hooks: IndexHooks | None,
     ) -> None:
         self.conn = conn
+        self.rows = SQLITE_STORES.document_rows(conn)
         self.hooks = hooks
         self.spec = spec
         self.plan = plan
@@ -179,16 +122,13 @@ class _Applier:
                     batch.count(self._one(index, found, row, outcome))
             self.pending.flush(conn)  # what follows deletes full-text rows
             for gone in self.renames.unclaimed():
-                writes.inactivate(conn, _full_row(conn, gone.id), self.observed_at)
+                writes.inactivate(conn, self.rows.row(gone.id), self.observed_at)
                 self.report.removed += 1
             if full:
                 listed = {e["relPath"] for e in self.report.errors}
                 listed.update(rel for rel, _ in not_files)
                 _forget_records(conn, spec.name, plan.seen, listed)
-                conn.execute(
-                    "UPDATE collections SET last_synced_at = ? WHERE name = ?",
-                    (self.observed_at, spec.name),
-                )
+                SQLITE_STORES.collections(conn).synced(spec.name, self.observed_at)
             collect_garbage(conn, self.replaced)
 
     def _outcomes(self) -> Generator[Item, None, None]:
@@ -253,7 +193,7 @@ class _Applier:
             if row.active:
                 report.unchanged += 1
             else:
-                writes.reactivate(conn, spec, _full_row(conn, row.id), at)
+                writes.reactivate(conn, spec, self.rows.row(row.id), at)
                 report.reactivated += 1
             return 0
         self._write(index, found, row, outcome)
@@ -269,7 +209,7 @@ class _Applier:
             old = self.renames.claim(prepared.source_hash)
             if old is not None:
                 self.pending.resume(conn)
-                full_old = _full_row(conn, old.id)
+                full_old = self.rows.row(old.id)
                 if full_old["mirror_hash"]:
                     self.replaced.add(full_old["mirror_hash"])
                 writes.rename(conn, spec, prepared, full_old, at, self.pending)
@@ -289,7 +229,7 @@ class _Applier:
             if found.rel_path in self.judged:  # refused before, indexed now
                 writes.forget_record(conn, spec.name, found.rel_path)
             return
-        existing = _full_row(conn, row.id)
+        existing = self.rows.row(row.id)
         if existing["mirror_hash"]:
             self.replaced.add(existing["mirror_hash"])
         kind = "update" if row.active else "reactivate"
@@ -310,7 +250,7 @@ class _Applier:
 
 
 def apply_plan(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spec: CollectionSpec,
     plan: SyncPlan,
     report: SyncReport,
@@ -329,8 +269,8 @@ def apply_plan(
         _Applier(conn, spec, plan, report, runner, progress, hooks).run(
             walk_errors, not_files, full=full
         )
-    except sqlite3.OperationalError as exc:
-        if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
+    except StoreError as exc:
+        if not out_of_space(exc):
             raise
         done = report.written
         raise GnoError(
@@ -342,22 +282,15 @@ def apply_plan(
         ) from exc
 
 
-def _expected_active(conn: sqlite3.Connection, plan: SyncPlan) -> int:
+def _expected_active(conn: Connection, plan: SyncPlan) -> int:
     """About how many active documents the index holds once the plan is written."""
-    active = int(conn.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+    active = SQLITE_STORES.counts(conn).active_documents()
     new = sum(1 for _, row in plan.to_read if row is None)
     return active + new - len(plan.vanished)
 
 
-def _forget_records(
-    conn: sqlite3.Connection, collection: str, seen: Set[str], listed: Set[str]
-) -> None:
+def _forget_records(conn: Connection, collection: str, seen: Set[str], listed: Set[str]) -> None:
     """Drop the records of paths this sync no longer has (read few rows, not all paths)."""
-    stale = [
-        (collection, rel)
-        for (rel,) in conn.execute(
-            "SELECT rel_path FROM ingest_errors WHERE collection = ?", (collection,)
-        )
-        if rel not in seen and rel not in listed
-    ]
-    conn.executemany("DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?", stale)
+    records = SQLITE_STORES.ingest_records(conn)
+    stale = [rel for rel in records.paths(collection) if rel not in seen and rel not in listed]
+    records.forget_paths(collection, stale)

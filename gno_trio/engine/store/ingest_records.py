@@ -9,6 +9,7 @@ the caller's transaction. One row per ``(collection, rel_path)``.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Protocol
 
 from gno_trio.engine.store.database import RowView
@@ -38,6 +39,12 @@ class IngestRecordStore(Protocol):
         ...
 
     def forget(self, collection: str, rel_path: str) -> None: ...
+
+    def paths(self, collection: str) -> list[str]:
+        """The paths of the collection's records."""
+        ...
+
+    def forget_paths(self, collection: str, rel_paths: Sequence[str]) -> None: ...
 
     def listed(self, collection: str, *, unsupported: bool, limit: int) -> list[RowView]:
         """The first records of one group (unsupported types or errors), by path."""
@@ -85,6 +92,18 @@ class SqliteIngestRecords:
         self._conn.execute(
             "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
             (collection, rel_path),
+        )
+
+    def paths(self, collection: str) -> list[str]:
+        rows = self._conn.execute(
+            "SELECT rel_path FROM ingest_errors WHERE collection = ?", (collection,)
+        )
+        return [row[0] for row in rows]
+
+    def forget_paths(self, collection: str, rel_paths: Sequence[str]) -> None:
+        self._conn.executemany(
+            "DELETE FROM ingest_errors WHERE collection = ? AND rel_path = ?",
+            [(collection, rel) for rel in rel_paths],
         )
 
     def listed(self, collection: str, *, unsupported: bool, limit: int) -> list[RowView]:
