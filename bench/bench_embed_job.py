@@ -56,7 +56,7 @@ def main() -> None:
             engine.add_collection(str(folder), name="docs")
             engine.sync()
             bundled.BundledEmbedder().load()
-            engine.embed(["docs"])  # warm-up round: the pool starts, pages are cached
+            engine.vectors.embed(["docs"])  # warm-up round: the pool starts, pages are cached
             threads = os.environ.get("GNO_EMBED_THREADS", "default")
             print(
                 f"embed job over {args.pages} mcp-docs pages, {args.rounds} rounds, "
@@ -70,7 +70,7 @@ def main() -> None:
                 bundled.forget_words()
                 window = Window()
                 started, started_cpu = time.perf_counter(), time.process_time()
-                run = engine.embed(["docs"], force=True)
+                run = engine.vectors.embed(["docs"], force=True)
                 wall = time.perf_counter() - started
                 cpu = time.process_time() - started_cpu
                 window.close()

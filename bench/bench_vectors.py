@@ -267,7 +267,7 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
     engine.sync()
     with engine.connection() as conn:
         started = time.perf_counter()
-        report = engine.embed(
+        report = engine.vectors.embed(
             progress=lambda d, t: print(f"\rembedding {d}/{t}", end="", flush=True)
         )
         print()
@@ -290,7 +290,7 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
             "服务器如何通知客户端资源变化",
         ]
         engine.vsearch(SearchRequest(query="warm up"))  # loads the model and vectors
-        backend = engine.embed_backend()
+        backend = engine.vectors.backend()
         floor = []  # the query embedding alone: work no vector search can skip
         for mode in ("vsearch", "query"):
             samples = []
@@ -327,9 +327,9 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
         chunks = conn.execute("SELECT COUNT(*) FROM content_chunks").fetchone()[0]
         from gno_trio.engine.vectors.available import stored_vectors
 
-        distinct = stored_vectors(conn, engine.embed_backend())[1].dense_rows
+        distinct = stored_vectors(conn, engine.vectors.backend())[1].dense_rows
         print(f"{chunks} chunks, {rows} vectors ({distinct or 'no'} distinct float32 rows scored)")
-        sketch_recall(conn, engine.embed_backend(), texts)
+        sketch_recall(conn, engine.vectors.backend(), texts)
     engine.close()
 
 

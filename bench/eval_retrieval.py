@@ -68,7 +68,7 @@ def open_corpus(name: str, index_dir: Path | None, backend: str | None, embed: b
         engine.add_collection(str(root.resolve()), name="eval")
     engine.sync()
     if embed:
-        run = engine.embed()
+        run = engine.vectors.embed()
         print(f"{name}: embedded {run.embedded} new chunks with {', '.join(run.models)}")
     return engine
 

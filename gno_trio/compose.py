@@ -101,10 +101,10 @@ def serving(
     whose memory at rest is multiplied by the sessions an editor keeps open.
     """
     one_arena()  # before any of its threads allocates
-    embedder = BackgroundEmbedder(engine) if embed_in_background else None
+    embedder = BackgroundEmbedder(engine.vectors) if embed_in_background else None
     if hold_chunk_index:
         engine.hold_chunk_index()
-    engine.ready_semantic_search()
+    engine.vectors.ready_semantic_search()
     try:
         runtime = Runtime(
             engine=engine,

@@ -196,7 +196,7 @@ class Runtime:
         """``resident-status``'s ``models`` and ``jobs`` blocks: this process's own counts."""
         listing = self.jobs.listing(JOB_RETENTION_COUNT)
         return {
-            "models": self.engine.model_loads(),
+            "models": self.engine.vectors.model_loads(),
             "jobs": {
                 "active": len(listing["active"]),
                 "recent": len(listing["recent"]),

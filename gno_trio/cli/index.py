@@ -186,7 +186,7 @@ def _rename(engine: Engine, args: argparse.Namespace) -> int:
 
 def _clear_embeddings(engine: Engine, args: argparse.Namespace) -> int:
     """Drop a collection's vectors of stale models (``--all``: every vector), as the MCP tool."""
-    result = engine.clear_embeddings(
+    result = engine.vectors.clear(
         args.name,
         mode="all" if args.all else "stale",
         lease_wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS),

@@ -67,7 +67,7 @@ def _embed(engine: Any, args: argparse.Namespace, names: list[str] | None) -> di
     """Run the embed phase with a progress bar; Ctrl-C stops between batches' writes."""
     bar = ProgressBar("Embedding", unit="chunks", force=getattr(args, "progress", False))
     try:
-        run = engine.embed(
+        run = engine.vectors.embed(
             names,
             batch_size=args.batch_size,
             force=args.force,
@@ -104,7 +104,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         for name in names or ():
             engine.collection(name)  # NOT_FOUND before any work
         if args.dry_run:
-            counts = engine.embedding_counts()
+            counts = engine.vectors.counts()
             waiting = {n: counts[n][1] for n in (names or counts)}
             if args.json:
                 emit_json({"dryRun": True, "backlog": waiting, "total": sum(waiting.values())})
@@ -112,7 +112,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
                 for name, count in waiting.items():
                     print(f"{name}: {count} chunks to embed")
             return EXIT_OK
-        model = engine.embed_backend(names[0] if names else None, model=args.model).identity.uri
+        model = engine.vectors.backend(names[0] if names else None, model=args.model).identity.uri
         if not args.json:
             print(f"Model: {model}")
         result = _embed(engine, args, names)
@@ -159,14 +159,14 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_models_list(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.models()
+        result = engine.vectors.models()
     render.emit(args, MODELS, result)
     return EXIT_OK
 
 
 def cmd_models_path(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        path = engine.models_path()
+        path = engine.vectors.models_path()
     if path is None:
         raise GnoError("MODEL_NOT_FOUND", "The bundled embedding model is not installed")
     if args.json:
@@ -184,7 +184,7 @@ def _roles(args: argparse.Namespace) -> tuple[str, ...]:
 
 def cmd_models_use(args: argparse.Namespace) -> int:
     with open_engine(args, new_config=True) as engine:
-        result = engine.use_model_preset(args.preset)
+        result = engine.vectors.use_preset(args.preset)
     if args.json:
         emit_json(result)
         return EXIT_OK
@@ -200,7 +200,7 @@ def cmd_models_use(args: argparse.Namespace) -> int:
 
 def cmd_models_pull(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.pull_models(_roles(args), force=args.force)
+        result = engine.vectors.pull_models(_roles(args), force=args.force)
     if args.json:
         emit_json(result)
         return EXIT_OK
@@ -212,7 +212,7 @@ def cmd_models_pull(args: argparse.Namespace) -> int:
 
 def cmd_models_clear(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.clear_models(_roles(args))
+        result = engine.vectors.clear_models(_roles(args))
     if args.json:
         emit_json(result)
     else:

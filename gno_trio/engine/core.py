@@ -66,7 +66,6 @@ class Engine(
     IngestFace,
     ReadsFace,
     SearchFace,
-    VectorsFace,
 ):
     """An opened index and every service over it (see the module docstring for the map)."""
 
@@ -76,6 +75,8 @@ class Engine(
         super().__init__(location, config)
         self.egress = EgressFace(self)
         """Egress policies and decision receipts (:mod:`.egress.face`)."""
+        self.vectors = VectorsFace(self)
+        """The embed phase, clearing vectors, models (:mod:`.vectors.face`)."""
         self.graph = GraphFace(self)
         """Links, backlinks, neighbours, paths, the overview, typed walks (:mod:`.graph.face`)."""
         self.capsules = ContextFace(self)

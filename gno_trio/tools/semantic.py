@@ -179,7 +179,7 @@ def embed_work(engine: Engine, names: Sequence[str] | None, lease: HeldLease) ->
             control.report({"collection": label, "processed": done, "total": total})
 
         control.report({"collection": label, "processed": 0, "total": 0})
-        run = engine.embed(
+        run = engine.vectors.embed(
             names, should_stop=lambda: control.stopping, progress=progress, lease=lease
         )
         value = embed_value(run.as_dict())
@@ -229,7 +229,7 @@ def make_embed(runtime: Runtime) -> ToolHandler:
     def call(args: EmbedInput, ctx: ToolCallContext) -> dict[str, Any]:
         collection = opt(args.collection)
         names = sync_targets(engine, collection) if collection is not None else None
-        model = engine.embed_backend(names[0] if names else None).identity.uri  # MODEL_NOT_FOUND
+        model = engine.vectors.backend(names[0] if names else None).identity.uri  # MODEL_NOT_FOUND
 
         def begin(hold: contextlib.ExitStack) -> JobPlan:
             lease = hold.enter_context(
@@ -249,7 +249,7 @@ def make_index(runtime: Runtime) -> ToolHandler:
     def call(args: IndexInput, ctx: ToolCallContext) -> dict[str, Any]:
         names = sync_targets(engine, opt(args.collection))
         for name in names:
-            engine.embed_backend(name)  # MODEL_NOT_FOUND before any job starts
+            engine.vectors.backend(name)  # MODEL_NOT_FOUND before any job starts
 
         def begin(hold: contextlib.ExitStack) -> JobPlan:
             lease = hold.enter_context(
@@ -275,7 +275,7 @@ def make_clear_embeddings(runtime: Runtime) -> ToolHandler:
     engine = runtime.engine
 
     def call(args: ClearEmbeddingsInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return engine.clear_embeddings(
+        return engine.vectors.clear(
             args.collection,
             mode=args.mode,
             should_stop=lambda: ctx.cancellation.is_cancelled,

@@ -103,7 +103,7 @@ def test_embedding_uses_no_proxy_from_the_environment(
     model, proxy = servers
     proxied_through(proxy, monkeypatch)
     use_models(vault, embed=model.url("/v1/embeddings#toy"))
-    run = vault.embed()
+    run = vault.vectors.embed()
     assert proxy.requests == []
     assert model.calls() and all(r == ("POST", "/v1/embeddings") for r in model.calls())
     assert run.embedded == 2
@@ -116,7 +116,7 @@ def test_embedding_follows_no_redirect_to_an_unjudged_host(
     model.redirect_to = elsewhere.url("/v1/embeddings")
     use_models(vault, embed=model.url("/v1/embeddings#toy"))
     with pytest.raises(GnoError) as failed:
-        vault.embed()
+        vault.vectors.embed()
     assert elsewhere.requests == []
     assert failed.value.code == "EMBED_ENDPOINT_FAILED"
     assert "redirect" in str(failed.value) and elsewhere.url("/") in str(failed.value)

@@ -47,7 +47,7 @@ def test_recall_fuses_the_vector_leg_once_the_collection_is_embedded(engine: Eng
     before = engine.memory.recall(query=question, collection="facts", scopes=[SCOPE], identity=ME)
     assert before["retrieval"]["mode"] == "lexical" and before["facts"] == []
     assert "embed" in before["retrieval"]["semanticUnavailable"]
-    assert engine.embed(["facts"]).embedded == 3
+    assert engine.vectors.embed(["facts"]).embedded == 3
     after = engine.memory.recall(query=question, collection="facts", scopes=[SCOPE], identity=ME)
     valid_recall(after)
     assert after["retrieval"] == {"mode": "hybrid"}
@@ -64,7 +64,7 @@ def test_remember_proposes_paraphrases_by_meaning(engine: Engine) -> None:
         text=paraphrase, collection="facts", scopes=[SCOPE], identity=ME
     )
     assert lexical["matching"]["mode"] == "lexical"
-    engine.embed(["facts"])
+    engine.vectors.embed(["facts"])
     proposed = engine.memory.remember(
         text=paraphrase, collection="facts", scopes=[SCOPE], identity=ME
     )

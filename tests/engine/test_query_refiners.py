@@ -149,7 +149,7 @@ def test_a_configured_reranker_orders_the_top_candidates(
     ranks = [r["rerankScore"] for r in result["meta"]["explain"]["results"]]
     assert ranks == sorted(ranks, reverse=True)
     assert _lines(result)["rerank"].startswith("rerank: top ")
-    assert engine.models()["rerank"]["uri"] == f"{url}/v1/rerank#tiny-reranker"
+    assert engine.vectors.models()["rerank"]["uri"] == f"{url}/v1/rerank#tiny-reranker"
     receipts = engine.egress.audit_list()["receipts"]
     assert receipts[0]["action"] == "remote_inference" and receipts[0]["decision"] == "allow"
 
@@ -219,7 +219,7 @@ def test_a_configured_expander_adds_terms_and_a_hyde_passage(
     assert result["results"][0]["source"]["relPath"] == "misc/note1.md"
     skipped = _ask(engine, expand=False)
     assert skipped["meta"]["expanded"] is False and "expansionSkipped" not in skipped["meta"]
-    assert engine.models()["expand"]["endpoint"] is True
+    assert engine.vectors.models()["expand"]["endpoint"] is True
 
 
 def test_expansion_asked_for_without_an_expander_says_so(make: Any) -> None:

@@ -99,7 +99,7 @@ def test_windows_are_stored_at_embed_time_and_status_reports_their_disk_cost(
 ) -> None:
     engine, _ = notes
     assert _windows(engine)["vectors"] == 0
-    engine.embed()
+    engine.vectors.embed()
     rows = _rows(engine)
     paths = {path for path, _, _ in rows}
     assert paths == {"garden.md", "bread.md"}  # the short note has no window
@@ -112,13 +112,13 @@ def test_windows_are_stored_at_embed_time_and_status_reports_their_disk_cost(
 
 def test_a_changed_note_leaves_no_stale_windows(notes: tuple[Engine, Path]) -> None:
     engine, folder = notes
-    engine.embed()
+    engine.vectors.embed()
     before = [r for r in _rows(engine) if r[0] == "garden.md"]
     assert before
     (folder / "garden.md").write_text(SHORT.replace("milk", "rice"), encoding="utf-8")
     engine.sync()
     assert [r for r in _rows(engine) if r[0] == "garden.md"] == []
-    engine.embed()
+    engine.vectors.embed()
     assert [r for r in _rows(engine) if r[0] == "garden.md"] == []
     assert _windows(engine)["vectors"] == len(sentence_windows(BREAD))
     (folder / "bread.md").unlink()
@@ -136,7 +136,7 @@ def test_a_low_coverage_query_is_rescored_and_a_lexical_one_is_not(
     notes: tuple[Engine, Path],
 ) -> None:
     engine, _ = notes
-    engine.embed()
+    engine.vectors.embed()
     asked = _lines(engine, "¿Qué se comieron las babosas en el jardín?")
     rescored = next(line for line in asked if "sentence-window cosine" in line)
     assert "rescored" in rescored and "lexical coverage" in rescored
@@ -150,12 +150,12 @@ def test_clearing_a_collections_embeddings_clears_its_windows(
     notes: tuple[Engine, Path],
 ) -> None:
     engine, _ = notes
-    engine.embed()
+    engine.vectors.embed()
     assert _windows(engine)["vectors"] > 0
-    engine.clear_embeddings("notes", mode="all")
+    engine.vectors.clear("notes", mode="all")
     assert _windows(engine)["vectors"] == 0
     assert _rows(engine) == []
-    engine.embed()  # re-made with the chunks' vectors
+    engine.vectors.embed()  # re-made with the chunks' vectors
     assert _windows(engine)["vectors"] == len(sentence_windows(GARDEN)) + len(
         sentence_windows(BREAD)
     )

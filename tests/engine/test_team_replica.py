@@ -174,7 +174,7 @@ def test_vectors_shipped_by_one_host_rank_the_same_on_another(
 ) -> None:
     """The writer's file is what an embedded index holds; B's cache must answer as it does."""
     a, b = hosts
-    a.embed()
+    a.vectors.embed()
     assert b.team is not None and b.team.catch_up()
     for text in ("how does memory work", "recherche"):
         request = SearchRequest(query=text, limit=5)

@@ -35,7 +35,7 @@ def notes(engine: Engine, tmp_path: Path) -> Engine:
 
 @pytest.fixture
 def embedded(notes: Engine) -> Engine:
-    assert notes.embed().errors == 0
+    assert notes.vectors.embed().errors == 0
     return notes
 
 

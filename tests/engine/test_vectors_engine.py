@@ -361,9 +361,9 @@ def test_background_embedder_follows_new_documents_and_stops_cleanly(
     from gno_trio.engine import BackgroundEmbedder
 
     def waiting() -> int:
-        return sum(w for _, w in notes.embedding_counts().values())
+        return sum(w for _, w in notes.vectors.counts().values())
 
-    embedder = BackgroundEmbedder(notes, poll_seconds=0.05)
+    embedder = BackgroundEmbedder(notes.vectors, poll_seconds=0.05)
     embedder.start()
     try:
         deadline = time.monotonic() + 120
@@ -392,7 +392,7 @@ def test_background_embedder_waits_out_a_shortage_of_descriptors_quietly(
 
     from gno_trio.engine import BackgroundEmbedder
 
-    counts = notes.embedding_counts
+    counts = notes.vectors.counts
     failures = [
         ImportError("mmap.so: cannot open shared object file: Too many open files"),
         OSError(24, "Too many open files"),
@@ -403,8 +403,8 @@ def test_background_embedder_waits_out_a_shortage_of_descriptors_quietly(
             raise failures.pop(0)
         return counts()
 
-    monkeypatch.setattr(notes, "embedding_counts", short_of_descriptors)
-    embedder = BackgroundEmbedder(notes, poll_seconds=0.05, wake_seconds=0.05)
+    monkeypatch.setattr(notes.vectors, "counts", short_of_descriptors)
+    embedder = BackgroundEmbedder(notes.vectors, poll_seconds=0.05, wake_seconds=0.05)
     with caplog.at_level("WARNING", logger="gno_trio.engine.vectors.background"):
         embedder.start()
         try:

@@ -39,17 +39,17 @@ def test_markdown_links_to_a_seed_are_found_and_followed_as_they_change(
     root = write_corpus(tmp_path / "notes", NOTES)
     engine.add_collection(str(root), name="notes")
     engine.sync()
-    assert engine.embed().errors == 0
+    assert engine.vectors.embed().errors == 0
     graph = _graph(engine)
     assert graph["candidateCount"] == 1 and graph["edgeConfidence"]["explicit"] == 1
     (root / "notes" / "later.md").write_text(
         "# Later\n\nSee [BEST](../guides/Best_Practices.md) again.\n", encoding="utf-8"
     )
     engine.sync()
-    assert engine.embed().errors == 0
+    assert engine.vectors.embed().errors == 0
     graph = _graph(engine)
     assert graph["candidateCount"] == 2 and graph["edgeConfidence"]["explicit"] == 2
     (root / "notes" / "plan.md").write_text("# Plan\n\nNo links any more.\n", encoding="utf-8")
     engine.sync()
-    assert engine.embed().errors == 0
+    assert engine.vectors.embed().errors == 0
     assert _graph(engine)["candidateCount"] == 1

@@ -54,7 +54,7 @@ def notes(engine: Engine, tmp_path: Path) -> Engine:
 def test_background_embedder_waits_for_a_lease_held_elsewhere_then_writes(
     notes: Engine,
 ) -> None:
-    embedder = BackgroundEmbedder(notes, poll_seconds=0.05, wake_seconds=0.05)
+    embedder = BackgroundEmbedder(notes.vectors, poll_seconds=0.05, wake_seconds=0.05)
     with notes.connection() as conn:
         with lease_held_elsewhere(notes.location.dirs.write_lock) as holder:
             embedder.start()
@@ -77,18 +77,18 @@ def test_embed_waits_its_lease_wait_then_is_locked_and_writes_nothing(notes: Eng
     backend_for(BUNDLED_URI).embed_texts(["warm"])  # the model load is not part of the wait
     with lease_held_elsewhere(notes.location.dirs.write_lock):
         with pytest.raises(GnoError) as caught:
-            notes.embed(lease_wait_seconds=0.3)
+            notes.vectors.embed(lease_wait_seconds=0.3)
         assert caught.value.code == "LOCKED"
         with pytest.raises(GnoError) as cleared:
-            notes.clear_embeddings("notes", mode="all", lease_wait_seconds=0.1)
+            notes.vectors.clear("notes", mode="all", lease_wait_seconds=0.1)
         assert cleared.value.code == "LOCKED"
     with notes.connection() as conn:
         assert _vectors(conn) == 0
     # A caller holding the lease hands it down: no second acquisition, no LOCKED.
     with notes.lease(wait_seconds=0) as held:
-        run = notes.embed(lease=held, lease_wait_seconds=0)
+        run = notes.vectors.embed(lease=held, lease_wait_seconds=0)
         assert run.embedded == 2
-        assert notes.clear_embeddings("notes", mode="all", lease=held)["deletedVectors"] == 2
+        assert notes.vectors.clear("notes", mode="all", lease=held)["deletedVectors"] == 2
 
 
 class _SyncsMidBatch:

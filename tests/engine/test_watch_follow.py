@@ -215,14 +215,14 @@ async def test_vectors_follow_the_lexical_update(engine: Engine, notes: Path) ->
     and an edit landing while it embeds the previous one is embedded too."""
 
     def backlog() -> int:
-        return sum(waiting for _, waiting in engine.embedding_counts().values())
+        return sum(waiting for _, waiting in engine.vectors.counts().values())
 
     def nearest(query: str) -> list[str]:
         found = engine.vsearch(SearchRequest(query=query, limit=1))["results"]
         return [hit["uri"] for hit in found]
 
     # The embedder looks by itself only once an hour here: the watcher's bell wakes it.
-    embedder = BackgroundEmbedder(engine, poll_seconds=3600, wake_seconds=3600)
+    embedder = BackgroundEmbedder(engine.vectors, poll_seconds=3600, wake_seconds=3600)
 
     async def body(engine: Engine, watcher: FolderWatcher) -> None:
         await _until(lambda: backlog() == 0, "the corpus embedded")

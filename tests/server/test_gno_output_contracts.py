@@ -270,7 +270,7 @@ def read_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dirs]:
         engine.add_collection(str(base / "notes"), name="notes")
         engine.add_collection(str(base / "facts"), name="facts", memory_managed=True)
         engine.sync()
-        engine.embed()  # the semantic tools answer from vectors
+        engine.vectors.embed()  # the semantic tools answer from vectors
     yield dirs
 
 

@@ -248,7 +248,7 @@ def server_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
         engine.add_collection(str(notes), name="notes")
         engine.add_collection(str(facts), name="facts", memory_managed=True)
         reports = engine.sync()
-        embedded = engine.embed()
+        embedded = engine.vectors.embed()
     assert sum(r.added for r in reports) == DOCUMENT_COUNT
     assert embedded.embedded > 0 and embedded.errors == 0
     yield {

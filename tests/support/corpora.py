@@ -82,5 +82,5 @@ def indexed_engine(base: Path, folder: Path, *, embed: bool) -> Engine:
     engine.add_collection(str(folder), name="notes")
     engine.sync()
     if embed:
-        engine.embed()
+        engine.vectors.embed()
     return engine

@@ -352,7 +352,7 @@ def build_walk_index(base: Path, *, fixture: Path | None = None, embed: bool = F
         engine.add_collection(str(base / "empty"), name="empty")
         engine.sync()
         if embed:
-            engine.embed()
+            engine.vectors.embed()
     return dirs
 
 

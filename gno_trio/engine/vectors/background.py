@@ -103,7 +103,7 @@ class BackgroundEmbedder:
         )
 
     def _waiting(self) -> int:
-        return sum(waiting for _, waiting in self._engine.embedding_counts().values())
+        return sum(waiting for _, waiting in self._engine.counts().values())
 
     def _run_once(self) -> float:
         """One look at the backlog (and a run when it is not empty); the next full look's delay."""

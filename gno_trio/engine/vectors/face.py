@@ -1,4 +1,4 @@
-"""The engine's embedding face: the embed phase, clearing vectors, model facts.
+"""``engine.vectors``: the embed phase, clearing vectors, model facts.
 
 The numpy-backed machinery is imported on first use, so commands that never
 touch vectors (a keyword search, a ``get``) do not pay for loading numpy.
@@ -30,10 +30,12 @@ PATIENT_STEP_SECONDS: Final = 1.0
 """A patient writer (the background embedder) asks for the lease this long at a time."""
 
 
-class VectorsFace(EngineKernel):
+class VectorsFace:
     """Embedding: the embed phase, clearing a collection's vectors, model facts."""
 
-    _warmup: SemanticWarmup | None = None
+    def __init__(self, kernel: EngineKernel) -> None:
+        self._kernel = kernel
+        self._warmup: SemanticWarmup | None = None
 
     def ready_semantic_search(self) -> None:
         """Start readying semantic search in the background, if the index holds vectors.
@@ -45,7 +47,7 @@ class VectorsFace(EngineKernel):
         if self._warmup is None:
             from gno_trio.engine.vectors.warmup import SemanticWarmup
 
-            self._warmup = SemanticWarmup(self)
+            self._warmup = SemanticWarmup(self._kernel)
             self._warmup.start()
 
     def semantic_readiness(self, timeout: float = 0.0) -> str | None:
@@ -62,7 +64,7 @@ class VectorsFace(EngineKernel):
 
         return loads.status()
 
-    def embed_backend(
+    def backend(
         self, collection: str | None = None, *, model: str | None = None
     ) -> EmbeddingBackend:
         """The embedder for ``collection`` (or the index): ``model`` or the configured one.
@@ -71,7 +73,7 @@ class VectorsFace(EngineKernel):
         """
         from gno_trio.engine.vectors.service import chosen_backend
 
-        return chosen_backend(self.config, collection, model)
+        return chosen_backend(self._kernel.config, collection, model)
 
     @contextlib.contextmanager
     def _batch_lease(
@@ -88,14 +90,18 @@ class VectorsFace(EngineKernel):
         lease: it keeps asking (``should_stop`` ends the wait, as ``LOCKED``).
         """
         if lease is not None or not patient:
-            with self.writing(lease, wait_seconds=wait_seconds, should_stop=should_stop) as held:
+            with self._kernel.writing(
+                lease, wait_seconds=wait_seconds, should_stop=should_stop
+            ) as held:
                 yield held
             return
         with contextlib.ExitStack() as stack:
             while True:
                 try:
                     held = stack.enter_context(
-                        self.lease(wait_seconds=PATIENT_STEP_SECONDS, should_stop=should_stop)
+                        self._kernel.lease(
+                            wait_seconds=PATIENT_STEP_SECONDS, should_stop=should_stop
+                        )
                     )
                 except GnoError as error:
                     if error.code != "LOCKED" or (should_stop is not None and should_stop()):
@@ -143,10 +149,10 @@ class VectorsFace(EngineKernel):
         from gno_trio.engine.vectors.service import embed
 
         guard = self._write_guard(lease, lease_wait_seconds, should_stop, patient)
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return embed(
                 c,
-                self.config,
+                self._kernel.config,
                 names,
                 batch_size=batch_size or DEFAULT_BATCH_SIZE,
                 force=force,
@@ -158,17 +164,17 @@ class VectorsFace(EngineKernel):
 
     def content_stamp(self) -> int:
         """A number that grows whenever a chunk is added (one indexed lookup)."""
-        with self.connection() as c:
-            return self.stores.chunks(c).latest_id()
+        with self._kernel.connection() as c:
+            return self._kernel.stores.chunks(c).latest_id()
 
-    def embedding_counts(self) -> dict[str, tuple[int, int]]:
+    def counts(self) -> dict[str, tuple[int, int]]:
         """``{collection: (embedded chunks, chunks waiting for a vector)}``."""
         from gno_trio.engine.vectors.service import backlog_by_collection
 
-        with self.connection() as c:
-            return backlog_by_collection(c, self.config)
+        with self._kernel.connection() as c:
+            return backlog_by_collection(c, self._kernel.config)
 
-    def clear_embeddings(
+    def clear(
         self,
         collection: str,
         *,
@@ -181,16 +187,16 @@ class VectorsFace(EngineKernel):
         from gno_trio.engine.vectors.service import clear
 
         guard = self._write_guard(lease, lease_wait_seconds, should_stop)
-        with self.connection() as c:
-            return clear(c, self.config, collection, mode=mode, guard=guard)
+        with self._kernel.connection() as c:
+            return clear(c, self._kernel.config, collection, mode=mode, guard=guard)
 
     def models(self) -> dict[str, Any]:
         """The configured model roles and whether each can run here (``models list``)."""
         from gno_trio.engine.vectors.models import models_list
 
-        return models_list(self.config)
+        return models_list(self._kernel.config)
 
-    def use_model_preset(self, preset: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
+    def use_preset(self, preset: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
         """Make ``preset`` the active model preset in ``index.yml`` (``models use``).
 
         The answer names the embedding model in force before and after, and
@@ -198,8 +204,8 @@ class VectorsFace(EngineKernel):
         """
         from gno_trio.engine.vectors import presets
 
-        before = self.config
-        updated = self.update_config(
+        before = self._kernel.config
+        updated = self._kernel.update_config(
             lambda config: presets.with_preset(config, preset), lease=lease
         )
         old, new = presets.role_uri(before, "embed"), presets.role_uri(updated, "embed")
@@ -215,14 +221,14 @@ class VectorsFace(EngineKernel):
         """``models pull``: each role's model checked in place; nothing is downloaded."""
         from gno_trio.engine.vectors import presets
 
-        return presets.pull(self.config, roles, force=force)
+        return presets.pull(self._kernel.config, roles, force=force)
 
     def clear_models(self, roles: tuple[str, ...]) -> dict[str, Any]:
         """``models clear``: the bundled model's weight cache is deleted (see :mod:`.presets`)."""
         from gno_trio.engine.vectors import presets
         from gno_trio.engine.vectors.weightcache import models_dir
 
-        return presets.clear(roles, str(models_dir(self.location.dirs.cache)))
+        return presets.clear(roles, str(models_dir(self._kernel.location.dirs.cache)))
 
     def models_path(self) -> str | None:
         """Where the bundled model's files live (``models path``)."""
