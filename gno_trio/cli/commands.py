@@ -60,6 +60,7 @@ COMMANDS: Final[dict[str, Command]] = {
     "daemon": Command("serve", "headless resident HTTP MCP gateway"),
     "capture": Command("capture", "create a note in a collection"),
     "doctor": Command("doctor", "check the set-up; say how to fix it"),
+    "store": Command("store", "team mode: copy the index to or from a PostgreSQL store"),
     "completion": Command("completion", "print (or install) a shell completion script"),
     "ask": Command("ask", "answer a question with citations"),
     "trace": Command("traces", "inspect, label, export or delete stored retrieval traces"),

@@ -44,7 +44,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from gno_trio.config import Collection, Config, dumps_config, fts5_tokenize_clause, load_config
 from gno_trio.config.dirs import DEFAULT_INDEX_NAME, Dirs, resolve_dirs, validate_index_name
@@ -65,6 +65,7 @@ from gno_trio.heap import trim_heap
 
 if TYPE_CHECKING:
     from gno_trio.engine.team.plane import Team
+    from gno_trio.engine.team.url import TeamStore
 
 logger = logging.getLogger("gno_trio.engine")
 
@@ -269,6 +270,28 @@ class EngineKernel:
         )
         assert team.replica is not None
         team.replica.join(self.lease)
+
+    def copy_to_store(self, store: TeamStore) -> dict[str, Any]:
+        """Ship this embedded index whole to ``store``'s empty copy of it (``store copy
+        --to``); this index is only read. ``CONFLICT`` when the store holds it already."""
+        from gno_trio.engine.team.transfer import copy_to_store
+
+        location = self.location
+        return copy_to_store(store, location.index_name, location.db_path, location.config_path)
+
+    def copy_from_store(self, store: TeamStore) -> dict[str, Any]:
+        """Fill this index, which must hold no document, from ``store``'s copy of it (``store
+        copy --from``), leaving a plain embedded index with the team's configuration."""
+        from gno_trio.engine.team.transfer import copy_from_store
+
+        return copy_from_store(
+            store,
+            self.location.index_name,
+            self.pool,
+            self.location.config_path,
+            FileLease(self.location.dirs.write_lock),
+            lambda: self.catch_up_documents(prune=True),
+        )
 
     def close(self) -> None:
         self.pool.close()

@@ -1,0 +1,67 @@
+"""``gno-trio store copy``: an embedded index to a team's store, and back into a fresh
+data directory, answering the same searches on the way."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from gno_trio.engine.team.url import TeamStore
+from tests.conftest import gno_env
+from tests.support.shared import EVALS_CORPUS, required
+
+
+def gno(base: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gno_trio", *argv],
+        env=gno_env(base),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+
+
+def searched(base: Path, *more: str) -> list[Any]:
+    done = gno(base, "search", "memory index", "--json", *more)
+    assert done.returncode == 0, done.stderr
+    results: list[Any] = json.loads(done.stdout)["results"]
+    return results
+
+
+def test_an_index_copied_to_a_store_and_back_answers_the_same(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    corpus = required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
+    here, there = tmp_path / "here", tmp_path / "there"
+    assert gno(here, "init", str(corpus), "--name", "notes").returncode == 0
+    assert gno(here, "update").returncode == 0
+    expected = searched(here)
+    assert any(expected)
+
+    sent = gno(here, "store", "copy", "--to", team_store.url, "--json")
+    assert sent.returncode == 0, sent.stderr
+    report = json.loads(sent.stdout)
+    assert report["documents"] == len(list(corpus.rglob("*.md"))) and report["changeSeq"] == 1
+    again = gno(here, "store", "copy", "--to", team_store.url)
+    assert again.returncode != 0 and "CONFLICT" in again.stderr  # never mixes two indexes
+
+    joined = tmp_path / "joined"  # a host joining the team finds the copied index, and
+    (joined / "config").mkdir(parents=True)
+    synced = gno(joined, "update", "--store", team_store.url)  # its sync changes nothing
+    assert synced.returncode == 0, synced.stderr
+    assert searched(joined, "--store", team_store.url) == expected
+
+    back = gno(there, "store", "copy", "--from", team_store.url)
+    assert back.returncode == 0, back.stderr
+    assert "Copied index default from" in back.stdout
+    assert searched(there) == expected  # a plain embedded index again
+    with sqlite3.connect(there / "data" / "index-default.sqlite") as conn:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert not {name for name in names if name.startswith("team_")}
+    refused = gno(there, "store", "copy", "--from", team_store.url)
+    assert refused.returncode != 0 and "CONFLICT" in refused.stderr
