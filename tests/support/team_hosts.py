@@ -2,12 +2,15 @@
 
 Team-mode tests start one gateway process per host; each host has its own
 directories with a memory collection, and sessions made on one host are
-finished on another. Also here: how to find a gateway's NOTIFY listener
+finished on another. Also here: a writer on one host's side holding the
+team's write lease, and how to find a gateway's NOTIFY listener
 connections on the store, to cut them.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -18,8 +21,38 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import Engine
 from gno_trio.engine.team.url import TeamStore
+from tests.conftest import gno_env
 from tests.support.gateway_process import memory_index
 from tests.support.http_gateway_support import initialize_body, legacy_headers, rpc
+
+HOLD_LEASE = (
+    "import sys\n"
+    "from gno_trio.engine import Engine, Team\n"
+    "from gno_trio.engine.team.url import TeamStore\n"
+    "engine = Engine.open()  # the directories of the host, from the environment\n"
+    "engine.join_team(Team.open(TeamStore(sys.argv[1]), 'default'))\n"
+    "with engine.lease():\n"
+    "    print('held', flush=True)\n"
+    "    sys.stdin.readline()\n"
+)
+
+
+def hold_lease(
+    store: TeamStore, base: Path, script: str = HOLD_LEASE, *argv: str
+) -> subprocess.Popen[str]:
+    """A writer on host ``base``'s side that holds the team's write lease until killed.
+
+    ``script`` is run with the store's URL and ``argv``; it prints ``held`` once it holds it.
+    """
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, store.url, *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=gno_env(base),
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
 
 
 def host(base: Path, *, traced: bool = False) -> Path:

@@ -29,18 +29,7 @@ from gno_trio.engine.team.url import TeamStore
 from tests.conftest import gno_env
 from tests.support.gateway_process import SCOPE, call, gateway_process, remember
 from tests.support.http_gateway_support import legacy_headers, rpc
-from tests.support.team_hosts import host, open_session
-
-_HOLD = (
-    "import sys\n"
-    "from gno_trio.engine import Engine, Team\n"
-    "from gno_trio.engine.team.url import TeamStore\n"
-    "engine = Engine.open()  # the directories of host A, from the environment\n"
-    "engine.join_team(Team.open(TeamStore(sys.argv[1]), 'default'))\n"
-    "with engine.lease():\n"
-    "    print('held', flush=True)\n"
-    "    sys.stdin.readline()\n"
-)
+from tests.support.team_hosts import hold_lease, host, open_session
 
 
 async def label_of(url: str, fact: str) -> str:
@@ -63,19 +52,6 @@ async def two_gateways(
     serve = ("serve", "--store", store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
     async with gateway_process(a, *serve) as on_a, gateway_process(b, *serve) as on_b:
         yield on_a["url"], on_b["url"]
-
-
-def hold_lease(store: TeamStore, base: Path) -> subprocess.Popen[str]:
-    """A writer on host ``base``'s side that holds the team's write lease until killed."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD, store.url],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=gno_env(base),
-    )
-    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-    return holder
 
 
 async def test_two_gateways_share_sessions_labels_and_session_ends(

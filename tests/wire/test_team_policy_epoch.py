@@ -15,7 +15,6 @@ side; that writer changes the policy, then lets go.
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,7 +26,6 @@ import pytest
 import trio
 
 from gno_trio.engine.team.url import TeamStore
-from tests.conftest import gno_env
 from tests.support.gateway_process import SCOPE, gateway_process
 from tests.support.http_gateway_support import (
     modern_headers,
@@ -36,7 +34,7 @@ from tests.support.http_gateway_support import (
     rpc,
 )
 from tests.support.shared import unavailable
-from tests.support.team_hosts import host, listener_pids
+from tests.support.team_hosts import hold_lease, host, listener_pids
 
 GATEWAY_HOST = "gateway-b.test"
 """The ``Host`` gateway B accepts (any port it binds)."""
@@ -62,15 +60,7 @@ _CHANGE_POLICY = (
 
 def policy_writer(store: TeamStore, base: Path, policy: str) -> subprocess.Popen[str]:
     """A writer on host ``base``'s side holding the lease; a line makes it set ``policy``."""
-    writer = subprocess.Popen(
-        [sys.executable, "-c", _CHANGE_POLICY, store.url, policy],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=gno_env(base),
-    )
-    assert writer.stdout is not None and writer.stdout.readline() == "held\n"
-    return writer
+    return hold_lease(store, base, _CHANGE_POLICY, policy)
 
 
 def step(writer: subprocess.Popen[str], expect: str | None) -> None:
