@@ -36,11 +36,6 @@ STATEMENT_CALLS = frozenset({"execute", "executemany", "executescript"})
 # hands the call's connection on names it ``store.database.Connection``.
 ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
     [
-        "search.anchors",
-        "search.chunkkeeper",
-        "search.chunkrank",
-        "search.diagnose",
-        "search.docmemory",
         "search.graph_expansion",
     ]
 )

@@ -14,9 +14,7 @@ was most of a search's time for common words.
 from __future__ import annotations
 
 import bisect
-import json
 import operator
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 
 from gno_trio.engine.search import chunkrank, memoryanchors
@@ -28,9 +26,9 @@ from gno_trio.engine.search.anchortext import (
     first_hit_line,
 )
 from gno_trio.engine.search.chunkmemory import ChunkMemory
-from gno_trio.engine.search.querygrammar import fts_quote
 from gno_trio.engine.store import scratch_fulltext
-from gno_trio.engine.store.database import DEFAULT_TOKENIZE, stored_tokenizer
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE, Connection
 
 Span = tuple[int, int]
 
@@ -40,28 +38,16 @@ def text_match(expression: str) -> str:
     return f"text : ({expression})"
 
 
-def chunk_spans(conn: sqlite3.Connection, mirror_hashes: Sequence[str]) -> dict[str, Span]:
+def chunk_spans(conn: Connection, mirror_hashes: Sequence[str]) -> dict[str, Span]:
     """First and last chunk id of each mirror, in one statement for all of them.
 
     A mirror's chunks are inserted together, so their ids are one contiguous
     range.
     """
-    if not mirror_hashes:
-        return {}
-    marks = ", ".join("?" for _ in mirror_hashes)
-    return {
-        row[0]: (int(row[1]), int(row[2]))
-        for row in conn.execute(
-            f"SELECT mirror_hash, MIN(id), MAX(id) FROM content_chunks "
-            f"WHERE mirror_hash IN ({marks}) GROUP BY mirror_hash",
-            tuple(mirror_hashes),
-        )
-    }
+    return SQLITE_STORES.chunk_matches(conn).spans(mirror_hashes)
 
 
-def best_on_index(
-    conn: sqlite3.Connection, spans: Mapping[str, Span], match: str
-) -> dict[str, int]:
+def best_on_index(conn: Connection, spans: Mapping[str, Span], match: str) -> dict[str, int]:
     """The best chunk of each mirror that ``match`` finds in it: bm25 on the chunk
     index, ties to the lowest chunk id.
 
@@ -73,19 +59,7 @@ def best_on_index(
     """
     if not spans:
         return {}
-    hashes = " OR ".join(fts_quote(mirror) for mirror in spans)
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    try:
-        rows: list[tuple[int, float]] = cursor.execute(
-            "SELECT rowid, bm25(chunks_fts, 1.0, 0.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "ORDER BY rowid",
-            (f"{text_match(match)} AND mirror_hash : ({hashes})",),
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return {}
-    finally:
-        cursor.close()
+    rows = SQLITE_STORES.chunk_matches(conn).scored(text_match(match), spans)
     chosen: dict[str, int] = {}
     for mirror, (first, last) in spans.items():
         start = bisect.bisect_left(rows, first, key=_CHUNK_ID)
@@ -100,7 +74,7 @@ _SCORE = operator.itemgetter(1)
 
 
 def best_chunks(
-    conn: sqlite3.Connection, spans: Mapping[str, Span], match: str
+    conn: Connection, spans: Mapping[str, Span], match: str
 ) -> dict[str, tuple[int, str]]:
     """The best chunk of each mirror, with the match form that found it.
 
@@ -124,7 +98,7 @@ def best_chunks(
 
 
 def anchors_for(
-    conn: sqlite3.Connection,
+    conn: Connection,
     spans: Mapping[str, Span],
     match: str | None,
     memory: ChunkMemory | None,
@@ -171,22 +145,16 @@ def anchors_for(
 _ChunkRows = dict[int, tuple[str, int, int, str | None]]
 
 
-def _index_facts(conn: sqlite3.Connection) -> tuple[str, tuple[int, int] | None]:
+def _index_facts(conn: Connection) -> tuple[str, tuple[int, int] | None]:
     """The chunk index's tokenizer and its totals (None for trigram: never ranked
     here), read in one statement."""
-    try:
-        tokenizer, averages = conn.execute(
-            "SELECT (SELECT value FROM schema_meta WHERE key = 'fts_tokenizer'), "
-            f"({chunkrank.AVERAGES_SQL})"
-        ).fetchone()
-    except sqlite3.OperationalError:  # an index from before the schema table
-        tokenizer, averages = stored_tokenizer(conn), None
-    tokenize = str(tokenizer) if tokenizer else DEFAULT_TOKENIZE
-    return tokenize, None if "trigram" in tokenize else chunkrank.totals_of(averages)
+    tokenizer, totals = SQLITE_STORES.chunk_matches(conn).tokenizer_and_totals()
+    tokenize = tokenizer or DEFAULT_TOKENIZE
+    return tokenize, None if "trigram" in tokenize else totals
 
 
 def _chosen_chunks(
-    conn: sqlite3.Connection,
+    conn: Connection,
     table: scratch_fulltext.SnippetTable,
     spans: Mapping[str, Span],
     match: str,
@@ -227,7 +195,7 @@ def _chosen_chunks(
 
 
 def _cutter(
-    conn: sqlite3.Connection,
+    conn: Connection,
     table: scratch_fulltext.SnippetTable,
     rows: _ChunkRows,
     chunk_ids: Mapping[int, str],
@@ -267,7 +235,7 @@ def _cutter(
 
 
 def _rank_in_table(
-    conn: sqlite3.Connection,
+    conn: Connection,
     table: scratch_fulltext.SnippetTable,
     pending: Mapping[str, Span],
     forms: Sequence[str],
@@ -289,59 +257,28 @@ def _rank_in_table(
     return chosen
 
 
-def _chunk_rows(
-    conn: sqlite3.Connection, chunk_ids: Sequence[int]
-) -> dict[int, tuple[str, int, int, str | None]]:
+def _chunk_rows(conn: Connection, chunk_ids: Sequence[int]) -> _ChunkRows:
     """Text, line range and language of each of these chunks, in one statement."""
-    if not chunk_ids:
-        return {}
-    return {
-        int(row[0]): (str(row[1]), int(row[2]), int(row[3]), row[4])
-        for row in conn.execute(
-            "SELECT c.id, t.text, c.start_line, c.end_line, c.language FROM json_each(?) wanted "
-            "CROSS JOIN content_chunks c ON c.id = wanted.value "
-            "CROSS JOIN chunk_texts t ON t.id = c.id",
-            (json.dumps(list(chunk_ids)),),
-        )
-    }
+    return SQLITE_STORES.chunk_matches(conn).places(chunk_ids)
 
 
 class _IndexCutter:
     """Snippets cut by FTS5's snippet() on the chunk index, for chunks of known mirrors."""
 
-    def __init__(self, conn: sqlite3.Connection, owners: Mapping[int, str]) -> None:
-        self._conn = conn
+    def __init__(self, conn: Connection, owners: Mapping[int, str]) -> None:
+        self._index = SQLITE_STORES.chunk_matches(conn)
         self._owners = owners
 
     def cut(self, chunk_ids: Sequence[int], form: str) -> dict[int, Anchor]:
         """The anchor of each of these chunks that ``form`` matches.
 
-        The chunks' mirrors narrow the match (``mirror_hash : (...)``, as
-        when the chunks were ranked), so FTS5 sets the expression up once
-        for the statement, not once per ``rowid`` asked for; the rows kept
-        are the ones asked for (``+rowid``: a filter, never an index
-        lookup). The mirror phrases are in the other column, which snippet()
-        of the text column never looks at. Each kept row's line range comes
-        with it (the full-text scan stays the outer loop: ``CROSS JOIN``).
+        The chunks' mirrors narrow the match, as when the chunks were ranked,
+        so the index sets the expression up once for all of them.
         """
         if not chunk_ids:
             return {}
         mirrors = dict.fromkeys(self._owners[chunk_id] for chunk_id in chunk_ids)
-        hashes = " OR ".join(fts_quote(mirror) for mirror in mirrors)
-        try:
-            cut = self._conn.execute(
-                "SELECT f.rowid, snippet(chunks_fts, 0, ?, ?, ?, ?), f.text, c.start_line, "
-                "c.end_line, c.language FROM chunks_fts f CROSS JOIN content_chunks c "
-                "ON c.id = f.rowid WHERE chunks_fts MATCH ? "
-                "AND +f.rowid IN (SELECT value FROM json_each(?))",
-                (
-                    *SNIPPET_MARKS,
-                    f"{text_match(form)} AND mirror_hash : ({hashes})",
-                    json.dumps(list(chunk_ids)),
-                ),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return {}
+        cut = self._index.cut(chunk_ids, text_match(form), mirrors, SNIPPET_MARKS)
         found: dict[int, Anchor] = {}
         for chunk_id, snippet, text, start, end, language in cut:
             found[int(chunk_id)] = Anchor(
@@ -350,13 +287,9 @@ class _IndexCutter:
         return found
 
 
-def _opening_anchor(conn: sqlite3.Connection, mirror: str) -> Anchor | None:
+def _opening_anchor(conn: Connection, mirror: str) -> Anchor | None:
     """The first chunk's opening text: the anchor of a hit no chunk of which matches."""
-    row = conn.execute(
-        "SELECT t.text, c.start_line, c.end_line, c.language FROM content_chunks c "
-        "JOIN chunk_texts t ON t.id = c.id WHERE c.mirror_hash = ? ORDER BY c.seq LIMIT 1",
-        (mirror,),
-    ).fetchone()
+    row = SQLITE_STORES.chunk_matches(conn).opening(mirror)
     if row is None:
         return None
     text, start, end, language = row

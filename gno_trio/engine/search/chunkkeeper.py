@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import array
 import logging
-import sqlite3
 import threading
 import unicodedata
 from pathlib import Path
@@ -35,10 +34,10 @@ from gno_trio.engine.search.chunkmemory import (
     MemoryChunk,
     Postings,
 )
-from gno_trio.engine.search.chunkrank import totals_of, varints, vocabularies
 from gno_trio.engine.search.keyruns import listed_keys
 from gno_trio.engine.search.stems import WORDS, ascii_words
-from gno_trio.engine.store.database import DEFAULT_TOKENIZE, connect, stored_tokenizer
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import DEFAULT_TOKENIZE, Connection, connect, stored_tokenizer
 from gno_trio.engine.store.scratch_fulltext import stems_of
 from gno_trio.heap import trim_heap
 
@@ -47,13 +46,6 @@ logger = logging.getLogger("gno_trio.engine.chunkkeeper")
 MOST_TOKENS: Final = 2_000_000
 """Largest chunk index and document index (tokens, all columns) held in memory."""
 
-_STATE_SQL: Final = (
-    "SELECT (SELECT file FROM pragma_database_list WHERE name = 'main'), "
-    "(SELECT block FROM chunks_fts_data WHERE id = 10), "
-    "(SELECT block FROM chunks_fts_data WHERE id = 1), "
-    "(SELECT block FROM documents_fts_data WHERE id = 10), "
-    "(SELECT block FROM documents_fts_data WHERE id = 1)"
-)
 # unicode61's separators and token characters agree with the pattern above
 # for every character of these categories; any other (marks, private use,
 # unassigned) may split otherwise, so its chunk is left to FTS5.
@@ -103,35 +95,20 @@ def suits(tokenize: str) -> bool:
     return "unicode61" in words and set(words) <= _TOKENIZER_WORDS
 
 
-def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
+def build(conn: Connection, tokenize: str) -> ChunkMemory | None:
     """A copy of the chunk index (tokenized as ``tokenize``) read in one transaction
     of ``conn``; None when its tokenizer or size does not suit."""
     if not suits(tokenize):
         return None
-    conn.execute("BEGIN")
-    try:
-        _, *blocks = conn.execute(_STATE_SQL).fetchone()
-        averages = blocks[1]
-        totals = totals_of(averages)
+    copy = SQLITE_STORES.fulltext_copy(conn)
+    with copy.snapshot() as read:
+        totals = copy.chunk_totals(read)
         if totals is None or totals[0] <= 0 or totals[1] > MOST_TOKENS:
             return None
-        vocabularies(conn, "chunks_fts", {"chunk_words": "instance", "chunk_terms": "col"})
-        listed = conn.execute(
-            "SELECT term, doc, cnt FROM temp.chunk_terms WHERE col = 'text'"
-        ).fetchall()
-        joined = conn.execute(
-            f"SELECT group_concat((doc << {OFFSET_BITS}) | offset) FROM temp.chunk_words "
-            "WHERE col = 'text'"
-        ).fetchone()[0]
-        chunk_rows = conn.execute(
-            "SELECT c.id, t.text, c.start_line, c.end_line, c.language, s.sz "
-            "FROM content_chunks c JOIN chunk_texts t ON t.id = c.id "
-            "JOIN chunks_fts_docsize s ON s.id = c.id"
-        ).fetchall()
+        listed, joined = copy.chunk_postings(OFFSET_BITS)
+        chunk_rows = copy.chunk_rows()
         stems = stems_of(tokenize, ascii_words(row[1] for row in chunk_rows))
-        documents = docmemory.build(conn, stems, lambda more: stems_of(tokenize, more), MOST_TOKENS)
-    finally:
-        conn.execute("ROLLBACK")
+        documents = docmemory.build(copy, stems, lambda more: stems_of(tokenize, more), MOST_TOKENS)
     keys = array.array("q", listed_keys(joined).tobytes())
     del joined
     terms = [str(row[0]) for row in listed]
@@ -141,7 +118,7 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         return None
     chunks: dict[int, MemoryChunk] = {}
     left_out: list[int] = []
-    for chunk_id, text, start_line, end_line, language, sizes in chunk_rows:
+    for chunk_id, text, start_line, end_line, language, counted in chunk_rows:
         text = str(text)
         if not _clear(text):
             left_out.append(int(chunk_id))
@@ -150,7 +127,6 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         for word in WORDS.finditer(text):
             spans.append(word.start())
             spans.append(word.end())
-        counted = varints(bytes(sizes))
         if not counted or counted[0] != len(spans) // 2:
             left_out.append(int(chunk_id))
             continue
@@ -165,7 +141,7 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         )
     return ChunkMemory(
         tokenize,
-        _state(blocks),
+        read[1],
         totals,
         terms,
         postings,
@@ -174,11 +150,6 @@ def build(conn: sqlite3.Connection, tokenize: str) -> ChunkMemory | None:
         stems,
         documents,
     )
-
-
-def _state(blocks: list[bytes | None]) -> tuple[bytes, ...]:
-    """The index state these records describe (the key of its memory)."""
-    return tuple(bytes(block or b"") for block in blocks)
 
 
 # -- which processes hold which indexes ------------------------------------------
@@ -217,16 +188,15 @@ def release(path: Path) -> None:
                 del _SLOTS[str(path)]
 
 
-def current(conn: sqlite3.Connection) -> ChunkMemory | None:
+def current(conn: Connection) -> ChunkMemory | None:
     """The memory of the index state ``conn`` reads, if this process keeps one and it
     is built; otherwise None, and a build starts for that state."""
     if not _SLOTS:
         return None
-    path, *blocks = conn.execute(_STATE_SQL).fetchone()
-    slot = _SLOTS.get(str(path))
+    path, state = SQLITE_STORES.fulltext_copy(conn).state()
+    slot = _SLOTS.get(path)
     if slot is None:
         return None
-    state = _state(blocks)
     memory = slot.memory
     if memory is not None and memory.state == state:
         return memory

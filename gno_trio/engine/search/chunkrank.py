@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +33,8 @@ from typing import Final, TypeVar
 
 from gno_trio.engine.search.keyruns import FloatArray, KeyArray
 from gno_trio.engine.search.querygrammar import fts_quote
+from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection
 from gno_trio.engine.store.scratch_fulltext import SnippetTable
 
 Span = tuple[int, int]
@@ -78,50 +79,9 @@ def or_phrases(expression: str) -> list[Phrase] | None:
     return phrases
 
 
-def varints(blob: bytes) -> list[int]:
-    """SQLite's variable-length integers, one after another (FTS5's record format)."""
-    values = []
-    index = 0
-    while index < len(blob):
-        value = 0
-        for step in range(9):
-            byte = blob[index]
-            index += 1
-            if step == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        values.append(value)
-    return values
-
-
-def vocabularies(conn: sqlite3.Connection, table: str, views: Mapping[str, str]) -> None:
-    """Open ``fts5vocab`` views of ``table`` on ``conn`` (name -> kind: instance, row,
-    col), private to the connection, where a build reads postings and counts."""
-    for name, kind in views.items():
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, {table}, {kind})"
-        )
-
-
-AVERAGES_SQL: Final = "SELECT block FROM chunks_fts_data WHERE id = 1"
-"""The chunk index's averages record (FTS5 keeps it at id 1 of its data table)."""
-
-
-def totals_of(averages: bytes | None) -> tuple[int, int] | None:
-    """(chunks, tokens in all columns) from the chunk index's averages record."""
-    if not averages:
-        return None
-    values = varints(bytes(averages))
-    return values[0], sum(values[1:])
-
-
-def index_totals(conn: sqlite3.Connection) -> tuple[int, int] | None:
+def index_totals(conn: Connection) -> tuple[int, int] | None:
     """(chunks, tokens in all columns) of the chunk index: FTS5's stored averages record."""
-    row = conn.execute(AVERAGES_SQL).fetchone()
-    return None if row is None else totals_of(row[0])
+    return SQLITE_STORES.chunk_matches(conn).totals()
 
 
 def worth_loading(totals: tuple[int, int] | None, chunks: int, phrases: int) -> bool:
@@ -137,15 +97,9 @@ def worth_loading(totals: tuple[int, int] | None, chunks: int, phrases: int) -> 
     return totals is not None and chunks * POSTINGS_PER_CHUNK_LOADED <= totals[0] * phrases
 
 
-def chunk_lengths(conn: sqlite3.Connection, spans: Sequence[Span]) -> dict[int, int]:
+def chunk_lengths(conn: Connection, spans: Sequence[Span]) -> dict[int, int]:
     """Tokens in each chunk (all columns), as FTS5 recorded them when it indexed the chunk."""
-    lengths: dict[int, int] = {}
-    for first, last in spans:
-        for chunk_id, sizes in conn.execute(
-            "SELECT id, sz FROM chunks_fts_docsize WHERE id BETWEEN ? AND ?", (first, last)
-        ):
-            lengths[int(chunk_id)] = sum(varints(bytes(sizes)))
-    return lengths
+    return SQLITE_STORES.chunk_matches(conn).lengths(spans)
 
 
 _COUNTS_HELD: Final = 4096
@@ -163,16 +117,13 @@ class ChunkCounts:
     count is a corpus statistic, never a search answer.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
+    def __init__(self, conn: Connection) -> None:
+        self._index = SQLITE_STORES.chunk_matches(conn)
         self._state: tuple[str, bytes] | None = None
 
     def _index_state(self) -> tuple[str, bytes]:
         if self._state is None:
-            listed = self._conn.execute("PRAGMA database_list").fetchall()
-            path = next((str(row[2]) for row in listed if row[1] == "main"), "")
-            row = self._conn.execute("SELECT block FROM chunks_fts_data WHERE id = 10").fetchone()
-            self._state = (path, bytes(row[0]) if row and row[0] else b"")
+            self._state = self._index.state_key()
         return self._state
 
     def of(self, phrase: Phrase) -> int:
@@ -181,11 +132,7 @@ class ChunkCounts:
             if key in _COUNTS:
                 _COUNTS.move_to_end(key)
                 return _COUNTS[key]
-        row = self._conn.execute(
-            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-            (f"text : ({phrase.fts()})",),
-        ).fetchone()
-        count = int(row[0])
+        count = self._index.count(f"text : ({phrase.fts()})")
         with _COUNTS_LOCK:
             _COUNTS[key] = count
             while len(_COUNTS) > _COUNTS_HELD:
@@ -217,7 +164,7 @@ def _occurrences(table: SnippetTable, tokens: Sequence[str], prefix: bool) -> di
 
 
 def best_in_table(
-    conn: sqlite3.Connection,
+    conn: Connection,
     table: SnippetTable,
     spans: Mapping[str, Span],
     phrases: Sequence[Phrase],

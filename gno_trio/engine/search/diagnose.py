@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -48,7 +47,7 @@ from gno_trio.engine.search.request import (
     validate_request,
 )
 from gno_trio.engine.store.aggregates import SQLITE_STORES
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import Connection, RowView
 from gno_trio.engine.uris import parse_ref
 from gno_trio.engine.vectors.embedder import EmbeddingBackend
 from gno_trio.errors import GnoError
@@ -87,11 +86,11 @@ def _single_filters(request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     ]
 
 
-def _passes(conn: sqlite3.Connection, request: SearchRequest, doc_id: int) -> bool:
+def _passes(conn: Connection, request: SearchRequest, doc_id: int) -> bool:
     return SQLITE_STORES.search_documents(conn).passes(doc_id, filter_clauses(conn, request))
 
 
-def _indexed(conn: sqlite3.Connection, doc_id: int) -> bool:
+def _indexed(conn: Connection, doc_id: int) -> bool:
     """Whether the index that ranks documents holds this one."""
     return document_ranker(conn).holds(doc_id)
 
@@ -112,7 +111,7 @@ def _skipped_stage(stage: str, reason: str) -> dict[str, Any]:
 
 
 def _ranked(
-    conn: sqlite3.Connection, parsed: LexicalQuery, request: SearchRequest, *, any_term: bool
+    conn: Connection, parsed: LexicalQuery, request: SearchRequest, *, any_term: bool
 ) -> list[tuple[int, float]]:
     """(document id, raw BM25 score) of every filtered document matching, best first.
 
@@ -122,7 +121,7 @@ def _ranked(
 
 
 def _bm25(
-    conn: sqlite3.Connection,
+    conn: Connection,
     request: SearchRequest,
     options: QueryOptions,
     doc_id: int,
@@ -174,7 +173,7 @@ def _bm25(
 
 
 def _fusion(
-    conn: sqlite3.Connection,
+    conn: Connection,
     request: SearchRequest,
     options: QueryOptions,
     uri: str,
@@ -210,7 +209,7 @@ def _fusion(
 
 
 def _target_chunk(
-    conn: sqlite3.Connection, mirror: str, request: SearchRequest, nearest: int | None = None
+    conn: Connection, mirror: str, request: SearchRequest, nearest: int | None = None
 ) -> dict[str, Any]:
     """The target's chunk that best matches the query's words.
 
@@ -220,33 +219,24 @@ def _target_chunk(
     span = chunk_spans(conn, [mirror]).get(mirror)
     if span is None:
         return dict(_NO_CHUNK)
+    chunks = SQLITE_STORES.chunk_matches(conn)
     for expression in exact_first(parse_query(request.query).any_match):
-        row = conn.execute(
-            "SELECT c.seq, c.start_line, c.end_line, c.language FROM chunks_fts f "
-            "JOIN content_chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? "
-            "AND f.rowid BETWEEN ? AND ? ORDER BY f.rank, f.rowid LIMIT 1",
-            (text_match(expression), span[0], span[1]),
-        ).fetchone()
+        row = chunks.best_lines(text_match(expression), span)
         if row is not None:
             break
     else:
         row = None
         if nearest is not None:
-            row = conn.execute(
-                "SELECT seq, start_line, end_line, language FROM content_chunks "
-                "WHERE mirror_hash = ? AND seq = ?",
-                (mirror, nearest),
-            ).fetchone()
+            row = chunks.lines_at(mirror, nearest)
         if row is None:
-            row = conn.execute(
-                "SELECT seq, start_line, end_line, language FROM content_chunks WHERE id = ?",
-                (span[0],),
-            ).fetchone()
+            row = chunks.lines_of(span[0])
+    if row is None:  # the chunks went while diagnosing
+        return dict(_NO_CHUNK)
     return {"seq": row[0], "startLine": row[1], "endLine": row[2], "language": row[3]}
 
 
 def _target_block(
-    conn: sqlite3.Connection,
+    conn: Connection,
     ref: str,
     row: RowView | None,
     status: str,
@@ -256,11 +246,7 @@ def _target_block(
     mirror = None if row is None else row["mirror_hash"]
     chunks = 0
     if mirror:
-        chunks = int(
-            conn.execute(
-                "SELECT COUNT(*) FROM content_chunks WHERE mirror_hash = ?", (mirror,)
-            ).fetchone()[0]
-        )
+        chunks = SQLITE_STORES.chunk_matches(conn).count_of(mirror)
     content_type = None if row is None else row["content_type"]
     categories = (
         [] if row is None or not row["categories_json"] else json.loads(row["categories_json"])
@@ -285,7 +271,7 @@ def _target_block(
 
 
 def diagnose(
-    conn: sqlite3.Connection,
+    conn: Connection,
     request: SearchRequest,
     target: str,
     options: QueryOptions | None = None,
@@ -379,7 +365,7 @@ def diagnose(
 
 
 def _meta(
-    conn: sqlite3.Connection,
+    conn: Connection,
     request: SearchRequest,
     options: QueryOptions,
     run: PipelineRun | None,

@@ -23,21 +23,14 @@ import array
 import functools
 import itertools
 import re
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from gno_trio.engine.search.chunkrank import (
-    idf,
-    length_norm,
-    saturation,
-    totals_of,
-    varints,
-    vocabularies,
-)
+from gno_trio.engine.search.chunkrank import idf, length_norm, saturation
 from gno_trio.engine.search.keyruns import FloatArray, KeyArray, listed_keys, run_starts, shared
 from gno_trio.engine.search.stems import Vocabulary, ascii_words, known_tokens
-from gno_trio.engine.store.fulltext import DOCUMENT_FIELDS, FIELD_WEIGHTS
+from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
+from gno_trio.engine.store.fulltext_copy import FullTextCopyStore
 
 COLUMN_BITS: Final = 24
 DOC_SHIFT: Final = 27
@@ -397,38 +390,24 @@ def _evaluate_masks(node: Node, counted: list[FloatArray]) -> Any:
     return left & ~right
 
 
-_COLUMN_NUMBER = " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(DOCUMENT_FIELDS))
-
-
 def build(
-    conn: sqlite3.Connection,
+    copy: FullTextCopyStore,
     stems: dict[str, str],
     stem: Callable[[set[str]], dict[str, str]],
     most_tokens: int,
 ) -> DocumentMemory | None:
-    """A copy of the document index, read inside the caller's read transaction on
-    ``conn``; None when it is empty or larger than ``most_tokens``.
+    """A copy of the document index, read inside the caller's snapshot of ``copy``;
+    None when it is empty or larger than ``most_tokens``.
 
     ``stems`` maps words of the indexed text to their tokens (the chunk
     memory's); ``stem`` adds the words of the metadata fields.
     """
-    averages = conn.execute("SELECT block FROM documents_fts_data WHERE id = 1").fetchone()
-    totals = totals_of(averages[0] if averages else None)
+    totals = copy.document_totals()
     if totals is None or totals[0] <= 0 or totals[1] > most_tokens:
         return None
-    vocabularies(conn, "documents_fts", {"document_words": "instance", "document_terms": "row"})
-    listed = conn.execute("SELECT term, cnt FROM temp.document_terms").fetchall()
-    joined = conn.execute(
-        f"SELECT group_concat((doc << {DOC_SHIFT}) | ((CASE col {_COLUMN_NUMBER} END) "
-        f"<< {COLUMN_BITS}) | offset) FROM temp.document_words"
-    ).fetchone()[0]
-    sizes = {
-        int(row_id): sum(varints(bytes(blob)))
-        for row_id, blob in conn.execute("SELECT id, sz FROM documents_fts_docsize")
-    }
-    metadata = conn.execute(
-        "SELECT filepath, title, author, tags, categories FROM documents_fts"
-    ).fetchall()
+    listed, joined = copy.document_postings(DOC_SHIFT, COLUMN_BITS)
+    sizes = copy.document_lengths()
+    metadata = copy.document_metadata()
     keys = array.array("q", listed_keys(joined).tobytes())
     del joined
     if len(keys) != sum(int(row[1]) for row in listed):

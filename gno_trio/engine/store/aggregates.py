@@ -24,6 +24,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Final, Protocol
 
+from gno_trio.engine.store.chunk_matches import ChunkMatchStore, SqliteChunkMatches
 from gno_trio.engine.store.chunks import ChunkStore, SqliteChunks
 from gno_trio.engine.store.collections import CollectionStore, SqliteCollections
 from gno_trio.engine.store.counts import IndexCounts, SqliteCounts
@@ -32,6 +33,7 @@ from gno_trio.engine.store.document_matches import DocumentMatchStore, SqliteDoc
 from gno_trio.engine.store.document_rows import DocumentRowStore, SqliteDocumentRows
 from gno_trio.engine.store.documents import DocumentStore, SqliteDocuments
 from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
+from gno_trio.engine.store.fulltext_copy import FullTextCopyStore, SqliteFullTextCopy
 from gno_trio.engine.store.ingest_records import IngestRecordStore, SqliteIngestRecords
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
 from gno_trio.engine.store.links import LinkStore, SqliteLinks
@@ -80,6 +82,10 @@ class Stores(Protocol):
     def mirrors(self, conn: sqlite3.Connection) -> MirrorStore: ...
 
     def document_index(self, conn: sqlite3.Connection) -> DocumentIndexStore: ...
+
+    def chunk_matches(self, conn: sqlite3.Connection) -> ChunkMatchStore: ...
+
+    def fulltext_copy(self, conn: sqlite3.Connection) -> FullTextCopyStore: ...
 
     def document_rows(self, conn: sqlite3.Connection) -> DocumentRowStore: ...
 
@@ -137,6 +143,12 @@ class SqliteStores:
 
     def document_index(self, conn: sqlite3.Connection) -> DocumentIndexStore:
         return SqliteDocumentIndex(conn)
+
+    def chunk_matches(self, conn: sqlite3.Connection) -> ChunkMatchStore:
+        return SqliteChunkMatches(conn)
+
+    def fulltext_copy(self, conn: sqlite3.Connection) -> FullTextCopyStore:
+        return SqliteFullTextCopy(conn)
 
     def document_rows(self, conn: sqlite3.Connection) -> DocumentRowStore:
         return SqliteDocumentRows(conn)
