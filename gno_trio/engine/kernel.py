@@ -55,9 +55,7 @@ from gno_trio.engine.store.database import (
     Connection,
     ConnectionPool,
     StoreError,
-    StoreUnreadable,
-    connect,
-    migrate,
+    open_index,
 )
 from gno_trio.engine.store.lease import LOCKED_MESSAGE, FileLease, HeldLease, Lease
 from gno_trio.errors import GnoError
@@ -233,20 +231,14 @@ class EngineKernel:
             raise GnoError(
                 "RUNTIME", f"Cannot create data directory {db_path.parent}: {exc.strerror or exc}"
             ) from exc
-        conn = connect(db_path)
-        try:
-            migrate(conn, tokenize=fts5_tokenize_clause(config.fts_tokenizer))
-            cls.upkeep.finish_upgrades(conn)
+        tokenize = fts5_tokenize_clause(config.fts_tokenizer)
+        with open_index(db_path, tokenize=tokenize, finish=cls.upkeep.finish_upgrades) as conn:
             if missing is not None and not _index_is_empty(conn):
                 raise GnoError(
                     "CONFIG_NOT_FOUND",
                     f"{missing.message}, and index {location.index_name} already holds "
                     "collections: a new config would hide them",
                 )
-        except StoreUnreadable as exc:
-            raise GnoError("RUNTIME", f"Cannot open index database {db_path}: {exc}") from exc
-        finally:
-            conn.close()
         kernel = cls(location, config)
         kernel._heal_at_open()
         return kernel

@@ -15,7 +15,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeAlias
@@ -265,6 +265,27 @@ def migrate(conn: sqlite3.Connection, *, tokenize: str = DEFAULT_TOKENIZE) -> in
             conn.execute("ROLLBACK")
             raise
     return max(current, latest)
+
+
+@contextlib.contextmanager
+def open_index(
+    path: Path, *, tokenize: str, finish: Callable[[sqlite3.Connection], None]
+) -> Iterator[sqlite3.Connection]:
+    """The index file at ``path`` opened, its schema brought up to date and the upgrades
+    that need code done (``finish``), for the block; closed after it.
+
+    A file that cannot be read as a database, here or in the block, is
+    reported as a ``RUNTIME`` error that names it.
+    """
+    conn = connect(path)
+    try:
+        migrate(conn, tokenize=tokenize)
+        finish(conn)
+        yield conn
+    except StoreUnreadable as exc:
+        raise GnoError("RUNTIME", f"Cannot open index database {path}: {exc}") from exc
+    finally:
+        conn.close()
 
 
 def _split_statements(script: str) -> Iterator[str]:
