@@ -73,30 +73,11 @@ def stored_documents(
     conn: Connection, collection: str, only: Sequence[str] | None = None
 ) -> dict[str, StoredDoc]:
     """The stored rows of a collection (or of just the ``only`` paths), by relative path."""
+    # A row is StoredDoc's fields in order, then the converter id and version it was
+    # converted by, from which whether its conversion is stale is decided here.
     return {
-        rel: StoredDoc(
-            doc_id,
-            rel,
-            size,
-            mtime_ns,
-            active,
-            errored,
-            source_hash,
-            has_mirror,
-            stale_conversion(converter_id, converter_version),
-        )
-        for (
-            doc_id,
-            rel,
-            size,
-            mtime_ns,
-            active,
-            errored,
-            source_hash,
-            has_mirror,
-            converter_id,
-            converter_version,
-        ) in SQLITE_STORES.document_rows(conn).sync_rows(collection, only)
+        row[1]: StoredDoc(*row[:8], stale_conversion(row[8], row[9]))
+        for row in SQLITE_STORES.document_rows(conn).sync_rows(collection, only)
     }
 
 
