@@ -2,10 +2,11 @@
 
 The README's ``psql`` script (two roles: an owner that creates the tables,
 a gateway role that only reads and writes them) is run as written, with the
-names made unique to this test. Then the gateway role cannot create the
-tables, the owner can, and afterwards a gateway serving as the gateway role
-does what a gateway does on the store: sessions, the config row, the write
-lease, traces, job records, and the doctor's look.
+names made unique to this test. Then the doctor finds that the gateway
+role cannot create the tables, the owner creates them, and afterwards a
+gateway serving as the gateway role does what a gateway does on the store:
+sessions, the config row, the write lease, traces, job records, and the
+doctor's look.
 """
 
 from __future__ import annotations
@@ -117,8 +118,6 @@ async def test_the_readme_roles_let_the_owner_migrate_and_the_gateway_role_serve
     assert code == 2 and checks["store-privileges"]["status"] == "error", checks
     assert "may not create" in checks["store-privileges"]["message"]
     assert checks["store"]["status"] == "warn"  # the tables are missing
-    refused = gno(base, "status", "--store", gateway)
-    assert refused.returncode == 2 and "permission denied" in refused.stderr, refused.stderr
     created = gno(base, "status", "--store", owner)
     assert created.returncode == 0, created.stderr
 
@@ -163,8 +162,6 @@ async def test_the_readme_roles_let_the_owner_migrate_and_the_gateway_role_serve
     code, checks = doctor(base, gateway)
     assert code == 2 and checks["store-privileges"]["status"] == "error", checks
     assert checks["store-privileges"]["message"].endswith("missing on gno_jobs")
-    code, checks = doctor(base, owner)  # the owner's rights are whole
-    assert code == 0 and checks["store-privileges"]["message"].endswith("may also create tables")
 
 
 def test_doctor_warns_when_the_gateways_at_full_budget_exceed_the_server_s_connections(

@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 import msgspec
 import trio
 
+from gno_trio.errors import GnoError, Kind
 from gno_trio.protocol.jsonrpc import DecodeFailure, Incoming, Notification, Request, decode_line
 from gno_trio.protocol.names import PROTOCOL_VERSION_HEADER
 from gno_trio.protocol.routing import claimed_era
@@ -91,12 +92,17 @@ def _as_is(reply: Reply) -> Reply:
 
 
 class _Progress:
-    """Whether the last byte of the answer has been handed to the server."""
+    """Whether the answer has begun (its status sent), and whether its last byte has."""
 
-    __slots__ = ("answered",)
+    __slots__ = ("answered", "started")
 
     def __init__(self) -> None:
+        self.started = False
         self.answered = False
+
+
+STORE_AWAY: Final = boundary_reply(503, "store", headers=((b"retry-after", b"1"),))
+"""The answer to a request the team store could not serve (``STORE_UNAVAILABLE``): retry."""
 
 
 async def _watch_disconnect(
@@ -244,6 +250,7 @@ class GatewayApp:
             kind = message["type"]
             if kind == "http.response.start":
                 statuses[message["status"]] += 1
+                progress.started = True
             elif kind == "http.response.body":
                 memory.answered(len(message.get("body", b"")))
                 if not message.get("more_body", False):
@@ -307,6 +314,21 @@ class GatewayApp:
                 raise Refused(invalid_request_reply(404, "Not found", reason="path"))
         except Refused as refused:
             await self._reply(send, shape(refused.reply))
+        except GnoError as exc:
+            await self._store_away(send, progress, shape, exc)
+
+    async def _store_away(
+        self, send: Send, progress: _Progress, shape: Shape, exc: GnoError
+    ) -> None:
+        """503 with ``Retry-After`` when the team store was away (nothing sent yet); else raise.
+
+        A tool's own call reports ``STORE_UNAVAILABLE`` in its result; this is
+        for the gateway's own use of the store (2025-era session rows).
+        """
+        if exc.kind is not Kind.UNAVAILABLE or progress.started:
+            raise exc
+        logger.warning("answered 503, the store is away: %s", exc.message)
+        await self._reply(send, shape(STORE_AWAY))
 
     def _shape_for(self, path: str) -> Shape:
         """How refusals of ``path`` are worded: the REST error body under ``/api/``."""
@@ -348,6 +370,8 @@ class GatewayApp:
                 await work()
             except Refused as refused:
                 await self._reply(exchange.send, shape(refused.reply))
+            except GnoError as exc:
+                await self._store_away(exchange.send, progress, shape, exc)
             finally:
                 nursery.cancel_scope.cancel()
 
