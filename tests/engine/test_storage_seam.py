@@ -34,11 +34,7 @@ STATEMENT_CALLS = frozenset({"execute", "executemany", "executescript"})
 # Remove a module from here when its statements move into the store package;
 # add one only when it is split off a module listed here. A module that only
 # hands the call's connection on names it ``store.database.Connection``.
-ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset(
-    [
-        "search.graph_expansion",
-    ]
-)
+ENGINE_MODULES_ON_THE_DRIVER: frozenset[str] = frozenset([])
 
 
 def _module_name(path: Path) -> str:

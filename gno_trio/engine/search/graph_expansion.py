@@ -15,8 +15,6 @@ link) is ``explicit`` (1), a wiki link that matched a file stem or title is
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from typing import Any, Final
 
 from gno_trio.engine.graph.links import CollectionIndex, DocSummary, Resolver, summary
 from gno_trio.engine.store.aggregates import SQLITE_STORES
+from gno_trio.engine.store.database import Connection, RowView
 
 SEED_LIMIT: Final = 5
 CANDIDATE_LIMIT: Final = 20
@@ -66,7 +65,7 @@ class _CachedResolver(Resolver):
     for each query cost more than the rest of the graph stage.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         super().__init__(SQLITE_STORES.links(conn))
         self._conn = conn
 
@@ -75,7 +74,7 @@ class _CachedResolver(Resolver):
         if known is not None:
             return known
         conn = self._conn
-        path = str(conn.execute("PRAGMA database_list").fetchone()[2])
+        path = SQLITE_STORES.documents(conn).database_file()
         version = SQLITE_STORES.journal(conn).latest(collection)
         with _indexes_lock:
             cached = _indexes.get((path, collection))
@@ -96,7 +95,7 @@ def _last_segment(target: str) -> str:
     return target.rpartition("/")[2].lower()
 
 
-def _markdown_links_ending(conn: sqlite3.Connection, endings: set[str]) -> list[int]:
+def _markdown_links_ending(conn: Connection, endings: set[str]) -> list[int]:
     """Row ids of the markdown links whose path ends in one of ``endings`` (any case).
 
     Matching the endings with SQL meant a ``LIKE`` per ending on every link
@@ -105,18 +104,16 @@ def _markdown_links_ending(conn: sqlite3.Connection, endings: set[str]) -> list[
     the links can have changed: the change journal moved, or the link table
     gained or lost rows.
     """
-    path = str(conn.execute("PRAGMA database_list").fetchone()[2])
+    path = SQLITE_STORES.documents(conn).database_file()
     journal = SQLITE_STORES.journal(conn).latest()
-    links = conn.execute("SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM doc_links").fetchone()
-    stamp = (journal, int(links[0]), int(links[1]))
+    links = SQLITE_STORES.neighbour_links(conn)
+    stamp = (journal, *links.stamp())
     with _endings_lock:
         cached = _endings.get(path)
     if cached is None or cached[0] != stamp:
         grouped: dict[str, list[int]] = {}
-        for rowid, target in conn.execute(
-            "SELECT rowid, target FROM doc_links WHERE kind = 'markdown' ORDER BY rowid"
-        ):
-            grouped.setdefault(_last_segment(str(target)), []).append(int(rowid))
+        for rowid, target in links.markdown_targets():
+            grouped.setdefault(_last_segment(target), []).append(rowid)
         cached = (stamp, grouped)
         with _endings_lock:
             _endings[path] = cached
@@ -159,7 +156,7 @@ def _names(seed: DocSummary) -> set[str]:
 
 
 def expand(
-    conn: sqlite3.Connection, seed_ids: Sequence[int], *, max_candidates: int = CANDIDATE_LIMIT
+    conn: Connection, seed_ids: Sequence[int], *, max_candidates: int = CANDIDATE_LIMIT
 ) -> GraphExpansion:
     """Neighbour candidates of the first :data:`SEED_LIMIT` seeds (document ids)."""
     result = GraphExpansion(max_candidates=max(1, min(CANDIDATE_LIMIT, max_candidates)))
@@ -209,27 +206,13 @@ def expand(
 
 
 def _links_touching(
-    conn: sqlite3.Connection, seed_ids: list[int], seeds: list[DocSummary]
-) -> list[sqlite3.Row]:
+    conn: Connection, seed_ids: list[int], seeds: list[DocSummary]
+) -> list[RowView]:
     """Links written in a seed, plus links elsewhere whose target text may name a seed."""
-    columns = (
-        "l.kind, l.target, l.collection AS link_collection, "
-        "d.id, d.docid, d.uri, d.title, d.collection, d.rel_path"
-    )
-    marks = ", ".join("?" for _ in seed_ids)
-    rows = conn.execute(
-        f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
-        f"WHERE l.doc_id IN ({marks}) AND d.active = 1 LIMIT ?",
-        [*seed_ids, EDGE_LIMIT],
-    ).fetchall()
+    links = SQLITE_STORES.neighbour_links(conn)
+    rows = links.written_in(seed_ids, EDGE_LIMIT)
     names = sorted(set().union(*(_names(seed) for seed in seeds)))
-    name_marks = ", ".join("?" for _ in names)
-    rows += conn.execute(
-        f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
-        f"WHERE l.kind = 'wiki' AND l.target COLLATE NOCASE IN ({name_marks}) "
-        f"AND d.active = 1 AND l.doc_id NOT IN ({marks}) LIMIT ?",
-        [*names, *seed_ids, EDGE_LIMIT],
-    ).fetchall()
+    rows += links.wiki_naming(names, seed_ids, EDGE_LIMIT)
     # A markdown link can only reach a seed if its path ends in the seed's file
     # name (with or without .md, or as a folder's index.md).
     endings = set()
@@ -241,10 +224,5 @@ def _links_touching(
             endings.add(folder.rpartition("/")[2])
     candidates = _markdown_links_ending(conn, endings)
     if candidates:
-        rows += conn.execute(
-            f"SELECT {columns} FROM doc_links l JOIN documents d ON d.id = l.doc_id "
-            f"WHERE l.rowid IN (SELECT value FROM json_each(?)) AND d.active = 1 "
-            f"AND l.doc_id NOT IN ({marks}) ORDER BY l.rowid LIMIT ?",
-            [json.dumps(candidates), *seed_ids, EDGE_LIMIT],
-        ).fetchall()
+        rows += links.listed(candidates, seed_ids, EDGE_LIMIT)
     return rows

@@ -36,6 +36,7 @@ from gno_trio.engine.store.egress_receipts import ReceiptStore, SqliteReceipts
 from gno_trio.engine.store.fulltext_copy import FullTextCopyStore, SqliteFullTextCopy
 from gno_trio.engine.store.ingest_records import IngestRecordStore, SqliteIngestRecords
 from gno_trio.engine.store.journal import JournalStore, SqliteJournal
+from gno_trio.engine.store.link_neighbours import NeighbourLinkStore, SqliteNeighbourLinks
 from gno_trio.engine.store.links import LinkStore, SqliteLinks
 from gno_trio.engine.store.memory import FactStore, SqliteFacts
 from gno_trio.engine.store.mirrors import MirrorStore, SqliteMirrors
@@ -86,6 +87,8 @@ class Stores(Protocol):
     def chunk_matches(self, conn: sqlite3.Connection) -> ChunkMatchStore: ...
 
     def fulltext_copy(self, conn: sqlite3.Connection) -> FullTextCopyStore: ...
+
+    def neighbour_links(self, conn: sqlite3.Connection) -> NeighbourLinkStore: ...
 
     def document_rows(self, conn: sqlite3.Connection) -> DocumentRowStore: ...
 
@@ -149,6 +152,9 @@ class SqliteStores:
 
     def fulltext_copy(self, conn: sqlite3.Connection) -> FullTextCopyStore:
         return SqliteFullTextCopy(conn)
+
+    def neighbour_links(self, conn: sqlite3.Connection) -> NeighbourLinkStore:
+        return SqliteNeighbourLinks(conn)
 
     def document_rows(self, conn: sqlite3.Connection) -> DocumentRowStore:
         return SqliteDocumentRows(conn)
