@@ -23,6 +23,12 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
+import trio
+import trio.testing
+
+from tests.support.waiting import real_time_limit
+
 TESTS = Path(__file__).resolve().parent
 MOCK_CLOCKS = frozenset({"autojump_clock", "mock_clock"})
 SLEEPERS = frozenset({"trio", "time", "anyio", "asyncio"})
@@ -53,8 +59,6 @@ REAL_SLEEPS: dict[str, tuple[int, str]] = {
     "wire/test_http_legacy.py": (1, "lets a pushed line reach the stream before it closes"),
     "wire/test_http_workers.py": (2, PROCESS),
     "wire/test_mcp_stdio_wire.py": (2, SCENERY + "; and " + ABSENCE),
-    "wire/test_rest_api.py": (1, "lets the change feed's cursor reach the journal's end"),
-    "wire/test_rest_events_bounds.py": (1, "lets the change feed's cursor reach the journal's end"),
     "wire/test_team_gateways.py": (1, QUEUED),
     "wire/test_team_policy_epoch.py": (1, QUEUED),
     "wire/test_team_registry_waits.py": (1, QUEUED + " (the team registry)"),
@@ -272,3 +276,12 @@ def test_the_rules_see_what_they_forbid() -> None:
     assert _imported_test_modules(sample) == ["tests.wire.test_x"]
     assert real_sleeps(sample) == [6, 16]
     assert timed_assertions(sample) == [8, 12]
+
+
+async def test_a_test_on_a_standing_clock_still_fails_in_real_time(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """``real_time_limit`` is what keeps a regression under a frozen mock clock from
+    hanging the suite: trio's own timeouts never fire there."""
+    with pytest.raises(AssertionError, match="real time"), real_time_limit(0.2):
+        await trio.sleep_forever()

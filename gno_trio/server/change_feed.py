@@ -60,6 +60,13 @@ class ChangeFeed:
         self._cursor: str | None = None
         self._someone_listens = trio.Event()
 
+    @property
+    def following(self) -> bool:
+        """Whether the reader holds its place in the journal: a change journaled from
+        now on reaches the listeners (false while nobody listens, and briefly after
+        the first listener joins, until the journal's end is read)."""
+        return self._cursor is not None
+
     def __len__(self) -> int:
         return len(self._listeners)
 

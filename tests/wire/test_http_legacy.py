@@ -27,6 +27,7 @@ from tests.support.http_gateway_support import (
     wait_for_requests,
 )
 from tests.support.mcp_echo_app import build_app
+from tests.support.waiting import real_time_limit
 
 
 async def initialize(client: httpx.AsyncClient, url: str) -> str:
@@ -268,24 +269,24 @@ async def test_one_identity_may_hold_only_its_share_of_the_sessions() -> None:
 async def test_idle_sessions_are_reaped(mock_clock: trio.testing.MockClock) -> None:
     """The reaper's clock is trio's: time stands still here except when the test jumps it."""
     limits = GatewayLimits(max_requests_per_minute=1000, session_idle_timeout_ms=1000)
-    async with (
-        running_gateway(build_app(), limits=limits) as running,
-        httpx.AsyncClient() as client,
-    ):
-        session_id = await initialize(client, running.url)
-        await idle_for(mock_clock, 0.6)
-        kept = await client.post(running.url, headers=legacy_headers(session_id), json=rpc("ping"))
-        assert kept.status_code == 200  # activity restarts the idle clock
-        await idle_for(mock_clock, 0.6)
-        again = await client.post(running.url, headers=legacy_headers(session_id), json=rpc("ping"))
-        assert again.status_code == 200  # 1.2 s since it began, but only 0.6 s idle
-        await idle_for(mock_clock, 1.6)
-        reaped = await client.post(
-            running.url, headers=legacy_headers(session_id), json=rpc("ping")
-        )
-        assert reaped.status_code == 404
-        metrics = (await client.get(running.base + "/api/resident/metrics")).json()
-        assert metrics["sessions"]["closed_idle"] == 1
+    with real_time_limit():
+        async with (
+            running_gateway(build_app(), limits=limits) as running,
+            httpx.AsyncClient() as client,
+        ):
+            session_id = await initialize(client, running.url)
+            ping = rpc("ping")
+            await idle_for(mock_clock, 0.6)
+            kept = await client.post(running.url, headers=legacy_headers(session_id), json=ping)
+            assert kept.status_code == 200  # activity restarts the idle clock
+            await idle_for(mock_clock, 0.6)
+            again = await client.post(running.url, headers=legacy_headers(session_id), json=ping)
+            assert again.status_code == 200  # 1.2 s since it began, but only 0.6 s idle
+            await idle_for(mock_clock, 1.6)
+            reaped = await client.post(running.url, headers=legacy_headers(session_id), json=ping)
+            assert reaped.status_code == 404
+            metrics = (await client.get(running.base + "/api/resident/metrics")).json()
+            assert metrics["sessions"]["closed_idle"] == 1
 
 
 async def test_notifications_cancelled_stops_the_request_and_frees_its_slot() -> None:

@@ -46,6 +46,7 @@ from tests.support.http_gateway_support import (
     running_gateway,
 )
 from tests.support.shared import MCP_DOCS, required
+from tests.support.waiting import wait_until
 
 
 @asynccontextmanager
@@ -287,7 +288,9 @@ async def test_events_carry_document_changes_without_the_subscriptions_switch(
                     lines = stream.aiter_lines()
                     ready = await read_events(lines, lambda event, _: event == "ready")
                     assert ready == [("ready", {"changes": True, "jobs": True})]
-                    await trio.sleep(1.5)  # the feed's cursor reaches the journal's end
+                    await wait_until(
+                        lambda: app.change_feed is not None and app.change_feed.following
+                    )
                     captured = await client.post(
                         "/api/capture",
                         json={"collection": "docs", "title": "Fresh", "content": "# Fresh\n"},

@@ -27,16 +27,19 @@ from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 from gno_trio.runtime import Runtime
+from gno_trio.server.change_feed import ChangeFeed
 from gno_trio.transports.http.server import open_listening_socket
 from tests.support.http_gateway_support import (
     RunningGateway,
     drain_until_closed,
+    idle_for,
     modern_headers,
     modern_params,
     read_events,
     rpc,
     running_gateway,
 )
+from tests.support.waiting import real_time_limit, wait_until
 
 SMALL_BUFFER = 4096
 """Socket buffer size (bytes) on both ends of a stalled stream: a few events fill it."""
@@ -59,7 +62,7 @@ def _index(tmp_path: Path) -> tuple[Dirs, Path]:
 @asynccontextmanager
 async def _gateway(
     dirs: Dirs, **overrides: Any
-) -> AsyncIterator[tuple[RunningGateway, httpx.AsyncClient]]:
+) -> AsyncIterator[tuple[RunningGateway, httpx.AsyncClient, ChangeFeed]]:
     """``serve --subscriptions`` with writes on, its accepted sockets given small send buffers."""
     sock = open_listening_socket("127.0.0.1", 0)
     # Accepted sockets inherit it: a few events fill what the server side can hold.
@@ -76,7 +79,7 @@ async def _gateway(
             httpx.AsyncClient(base_url=running.base, timeout=30) as client,
         ):
             background.start_soon(app.change_feed.run)
-            yield running, client
+            yield running, client, app.change_feed
             background.cancel_scope.cancel()
     finally:
         engine.close()
@@ -113,7 +116,7 @@ async def test_a_client_that_stops_reading_is_dropped_and_gives_back_its_stream(
     tmp_path: Path,
 ) -> None:
     dirs, corpus = _index(tmp_path)
-    async with _gateway(dirs) as (running, client), AsyncExitStack() as held:
+    async with _gateway(dirs) as (running, client, feed), AsyncExitStack() as held:
         reader = await held.enter_async_context(client.stream("GET", "/api/events"))
         lines = reader.aiter_lines()
         stalled = await held.enter_async_context(await _stalled_stream(running.endpoint.port))
@@ -124,7 +127,7 @@ async def test_a_client_that_stops_reading_is_dropped_and_gives_back_its_stream(
                 for _ in range(MAX_LISTENS - 2):
                     await readers.start(_read_and_discard, client)
                 assert (await client.get("/api/events")).status_code == 429
-                await trio.sleep(1.5)  # the feed's cursor reaches the journal's end
+                await wait_until(lambda: feed.following)
                 for i in range(BURST):
                     (corpus / f"burst-{i:03d}-{'x' * 120}.md").write_text(f"# Burst {i}\n")
                 synced = await client.post("/api/sync", json={"collection": "notes"})
@@ -177,28 +180,40 @@ async def _open_until_refused(
 
 
 async def test_streams_end_at_their_lifetime_with_an_end_event_and_give_back_their_share(
-    tmp_path: Path,
+    tmp_path: Path, mock_clock: trio.testing.MockClock
 ) -> None:
+    """Trio's clock stands still here: no stream may end before the test jumps it past
+    the lifetime, however long opening the whole share takes on a busy machine."""
     dirs, _ = _index(tmp_path)
-    async with _gateway(dirs, stream_lifetime=1.0, stream_keepalive=0.2) as (_, client):
-        with trio.fail_after(90):
+    with real_time_limit():
+        await _end_at_lifetime_and_reconnect(dirs, mock_clock)
+
+
+async def _end_at_lifetime_and_reconnect(dirs: Dirs, mock_clock: trio.testing.MockClock) -> None:
+    """Open the caller's whole share; none ends before 1 s, all end at it and come back."""
+    async with _gateway(dirs, stream_lifetime=1.0, stream_keepalive=0.2) as (_, client, _):
+        async with AsyncExitStack() as held:
+            streams = await _open_until_refused(client, held)
+            await idle_for(mock_clock, 0.9)
+            async with client.stream("GET", "/api/events") as early:
+                assert early.status_code == 429  # none has ended yet
+            await idle_for(mock_clock, 0.2)
+            for lines in streams:
+                events = await read_events(lines, lambda event, _: event == "end")
+                assert events[-1] == ("end", {"reason": "lifetime"})
+                assert [line async for line in lines if line] == []  # then it closes
+        # The caller reconnects: every share came back, and so do the shares of
+        # streams the client closes itself, round after round.
+        for _ in range(3):
             async with AsyncExitStack() as held:
-                for lines in await _open_until_refused(client, held):
-                    events = await read_events(lines, lambda event, _: event == "end")
-                    assert events[-1] == ("end", {"reason": "lifetime"})
-                    assert [line async for line in lines if line] == []  # then it closes
-            # The caller reconnects: every share came back, and so do the shares of
-            # streams the client closes itself, round after round.
-            for _ in range(3):
-                async with AsyncExitStack() as held:
-                    await _open_until_refused(client, held)
+                await _open_until_refused(client, held)
 
 
 async def test_a_listen_stream_completes_at_its_lifetime(tmp_path: Path) -> None:
     dirs, _ = _index(tmp_path)
     listen = rpc("subscriptions/listen", modern_params(notifications={}), "listen")
     headers = modern_headers("subscriptions/listen")
-    async with _gateway(dirs, stream_lifetime=1.0, stream_keepalive=0.2) as (running, client):
+    async with _gateway(dirs, stream_lifetime=1.0, stream_keepalive=0.2) as (running, client, _):
         with trio.fail_after(60):
             async with client.stream("POST", running.url, headers=headers, json=listen) as stream:
                 assert stream.status_code == 200
