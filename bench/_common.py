@@ -329,8 +329,8 @@ def serving_engine(*, resident: bool) -> Engine:
 
     engine = Engine.open(dirs=resolve_dirs(), create=False)
     if resident:
-        engine.hold_chunk_index()
-        engine.chunk_index_held(timeout=120)
+        engine.search.hold_chunk_index()
+        engine.search.chunk_index_held(timeout=120)
     return engine
 
 
@@ -352,7 +352,7 @@ def sdk_search_peer(engine: Engine) -> MCPServer[Any]:
 
     def gno_search(query: str, limit: int = 5) -> CallToolResult:
         """BM25 keyword search over the index."""
-        found = engine.search(SearchRequest(query=query, limit=limit))
+        found = engine.search.lexical(SearchRequest(query=query, limit=limit))
         return CallToolResult(
             content=[TextContent(type="text", text=search_text(found))],
             structured_content=found,

@@ -159,7 +159,7 @@ def bare_search_app(engine: Any) -> Any:
             return
         arguments = request.get("params", {}).get("arguments", {})
         search = SearchRequest(query=arguments["query"], limit=int(arguments.get("limit", 5)))
-        found = await trio.to_thread.run_sync(engine.search, search, limiter=limiter)
+        found = await trio.to_thread.run_sync(engine.search.lexical, search, limiter=limiter)
         result = {
             "content": [{"type": "text", "text": search_text(found)}],
             "structuredContent": found,

@@ -122,7 +122,7 @@ def build_queries(
         if request is None or _key(request) in taken:
             continue
         try:
-            found = engine.search(request)["results"]
+            found = engine.search.lexical(request)["results"]
         except GnoError:
             found = []
         if found:

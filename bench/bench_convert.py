@@ -142,7 +142,7 @@ def run_index(root: Path, planted: dict[str, str], workers: int) -> dict[str, fl
         index_s = time.perf_counter() - started
         hits = 0
         for rel, word in planted.items():
-            found = engine.search(SearchRequest(query=word, limit=3))["results"]
+            found = engine.search.lexical(SearchRequest(query=word, limit=3))["results"]
             hits += bool(found) and found[0]["source"]["relPath"] == rel
         started = time.perf_counter()
         (again,) = engine.sync()
@@ -228,7 +228,7 @@ def run_mixed(count: int, workers: int, seed: int) -> None:
                 and word
                 and not any(
                     h["source"]["relPath"] == rel
-                    for h in engine.search(SearchRequest(query=word, limit=3))["results"]
+                    for h in engine.search.lexical(SearchRequest(query=word, limit=3))["results"]
                 )
             ]
         errors_expected = sum(1 for outcome, _ in expected.values() if outcome == "error")

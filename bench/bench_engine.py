@@ -81,9 +81,9 @@ def main() -> int:
     print(f"no-change re-sync:  {nochange:.3f} s ({again.unchanged} unchanged)")
 
     if args.chunk_memory == "on":  # as every serving process runs
-        engine.hold_chunk_index()
+        engine.search.hold_chunk_index()
         started = time.perf_counter()
-        held = engine.chunk_index_held(timeout=120)
+        held = engine.search.chunk_index_held(timeout=120)
         print(
             f"chunk index in memory: {'built' if held else 'NOT built'} in "
             f"{time.perf_counter() - started:.3f} s (a background build, as in the server)"
@@ -114,7 +114,7 @@ def main() -> int:
                     _phases.start()
                 c0 = time.thread_time()
                 t0 = time.perf_counter()
-                result = engine.search(request)
+                result = engine.search.lexical(request)
                 elapsed = time.perf_counter() - t0
                 cpu = time.thread_time() - c0
                 if not result["results"]:

@@ -320,7 +320,7 @@ def _queries(engine: Engine, work: Path, docs: int, count: int, seed: int) -> li
         if request["query"] in taken:
             continue
         try:
-            found = engine.search(SearchRequest(**request))["results"]
+            found = engine.search.lexical(SearchRequest(**request))["results"]
         except GnoError:
             found = []
         if not found:
@@ -363,7 +363,7 @@ def child_search(work: Path, docs: int, count: int, rounds: int, seed: int) -> d
                     for side in names[shift:] + names[:shift]:
                         started = time.perf_counter()
                         if side == "gno":
-                            hits = len(engine.search(request)["results"])
+                            hits = len(engine.search.lexical(request)["results"])
                             empty += not hits
                         else:
                             floors[side].search(request.query, request.limit)

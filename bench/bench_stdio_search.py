@@ -152,7 +152,7 @@ def serve_bare(mode: str) -> None:
     def remembered(request: SearchRequest) -> dict[str, Any]:
         key = (request.query, request.limit)
         if key not in answered:
-            answered[key] = engine.search(request)
+            answered[key] = engine.search.lexical(request)
         return answered[key]
 
     async def answer(message: dict[str, Any]) -> Any:
@@ -161,11 +161,11 @@ def serve_bare(mode: str) -> None:
         arguments = message["params"]["arguments"]
         request = SearchRequest(query=arguments["query"], limit=arguments.get("limit", 5))
         if mode == "thread":
-            found = await trio.to_thread.run_sync(engine.search, request)
+            found = await trio.to_thread.run_sync(engine.search.lexical, request)
         elif mode == "no-engine":
             found = await trio.to_thread.run_sync(remembered, request)
         else:
-            found = engine.search(request)
+            found = engine.search.lexical(request)
         text = search_text(found)  # the summary gno-trio sends, so the lines are alike
         return {"content": [{"type": "text", "text": text}], "structuredContent": found}
 
@@ -410,7 +410,7 @@ def interleaved(
 class InProcess:
     """``Engine.search`` called directly in this process: the floor both servers share."""
 
-    label = "engine.search"
+    label = "engine.search.lexical"
 
     def __init__(self, engine: Engine, queries: Sequence[str], limit: int) -> None:
         self._engine = engine
@@ -424,7 +424,7 @@ class InProcess:
             request = next(self._requests)
             cpu = time.thread_time()
             started = time.perf_counter_ns()
-            self._engine.search(request)
+            self._engine.search.lexical(request)
             if timed:
                 self.samples_ms.append((time.perf_counter_ns() - started) / 1e6)
                 self.cpu_s += time.thread_time() - cpu
@@ -486,7 +486,7 @@ def report(
             )
     print(
         "(CPU/call: utime+stime of the server's whole process tree over the timed calls ÷ "
-        "calls; engine.search: the calling thread's CPU in this process)"
+        "calls; engine.search.lexical: the calling thread's CPU in this process)"
     )
     print(f"\nratios within each round, median (min-max); {whole.line()}")
     for era in ERAS:
@@ -507,7 +507,7 @@ def report(
         walls = (
             (f"gno-trio vs floor {FLOOR}", "gno-trio", FLOOR),
             ("SDK vs gno-trio", "sdk", "gno-trio"),
-            ("gno-trio vs engine.search alone", "gno-trio", InProcess.label),
+            ("gno-trio vs engine.search.lexical alone", "gno-trio", InProcess.label),
         )
         print(
             f"  {era}: wall p50 "
@@ -607,7 +607,7 @@ def main() -> int:
             else:
                 queries = [options.query]
                 hits = len(
-                    engine.search(SearchRequest(query=options.query, limit=options.limit))[
+                    engine.search.lexical(SearchRequest(query=options.query, limit=options.limit))[
                         "results"
                     ]
                 )

@@ -289,7 +289,7 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
             "wie meldet sich ein Client mit OAuth an",
             "服务器如何通知客户端资源变化",
         ]
-        engine.vsearch(SearchRequest(query="warm up"))  # loads the model and vectors
+        engine.search.vector(SearchRequest(query="warm up"))  # loads the model and vectors
         backend = engine.vectors.backend()
         floor = []  # the query embedding alone: work no vector search can skip
         for mode in ("vsearch", "query"):
@@ -307,9 +307,9 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
                 bundled.forget_words()
                 started, started_cpu = time.perf_counter(), time.process_time()
                 if mode == "vsearch":
-                    engine.vsearch(request)
+                    engine.search.vector(request)
                 else:
-                    engine.query(request, QueryOptions())
+                    engine.search.query(request, QueryOptions())
                 samples.append(time.perf_counter() - started)
                 cpu.append(time.process_time() - started_cpu)
             print(describe_ms(f"{mode} (engine API, mcp-docs)", samples))

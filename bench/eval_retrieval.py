@@ -82,9 +82,9 @@ def runners(engine: Engine) -> dict[str, Runner]:
         return run
 
     return {
-        "lexical": ranked(engine.search),
-        "vector": ranked(engine.vsearch),
-        "hybrid": ranked(lambda r: engine.query(r, QueryOptions())),
+        "lexical": ranked(engine.search.lexical),
+        "vector": ranked(engine.search.vector),
+        "hybrid": ranked(lambda r: engine.search.query(r, QueryOptions())),
     }
 
 

@@ -103,7 +103,7 @@ def serving(
     one_arena()  # before any of its threads allocates
     embedder = BackgroundEmbedder(engine.vectors) if embed_in_background else None
     if hold_chunk_index:
-        engine.hold_chunk_index()
+        engine.search.hold_chunk_index()
     engine.vectors.ready_semantic_search()
     try:
         runtime = Runtime(

@@ -26,20 +26,20 @@ def cmd_context(args: argparse.Namespace) -> int:
     action = args.context_command
     with open_engine(args, create=False) as engine:
         if action == "add":
-            result: Any = engine.add_context(args.scope, args.text)
+            result: Any = engine.search.add_context(args.scope, args.text)
             summary = f"Added context for {_show(result)}"
         elif action == "rm":
-            result = engine.remove_context(args.scope, args.text)
+            result = engine.search.remove_context(args.scope, args.text)
             summary = f"Removed context for {_show(result)}"
         elif action == "check":
-            result = engine.check_contexts()
+            result = engine.search.check_contexts()
             count = len(engine.config.contexts)
             summary = "\n".join(
                 [f"{plural(count, 'context')}, {plural(len(result['warnings']), 'warning')}"]
                 + [f"! {warning}" for warning in result["warnings"]]
             )
         else:
-            result = engine.contexts()
+            result = engine.search.contexts()
             summary = "\n".join(_show(e) for e in result) if result else "No contexts configured"
     if args.json:
         emit_json(result)

@@ -156,7 +156,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     options = query_options(args)
     with open_engine(args, create=False) as engine:
         if diagnose:
-            render.emit(args, DIAGNOSIS, engine.diagnose(request, args.target, options))
+            render.emit(args, DIAGNOSIS, engine.search.diagnose(request, args.target, options))
             return EXIT_OK
         traced = engine.retrieval.run("query", request, options)
         result = traced.result

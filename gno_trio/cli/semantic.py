@@ -48,7 +48,7 @@ def cmd_vsearch(args: argparse.Namespace) -> int:
 
 def cmd_similar(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.similar(
+        result = engine.search.similar(
             args.doc,
             limit=args.limit,
             threshold=args.threshold,

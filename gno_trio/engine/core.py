@@ -65,7 +65,6 @@ class EngineUpkeep:
 class Engine(
     IngestFace,
     ReadsFace,
-    SearchFace,
 ):
     """An opened index and every service over it (see the module docstring for the map)."""
 
@@ -75,6 +74,8 @@ class Engine(
         super().__init__(location, config)
         self.egress = EgressFace(self)
         """Egress policies and decision receipts (:mod:`.egress.face`)."""
+        self.search = SearchFace(self)
+        """Keyword, vector and hybrid search, diagnosis, contexts (:mod:`.search.face`)."""
         self.vectors = VectorsFace(self)
         """The embed phase, clearing vectors, models (:mod:`.vectors.face`)."""
         self.graph = GraphFace(self)
@@ -85,10 +86,14 @@ class Engine(
         """Scoped, cited facts: recall and remember (:mod:`.memory.face`)."""
         self.traces = TracesFace(self)
         """Retrieval traces: recording and management (:mod:`.traces.face`)."""
-        self.retrieval = Retrieval(self, self.capsules, self.traces)
+        self.retrieval = Retrieval(self.search, self.capsules, self.traces)
         """Ranked retrievals and Capsules, each recorded as a trace (:mod:`.traces.traced`)."""
-        self.answers = AskFace(self, self, self.capsules, self.traces)
+        self.answers = AskFace(self, self.search, self.capsules, self.traces)
         """Answers checked claim by claim against a Context Capsule (:mod:`.ask.face`)."""
+
+    def close(self) -> None:
+        self.search.release()
+        super().close()
 
 
 __all__ = ["Engine", "EngineUpkeep"]

@@ -96,7 +96,7 @@ def make_diff(runtime: Runtime) -> ToolHandler:
 
 def make_query_diagnose(runtime: Runtime) -> ToolHandler:
     def call(args: QueryDiagnoseInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.diagnose(
+        return runtime.engine.search.diagnose(
             search_request(args, args.query),
             args.target,
             query_options(args),

@@ -213,7 +213,7 @@ def make_vsearch(runtime: Runtime) -> ToolHandler:
 
 def make_similar(runtime: Runtime) -> ToolHandler:
     def call(args: SimilarInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.similar(
+        return runtime.engine.search.similar(
             args.ref,
             limit=args.limit,
             threshold=opt(args.threshold),

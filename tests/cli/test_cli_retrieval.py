@@ -69,7 +69,7 @@ def test_query_prints_what_the_engine_returns(evals: Cli) -> None:
         "query", "error handling", "-n", "7", "--query-mode", "term:exceptions", "-C", "30"
     )
     with Engine.open(dirs=_dirs(evals), create=False) as engine:
-        direct = engine.query(
+        direct = engine.search.query(
             SearchRequest(query="error handling", limit=7),
             QueryOptions(query_modes=[("term", "exceptions")], candidate_limit=30),
         )

@@ -112,7 +112,7 @@ def _queries() -> list[dict[str, Any]]:
 
 def _answer(engine: Engine, request: dict[str, Any]) -> list[dict[str, Any]] | str:
     try:
-        return list(engine.search(flat_search(limit=100, **request))["results"])
+        return list(engine.search.lexical(flat_search(limit=100, **request))["results"])
     except GnoError as exc:
         return exc.code
 

@@ -114,7 +114,7 @@ def front_and_body(path: Path) -> tuple[dict[str, Any], str]:
 
 
 def hits(engine: Engine, query: str) -> list[str]:
-    found = engine.search(SearchRequest(query=query, limit=20))
+    found = engine.search.lexical(SearchRequest(query=query, limit=20))
     return [r["uri"] for r in found["results"]]
 
 

@@ -55,7 +55,7 @@ def _indexed(base: Path, root: Path) -> Engine:
 
 
 def _search(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
-    return engine.search(flat_search(**request))
+    return engine.search.lexical(flat_search(**request))
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_held_chunk_index_gives_fts5s_answers_to_hundreds_of_queries(
     """Every result of ~300 varied searches (documents, order, scores, snippets, lines,
     snippet ranges) is the same with the chunk index in memory, and the memory
     really answered them: FTS5 cut only chunks of pages the memory leaves to it."""
-    assert not docs.chunk_index_held(), "the memory must not serve the first pass"
+    assert not docs.search.chunk_index_held(), "the memory must not serve the first pass"
     requests: list[dict[str, Any]] = []
     expected: list[dict[str, Any]] = []
     for request in varied_requests():
@@ -167,9 +167,9 @@ def test_held_chunk_index_gives_fts5s_answers_to_hundreds_of_queries(
     assert len(requests) >= QUERIES, f"only {len(requests)} queries find anything"
     requests, expected = requests[:QUERIES], expected[:QUERIES]
 
-    docs.hold_chunk_index()
+    docs.search.hold_chunk_index()
     _search(docs, requests[0])  # the first search of this state starts the build
-    assert docs.chunk_index_held(timeout=120)
+    assert docs.search.chunk_index_held(timeout=120)
     seen = watch()
     for request, before in zip(requests, expected, strict=True):
         assert _search(docs, request) == before, request
@@ -243,8 +243,8 @@ def test_a_search_right_after_a_sync_shows_the_new_text(
     notes = write_corpus(tmp_path / "notes", PAGES)
     engine = _indexed(tmp_path / "held", notes)
     try:
-        engine.hold_chunk_index()
-        assert engine.chunk_index_held(timeout=60)
+        engine.search.hold_chunk_index()
+        assert engine.search.chunk_index_held(timeout=60)
         before = _snippet_of(_results(engine, "apple pear"), "beta.md")
         assert "<mark>apple</mark>, <mark>apple</mark>" in before and "pear" not in before
         assert len(_chunks_of(engine)) == 3 and len(set(_chunks_of(engine).values())) == 3
@@ -267,7 +267,7 @@ def test_a_search_right_after_a_sync_shows_the_new_text(
         assert "<mark>pear</mark>, <mark>pear</mark>" in after and "apple" not in after
         assert "<mark>pear</mark>" not in _snippet_of(now[1], "gamma.md")
 
-        assert engine.chunk_index_held(timeout=60)
+        assert engine.search.chunk_index_held(timeout=60)
         seen = watch()
         assert [_results(engine, query) for query in queries] == wanted
         assert len(seen.served) == len(queries)
@@ -312,9 +312,9 @@ def test_chunks_left_to_fts5_get_fts5s_answers(
     assert all(wanted), "every query finds something"
     engine = _indexed(tmp_path / "held", notes)
     try:
-        engine.hold_chunk_index()
+        engine.search.hold_chunk_index()
         _results(engine, "menu")
-        assert engine.chunk_index_held(timeout=60)
+        assert engine.search.chunk_index_held(timeout=60)
         seen = watch()
         assert [_results(engine, query) for query in queries] == wanted
         chunks = _chunks_of(engine)
@@ -347,9 +347,9 @@ def test_a_search_tokenizes_each_phrase_the_corpus_lacks_once(
     try:
         request = {"query": "archi queen", "limit": 5}
         before = _search(engine, request)
-        engine.hold_chunk_index()
+        engine.search.hold_chunk_index()
         _search(engine, request)
-        assert engine.chunk_index_held(timeout=60)
+        assert engine.search.chunk_index_held(timeout=60)
         asked: list[str] = []
         tokens = scratch_fulltext.SnippetTable.tokens
 
@@ -372,16 +372,16 @@ def test_serving_holds_the_chunk_index_and_lets_it_go(dirs: Dirs, corpus: Path) 
     engine.add_collection(str(corpus), name="notes")
     engine.sync()
     db_path = engine.location.db_path
-    assert not engine.chunk_index_held()
+    assert not engine.search.chunk_index_held()
     with compose.serving(engine, write_enabled=False, tool_profile="core") as served:
         assert served.engine is engine
         assert _results(engine, "kubernetes")
-        assert engine.chunk_index_held(timeout=60)
+        assert engine.search.chunk_index_held(timeout=60)
         assert str(db_path) in chunkkeeper._SLOTS
     assert str(db_path) not in chunkkeeper._SLOTS
     with Engine.open(dirs=dirs, create=False) as later:
         assert _results(later, "kubernetes")
-        assert not later.chunk_index_held(timeout=0.5)
+        assert not later.search.chunk_index_held(timeout=0.5)
 
 
 @pytest.fixture
@@ -403,10 +403,10 @@ def test_a_one_shot_engine_never_builds_the_chunk_index(
 ) -> None:
     for query in ("kubernetes", "banana split", "real-time", "quokka", "zebra"):
         assert _results(indexed, query), query
-    assert not indexed.chunk_index_held(timeout=0.3)
+    assert not indexed.search.chunk_index_held(timeout=0.3)
     assert BUILD_THREAD not in started_threads
     # The same engine, once it holds the index, does build it.
-    indexed.hold_chunk_index()
+    indexed.search.hold_chunk_index()
     assert _results(indexed, "kubernetes")
-    assert indexed.chunk_index_held(timeout=60)
+    assert indexed.search.chunk_index_held(timeout=60)
     assert started_threads.count(BUILD_THREAD) == 1

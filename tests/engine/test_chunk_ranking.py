@@ -89,7 +89,7 @@ def _fts5_engine(tmp_path: Path, root: Path) -> Iterator[Engine]:
 
 
 def _anchors(engine: Engine, query: str, **options: Any) -> list[tuple[Any, ...]]:
-    found = engine.search(flat_search(query=query, limit=10, **options))["results"]
+    found = engine.search.lexical(flat_search(query=query, limit=10, **options))["results"]
     return [(r["uri"], r["snippet"], r.get("line"), r.get("snippetRange")) for r in found]
 
 

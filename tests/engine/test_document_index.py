@@ -35,7 +35,7 @@ def write_notes(root: Path, count: int, *, start: int = 0) -> None:
 
 
 def found(engine: Engine, query: str, limit: int = 100) -> list[str]:
-    hits = engine.search(SearchRequest(query=query, limit=limit))["results"]
+    hits = engine.search.lexical(SearchRequest(query=query, limit=limit))["results"]
     return [hit["source"]["relPath"] for hit in hits]
 
 
@@ -176,9 +176,9 @@ def test_tags_and_removed_collections_reach_the_index(tantivy_index: tuple[Path,
     (notes / "note-0004.md").write_text("---\ntags: [okapi]\n---\n# Tagged\n\ncommon\n", "utf-8")
     with Engine.open(dirs=dirs_of(base)) as engine:
         engine.sync()
-        tagged = engine.search(SearchRequest(query="common", scope=Scope(tags_any=["okapi"])))[
-            "results"
-        ]
+        tagged = engine.search.lexical(
+            SearchRequest(query="common", scope=Scope(tags_any=["okapi"]))
+        )["results"]
         assert [h["source"]["relPath"] for h in tagged] == ["note-0004.md"]
         engine.remove_collection("notes")
         assert found(engine, "common") == []
@@ -204,7 +204,7 @@ def test_new_updated_touched_and_moved_files_in_one_batch_all_reach_the_index(
     with Engine.open(dirs=dirs_of(base)) as engine:
         (report,) = engine.sync()
         assert (report.added, report.updated, report.renamed) == (6, 2, 1)
-        old = engine.search(SearchRequest(query="common", scope=Scope(until="2002-01-01")))[
+        old = engine.search.lexical(SearchRequest(query="common", scope=Scope(until="2002-01-01")))[
             "results"
         ]
         assert [h["source"]["relPath"] for h in old] == ["b-old.md"]
@@ -215,9 +215,9 @@ def test_new_updated_touched_and_moved_files_in_one_batch_all_reach_the_index(
         assert found(engine, "marker34") == ["note-0034.md"]
         assert len(found(engine, "common")) == 37
         for tag, path in (("okapi", "note-0010.md"), ("quokka", "note-0031.md")):
-            tagged = engine.search(SearchRequest(query="common", scope=Scope(tags_any=[tag])))[
-                "results"
-            ]
+            tagged = engine.search.lexical(
+                SearchRequest(query="common", scope=Scope(tags_any=[tag]))
+            )["results"]
             assert [h["source"]["relPath"] for h in tagged] == [path]
     conn = sqlite3.connect(base / "data" / "index-default.sqlite")
     try:  # everything queued was applied and pruned

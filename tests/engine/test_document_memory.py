@@ -186,15 +186,15 @@ def test_unsupported_expressions_are_left_to_fts5() -> None:
 
 
 def _search(engine: Engine, **request: Any) -> list[tuple[str, float]]:
-    answer = engine.search(flat_search(**request))
+    answer = engine.search.lexical(flat_search(**request))
     return [(hit["uri"], hit["score"]) for hit in answer["results"]]
 
 
 def _held_and_spied(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Hold ``engine``'s index as a serving process does; the list returned fills with
     the expressions ranked on the held document index from now on."""
-    engine.hold_chunk_index()
-    assert engine.chunk_index_held(timeout=60)
+    engine.search.hold_chunk_index()
+    assert engine.search.chunk_index_held(timeout=60)
     ranked: list[str] = []
     original = docmemory.DocumentMemory.ranked
 
@@ -238,7 +238,7 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
         hits = _search(engine, query="zephyrine")
         assert [uri for uri, _ in hits] == ["gno://notes/queue-2.md"]
         assert hits == _search(plain, query="zephyrine")
-        assert engine.chunk_index_held(timeout=60), "rebuilt for the tagged index"
+        assert engine.search.chunk_index_held(timeout=60), "rebuilt for the tagged index"
         ranked.clear()
         assert _search(engine, query="zephyrine") == hits
         assert ranked, "the rebuilt memory ranks it"
@@ -251,7 +251,7 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
         renamed = _search(engine, query="quixotic")
         assert [uri for uri, _ in renamed] == ["gno://notes/quixotic-index.md"]
         assert renamed == _search(plain, query="quixotic")
-        assert engine.chunk_index_held(timeout=60)
+        assert engine.search.chunk_index_held(timeout=60)
         assert _search(engine, query="quixotic") == renamed
     finally:
         engine.close()
@@ -267,8 +267,8 @@ def test_a_search_leaves_no_reference_cycles_for_the_collector(docs: Engine) -> 
     nested functions did, five per expression) would bring them on every few
     hundred searches. Every expression shape is parsed afresh here.
     """
-    docs.hold_chunk_index()
-    assert docs.chunk_index_held(timeout=60)
+    docs.search.hold_chunk_index()
+    assert docs.search.chunk_index_held(timeout=60)
     queries = [
         "server",
         "tools list",
@@ -279,14 +279,14 @@ def test_a_search_leaves_no_reference_cycles_for_the_collector(docs: Engine) -> 
         "resource template",
     ]
     for query in queries:  # the first search of a kind may fill lasting caches
-        docs.search(SearchRequest(query=query, limit=5))
+        docs.search.lexical(SearchRequest(query=query, limit=5))
     docmemory.parse.cache_clear()
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         for query in queries:
-            assert docs.search(SearchRequest(query=query, limit=5))["results"], query
+            assert docs.search.lexical(SearchRequest(query=query, limit=5))["results"], query
         assert gc.collect() == 0, "unreachable objects in reference cycles"
     finally:
         if was_enabled:
@@ -368,8 +368,8 @@ def test_each_state_of_the_index_has_one_lexical_ranker(tmp_path: Path) -> None:
     try:
         name, plain, held, unranked = ranked(engine)
         assert (name, held, unranked) == ("fts5", True, 0) and len(plain) == 5
-        engine.hold_chunk_index()
-        assert engine.chunk_index_held(timeout=60)
+        engine.search.hold_chunk_index()
+        assert engine.search.chunk_index_held(timeout=60)
         assert ranked(engine) == ("memory", plain, True, 0)
         name, hits, held, unranked = ranked(tantivy)
         assert (name, held, unranked) == ("tantivy", True, 0)

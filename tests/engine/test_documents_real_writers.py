@@ -71,7 +71,7 @@ def test_pdf_words_with_soft_hyphens_are_whole_and_found(dirs: Dirs, tmp_path: P
     with Engine.open(dirs=dirs) as engine:
         engine.add_collection(str(root), name="papers")
         engine.sync()
-        hits = engine.search(SearchRequest(query="dangerous"))["results"]
+        hits = engine.search.lexical(SearchRequest(query="dangerous"))["results"]
         assert [h["source"]["relPath"] for h in hits] == ["guide.pdf"]
 
 
@@ -115,7 +115,7 @@ def test_rest_documents_are_titled_by_their_adorned_title(dirs: Dirs, tmp_path: 
         titles = {
             h["source"]["relPath"]: h["title"]
             for query in ("URLconf", "coroutines", "herons")
-            for h in engine.search(SearchRequest(query=query))["results"]
+            for h in engine.search.lexical(SearchRequest(query=query))["results"]
         }
     assert titles == {
         "topics/http-urls.txt": "URL dispatcher",

@@ -38,7 +38,7 @@ def test_the_time_limit_comes_from_index_yml(dirs: Dirs, tmp_path: Path) -> None
         ]
         assert _listed(engine) == {"huge.html": "CONVERSION_TIMEOUT"}
         assert engine.status()["healthy"] is False
-        hits = engine.search(SearchRequest(query="tapir"))["results"]
+        hits = engine.search.lexical(SearchRequest(query="tapir"))["results"]
         assert [h["source"]["relPath"] for h in hits] == ["small.html"]
 
 

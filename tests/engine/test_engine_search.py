@@ -73,7 +73,7 @@ def engine(
 
 def run(engine: Engine, query: str, **options: Any) -> dict[str, Any]:
     options.setdefault("limit", 20)
-    return engine.search(flat_search(query=query, **options))
+    return engine.search.lexical(flat_search(query=query, **options))
 
 
 def paths(engine: Engine, query: str, **options: Any) -> list[str]:

@@ -34,7 +34,7 @@ def rel_paths(engine: Engine) -> set[str]:
 
 
 def hits(engine: Engine, query: str, **filters: Any) -> list[str]:
-    found = engine.search(flat_search(query=query, limit=20, **filters))
+    found = engine.search.lexical(flat_search(query=query, limit=20, **filters))
     return [r["source"]["relPath"] for r in found["results"]]
 
 
@@ -257,7 +257,7 @@ def test_markdown_text_and_code_get_their_own_converters(indexed: Engine) -> Non
     assert by_path["alpha.md"]["mime"] == "text/markdown"
     assert by_path["plain.txt"]["mime"] == "text/plain"
     assert by_path["code/hello.py"]["mime"] == "text/x-python"
-    hit = indexed.search(SearchRequest(query="greets"))["results"][0]
+    hit = indexed.search.lexical(SearchRequest(query="greets"))["results"][0]
     assert hit["conversion"]["converterId"] == "native/code"
     assert hit["snippetLanguage"] == "python"
 
@@ -329,7 +329,7 @@ def test_symlinks_are_never_followed(engine: Engine, tmp_path: Path) -> None:
 
 
 def test_frontmatter_fields_reach_results(indexed: Engine) -> None:
-    result = indexed.search(SearchRequest(query="kubernetes rollout"))["results"][0]
+    result = indexed.search.lexical(SearchRequest(query="kubernetes rollout"))["results"][0]
     assert result["source"]["relPath"] == "alpha.md"
     assert result["title"] == "Alpha Planning"
     assert result["tags"] == ["planning", "project", "roadmap"]  # inline #roadmap too
@@ -653,7 +653,7 @@ def test_remove_collection_drops_its_documents_and_readding_restores_them(
     assert indexed.status()["collections"] == []
     assert kinds(indexed).count("inactivate") == 7
     with pytest.raises(GnoError) as info:
-        indexed.search(SearchRequest(query="zebra", scope=Scope(collections=("notes",))))
+        indexed.search.lexical(SearchRequest(query="zebra", scope=Scope(collections=("notes",))))
     assert info.value.code == "NOT_FOUND"
     indexed.add_collection(str(corpus), name="notes")
     report = report_of(indexed)

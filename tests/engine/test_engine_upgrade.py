@@ -62,7 +62,7 @@ def _chunk_index_sql(db_path: Path) -> str:
 
 
 def _snippets(engine: Engine, query: str) -> dict[str, str]:
-    found = engine.search(SearchRequest(query=query, limit=10))
+    found = engine.search.lexical(SearchRequest(query=query, limit=10))
     return {hit["source"]["relPath"]: hit["snippet"] for hit in found["results"]}
 
 
@@ -161,7 +161,7 @@ def test_an_open_that_waits_too_long_fails_clearly_and_changes_nothing(
 
 
 def _anchors(engine: Engine, query: str) -> list[tuple[object, ...]]:
-    found = engine.search(SearchRequest(query=query, limit=10))
+    found = engine.search.lexical(SearchRequest(query=query, limit=10))
     return [
         (hit["uri"], hit["score"], hit["snippet"], hit.get("line"), hit.get("snippetRange"))
         for hit in found["results"]

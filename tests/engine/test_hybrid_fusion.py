@@ -46,14 +46,14 @@ def evals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 
 
 def _explained(engine: Engine, text: str, limit: int = 5) -> tuple[dict[str, Any], list[str]]:
-    result = engine.query(SearchRequest(query=text, limit=limit), QueryOptions(explain=True))
+    result = engine.search.query(SearchRequest(query=text, limit=limit), QueryOptions(explain=True))
     return result, [line["message"] for line in result["meta"]["explain"]["lines"]]
 
 
 def test_a_standout_keyword_hit_still_runs_the_vector_leg(notes: Engine) -> None:
     # The link page named after the word is BM25's clear winner: the old shortcut
     # skipped vectors then and the essay on zeppelins could not be found.
-    lexical = notes.search(SearchRequest(query=STANDOUT, limit=5))["results"]
+    lexical = notes.search.lexical(SearchRequest(query=STANDOUT, limit=5))["results"]
     assert [h["source"]["relPath"] for h in lexical] == ["airship-links.md"]
     result, lines = _explained(notes, STANDOUT)
     assert result["meta"]["vectorsUsed"] is True

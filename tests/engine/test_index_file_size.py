@@ -33,9 +33,9 @@ def test_a_bulk_sync_leaves_no_free_pages_in_the_index_file(
         engine.add_collection(str(notes), name="notes")
         (report,) = engine.sync()
         assert report.added == 400
-        assert [h["title"] for h in engine.search(SearchRequest(query="marker399"))["results"]] == [
-            "Note 399"
-        ]
+        assert [
+            h["title"] for h in engine.search.lexical(SearchRequest(query="marker399"))["results"]
+        ] == ["Note 399"]
     db = dirs.data / "index-default.sqlite"
     conn = sqlite3.connect(db)
     try:
@@ -98,5 +98,5 @@ def test_a_bulk_sync_merges_once_and_a_small_one_merges_as_usual(
         (report,) = engine.sync()
         assert report.updated == 10
         assert _automerge_and_segments(db)[0] in ([], [("automerge", 4)])
-        hits = engine.search(SearchRequest(query="changed", limit=20))["results"]
+        hits = engine.search.lexical(SearchRequest(query="changed", limit=20))["results"]
         assert len(hits) == 10

@@ -344,7 +344,7 @@ def test_added_fact_is_one_file_with_memory_frontmatter_and_searchable_at_once(
     assert front["memory"]["recordId"] == record["recordId"]
     assert front["memory"]["source"] == "standup notes"
     # An ordinary document: plain search finds it with no extra sync.
-    found = mem_engine.search(
+    found = mem_engine.search.lexical(
         SearchRequest(query="deploy window Tuesday", scope=Scope(collections=("facts",)))
     )
     assert [hit["uri"] for hit in found["results"]] == [record["uri"]]
@@ -791,7 +791,9 @@ def test_malformed_fact_files_are_reported_not_fatal(
     reported = {w["relPath"]: w["code"] for w in facts_status["warnings"]}
     assert {k: v for k, v in reported.items() if v.startswith("MEMORY_")} == problems
     assert [f["uri"] for f in recall(svc, "deploy window")["facts"]] == [good["uri"]]
-    found = mem_engine.search(SearchRequest(query="chatter", scope=Scope(collections=("facts",))))
+    found = mem_engine.search.lexical(
+        SearchRequest(query="chatter", scope=Scope(collections=("facts",)))
+    )
     assert len(found["results"]) == 1  # still an ordinary searchable document
 
 

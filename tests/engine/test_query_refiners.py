@@ -126,7 +126,7 @@ QUESTION = "kitchen routine overnight"
 
 
 def _ask(engine: Engine, **options: Any) -> dict[str, Any]:
-    return engine.query(
+    return engine.search.query(
         SearchRequest(query=QUESTION, limit=5), QueryOptions(explain=True, **options)
     )
 

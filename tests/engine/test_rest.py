@@ -31,7 +31,7 @@ def _mapped_kib(path: Path) -> int:
 
 
 def _search(engine: Engine) -> None:
-    assert engine.search(SearchRequest(query="kubernetes"))["results"]
+    assert engine.search.lexical(SearchRequest(query="kubernetes"))["results"]
 
 
 def test_rest_lets_go_of_the_index_pages_searches_mapped(indexed: Engine) -> None:
@@ -50,7 +50,7 @@ async def test_the_runtime_rests_the_engine_once_calls_stop(indexed: Engine) -> 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(runtime.rest_when_idle)
         for _ in range(3):
-            await runtime.run(lambda: indexed.search(SearchRequest(query="kubernetes")))
+            await runtime.run(lambda: indexed.search.lexical(SearchRequest(query="kubernetes")))
         assert _mapped_kib(db) > 0
         with trio.fail_after(30 + REST_AFTER_S):
             while _mapped_kib(db) > 0:

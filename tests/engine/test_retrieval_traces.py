@@ -211,7 +211,7 @@ async def test_a_quiet_open_trace_counts_as_completed(
 ) -> None:
     traced_engine(engine, tmp_path, "replay")
     with engine.connection():  # one connection for the search and its trace, as a tool call
-        hits = engine.search(SearchRequest(query="okapi", limit=5))
+        hits = engine.search.lexical(SearchRequest(query="okapi", limit=5))
         trace_id = engine.traces.record_retrieval(
             pipeline="search", query="okapi", filters={"limit": 5}, result=hits
         )

@@ -197,20 +197,20 @@ def test_an_old_index_is_upgraded_in_place_and_searches_like_a_new_one(tmp_path:
     assert any(row[0].startswith("---\ntitle: Bob sync") for row in old_snippet_chunk)
 
     with Engine.open(dirs=dirs, create=False) as engine:
-        by_author = engine.search(SearchRequest(query="alice", limit=5))["results"]
+        by_author = engine.search.lexical(SearchRequest(query="alice", limit=5))["results"]
         assert by_author[0]["uri"] == "gno://notes/standup.md"
         assert "---" not in by_author[0]["snippet"]
-        okapi = engine.search(SearchRequest(query="okapi", limit=5))["results"]
+        okapi = engine.search.lexical(SearchRequest(query="okapi", limit=5))["results"]
         assert {hit["uri"] for hit in okapi} == {"gno://notes/standup.md", "gno://notes/clip.md"}
         assert all("---" not in hit["snippet"] for hit in okapi)
         by_line = {hit["uri"]: hit["line"] for hit in okapi}
         assert by_line["gno://notes/standup.md"] == 9
         # The capture source's author became the clip's author on upgrade.
-        carol = engine.search(SearchRequest(query="carol", limit=5, scope=Scope(author="carol")))[
-            "results"
-        ]
+        carol = engine.search.lexical(
+            SearchRequest(query="carol", limit=5, scope=Scope(author="carol"))
+        )["results"]
         assert [hit["uri"] for hit in carol] == ["gno://notes/clip.md"]
-        yaml_hit = engine.search(SearchRequest(query="never", limit=5))["results"]
+        yaml_hit = engine.search.lexical(SearchRequest(query="never", limit=5))["results"]
         assert yaml_hit and "---" in yaml_hit[0]["snippet"]
     conn = sqlite3.connect(db_path)
     try:

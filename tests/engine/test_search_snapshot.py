@@ -28,7 +28,7 @@ def _dirs(base: Path) -> Dirs:
     return Dirs(config=base / "config", data=base / "data", cache=base / "cache")
 
 
-@pytest.mark.parametrize("surface", ["search", "query"])
+@pytest.mark.parametrize("surface", ["lexical", "query"])
 def test_a_sync_committing_mid_search_does_not_strip_the_hits_snippets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, surface: str
 ) -> None:
@@ -49,7 +49,7 @@ def test_a_sync_committing_mid_search_does_not_strip_the_hits_snippets(
 
         monkeypatch.setattr(lexical, "anchors_for", sync_in_between)
         try:
-            run = getattr(reader, surface)
+            run = getattr(reader.search, surface)
             found = run(SearchRequest(query="pangolin rolls", limit=5))
         finally:
             writer.close()
@@ -58,6 +58,6 @@ def test_a_sync_committing_mid_search_does_not_strip_the_hits_snippets(
         assert hit["snippetRange"]["startLine"] >= 1
         monkeypatch.undo()
         # The next search sees the change (the file name still matches).
-        (later,) = reader.search(SearchRequest(query="pangolin rolls", limit=5))["results"]
+        (later,) = reader.search.lexical(SearchRequest(query="pangolin rolls", limit=5))["results"]
         assert later["conversion"]["mirrorHash"] != hit["conversion"]["mirrorHash"]
         assert "rolls" not in later["snippet"]

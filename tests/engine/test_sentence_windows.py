@@ -128,7 +128,7 @@ def test_a_changed_note_leaves_no_stale_windows(notes: tuple[Engine, Path]) -> N
 
 
 def _lines(engine: Engine, text: str) -> list[str]:
-    result = engine.query(SearchRequest(query=text, limit=3), QueryOptions(explain=True))
+    result = engine.search.query(SearchRequest(query=text, limit=3), QueryOptions(explain=True))
     return [line["message"] for line in result["meta"]["explain"]["lines"]]
 
 

@@ -43,8 +43,8 @@ async def _searches(client: Conversation) -> None:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_searches_over_stdio_leave_no_reference_cycles(indexed: Engine, era: str) -> None:
-    indexed.hold_chunk_index()
-    assert indexed.chunk_index_held(timeout=60)
+    indexed.search.hold_chunk_index()
+    assert indexed.search.chunk_index_held(timeout=60)
     async with serving(indexed, write=False) as (client, _):
         if era == "legacy":
             await client.open_legacy({"name": "cycles", "version": "1"})

@@ -103,7 +103,7 @@ def traced(hosts: Hosts, **retention: int) -> tuple[Engine, Engine]:
 
 def record_search(engine: Engine, query: str = "okapi") -> str:
     with engine.connection():  # one connection for the search and its trace, as a tool call
-        hits = engine.search(SearchRequest(query=query, limit=3))
+        hits = engine.search.lexical(SearchRequest(query=query, limit=3))
         trace_id = engine.traces.record_retrieval(
             pipeline="search", query=query, filters={"limit": 3}, result=hits
         )

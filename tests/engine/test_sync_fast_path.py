@@ -33,7 +33,7 @@ def rel_paths(engine: Engine) -> set[str]:
 
 
 def hits(engine: Engine, query: str) -> list[str]:
-    found = engine.search(SearchRequest(query=query, limit=20))
+    found = engine.search.lexical(SearchRequest(query=query, limit=20))
     return [r["source"]["relPath"] for r in found["results"]]
 
 

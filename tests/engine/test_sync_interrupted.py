@@ -101,7 +101,7 @@ def test_kill_9_mid_sync_keeps_committed_batches_and_the_next_sync_resumes(
     assert check_consistent(db) == total
     with Engine.open(dirs=Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")) as e:
         for number in (0, kept - 1, kept, total - 1):
-            found = e.search(SearchRequest(query=f"marker{number}"))["results"]
+            found = e.search.lexical(SearchRequest(query=f"marker{number}"))["results"]
             assert [hit["title"] for hit in found] == [f"Note {number}"]
             assert f"<mark>marker{number}</mark>" in found[0]["snippet"]
 
@@ -134,5 +134,5 @@ def test_a_disk_that_fills_mid_sync_fails_cleanly_and_the_next_sync_resumes(
         (resumed,) = engine.sync()
         assert resumed.added == 500 - kept
         assert check_consistent(db) == 500
-        found = engine.search(SearchRequest(query="marker499"))["results"]
+        found = engine.search.lexical(SearchRequest(query="marker499"))["results"]
         assert [hit["title"] for hit in found] == ["Note 499"]

@@ -81,7 +81,7 @@ def _sync(dirs: Dirs, root: Path, **kwargs: Any) -> Any:
         if not engine.config.collections:
             engine.add_collection(str(root), name="notes")
         (report,) = engine.sync(**kwargs)
-        hits = engine.search(SearchRequest(query="okapi", limit=100))["results"]
+        hits = engine.search.lexical(SearchRequest(query="okapi", limit=100))["results"]
         return report, len(hits)
 
 

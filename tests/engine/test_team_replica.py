@@ -68,7 +68,7 @@ def corpus(tmp_path: Path) -> Path:
 def answers(engine: Engine) -> list[Any]:
     found = []
     for query in QUERIES:
-        results = engine.search(flat_search(query=query, limit=50))["results"]
+        results = engine.search.lexical(flat_search(query=query, limit=50))["results"]
         found.append([(r["docid"], r["uri"], r["score"], r.get("snippet")) for r in results])
     return found
 
@@ -119,9 +119,11 @@ def test_a_change_on_one_host_reaches_the_other(hosts: tuple[Engine, Engine], co
     gone.unlink()
     a.sync()
     assert b.team is not None and b.team.catch_up()
-    found = b.search(flat_search(query="quagga"))["results"]
+    found = b.search.lexical(flat_search(query="quagga"))["results"]
     assert [r["uri"] for r in found] == ["gno://notes/en/zebra.md"]
-    assert b.search(flat_search(query="quagga")) == a.search(flat_search(query="quagga"))
+    assert b.search.lexical(flat_search(query="quagga")) == a.search.lexical(
+        flat_search(query="quagga")
+    )
     assert answers(b) == answers(a)
     with pytest.raises(GnoError) as missing:
         b.get(f"gno://notes/de/{gone.name}")
@@ -158,13 +160,13 @@ def test_a_write_committed_by_a_host_killed_before_sharing_is_visible_nowhere(
     )
     assert died.returncode == -9, died.stderr
     assert b.team is not None and b.team.catch_up()
-    assert b.search(flat_search(query="quagga"))["results"] == []
+    assert b.search.lexical(flat_search(query="quagga"))["results"] == []
     with open_host(tmp_path / "a", team_store) as again:  # its next start converges
-        assert again.search(flat_search(query="quagga"))["results"] == []
+        assert again.search.lexical(flat_search(query="quagga"))["results"] == []
         assert answers(again) == answers(b)
         again.sync()  # the file is still there: a sync shares it now
     assert b.team.catch_up()
-    assert [r["uri"] for r in b.search(flat_search(query="quagga"))["results"]] == [
+    assert [r["uri"] for r in b.search.lexical(flat_search(query="quagga"))["results"]] == [
         "gno://notes/en/zebra.md"
     ]
 
@@ -178,10 +180,10 @@ def test_vectors_shipped_by_one_host_rank_the_same_on_another(
     assert b.team is not None and b.team.catch_up()
     for text in ("how does memory work", "recherche"):
         request = SearchRequest(query=text, limit=5)
-        expected = a.query(request, QueryOptions())
+        expected = a.search.query(request, QueryOptions())
         assert expected["meta"]["vectorsUsed"] is True and expected["results"]
-        assert b.query(request, QueryOptions())["results"] == expected["results"]
-        assert b.vsearch(request)["results"] == a.vsearch(request)["results"]
+        assert b.search.query(request, QueryOptions())["results"] == expected["results"]
+        assert b.search.vector(request)["results"] == a.search.vector(request)["results"]
 
 
 def test_a_store_that_drops_mid_ship_fails_the_write_retryably_and_loses_nothing(
@@ -206,7 +208,7 @@ def test_a_store_that_drops_mid_ship_fails_the_write_retryably_and_loses_nothing
     monkeypatch.setattr(Replica, "ship", ship)
     a.sync()  # the retry
     assert b.team.catch_up()
-    assert [r["uri"] for r in b.search(flat_search(query="quagga"))["results"]] == [
+    assert [r["uri"] for r in b.search.lexical(flat_search(query="quagga"))["results"]] == [
         "gno://notes/en/zebra.md"
     ]
     assert answers(b) == answers(a)

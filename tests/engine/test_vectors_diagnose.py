@@ -52,11 +52,11 @@ def _check_schema(result: dict[str, Any]) -> None:
 def test_every_stage_agrees_with_the_hybrid_query(embedded: Engine, graph: bool) -> None:
     for text in (SLEEP, "bread oven", "planting tomatoes"):
         request = SearchRequest(query=text, limit=2)
-        answer = embedded.query(request, QueryOptions(graph=graph))
+        answer = embedded.search.query(request, QueryOptions(graph=graph))
         assert answer["meta"]["mode"] == "hybrid"
         returned = [hit["uri"] for hit in answer["results"]]
         for uri in URIS:
-            result = embedded.diagnose(request, uri, QueryOptions(graph=graph))
+            result = embedded.search.diagnose(request, uri, QueryOptions(graph=graph))
             _check_schema(result)
             meta = result["meta"]
             assert meta["mode"] == "hybrid" and meta["reranked"] is False
@@ -74,7 +74,9 @@ def test_every_stage_agrees_with_the_hybrid_query(embedded: Engine, graph: bool)
 
 
 def test_a_document_only_the_vectors_find(embedded: Engine) -> None:
-    result = embedded.diagnose(SearchRequest(query=SLEEP, limit=3), "gno://notes/es/salud.md")
+    result = embedded.search.diagnose(
+        SearchRequest(query=SLEEP, limit=3), "gno://notes/es/salud.md"
+    )
     stages = _stages(result)
     assert stages["bm25"]["present"] is False  # no English word in a Spanish note
     assert stages["vector"]["status"] == "active"
@@ -90,7 +92,7 @@ def test_a_document_past_the_vector_cutoff_says_so(embedded: Engine) -> None:
     request = SearchRequest(query=SLEEP, limit=1)  # the vector leg hands fusion 2 documents
     drops = []
     for uri in URIS:
-        stage = _stages(embedded.diagnose(request, uri))["vector"]
+        stage = _stages(embedded.search.diagnose(request, uri))["vector"]
         assert stage["present"] is True  # five documents: all are near enough to rank
         if stage["rank"] > 2:
             drops.append(stage)
@@ -100,7 +102,7 @@ def test_a_document_past_the_vector_cutoff_says_so(embedded: Engine) -> None:
 
 
 def test_fast_keeps_the_diagnosis_bm25_only(embedded: Engine) -> None:
-    result = embedded.diagnose(
+    result = embedded.search.diagnose(
         SearchRequest(query="bread oven", limit=3), URIS[0], QueryOptions(fast=True)
     )
     _check_schema(result)
@@ -111,10 +113,13 @@ def test_fast_keeps_the_diagnosis_bm25_only(embedded: Engine) -> None:
 
 
 def test_without_vectors_the_reason_names_what_to_run(notes: Engine) -> None:
-    result = notes.diagnose(SearchRequest(query="bread oven", limit=3), URIS[0])
+    result = notes.search.diagnose(SearchRequest(query="bread oven", limit=3), URIS[0])
     _check_schema(result)
     assert result["meta"]["mode"] == "bm25_only"
-    assert notes.query(SearchRequest(query="bread oven", limit=3))["meta"]["mode"] == "bm25_only"
+    assert (
+        notes.search.query(SearchRequest(query="bread oven", limit=3))["meta"]["mode"]
+        == "bm25_only"
+    )
     stages = _stages(result)
     assert stages["vector"]["status"] == "skipped"
     assert "VECTORS_UNAVAILABLE" in stages["vector"]["reason"]

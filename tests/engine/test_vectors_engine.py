@@ -378,7 +378,7 @@ def test_background_embedder_follows_new_documents_and_stops_cleanly(
         while waiting() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert waiting() == 0
-        found = notes.vsearch(SearchRequest(query="paddling a small boat at sea", limit=1))
+        found = notes.search.vector(SearchRequest(query="paddling a small boat at sea", limit=1))
         assert _paths(found) == ["kayak.md"]
     finally:
         assert embedder.close() is True  # stopped within its bound

@@ -27,7 +27,7 @@ NOTES = {
 
 def _graph(engine: Engine) -> dict[str, Any]:
     request = SearchRequest(query="pin dependency versions", limit=5)
-    meta: dict[str, Any] = engine.query(request, QueryOptions())["meta"]
+    meta: dict[str, Any] = engine.search.query(request, QueryOptions())["meta"]
     assert meta["mode"] == "hybrid"
     graph: dict[str, Any] = meta["graphExpansion"]
     return graph

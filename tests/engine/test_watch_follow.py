@@ -32,7 +32,9 @@ WAIT_S = 30.0
 
 
 def _search(engine: Engine, query: str) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = engine.search(SearchRequest(query=query, limit=20))["results"]
+    results: list[dict[str, Any]] = engine.search.lexical(SearchRequest(query=query, limit=20))[
+        "results"
+    ]
     return results
 
 
@@ -218,7 +220,7 @@ async def test_vectors_follow_the_lexical_update(engine: Engine, notes: Path) ->
         return sum(waiting for _, waiting in engine.vectors.counts().values())
 
     def nearest(query: str) -> list[str]:
-        found = engine.vsearch(SearchRequest(query=query, limit=1))["results"]
+        found = engine.search.vector(SearchRequest(query=query, limit=1))["results"]
         return [hit["uri"] for hit in found]
 
     # The embedder looks by itself only once an hour here: the watcher's bell wakes it.

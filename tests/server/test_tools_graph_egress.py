@@ -504,7 +504,7 @@ def test_duplicate_copies_the_bytes_and_indexes_the_copy(vault: Engine) -> None:
     assert copy["source"]["uri"] == "gno://notes/b.md"
     assert copy["sync"] == {"status": "completed"}
     assert (notes_root(vault) / "b-copy.md").read_bytes() == source.read_bytes()
-    hits = vault.search(SearchRequest(query="kinkajou", limit=10))["results"]
+    hits = vault.search.lexical(SearchRequest(query="kinkajou", limit=10))["results"]
     assert {hit["uri"] for hit in hits} == {"gno://notes/b.md", "gno://notes/b-copy.md"}
     assert {hit["docid"] for hit in hits if hit["uri"].endswith("copy.md")} == {copy["docid"]}
     assert uris(neighbors(vault, "notes/b-copy.md")["neighbors"]) == ["notes/c.md"]

@@ -548,7 +548,9 @@ def config_text(engine: Engine) -> str:
 
 
 def search_uris(engine: Engine, query: str) -> list[str]:
-    return [hit["uri"] for hit in engine.search(SearchRequest(query=query, limit=20))["results"]]
+    return [
+        hit["uri"] for hit in engine.search.lexical(SearchRequest(query=query, limit=20))["results"]
+    ]
 
 
 async def test_link_tools_answer_with_text_and_structured_content(tools: Tools) -> None:

@@ -1,4 +1,4 @@
-"""The engine's retrieval: keyword search, vector search, the query pipeline, diagnosis.
+"""``engine.search``: keyword search, vector search, the query pipeline, diagnosis.
 
 Configured contexts (``index.yml`` guidance per scope) are attached here, so
 every surface's hits carry the same guidance. The embedding model comes from
@@ -29,18 +29,22 @@ if TYPE_CHECKING:
     from gno_trio.engine.vectors.embedder import EmbeddingBackend
 
 
-class SearchFace(EngineKernel):
-    _holds_chunk_index = False
+class SearchFace:
+    """Retrieval over an opened index, and the configured contexts its hits carry."""
+
+    def __init__(self, kernel: EngineKernel) -> None:
+        self._kernel = kernel
+        self._holds_chunk_index = False
 
     def context_rules(self) -> tuple[ContextRule, ...]:
         return tuple(
             ContextRule(scope_type=c.scope_type, scope_key=c.scope_key, text=c.text)
-            for c in self.config.contexts
+            for c in self._kernel.config.contexts
         )
 
     def contexts(self) -> list[dict[str, Any]]:
         """``context list``: every configured context, in file order."""
-        return [contexts_mod.entry(c) for c in self.config.contexts]
+        return [contexts_mod.entry(c) for c in self._kernel.config.contexts]
 
     def add_context(self, scope: str, text: str) -> dict[str, Any]:
         """``context add``: attach guidance to a scope (written to ``index.yml``)."""
@@ -61,12 +65,12 @@ class SearchFace(EngineKernel):
             touched.update(found)
             return updated
 
-        self.update_config(change)
+        self._kernel.update_config(change)
         return touched
 
     def check_contexts(self) -> dict[str, Any]:
         """``context check``: contexts that apply to nothing, or are configured twice."""
-        return contexts_mod.check(self.config)
+        return contexts_mod.check(self._kernel.config)
 
     def hold_chunk_index(self) -> None:
         """Keep the chunk index in memory for as long as this engine is open.
@@ -78,7 +82,7 @@ class SearchFace(EngineKernel):
         after each change to the index; a one-shot command never pays for it.
         """
         if not self._holds_chunk_index:
-            chunkkeeper.keep(self.location.db_path)
+            chunkkeeper.keep(self._kernel.location.db_path)
             self._holds_chunk_index = True
             self.chunk_index_held()  # starts the build now, not at the first search
 
@@ -94,24 +98,24 @@ class SearchFace(EngineKernel):
                 return False
             time.sleep(0.02)
 
-    def close(self) -> None:
+    def release(self) -> None:
+        """Let go of the chunk index held for this engine (the engine closing)."""
         if self._holds_chunk_index:
             self._holds_chunk_index = False
-            chunkkeeper.release(self.location.db_path)
-        super().close()
+            chunkkeeper.release(self._kernel.location.db_path)
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[Connection]:
         """A connection reading one state of the index for the whole request."""
-        with self.connection() as c, read_snapshot(c):
+        with self._kernel.connection() as c, read_snapshot(c):
             yield c
 
     def _with_contexts(self, request: SearchRequest) -> SearchRequest:
-        if request.contexts or not self.config.contexts:
+        if request.contexts or not self._kernel.config.contexts:
             return request
         return dataclasses.replace(request, contexts=self.context_rules())
 
-    def search(self, request: SearchRequest) -> dict[str, Any]:
+    def lexical(self, request: SearchRequest) -> dict[str, Any]:
         """BM25 keyword search; returns ``search-results@1.0``."""
         with self._snapshot() as c:
             return lexical.search(c, self._with_contexts(request))
@@ -119,7 +123,7 @@ class SearchFace(EngineKernel):
     def _embedder(self, collection: str | None) -> EmbeddingBackend:
         from gno_trio.engine.vectors.models import configured_backend
 
-        return configured_backend(self.config, collection)
+        return configured_backend(self._kernel.config, collection)
 
     def _optional_embedder(
         self, collection: str | None
@@ -155,16 +159,18 @@ class SearchFace(EngineKernel):
         policy of the collections searched (a receipt kept, as for ``ask``'s generator)."""
         from gno_trio.engine.search import remote
 
-        config = self.config
+        config = self._kernel.config
         names = [collection] if collection else [c.name for c in config.collections]
 
         def judge(uri: str, content_class: ContentClass) -> str | None:
             from gno_trio.engine.egress import audit
             from gno_trio.engine.egress.policy import endpoint_zone
 
-            with self.pool.connection() as own:  # the receipt is written beside the read snapshot
+            with (
+                self._kernel.pool.connection() as own
+            ):  # the receipt is written beside the read snapshot
                 decision = audit.judge(
-                    self.stores.egress_receipts(own),
+                    self._kernel.stores.egress_receipts(own),
                     config.collections,
                     collections=names,
                     action="remote_inference",
@@ -181,7 +187,7 @@ class SearchFace(EngineKernel):
             judge=judge,
         )
 
-    def vsearch(self, request: SearchRequest) -> dict[str, Any]:
+    def vector(self, request: SearchRequest) -> dict[str, Any]:
         """Vector search; ``search-results@1.0`` with ``mode: vector``."""
         from gno_trio.engine.search import semantic
 

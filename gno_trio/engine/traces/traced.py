@@ -49,9 +49,9 @@ class Retrieval:
     ) -> Traced:
         """Run one ranked retrieval (``options`` are ``query``'s) and record its trace."""
         if pipeline == "search":
-            result = self._search.search(request)
+            result = self._search.lexical(request)
         elif pipeline == "vsearch":
-            result = self._search.vsearch(request)
+            result = self._search.vector(request)
         else:
             result = self._search.query(request, options)
         if not self._traces.enabled:
