@@ -84,6 +84,23 @@ class IndexHooks(Protocol):
     def after_commit(self) -> None: ...
 
 
+class _ShippingHooks:
+    """A sync's hooks that also ship each committed batch to the team."""
+
+    __slots__ = ("_hooks", "_ship")
+
+    def __init__(self, hooks: IndexHooks, ship: Callable[[], None]) -> None:
+        self._hooks = hooks
+        self._ship = ship
+
+    def before_writing(self, expected_active: int) -> None:
+        self._hooks.before_writing(expected_active)
+
+    def after_commit(self) -> None:
+        self._hooks.after_commit()
+        self._ship()
+
+
 class IndexUpkeep(Protocol):
     """The work the kernel's rules call for that floors above it know how to do.
 
@@ -366,6 +383,15 @@ class EngineKernel:
             return
         with self.lease(wait_seconds=wait_seconds, should_stop=should_stop) as held:
             yield held
+
+    @contextlib.contextmanager
+    def document_indexing(self, conn: Connection, setting: str) -> Iterator[IndexHooks]:
+        """The document index's part in one sync (:meth:`IndexUpkeep.document_indexing`);
+        in team mode each committed batch is also shipped, so other hosts see a long sync
+        progress batch by batch."""
+        with self.upkeep.document_indexing(conn, setting) as hooks:
+            replica = self.team.replica if self.team is not None else None
+            yield hooks if replica is None else _ShippingHooks(hooks, replica.ship_now)
 
     def catch_up_documents(self, *, prune: bool) -> None:
         """Let the tantivy document index learn what the writes committed (no-op under FTS5).

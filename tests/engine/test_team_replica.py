@@ -22,6 +22,7 @@ import pytest
 
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine, QueryOptions, SearchRequest, Team
+from gno_trio.engine.ingest.apply import BATCH_DOCS
 from gno_trio.engine.team.replica import Replica
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
@@ -212,3 +213,20 @@ def test_a_store_that_drops_mid_ship_fails_the_write_retryably_and_loses_nothing
         "gno://notes/en/zebra.md"
     ]
     assert answers(b) == answers(a)
+
+
+def test_a_long_sync_is_shared_batch_by_batch(tmp_path: Path, team_store: TeamStore) -> None:
+    """Each committed batch of a sync is shipped as it commits, not all at the lease's end."""
+    notes = tmp_path / "many"
+    notes.mkdir()
+    for index in range(BATCH_DOCS + 20):
+        (notes / f"n{index:04d}.md").write_text(f"# Note {index}\n\nokapi {index}\n")
+    with open_host(tmp_path / "a", team_store) as a, open_host(tmp_path / "b", team_store) as b:
+        a.add_collection(str(notes), name="many")
+        assert a.team is not None and a.team.replica is not None
+        before = a.team.replica.change_seq()
+        a.sync()
+        assert a.team.replica.change_seq() - before >= 2  # one per batch
+        assert b.team is not None and b.team.catch_up()
+        last = f"gno://many/n{BATCH_DOCS + 19:04d}.md"  # written by the second batch
+        assert b.get(last)["content"] == a.get(last)["content"]

@@ -149,7 +149,7 @@ class IndexingKernel(EngineKernel):
                 self.connection() as c,
                 unmapped(c),
                 self._conversion_runner() as runner,
-                self.upkeep.document_indexing(c, self.config.search.backend) as indexing,
+                self.document_indexing(c, self.config.search.backend) as indexing,
             ):
                 for collection in targets:
                     try:

@@ -264,9 +264,8 @@ class Replica:
         by this process, nothing (the lease's end ships)."""
         with self._lent_lock:
             pg = self._lent
-            if pg is None:
-                return
-            self.ship(pg)
+            if pg is not None:
+                self.ship(pg)
 
     def ship(self, pg: psycopg.Connection[Any]) -> int | None:
         """Ship the units the outbox names; the new change sequence (None: nothing to ship)."""
