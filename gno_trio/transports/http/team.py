@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Final
 
 import trio
@@ -49,30 +50,22 @@ async def _heard(team: Team, sessions: SharedSessionStore, notes: list[tuple[str
                 logger.warning("ignored a malformed cancel notice: %r", payload[:200])
 
 
-def _config_of(team: Team, channel: str, payload: str) -> bool:
-    """Whether a notice says this index's configuration changed (``<index>:<revision>``)."""
-    return channel == team.config_channel and payload.rpartition(":")[0] == team.index_name
+def _about(team: Team, channel: str, expected: str, payload: str) -> bool:
+    """Whether a notice on ``channel`` is the ``expected`` one about this index
+    (``<index>:<revision or change>``)."""
+    return channel == expected and payload.rpartition(":")[0] == team.index_name
 
 
-async def _adopt(team: Team) -> None:
-    """Write the team's new configuration here; a failure waits for the next change or start."""
+_NOT_ADOPTED: Final = "could not write the team's configuration here yet"
+_NOT_CAUGHT_UP: Final = "could not catch up with the team's index yet"
+
+
+async def _follow(team: Team, work: Callable[[], object], failed: str) -> None:
+    """Run ``work`` (a team method) in a thread; a failure waits for the next notice or poll."""
     try:
-        await trio.to_thread.run_sync(team.adopt_config)
+        await trio.to_thread.run_sync(work)
     except (GnoError, OSError) as exc:
-        logger.warning("could not write the team's configuration here yet: %s", exc)
-
-
-def _changes_of(team: Team, channel: str, payload: str) -> bool:
-    """Whether a notice says another gateway shipped a write to this index."""
-    return channel == team.changes_channel and payload.rpartition(":")[0] == team.index_name
-
-
-async def _catch_up(team: Team) -> None:
-    """Bring this host's index file up to the team's rows; a failure waits for the next try."""
-    try:
-        await trio.to_thread.run_sync(team.catch_up)
-    except (GnoError, OSError) as exc:
-        logger.warning("could not catch up with the team's index yet: %s", exc)
+        logger.warning("%s: %s", failed, exc)
 
 
 async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
@@ -100,14 +93,15 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
             await trio.sleep(_RETRY_SECONDS)
             continue
         try:
-            await _adopt(team)  # what changed while nobody here listened
+            # what changed while nobody here listened
+            await _follow(team, team.adopt_config, _NOT_ADOPTED)
             while True:
                 notes = await trio.to_thread.run_sync(listener.wait, _WAIT_SECONDS)
                 await _heard(team, sessions, notes)
-                if any(_config_of(team, channel, payload) for channel, payload in notes):
-                    await _adopt(team)
-                if any(_changes_of(team, channel, payload) for channel, payload in notes):
-                    await _catch_up(team)
+                if any(_about(team, c, team.config_channel, p) for c, p in notes):
+                    await _follow(team, team.adopt_config, _NOT_ADOPTED)
+                if any(_about(team, c, team.changes_channel, p) for c, p in notes):
+                    await _follow(team, team.catch_up, _NOT_CAUGHT_UP)
         except GnoError as exc:
             logger.warning("lost the store's session notices, listening again: %s", exc.message)
         finally:
