@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol, TypeVar
 
 import trio
 
-from gno_trio.engine import JOB_RETENTION_COUNT, Engine, JobManager
+from gno_trio.engine import Engine, JobManager
+from gno_trio.engine.vocabulary import JOB_RETENTION_COUNT
 from nurseries.stagger import StaggeredLimiter
 
 if TYPE_CHECKING:

@@ -8,13 +8,12 @@ from pathlib import Path
 
 from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine, split_list
-from gno_trio.engine import (
+from gno_trio.engine import CaptureRequest, Engine
+from gno_trio.engine.vocabulary import (
     CAPTURE_MAX_TEXT_BYTES,
     COLLISION_POLICIES,
     PRESETS,
     SOURCE_KINDS,
-    CaptureRequest,
-    Engine,
 )
 from gno_trio.errors import GnoError
 

@@ -20,12 +20,12 @@ from gno_trio.cli.common import (
     open_engine,
     print_result,
 )
-from gno_trio.engine import (
+from gno_trio.engine import Confirmation
+from gno_trio.engine.egress_rules import (
     EGRESS_ACTIONS,
     EGRESS_CONTENT_CLASSES,
     EGRESS_ZONES,
     POLICY_ORDER,
-    Confirmation,
 )
 from gno_trio.errors import GnoError
 from gno_trio.views.management import (

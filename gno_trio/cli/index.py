@@ -22,13 +22,8 @@ from gno_trio.cli.render.health import COLLECTIONS
 from gno_trio.cli.render.primitives import plural
 from gno_trio.cli.render.sync import sync_lines
 from gno_trio.config import Collection
-from gno_trio.engine import (
-    GIT_PULL_FAILED,
-    UPDATE_CMD_FAILED,
-    Engine,
-    lease_wait_from_env,
-    normalize_name,
-)
+from gno_trio.engine import Engine, lease_wait_from_env, normalize_name
+from gno_trio.engine.vocabulary import GIT_PULL_FAILED, UPDATE_CMD_FAILED
 from gno_trio.errors import GnoError
 
 UPDATE_WAIT_SECONDS: Final = 30.0

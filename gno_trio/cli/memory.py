@@ -20,7 +20,8 @@ from gno_trio.cli import render
 from gno_trio.cli.common import EXIT_OK, Subparsers, emit_json, open_engine
 from gno_trio.cli.render.primitives import plural
 from gno_trio.config.environment import MEMORY_CALLER, MEMORY_SESSION, variable
-from gno_trio.engine import RECALL_DEFAULT_MAX_FACTS, RECALL_DEFAULT_MAX_TOKENS, Engine, Identity
+from gno_trio.engine import Engine, Identity
+from gno_trio.engine.vocabulary import RECALL_DEFAULT_MAX_FACTS, RECALL_DEFAULT_MAX_TOKENS
 from gno_trio.errors import GnoError
 
 

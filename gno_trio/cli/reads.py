@@ -14,7 +14,8 @@ from gno_trio.cli.render.documents import CHANGES, DIFF, DOCUMENT, DOCUMENTS, LI
 from gno_trio.cli.render.health import STATUS
 from gno_trio.cli.render.primitives import plural
 from gno_trio.cli.tracing import trace_read
-from gno_trio.engine import MULTI_GET_DEFAULT_MAX_BYTES, parse_ref
+from gno_trio.engine import parse_ref
+from gno_trio.engine.vocabulary import MULTI_GET_DEFAULT_MAX_BYTES
 
 
 def cmd_get(args: argparse.Namespace) -> int:

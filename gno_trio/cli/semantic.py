@@ -29,8 +29,8 @@ from gno_trio.cli.render.hits import RESULTS, SIMILAR
 from gno_trio.cli.render.sync import sync_lines
 from gno_trio.cli.retrieval import add_search_options, present_hits, search_request
 from gno_trio.cli.tracing import print_receipt
-from gno_trio.engine import MODEL_ROLES as ROLES
 from gno_trio.engine import lease_wait_from_env
+from gno_trio.engine.vocabulary import MODEL_ROLES as ROLES
 from gno_trio.errors import GnoError
 
 EXIT_CANCELLED = 1

@@ -76,7 +76,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def _say_team(engine: Engine) -> None:
     """On stderr, what a team-mode process shares through its store and what it keeps here."""
-    from gno_trio.engine import TEAM_LOCAL_STATE, TEAM_SHARED_STATE
+    from gno_trio.engine.vocabulary import TEAM_LOCAL_STATE, TEAM_SHARED_STATE
 
     if engine.team is None or render.quiet():
         return

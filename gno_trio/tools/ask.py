@@ -12,7 +12,8 @@ from typing import Annotated, Final, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, AskOutcome, AskRequest, QueryOptions, public_code
+from gno_trio.engine import AskOutcome, AskRequest, QueryOptions, public_code
+from gno_trio.engine.vocabulary import MAX_SAFE_INTEGER
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import CAPTURE_MAX_TEXT_BYTES, CaptureRequest
+from gno_trio.engine import CaptureRequest
+from gno_trio.engine.vocabulary import CAPTURE_MAX_TEXT_BYTES
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (

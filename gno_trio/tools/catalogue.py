@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from gno_trio.engine import EGRESS_CONTENT_CLASSES
+from gno_trio.engine.egress_rules import EGRESS_CONTENT_CLASSES
 from gno_trio.server.registry import Catalogue
 from gno_trio.tools import (
     ask,

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, Traced, public_code
+from gno_trio.engine import Traced, public_code
+from gno_trio.engine.vocabulary import MAX_SAFE_INTEGER
 from gno_trio.errors import GnoError
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext

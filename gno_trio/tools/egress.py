@@ -11,15 +11,9 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import (
-    EGRESS_CHECK_MAX_COLLECTIONS,
-    MAX_SAFE_INTEGER,
-    Confirmation,
-    EgressAction,
-    EgressContentClass,
-    EgressPartialMode,
-    Zone,
-)
+from gno_trio.engine import Confirmation
+from gno_trio.engine.egress_rules import EgressAction, EgressContentClass, EgressPartialMode, Zone
+from gno_trio.engine.vocabulary import EGRESS_CHECK_MAX_COLLECTIONS, MAX_SAFE_INTEGER
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (

@@ -7,14 +7,9 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import (
-    GRAPH_DEFAULT_EDGE_LIMIT,
-    GRAPH_DEFAULT_LIMIT,
-    GraphFilters,
-)
-from gno_trio.engine import (
-    IMPACT_DEFAULT_MAX_EDGES as DEFAULT_IMPACT_MAX_EDGES,
-)
+from gno_trio.engine import GraphFilters
+from gno_trio.engine.vocabulary import GRAPH_DEFAULT_EDGE_LIMIT, GRAPH_DEFAULT_LIMIT
+from gno_trio.engine.vocabulary import IMPACT_DEFAULT_MAX_EDGES as DEFAULT_IMPACT_MAX_EDGES
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (

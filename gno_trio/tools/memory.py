@@ -16,14 +16,13 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import (
+from gno_trio.engine import Identity, PresentedReceipt
+from gno_trio.engine.vocabulary import (
     MEMORY_MAX_SCOPES,
     RECALL_DEFAULT_MAX_FACTS,
     RECALL_DEFAULT_MAX_TOKENS,
     RECALL_MAX_FACTS,
     RECALL_MAX_TOKENS,
-    Identity,
-    PresentedReceipt,
 )
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import DEFAULT_CLIENT_NAME, ToolCallContext

@@ -6,7 +6,8 @@ from typing import Annotated, Any, Final
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, MULTI_GET_DEFAULT_MAX_BYTES, Traced
+from gno_trio.engine import Traced
+from gno_trio.engine.vocabulary import MAX_SAFE_INTEGER, MULTI_GET_DEFAULT_MAX_BYTES
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import (

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER
+from gno_trio.engine.vocabulary import MAX_SAFE_INTEGER
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool

@@ -13,7 +13,8 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, UnsetType
 
-from gno_trio.engine import MAX_SAFE_INTEGER, TraceJudgment
+from gno_trio.engine import TraceJudgment
+from gno_trio.engine.vocabulary import MAX_SAFE_INTEGER
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.registry import read_tool, write_tool

@@ -110,7 +110,15 @@ def _type_checking_imports(package: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-@pytest.mark.parametrize("package", ["gno_trio.engine", "gno_trio.engine.context"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "gno_trio.engine",
+        "gno_trio.engine.vocabulary",
+        "gno_trio.engine.egress_rules",
+        "gno_trio.engine.context",
+    ],
+)
 def test_every_lazy_name_is_the_object_its_home_defines(package: str) -> None:
     module = importlib.import_module(package)
     declared = _type_checking_imports(package)

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from gno_trio.engine import EGRESS_CONTENT_CLASSES
+from gno_trio.engine.egress_rules import EGRESS_CONTENT_CLASSES
 from gno_trio.server.registry import Catalogue, ToolDefinition, read_tool
 from gno_trio.server.schemas import OUTPUT_SCHEMA_NAMES, output_schema
 from gno_trio.server.tooltypes import ToolResult

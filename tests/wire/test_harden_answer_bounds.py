@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from gno_trio.engine import MULTI_GET_MAX_TOTAL_BYTES as MAX_TOTAL_BYTES
 from gno_trio.engine import Engine
+from gno_trio.engine.vocabulary import MULTI_GET_MAX_TOTAL_BYTES as MAX_TOTAL_BYTES
 from gno_trio.protocol.jsonrpc import MAX_RESPONSE_BYTES
 from gno_trio.transports.http.memory import MemoryReturn
 from tests.conftest import write_corpus

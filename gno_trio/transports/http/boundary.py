@@ -34,7 +34,7 @@ from typing import Final
 
 import trio
 
-from gno_trio.engine import Zone, classify_peer
+from gno_trio.engine.egress_rules import Zone, classify_peer
 from gno_trio.transports.http.settings import MCP_PATH, SIGNIN_PATH, STATIC_PREFIX, Listener
 from gno_trio.transports.http.tokens import (
     MAX_TOKEN_CHARS,

@@ -27,7 +27,7 @@ from typing import Final
 import trio
 
 from gno_trio.config import Collection, load_config
-from gno_trio.engine import (
+from gno_trio.engine.egress_rules import (
     EGRESS_DENIED_MESSAGE,
     EGRESS_METHODS,
     CollectionPolicy,
