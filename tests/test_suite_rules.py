@@ -47,14 +47,11 @@ REAL_SLEEPS: dict[str, tuple[int, str]] = {
     "engine/test_vectors_endpoint.py": (1, SCENERY),
     "engine/test_vectors_lease.py": (2, ABSENCE + "; and a backlog being embedded meanwhile"),
     "engine/test_watch_follow.py": (1, QUEUED),
-    "nurseries/test_nurseries_admission.py": (3, "helpers of tests on the autojump clock"),
-    "nurseries/test_nurseries_supervisor.py": (2, "helpers of tests on the autojump clock"),
     "server/test_mcp_gno_server.py": (2, ABSENCE + "; and a query that holds its connection"),
     "server/test_memory_mcp.py": (3, QUEUED + "; then " + ABSENCE + " (a late write)"),
     "support/http_gateway_support.py": (1, SCENERY),
     "support/mcp_echo_app.py": (1, SCENERY),
     "wire/test_harden_connections.py": (1, "holds 90 connections open on a real process a while"),
-    "wire/test_harden_streams.py": (1, "lets two GET streams open on the real listener"),
     "wire/test_http_boundary.py": (1, "lets a drip-fed request start before the quick one"),
     "wire/test_http_legacy.py": (1, "lets a pushed line reach the stream before it closes"),
     "wire/test_http_workers.py": (2, PROCESS),
@@ -68,7 +65,6 @@ REAL_SLEEPS: dict[str, tuple[int, str]] = {
 
 TIMED_ASSERTIONS: dict[str, tuple[int, str]] = {
     "cli/test_cli_resident.py": (1, "the 10 s SIGTERM grace of ``--stop`` on a real process"),
-    "wire/test_harden_streams.py": (1, "a real listener's idle stream ends after its timeout"),
 }
 """Test file -> (elapsed-time assertions outside benchmarks it may hold, why they stay).
 
@@ -137,14 +133,34 @@ def _polls(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
     return any(isinstance(node, ast.Break | ast.Return) for node in ast.walk(loop))
 
 
+def _mock_clock_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Tests taking a mock clock fixture, and the module's helpers used only inside them."""
+    functions = [
+        node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    on_clock = [function for function in functions if _on_mock_clock(function)]
+    inside = {id(node) for function in on_clock for node in ast.walk(function)}
+    for helper in functions:
+        if helper in on_clock:
+            continue
+        uses = [
+            node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == helper.name
+        ]
+        if uses and all(id(use) in inside for use in uses):
+            on_clock.append(helper)
+    return on_clock
+
+
 def real_sleeps(tree: ast.Module) -> list[int]:
     """Lines of fixed real-time sleeps: sleep calls outside any function that runs on a
-    mock clock (a test taking the fixture, and everything defined inside it) and
-    outside any loop that polls a condition (a poll's pause is not a guess)."""
+    mock clock (a test taking the fixture, everything defined inside it, and a helper
+    only such tests use) and outside any loop that polls a condition (a poll's pause
+    is not a guess)."""
+    on_clock = {id(function) for function in _mock_clock_functions(tree)}
     excused: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            excusable = _on_mock_clock(node)
+            excusable = _on_mock_clock(node) or id(node) in on_clock
         elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
             excusable = _polls(node)
         else:
@@ -272,9 +288,19 @@ def test_the_rules_see_what_they_forbid() -> None:
         "        assert time.monotonic() < deadline\n"
         "        time.sleep(0.1)\n"
         "        time.sleep(0)\n"
+        "async def only_on_clock():\n"
+        "    await trio.sleep(3)\n"
+        "async def test_d(mock_clock):\n"
+        "    await only_on_clock()\n"
+        "async def shared():\n"
+        "    await trio.sleep(3)\n"
+        "async def test_e(mock_clock):\n"
+        "    await shared()\n"
+        "async def test_f():\n"
+        "    await shared()\n"
     )
     assert _imported_test_modules(sample) == ["tests.wire.test_x"]
-    assert real_sleeps(sample) == [6, 16]
+    assert real_sleeps(sample) == [6, 16, 23]
     assert timed_assertions(sample) == [8, 12]
 
 

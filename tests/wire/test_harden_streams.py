@@ -15,16 +15,19 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
+import trio.testing
 
 from gno_trio.config import GatewayLimits
 from gno_trio.transports.http.settings import GatewaySettings
 from tests.support.http_gateway_support import (
     RELAXED,
+    idle_for,
     initialize_body,
     legacy_headers,
     running_gateway,
 )
 from tests.support.mcp_echo_app import build_app
+from tests.support.waiting import real_time_limit
 
 TOKEN = "s" * 48
 
@@ -95,41 +98,55 @@ async def test_token_change_ends_an_open_stream_at_the_next_keep_alive(
         assert gone.status_code in (401, 404, 503)
 
 
-async def test_idle_streams_expire_so_new_sessions_get_in() -> None:
+async def test_idle_streams_expire_so_new_sessions_get_in(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """Trio's clock stands still here and the test jumps it: the streams end by
+    themselves at one idle timeout, not before, whatever the machine's load."""
     limits = GatewayLimits(
         max_requests_per_minute=100_000, max_sessions=2, session_idle_timeout_ms=1000
     )
     settings = GatewaySettings(port=0, limits=limits, stream_keepalive=0.2)
-    async with running_gateway(build_app(), settings) as running, httpx.AsyncClient() as client:
-        ended = []
+    with real_time_limit():
+        async with (
+            running_gateway(build_app(), settings) as running,
+            httpx.AsyncClient() as client,
+        ):
+            ended: list[float] = []
 
-        async def hold_stream(session_id: str) -> None:
-            async with client.stream(
-                "GET", running.url, headers=_stream_headers(session_id)
-            ) as stream:
-                async for _ in stream.aiter_bytes():
-                    pass
-            ended.append(trio.current_time())
+            async def hold_stream(
+                session_id: str, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+            ) -> None:
+                async with client.stream(
+                    "GET", running.url, headers=_stream_headers(session_id)
+                ) as stream:
+                    task_status.started()
+                    async for _ in stream.aiter_bytes():
+                        pass
+                ended.append(trio.current_time())
 
-        started = trio.current_time()
-        async with trio.open_nursery() as nursery:
-            for _ in range(2):
-                nursery.start_soon(hold_stream, await _open_session(client, running.url))
-            await trio.sleep(0.3)
-            full = await client.post(running.url, headers=legacy_headers(), json=initialize_body(9))
-            assert full.status_code == 429
-            assert full.json()["id"] == 9
-            assert "sessions are in use" in full.json()["error"]["message"]
-            assert 1 <= int(full.headers["retry-after"]) <= 2
-        # Each stream ended after one idle timeout, not when the client chose.
-        assert all(0.8 < end - started < 2.5 for end in ended)
-        # Nobody came back: the sessions are reaped and a newcomer gets in.
-        with trio.fail_after(5):
-            while True:
+            async with trio.open_nursery() as nursery:
+                for _ in range(2):
+                    await nursery.start(hold_stream, await _open_session(client, running.url))
+                full = await client.post(
+                    running.url, headers=legacy_headers(), json=initialize_body(9)
+                )
+                assert full.status_code == 429
+                assert full.json()["id"] == 9
+                assert "sessions are in use" in full.json()["error"]["message"]
+                assert 1 <= int(full.headers["retry-after"]) <= 2
+                await idle_for(mock_clock, 0.9)
+                assert ended == []  # not before one idle timeout
+                await idle_for(mock_clock, 0.2)
+            # Each stream ended after one idle timeout, not when the client chose.
+            assert len(ended) == 2
+            # Nobody came back: the sessions are reaped and a newcomer gets in.
+            for _ in range(20):  # reaper passes, a quarter of the idle timeout apart
                 retry = await client.post(
                     running.url, headers=legacy_headers(), json=initialize_body(10)
                 )
                 if retry.status_code == 200:
                     break
                 assert retry.status_code == 429
-                await trio.sleep(0.2)
+                await idle_for(mock_clock, 0.25)
+            assert retry.status_code == 200
