@@ -227,7 +227,7 @@ def data_plane(store: TeamStore, docs: int, captures: int) -> None:
         start = time.perf_counter()
         with opened("cold", True) as cold:
             took = time.perf_counter() - start
-            found = cold.search(SearchRequest(query="okapi", limit=1))["results"]
+            found = cold.search.lexical(SearchRequest(query="okapi", limit=1))["results"]
         print(
             f"    {'cold host joins (catch-up from 0)':<44} {took:8.2f} s    "
             f"({docs + captures:,} notes, found: {bool(found)})"
