@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine, QueryOptions, SearchRequest, Team
+from gno_trio.engine import CaptureRequest, Engine, QueryOptions, SearchRequest, Team
 from gno_trio.engine.ingest.apply import BATCH_DOCS
 from gno_trio.engine.team.replica import Replica
 from gno_trio.engine.team.url import TeamStore
@@ -230,3 +230,21 @@ def test_a_long_sync_is_shared_batch_by_batch(tmp_path: Path, team_store: TeamSt
         assert b.team is not None and b.team.catch_up()
         last = f"gno://many/n{BATCH_DOCS + 19:04d}.md"  # written by the second batch
         assert b.get(last)["content"] == a.get(last)["content"]
+
+
+def test_writers_on_either_host_take_turns_and_every_copy_stays_the_same(
+    hosts: tuple[Engine, Engine], corpus: Path
+) -> None:
+    """Each writer catches up before it writes, so ids, journal cursors and answers agree."""
+    a, b = hosts
+    for turn, (writer, reader) in enumerate(((a, b), (b, a), (a, b), (b, a))):
+        writer.capture(CaptureRequest(collection="notes", title=f"Turn {turn}",
+                                      content=f"The okapi took turn {turn}.\n"))  # fmt: skip
+        (corpus / "it" / f"turn-{turn}.md").write_text(f"# Giro {turn}\n\nokapi {turn}\n")
+        writer.sync()
+        assert reader.team is not None and reader.team.catch_up()
+    assert answers(a) == answers(b)
+    assert a.changes(limit=1000) == b.changes(limit=1000)
+    found = a.search.lexical(flat_search(query="okapi", limit=20))["results"]
+    assert len(found) == 8
+    assert found == b.search.lexical(flat_search(query="okapi", limit=20))["results"]
