@@ -19,6 +19,7 @@ from gno_trio.engine import Engine, Scope, SearchRequest, normalize_name
 from gno_trio.engine.ingest import convert as convert
 from gno_trio.engine.ingest import prepare
 from gno_trio.engine.ingest import walker as walker
+from gno_trio.engine.store.batches import BULK_CHECKPOINT_PAGES, SQLITE_CHECKPOINT_PAGES
 from gno_trio.engine.store.database import _migration_scripts
 from gno_trio.errors import GnoError
 from tests.conftest import CORPUS, bump_mtime, db_snapshot, write_corpus
@@ -799,3 +800,28 @@ def test_a_bulk_sync_leaves_each_full_text_index_in_one_segment(
     assert report.updated == 1
     assert min(_segments(engine)) > 1
     assert hits(engine, "edited") == ["a/n007.md"]
+
+
+def test_a_bulk_sync_checkpoints_its_log_less_often_and_only_while_it_writes(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A bulk sync's batches copy the write-ahead log back every many pages; then the
+    connection goes back to SQLite's default for every later write (a small sync too)."""
+
+    def interval() -> int:
+        with engine.connection() as conn:
+            return int(conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+
+    seen: list[int] = []
+    corpus = tmp_path / "bulk"
+    write_corpus(corpus, {f"a/n{i:03}.md": f"# Note {i}\n\nword{i} text\n" for i in range(40)})
+    engine.add_collection(str(corpus), name="bulk")
+    engine.sync(progress=lambda *_: seen.append(interval()))
+    assert set(seen) == {BULK_CHECKPOINT_PAGES}
+    assert interval() == SQLITE_CHECKPOINT_PAGES
+    seen.clear()
+    (corpus / "a/n007.md").write_text("# Note 7\n\nedited once\n", "utf-8")
+    bump_mtime(corpus / "a/n007.md")
+    (report,) = engine.sync(progress=lambda *_: seen.append(interval()))
+    assert report.updated == 1
+    assert set(seen) == {SQLITE_CHECKPOINT_PAGES}

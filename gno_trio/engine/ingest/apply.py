@@ -102,7 +102,12 @@ class _Applier:
         # A bulk sync (merged once at the end) writes its full-text rows unmerged meanwhile.
         self.pending.bulk = compacts_after(len(plan.to_read), expected)
         with Batches(
-            conn, docs=BATCH_DOCS, chars=BATCH_CHARS, pending=self.pending, on_commit=on_commit
+            conn,
+            docs=BATCH_DOCS,
+            chars=BATCH_CHARS,
+            pending=self.pending,
+            on_commit=on_commit,
+            bulk=self.pending.bulk,
         ) as batch:
             upsert_collection(conn, spec)
             for rel, exc in walk_errors:
