@@ -248,3 +248,16 @@ def test_writers_on_either_host_take_turns_and_every_copy_stays_the_same(
     found = a.search.lexical(flat_search(query="okapi", limit=20))["results"]
     assert len(found) == 8
     assert found == b.search.lexical(flat_search(query="okapi", limit=20))["results"]
+
+
+def test_a_host_of_an_older_build_follows_a_writer_with_a_column_it_lacks(
+    tmp_path: Path, team_store: TeamStore, corpus: Path
+) -> None:
+    """During a rolling upgrade a newer writer may ship a column an older host lacks."""
+    with open_host(tmp_path / "a", team_store) as a:
+        with a.connection() as conn:  # what a newer build's migration would have added
+            conn.execute("ALTER TABLE documents ADD COLUMN reading_minutes INTEGER DEFAULT 3")
+        a.add_collection(str(corpus), name="notes")
+        a.sync()
+        with open_host(tmp_path / "b", team_store) as b:
+            assert answers(b) == answers(a) and any(answers(b))

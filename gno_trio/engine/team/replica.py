@@ -235,8 +235,9 @@ class Replica:
                 "ORDER BY array_position(%s::text[], kind)",
                 (*params, list(units.KIND_ORDER)),
             )
+            local = units.LocalColumns(conn)
             for kind, key, body in cursor:
-                units.insert(conn, (str(kind), str(key)), bytes(body))
+                units.insert(conn, (str(kind), str(key)), bytes(body), local)
         finally:
             cursor.close()
 

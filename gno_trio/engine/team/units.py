@@ -328,9 +328,30 @@ def _remove(conn: sqlite3.Connection, unit: UnitKey) -> None:
         conn.execute(f"DELETE FROM {table.name} WHERE {condition}", params)
 
 
-def _insert(conn: sqlite3.Connection, unit: UnitKey, body: bytes) -> None:
+class LocalColumns:
+    """The columns each table of one file has, looked up once per catch-up."""
+
+    __slots__ = ("_conn", "_known")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._known: dict[str, frozenset[str]] = {}
+
+    def of(self, table: str) -> frozenset[str]:
+        if table not in self._known:
+            rows = self._conn.execute(f"PRAGMA table_info({table})")
+            self._known[table] = frozenset({"rowid", *(str(row[1]) for row in rows)})
+        return self._known[table]
+
+
+def _insert(conn: sqlite3.Connection, unit: UnitKey, body: bytes, local: LocalColumns) -> None:
     tables = msgspec.msgpack.decode(body, type=_Body)
-    for name, columns, rows in tables:
+    for name, shipped, rows in tables:
+        known = local.of(name)
+        kept = [i for i, column in enumerate(shipped) if column in known]
+        if len(kept) < len(shipped):  # a newer writer's column this build does not have
+            rows = [[row[i] for i in kept] for row in rows]
+        columns = [shipped[i] for i in kept]
         quoted = ", ".join(f'"{column}"' for column in columns)
         marks = ", ".join("?" for _ in columns)
         conn.executemany(f"INSERT INTO {name} ({quoted}) VALUES ({marks})", rows)
@@ -363,10 +384,11 @@ def remove(conn: sqlite3.Connection, changed: Iterable[UnitKey]) -> None:
         _remove(conn, unit)
 
 
-def insert(conn: sqlite3.Connection, unit: UnitKey, body: bytes) -> None:
+def insert(conn: sqlite3.Connection, unit: UnitKey, body: bytes, local: LocalColumns) -> None:
     """Insert a unit's rows (inside :func:`applying`, after :func:`remove`; kinds in
-    :data:`KIND_ORDER`)."""
-    _insert(conn, unit, body)
+    :data:`KIND_ORDER`). A column this file lacks (shipped by a writer of a newer
+    build, during a rolling upgrade) is left out."""
+    _insert(conn, unit, body, local)
 
 
 def reset(conn: sqlite3.Connection) -> None:
@@ -384,6 +406,7 @@ __all__ = [
     "KINDS",
     "KIND_ORDER",
     "REPLICATED_TABLES",
+    "LocalColumns",
     "UnitKey",
     "all_units",
     "applying",
