@@ -53,7 +53,6 @@ REAL_SLEEPS: dict[str, tuple[int, str]] = {
     "support/mcp_echo_app.py": (1, SCENERY),
     "wire/test_harden_connections.py": (1, "holds 90 connections open on a real process a while"),
     "wire/test_http_boundary.py": (1, "lets a drip-fed request start before the quick one"),
-    "wire/test_http_legacy.py": (1, "lets a pushed line reach the stream before it closes"),
     "wire/test_http_workers.py": (2, PROCESS),
     "wire/test_mcp_stdio_wire.py": (2, SCENERY + "; and " + ABSENCE),
     "wire/test_team_gateways.py": (1, QUEUED),

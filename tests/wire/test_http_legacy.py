@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+import trio.testing
 
 from gno_trio.config import GatewayLimits
 from gno_trio.transports.http.guards import PolicyBook
@@ -399,7 +400,8 @@ async def test_server_messages_reach_the_session_get_stream() -> None:
                     await trio.sleep(0.01)
                 line = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
                 assert session.push(line)
-                await trio.sleep(0.05)
+                # In process, nothing else runs: once every task waits, the line went out.
+                await trio.testing.wait_all_tasks_blocked()
                 await gateway.state.sessions.close(session, "test")
         response = streamed[0]
         assert response.status == 200
