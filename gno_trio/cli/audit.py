@@ -83,7 +83,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _run(engine: Engine, args: argparse.Namespace, stopped: list[bool]) -> dict[str, Any]:
-    return engine.audit(
+    return engine.index.audit(
         category=args.category,
         collections=args.collection or (),
         paths=args.path or (),

@@ -20,7 +20,7 @@ from gno_trio.engine.vocabulary import MULTI_GET_DEFAULT_MAX_BYTES
 
 def cmd_get(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.get(
+        result = engine.documents.get(
             args.ref,
             from_line=args.from_line,
             line_count=args.lines,
@@ -55,7 +55,7 @@ def cmd_multi_get(args: argparse.Namespace) -> int:
     if len(refs) == 1 and _is_glob(refs[0]):
         pattern, refs = refs[0], []
     with open_engine(args, create=False) as engine:
-        result = engine.multi_get(
+        result = engine.documents.multi_get(
             refs=refs or None,
             pattern=pattern,
             max_bytes=args.max_bytes,
@@ -71,7 +71,7 @@ def cmd_multi_get(args: argparse.Namespace) -> int:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.ls(
+        result = engine.documents.ls(
             collection=args.collection, prefix=args.prefix, limit=args.limit, offset=args.offset
         )
     render.emit(args, LISTING, result)
@@ -88,21 +88,23 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.status()
+        result = engine.index.status()
     render.emit(args, STATUS, result)
     return EXIT_OK
 
 
 def cmd_changes(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.changes(since=args.since, collection=args.collection, limit=args.limit)
+        result = engine.documents.changes(
+            since=args.since, collection=args.collection, limit=args.limit
+        )
     render.emit(args, CHANGES, result)
     return EXIT_OK
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.diff(args.doc, args.change)
+        result = engine.documents.diff(args.doc, args.change)
     render.emit(args, DIFF, result)
     return EXIT_OK
 

@@ -80,7 +80,9 @@ def present_hits(engine: Engine, result: dict[str, Any], args: argparse.Namespac
     """Apply ``--full`` (the whole document instead of the snippet) and ``--line-numbers``."""
     for hit in result["results"]:
         if args.full:
-            hit["snippet"] = engine.get(hit["uri"], line_numbers=args.line_numbers)["content"]
+            hit["snippet"] = engine.documents.get(hit["uri"], line_numbers=args.line_numbers)[
+                "content"
+            ]
         elif args.line_numbers and hit.get("snippet"):
             text = str(hit["snippet"]).rstrip("\n")
             hit["snippet"] = number_lines(text, _snippet_first_line(hit))

@@ -16,7 +16,7 @@ from gno_trio.cli.render.graph import TAG_CHANGE, TAGS
 
 def cmd_tags_list(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.list_tags(collection=args.collection, prefix=args.prefix)
+        result = engine.documents.tags(collection=args.collection, prefix=args.prefix)
     render.emit(args, TAGS, result)
     return EXIT_OK
 

@@ -41,7 +41,8 @@ from gno_trio.engine.ingest.face import IngestFace
 from gno_trio.engine.ingest.upkeep import finish_upgrades
 from gno_trio.engine.kernel import IndexLocation, IndexUpkeep
 from gno_trio.engine.memory.face import MemoryFace
-from gno_trio.engine.reads.face import ReadsFace
+from gno_trio.engine.reads.face import DocumentsFace
+from gno_trio.engine.reads.index_face import IndexFace
 from gno_trio.engine.search.docindex.policy import (
     document_index_lags,
     document_indexing,
@@ -64,7 +65,6 @@ class EngineUpkeep:
 
 class Engine(
     IngestFace,
-    ReadsFace,
 ):
     """An opened index and every service over it (see the module docstring for the map)."""
 
@@ -72,6 +72,10 @@ class Engine(
 
     def __init__(self, location: IndexLocation, config: Config) -> None:
         super().__init__(location, config)
+        self.documents = DocumentsFace(self)
+        """Documents by reference, sections, listings, tags, changes, diffs (:mod:`.reads.face`)."""
+        self.index = IndexFace(self)
+        """Status, peek, the watcher, audit (:mod:`.reads.index_face`)."""
         self.egress = EgressFace(self)
         """Egress policies and decision receipts (:mod:`.egress.face`)."""
         self.search = SearchFace(self)

@@ -106,12 +106,12 @@ class ChangeFeed:
 
     async def _latest(self) -> str:
         engine = self._runtime.engine
-        page = await self._runtime.run(lambda: engine.changes(limit=1))
+        page = await self._runtime.run(lambda: engine.documents.changes(limit=1))
         return str(page["page"]["latestCursor"])
 
     async def _read(self, since: str) -> list[Mapping[str, Any]]:
         engine = self._runtime.engine
-        page = await self._runtime.run(lambda: engine.changes(since=since, limit=_BATCH))
+        page = await self._runtime.run(lambda: engine.documents.changes(since=since, limit=_BATCH))
         changes: list[Mapping[str, Any]] = list(page["changes"])
         meta = page["page"]
         if meta["cursorExpired"]:

@@ -55,7 +55,7 @@ class AuditInput(ToolInput, forbid_unknown_fields=True):
 
 def make_audit(runtime: Runtime) -> ToolHandler:
     def call(args: AuditInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.audit(
+        return runtime.engine.index.audit(
             category=args.category,
             collections=args.collections,
             paths=args.paths,

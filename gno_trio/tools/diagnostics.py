@@ -89,7 +89,7 @@ def diagnose_text(result: dict[str, Any]) -> str:
 
 def make_diff(runtime: Runtime) -> ToolHandler:
     def call(args: DiffInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.diff(args.ref, opt(args.change))
+        return runtime.engine.documents.diff(args.ref, opt(args.change))
 
     return engine_tool(runtime, call, diff_text)
 

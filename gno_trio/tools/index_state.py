@@ -202,7 +202,7 @@ def make_status(runtime: Runtime) -> ToolHandler:
         reported, readers = _process_facts(runtime)
 
         def call() -> dict[str, Any]:
-            result = runtime.engine.status()
+            result = runtime.engine.index.status()
             generations = result["resident"]["generations"]
             result["resident"] = resident_block(runtime, reported, readers, generations)
             return result
@@ -218,21 +218,23 @@ def make_status(runtime: Runtime) -> ToolHandler:
 
 def make_peek(runtime: Runtime) -> ToolHandler:
     def call(args: PeekInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return peek_result(runtime.engine.peek())
+        return peek_result(runtime.engine.index.peek())
 
     return engine_tool(runtime, call, peek_text)
 
 
 def make_list_tags(runtime: Runtime) -> ToolHandler:
     def call(args: ListTagsInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.list_tags(collection=opt(args.collection), prefix=opt(args.prefix))
+        return runtime.engine.documents.tags(
+            collection=opt(args.collection), prefix=opt(args.prefix)
+        )
 
     return engine_tool(runtime, call, tags_text)
 
 
 def make_changes(runtime: Runtime) -> ToolHandler:
     def call(args: ChangesInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.changes(
+        return runtime.engine.documents.changes(
             since=opt(args.since), collection=opt(args.collection), limit=args.limit
         )
 

@@ -113,7 +113,7 @@ def _collections(runtime: Runtime) -> ToolHandler:
 
 def _ls(runtime: Runtime) -> ToolHandler:
     def call(args: LsInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.ls(
+        return runtime.engine.documents.ls(
             collection=opt(args.collection),
             prefix=opt(args.prefix),
             limit=args.limit,
@@ -125,7 +125,7 @@ def _ls(runtime: Runtime) -> ToolHandler:
 
 def _browse(runtime: Runtime) -> ToolHandler:
     def call(args: BrowseInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.browse(collection=opt(args.collection), path=args.path)
+        return runtime.engine.documents.browse(collection=opt(args.collection), path=args.path)
 
     return engine_tool(
         runtime, call, lambda r: f"{len(r['folders'])} folder(s), {len(r['documents'])} document(s)"

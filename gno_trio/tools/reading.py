@@ -137,7 +137,7 @@ def multi_get_text(result: dict[str, Any]) -> str:
 
 def make_get(runtime: Runtime) -> ToolHandler:
     def call(args: GetInput, ctx: ToolCallContext) -> Traced:
-        result = runtime.engine.get(
+        result = runtime.engine.documents.get(
             args.ref,
             from_line=opt(args.fromLine),
             line_count=opt(args.lineCount),
@@ -153,7 +153,7 @@ def make_get(runtime: Runtime) -> ToolHandler:
 
 def make_multi_get(runtime: Runtime) -> ToolHandler:
     def call(args: MultiGetInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.multi_get(
+        return runtime.engine.documents.multi_get(
             refs=opt(args.refs),
             pattern=opt(args.pattern),
             max_bytes=args.maxBytes,

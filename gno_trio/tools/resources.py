@@ -21,7 +21,9 @@ class DocumentResources:
         self.runtime = runtime
 
     async def list_resources(self, ctx: RequestContext) -> list[dict[str, Any]]:
-        listing = await self.runtime.run(lambda: self.runtime.engine.ls(limit=_LIST_LIMIT))
+        listing = await self.runtime.run(
+            lambda: self.runtime.engine.documents.ls(limit=_LIST_LIMIT)
+        )
         resources = []
         for doc in listing["documents"]:
             entry: dict[str, Any] = {
@@ -55,7 +57,9 @@ class DocumentResources:
             return [await self._read_tags(uri)]
         if not uri.startswith("gno://"):
             raise GnoError("NOT_FOUND", f"Resource not found: {uri}")
-        doc = await self.runtime.run(lambda: self.runtime.engine.get(uri, line_numbers=True))
+        doc = await self.runtime.run(
+            lambda: self.runtime.engine.documents.get(uri, line_numbers=True)
+        )
         source = doc["source"]
         header = [f"<!-- {doc['uri']}", f"docid: {doc['docid']}"]
         if source.get("absPath"):
@@ -71,6 +75,6 @@ class DocumentResources:
         collection = query.get("collection", [None])[0]
         prefix = query.get("prefix", [None])[0]
         tags = await self.runtime.run(
-            lambda: self.runtime.engine.list_tags(collection=collection, prefix=prefix)
+            lambda: self.runtime.engine.documents.tags(collection=collection, prefix=prefix)
         )
         return {"uri": uri, "mimeType": "application/json", "text": json.dumps(tags)}

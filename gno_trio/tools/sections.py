@@ -111,7 +111,7 @@ def section_text(result: dict[str, Any]) -> str:
 def make_section(runtime: Runtime) -> ToolHandler:
     def call(args: SectionInput, ctx: ToolCallContext) -> Any:
         target = opt(args.target)
-        return runtime.engine.section(
+        return runtime.engine.documents.section(
             args.action,
             args.ref,
             anchor=opt(args.anchor),

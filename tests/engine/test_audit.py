@@ -56,7 +56,7 @@ def subjects(rule: dict[str, Any]) -> set[str]:
 
 def test_each_defect_is_reported_once_and_nothing_changes(vault: Engine) -> None:
     before = db_snapshot(vault.location.db_path)
-    report = vault.audit()
+    report = vault.index.audit()
     rules = by_rule(report)
     assert report["status"] == "complete"
     assert subjects(rules["links.local-targets"]) == {"home.md", "guide.md"}
@@ -71,39 +71,39 @@ def test_each_defect_is_reported_once_and_nothing_changes(vault: Engine) -> None
     assert report["counts"]["findings"]["total"] == 5
     assert report["counts"]["examined"]["documents"] == 8
     assert db_snapshot(vault.location.db_path) == before
-    again = vault.audit()
+    again = vault.index.audit()
     assert [f["id"] for f in again["findings"]] == [f["id"] for f in report["findings"]]
 
 
 def test_policy_inputs_turn_on_orphans_and_age(vault: Engine) -> None:
-    report = vault.audit(orphan_roots=["notes/home.md"], max_age_days=1)
+    report = vault.index.audit(orphan_roots=["notes/home.md"], max_age_days=1)
     rules = by_rule(report)
     assert subjects(rules["links.orphans"]) >= {"orphan.md", "captured.md", "clipped.md"}
     assert "setup.md" not in subjects(rules["links.orphans"])  # home -> guide -> setup
-    ignored = vault.audit(
+    ignored = vault.index.audit(
         category="links", orphan_roots=["notes/home.md"], orphan_ignore_prefixes=["gno://notes/c"]
     )
     assert not {"captured.md", "clipped.md"} & subjects(by_rule(ignored)["links.orphans"])
     old = Path(vault.collection("notes").path) / "setup.md"
     os.utime(old, (0, 0))
     vault.sync()
-    aged = by_rule(vault.audit(category="freshness", max_age_days=30))["freshness.max-age"]
+    aged = by_rule(vault.index.audit(category="freshness", max_age_days=30))["freshness.max-age"]
     assert subjects(aged) == {"setup.md"}
 
 
 def test_scope_filters_and_truncation(vault: Engine) -> None:
-    links_only = vault.audit(category="links", paths=["guide"])
+    links_only = vault.index.audit(category="links", paths=["guide"])
     assert links_only["scope"]["categories"] == ["links"]
     assert links_only["counts"]["examined"]["documents"] == 1
-    cut = vault.audit(max_findings=2)
+    cut = vault.index.audit(max_findings=2)
     assert cut["counts"]["findings"] == {"total": 5, "returned": 2, "truncated": True}
     assert cut["truncation"] == {"findingsTruncated": True, "maxFindings": 2}
-    assert error_code(lambda: vault.audit(collections=["ghost"])) == "NOT_FOUND"
-    assert error_code(lambda: vault.audit(max_findings=0)) == "INVALID_INPUT"
+    assert error_code(lambda: vault.index.audit(collections=["ghost"])) == "NOT_FOUND"
+    assert error_code(lambda: vault.index.audit(max_findings=0)) == "INVALID_INPUT"
 
 
 def test_a_cancelled_audit_is_partial(vault: Engine) -> None:
-    report = vault.audit(should_stop=lambda: True)
+    report = vault.index.audit(should_stop=lambda: True)
     assert report["status"] == "partial" and report["rules"] == []
 
 

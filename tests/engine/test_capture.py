@@ -158,7 +158,7 @@ def test_default_capture_goes_to_the_dated_inbox_named_by_content_hash(
 def test_a_captured_note_is_searchable_and_readable_when_the_call_returns(eng: Engine) -> None:
     receipt = run(eng, content="The quetzal nests in cloud forests.", title="Birds")
     assert hits(eng, "quetzal") == [receipt["uri"]]
-    document = eng.get(receipt["uri"])
+    document = eng.documents.get(receipt["uri"])
     assert document["docid"] == receipt["docid"]
     assert "cloud forests" in document["content"]
 
@@ -273,7 +273,7 @@ def test_disk_only_and_index_only_files_both_count_as_taken(eng: Engine, notes: 
 
 def test_open_existing_returns_the_existing_note_without_writing(eng: Engine, notes: Path) -> None:
     before = tree(notes)
-    indexed = eng.get("gno://notes/existing.md")
+    indexed = eng.documents.get("gno://notes/existing.md")
     receipt = run(eng, content="ignored", path="existing", collision_policy="open_existing")
     assert tree(notes) == before
     assert receipt["relPath"] == "existing.md"
@@ -442,7 +442,7 @@ def test_frontmatter_carries_title_normalised_tags_and_the_source_block(
         }
     )
     assert body == "Body text about okapis.\n"
-    listed = {t["tag"] for t in eng.list_tags(collection="notes")["tags"]}
+    listed = {t["tag"] for t in eng.documents.tags(collection="notes")["tags"]}
     assert {"machine-learning", "zoo", "projects/alpha"} <= listed
 
 
@@ -516,7 +516,7 @@ def test_non_markdown_files_hold_only_the_text_and_tags_live_in_the_index(
     receipt = run(eng, content="plain log of axolotl care", path="care.txt", tags=["Pets"])
     assert (notes / "care.txt").read_text(encoding="utf-8") == "plain log of axolotl care\n"
     assert receipt["tags"] == ["pets"]
-    assert {t["tag"] for t in eng.list_tags(collection="notes")["tags"]} >= {"pets"}
+    assert {t["tag"] for t in eng.documents.tags(collection="notes")["tags"]} >= {"pets"}
     assert hits(eng, "axolotl") == ["gno://notes/care.txt"]
 
 

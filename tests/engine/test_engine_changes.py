@@ -53,13 +53,13 @@ def journaled(engine: Engine, root: Path) -> Engine:
 
 
 def all_changes(engine: Engine, **options: Any) -> list[dict[str, Any]]:
-    return list(engine.changes(limit=1000, **options)["changes"])
+    return list(engine.documents.changes(limit=1000, **options)["changes"])
 
 
 def test_each_kind_carries_before_and_after_snapshots(
     journaled: Engine, schema_check: SchemaCheck
 ) -> None:
-    feed = journaled.changes(limit=1000)
+    feed = journaled.documents.changes(limit=1000)
     schema_check("changes", feed)
     changes = feed["changes"]
     assert [c["kind"] for c in changes] == [
@@ -74,7 +74,7 @@ def test_each_kind_carries_before_and_after_snapshots(
     assert create["previous"] is None and create["current"]["relPath"] == "a.md"
     assert create["current"]["uri"] == "gno://notes/a.md" and create["collection"] == "notes"
     assert update["previous"]["sourceHash"] != update["current"]["sourceHash"]
-    assert update["current"]["docid"] == journaled.get("notes/a.md")["docid"]
+    assert update["current"]["docid"] == journaled.documents.get("notes/a.md")["docid"]
     assert (rename["previous"]["relPath"], rename["current"]["relPath"]) == ("b.md", "b2.md")
     assert rename["previous"]["docid"] == rename["current"]["docid"]
     assert inactivate["previous"]["active"] is True and inactivate["current"]["active"] is False
@@ -99,7 +99,7 @@ def test_structure_delta_lists_what_changed(journaled: Engine) -> None:
 
 
 def test_feed_never_contains_document_bodies(journaled: Engine) -> None:
-    text = json.dumps(journaled.changes(limit=1000))
+    text = json.dumps(journaled.documents.changes(limit=1000))
     assert "secret-body-word" not in text
 
 
@@ -124,7 +124,7 @@ def test_paging_with_next_cursor_visits_every_entry_once(
     expected = [c["id"] for c in all_changes(engine)]
     assert len(expected) == 23
     seen: list[str] = []
-    page = engine.changes(limit=5)
+    page = engine.documents.changes(limit=5)
     pages = 1
     while True:
         schema_check("changes", page)
@@ -133,7 +133,7 @@ def test_paging_with_next_cursor_visits_every_entry_once(
             assert page["page"]["truncated"] is False
             break
         assert page["page"]["truncated"] is True
-        page = engine.changes(since=page["page"]["nextCursor"], limit=5)
+        page = engine.documents.changes(since=page["page"]["nextCursor"], limit=5)
         pages += 1
     assert seen == expected
     assert pages == 5
@@ -142,15 +142,15 @@ def test_paging_with_next_cursor_visits_every_entry_once(
 def test_latest_cursor_resumes_after_the_newest_entry(engine: Engine, root: Path) -> None:
     engine.add_collection(str(root), name="notes")
     engine.sync()
-    latest = engine.changes()["page"]["latestCursor"]
-    assert engine.changes(since=latest)["changes"] == []
+    latest = engine.documents.changes()["page"]["latestCursor"]
+    assert engine.documents.changes(since=latest)["changes"] == []
     (root / "c.md").write_text("new\n", "utf-8")
     engine.sync()
-    fresh = engine.changes(since=latest)["changes"]
+    fresh = engine.documents.changes(since=latest)["changes"]
     assert [(c["kind"], c["current"]["relPath"]) for c in fresh] == [("create", "c.md")]
     # Every entry id is itself a cursor positioned on that entry.
     first = all_changes(engine)[0]["id"]
-    assert len(engine.changes(since=first, limit=1000)["changes"]) == 2
+    assert len(engine.documents.changes(since=first, limit=1000)["changes"]) == 2
 
 
 def test_since_accepts_an_iso_instant(journaled: Engine) -> None:
@@ -186,20 +186,20 @@ def test_collection_filter(engine: Engine, root: Path, tmp_path: Path) -> None:
 )
 def test_garbage_cursor_is_a_validation_error(journaled: Engine, since: str) -> None:
     with pytest.raises(GnoError) as info:
-        journaled.changes(since=since)
+        journaled.documents.changes(since=since)
     assert info.value.code == "VALIDATION"
 
 
 def test_cursor_ahead_of_the_index_is_a_validation_error(journaled: Engine) -> None:
     with pytest.raises(GnoError) as info:
-        journaled.changes(since=journal.encode_cursor(999))
+        journaled.documents.changes(since=journal.encode_cursor(999))
     assert info.value.code == "VALIDATION" and "ahead" in info.value.message
 
 
 @pytest.mark.parametrize("limit", [0, 1001, -5])
 def test_limit_bounds(journaled: Engine, limit: int) -> None:
     with pytest.raises(GnoError) as info:
-        journaled.changes(limit=limit)
+        journaled.documents.changes(limit=limit)
     assert info.value.code == "VALIDATION"
 
 
@@ -218,7 +218,7 @@ def test_decode_cursor_accepts_only_issued_cursors(text: str) -> None:
 @given(since=st.text(max_size=40))
 def test_any_since_value_pages_or_is_a_validation_error(journaled: Engine, since: str) -> None:
     try:
-        feed = journaled.changes(since=since or None)
+        feed = journaled.documents.changes(since=since or None)
     except GnoError as error:
         assert error.code == "VALIDATION"
     else:
@@ -233,31 +233,31 @@ def test_cursor_round_trip(sequence: int) -> None:
 def test_pruned_history_marks_old_cursors_expired(
     journaled: Engine, schema_check: SchemaCheck, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    start = journaled.changes()["page"]["earliestCursor"]
+    start = journaled.documents.changes()["page"]["earliestCursor"]
     monkeypatch.setattr(journal, "RETENTION_ENTRIES", 2)
     journaled.sync()  # applies retention
-    expired = journaled.changes(since=start)
+    expired = journaled.documents.changes(since=start)
     schema_check("changes", expired)
     page = expired["page"]
     assert page["cursorExpired"] is True and page["retentionTruncated"] is True
     assert expired["changes"] == [] and page["nextCursor"] is None
     assert expired["warnings"]
-    restart = journaled.changes(since=page["earliestCursor"])
+    restart = journaled.documents.changes(since=page["earliestCursor"])
     schema_check("changes", restart)
     assert restart["page"]["cursorExpired"] is False
     assert [c["kind"] for c in restart["changes"]] == ["inactivate", "reactivate"]
 
 
 def test_history_pruned_entirely_still_expires_old_cursors(journaled: Engine) -> None:
-    start = journaled.changes()["page"]["earliestCursor"]
-    latest = journaled.changes()["page"]["latestCursor"]
+    start = journaled.documents.changes()["page"]["earliestCursor"]
+    latest = journaled.documents.changes()["page"]["latestCursor"]
     with journaled.pool.connection() as conn:
         conn.execute("BEGIN IMMEDIATE")
         journal.prune(SqliteJournal(conn), now=datetime.now(UTC) + timedelta(days=365))
         conn.execute("COMMIT")
-    feed = journaled.changes(since=start)
+    feed = journaled.documents.changes(since=start)
     assert feed["changes"] == []
     assert feed["page"]["cursorExpired"] is True
     assert feed["page"]["latestCursor"] == latest
     # The newest cursor lost nothing and is still good.
-    assert journaled.changes(since=latest)["page"]["cursorExpired"] is False
+    assert journaled.documents.changes(since=latest)["page"]["cursorExpired"] is False

@@ -21,7 +21,7 @@ def _engine(dirs: Dirs, conversion: str = "") -> Engine:
 
 
 def _listed(engine: Engine) -> dict[str, str]:
-    (collection,) = engine.status()["collections"]
+    (collection,) = engine.index.status()["collections"]
     return {e["relPath"]: e["code"] for e in collection["errors"] + collection["skipped"]}
 
 
@@ -37,7 +37,7 @@ def test_the_time_limit_comes_from_index_yml(dirs: Dirs, tmp_path: Path) -> None
             ("huge.html", "CONVERSION_TIMEOUT")
         ]
         assert _listed(engine) == {"huge.html": "CONVERSION_TIMEOUT"}
-        assert engine.status()["healthy"] is False
+        assert engine.index.status()["healthy"] is False
         hits = engine.search.lexical(SearchRequest(query="tapir"))["results"]
         assert [h["source"]["relPath"] for h in hits] == ["small.html"]
 

@@ -52,22 +52,27 @@ def error_of(fn: Callable[[], Any]) -> GnoError:
 
 
 def test_get_by_uri_path_and_docid(engine: Engine) -> None:
-    by_path = engine.get("notes/alpha.md")
+    by_path = engine.documents.get("notes/alpha.md")
     assert by_path["uri"] == "gno://notes/alpha.md"
-    assert engine.get("gno://notes/alpha.md")["docid"] == by_path["docid"]
-    assert engine.get("NOTES/alpha.md")["docid"] == by_path["docid"]
-    assert engine.get(by_path["docid"])["uri"] == by_path["uri"]
-    assert engine.get(by_path["docid"][:7].upper())["uri"] == by_path["uri"]  # 6 hex, any case
-    assert engine.get("gno://notes/sub%20dir/my%20note%20%231%3F%25.md")["title"] == "Awkward Name"
-    assert engine.get("notes/sub dir/my note #1?%.md")["title"] == "Awkward Name"
+    assert engine.documents.get("gno://notes/alpha.md")["docid"] == by_path["docid"]
+    assert engine.documents.get("NOTES/alpha.md")["docid"] == by_path["docid"]
+    assert engine.documents.get(by_path["docid"])["uri"] == by_path["uri"]
+    assert (
+        engine.documents.get(by_path["docid"][:7].upper())["uri"] == by_path["uri"]
+    )  # 6 hex, any case
+    assert (
+        engine.documents.get("gno://notes/sub%20dir/my%20note%20%231%3F%25.md")["title"]
+        == "Awkward Name"
+    )
+    assert engine.documents.get("notes/sub dir/my note #1?%.md")["title"] == "Awkward Name"
 
 
 def test_get_whole_document_with_and_without_line_numbers(engine: Engine) -> None:
-    plain = engine.get("notes/numbered.md", line_numbers=False)
+    plain = engine.documents.get("notes/numbered.md", line_numbers=False)
     assert plain["content"] == NUMBERED
     assert plain["totalLines"] == 11  # split on "\n": the final newline ends an empty line
     assert "returnedLines" not in plain
-    numbered = engine.get("notes/numbered.md")
+    numbered = engine.documents.get("notes/numbered.md")
     assert numbered["content"].splitlines()[:2] == ["1: row 1", "2: row 2"]
 
 
@@ -88,7 +93,7 @@ def test_get_line_ranges(
     content: str,
     returned: dict[str, int],
 ) -> None:
-    result = engine.get("notes/numbered.md", from_line=from_line, line_count=line_count)
+    result = engine.documents.get("notes/numbered.md", from_line=from_line, line_count=line_count)
     assert result["content"] == content
     assert result["returnedLines"] == returned
     assert result["totalLines"] == 11
@@ -96,7 +101,7 @@ def test_get_line_ranges(
 
 
 def test_get_beyond_eof_is_empty_without_range(engine: Engine, schema_check: SchemaCheck) -> None:
-    result = engine.get("notes/numbered.md", from_line=50, line_count=3)
+    result = engine.documents.get("notes/numbered.md", from_line=50, line_count=3)
     assert result["content"] == ""
     assert "returnedLines" not in result
     assert result["totalLines"] == 11
@@ -104,7 +109,7 @@ def test_get_beyond_eof_is_empty_without_range(engine: Engine, schema_check: Sch
 
 
 def test_get_output_shape(engine: Engine, schema_check: SchemaCheck) -> None:
-    result = engine.get("notes/alpha.md")
+    result = engine.documents.get("notes/alpha.md")
     schema_check("get", result)
     assert result["title"] == "Alpha Planning"
     assert result["tags"] == ["planning", "project", "roadmap"]
@@ -112,7 +117,7 @@ def test_get_output_shape(engine: Engine, schema_check: SchemaCheck) -> None:
     assert result["source"]["absPath"].endswith("/notes/alpha.md")
     assert result["capabilities"]["editable"] is True
     assert result["conversion"]["converterId"] == "native/markdown"
-    code = engine.get("notes/code/hello.py")
+    code = engine.documents.get("notes/code/hello.py")
     schema_check("get", code)
     assert code["source"]["mime"] == "text/x-python"
 
@@ -122,7 +127,7 @@ def test_get_output_shape(engine: Engine, schema_check: SchemaCheck) -> None:
     [({"from_line": 0}, "fromLine"), ({"line_count": 0}, "lineCount")],
 )
 def test_get_rejects_bad_ranges(engine: Engine, options: dict[str, int], field: str) -> None:
-    error = error_of(lambda: engine.get("notes/alpha.md", **options))  # type: ignore[arg-type]
+    error = error_of(lambda: engine.documents.get("notes/alpha.md", **options))  # type: ignore[arg-type]
     assert error.code == "INVALID_INPUT" and field in error.message
 
 
@@ -146,14 +151,14 @@ def test_get_rejects_bad_ranges(engine: Engine, options: dict[str, int], field: 
     ],
 )
 def test_malformed_refs_are_invalid_input(engine: Engine, ref: str) -> None:
-    assert error_of(lambda: engine.get(ref)).code == "INVALID_INPUT"
+    assert error_of(lambda: engine.documents.get(ref)).code == "INVALID_INPUT"
 
 
 @pytest.mark.parametrize(
     "ref", ["notes/missing.md", "gno://notes/missing.md", "#00000000", "nope/alpha.md"]
 )
 def test_unknown_refs_are_not_found(engine: Engine, ref: str) -> None:
-    error = error_of(lambda: engine.get(ref))
+    error = error_of(lambda: engine.documents.get(ref))
     assert error.code == "NOT_FOUND"
     assert ref in error.message
 
@@ -164,7 +169,7 @@ def test_unknown_refs_are_not_found(engine: Engine, ref: str) -> None:
 @given(st.text(max_size=60))
 def test_any_ref_resolves_or_fails_with_a_stable_code(engine: Engine, ref: str) -> None:
     try:
-        result = engine.get(ref)
+        result = engine.documents.get(ref)
     except GnoError as error:
         assert error.code in {"INVALID_INPUT", "NOT_FOUND"}
     else:
@@ -177,8 +182,8 @@ def test_any_ref_resolves_or_fails_with_a_stable_code(engine: Engine, ref: str) 
 
 
 def test_multi_get_by_refs_reports_each_skip(engine: Engine, schema_check: SchemaCheck) -> None:
-    alpha = engine.get("notes/alpha.md")
-    result = engine.multi_get(
+    alpha = engine.documents.get("notes/alpha.md")
+    result = engine.documents.multi_get(
         refs=[alpha["docid"], "gno://notes/beta.md", "notes/missing.md", "not a ref"]
     )
     schema_check("multi-get", result)
@@ -198,26 +203,28 @@ def test_multi_get_by_refs_reports_each_skip(engine: Engine, schema_check: Schem
 
 
 def test_multi_get_by_glob(engine: Engine, schema_check: SchemaCheck) -> None:
-    result = engine.multi_get(pattern="notes/*.md", line_numbers=False)
+    result = engine.documents.multi_get(pattern="notes/*.md", line_numbers=False)
     schema_check("multi-get", result)
     uris = [d["uri"] for d in result["documents"]]
     assert "gno://notes/alpha.md" in uris and "gno://archive/old.md" not in uris
     assert "gno://notes/plain.txt" not in uris
-    by_uri = engine.multi_get(pattern="gno://notes/sub*/*")
+    by_uri = engine.documents.multi_get(pattern="gno://notes/sub*/*")
     assert [d["uri"] for d in by_uri["documents"]] == [
         "gno://notes/sub%20dir/my%20note%20%231%3F%25.md"
     ]
-    assert engine.multi_get(pattern="*.nothing")["documents"] == []
+    assert engine.documents.multi_get(pattern="*.nothing")["documents"] == []
 
 
 def test_multi_get_truncates_to_max_bytes_on_a_character_boundary(
     engine: Engine, schema_check: SchemaCheck
 ) -> None:
-    whole = engine.multi_get(refs=["notes/wide/emoji.md"], line_numbers=False)
+    whole = engine.documents.multi_get(refs=["notes/wide/emoji.md"], line_numbers=False)
     (doc,) = whole["documents"]
     assert "truncated" not in doc
     for limit in range(8, 40):
-        cut = engine.multi_get(refs=["notes/wide/emoji.md"], max_bytes=limit, line_numbers=False)
+        cut = engine.documents.multi_get(
+            refs=["notes/wide/emoji.md"], max_bytes=limit, line_numbers=False
+        )
         schema_check("multi-get", cut)
         (part,) = cut["documents"]
         assert part["truncated"] is True
@@ -238,7 +245,7 @@ def test_multi_get_truncates_to_max_bytes_on_a_character_boundary(
     ],
 )
 def test_multi_get_rejects_bad_requests(engine: Engine, kwargs: dict[str, Any]) -> None:
-    assert error_of(lambda: engine.multi_get(**kwargs)).code == "INVALID_INPUT"
+    assert error_of(lambda: engine.documents.multi_get(**kwargs)).code == "INVALID_INPUT"
 
 
 # ---------------------------------------------------------------------------
@@ -247,25 +254,25 @@ def test_multi_get_rejects_bad_requests(engine: Engine, kwargs: dict[str, Any]) 
 
 
 def test_ls_filters_and_pages(engine: Engine) -> None:
-    every = engine.ls()
+    every = engine.documents.ls()
     assert every["meta"]["total"] == len(every["documents"]) == 11
-    notes = engine.ls(collection="Notes")
+    notes = engine.documents.ls(collection="Notes")
     assert {d["collection"] for d in notes["documents"]} == {"notes"}
-    under = engine.ls(collection="notes", prefix="wide/")
+    under = engine.documents.ls(collection="notes", prefix="wide/")
     assert [d["relPath"] for d in under["documents"]] == ["wide/emoji.md"]
-    page = engine.ls(collection="notes", limit=3, offset=2)
+    page = engine.documents.ls(collection="notes", limit=3, offset=2)
     assert [d["uri"] for d in page["documents"]] == [d["uri"] for d in notes["documents"][2:5]]
     assert page["meta"] == {"total": 10, "returned": 3, "offset": 2}
 
 
 def test_ls_rejects_unknown_collection_and_bad_paging(engine: Engine) -> None:
-    assert error_of(lambda: engine.ls(collection="nope")).code == "NOT_FOUND"
-    assert error_of(lambda: engine.ls(limit=0)).code == "INVALID_INPUT"
-    assert error_of(lambda: engine.ls(offset=-1)).code == "INVALID_INPUT"
+    assert error_of(lambda: engine.documents.ls(collection="nope")).code == "NOT_FOUND"
+    assert error_of(lambda: engine.documents.ls(limit=0)).code == "INVALID_INPUT"
+    assert error_of(lambda: engine.documents.ls(offset=-1)).code == "INVALID_INPUT"
 
 
 def test_list_tags(engine: Engine, schema_check: SchemaCheck) -> None:
-    result = engine.list_tags()
+    result = engine.documents.tags()
     schema_check("tags-list", result)
     counts = {t["tag"]: t["count"] for t in result["tags"]}
     assert counts == {
@@ -277,15 +284,15 @@ def test_list_tags(engine: Engine, schema_check: SchemaCheck) -> None:
     }
     assert [t["tag"] for t in result["tags"]][:2] == ["project", "roadmap"]  # by count
     assert result["meta"] == {"totalTags": 5}
-    scoped = engine.list_tags(collection="ARCHIVE")
+    scoped = engine.documents.tags(collection="ARCHIVE")
     schema_check("tags-list", scoped)
     assert scoped == {
         "tags": [{"tag": "archive", "count": 1}],
         "meta": {"totalTags": 1, "collection": "archive"},
     }
-    prefixed = engine.list_tags(prefix="Z")
+    prefixed = engine.documents.tags(prefix="Z")
     assert [t["tag"] for t in prefixed["tags"]] == ["zeta/sub"]
-    assert error_of(lambda: engine.list_tags(collection="nope")).code == "NOT_FOUND"
+    assert error_of(lambda: engine.documents.tags(collection="nope")).code == "NOT_FOUND"
 
 
 # ---------------------------------------------------------------------------
@@ -294,7 +301,7 @@ def test_list_tags(engine: Engine, schema_check: SchemaCheck) -> None:
 
 
 def test_status_reports_each_collection(engine: Engine) -> None:
-    status = engine.status()
+    status = engine.index.status()
     assert status["indexName"] == "default"
     assert status["dbPath"].endswith("index-default.sqlite")
     assert [c["name"] for c in status["collections"]] == ["archive", "notes"]
@@ -309,7 +316,7 @@ def test_status_reports_each_collection(engine: Engine) -> None:
 
 
 def test_peek_is_a_cheap_snapshot(engine: Engine) -> None:
-    peek = engine.peek()
+    peek = engine.index.peek()
     assert peek["initialized"] is True
     assert peek["counts"]["collections"] == 2 and peek["counts"]["documents"] == 11
     assert len(peek["recentDocuments"]) == 5

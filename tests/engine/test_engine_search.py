@@ -246,7 +246,9 @@ def test_every_hit_has_a_line_anchor_pointing_at_the_match(engine: Engine) -> No
         for hit in results:
             line = hit["line"]
             assert hit["snippetRange"]["startLine"] <= line <= hit["snippetRange"]["endLine"]
-            window = engine.get(hit["uri"], from_line=line, line_count=1, line_numbers=False)
+            window = engine.documents.get(
+                hit["uri"], from_line=line, line_count=1, line_numbers=False
+            )
             assert word in window["content"].lower(), (query, hit["uri"], line)
 
 

@@ -27,11 +27,11 @@ from tests.support.requests import flat_search
 
 
 def uris(engine: Engine) -> set[str]:
-    return {d["uri"] for d in engine.ls()["documents"]}
+    return {d["uri"] for d in engine.documents.ls()["documents"]}
 
 
 def rel_paths(engine: Engine) -> set[str]:
-    return {d["relPath"] for d in engine.ls()["documents"]}
+    return {d["relPath"] for d in engine.documents.ls()["documents"]}
 
 
 def hits(engine: Engine, query: str, **filters: Any) -> list[str]:
@@ -40,7 +40,7 @@ def hits(engine: Engine, query: str, **filters: Any) -> list[str]:
 
 
 def kinds(engine: Engine) -> list[str]:
-    return [c["kind"] for c in engine.changes(limit=1000)["changes"]]
+    return [c["kind"] for c in engine.documents.changes(limit=1000)["changes"]]
 
 
 def report_of(engine: Engine) -> dict[str, Any]:
@@ -254,7 +254,7 @@ def test_default_walk_indexes_supported_files_and_skips_default_excludes(indexed
 
 
 def test_markdown_text_and_code_get_their_own_converters(indexed: Engine) -> None:
-    by_path = {d["relPath"]: d for d in indexed.ls()["documents"]}
+    by_path = {d["relPath"]: d for d in indexed.documents.ls()["documents"]}
     assert by_path["alpha.md"]["mime"] == "text/markdown"
     assert by_path["plain.txt"]["mime"] == "text/plain"
     assert by_path["code/hello.py"]["mime"] == "text/x-python"
@@ -338,7 +338,9 @@ def test_frontmatter_fields_reach_results(indexed: Engine) -> None:
     assert result["source"]["documentDate"] == "2024-03-01T00:00:00.000Z"  # its UTC instant
     assert hits(indexed, "kubernetes", author="jane") == ["alpha.md"]
     create = next(
-        c for c in indexed.changes(limit=100)["changes"] if c["current"]["relPath"] == "alpha.md"
+        c
+        for c in indexed.documents.changes(limit=100)["changes"]
+        if c["current"]["relPath"] == "alpha.md"
     )
     assert create["structureDelta"]["typedEdges"]["added"] == ["depends_on:beta"]
     assert create["structureDelta"]["dates"]["added"] == ["2024-03-01"]
@@ -355,24 +357,24 @@ def test_frontmatter_fields_reach_results(indexed: Engine) -> None:
     ],
 )
 def test_title_rule(indexed: Engine, rel: str, title: str) -> None:
-    assert indexed.get(f"notes/{rel}")["title"] == title
+    assert indexed.documents.get(f"notes/{rel}")["title"] == title
 
 
 def test_docid_is_hash_prefix_of_source_bytes(indexed: Engine, corpus: Path) -> None:
     for rel in ("alpha.md", "plain.txt", "unicode/café ünï.md"):
         digest = hashlib.sha256((corpus / rel).read_bytes()).hexdigest()
-        doc = indexed.get(f"notes/{rel}")
+        doc = indexed.documents.get(f"notes/{rel}")
         assert doc["docid"] == "#" + digest[:8]
         assert doc["source"]["sourceHash"] == digest
-        assert indexed.get(doc["docid"])["uri"] == doc["uri"]
+        assert indexed.documents.get(doc["docid"])["uri"] == doc["uri"]
 
 
 def test_identical_files_share_a_docid(engine: Engine, tmp_path: Path) -> None:
     root = write_corpus(tmp_path / "r", {"a.md": "same bytes\n", "b/a.md": "same bytes\n"})
     engine.add_collection(str(root), name="notes")
     engine.sync()
-    docids = {d["docid"] for d in engine.ls()["documents"]}
-    assert len(docids) == 1 and len(engine.ls()["documents"]) == 2
+    docids = {d["docid"] for d in engine.documents.ls()["documents"]}
+    assert len(docids) == 1 and len(engine.documents.ls()["documents"]) == 2
 
 
 @pytest.mark.parametrize(
@@ -385,8 +387,8 @@ def test_identical_files_share_a_docid(engine: Engine, tmp_path: Path) -> None:
 )
 def test_uris_percent_encode_each_segment(indexed: Engine, rel: str, uri: str) -> None:
     assert uri in uris(indexed)
-    by_uri = indexed.get(uri)
-    by_path = indexed.get(f"notes/{rel}")
+    by_uri = indexed.documents.get(uri)
+    by_path = indexed.documents.get(f"notes/{rel}")
     assert by_uri["uri"] == by_path["uri"] == uri
     assert by_uri["source"]["relPath"] == rel
 
@@ -444,7 +446,7 @@ def test_edited_file_is_updated(indexed: Engine, corpus: Path, parse_counter: li
     assert parse_counter == ["beta.md"]
     assert hits(indexed, "ocelots") == ["beta.md"]
     assert "beta.md" not in hits(indexed, "desserts")
-    assert indexed.get("notes/beta.md")["docid"] == (
+    assert indexed.documents.get("notes/beta.md")["docid"] == (
         "#" + hashlib.sha256(path.read_bytes()).hexdigest()[:8]
     )
     assert kinds(indexed)[-1] == "update"
@@ -455,7 +457,7 @@ def test_missing_file_is_soft_deleted_then_reactivated(indexed: Engine, corpus: 
     (corpus / "plain.txt").unlink()
     assert report_of(indexed)["removed"] == 1
     with pytest.raises(GnoError) as info:
-        indexed.get("notes/plain.txt")
+        indexed.documents.get("notes/plain.txt")
     assert info.value.code == "NOT_FOUND"
     assert hits(indexed, "zebra") == []
     assert "plain.txt" not in rel_paths(indexed)
@@ -478,16 +480,16 @@ def test_restored_file_with_new_content_is_reactivated_with_it(
 
 
 def test_rename_is_recognised(indexed: Engine, corpus: Path) -> None:
-    before = indexed.get("notes/beta.md")
+    before = indexed.documents.get("notes/beta.md")
     (corpus / "beta.md").rename(corpus / "beta-renamed.md")
     report = report_of(indexed)
     assert report["renamed"] == 1
     assert report["added"] == report["removed"] == 0
-    after = indexed.get("notes/beta-renamed.md")
+    after = indexed.documents.get("notes/beta-renamed.md")
     assert after["docid"] == before["docid"]
     with pytest.raises(GnoError):
-        indexed.get("notes/beta.md")
-    change = indexed.changes(limit=1000)["changes"][-1]
+        indexed.documents.get("notes/beta.md")
+    change = indexed.documents.changes(limit=1000)["changes"][-1]
     assert change["kind"] == "rename"
     assert change["previous"]["relPath"] == "beta.md"
     assert change["current"]["relPath"] == "beta-renamed.md"
@@ -514,7 +516,7 @@ def test_every_change_kind_is_journaled(indexed: Engine, corpus: Path) -> None:
 
 
 def _errors(engine: Engine) -> dict[str, str]:
-    (collection,) = engine.status()["collections"]
+    (collection,) = engine.index.status()["collections"]
     return {e["relPath"]: e["code"] for e in collection["errors"]}
 
 
@@ -531,9 +533,9 @@ def test_unconvertible_files_are_recorded_and_never_abort(engine: Engine, tmp_pa
         "nul.md": "BINARY_FILE",
     }
     assert _errors(engine) == {"binary.md": "BINARY_FILE", "nul.md": "BINARY_FILE"}
-    assert engine.status()["collections"][0]["errorCount"] == 2
+    assert engine.index.status()["collections"][0]["errorCount"] == 2
     assert hits(engine, "bison") == ["good.md"]
-    assert engine.get("notes/latin1.md")["content"] == "1: café au lait"
+    assert engine.documents.get("notes/latin1.md")["content"] == "1: café au lait"
     # Fixing a file clears its error on the next sync.
     (root / "nul.md").write_text("no NUL any more", "utf-8")
     report_of(engine)
@@ -576,12 +578,12 @@ def test_unreadable_file_is_recorded(engine: Engine, tmp_path: Path) -> None:
 def test_file_that_becomes_unconvertible_keeps_its_last_good_content(
     indexed: Engine, corpus: Path
 ) -> None:
-    before = indexed.get("notes/beta.md")
+    before = indexed.documents.get("notes/beta.md")
     (corpus / "beta.md").write_bytes(b"\x00\x01\x02 broken now")
     bump_mtime(corpus / "beta.md")
     report = report_of(indexed)
     assert [e["code"] for e in report["errors"]] == ["BINARY_FILE"]
-    assert indexed.get("notes/beta.md")["content"] == before["content"]
+    assert indexed.documents.get("notes/beta.md")["content"] == before["content"]
     assert hits(indexed, "desserts") == ["beta.md"]
     assert _errors(indexed) == {"beta.md": "BINARY_FILE"}
     # It stays an error on later syncs until the file is fixed.
@@ -631,13 +633,13 @@ def test_malformed_frontmatter_is_indexed_with_a_warning(engine: Engine, tmp_pat
     assert warning["code"] == "FRONTMATTER_INVALID" and warning["relPath"] == "bad.md"
     assert "line" in warning["message"]
     assert hits(engine, "capybara") == ["bad.md"]
-    (collection,) = engine.status()["collections"]
+    (collection,) = engine.index.status()["collections"]
     assert [w["relPath"] for w in collection["warnings"]] == ["bad.md"]
     (root / "bad.md").write_text("---\ntitle: Fixed\n---\ncapybara\n", "utf-8")
     bump_mtime(root / "bad.md")
     assert report_of(engine)["warnings"] == []
-    assert engine.status()["collections"][0]["warnings"] == []
-    assert engine.get("notes/bad.md")["title"] == "Fixed"
+    assert engine.index.status()["collections"][0]["warnings"] == []
+    assert engine.documents.get("notes/bad.md")["title"] == "Fixed"
 
 
 # ---------------------------------------------------------------------------
@@ -650,8 +652,8 @@ def test_remove_collection_drops_its_documents_and_readding_restores_them(
 ) -> None:
     result = indexed.remove_collection("NOTES")
     assert result == {"removed": True, "collection": "notes", "documents": 7}
-    assert indexed.ls()["documents"] == []
-    assert indexed.status()["collections"] == []
+    assert indexed.documents.ls()["documents"] == []
+    assert indexed.index.status()["collections"] == []
     assert kinds(indexed).count("inactivate") == 7
     with pytest.raises(GnoError) as info:
         indexed.search.lexical(SearchRequest(query="zebra", scope=Scope(collections=("notes",))))
@@ -673,7 +675,7 @@ def test_collection_removed_from_index_yml_by_hand_leaves_the_index(
     before = db_snapshot(indexed.location.db_path)
     with Engine.open(dirs=dirs) as reopened:
         # Opening and reading write nothing: the next writer reconciles, and says so.
-        assert [c["name"] for c in reopened.status()["collections"]] == ["notes"]
+        assert [c["name"] for c in reopened.index.status()["collections"]] == ["notes"]
         assert db_snapshot(reopened.location.db_path) == before
         changes = reopened.reconcile()
         assert changes == {
@@ -681,8 +683,8 @@ def test_collection_removed_from_index_yml_by_hand_leaves_the_index(
             "updated": [],
             "removed": [{"collection": "notes", "documents": 7}],
         }
-        assert reopened.status()["collections"] == []
-        assert reopened.ls()["documents"] == []
+        assert reopened.index.status()["collections"] == []
+        assert reopened.documents.ls()["documents"] == []
         assert hits(reopened, "zebra") == []
         assert kinds(reopened).count("inactivate") == 7
         assert reopened.reconcile() == {"added": [], "updated": [], "removed": []}
@@ -716,11 +718,11 @@ def test_vanished_root_reports_an_error_and_keeps_the_index(
     report = report_of(indexed)
     assert report["removed"] == 0
     assert report["errors"][0]["code"] == "PATH_NOT_FOUND"
-    assert len(indexed.ls()["documents"]) == 7
+    assert len(indexed.documents.ls()["documents"]) == 7
 
 
 def test_status_counts_and_last_sync(indexed: Engine) -> None:
-    status = indexed.status()
+    status = indexed.index.status()
     (collection,) = status["collections"]
     assert collection["name"] == "notes"
     assert collection["documentCount"] == status["totalDocuments"] == 7

@@ -787,7 +787,7 @@ def test_malformed_fact_files_are_reported_not_fatal(
         "facts/2025-01-01/copy.md": "MEMORY_CONTENT_HASH_MISMATCH",
         "facts/2025-01-01/no-block.md": "MEMORY_FRONTMATTER_MISSING",
     }
-    (facts_status,) = [c for c in mem_engine.status()["collections"] if c["name"] == "facts"]
+    (facts_status,) = [c for c in mem_engine.index.status()["collections"] if c["name"] == "facts"]
     reported = {w["relPath"]: w["code"] for w in facts_status["warnings"]}
     assert {k: v for k, v in reported.items() if v.startswith("MEMORY_")} == problems
     assert [f["uri"] for f in recall(svc, "deploy window")["facts"]] == [good["uri"]]

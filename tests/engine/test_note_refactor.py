@@ -125,7 +125,7 @@ def test_apply_rewrites_exactly_the_destinations_and_reindexes(vault: Engine) ->
     assert text(vault, "notes/renamed.md") == VAULT["target.md"]
     assert not (Path(vault.collection("notes").path) / "target.md").exists()
     assert vault.graph.backlinks("notes/renamed.md")["meta"]["totalBacklinks"] == 9
-    assert error_code(lambda: vault.get("notes/target.md")) == "NOT_FOUND"
+    assert error_code(lambda: vault.documents.get("notes/target.md")) == "NOT_FOUND"
     leftovers = [p.name for p in Path(vault.collection("notes").path).rglob(".gno-refactor-*")]
     assert leftovers == []
 

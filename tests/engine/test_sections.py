@@ -46,11 +46,11 @@ def rewrite(engine: Engine, text: str) -> None:
 
 
 def create(engine: Engine, **where: Any) -> dict[str, Any]:
-    return engine.section("create", "notes/guide.md", **where)
+    return engine.documents.section("create", "notes/guide.md", **where)
 
 
 def resolve(engine: Engine, target: dict[str, Any]) -> dict[str, Any]:
-    return engine.section("resolve", "gno://notes/guide.md", target=target)
+    return engine.documents.section("resolve", "gno://notes/guide.md", target=target)
 
 
 def test_create_names_the_heading_by_path_occurrence_anchor_and_quote(vault: Engine) -> None:
@@ -61,7 +61,7 @@ def test_create_names_the_heading_by_path_occurrence_anchor_and_quote(vault: Eng
     assert target["quote"]["exact"] == "Second install section."
     assert target["hints"]["line"] == 20
     # offsets count UTF-16 code units of the indexed text (the emoji counts two)
-    text = vault.get("notes/guide.md", line_numbers=False)["content"]
+    text = vault.documents.get("notes/guide.md", line_numbers=False)["content"]
     units = text.encode("utf-16-le")
     hints = target["hints"]
     assert (
@@ -119,9 +119,9 @@ def test_several_sections_holding_the_quote_are_ambiguous(vault: Engine) -> None
         (lambda e: create(e, anchor="nowhere"), "NOT_FOUND"),
         (lambda e: create(e, line=9), "NOT_FOUND"),
         (lambda e: create(e, line=17), "NOT_FOUND"),  # inside a code fence
-        (lambda e: e.section("resolve", "notes/guide.md"), "INVALID_INPUT"),
-        (lambda e: e.section("create", "notes/none.md", line=1), "NOT_FOUND"),
-        (lambda e: e.section("explode", "notes/guide.md"), "INVALID_INPUT"),
+        (lambda e: e.documents.section("resolve", "notes/guide.md"), "INVALID_INPUT"),
+        (lambda e: e.documents.section("create", "notes/none.md", line=1), "NOT_FOUND"),
+        (lambda e: e.documents.section("explode", "notes/guide.md"), "INVALID_INPUT"),
     ],
 )
 def test_bad_requests_are_refused(vault: Engine, call: Callable[[Engine], Any], code: str) -> None:
@@ -132,7 +132,7 @@ def test_a_target_for_another_document_is_refused(vault: Engine, tmp_path: Path)
     target = create(vault, anchor="usage")["target"]
     write_tree(Path(vault.collection("notes").path), {"other.md": "# Usage\n\nCall.\n"})
     vault.sync()
-    wrong = lambda: vault.section("resolve", "notes/other.md", target=target)  # noqa: E731
+    wrong = lambda: vault.documents.section("resolve", "notes/other.md", target=target)  # noqa: E731
     assert error_code(wrong) == "INVALID_INPUT"
 
 

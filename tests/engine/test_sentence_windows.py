@@ -55,14 +55,14 @@ def notes(tmp_path: Path) -> Iterator[tuple[Engine, Path]]:
 
 def _windows(engine: Engine) -> dict[str, int]:
     """What ``status`` says of the sentence-window vectors (count and disk bytes)."""
-    found: dict[str, int] = engine.status()["background"]["embedding"]["sentenceWindows"]
+    found: dict[str, int] = engine.index.status()["background"]["embedding"]["sentenceWindows"]
     return found
 
 
 def _rows(engine: Engine) -> list[tuple[str, int, int]]:
     """(document path, chunk, part) of every stored sentence-window vector (not the
     empty "no windows" rows), and checks no row outlives its chunk."""
-    conn = sqlite3.connect(engine.status()["dbPath"])
+    conn = sqlite3.connect(engine.index.status()["dbPath"])
     try:
         stale = conn.execute(
             "SELECT count(*) FROM sentence_vectors s WHERE NOT EXISTS (SELECT 1 FROM "

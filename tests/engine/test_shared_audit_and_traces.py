@@ -217,7 +217,7 @@ def test_a_trace_recorded_by_one_is_listed_continued_and_shown_by_the_other(host
     listed = b.traces.list()["traces"]
     assert [t["traceId"] for t in listed] == [trace_id]
     assert listed[0]["status"] == "open" and "queryText" not in listed[0]
-    read = b.get("notes/launch.md", from_line=3, line_count=2)
+    read = b.documents.get("notes/launch.md", from_line=3, line_count=2)
     assert b.traces.record_read(trace_id, read) is True
     assert b.traces.record_read("nope", read) is False
     shown = a.traces.show(trace_id)

@@ -115,7 +115,7 @@ async def test_one_call_runs_on_one_connection_and_gives_it_back(engine: Engine)
         with engine.connection() as first:
             first.execute("CREATE TEMP TABLE seen (x)")  # visible on this connection only
             with engine.connection() as second:
-                engine.status()  # an engine method on the way reads the same connection
+                engine.index.status()  # an engine method on the way reads the same connection
                 return first, second, second.execute("SELECT count(*) FROM seen").fetchone()[0]
 
     first, second, rows = await runtime.run(call)

@@ -29,7 +29,7 @@ def report_of(engine: Engine) -> dict[str, Any]:
 
 
 def rel_paths(engine: Engine) -> set[str]:
-    return {d["relPath"] for d in engine.ls()["documents"]}
+    return {d["relPath"] for d in engine.documents.ls()["documents"]}
 
 
 def hits(engine: Engine, query: str) -> list[str]:

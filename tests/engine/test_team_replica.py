@@ -108,8 +108,8 @@ def test_a_host_that_joins_later_answers_as_an_embedded_index(
     assert answers(b) == expected
     assert answers(a) == expected
     first = expected[0][0][0]
-    assert b.get(first)["content"] == a.get(first)["content"]
-    assert b.changes(limit=1000) == a.changes(limit=1000)
+    assert b.documents.get(first)["content"] == a.documents.get(first)["content"]
+    assert b.documents.changes(limit=1000) == a.documents.changes(limit=1000)
 
 
 @pytest.mark.parametrize("hosts", BACKENDS, indirect=True)
@@ -127,9 +127,9 @@ def test_a_change_on_one_host_reaches_the_other(hosts: tuple[Engine, Engine], co
     )
     assert answers(b) == answers(a)
     with pytest.raises(GnoError) as missing:
-        b.get(f"gno://notes/de/{gone.name}")
+        b.documents.get(f"gno://notes/de/{gone.name}")
     assert missing.value.code == "NOT_FOUND"
-    assert b.changes(limit=1000) == a.changes(limit=1000)
+    assert b.documents.changes(limit=1000) == a.documents.changes(limit=1000)
 
 
 _DIE_BEFORE_SHARING = (
@@ -229,7 +229,7 @@ def test_a_long_sync_is_shared_batch_by_batch(tmp_path: Path, team_store: TeamSt
         assert a.team.replica.change_seq() - before >= 2  # one per batch
         assert b.team is not None and b.team.catch_up()
         last = f"gno://many/n{BATCH_DOCS + 19:04d}.md"  # written by the second batch
-        assert b.get(last)["content"] == a.get(last)["content"]
+        assert b.documents.get(last)["content"] == a.documents.get(last)["content"]
 
 
 def test_writers_on_either_host_take_turns_and_every_copy_stays_the_same(
@@ -244,7 +244,7 @@ def test_writers_on_either_host_take_turns_and_every_copy_stays_the_same(
         writer.sync()
         assert reader.team is not None and reader.team.catch_up()
     assert answers(a) == answers(b)
-    assert a.changes(limit=1000) == b.changes(limit=1000)
+    assert a.documents.changes(limit=1000) == b.documents.changes(limit=1000)
     found = a.search.lexical(flat_search(query="okapi", limit=20))["results"]
     assert len(found) == 8
     assert found == b.search.lexical(flat_search(query="okapi", limit=20))["results"]

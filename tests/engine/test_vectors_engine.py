@@ -382,7 +382,7 @@ def test_background_embedder_follows_new_documents_and_stops_cleanly(
         assert _paths(found) == ["kayak.md"]
     finally:
         assert embedder.close() is True  # stopped within its bound
-    assert notes.status()["embeddingBacklog"] == 0
+    assert notes.index.status()["embeddingBacklog"] == 0
 
 
 def test_background_embedder_waits_out_a_shortage_of_descriptors_quietly(

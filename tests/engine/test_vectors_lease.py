@@ -70,7 +70,7 @@ def test_background_embedder_waits_for_a_lease_held_elsewhere_then_writes(
                 assert embedder.close() is True
         assert _vectors(conn) == 2
     assert embedder.last_error is None
-    assert notes.status()["embeddingBacklog"] == 0
+    assert notes.index.status()["embeddingBacklog"] == 0
 
 
 def test_embed_waits_its_lease_wait_then_is_locked_and_writes_nothing(notes: Engine) -> None:

@@ -52,7 +52,7 @@ def _uris(engine: Engine, query: str) -> list[str]:
 
 def _journal(engine: Engine) -> list[tuple[str, str | None, str | None]]:
     """The change journal since the start: (kind, current uri, previous uri) per change."""
-    found = engine.changes(since="2000-01-01T00:00:00Z", limit=1000)["changes"]
+    found = engine.documents.changes(since="2000-01-01T00:00:00Z", limit=1000)["changes"]
     return [
         (c["kind"], (c["current"] or {}).get("uri"), (c["previous"] or {}).get("uri"))
         for c in found
@@ -90,7 +90,7 @@ async def _watching(engine: Engine, body: Body, **options: Any) -> FolderWatcher
 
 
 def _documents(engine: Engine) -> int:
-    return int(engine.status()["totalDocuments"])
+    return int(engine.index.status()["totalDocuments"])
 
 
 async def test_editor_saves_update_the_one_document(engine: Engine, notes: Path) -> None:
@@ -291,12 +291,12 @@ async def test_a_file_that_cannot_be_indexed_is_listed_and_the_watch_goes_on(
         await _until(lambda: _uris(engine, "mangoes") == ["gno://notes/after.md"], "goes on")
 
         def published() -> bool:  # what every process and the CLI read, a moment later
-            watched = engine.watcher_status()
+            watched = engine.index.watcher()
             return (
                 watched.get("role") == "watching"
                 and watched["activeCollections"] == ["notes"]
                 and any(e["relPath"] == "broken.pdf" and e["message"] for e in watched["errors"])
-                and engine.status()["background"]["watcher"] == watched
+                and engine.index.status()["background"]["watcher"] == watched
             )
 
         await _until(published, "status lists it")
@@ -305,8 +305,8 @@ async def test_a_file_that_cannot_be_indexed_is_listed_and_the_watch_goes_on(
 
 
 def test_without_a_watching_resident_the_watcher_is_idle(engine: Engine, notes: Path) -> None:
-    watched = engine.watcher_status()
-    status = engine.status()
+    watched = engine.index.watcher()
+    status = engine.index.status()
     assert watched["activeCollections"] == [] and "role" not in watched
     assert watched["lastSyncAt"] == status["lastUpdated"] is not None
     assert status["background"]["watcher"] == watched

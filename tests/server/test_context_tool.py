@@ -163,7 +163,7 @@ def test_every_passage_is_exactly_the_lines_gno_get_returns(engine: Engine) -> N
     assert len(capsule["evidence"]) >= 2
     for item in capsule["evidence"]:
         start, end = item["startLine"], item["endLine"]
-        read = engine.get(
+        read = engine.documents.get(
             item["uri"], from_line=start, line_count=end - start + 1, line_numbers=False
         )
         assert read["content"] == item["text"]

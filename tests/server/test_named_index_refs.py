@@ -70,21 +70,21 @@ def data_files(dirs: Dirs) -> set[str]:
 
 
 def test_get_reads_the_named_index_and_says_so_in_the_uri(engine: Engine) -> None:
-    assert "served copy" in engine.get(SERVED)["content"]
-    other = engine.get(IN_RESEARCH)
+    assert "served copy" in engine.documents.get(SERVED)["content"]
+    other = engine.documents.get(IN_RESEARCH)
     assert "research copy" in other["content"]
     assert other["uri"] == IN_RESEARCH
     # Names are matched case-folded, and the URI gives the canonical one back.
-    assert engine.get("gno://notes/only.md?index=Research")["uri"] == (
+    assert engine.documents.get("gno://notes/only.md?index=Research")["uri"] == (
         "gno://notes/only.md?index=research"
     )
     with pytest.raises(GnoError, match=r"only\.md"):
-        engine.get("gno://notes/only.md")
+        engine.documents.get("gno://notes/only.md")
 
 
 def test_naming_the_served_index_is_the_same_as_naming_none(engine: Engine) -> None:
     for ref in (f"{SERVED}?index=default", f"{SERVED}?index=DEFAULT"):
-        answer = engine.get(ref)
+        answer = engine.documents.get(ref)
         assert answer["uri"] == SERVED
         assert "served copy" in answer["content"]
 
@@ -95,7 +95,7 @@ def test_a_missing_index_is_not_found_and_never_created(
     dirs, engine = two_indexes
     before = data_files(dirs)
     with pytest.raises(GnoError) as missing:
-        engine.get("gno://notes/same.md?index=archive")
+        engine.documents.get("gno://notes/same.md?index=archive")
     assert (missing.value.code, missing.value.message) == ("NOT_FOUND", "Index not found: archive")
     assert data_files(dirs) == before
 
@@ -106,12 +106,15 @@ def test_an_invalid_index_name_is_refused_before_the_filesystem(
 ) -> None:
     dirs, engine = two_indexes
     before = data_files(dirs)
-    assert error_code(lambda: engine.get(f"gno://notes/same.md?index={name}")) == "INVALID_INPUT"
+    assert (
+        error_code(lambda: engine.documents.get(f"gno://notes/same.md?index={name}"))
+        == "INVALID_INPUT"
+    )
     assert data_files(dirs) == before
 
 
 def test_multi_get_reads_one_named_index(engine: Engine) -> None:
-    answer = engine.multi_get(
+    answer = engine.documents.multi_get(
         refs=[
             IN_RESEARCH,
             "gno://notes/only.md?index=RESEARCH",
@@ -127,7 +130,7 @@ def test_multi_get_reads_one_named_index(engine: Engine) -> None:
         {"ref": "gno://notes/gone.md?index=research", "reason": "not_found"}
     ]
     # The served index named explicitly mixes with plain refs: both mean this index.
-    mixed = engine.multi_get(refs=[f"{SERVED}?index=default", "notes/same.md"])
+    mixed = engine.documents.multi_get(refs=[f"{SERVED}?index=default", "notes/same.md"])
     assert [d["uri"] for d in mixed["documents"]] == [SERVED, SERVED]
 
 
@@ -140,7 +143,7 @@ def test_multi_get_reads_one_named_index(engine: Engine) -> None:
 )
 def test_multi_get_refuses_a_batch_spanning_indexes(engine: Engine, refs: list[str]) -> None:
     with pytest.raises(GnoError) as refused:
-        engine.multi_get(refs=refs)
+        engine.documents.multi_get(refs=refs)
     assert refused.value.code == "INVALID_INPUT"
     assert "split the batch by index" in refused.value.message
 

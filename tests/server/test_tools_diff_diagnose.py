@@ -66,7 +66,7 @@ def notes_root(engine: Engine) -> Path:
 
 def change_ids(engine: Engine, collection: str) -> dict[tuple[str, str], str]:
     """(kind, relPath) -> change id, for every journal entry of ``collection``."""
-    feed = engine.changes(collection=collection)
+    feed = engine.documents.changes(collection=collection)
     return {
         (c["kind"], (c["current"] or c["previous"])["relPath"]): c["id"] for c in feed["changes"]
     }
@@ -129,7 +129,7 @@ def test_diff_of_a_deleted_document_is_still_readable(vault: Engine) -> None:
 def test_diff_refuses_unknown_foreign_and_malformed_changes(vault: Engine) -> None:
     ids = change_ids(vault, "notes")
     foreign = ids[("create", "zebra.md")]
-    latest = vault.changes()["page"]["latestCursor"]
+    latest = vault.documents.changes()["page"]["latestCursor"]
     never = journal.encode_cursor(journal.decode_cursor(latest) + 50)
     assert error_code(lambda: diff(vault, "notes/river.md", foreign)) == "INVALID_INPUT"
     assert error_code(lambda: diff(vault, "notes/river.md", never)) == "NOT_FOUND"

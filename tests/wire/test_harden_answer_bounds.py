@@ -40,7 +40,9 @@ def test_multi_get_answer_is_capped_in_total_and_says_so(
 ) -> None:
     engine.add_collection(str(_big_corpus(tmp_path / "corpus", 25)), name="notes")
     engine.sync()
-    result = engine.multi_get(pattern="big/**", max_bytes=DOC_BYTES * 2, line_numbers=False)
+    result = engine.documents.multi_get(
+        pattern="big/**", max_bytes=DOC_BYTES * 2, line_numbers=False
+    )
     schema_check("multi-get", result)
     contents = [doc["content"].encode() for doc in result["documents"]]
     assert sum(len(c) for c in contents) <= MAX_TOTAL_BYTES
@@ -59,7 +61,7 @@ def test_multi_get_answer_is_capped_in_total_and_says_so(
 def test_multi_get_within_budget_is_not_flagged(engine: Engine, tmp_path: Path) -> None:
     engine.add_collection(str(_big_corpus(tmp_path / "corpus", 3)), name="notes")
     engine.sync()
-    result = engine.multi_get(pattern="big/**", max_bytes=DOC_BYTES * 2)
+    result = engine.documents.multi_get(pattern="big/**", max_bytes=DOC_BYTES * 2)
     assert len(result["documents"]) == 3 and result["skipped"] == []
     assert "truncated" not in result["meta"]
 

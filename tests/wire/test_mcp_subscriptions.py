@@ -96,7 +96,7 @@ async def _until_watched(env: dict[str, str]) -> None:
 
     def watched() -> bool:
         with Engine.open(dirs=dirs) as engine:
-            active: list[str] = engine.status()["background"]["watcher"]["activeCollections"]
+            active: list[str] = engine.index.status()["background"]["watcher"]["activeCollections"]
         return active == ["notes"]
 
     with trio.move_on_after(WAIT_S):

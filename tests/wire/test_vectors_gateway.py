@@ -36,7 +36,7 @@ def _index(tmp_path: Path) -> int:
     with Engine.open(dirs=dirs) as engine:
         engine.add_collection(str(write_corpus(tmp_path / "notes", NOTES)), name="notes")
         engine.sync()
-        return int(engine.status()["embeddingBacklog"])
+        return int(engine.index.status()["embeddingBacklog"])
 
 
 async def _call(client: httpx.AsyncClient, url: str, tool: str, **arguments: Any) -> Any:

@@ -1,26 +1,27 @@
-"""The engine's reads of what is indexed: documents, listings, tags, changes, status."""
+"""``engine.documents``: reads of what is indexed: documents, sections, listings, tags, changes."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from gno_trio.config.dirs import canonical_index_name
 from gno_trio.engine import journal
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.reads import audit as audit_mod
 from gno_trio.engine.reads import diff as diff_mod
 from gno_trio.engine.reads import documents, sections
-from gno_trio.engine.reads import status as status_mod
-from gno_trio.engine.reads.bootstrap import model_size
-from gno_trio.engine.reads.semantic_facts import SemanticFacts
 from gno_trio.engine.store.database import Connection, connect, schema_version
 from gno_trio.engine.uris import parse_ref, with_index
 from gno_trio.errors import GnoError
 
 
-class ReadsFace(EngineKernel):
+class DocumentsFace:
+    """The documents of an opened index (and, by ``?index=<name>`` refs, of a neighbour)."""
+
+    def __init__(self, kernel: EngineKernel) -> None:
+        self._kernel = kernel
+
     def get(
         self,
         ref: str,
@@ -72,7 +73,7 @@ class ReadsFace(EngineKernel):
         """
         if self._named_index([ref]) is not None:
             raise GnoError("INVALID_INPUT", "Section targets are made and resolved in this index")
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             if action == "create":
                 if target is not None:
                     raise GnoError("INVALID_INPUT", "action=create takes no target")
@@ -84,36 +85,6 @@ class ReadsFace(EngineKernel):
                     )
                 return sections.resolve_target(c, ref, target)
         raise GnoError("INVALID_INPUT", f"Unknown section action: {action} (create or resolve)")
-
-    def audit(
-        self,
-        *,
-        category: str = "all",
-        collections: Sequence[str] = (),
-        paths: Sequence[str] = (),
-        tags: Sequence[str] = (),
-        max_findings: int = audit_mod.DEFAULT_MAX_FINDINGS,
-        max_age_days: int | None = None,
-        orphan_roots: Sequence[str] = (),
-        orphan_ignore_prefixes: Sequence[str] = (),
-        should_stop: Callable[[], bool] | None = None,
-    ) -> dict[str, Any]:
-        """``audit-report@1.0``: links, provenance and freshness of a scope; reads only."""
-        with self.connection() as c:
-            return audit_mod.audit(
-                c,
-                self.config,
-                self.location.index_name,
-                category=category,
-                collections=collections,
-                paths=paths,
-                tags=tags,
-                max_findings=max_findings,
-                max_age_days=max_age_days,
-                orphan_roots=orphan_roots,
-                orphan_ignore_prefixes=orphan_ignore_prefixes,
-                should_stop=should_stop,
-            )
 
     def _named_index(self, refs: Sequence[str]) -> str | None:
         """The other index a batch of refs names (``?index=<name>``, canonical), or None.
@@ -134,7 +105,7 @@ class ReadsFace(EngineKernel):
                 plain = True
             else:
                 named.add(canonical_index_name(index))
-        other = sorted(named - {canonical_index_name(self.location.index_name)})
+        other = sorted(named - {canonical_index_name(self._kernel.location.index_name)})
         if len(named) > 1 or (other and plain):
             raise GnoError(
                 "INVALID_INPUT",
@@ -149,10 +120,10 @@ class ReadsFace(EngineKernel):
         A named index that does not exist is an error; it is never created.
         """
         if named is None:
-            with self.connection() as c:
+            with self._kernel.connection() as c:
                 yield c
             return
-        path = self.location.dirs.database(named)
+        path = self._kernel.location.dirs.database(named)
         if not path.is_file():
             raise GnoError("NOT_FOUND", f"Index not found: {named}")
         other = connect(path, readonly=True)
@@ -171,7 +142,7 @@ class ReadsFace(EngineKernel):
         limit: int = 1000,
         offset: int = 0,
     ) -> dict[str, Any]:
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return documents.ls(c, collection=collection, prefix=prefix, limit=limit, offset=offset)
 
     def browse(
@@ -181,16 +152,16 @@ class ReadsFace(EngineKernel):
         path: str = "",
     ) -> dict[str, Any]:
         """One level of the browse tree (see :func:`documents.browse`)."""
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return documents.browse(c, collection=collection, path=path)
 
-    def list_tags(
+    def tags(
         self,
         *,
         collection: str | None = None,
         prefix: str | None = None,
     ) -> dict[str, Any]:
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return documents.list_tags(c, collection=collection, prefix=prefix)
 
     def changes(
@@ -200,77 +171,15 @@ class ReadsFace(EngineKernel):
         collection: str | None = None,
         limit: int = 100,
     ) -> dict[str, Any]:
-        with self.connection() as c:
+        with self._kernel.connection() as c:
             return journal.feed(
-                self.stores.journal(c), since=since, collection=collection, limit=limit
+                self._kernel.stores.journal(c), since=since, collection=collection, limit=limit
             )
 
     def diff(self, ref: str, change: str | None = None) -> dict[str, Any]:
         """The retained structural diff of one document change (the latest by default)."""
-        with self.connection() as c:
-            return diff_mod.document_diff(c, self.stores.journal(c), ref, change)
-
-    def status(self) -> dict[str, Any]:
-        """Counts, health, the true embedding backlog and the embed model in force."""
-        with self.connection() as c:
-            result = status_mod.status(
-                c,
-                index_name=self.location.index_name,
-                db_path=str(self.location.db_path),
-                config_path=str(self.location.config_path),
-                semantic=self._semantic_facts(c),
-                cache_dir=self.location.dirs.cache,
-            )
-            result["background"]["watcher"] = self.watcher_status()
-        return result
-
-    def watcher_status(self) -> dict[str, Any]:
-        """GNO's ``background.watcher`` object, the same from every process and surface.
-
-        The report of the resident that follows this data directory's folders
-        (GNO's fields, then events seen and ignored, pending paths, syncs,
-        polling collections, the last sync and recent errors), or, while none
-        watches, the idle object carrying the index's last sync.
-        """
-        from gno_trio.engine.ingest.watch_report import published
-        from gno_trio.engine.reads.readiness import idle_watcher
-
-        watching = published(self.location.dirs.data)
-        if watching is not None:
-            return watching
-        with self.connection() as c:
-            return idle_watcher(status_mod.last_synced_at(c))
-
-    def _semantic_facts(self, conn: Connection) -> SemanticFacts:
-        """The embedding side as status reports it: read from config and index, no model run."""
-        from gno_trio.engine.vectors.models import models_list, models_path
-        from gno_trio.engine.vectors.service import backlog_by_collection, pending_documents
-
-        listed = models_list(self.config)
-        embed = listed["embed"]
-        kind = "bundled" if embed.get("bundled") else "endpoint" if embed.get("endpoint") else ""
-        path = models_path() if kind == "bundled" else None
-        return SemanticFacts(
-            embed_uri=str(embed["uri"]),
-            kind=kind or "unsupported",
-            runnable=bool(embed.get("cached")),
-            preset_id=listed.get("activePreset") or None,
-            version=embed.get("version"),
-            path=path,
-            size_bytes=model_size(path),
-            pending_documents=pending_documents(conn, self.config),
-            embeddings=backlog_by_collection(conn, self.config),
-        )
-
-    def peek(self) -> dict[str, Any]:
-        from gno_trio.engine.vectors.service import backlog_by_collection
-
-        with self.connection() as c:
-            return status_mod.peek(
-                c,
-                index_name=self.location.index_name,
-                embeddings=backlog_by_collection(c, self.config),
-            )
+        with self._kernel.connection() as c:
+            return diff_mod.document_diff(c, self._kernel.stores.journal(c), ref, change)
 
 
-__all__ = ["ReadsFace"]
+__all__ = ["DocumentsFace"]
