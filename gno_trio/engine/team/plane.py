@@ -21,11 +21,12 @@ from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.config_file import NEW_CONFIG_MODE
 from gno_trio.engine.store.database import ConnectionPool
 from gno_trio.engine.store.lease import FileLease
+from gno_trio.engine.team.changes import CHANGES_CHANNEL
 from gno_trio.engine.team.database import TeamDatabase, open_team
 from gno_trio.engine.team.jobs import TeamJobs
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.notify import Listener
-from gno_trio.engine.team.replica import CHANGES_CHANNEL, Replica, TeamWriteLease
+from gno_trio.engine.team.replica import Replica, TeamWriteLease
 from gno_trio.engine.team.sessions import CANCEL_CHANNEL, SESSIONS_CHANNEL, TeamSessions
 from gno_trio.engine.team.shared import CONFIG_CHANNEL, TeamConfig, deployment_caller_key
 from gno_trio.engine.team.stores import TeamStores

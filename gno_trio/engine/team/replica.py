@@ -28,7 +28,6 @@ import contextlib
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -40,7 +39,13 @@ from gno_trio.engine.store.lease import (
     HeldLease,
     wait_from_env,
 )
-from gno_trio.engine.team import units
+from gno_trio.engine.team import outbox, units
+from gno_trio.engine.team.changes import (
+    CHANGES_CHANNEL,
+    publish,
+    store_failures,
+    team_state,
+)
 from gno_trio.engine.team.database import TeamDatabase
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.errors import GnoError
@@ -52,24 +57,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("gno_trio.engine.team")
 
-CHANGES_CHANNEL: Final = "gno_changes"
-"""Payload ``<index>:<change_seq>``, sent when a write is shipped."""
 _FETCH_ROWS: Final = 256
-_SHIP_ROWS: Final = 512
-
-
-@contextlib.contextmanager
-def _store_failures(doing: str) -> Iterator[None]:
-    """A failure of the database while ``doing`` is a retryable ``RUNTIME`` error."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.Error as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise GnoError(
-            "RUNTIME", f"The shared store failed while {doing}: {reason}; try again"
-        ) from exc
 
 
 class Replica:
@@ -92,8 +80,8 @@ class Replica:
         self._lent: psycopg.Connection[Any] | None = None
         self._lent_lock = threading.Lock()
         with pool.connection() as conn, write_transaction(conn):
-            units.install(conn)
-        with _store_failures("opening the shared index"), database.connection() as pg:
+            outbox.install(conn)
+        with store_failures("opening the shared index"), database.connection() as pg:
             team_state(pg, index_name)
 
     # -- where things stand -------------------------------------------------------
@@ -109,11 +97,11 @@ class Replica:
 
     def local_stamp(self) -> tuple[str | None, int]:
         with self._pool.connection() as conn:
-            return units.stamp(conn)
+            return outbox.stamp(conn)
 
     def change_seq(self) -> int:
         """The store's change sequence of this index now."""
-        with _store_failures("reading the change sequence"), self._database.connection() as pg:
+        with store_failures("reading the change sequence"), self._database.connection() as pg:
             return self._state(pg)[1]
 
     # -- catching up ---------------------------------------------------------------
@@ -122,7 +110,7 @@ class Replica:
         """Bring this host's file up to the store (taking only the host's lock file); whether
         it is now caught up. False when a local writer holds the file (it catches up
         itself) or when the file waits to seed an empty team index (:meth:`join`)."""
-        with _store_failures("catching up"), self._database.connection() as pg:
+        with store_failures("catching up"), self._database.connection() as pg:
             epoch, seq = self._state(pg)
             if (epoch, seq) == self.local_stamp() and not self._pending():
                 return True
@@ -146,7 +134,7 @@ class Replica:
         """
         if self.catch_up(wait_seconds=wait_from_env(DEFAULT_WAIT_SECONDS)):
             return
-        with _store_failures("reading the change sequence"), self._database.connection() as pg:
+        with store_failures("reading the change sequence"), self._database.connection() as pg:
             epoch, seq = self._state(pg)
         if seq == 0 and self.local_stamp()[0] != epoch:
             with take_lease():  # the writer's way in seeds the team index and ships
@@ -159,8 +147,8 @@ class Replica:
     def _catch_up(self, pg: psycopg.Connection[Any], *, writer: bool = False) -> bool:
         """Catch up holding the host's lock file; False when an empty team waits for a seed."""
         with self._pool.connection() as conn:
-            epoch, seq = units.stamp(conn)
-            pending = units.outbox(conn)
+            epoch, seq = outbox.stamp(conn)
+            pending = outbox.outbox(conn)
             with pg.transaction():
                 pg.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 team_epoch, team_seq = self._state(pg)
@@ -168,7 +156,7 @@ class Replica:
                     if team_seq == 0:
                         if writer:  # the first host: ship everything this file holds
                             with write_transaction(conn):
-                                units.fill_outbox(conn)
+                                outbox.fill_outbox(conn)
                             self._seeding = team_epoch
                         return False
                     self._rebuild(conn, pg, team_epoch, team_seq)
@@ -204,8 +192,8 @@ class Replica:
         with write_transaction(conn), units.applying(conn):
             units.remove(conn, changed)
             self._insert_bodies(conn, pg, f"{where} AND body IS NOT NULL", params)
-            units.clear_outbox(conn)
-            units.set_stamp(conn, *team)
+            outbox.clear_outbox(conn)
+            outbox.set_stamp(conn, *team)
 
     def _rebuild(
         self, conn: sqlite3.Connection, pg: psycopg.Connection[Any], epoch: str, seq: int
@@ -214,11 +202,12 @@ class Replica:
         logger.info("rebuilding the local copy of team index %s from the store", self.index_name)
         with write_transaction(conn):
             units.reset(conn)
+            outbox.clear_outbox(conn)
             with units.applying(conn):
                 self._insert_bodies(
                     conn, pg, "index_name = %s AND body IS NOT NULL", (self.index_name,)
                 )
-            units.set_stamp(conn, epoch, seq)
+            outbox.set_stamp(conn, epoch, seq)
 
     def _insert_bodies(
         self,
@@ -246,7 +235,7 @@ class Replica:
     def prepare_writer(self, pg: psycopg.Connection[Any]) -> None:
         """Holding both locks: catch up (or prepare the seed) before the first write."""
         self._seeding = None
-        with _store_failures("catching up before writing"):
+        with store_failures("catching up before writing"):
             self._catch_up(pg, writer=True)
 
     @contextlib.contextmanager
@@ -271,8 +260,8 @@ class Replica:
     def ship(self, pg: psycopg.Connection[Any]) -> int | None:
         """Ship the units the outbox names; the new change sequence (None: nothing to ship)."""
         with self._pool.connection() as conn:
-            pending = units.outbox(conn)
-            epoch, seq = units.stamp(conn)
+            pending = outbox.outbox(conn)
+            epoch, seq = outbox.stamp(conn)
             if self._seeding is not None:
                 epoch, seq = self._seeding, 0
             if epoch is None:
@@ -280,72 +269,16 @@ class Replica:
             if not pending:
                 if self._seeding is not None:
                     with write_transaction(conn):
-                        units.set_stamp(conn, epoch, 0)
+                        outbox.set_stamp(conn, epoch, 0)
                     self._seeding = None
                 return None
             bodies = [(kind, key, units.read_unit(conn, (kind, key))) for kind, key in pending]
             shipped = publish(pg, self.index_name, (epoch, seq), bodies)
             with write_transaction(conn):
-                units.clear_outbox(conn, pending)
-                units.set_stamp(conn, epoch, shipped)
+                outbox.clear_outbox(conn, pending)
+                outbox.set_stamp(conn, epoch, shipped)
             self._seeding = None
             return shipped
-
-
-def publish(
-    pg: psycopg.Connection[Any],
-    index_name: str,
-    stamp: tuple[str, int],
-    bodies: Sequence[tuple[str, str, bytes | None]],
-) -> int:
-    """Write ``bodies`` (``(kind, key, body or None)``) as the next change of ``index_name``
-    in one transaction on ``pg``, the lease holder's connection; the new change sequence.
-
-    ``stamp`` is the ``(epoch, change_seq)`` the writer caught up to: if the
-    index moved since (only a writer without the lease could have moved it),
-    nothing is written.
-    """
-    epoch, seq = stamp
-    with _store_failures("sharing the write"), pg.transaction():
-        row = pg.execute(
-            "UPDATE gno_index_state SET change_seq = change_seq + 1 "
-            "WHERE index_name = %s AND epoch = %s AND change_seq = %s RETURNING change_seq",
-            (index_name, epoch, seq),
-        ).fetchone()
-        if row is None:
-            raise GnoError(
-                "RUNTIME",
-                f"The shared index {index_name} moved while this host held its "
-                "write lease; the write was not shared (try again)",
-            )
-        shipped = int(row[0])
-        with pg.cursor() as cursor:
-            for start in range(0, len(bodies), _SHIP_ROWS):
-                cursor.executemany(
-                    "INSERT INTO gno_index_units (index_name, kind, key, change_seq, body) "
-                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (index_name, kind, key) "
-                    "DO UPDATE SET change_seq = EXCLUDED.change_seq, body = EXCLUDED.body",
-                    [
-                        (index_name, kind, key, shipped, body)
-                        for kind, key, body in bodies[start : start + _SHIP_ROWS]
-                    ],
-                )
-        pg.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, f"{index_name}:{shipped}"))
-    return shipped
-
-
-def team_state(pg: psycopg.Connection[Any], index_name: str) -> tuple[str, int]:
-    """``(epoch, change_seq)`` of ``index_name`` on the store, made on first use."""
-    pg.execute(
-        "INSERT INTO gno_index_state (index_name, epoch) VALUES (%s, %s) "
-        "ON CONFLICT (index_name) DO NOTHING",
-        (index_name, uuid.uuid4().hex),
-    )
-    row = pg.execute(
-        "SELECT epoch, change_seq FROM gno_index_state WHERE index_name = %s", (index_name,)
-    ).fetchone()
-    assert row is not None
-    return str(row[0]), int(row[1])
 
 
 class TeamWriteLease:
@@ -409,4 +342,4 @@ class TeamWriteLease:
         return self._advisory.is_held()
 
 
-__all__ = ["CHANGES_CHANNEL", "Replica", "TeamWriteLease", "publish", "team_state"]
+__all__ = ["CHANGES_CHANNEL", "Replica", "TeamWriteLease"]

@@ -16,11 +16,11 @@ from typing import Any
 
 from gno_trio.engine.store.database import ConnectionPool, connect, read_snapshot, write_transaction
 from gno_trio.engine.store.lease import FileLease
-from gno_trio.engine.team import units
+from gno_trio.engine.team import outbox, units
+from gno_trio.engine.team.changes import publish, team_state
 from gno_trio.engine.team.database import open_team
 from gno_trio.engine.team.lease import AdvisoryLease
 from gno_trio.engine.team.plane import Team
-from gno_trio.engine.team.replica import publish, team_state
 from gno_trio.engine.team.shared import TeamConfig
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
@@ -95,7 +95,7 @@ def copy_from_store(
             raise GnoError("LOCKED", "Another writer holds this data directory; try again")
         with pool.connection() as conn:
             with write_transaction(conn):
-                units.uninstall(conn)
+                outbox.uninstall(conn)
             copied = units.all_units(conn)
     finally:
         team.close()

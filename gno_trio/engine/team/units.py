@@ -11,18 +11,20 @@ smallest sets that are only ever consistent together:
 * a content mirror: its ``content`` row with its chunks, window vectors
   and sentence vectors (``chunks_fts`` is rebuilt locally from the chunks:
   it reads its text through the ``chunk_texts`` view);
-* a collection, an embedding model, an ingest error, a journal entry.
+* a collection, an embedding model, an ingest error, a journal entry;
+* the document-index backend: ``schema_meta``'s ``document_index`` rows
+  (FTS5 or tantivy, and tantivy's generation).
 
-Kept local (derived, or per host): ``schema_meta``, ``documents_fts`` and
-``chunks_fts`` (rebuilt from the units), ``doc_index_pending`` (tantivy's
+Kept local (derived, or per host): the rest of ``schema_meta``,
+``chunks_fts`` (rebuilt from the chunks), ``doc_index_pending`` (tantivy's
 queue, fed by its triggers as the units are applied), ``sqlite_sequence``;
 the egress audit and the retrieval traces are shared rows of their own
 (:mod:`.receipts`, :mod:`.traces`).
 
-The writer's triggers (:func:`install`) record the key of every unit a
-local transaction touches in ``team_outbox``, inside that transaction, so a
-committed write always has its outbox rows. Applying units sets a flag row
-in ``team_replica`` for the transaction, which the triggers skip on.
+The writer's triggers (:mod:`.outbox`) record the key of every unit a
+local transaction touches, inside that transaction. Applying units
+(:func:`applying`) sets a flag row for the transaction, which the triggers
+skip on.
 Units keep the writer's ids and rowids: only the lease holder writes, after
 catching up, so every copy allocates the same ids the writer did.
 """
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -122,142 +124,8 @@ _BY_CODE: Final = {kind.code: kind for kind in KINDS}
 REPLICATED_TABLES: Final = tuple(table.name for kind in KINDS for table in kind.tables)
 
 _FTS_COLUMNS: Final = ("rowid", "filepath", "title", "body", "author", "tags", "categories")
-_APPLYING: Final = "applying"
-
-LOCAL_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS team_outbox (
-    kind TEXT NOT NULL,
-    key TEXT NOT NULL,
-    PRIMARY KEY (kind, key)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS team_replica (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
-
-def _key_expr(table: Table, row: str) -> str:
-    if table.columns:
-        return f"json_array({', '.join(f'{row}.{column}' for column in table.columns)})"
-    return f"{row}.{table.key}"
-
-
-def _mark(code: str, key: str) -> str:
-    # Not INSERT OR IGNORE: an outer UPSERT's conflict rule would override it.
-    return (
-        f"INSERT INTO team_outbox (kind, key) SELECT '{code}', {key} WHERE NOT EXISTS "
-        f"(SELECT 1 FROM team_outbox WHERE kind = '{code}' AND key = {key});"
-    )
-
-
-def _backend_triggers(when: str) -> Iterable[str]:
-    """A switch of backend rewrites ``documents_fts`` without touching ``documents``:
-    every document is shipped again, with its full-text row as the writer now keeps it."""
-    unit = _mark(DOCUMENT_INDEX.code, "'document_index'")
-    every_document = (
-        f"INSERT INTO team_outbox (kind, key) SELECT '{DOCUMENT.code}', id FROM documents "
-        f"WHERE NOT EXISTS (SELECT 1 FROM team_outbox o WHERE o.kind = '{DOCUMENT.code}' "
-        "AND o.key = documents.id);"
-    )
-    yield (
-        "CREATE TRIGGER IF NOT EXISTS team_outbox_backend_switch AFTER INSERT ON schema_meta "
-        f"{when} AND new.key = 'document_index' AND new.value IN ('fts5', 'tantivy') "
-        f"BEGIN {unit} {every_document} END"
-    )
-    for op, row in (("INSERT", "new"), ("DELETE", "old")):
-        yield (
-            f"CREATE TRIGGER IF NOT EXISTS team_outbox_backend_generation_{op.lower()} "
-            f"AFTER {op} ON schema_meta {when} AND {row}.key = 'document_index_generation' "
-            f"BEGIN {unit} END"
-        )
-
-
-def _triggers() -> Iterable[str]:
-    when = f"WHEN NOT EXISTS (SELECT 1 FROM team_replica WHERE key = '{_APPLYING}')"
-    yield from _backend_triggers(when)
-    for kind in KINDS:
-        if kind is DOCUMENT_INDEX:
-            continue
-        for table in kind.tables:
-            for op, rows in (
-                ("INSERT", ("NEW",)),
-                ("UPDATE", ("OLD", "NEW")),
-                ("DELETE", ("OLD",)),
-            ):
-                inserts = " ".join(_mark(kind.code, _key_expr(table, row)) for row in rows)
-                yield (
-                    f"CREATE TRIGGER IF NOT EXISTS team_outbox_{table.name}_{op.lower()} "
-                    f"AFTER {op} ON {table.name} {when} BEGIN {inserts} END"
-                )
-
-
-def install(conn: sqlite3.Connection) -> None:
-    """Make ``conn``'s file a team cache: the outbox, the stamp table and the triggers.
-
-    Idempotent; runs in the caller's transaction. Only team mode calls it, so
-    an embedded index file never carries any of it.
-    """
-    for statement in LOCAL_SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    for statement in _triggers():
-        conn.execute(statement)
-
-
-def uninstall(conn: sqlite3.Connection) -> None:
-    """Make a team cache a plain index file again (the triggers and tables of
-    :func:`install` dropped), in the caller's transaction."""
-    names = [
-        str(row[0])
-        for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'team_outbox_%'"
-        )
-    ]
-    for name in names:
-        conn.execute(f'DROP TRIGGER "{name}"')
-    conn.execute("DROP TABLE IF EXISTS team_outbox")
-    conn.execute("DROP TABLE IF EXISTS team_replica")
-
-
-# -- the stamp ------------------------------------------------------------------
-
-
-def stamp(conn: sqlite3.Connection) -> tuple[str | None, int]:
-    """``(epoch, change_seq)`` this file holds; ``(None, 0)`` for a file never caught up."""
-    rows = dict(
-        conn.execute("SELECT key, value FROM team_replica WHERE key IN ('epoch', 'change_seq')")
-    )
-    return rows.get("epoch"), int(rows.get("change_seq", 0))
-
-
-def set_stamp(conn: sqlite3.Connection, epoch: str, change_seq: int) -> None:
-    conn.executemany(
-        "INSERT OR REPLACE INTO team_replica (key, value) VALUES (?, ?)",
-        [("epoch", epoch), ("change_seq", str(change_seq))],
-    )
-
-
-# -- the outbox -------------------------------------------------------------------
-
-
-def outbox(conn: sqlite3.Connection) -> list[UnitKey]:
-    return [
-        (str(kind), str(key)) for kind, key in conn.execute("SELECT kind, key FROM team_outbox")
-    ]
-
-
-def clear_outbox(conn: sqlite3.Connection, keys: Sequence[UnitKey] | None = None) -> None:
-    if keys is None:
-        conn.execute("DELETE FROM team_outbox")
-    else:
-        conn.executemany("DELETE FROM team_outbox WHERE kind = ? AND key = ?", keys)
-
-
-def fill_outbox(conn: sqlite3.Connection) -> None:
-    """Record every unit of the file as changed (the first host of a team ships them all)."""
-    for kind in KINDS:
-        conn.execute(
-            f"INSERT OR IGNORE INTO team_outbox (kind, key) "
-            f"SELECT '{kind.code}', * FROM ({kind.enumerate_sql})"
-        )
+APPLYING: Final = "applying"
+"""The ``team_replica`` row set while the team's units are applied (the triggers skip)."""
 
 
 def all_units(conn: sqlite3.Connection) -> list[UnitKey]:
@@ -370,9 +238,9 @@ KIND_ORDER: Final = tuple(kind.code for kind in KINDS)
 @contextlib.contextmanager
 def applying(conn: sqlite3.Connection) -> Iterator[None]:
     """Writes of the block (in the caller's transaction) are the team's, not the outbox's."""
-    conn.execute("INSERT OR REPLACE INTO team_replica (key, value) VALUES (?, '1')", (_APPLYING,))
+    conn.execute("INSERT OR REPLACE INTO team_replica (key, value) VALUES (?, '1')", (APPLYING,))
     yield
-    conn.execute("DELETE FROM team_replica WHERE key = ?", (_APPLYING,))
+    conn.execute("DELETE FROM team_replica WHERE key = ?", (APPLYING,))
 
 
 def remove(conn: sqlite3.Connection, changed: Iterable[UnitKey]) -> None:
@@ -399,26 +267,24 @@ def reset(conn: sqlite3.Connection) -> None:
         for kind in reversed(KINDS):
             for table in reversed(kind.tables):
                 conn.execute(f"DELETE FROM {table.name} WHERE {table.fixed or 'true'}")
-    clear_outbox(conn)
 
 
 __all__ = [
+    "APPLYING",
+    "CONTENT",
+    "DOCUMENT",
+    "DOCUMENT_INDEX",
     "KINDS",
     "KIND_ORDER",
     "REPLICATED_TABLES",
+    "Kind",
     "LocalColumns",
+    "Table",
     "UnitKey",
     "all_units",
     "applying",
-    "clear_outbox",
-    "fill_outbox",
     "insert",
-    "install",
-    "outbox",
     "read_unit",
     "remove",
     "reset",
-    "set_stamp",
-    "stamp",
-    "uninstall",
 ]

@@ -1,0 +1,172 @@
+"""The writer's outbox of a team cache: triggers that record every unit a write touches.
+
+:func:`install` makes an index file a team cache: the ``team_outbox`` table
+the triggers fill (the key of every unit a local transaction touches,
+inside that transaction, so a committed write always has its outbox rows),
+and ``team_replica``, which holds the file's stamp (the epoch and change
+sequence it was caught up to) and, while the team's units are applied, the
+flag row the triggers skip on. Only team mode installs any of it; ``store
+copy --from`` takes it out again (:func:`uninstall`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from gno_trio.engine.team.units import (
+    APPLYING,
+    DOCUMENT,
+    DOCUMENT_INDEX,
+    KINDS,
+    Table,
+    UnitKey,
+)
+
+LOCAL_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS team_outbox (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (kind, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS team_replica (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _key_expr(table: Table, row: str) -> str:
+    if table.columns:
+        return f"json_array({', '.join(f'{row}.{column}' for column in table.columns)})"
+    return f"{row}.{table.key}"
+
+
+def _mark(code: str, key: str) -> str:
+    # Not INSERT OR IGNORE: an outer UPSERT's conflict rule would override it.
+    return (
+        f"INSERT INTO team_outbox (kind, key) SELECT '{code}', {key} WHERE NOT EXISTS "
+        f"(SELECT 1 FROM team_outbox WHERE kind = '{code}' AND key = {key});"
+    )
+
+
+def _backend_triggers(when: str) -> Iterable[str]:
+    """A switch of backend rewrites ``documents_fts`` without touching ``documents``:
+    every document is shipped again, with its full-text row as the writer now keeps it."""
+    unit = _mark(DOCUMENT_INDEX.code, "'document_index'")
+    every_document = (
+        f"INSERT INTO team_outbox (kind, key) SELECT '{DOCUMENT.code}', id FROM documents "
+        f"WHERE NOT EXISTS (SELECT 1 FROM team_outbox o WHERE o.kind = '{DOCUMENT.code}' "
+        "AND o.key = documents.id);"
+    )
+    yield (
+        "CREATE TRIGGER IF NOT EXISTS team_outbox_backend_switch AFTER INSERT ON schema_meta "
+        f"{when} AND new.key = 'document_index' AND new.value IN ('fts5', 'tantivy') "
+        f"BEGIN {unit} {every_document} END"
+    )
+    for op, row in (("INSERT", "new"), ("DELETE", "old")):
+        yield (
+            f"CREATE TRIGGER IF NOT EXISTS team_outbox_backend_generation_{op.lower()} "
+            f"AFTER {op} ON schema_meta {when} AND {row}.key = 'document_index_generation' "
+            f"BEGIN {unit} END"
+        )
+
+
+def _triggers() -> Iterable[str]:
+    when = f"WHEN NOT EXISTS (SELECT 1 FROM team_replica WHERE key = '{APPLYING}')"
+    yield from _backend_triggers(when)
+    for kind in KINDS:
+        if kind is DOCUMENT_INDEX:
+            continue
+        for table in kind.tables:
+            for op, rows in (
+                ("INSERT", ("NEW",)),
+                ("UPDATE", ("OLD", "NEW")),
+                ("DELETE", ("OLD",)),
+            ):
+                inserts = " ".join(_mark(kind.code, _key_expr(table, row)) for row in rows)
+                yield (
+                    f"CREATE TRIGGER IF NOT EXISTS team_outbox_{table.name}_{op.lower()} "
+                    f"AFTER {op} ON {table.name} {when} BEGIN {inserts} END"
+                )
+
+
+def install(conn: sqlite3.Connection) -> None:
+    """Make ``conn``'s file a team cache: the outbox, the stamp table and the triggers.
+
+    Idempotent; runs in the caller's transaction. Only team mode calls it, so
+    an embedded index file never carries any of it.
+    """
+    for statement in LOCAL_SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    for statement in _triggers():
+        conn.execute(statement)
+
+
+def uninstall(conn: sqlite3.Connection) -> None:
+    """Make a team cache a plain index file again (the triggers and tables of
+    :func:`install` dropped), in the caller's transaction."""
+    names = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'team_outbox_%'"
+        )
+    ]
+    for name in names:
+        conn.execute(f'DROP TRIGGER "{name}"')
+    conn.execute("DROP TABLE IF EXISTS team_outbox")
+    conn.execute("DROP TABLE IF EXISTS team_replica")
+
+
+# -- the stamp ------------------------------------------------------------------
+
+
+def stamp(conn: sqlite3.Connection) -> tuple[str | None, int]:
+    """``(epoch, change_seq)`` this file holds; ``(None, 0)`` for a file never caught up."""
+    rows = dict(
+        conn.execute("SELECT key, value FROM team_replica WHERE key IN ('epoch', 'change_seq')")
+    )
+    return rows.get("epoch"), int(rows.get("change_seq", 0))
+
+
+def set_stamp(conn: sqlite3.Connection, epoch: str, change_seq: int) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO team_replica (key, value) VALUES (?, ?)",
+        [("epoch", epoch), ("change_seq", str(change_seq))],
+    )
+
+
+# -- the outbox -------------------------------------------------------------------
+
+
+def outbox(conn: sqlite3.Connection) -> list[UnitKey]:
+    return [
+        (str(kind), str(key)) for kind, key in conn.execute("SELECT kind, key FROM team_outbox")
+    ]
+
+
+def clear_outbox(conn: sqlite3.Connection, keys: Sequence[UnitKey] | None = None) -> None:
+    if keys is None:
+        conn.execute("DELETE FROM team_outbox")
+    else:
+        conn.executemany("DELETE FROM team_outbox WHERE kind = ? AND key = ?", keys)
+
+
+def fill_outbox(conn: sqlite3.Connection) -> None:
+    """Record every unit of the file as changed (the first host of a team ships them all)."""
+    for kind in KINDS:
+        conn.execute(
+            f"INSERT OR IGNORE INTO team_outbox (kind, key) "
+            f"SELECT '{kind.code}', * FROM ({kind.enumerate_sql})"
+        )
+
+
+__all__ = [
+    "LOCAL_SCHEMA",
+    "clear_outbox",
+    "fill_outbox",
+    "install",
+    "outbox",
+    "set_stamp",
+    "stamp",
+    "uninstall",
+]
