@@ -137,8 +137,15 @@ class Replica:
         with store_failures("reading the change sequence"), self._database.connection() as pg:
             epoch, seq = self._state(pg)
         if seq == 0 and self.local_stamp()[0] != epoch:
-            with take_lease():  # the writer's way in seeds the team index and ships
-                pass
+            try:
+                with take_lease():  # the writer's way in seeds the team index and ships
+                    pass
+            except GnoError as exc:
+                if exc.code != "LOCKED":
+                    raise
+                # Another process (of this host or another) writes, or seeds the team
+                # index right now: its changes arrive here by the next catch-up.
+                logger.info("not seeding team index %s: %s", self.index_name, exc.message)
 
     def _pending(self) -> bool:
         with self._pool.connection() as conn:
