@@ -1,27 +1,25 @@
 """A gateway in daemon mode over a small writable index, for the guard and egress tests.
 
-The index has one collection, ``notes``; the app over it is built per test
-(read-only unless asked); the daemon's settings name one host and one token,
+The index has one collection, ``notes``; a test builds the app over it with
+``engine_app`` (read-only unless asked); the daemon's settings name one host and one token,
 so a request carrying :data:`AUTH` passes the boundary and egress is judged by
 the collection's policy, which :func:`set_policy` rewrites in the config file.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
 
 import attrs
 import pytest
 
-from gno_trio.compose import build_app
 from gno_trio.config import load_config
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.store.config_file import save_config
-from gno_trio.runtime import Runtime
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.http.asgi import GatewayApp
 from gno_trio.transports.http.guards import PolicyBook
@@ -44,16 +42,6 @@ def notes_dirs(tmp_path: Path) -> Dirs:
         engine.add_collection(str(folder), name="notes")
         engine.sync()
     return dirs
-
-
-@contextmanager
-def notes_app(dirs: Dirs, *, write_enabled: bool = False) -> Iterator[tuple[McpApp, Engine]]:
-    """The MCP app over ``dirs`` and the engine it serves, closed on exit."""
-    engine = Engine.open(dirs=dirs)
-    try:
-        yield build_app(Runtime(engine=engine, write_enabled=write_enabled)), engine
-    finally:
-        engine.close()
 
 
 def set_policy(config_path: Path, collection: str, policy: str) -> None:

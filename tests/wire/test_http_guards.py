@@ -29,7 +29,6 @@ from tests.support.guarded_gateway import (
     AUTH,
     TOKEN,
     daemon_settings,
-    notes_app,
     remote_gateway,
     set_policy,
 )
@@ -38,6 +37,7 @@ from tests.support.http_gateway_support import (
     asgi_call,
     assert_boundary_error,
     check_schema,
+    engine_app,
     evals_dirs,  # noqa: F401
     gateway_app,
     initialize_body,
@@ -206,7 +206,7 @@ async def test_write_tools_are_refused_before_dispatch_unless_enabled(
 ) -> None:
     folder = tmp_path / "notes"
     before = sorted(p.name for p in folder.iterdir())
-    with notes_app(notes_dirs) as (app, _):
+    with engine_app(notes_dirs) as (app, _):
         async with running_gateway(app) as running, httpx.AsyncClient() as client:
             leg = http_leg(era, client, running.url)
             await leg.open({})
@@ -229,7 +229,7 @@ async def test_write_tools_are_refused_before_dispatch_unless_enabled(
             )
             assert status == 200
     assert sorted(p.name for p in folder.iterdir()) == before
-    with notes_app(notes_dirs, write_enabled=True) as (app, _):
+    with engine_app(notes_dirs, write_enabled=True) as (app, _):
         gateway = running_gateway(app, enable_write=True)
         async with gateway as running, httpx.AsyncClient() as client:
             leg = http_leg(era, client, running.url)
@@ -251,7 +251,7 @@ async def test_egress_is_judged_per_request_against_the_actual_peer(
     era: Era, notes_dirs: Dirs, tmp_path: Path
 ) -> None:
     config_path = notes_dirs.config_file
-    with notes_app(notes_dirs) as (app, engine):
+    with engine_app(notes_dirs) as (app, engine):
         async with remote_gateway(app, tmp_path, config_path, engine) as gateway:
             lan = asgi_leg(era, gateway, "192.168.1.20")
             await lan.open(AUTH)
@@ -322,7 +322,7 @@ async def test_a_policy_change_during_a_request_answers_409(era: Era, tmp_path: 
 
 
 async def test_loopback_peer_is_served_whatever_the_policy(evals_dirs: Dirs) -> None:  # noqa: F811
-    with notes_app(evals_dirs) as (app, engine):
+    with engine_app(evals_dirs) as (app, engine):
         policies = PolicyBook(evals_dirs.config_file, engine.config.collections)
         async with (
             running_gateway(app, policies=policies) as running,
@@ -352,7 +352,7 @@ async def test_a_real_non_loopback_socket_peer_is_judged_by_its_zone(
         limits=RELAXED,
     )
     auth = {"authorization": f"Bearer {TOKEN}"}
-    with notes_app(notes_dirs) as (app, engine):
+    with engine_app(notes_dirs) as (app, engine):
         policies = PolicyBook(notes_dirs.config_file, engine.config.collections)
         gateway = running_gateway(app, settings, policies=policies, sock=sock)
         async with gateway, httpx.AsyncClient() as client:

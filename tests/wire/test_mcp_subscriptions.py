@@ -36,6 +36,7 @@ from gno_trio.engine import Engine
 from gno_trio.protocol.subscriptions import MAX_LISTENS
 from gno_trio.protocol.subscriptions import SUBSCRIPTION_ID_KEY as SUBSCRIPTION_ID
 from gno_trio.runtime import Runtime
+from tests.support.gateway_process import notes_index
 from tests.support.http_gateway_support import (
     RunningGateway,
     modern_headers,
@@ -53,13 +54,8 @@ WAIT_S = 60.0
 @pytest.fixture
 def notes_env(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     """A one-note collection, indexed, and the environment pointing the server at it."""
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "alpha.md").write_text("# Alpha\n\nFirst words.\n", encoding="utf-8")
+    notes = notes_index(tmp_path)
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
-    with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
-        engine.sync()
     yield (
         notes,
         {

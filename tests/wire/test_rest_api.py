@@ -29,7 +29,6 @@ from gno_trio.protocol.subscriptions import MAX_LISTENS
 from gno_trio.runtime import Runtime
 from tests.support.guarded_gateway import (
     AUTH,
-    notes_app,
     remote_gateway,
     set_policy,
 )
@@ -313,7 +312,7 @@ async def test_egress_judges_a_rest_call_as_it_judges_the_same_tool_call(
     config_path = notes_dirs.config_file
     search = json.dumps({"query": "giraffes", "collection": "notes"}).encode()
     headers = {**AUTH, "content-type": "application/json"}
-    with notes_app(notes_dirs) as (app, engine):
+    with engine_app(notes_dirs) as (app, engine):
         async with remote_gateway(app, tmp_path, config_path, engine) as gateway:
             refused = await asgi_call(
                 gateway, peer="192.168.1.20", path="/api/search", headers=headers, body=search
