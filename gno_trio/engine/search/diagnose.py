@@ -43,7 +43,7 @@ from gno_trio.engine.search.pipeline import (
 from gno_trio.engine.search.querygrammar import LexicalQuery, parse_query
 from gno_trio.engine.search.request import (
     SearchRequest,
-    filter_clauses,
+    request_document_filter,
     validate_request,
 )
 from gno_trio.engine.store.aggregates import SQLITE_STORES
@@ -87,7 +87,9 @@ def _single_filters(request: SearchRequest) -> list[tuple[str, SearchRequest]]:
 
 
 def _passes(conn: Connection, request: SearchRequest, doc_id: int) -> bool:
-    return SQLITE_STORES.search_documents(conn).passes(doc_id, filter_clauses(conn, request))
+    return SQLITE_STORES.search_documents(conn).passes(
+        doc_id, request_document_filter(conn, request)
+    )
 
 
 def _indexed(conn: Connection, doc_id: int) -> bool:

@@ -25,7 +25,7 @@ from gno_trio.engine.search.chunkmemory import ChunkMemory
 from gno_trio.engine.search.docindex.ranking import TantivyRanker, ranker
 from gno_trio.engine.search.keyruns import listed_keys
 from gno_trio.engine.search.querygrammar import LexicalQuery, fts_quote
-from gno_trio.engine.search.request import SearchRequest, request_filters, sql_filters
+from gno_trio.engine.search.request import SearchRequest, document_filter_for, request_filters
 from gno_trio.engine.search.results import result_rows
 from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import Connection, RowView
@@ -116,7 +116,7 @@ class Fts5Ranker:
         return self._rank_filtered(parsed, request_filters(self.conn, request), fetch)
 
     def _rank_filtered(self, parsed: LexicalQuery, filters: Filters, fetch: int) -> Ranked:
-        where = sql_filters(self.conn, filters)
+        where = document_filter_for(self.conn, filters)
         return ranked_with_top_up(parsed, fetch, self._runner(where))
 
     def _runner(self, where: DocumentFilter) -> Callable[[str, int], Ranked]:
@@ -130,7 +130,7 @@ class Fts5Ranker:
         match = relaxed_match(parsed) if any_term else parsed.match
         if match is None:
             return []
-        where = sql_filters(self.conn, request_filters(self.conn, request))
+        where = document_filter_for(self.conn, request_filters(self.conn, request))
         found = SQLITE_STORES.document_matches(self.conn).matching(match, where)
         return [(doc, round(score, 6)) for doc, score in found]
 
@@ -160,7 +160,7 @@ class MemoryRanker(Fts5Ranker):
         filters = request_filters(self.conn, request)
         if documents is None or not _read_cheaply(filters):
             return self._rank_filtered(parsed, filters, fetch)
-        where = sql_filters(self.conn, filters)
+        where = document_filter_for(self.conn, filters)
         among = (
             None
             if where.unfiltered

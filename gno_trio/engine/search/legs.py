@@ -17,7 +17,7 @@ import numpy.typing as npt
 from gno_trio.engine.search import graph_expansion as graph_leg
 from gno_trio.engine.search.fusion import Fusion
 from gno_trio.engine.search.lexical import search
-from gno_trio.engine.search.request import SearchRequest, filter_clauses
+from gno_trio.engine.search.request import SearchRequest, request_document_filter
 from gno_trio.engine.search.results import result_object
 from gno_trio.engine.search.semantic import VectorHit, anchors
 from gno_trio.engine.store.aggregates import SQLITE_STORES
@@ -90,7 +90,9 @@ def graph_results(
     """Neighbour documents that pass the request's filters, at their chunk nearest the query."""
     if not ids:
         return []
-    rows = SQLITE_STORES.search_documents(conn).rows_passing(ids, filter_clauses(conn, request))
+    rows = SQLITE_STORES.search_documents(conn).rows_passing(
+        ids, request_document_filter(conn, request)
+    )
     hits = []
     for doc_id in ids:
         row = rows.get(doc_id)

@@ -1,4 +1,4 @@
-"""What a search asks for: the request, its validation, and its filters as SQL.
+"""What a search asks for: the request, its validation, its filters as the stores take them.
 
 Every retrieval path (BM25, vector, hybrid, diagnosis) takes the same
 :class:`SearchRequest` and turns its filters into the same normalised
@@ -117,14 +117,15 @@ def request_filters(conn: Connection, request: SearchRequest) -> Filters:
     )
 
 
-def filter_clauses(conn: Connection, request: SearchRequest) -> DocumentFilter:
-    """The SQL form of a request's filters (on documents ``d``)."""
-    return sql_filters(conn, request_filters(conn, request))
+def request_document_filter(conn: Connection, request: SearchRequest) -> DocumentFilter:
+    """A request's filters as the search stores take them."""
+    return document_filter_for(conn, request_filters(conn, request))
 
 
-def sql_filters(conn: Connection, filters: Filters) -> DocumentFilter:
-    """The SQL form of normalised filters: an excluded phrase is looked up on the index
-    that ranks documents (in the statement for FTS5, beforehand for tantivy)."""
+def document_filter_for(conn: Connection, filters: Filters) -> DocumentFilter:
+    """Normalised filters as the search stores take them: an excluded phrase is looked
+    up on the index that ranks documents (in the statement for FTS5, beforehand for
+    tantivy)."""
     if not filters.exclude:
         return document_filter(filters)
     tantivy = ranker(conn)

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from gno_trio.engine.lookup import resolve
 from gno_trio.engine.search.anchortext import Anchor, excerpt
-from gno_trio.engine.search.request import SearchRequest, filter_clauses, validate_request
+from gno_trio.engine.search.request import SearchRequest, request_document_filter, validate_request
 from gno_trio.engine.search.results import echo_filters, result_object
 from gno_trio.engine.search.scope import Scope
 from gno_trio.engine.store.aggregates import SQLITE_STORES
@@ -79,7 +79,7 @@ def _allowed_rows(
     conn: Connection, matrix: VectorMatrix, request: SearchRequest
 ) -> tuple[npt.NDArray[np.intp] | None, DocumentFilter]:
     """Matrix rows the request's filters admit (None: every active one), and the filter."""
-    where = filter_clauses(conn, request)
+    where = request_document_filter(conn, request)
     if where.unfiltered:
         return None, where
     return matrix.rows_of_mirrors(
