@@ -385,7 +385,7 @@ class EngineKernel:
             yield held
 
     @contextlib.contextmanager
-    def document_indexing(self, conn: Connection, setting: str) -> Iterator[IndexHooks]:
+    def _document_indexing(self, conn: Connection, setting: str) -> Iterator[IndexHooks]:
         """The document index's part in one sync (:meth:`IndexUpkeep.document_indexing`);
         in team mode each committed batch is also shipped, so other hosts see a long sync
         progress batch by batch."""

@@ -149,7 +149,7 @@ class IndexingKernel(EngineKernel):
                 self.connection() as c,
                 unmapped(c),
                 self._conversion_runner() as runner,
-                self.document_indexing(c, self.config.search.backend) as indexing,
+                self._document_indexing(c, self.config.search.backend) as indexing,
             ):
                 for collection in targets:
                     try:
