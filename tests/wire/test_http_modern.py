@@ -337,6 +337,34 @@ async def test_per_caller_identity_is_stable_and_distinct(tmp_path: Path) -> Non
         assert hashlib.sha256(token.encode()).hexdigest()[:16] not in found
 
 
+async def test_a_client_hanging_up_on_a_plain_json_call_cancels_it() -> None:
+    """No progress token, so the answer would be one JSON body: a client that closes its
+    connection while the tool runs gets the tool cancelled and the slots back at once
+    (the tool would otherwise sleep for ten seconds)."""
+    async with running_gateway(build_app()) as running, httpx.AsyncClient() as client:
+        call = rpc(
+            "tools/call", modern_params(name="slow", arguments={"steps": 200, "delay": 0.05}), 11
+        )
+        body = json.dumps(call).encode()
+        headers = {**modern_headers("tools/call", "slow"), "Content-Length": str(len(body))}
+        stream = await trio.open_tcp_stream("127.0.0.1", running.endpoint.port)
+        await stream.send_all(mcp_head_for(running.endpoint.port, headers) + body)
+
+        async def active() -> int:
+            status = (await client.get(running.endpoint.status_url)).json()
+            return int(status["transport"]["activeRequests"])
+
+        with trio.fail_after(5):
+            while await active() != 1:
+                await trio.sleep(0.02)
+        await stream.aclose()
+        with trio.fail_after(3):
+            while await active() != 0:
+                await trio.sleep(0.02)
+        status = (await client.get(running.endpoint.status_url)).json()
+        assert status["readers"]["active"] == 0
+
+
 async def test_progress_streams_and_a_dropped_stream_cancels_the_call() -> None:
     async with running_gateway(build_app()) as running, httpx.AsyncClient() as client:
         call = rpc(

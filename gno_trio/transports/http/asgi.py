@@ -8,9 +8,11 @@ Per request, in order:
 3. for a POST: ``Accept`` (406) and ``Content-Type`` (415), then the body under
    the size and time limits (413/408), then one msgspec decode (400 ``-32700``
    for bad JSON, ``-32600`` for batches and non-messages);
-4. a request nursery holding a transport capacity slot and a runtime
-   admission slot, both given back on every exit path; a watcher task in the
-   same nursery cancels the work when the client disconnects;
+4. a transport capacity slot and a runtime admission slot, both given back
+   on every exit path, around work that is cancelled when the client
+   disconnects (through the connection's
+   :class:`~.connections.DisconnectHook`, or under another ASGI server a
+   watcher task reading ``receive``);
 5. the shared guards: write gate, egress against the actual peer zone (with
    its authorization epoch), identity;
 6. the era split: a message claiming 2026-07-28 (envelope key or
@@ -46,6 +48,7 @@ from gno_trio.transports.http.boundary import (
     bearer_identity,
     read_body,
 )
+from gno_trio.transports.http.connections import DISCONNECT_EXTENSION, DisconnectHook
 from gno_trio.transports.http.guards import EgressTicket, egress_guard, write_gate
 from gno_trio.transports.http.rest_wire import api_shaped
 from gno_trio.transports.http.settings import (
@@ -92,13 +95,15 @@ def _as_is(reply: Reply) -> Reply:
 
 
 class _Progress:
-    """Whether the answer has begun (its status sent), and whether its last byte has."""
+    """Whether the answer has begun (its status sent), whether its last byte has, and the
+    connection's hook telling that the client left (None under another ASGI server)."""
 
-    __slots__ = ("answered", "started")
+    __slots__ = ("answered", "hook", "started")
 
-    def __init__(self) -> None:
+    def __init__(self, hook: DisconnectHook | None) -> None:
         self.started = False
         self.answered = False
+        self.hook = hook
 
 
 STORE_AWAY: Final = boundary_reply(503, "store", headers=((b"retry-after", b"1"),))
@@ -244,7 +249,7 @@ class GatewayApp:
     async def _http(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
         statuses = self.state.metrics.statuses
         memory = self.state.memory
-        progress = _Progress()
+        progress = _Progress(scope.get("extensions", {}).get(DISCONNECT_EXTENSION))
 
         async def send(message: Message) -> None:
             kind = message["type"]
@@ -362,18 +367,41 @@ class GatewayApp:
         self, exchange: Exchange, progress: _Progress, work: Work, shape: Shape = _as_is
     ) -> None:
         """Run ``work`` (after the body was read), cancelling it if the client hangs up."""
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                _watch_disconnect, exchange.receive, progress, nursery.cancel_scope.cancel
-            )
+        hook = progress.hook
+        if hook is None:  # another ASGI server: a watcher task reads ``receive``
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(
+                    _watch_disconnect, exchange.receive, progress, nursery.cancel_scope.cancel
+                )
+                try:
+                    await self._answered(exchange, progress, work, shape)
+                finally:
+                    nursery.cancel_scope.cancel()
+            return
+        with trio.CancelScope() as watched:
+
+            def gone() -> None:
+                if not progress.answered:  # see _watch_disconnect
+                    watched.cancel()
+
+            hook.on_gone = gone
+            if hook.gone:
+                watched.cancel()
             try:
-                await work()
-            except Refused as refused:
-                await self._reply(exchange.send, shape(refused.reply))
-            except GnoError as exc:
-                await self._store_away(exchange.send, progress, shape, exc)
+                await self._answered(exchange, progress, work, shape)
             finally:
-                nursery.cancel_scope.cancel()
+                hook.on_gone = None
+
+    async def _answered(
+        self, exchange: Exchange, progress: _Progress, work: Work, shape: Shape
+    ) -> None:
+        """Run ``work``, answering the refusal it raises or the store's absence."""
+        try:
+            await work()
+        except Refused as refused:
+            await self._reply(exchange.send, shape(refused.reply))
+        except GnoError as exc:
+            await self._store_away(exchange.send, progress, shape, exc)
 
     async def _admitted(
         self, work: Callable[[], Awaitable[None]], send: Send, shape: Shape = _as_is

@@ -26,6 +26,15 @@ can use to pin the server, so the gateway runs hypercorn's connection handler
   ``Upgrade: h2c`` is ignored (RFC 9110 lets a server ignore ``Upgrade``):
   the request is answered in HTTP/1.1.
 
+* **A request hears its client hang up without a task of its own.**
+  hypercorn tells an application that its client left only by an
+  ``http.disconnect`` message in the request's receive queue, so the
+  application would need a second task per request reading that queue. Here
+  the message also fires the request's :class:`DisconnectHook` (in the
+  scope's extensions under :data:`DISCONNECT_EXTENSION`), which cancels the
+  work at once: spawning and cancelling a watcher task was half of what the
+  gateway itself spent on a small request.
+
 Idle keep-alive connections are closed by hypercorn after its
 ``keep_alive_timeout``; a client that sent ``Connection: close`` has its
 connection closed after the answer.
@@ -106,6 +115,58 @@ class PatientListener(trio.abc.Listener[trio.SocketStream]):
         await self._inner.aclose()
 
 
+DISCONNECT_EXTENSION: Final = "gno.disconnect"
+"""The scope extension holding a request's :class:`DisconnectHook` (absent under other servers)."""
+
+
+class DisconnectHook:
+    """Calls back, once, when the client of one request has gone.
+
+    ``gone`` stays set once the ``http.disconnect`` arrived, so work that
+    starts afterwards can tell at once. hypercorn also reports a disconnect
+    right after the final body of a complete exchange; the callback decides
+    whether that still matters.
+    """
+
+    __slots__ = ("gone", "on_gone")
+
+    def __init__(self) -> None:
+        self.gone = False
+        self.on_gone: Callable[[], None] | None = None
+
+    def fire(self) -> None:
+        if self.gone:
+            return
+        self.gone = True
+        if self.on_gone is not None:
+            self.on_gone()
+
+
+AppPut = Callable[[Any], Awaitable[None]]
+
+
+class _HookedTaskGroup:
+    """hypercorn's per-connection task group, giving each request a :class:`DisconnectHook`."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def spawn_app(self, app: Any, config: Any, scope: Any, send: Any) -> AppPut:
+        hook = DisconnectHook()
+        scope.setdefault("extensions", {})[DISCONNECT_EXTENSION] = hook
+        put: AppPut = await self._inner.spawn_app(app, config, scope, send)
+
+        async def app_put(message: Any) -> None:
+            if message["type"] == "http.disconnect":
+                hook.fire()
+            await put(message)
+
+        return app_put
+
+    def spawn(self, func: Callable[..., Any], *args: Any) -> None:
+        self._inner.spawn(func, *args)
+
+
 class _NotHttp11(Exception):
     """A request line of another HTTP version (``PRI * HTTP/2.0`` opens the h2 preface)."""
 
@@ -137,7 +198,7 @@ class _Http11Only:
             wrapper.app,
             wrapper.config,
             wrapper.context,
-            wrapper.task_group,
+            _HookedTaskGroup(wrapper.task_group),  # type: ignore[arg-type]  # spawns only
             wrapper.state,
             wrapper.ssl,
             wrapper.client,
@@ -251,4 +312,10 @@ async def serve_connections(
             connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
 
 
-__all__ = ["WRITE_CHUNK", "PatientListener", "serve_connections"]
+__all__ = [
+    "DISCONNECT_EXTENSION",
+    "WRITE_CHUNK",
+    "DisconnectHook",
+    "PatientListener",
+    "serve_connections",
+]
