@@ -23,10 +23,12 @@ import trio
 from gno_trio.config import Config
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import BackgroundEmbedder, CaptureRequest, Engine, SearchRequest
+from gno_trio.engine.store import lease
 from gno_trio.runtime import Runtime
 from gno_trio.watch import FolderWatcher
 from gno_trio.watch.source import Changes, polling_reason
 from tests.conftest import write_corpus
+from tests.support.stepped_clock import QueueProbe
 
 WAIT_S = 30.0
 
@@ -405,13 +407,14 @@ def test_network_file_systems_are_polled(tmp_path: Path) -> None:
 
 
 def test_a_change_indexed_by_the_writer_the_watch_waited_for_is_not_synced_again(
-    engine: Engine, notes: Path
+    engine: Engine, notes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The watcher's sync waits for the write lease while a capture-like writer holds it,
     writes its file and indexes it; then finds nothing left to do."""
     import threading
-    import time
 
+    probe = QueueProbe()
+    monkeypatch.setattr(lease, "time", probe)
     outcome: list[object] = []
     with engine.writing() as held:
         (notes / "written.md").write_text("# Written\n\nBy a writer holding the lease.\n")
@@ -421,7 +424,7 @@ def test_a_change_indexed_by_the_writer_the_watch_waited_for_is_not_synced_again
             )
         )
         waiting.start()
-        time.sleep(0.5)  # let it check (work to do) and queue for the lease
+        assert probe.queued.wait(60)  # it checked (work to do) and queues for the lease
         engine.sync_paths("notes", ["written.md"], lease=held)
     waiting.join(timeout=60)
     assert outcome == [None]

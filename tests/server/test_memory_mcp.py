@@ -25,6 +25,7 @@ import trio.testing
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import Engine
 from gno_trio.engine.memory.semantic import NOT_EMBEDDED
+from gno_trio.engine.store import lease
 from gno_trio.runtime import Runtime
 from gno_trio.server.context import RequestContext, ToolCallContext
 from gno_trio.tools import CATALOGUE, CORE_READ, CORE_WRITE
@@ -32,6 +33,7 @@ from gno_trio.tools.memory import RememberInput, make_remember
 from tests.support.in_process_stdio import serving
 from tests.support.lease_holder import lease_held_elsewhere
 from tests.support.stdio_session import server_environment
+from tests.support.stepped_clock import QueueProbe
 from tests.support.tool_results import handler_error_code
 
 REPO = Path(__file__).resolve().parents[2]
@@ -422,12 +424,14 @@ async def test_a_remember_cancelled_while_waiting_for_the_lease_never_writes(
     engine: Engine, dirs: Dirs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GNO_WRITE_LOCK_WAIT_MS", "30000")
+    probe = QueueProbe()
+    monkeypatch.setattr(lease, "time", probe)
     with lease_held_elsewhere(dirs.write_lock) as holder:
         async with serving(engine) as (client, _):
             await client.open_legacy({"name": "agent", "version": "1"})
             call = {"name": "gno_remember", "arguments": remember_args(decision="add")}
             await client.send({"jsonrpc": "2.0", "id": "w", "method": "tools/call", "params": call})
-            await trio.sleep(0.3)  # the call is now queued on the lease
+            assert await trio.to_thread.run_sync(probe.queued.wait, 60)  # queued on the lease
             cancel = {"requestId": "w", "reason": "user gave up"}
             await client.send(
                 {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
