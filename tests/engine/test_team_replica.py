@@ -203,7 +203,7 @@ def test_a_store_that_drops_mid_ship_fails_the_write_retryably_and_loses_nothing
     monkeypatch.setattr(Replica, "ship", dropped)
     with pytest.raises(GnoError) as failed:
         a.sync()
-    assert failed.value.code == "RUNTIME" and "try again" in failed.value.message
+    assert failed.value.code == "STORE_UNAVAILABLE" and "try again" in failed.value.message
     assert b.team is not None and b.team.catch_up()
     assert answers(b) == before  # nothing half-shared
     monkeypatch.setattr(Replica, "ship", ship)

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from gno_trio.engine.team.database import store_failure
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
@@ -25,16 +26,14 @@ _SHIP_ROWS: Final = 512
 
 @contextlib.contextmanager
 def store_failures(doing: str) -> Iterator[None]:
-    """A failure of the database while ``doing`` is a retryable ``RUNTIME`` error."""
+    """A failure of the database while ``doing``, told as :func:`.database.store_failure`
+    tells it (out of reach: the retryable ``STORE_UNAVAILABLE``)."""
     import psycopg
 
     try:
         yield
     except psycopg.Error as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise GnoError(
-            "RUNTIME", f"The shared store failed while {doing}: {reason}; try again"
-        ) from exc
+        raise store_failure(None, exc, doing) from exc
 
 
 def publish(

@@ -96,28 +96,33 @@ _LOST_STATES: Final = frozenset({"57P01", "57P02", "57P03"})
 """Server-side ends of a session: terminated by an administrator, crash, starting up/down."""
 
 
-def store_failure(store: TeamStore, exc: Exception) -> GnoError:
+def store_failure(store: TeamStore | None, exc: Exception, doing: str | None = None) -> GnoError:
     """What a driver failure in a statement means to the caller.
 
     The database out of reach (the connection dropped or was ended by the
     server, no pooled connection could be made in time) is
     ``STORE_UNAVAILABLE``: the same request may work when tried again, and
     the pool replaces the lost connection by then. A cancelled statement is
-    ``CANCELLED``; anything else is a ``RUNTIME`` failure naming it.
+    ``CANCELLED``; anything else is a ``RUNTIME`` failure naming it. ``doing``
+    says what the caller was doing when it failed.
     """
     diagnosis = getattr(exc, "diag", None)
     primary = getattr(diagnosis, "message_primary", None)  # without the statement's text
     reason = " ".join(str(primary or exc).split()) or type(exc).__name__
     sqlstate = getattr(exc, "sqlstate", None)
+    while_doing = f" while {doing}" if doing else ""
     if sqlstate == "57014":
-        return GnoError("CANCELLED", f"The statement on the store was cancelled ({reason})")
+        return GnoError(
+            "CANCELLED", f"The statement on the store was cancelled{while_doing} ({reason})"
+        )
     if _is_unreachable(exc, sqlstate):
+        named = f" {store.shown}" if store is not None else ""
         return GnoError(
             "STORE_UNAVAILABLE",
-            f"The store {store.shown} is unavailable ({reason}); try again",
+            f"The store{named} is unavailable{while_doing} ({reason}); try again",
             details={"retryable": True},
         )
-    return GnoError("RUNTIME", f"The shared store failed: {reason}")
+    return GnoError("RUNTIME", f"The shared store failed{while_doing}: {reason}")
 
 
 def _is_unreachable(exc: Exception, sqlstate: str | None) -> bool:
