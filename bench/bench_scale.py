@@ -533,20 +533,35 @@ def main() -> int:
         gno_size = file_bytes(db) + terms_size
         floor_size = file_bytes(floor_path(work))
         parts = table_sizes(db)
+        print(whole.close().line())
+        print_index(gno, floor, text, gno_size, floor_size, terms_size, resyncs, parts)
+        if options.keep:  # said before searching: a failure there leaves the folder to --reuse
+            print(f"kept: {work}", flush=True)
         search = run_search(work, options)
-        served = (
-            served_search(work, search["served_queries"], options) if options.served_rounds else ""
-        )
-        if options.keep:
-            print(f"kept: {work}")
+        print_search(search, options)
+        if options.served_rounds:
+            print(served_search(work, search["served_queries"], options))
     finally:
         if not options.keep:
             shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def print_index(
+    gno: dict[str, Any],
+    floor: dict[str, Any],
+    text: int,
+    gno_size: int,
+    floor_size: int,
+    terms_size: int,
+    resyncs: list[tuple[dict[str, Any], dict[str, Any]]],
+    parts: list[tuple[str, float]],
+) -> None:
+    """The indexing figures beside the floor's (printed as soon as they are known)."""
 
     def mib(kib: int) -> str:
         return f"{kib / 1024:,.0f} MiB"
 
-    print(whole.close().line())
     print(f"\n{'':<28} {'gno-trio':>14} {'floor':>14} {'ratio':>8}")
     print(
         f"{'index from scratch':<28} {gno['seconds']:>12.1f} s {floor['seconds']:>12.1f} s "
@@ -584,11 +599,9 @@ def main() -> int:
     print(f"  index: {gno['added']:,} added, {gno['errors']} errors; floor {floor['added']:,} rows")
     print(
         "  largest parts of the gno-trio database: "
-        + ", ".join(f"{name} {size:,.0f} MB" for name, size in parts)
+        + ", ".join(f"{name} {size:,.0f} MB" for name, size in parts),
+        flush=True,
     )
-    print_search(search, options)
-    print(served)
-    return 0
 
 
 def run_resyncs(work: Path, count: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -715,10 +728,22 @@ class GatewayPeer:
         before = tree_cpu_s([self._process.pid])
         for _ in range(count):
             body = tool_call("gno_search", {"query": next(self._queries), "limit": 5})
-            started = time.perf_counter_ns()
-            self._http.request("POST", "/mcp", body=body, headers=modern_headers("gno_search"))
-            response = self._http.getresponse()
-            answer = response.read()
+            for attempt in (1, 2):
+                started = time.perf_counter_ns()
+                try:
+                    self._http.request(
+                        "POST", "/mcp", body=body, headers=modern_headers("gno_search")
+                    )
+                    response = self._http.getresponse()
+                    answer = response.read()
+                    break
+                except (http.client.RemoteDisconnected, ConnectionError):
+                    # The server closed the kept-alive connection while the other
+                    # peer's block ran (its idle timeout): the call is timed again
+                    # on a new connection.
+                    self._http.close()
+                    if attempt == 2:
+                        raise
             elapsed = time.perf_counter_ns() - started
             if response.status != 200 or b"structuredContent" not in answer:
                 raise RuntimeError(f"serve answered {response.status}: {answer[:300]!r}")
