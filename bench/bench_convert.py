@@ -136,7 +136,7 @@ def run_index(root: Path, planted: dict[str, str], workers: int) -> dict[str, fl
     dirs.config.mkdir(parents=True)
     (dirs.config / "index.yml").write_text(f"conversion:\n  workers: {workers}\n", "utf-8")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="bench")
+        engine.collections.add(str(root), name="bench")
         started = time.perf_counter()
         (report,) = engine.sync()
         index_s = time.perf_counter() - started
@@ -213,7 +213,7 @@ def run_mixed(count: int, workers: int, seed: int) -> None:
         (dirs.config / "index.yml").write_text(f"conversion:\n  workers: {workers}\n", "utf-8")
         window = Window()
         with Engine.open(dirs=dirs) as engine:
-            engine.add_collection(str(root), name="mixed")
+            engine.collections.add(str(root), name="mixed")
             started = time.perf_counter()
             (report,) = engine.sync()
             index_s = time.perf_counter() - started

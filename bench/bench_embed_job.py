@@ -53,7 +53,7 @@ def main() -> None:
         for number, page in enumerate(pages(args.pages)):
             shutil.copy(page, folder / f"{number:03d}-{page.name}")
         with temp_engine(folder) as engine:
-            engine.add_collection(str(folder), name="docs")
+            engine.collections.add(str(folder), name="docs")
             engine.sync()
             bundled.BundledEmbedder().load()
             engine.vectors.embed(["docs"])  # warm-up round: the pool starts, pages are cached

@@ -68,7 +68,7 @@ def main() -> int:
     phased: list[tuple[str, str, float, dict[str, float]]] = []
     corpus = FIXTURES / "mcp-docs" / "corpus"
     engine = temp_engine(corpus, backend=args.backend)
-    engine.add_collection(str(corpus), name=COLLECTION)
+    engine.collections.add(str(corpus), name=COLLECTION)
     started = time.perf_counter()
     (report,) = engine.sync()
     full = time.perf_counter() - started

@@ -173,7 +173,7 @@ def run(args: argparse.Namespace, rng: random.Random, base: Path) -> int:
     engine = Engine.open(
         dirs=Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     )
-    engine.add_collection(str(root), name="mem", memory_managed=True)
+    engine.collections.add(str(root), name="mem", memory_managed=True)
     words = vocabulary(600, rng)
     scopes = [f"team:{i:02d}" for i in range(args.scopes)]
     facts = fact_texts(args.facts, words, rng)

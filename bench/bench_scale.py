@@ -171,7 +171,7 @@ def peak_rss_kib() -> int:
 def child_gno_index(work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     with Engine.open(dirs=gno_dirs(work)) as engine:
-        engine.add_collection(str(work / "corpus"), name=COLLECTION)
+        engine.collections.add(str(work / "corpus"), name=COLLECTION)
         (report,) = engine.sync()
     return {
         "seconds": time.perf_counter() - started,

@@ -457,7 +457,7 @@ def varied_queries(engine: Engine, count: int, limit: int) -> list[str]:
 def build_index(base: Path) -> tuple[Dirs, int]:
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(CORPUS), name="mcp")
+        engine.collections.add(str(CORPUS), name="mcp")
         (report,) = engine.sync()
     return dirs, report.added
 

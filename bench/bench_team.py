@@ -204,9 +204,9 @@ def data_plane(store: TeamStore, docs: int, captures: int) -> None:
         print(f"  {docs:,} notes:")
         for name, team in (("embedded", False), ("team", True)):
             with opened(name, team) as engine:
-                engine.add_collection(str(root / "notes"), name="notes")
+                engine.collections.add(str(root / "notes"), name="notes")
                 (root / f"captured-{name}").mkdir()
-                engine.add_collection(str(root / f"captured-{name}"), name="inbox")
+                engine.collections.add(str(root / f"captured-{name}"), name="inbox")
                 start = time.perf_counter()
                 engine.sync()
                 took = time.perf_counter() - start
@@ -216,7 +216,7 @@ def data_plane(store: TeamStore, docs: int, captures: int) -> None:
                 timed(
                     f"captured note under the lease, {name}",
                     captures,
-                    lambda i, engine=engine, name=name: engine.capture(  # type: ignore[misc]
+                    lambda i, engine=engine, name=name: engine.notes.capture(  # type: ignore[misc]
                         CaptureRequest(
                             collection="inbox",
                             title=f"Capture {name} {i}",

@@ -263,7 +263,7 @@ def bench_mcp_docs(args: argparse.Namespace) -> None:
     else:
         engine = temp_engine(corpus)
     if engine.config.collection("docs") is None:
-        engine.add_collection(str(corpus), name="docs")
+        engine.collections.add(str(corpus), name="docs")
     engine.sync()
     with engine.connection() as conn:
         started = time.perf_counter()

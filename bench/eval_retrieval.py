@@ -65,7 +65,7 @@ def open_corpus(name: str, index_dir: Path | None, backend: str | None, embed: b
             (dirs.config / "index.yml").write_text(f"search:\n  backend: {backend}\n", "utf-8")
         engine = Engine.open(dirs=dirs)
     if not any(c.path == root.resolve() for c in engine.config.collections):
-        engine.add_collection(str(root.resolve()), name="eval")
+        engine.collections.add(str(root.resolve()), name="eval")
     engine.sync()
     if embed:
         run = engine.vectors.embed()

@@ -225,7 +225,7 @@ def corpus(tmp_path: Path) -> Path:
 @pytest.fixture
 def indexed(engine: Engine, corpus: Path) -> Engine:
     """The engine with ``corpus`` registered as collection ``notes`` and synced."""
-    engine.add_collection(str(corpus), name="notes")
+    engine.collections.add(str(corpus), name="notes")
     engine.sync()
     return engine
 

@@ -191,16 +191,12 @@ def test_the_engine_face_stays_small() -> None:
     assert "Engine" in names and "StoreError" in names
 
 
-LEFT_MIXED = 1
-"""Faces still mixed into ``Engine`` (ingest): a number that only shrinks."""
-
-
 def test_engine_services_are_namespaces_not_mixins() -> None:
     """``Engine`` is the kernel and one attribute per service (``engine.search.query``)."""
     from gno_trio.engine import Engine
+    from gno_trio.engine.ingest.indexer import IndexingKernel
 
-    mixed = [base.__module__ for base in Engine.__mro__[1:] if base.__module__.endswith(".face")]
-    assert len(mixed) <= LEFT_MIXED, f"services still mixed into Engine: {mixed}"
+    assert Engine.__bases__ == (IndexingKernel,), "services are composed, never mixed in"
 
 
 def test_sans_io_layers_import_no_event_loop() -> None:

@@ -94,7 +94,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
             tags=split_list(args.tags),
             source={k: v for k, v in source.items() if v is not None},
         )
-        receipt = engine.capture(request)
+        receipt = engine.notes.capture(request)
     if args.json:
         emit_json(receipt)
         return EXIT_OK

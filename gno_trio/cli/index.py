@@ -75,7 +75,7 @@ def _init(args: argparse.Namespace) -> int:
         if existing is not None:
             added = existing
         elif args.path:
-            added = engine.add_collection(
+            added = engine.collections.add(
                 args.path,
                 name=args.name,
                 pattern=args.pattern,
@@ -111,7 +111,7 @@ def _already_added(engine: Engine, path: str, name: str | None) -> Collection | 
     name) is success, while a clash with a different name or folder is still
     refused by ``add_collection`` with ``DUPLICATE``.
     """
-    root = engine.check_root(path)
+    root = engine.collections.check_root(path)
     wanted = normalize_name(name) if name is not None else None
     for collection in engine.config.collections:
         if Path(collection.path) == root and wanted in (None, collection.name):
@@ -123,7 +123,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
     with open_engine(args, new_config=args.collection_command == "add") as engine:
         action = args.collection_command
         if action == "add":
-            added = engine.add_collection(
+            added = engine.collections.add(
                 args.path,
                 name=args.name,
                 pattern=args.pattern,
@@ -141,7 +141,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
                 print(f"Added collection {added.name} -> {added.path}")
             return EXIT_OK
         if action == "remove":
-            result = engine.remove_collection(args.name)
+            result = engine.collections.remove(args.name)
             if args.json:
                 emit_json(result)
             else:
@@ -153,14 +153,14 @@ def cmd_collection(args: argparse.Namespace) -> int:
             return _rename(engine, args)
         if action == "clear-embeddings":
             return _clear_embeddings(engine, args)
-        render.emit(args, COLLECTIONS, engine.list_collections())
+        render.emit(args, COLLECTIONS, engine.collections.list())
     return EXIT_OK
 
 
 def _rename(engine: Engine, args: argparse.Namespace) -> int:
     """Rename a collection: its URIs, index rows, contexts and config entry in one step."""
     with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
-        result = engine.rename_collection(args.old, args.new, lease=held)
+        result = engine.collections.rename(args.old, args.new, lease=held)
     if args.json:
         emit_json(result)
         return EXIT_OK
@@ -238,7 +238,7 @@ def run_update_commands(
     """The ``updateCmd`` of each collection about to sync (all by default); output on stderr."""
     outcomes = []
     for name in names or [c.name for c in engine.config.collections]:
-        outcome = engine.run_update_command(name)
+        outcome = engine.collections.run_update_command(name)
         if outcome is None:
             continue
         outcomes.append(outcome)
@@ -263,7 +263,7 @@ def run_git_pulls(
         return []
     outcomes = []
     for name in names or [c.name for c in engine.config.collections]:
-        outcome = engine.git_pull(name)
+        outcome = engine.collections.git_pull(name)
         outcomes.append(outcome)
         said = outcome["status"].replace("_", " ")
         if not outcome["ok"]:
@@ -300,10 +300,10 @@ def refuse_failed_commands(commands: Sequence[dict[str, Any]]) -> None:
 def cmd_cleanup(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
         if args.dry_run:
-            result = engine.cleanup(dry_run=True)
+            result = engine.collections.cleanup(dry_run=True)
         else:
             with engine.lease(wait_seconds=lease_wait_from_env(UPDATE_WAIT_SECONDS)) as held:
-                result = engine.cleanup(lease=held)
+                result = engine.collections.cleanup(lease=held)
     if args.json:
         emit_json(result)
         return EXIT_OK

@@ -23,14 +23,14 @@ def cmd_tags_list(args: argparse.Namespace) -> int:
 
 def cmd_tags_add(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.add_tag(args.doc, args.tag)
+        result = engine.notes.add_tag(args.doc, args.tag)
     render.emit(args, TAG_CHANGE, result)
     return EXIT_OK
 
 
 def cmd_tags_rm(args: argparse.Namespace) -> int:
     with open_engine(args, create=False) as engine:
-        result = engine.remove_tag(args.doc, args.tag)
+        result = engine.notes.remove_tag(args.doc, args.tag)
     render.emit(args, TAG_CHANGE, result)
     return EXIT_OK
 

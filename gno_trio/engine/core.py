@@ -37,7 +37,9 @@ from gno_trio.engine.ask.face import AskFace
 from gno_trio.engine.context.face import ContextFace
 from gno_trio.engine.egress.face import EgressFace
 from gno_trio.engine.graph.face import GraphFace
-from gno_trio.engine.ingest.face import IngestFace
+from gno_trio.engine.ingest.face import CollectionsFace
+from gno_trio.engine.ingest.indexer import IndexingKernel
+from gno_trio.engine.ingest.notes_face import NotesFace
 from gno_trio.engine.ingest.upkeep import finish_upgrades
 from gno_trio.engine.kernel import IndexLocation, IndexUpkeep
 from gno_trio.engine.memory.face import MemoryFace
@@ -63,15 +65,17 @@ class EngineUpkeep:
     document_indexing = staticmethod(document_indexing)
 
 
-class Engine(
-    IngestFace,
-):
+class Engine(IndexingKernel):
     """An opened index and every service over it (see the module docstring for the map)."""
 
     upkeep: ClassVar[IndexUpkeep] = EngineUpkeep()
 
     def __init__(self, location: IndexLocation, config: Config) -> None:
         super().__init__(location, config)
+        self.collections = CollectionsFace(self)
+        """The configured collections: add, remove, rename, update (:mod:`.ingest.face`)."""
+        self.notes = NotesFace(self)
+        """Capture, folders, duplicates, refactors, tags (:mod:`.ingest.notes_face`)."""
         self.documents = DocumentsFace(self)
         """Documents by reference, sections, listings, tags, changes, diffs (:mod:`.reads.face`)."""
         self.index = IndexFace(self)

@@ -181,7 +181,7 @@ def capture_text(receipt: dict[str, Any]) -> str:
 
 def make_capture(runtime: Runtime) -> ToolHandler:
     def call(args: CaptureInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.capture(
+        return runtime.engine.notes.capture(
             request_from(args),
             server_instance_id=runtime.instance_id,
         )

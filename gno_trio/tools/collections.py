@@ -209,7 +209,7 @@ def sync_work(
 
             control.report({"collection": name, "processed": 0, "total": 0})
             if git_pull:
-                pulls[name] = engine.git_pull(name)
+                pulls[name] = engine.collections.git_pull(name)
             reports.extend(engine.sync([name], progress=progress, lease=lease))
         value = sync_result(reports, pulls)
         return {"result": value, "typedResult": {"kind": "sync", "value": value}}
@@ -244,7 +244,7 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
     def call(args: AddCollectionInput, ctx: ToolCallContext) -> dict[str, Any]:
         # The cheap checks first, so a bad folder or name is reported as such even
         # while a job runs; add_collection repeats them under the lease.
-        engine.check_root(args.path, absolute=True)
+        engine.collections.check_root(args.path, absolute=True)
         name = opt(args.name)
         if name is not None:
             normalize_name(name)
@@ -254,7 +254,7 @@ def make_add_collection(runtime: Runtime) -> ToolHandler:
             lease = hold.enter_context(
                 engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled)
             )
-            added = engine.add_collection(
+            added = engine.collections.add(
                 args.path,
                 name=name,
                 pattern=opt(args.pattern),
@@ -329,7 +329,7 @@ def make_remove_collection(runtime: Runtime) -> ToolHandler:
 
     def call(args: RemoveCollectionInput, ctx: ToolCallContext) -> dict[str, Any]:
         with engine.lease(should_stop=lambda: ctx.cancellation.is_cancelled) as lease:
-            removed = engine.remove_collection(args.collection, lease=lease)
+            removed = engine.collections.remove(args.collection, lease=lease)
         return {
             "removed": True,
             "collection": removed["collection"],

@@ -75,7 +75,7 @@ def duplicate_text(result: dict[str, Any]) -> str:
 
 def make_create_folder(runtime: Runtime) -> ToolHandler:
     def call(args: CreateFolderInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.create_folder(
+        return runtime.engine.notes.create_folder(
             args.collection,
             args.name,
             parent_path=opt(args.parentPath),
@@ -87,7 +87,7 @@ def make_create_folder(runtime: Runtime) -> ToolHandler:
 
 def make_duplicate_note(runtime: Runtime) -> ToolHandler:
     def call(args: DuplicateNoteInput, ctx: ToolCallContext) -> dict[str, Any]:
-        return runtime.engine.duplicate_note(
+        return runtime.engine.notes.duplicate(
             args.ref,
             folder_path=opt(args.folderPath),
             name=opt(args.name),

@@ -106,7 +106,7 @@ class BrowseOutput(msgspec.Struct):
 
 def _collections(runtime: Runtime) -> ToolHandler:
     def call(args: CollectionsInput, ctx: ToolCallContext) -> Any:
-        return runtime.engine.list_collections()
+        return runtime.engine.collections.list()
 
     return engine_tool(runtime, call, lambda r: f"{len(r['collections'])} collection(s)")
 

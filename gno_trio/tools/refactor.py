@@ -129,7 +129,7 @@ def _handler(runtime: Runtime, operation: str) -> ToolHandler:
             name, folder = opt(args.name), args.folderPath
         else:
             name, folder = args.name, None
-        return runtime.engine.refactor_note(
+        return runtime.engine.notes.refactor(
             operation,
             args.ref,
             name=name,

@@ -155,7 +155,7 @@ def test_sync_workers_import_nothing_from_the_working_directory(
     monkeypatch.chdir(folder)
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         (report,) = engine.sync()
         assert report.added == 40
     assert imported(marker) == []

@@ -70,7 +70,7 @@ def test_a_stalled_bar_names_the_file_being_converted(dirs: Dirs, tmp_path: Path
 
     dirs.config.mkdir(parents=True, exist_ok=True)
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="mail")
+        engine.collections.add(str(root), name="mail")
         (report,) = engine.sync(progress=on_progress)
     assert paused, "the mailbox reported its progress"
     assert report.errors == [] and report.added == 4

@@ -39,7 +39,7 @@ VAULT = {
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     root = write_tree(tmp_path / "vault" / "notes", VAULT)
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     (root / "edited.md").write_text("# Edited\n\nAfter, not yet indexed.\n", "utf-8")
     (root / "deleted.md").unlink()

@@ -52,8 +52,8 @@ def engines(
             engine = Engine.open(dirs=Dirs(base / "config", base / "data", base / "cache"))
             opened[backend] = engine
             for name, folder in FOLDERS.items():
-                engine.add_collection(str(MCP_DOCS / folder), name=name)
-            engine.add_collection(str(tricky), name="tricky")
+                engine.collections.add(str(MCP_DOCS / folder), name=name)
+            engine.collections.add(str(tricky), name="tricky")
             engine.sync()
         yield opened
     finally:

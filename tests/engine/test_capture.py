@@ -75,7 +75,7 @@ def notes(tmp_path: Path) -> Path:
 @pytest.fixture
 def eng(engine: Engine, notes: Path) -> Engine:
     """The engine with ``notes`` registered as collection ``notes`` and synced."""
-    engine.add_collection(str(notes), name="Notes")
+    engine.collections.add(str(notes), name="Notes")
     engine.sync()
     return engine
 
@@ -645,7 +645,7 @@ def test_what_capture_writes_reads_back_as_what_it_reports(
 def server_env(tmp_path: Path, notes: Path) -> dict[str, str]:
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
     return server_environment(dirs)
 

@@ -49,7 +49,7 @@ def _dirs(base: Path) -> Dirs:
 def _indexed(base: Path, root: Path) -> Engine:
     """A fresh engine under ``base`` with ``root`` synced as the collection ``notes``."""
     engine = Engine.open(dirs=_dirs(base))
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     return engine
 
@@ -369,7 +369,7 @@ def test_a_search_tokenizes_each_phrase_the_corpus_lacks_once(
 
 def test_serving_holds_the_chunk_index_and_lets_it_go(dirs: Dirs, corpus: Path) -> None:
     engine = Engine.open(dirs=dirs)
-    engine.add_collection(str(corpus), name="notes")
+    engine.collections.add(str(corpus), name="notes")
     engine.sync()
     db_path = engine.location.db_path
     assert not engine.search.chunk_index_held()

@@ -83,7 +83,7 @@ def _fts5_engine(tmp_path: Path, root: Path) -> Iterator[Engine]:
     with Engine.open(
         dirs=Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     ) as engine:
-        engine.add_collection(str(root), name="notes")
+        engine.collections.add(str(root), name="notes")
         engine.sync()
         yield engine
 
@@ -111,7 +111,7 @@ def engine(
     notes = write_corpus(base / "notes", _corpus(11))
     choose_backend(base / "config", "fts5", tokenizer=request.param)
     opened = Engine.open(dirs=Dirs(base / "config", base / "data", base / "cache"))
-    opened.add_collection(str(notes), name="notes")
+    opened.collections.add(str(notes), name="notes")
     opened.sync()
     try:
         yield opened

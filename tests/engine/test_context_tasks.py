@@ -107,10 +107,10 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dirs]:
     (notes / "review.md").write_text(MEETING, encoding="utf-8")
     located = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=located) as engine:
-        engine.add_collection(str(write_pages(base / "cmake")), name="cmake")
-        engine.add_collection(str(EVALS_CORPUS), name="evals")
-        engine.add_collection(str(MCP_DOCS), name="mcp")
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(write_pages(base / "cmake")), name="cmake")
+        engine.collections.add(str(EVALS_CORPUS), name="evals")
+        engine.collections.add(str(MCP_DOCS), name="mcp")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
     yield located
 

@@ -33,7 +33,7 @@ GOAL = "how long does green tea steep"
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     write_tree(tmp_path / "vault" / "notes", NOTES)
-    engine.add_collection(str(tmp_path / "vault" / "notes"), name="notes")
+    engine.collections.add(str(tmp_path / "vault" / "notes"), name="notes")
     engine.sync()
     return engine
 

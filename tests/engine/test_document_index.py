@@ -63,7 +63,7 @@ def tantivy_index(tmp_path: Path) -> tuple[Path, Path]:
     write_notes(notes, 30)
     choose_backend(tmp_path / "config", "tantivy")
     with Engine.open(dirs=dirs_of(tmp_path)) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
         assert len(found(engine, "common")) == 30
     return tmp_path, notes
@@ -106,7 +106,7 @@ def test_kill_9_between_the_sqlite_and_the_tantivy_commit(
     write_notes(notes, 60)
     choose_backend(tmp_path / "config", "tantivy")
     with Engine.open(dirs=dirs_of(tmp_path)) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
     run = subprocess.run(
         [sys.executable, "-c", _KILLED_BETWEEN_COMMITS],
         env=gno_env(tmp_path),
@@ -141,7 +141,7 @@ def test_a_missing_damaged_or_foreign_index_is_rebuilt_at_open(
         write_notes(other / "notes", 3, start=500)
         choose_backend(other / "config", "tantivy")
         with Engine.open(dirs=dirs_of(other)) as foreign:
-            foreign.add_collection(str(other / "notes"), name="notes")
+            foreign.collections.add(str(other / "notes"), name="notes")
             foreign.sync()
         shutil.rmtree(generation)
         (theirs,) = [p for p in terms_dir(other).iterdir() if p.is_dir()]
@@ -180,7 +180,7 @@ def test_tags_and_removed_collections_reach_the_index(tantivy_index: tuple[Path,
             SearchRequest(query="common", scope=Scope(tags_any=["okapi"]))
         )["results"]
         assert [h["source"]["relPath"] for h in tagged] == ["note-0004.md"]
-        engine.remove_collection("notes")
+        engine.collections.remove("notes")
         assert found(engine, "common") == []
 
 
@@ -233,7 +233,7 @@ def test_auto_switches_at_the_threshold_and_back_below_half(
     notes = tmp_path / "notes"
     write_notes(notes, 12)
     with Engine.open(dirs=dirs_of(tmp_path)) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
         assert mode(tmp_path) == "fts5" and not terms_dir(tmp_path).exists()
         fts5_answer = found(engine, "common")

@@ -41,7 +41,7 @@ _RANK_SQL = (
 
 def _engine(base: Path, root: Path) -> Engine:
     engine = Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "k"))
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     return engine
 
@@ -234,7 +234,7 @@ def test_a_tag_or_a_rename_is_seen_at_once_and_filters_get_fts5s_answers(
         assert ranked.count('"deploy"*') == 2, "the filtered search is ranked in memory too"
         assert '"steps"* NOT "queue"*' in ranked
         for held in (engine, plain):
-            held.add_tag("notes/queue-2.md", "zephyrine")
+            held.notes.add_tag("notes/queue-2.md", "zephyrine")
         hits = _search(engine, query="zephyrine")
         assert [uri for uri, _ in hits] == ["gno://notes/queue-2.md"]
         assert hits == _search(plain, query="zephyrine")

@@ -69,7 +69,7 @@ def test_pdf_words_with_soft_hyphens_are_whole_and_found(dirs: Dirs, tmp_path: P
     (root / "guide.pdf").write_bytes(data)
     dirs.config.mkdir(parents=True, exist_ok=True)
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="papers")
+        engine.collections.add(str(root), name="papers")
         engine.sync()
         hits = engine.search.lexical(SearchRequest(query="dangerous"))["results"]
         assert [h["source"]["relPath"] for h in hits] == ["guide.pdf"]
@@ -110,7 +110,7 @@ def test_rest_documents_are_titled_by_their_adorned_title(dirs: Dirs, tmp_path: 
     (root / "plain.txt").write_text("just some words about herons\n", "utf-8")
     dirs.config.mkdir(parents=True, exist_ok=True)
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="docs")
+        engine.collections.add(str(root), name="docs")
         engine.sync()
         titles = {
             h["source"]["relPath"]: h["title"]

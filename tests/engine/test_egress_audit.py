@@ -27,7 +27,7 @@ FORBIDDEN_WORDS = ("secret-plan", "notes/", "/tmp", "http")
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     notes = write_tree(tmp_path / "vault" / "notes", {"a.md": "# A\n\nsecret-plan text\n"})
-    engine.add_collection(str(notes), name="notes")
+    engine.collections.add(str(notes), name="notes")
     engine.sync()
     return engine
 

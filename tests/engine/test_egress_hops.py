@@ -40,7 +40,7 @@ def servers() -> Iterator[tuple[ModelServer, ModelServer]]:
 def vault(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
     for name in ("no_proxy", "NO_PROXY", "http_proxy", "HTTP_PROXY", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    engine.add_collection(str(write_corpus(tmp_path / "notes", NOTES)), name="notes")
+    engine.collections.add(str(write_corpus(tmp_path / "notes", NOTES)), name="notes")
     engine.sync()
 
     def local_only(config: Any) -> Any:

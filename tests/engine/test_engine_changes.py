@@ -34,7 +34,7 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def journaled(engine: Engine, root: Path) -> Engine:
     """Two creates, then an update, a rename, an inactivate and a reactivate."""
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     (root / "a.md").write_text(
         "---\ndate: 2024-02-02\n---\n# Alpha\n\n## Added Section\n\n## Added Section\n\n"
@@ -106,7 +106,7 @@ def test_feed_never_contains_document_bodies(journaled: Engine) -> None:
 def test_structure_delta_is_bounded(engine: Engine, tmp_path: Path) -> None:
     headings = "".join(f"# Heading {n:02d} {'x' * 300}\n\n" for n in range(40))
     root = write_corpus(tmp_path / "r", {"big.md": headings})
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     (change,) = all_changes(engine)
     added = change["structureDelta"]["headings"]["added"]
@@ -119,7 +119,7 @@ def test_paging_with_next_cursor_visits_every_entry_once(
     engine: Engine, tmp_path: Path, schema_check: SchemaCheck
 ) -> None:
     root = write_corpus(tmp_path / "r", {f"n{i:02d}.md": f"note {i}\n" for i in range(23)})
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     expected = [c["id"] for c in all_changes(engine)]
     assert len(expected) == 23
@@ -140,7 +140,7 @@ def test_paging_with_next_cursor_visits_every_entry_once(
 
 
 def test_latest_cursor_resumes_after_the_newest_entry(engine: Engine, root: Path) -> None:
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     latest = engine.documents.changes()["page"]["latestCursor"]
     assert engine.documents.changes(since=latest)["changes"] == []
@@ -161,8 +161,8 @@ def test_since_accepts_an_iso_instant(journaled: Engine) -> None:
 
 def test_collection_filter(engine: Engine, root: Path, tmp_path: Path) -> None:
     other = write_corpus(tmp_path / "other", {"x.md": "x\n"})
-    engine.add_collection(str(root), name="notes")
-    engine.add_collection(str(other), name="other")
+    engine.collections.add(str(root), name="notes")
+    engine.collections.add(str(other), name="other")
     engine.sync()
     assert {c["collection"] for c in all_changes(engine, collection="OTHER")} == {"other"}
     assert len(all_changes(engine, collection="notes")) == 2

@@ -31,7 +31,7 @@ def test_the_time_limit_comes_from_index_yml(dirs: Dirs, tmp_path: Path) -> None
     (root / "huge.html").write_bytes(b"<p>ordinary words here</p>" * 120_000)
     (root / "small.html").write_bytes(b"<p>tapir</p>")
     with _engine(dirs, "  timeoutMs: 200\n") as engine:
-        engine.add_collection(str(root), name="papers")
+        engine.collections.add(str(root), name="papers")
         (report,) = engine.sync()
         assert [(e["relPath"], e["code"]) for e in report.errors] == [
             ("huge.html", "CONVERSION_TIMEOUT")
@@ -49,7 +49,7 @@ def test_progress_moves_inside_a_big_document_and_a_big_text(dirs: Dirs, tmp_pat
     (root / "long.txt").write_text("plain words in a long file. " * 400_000, "utf-8")
     events: list[tuple[int, int, str]] = []
     with _engine(dirs) as engine:
-        engine.add_collection(str(root), name="papers")
+        engine.collections.add(str(root), name="papers")
         engine.sync(progress=lambda done, total, item: events.append((done, total, item)))
     pages = [item for _, _, item in events if item.startswith("long.pdf (")]
     chunks = [item for _, _, item in events if item.startswith("long.txt (chunk ")]
@@ -67,7 +67,7 @@ def test_an_unchanged_document_or_skipped_file_costs_a_stat_on_resync(
     (root / "broken.pptx").write_bytes(b"PK\x03\x04 not really")
     (root / "photo.jpg").write_bytes(make.random_bytes())
     with _engine(dirs) as engine:
-        engine.add_collection(str(root), name="papers")
+        engine.collections.add(str(root), name="papers")
         engine.sync()
         reads: list[str] = []
         real_read = prepare.read_source
@@ -93,7 +93,7 @@ def test_raising_a_limit_judges_a_refused_file_again(dirs: Dirs, tmp_path: Path)
     root.mkdir()
     (root / "report.pdf").write_bytes(make.pdf_bytes("okapi", pages=4))
     with _engine(dirs, "  maxBytes: 1000\n") as engine:
-        engine.add_collection(str(root), name="papers")
+        engine.collections.add(str(root), name="papers")
         engine.sync()
         assert _listed(engine) == {"report.pdf": "TOO_LARGE"}
     config = dirs.config / "index.yml"

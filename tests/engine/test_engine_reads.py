@@ -31,8 +31,8 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     notes = write_corpus(base / "notes", {**CORPUS, **EXTRA})
     archive = write_corpus(base / "archive", {"old.md": "---\ntags: [archive]\n---\nold\n"})
     opened = Engine.open(dirs=Dirs(base / "config", base / "data", base / "cache"))
-    opened.add_collection(str(notes), name="notes")
-    opened.add_collection(str(archive), name="archive")
+    opened.collections.add(str(notes), name="notes")
+    opened.collections.add(str(archive), name="archive")
     opened.sync()
     try:
         yield opened

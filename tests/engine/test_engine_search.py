@@ -62,8 +62,8 @@ def engine(
     german = write_corpus(base / "german", GERMAN)
     choose_backend(base / "config", request.param)
     opened = Engine.open(dirs=Dirs(base / "config", base / "data", base / "cache"))
-    opened.add_collection(str(notes), name="notes")
-    opened.add_collection(str(german), name="german", language_hint="de")
+    opened.collections.add(str(notes), name="notes")
+    opened.collections.add(str(german), name="german", language_hint="de")
     opened.sync()
     try:
         yield opened
@@ -467,7 +467,7 @@ def test_gno_evals_queries_find_their_relevant_documents(
     queries = json.loads((gno_evals.parent / "queries.json").read_text("utf-8"))
     choose_backend(tmp_path / "c", backend)
     with Engine.open(dirs=Dirs(tmp_path / "c", tmp_path / "d", tmp_path / "k")) as evals:
-        evals.add_collection(str(gno_evals), name="evals")
+        evals.collections.add(str(gno_evals), name="evals")
         (report,) = evals.sync()
         assert report.added == 9 and report.errors == []
         top1 = top5 = 0

@@ -54,7 +54,7 @@ def report_of(engine: Engine) -> dict[str, Any]:
 
 
 def test_add_collection_writes_gno_shaped_index_yml(engine: Engine, corpus: Path) -> None:
-    engine.add_collection(str(corpus), name="Notes", pattern="**/*.md", include=[".md"])
+    engine.collections.add(str(corpus), name="Notes", pattern="**/*.md", include=[".md"])
     data = yaml.safe_load(engine.location.config_path.read_text("utf-8"))
     assert engine.location.config_path == engine.location.dirs.config / "index.yml"
     assert data["version"] == "1.0"
@@ -154,7 +154,7 @@ def test_open_without_create_does_not_make_a_database(dirs: Dirs) -> None:
 def test_collection_names_are_normalised(
     engine: Engine, corpus: Path, raw: str, stored: str
 ) -> None:
-    added = engine.add_collection(str(corpus), name=raw)
+    added = engine.collections.add(str(corpus), name=raw)
     assert added.name == stored
     assert engine.collection(raw.upper()).name == stored
 
@@ -163,7 +163,7 @@ def test_collection_names_are_normalised(
 def test_invalid_collection_names_change_nothing(engine: Engine, corpus: Path, raw: str) -> None:
     before = db_snapshot(engine.location.db_path)
     with pytest.raises(GnoError) as info:
-        engine.add_collection(str(corpus), name=raw)
+        engine.collections.add(str(corpus), name=raw)
     assert info.value.code == "INVALID_NAME"
     assert not engine.location.config_path.exists()
     assert db_snapshot(engine.location.db_path) == before
@@ -198,23 +198,23 @@ def test_forbidden_roots_are_refused(
     before = db_snapshot(engine.location.db_path)
     for root in cases:
         with pytest.raises(GnoError) as info:
-            engine.add_collection(root, name="x")
+            engine.collections.add(root, name="x")
         assert info.value.code == "FORBIDDEN_ROOT", root
     # A folder inside the home directory is the common, allowed case.
     (tmp_path / "home" / "notes").mkdir()
-    assert engine.add_collection("~/notes", name="x").path == tmp_path / "home" / "notes"
-    engine.remove_collection("x")
+    assert engine.collections.add("~/notes", name="x").path == tmp_path / "home" / "notes"
+    engine.collections.remove("x")
     assert db_snapshot(engine.location.db_path)["collections"] == before["collections"]
 
 
 def test_missing_and_non_directory_roots(engine: Engine, tmp_path: Path) -> None:
     with pytest.raises(GnoError) as missing:
-        engine.add_collection(str(tmp_path / "nope"), name="x")
+        engine.collections.add(str(tmp_path / "nope"), name="x")
     assert missing.value.code == "PATH_NOT_FOUND"
     file_root = tmp_path / "file.md"
     file_root.write_text("x")
     with pytest.raises(GnoError) as not_dir:
-        engine.add_collection(str(file_root), name="x")
+        engine.collections.add(str(file_root), name="x")
     assert not_dir.value.code == "INVALID_PATH"
     assert not engine.location.config_path.exists()
 
@@ -222,14 +222,14 @@ def test_missing_and_non_directory_roots(engine: Engine, tmp_path: Path) -> None
 def test_duplicate_names_and_roots_are_refused(engine: Engine, tmp_path: Path) -> None:
     first = write_corpus(tmp_path / "one", {"a.md": "a"})
     second = write_corpus(tmp_path / "two", {"b.md": "b"})
-    engine.add_collection(str(first), name="notes")
+    engine.collections.add(str(first), name="notes")
     config_before = engine.location.config_path.read_bytes()
     db_before = db_snapshot(engine.location.db_path)
     with pytest.raises(GnoError) as same_name:
-        engine.add_collection(str(second), name="NOTES")
+        engine.collections.add(str(second), name="NOTES")
     assert same_name.value.code == "DUPLICATE"
     with pytest.raises(GnoError) as same_root:
-        engine.add_collection(str(first) + "/.", name="other")
+        engine.collections.add(str(first) + "/.", name="other")
     assert same_root.value.code == "DUPLICATE"
     assert engine.location.config_path.read_bytes() == config_before
     assert db_snapshot(engine.location.db_path) == db_before
@@ -285,7 +285,7 @@ def test_markdown_text_and_code_get_their_own_converters(indexed: Engine) -> Non
 def test_pattern_include_and_exclude(
     engine: Engine, corpus: Path, options: dict[str, Any], expected: set[str]
 ) -> None:
-    engine.add_collection(str(corpus), name="notes", **options)
+    engine.collections.add(str(corpus), name="notes", **options)
     engine.sync()
     found = rel_paths(engine)
     if "pattern" in options and options["pattern"] == "**/*.md":
@@ -317,7 +317,7 @@ def test_symlinks_are_never_followed(engine: Engine, tmp_path: Path) -> None:
     os.symlink(outside / "secret.md", root / "link.md")
     os.symlink(outside / "d", root / "linkdir")
     os.symlink(root / "real.md", root / "inner-link.md")
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     report = report_of(engine)
     assert report["added"] == 1
     assert rel_paths(engine) == {"real.md"}
@@ -371,7 +371,7 @@ def test_docid_is_hash_prefix_of_source_bytes(indexed: Engine, corpus: Path) -> 
 
 def test_identical_files_share_a_docid(engine: Engine, tmp_path: Path) -> None:
     root = write_corpus(tmp_path / "r", {"a.md": "same bytes\n", "b/a.md": "same bytes\n"})
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     docids = {d["docid"] for d in engine.documents.ls()["documents"]}
     assert len(docids) == 1 and len(engine.documents.ls()["documents"]) == 2
@@ -525,7 +525,7 @@ def test_unconvertible_files_are_recorded_and_never_abort(engine: Engine, tmp_pa
     (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (root / "latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))
     (root / "nul.md").write_bytes(b"text\x00with a NUL byte")
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     report = report_of(engine)
     assert report["added"] == 2  # good.md, and latin1.md decoded as Windows-1252
     assert {e["relPath"]: e["code"] for e in report["errors"]} == {
@@ -550,7 +550,7 @@ def test_huge_file_is_refused_by_size(dirs: Dirs, tmp_path: Path) -> None:
     dirs.config.mkdir(parents=True, exist_ok=True)
     (dirs.config / "index.yml").write_text("conversion:\n  maxBytes: 64\n", "utf-8")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="notes")
+        engine.collections.add(str(root), name="notes")
         report = report_of(engine)
         assert report["added"] == 1
         assert [(e["relPath"], e["code"]) for e in report["errors"]] == [("big.md", "TOO_LARGE")]
@@ -567,7 +567,7 @@ def test_unreadable_file_is_recorded(engine: Engine, tmp_path: Path) -> None:
     root = write_corpus(tmp_path / "r", {"ok.md": "fine\n", "locked.md": "secret\n"})
     (root / "locked.md").chmod(0)
     try:
-        engine.add_collection(str(root), name="notes")
+        engine.collections.add(str(root), name="notes")
         report = report_of(engine)
         assert report["added"] == 1
         assert _errors(engine) == {"locked.md": "READ_ERROR"}
@@ -600,7 +600,7 @@ def test_file_that_becomes_unconvertible_keeps_its_last_good_content(
 def test_unlistable_folder_does_not_soft_delete_its_documents(
     engine: Engine, corpus: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
 ) -> None:
-    engine.add_collection(str(corpus), name="notes", pattern=pattern)
+    engine.collections.add(str(corpus), name="notes", pattern=pattern)
     engine.sync()
     indexed = engine
     blocked = os.fspath(corpus / "sub dir")
@@ -626,7 +626,7 @@ def test_malformed_frontmatter_is_indexed_with_a_warning(engine: Engine, tmp_pat
     root = write_corpus(
         tmp_path / "r", {"bad.md": "---\ntitle: [unclosed\n---\n# Heading\n\ncapybara\n"}
     )
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     report = report_of(engine)
     assert report["added"] == 1 and report["errors"] == []
     (warning,) = report["warnings"]
@@ -650,7 +650,7 @@ def test_malformed_frontmatter_is_indexed_with_a_warning(engine: Engine, tmp_pat
 def test_remove_collection_drops_its_documents_and_readding_restores_them(
     indexed: Engine, corpus: Path
 ) -> None:
-    result = indexed.remove_collection("NOTES")
+    result = indexed.collections.remove("NOTES")
     assert result == {"removed": True, "collection": "notes", "documents": 7}
     assert indexed.documents.ls()["documents"] == []
     assert indexed.index.status()["collections"] == []
@@ -658,7 +658,7 @@ def test_remove_collection_drops_its_documents_and_readding_restores_them(
     with pytest.raises(GnoError) as info:
         indexed.search.lexical(SearchRequest(query="zebra", scope=Scope(collections=("notes",))))
     assert info.value.code == "NOT_FOUND"
-    indexed.add_collection(str(corpus), name="notes")
+    indexed.collections.add(str(corpus), name="notes")
     report = report_of(indexed)
     assert report["reactivated"] == 7 and report["added"] == 0
     assert hits(indexed, "zebra") == ["plain.txt"]
@@ -703,7 +703,7 @@ def test_unreadable_file_is_recorded_without_chmod(
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", guarded_open)
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     report = report_of(engine)
     assert report["added"] == 1
     (error,) = report["errors"]
@@ -788,7 +788,7 @@ def test_a_bulk_sync_leaves_each_full_text_index_in_one_segment(
     """Search looks every term up once per segment; a large sync is merged afterwards."""
     corpus = tmp_path / "bulk"
     write_corpus(corpus, {f"a/n{i:03}.md": f"# Note {i}\n\nword{i} text\n" for i in range(60)})
-    engine.add_collection(str(corpus), name="bulk")
+    engine.collections.add(str(corpus), name="bulk")
     engine.sync()
     # A second bulk import is written as new segments beside the first ones.
     write_corpus(corpus, {f"b/n{i:03}.md": f"# Note {i}\n\nother{i} text\n" for i in range(60)})
@@ -817,7 +817,7 @@ def test_a_bulk_sync_checkpoints_its_log_less_often_and_only_while_it_writes(
     seen: list[int] = []
     corpus = tmp_path / "bulk"
     write_corpus(corpus, {f"a/n{i:03}.md": f"# Note {i}\n\nword{i} text\n" for i in range(40)})
-    engine.add_collection(str(corpus), name="bulk")
+    engine.collections.add(str(corpus), name="bulk")
     engine.sync(progress=lambda *_: seen.append(interval()))
     assert set(seen) == {BULK_CHECKPOINT_PAGES}
     assert interval() == SQLITE_CHECKPOINT_PAGES

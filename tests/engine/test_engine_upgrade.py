@@ -74,7 +74,7 @@ def _old_index(tmp_path: Path, tokenize: str = PORTER) -> tuple[Dirs, Path, dict
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     corpus = write_corpus(tmp_path / "notes", NOTES)
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(corpus), name="notes")
+        engine.collections.add(str(corpus), name="notes")
         engine.sync()
         before = _snippets(engine, "okapi")
         db_path = engine.location.db_path
@@ -192,7 +192,7 @@ def test_the_upgrade_drops_stored_chunk_texts_and_keeps_every_snippet_and_line_a
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     queries = ["roots", "sampling request", '"tool result"', "auth -oauth", "elicit*", "schema"]
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(corpus), name="mcp")
+        engine.collections.add(str(corpus), name="mcp")
         engine.sync()
         before = {query: _anchors(engine, query) for query in queries}
         db_path = engine.location.db_path

@@ -46,7 +46,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
         path.write_text(text, encoding="utf-8")
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as opened:
-        opened.add_collection(str(root), name="vault")
+        opened.collections.add(str(root), name="vault")
         opened.sync()
         yield opened
 

@@ -259,8 +259,8 @@ def killed_after_the_target(plan, **_):
 
 refactor_apply.commit_files = killed_after_the_target
 with Engine.open() as engine:
-    plan = engine.refactor_note("rename", "notes/target.md", name="renamed")
-    engine.refactor_note(
+    plan = engine.notes.refactor("rename", "notes/target.md", name="renamed")
+    engine.notes.refactor(
         "rename", "notes/target.md", name="renamed", apply_digest=plan["planDigest"]
     )
 """
@@ -290,7 +290,7 @@ from gno_trio.errors import GnoError
 
 with Engine.open() as engine:
     try:
-        engine.refactor_note("rename", "notes/target.md", name="renamed")
+        engine.notes.refactor("rename", "notes/target.md", name="renamed")
     except GnoError as error:
         print(error.code, error.message)
 """

@@ -30,7 +30,7 @@ def test_a_bulk_sync_leaves_no_free_pages_in_the_index_file(
         )
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         (report,) = engine.sync()
         assert report.added == 400
         assert [
@@ -88,7 +88,7 @@ def test_a_bulk_sync_merges_once_and_a_small_one_merges_as_usual(
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     db = dirs.data / "index-default.sqlite"
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
         # Bulk: FTS5's automerge was off only inside each batch; one segment after the merge.
         settings, segments = _automerge_and_segments(db)

@@ -81,8 +81,8 @@ def mem_engine(request: pytest.FixtureRequest, tmp_path: Path, facts_dir: Path) 
     (notes / "plan.md").write_text("# Plan\n\nThe deploy window is a note here.\n", "utf-8")
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     engine = Engine.open(dirs=dirs)
-    engine.add_collection(str(facts_dir), name="facts", memory_managed=True)
-    engine.add_collection(str(notes), name="notes")
+    engine.collections.add(str(facts_dir), name="facts", memory_managed=True)
+    engine.collections.add(str(notes), name="notes")
     engine.sync()
     try:
         yield engine
@@ -850,7 +850,7 @@ def test_collection_rules_that_leave_out_fact_files_refuse_before_writing(
     """A fact the next full sync would drop is not written in the first place."""
     folder = tmp_path / "txt-only"
     folder.mkdir()
-    mem_engine.add_collection(str(folder), name="txtonly", include=[".txt"], memory_managed=True)
+    mem_engine.collections.add(str(folder), name="txtonly", include=[".txt"], memory_managed=True)
     service = MemoryService(mem_engine, lease_wait_seconds=0.2)
     args: dict[str, Any] = {"text": FACT, "scopes": [SCOPE], "identity": ME, "decision": "add"}
     assert code_of(lambda: service.remember(collection="txtonly", **args)) == "MEMORY_SYNC_FAILED"
@@ -979,7 +979,7 @@ def test_facts_indexed_before_the_collection_became_memory_managed_are_recalled(
     add(MemoryService(mem_engine), FACT)
     dirs = Dirs(config=tmp_path / "config2", data=tmp_path / "data2", cache=tmp_path / "cache2")
     with Engine.open(dirs=dirs) as plain:
-        plain.add_collection(str(facts_dir), name="facts")
+        plain.collections.add(str(facts_dir), name="facts")
         plain.sync()
     config = dirs.config / "index.yml"
     data = yaml.safe_load(config.read_text("utf-8"))

@@ -33,7 +33,7 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     (tmp_path / "facts").mkdir()
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as opened:
-        opened.add_collection(str(tmp_path / "facts"), name="facts", memory_managed=True)
+        opened.collections.add(str(tmp_path / "facts"), name="facts", memory_managed=True)
         for text in FACTS:
             added = opened.memory.remember(
                 text=text, collection="facts", scopes=[SCOPE], identity=ME, decision="add"

@@ -42,8 +42,8 @@ VAULT = {
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     write_tree(tmp_path / "vault" / "notes", VAULT)
     write_tree(tmp_path / "vault" / "other", {"x.md": "# X\n\nOver to [[notes:target]].\n"})
-    engine.add_collection(str(tmp_path / "vault" / "notes"), name="notes")
-    engine.add_collection(str(tmp_path / "vault" / "other"), name="other")
+    engine.collections.add(str(tmp_path / "vault" / "notes"), name="notes")
+    engine.collections.add(str(tmp_path / "vault" / "other"), name="other")
     engine.sync()
     return engine
 
@@ -65,14 +65,14 @@ def text(engine: Engine, rel: str) -> str:
 
 def preview(engine: Engine, operation: str = "rename", **options: Any) -> dict[str, Any]:
     options.setdefault("name", "renamed" if operation == "rename" else None)
-    return engine.refactor_note(operation, "notes/target.md", **options)
+    return engine.notes.refactor(operation, "notes/target.md", **options)
 
 
 def apply(
     engine: Engine, plan: dict[str, Any], operation: str = "rename", **options: Any
 ) -> dict[str, Any]:
     options.setdefault("name", "renamed" if operation == "rename" else None)
-    return engine.refactor_note(
+    return engine.notes.refactor(
         operation, "notes/target.md", apply_digest=plan["planDigest"], **options
     )
 
@@ -193,7 +193,7 @@ def test_a_name_shared_with_another_note_is_ambiguous(vault: Engine) -> None:
 
 
 def test_only_editable_notes_are_refactored(vault: Engine) -> None:
-    plan = vault.refactor_note("rename", "notes/code.py", name="script")
+    plan = vault.notes.refactor("rename", "notes/code.py", name="script")
     assert plan["safety"]["blockingReasonCodes"] == ["read_only_document"]
 
 
@@ -201,7 +201,7 @@ def test_bad_requests_fail_before_any_work(vault: Engine) -> None:
     assert error_code(lambda: preview(vault, name="a/b")) == "INVALID_PATH"
     assert error_code(lambda: preview(vault, "move", folder_path="nowhere")) == "PATH_NOT_FOUND"
     assert error_code(lambda: preview(vault, "move", folder_path="../up")) == "INVALID_PATH"
-    assert error_code(lambda: vault.refactor_note("rename", "notes/none.md", name="x")) == (
+    assert error_code(lambda: vault.notes.refactor("rename", "notes/none.md", name="x")) == (
         "NOT_FOUND"
     )
 
@@ -237,7 +237,7 @@ def test_a_failed_resync_keeps_the_committed_files(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk went away")
 
-    monkeypatch.setattr(type(vault), "_converge", broken)
+    monkeypatch.setattr(type(vault.notes), "_converge", broken)
     result = apply(vault, plan)
     assert (result["status"], result["reasonCode"]) == ("applied_with_sync_pending", "sync_pending")
     assert result["indexConvergence"]["state"] == "pending"

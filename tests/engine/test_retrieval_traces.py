@@ -31,7 +31,7 @@ NOTES = {
 
 def traced_engine(engine: Engine, tmp_path: Path, mode: str | None, **retention: int) -> Engine:
     notes = write_tree(tmp_path / "vault" / "notes", NOTES)
-    engine.add_collection(str(notes), name="notes")
+    engine.collections.add(str(notes), name="notes")
     engine.sync()
     settings = (
         RetrievalTraces(enabled=True, redaction_mode=mode, retention=TraceRetention(**retention))  # type: ignore[arg-type]

@@ -186,7 +186,7 @@ def test_an_old_index_is_upgraded_in_place_and_searches_like_a_new_one(tmp_path:
     )
     corpus = write_corpus(tmp_path / "notes", files)
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(corpus), name="notes")
+        engine.collections.add(str(corpus), name="notes")
         engine.sync()
         db_path = engine.location.db_path
     _before_010(db_path)

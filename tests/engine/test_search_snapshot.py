@@ -34,7 +34,7 @@ def test_a_sync_committing_mid_search_does_not_strip_the_hits_snippets(
 ) -> None:
     notes = write_corpus(tmp_path / "notes", {"pangolin.md": _BEFORE, "other.md": "# Other\n"})
     with Engine.open(dirs=_dirs(tmp_path / "index")) as reader:
-        reader.add_collection(str(notes), name="notes")
+        reader.collections.add(str(notes), name="notes")
         reader.sync()
         writer = Engine.open(dirs=_dirs(tmp_path / "index"), create=False)
         anchors_for: Callable[..., Any] = lexical.anchors_for

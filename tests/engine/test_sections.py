@@ -33,7 +33,7 @@ GUIDE = (
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     write_tree(tmp_path / "vault" / "notes", {"guide.md": GUIDE})
-    engine.add_collection(str(tmp_path / "vault" / "notes"), name="notes")
+    engine.collections.add(str(tmp_path / "vault" / "notes"), name="notes")
     engine.sync()
     return engine
 

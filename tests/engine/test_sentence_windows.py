@@ -47,7 +47,7 @@ def notes(tmp_path: Path) -> Iterator[tuple[Engine, Path]]:
     engine = Engine.open(
         dirs=Dirs(config=tmp_path / "c", data=tmp_path / "d", cache=tmp_path / "x")
     )
-    engine.add_collection(str(folder), name="notes")
+    engine.collections.add(str(folder), name="notes")
     engine.sync()
     yield engine, folder
     engine.close()
@@ -123,7 +123,7 @@ def test_a_changed_note_leaves_no_stale_windows(notes: tuple[Engine, Path]) -> N
     assert _windows(engine)["vectors"] == len(sentence_windows(BREAD))
     (folder / "bread.md").unlink()
     engine.sync()
-    engine.cleanup()
+    engine.collections.cleanup()
     assert _rows(engine) == []
 
 

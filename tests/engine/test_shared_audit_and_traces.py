@@ -71,7 +71,7 @@ def hosts(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Hosts]:
 
 
 def audited(hosts: Hosts) -> tuple[Engine, Engine]:
-    hosts.a.add_collection(str(hosts.notes), name="notes")
+    hosts.a.collections.add(str(hosts.notes), name="notes")
     return hosts.a, hosts.open_b()
 
 
@@ -88,7 +88,7 @@ def judge(engine: Engine, zone: Any = "remote") -> bool:
 
 def traced(hosts: Hosts, **retention: int) -> tuple[Engine, Engine]:
     a = hosts.a
-    a.add_collection(str(hosts.notes), name="notes")
+    a.collections.add(str(hosts.notes), name="notes")
     settings = RetrievalTraces(
         enabled=True,
         redaction_mode="replay",  # type: ignore[arg-type]

@@ -139,7 +139,7 @@ def test_links_folders_and_odd_entries_under_either_listing(
         tmp_path / "root",
         {"a.md": "# A\n\nbadger\n", "dir.md/inner.md": "# Inner\n\nheron\n", "b.md": "# B\n"},
     )
-    engine.add_collection(str(root), name="notes", pattern=pattern)
+    engine.collections.add(str(root), name="notes", pattern=pattern)
     assert report_of(engine)["added"] == 3
     os.rename(root / "b.md", tmp_path / "b.md")
     os.symlink(tmp_path / "b.md", root / "b.md")  # the same file, now behind a link

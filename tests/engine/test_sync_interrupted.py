@@ -114,7 +114,7 @@ def test_a_disk_that_fills_mid_sync_fails_cleanly_and_the_next_sync_resumes(
     write_notes(notes, 100)
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         (first,) = engine.sync()
         assert first.added == 100
         write_notes(notes, 400, start=100)

@@ -79,7 +79,7 @@ def _index_rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 def _sync(dirs: Dirs, root: Path, **kwargs: Any) -> Any:
     with Engine.open(dirs=dirs) as engine:
         if not engine.config.collections:
-            engine.add_collection(str(root), name="notes")
+            engine.collections.add(str(root), name="notes")
         (report,) = engine.sync(**kwargs)
         hits = engine.search.lexical(SearchRequest(query="okapi", limit=100))["results"]
         return report, len(hits)
@@ -146,7 +146,7 @@ def test_progress_counts_every_file_and_a_stop_leaves_a_resumable_index(
             raise GnoError("CANCELLED", "stopped by the user")
 
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="notes")
+        engine.collections.add(str(root), name="notes")
         with pytest.raises(GnoError) as stopped:
             engine.sync(progress=stop_half_way)
         assert stopped.value.code == "CANCELLED"

@@ -83,7 +83,7 @@ def hosts(
     choose_backend(tmp_path / "a" / "config", getattr(request, "param", "fts5"))
     a = open_host(tmp_path / "a", team_store)
     try:
-        a.add_collection(str(corpus), name="notes")
+        a.collections.add(str(corpus), name="notes")
         a.sync()
         b = open_host(tmp_path / "b", team_store)
         try:
@@ -101,7 +101,7 @@ def test_a_host_that_joins_later_answers_as_an_embedded_index(
     a, b = hosts
     choose_backend(tmp_path / "embedded" / "config", a.config.search.backend)
     with open_host(tmp_path / "embedded", None) as embedded:
-        embedded.add_collection(str(corpus), name="notes")
+        embedded.collections.add(str(corpus), name="notes")
         embedded.sync()
         expected = answers(embedded)
     assert any(expected), "the queries find something"
@@ -222,7 +222,7 @@ def test_a_long_sync_is_shared_batch_by_batch(tmp_path: Path, team_store: TeamSt
     for index in range(BATCH_DOCS + 20):
         (notes / f"n{index:04d}.md").write_text(f"# Note {index}\n\nokapi {index}\n")
     with open_host(tmp_path / "a", team_store) as a, open_host(tmp_path / "b", team_store) as b:
-        a.add_collection(str(notes), name="many")
+        a.collections.add(str(notes), name="many")
         assert a.team is not None and a.team.replica is not None
         before = a.team.replica.change_seq()
         a.sync()
@@ -238,7 +238,7 @@ def test_writers_on_either_host_take_turns_and_every_copy_stays_the_same(
     """Each writer catches up before it writes, so ids, journal cursors and answers agree."""
     a, b = hosts
     for turn, (writer, reader) in enumerate(((a, b), (b, a), (a, b), (b, a))):
-        writer.capture(CaptureRequest(collection="notes", title=f"Turn {turn}",
+        writer.notes.capture(CaptureRequest(collection="notes", title=f"Turn {turn}",
                                       content=f"The okapi took turn {turn}.\n"))  # fmt: skip
         (corpus / "it" / f"turn-{turn}.md").write_text(f"# Giro {turn}\n\nokapi {turn}\n")
         writer.sync()
@@ -257,7 +257,7 @@ def test_a_host_of_an_older_build_follows_a_writer_with_a_column_it_lacks(
     with open_host(tmp_path / "a", team_store) as a:
         with a.connection() as conn:  # what a newer build's migration would have added
             conn.execute("ALTER TABLE documents ADD COLUMN reading_minutes INTEGER DEFAULT 3")
-        a.add_collection(str(corpus), name="notes")
+        a.collections.add(str(corpus), name="notes")
         a.sync()
         with open_host(tmp_path / "b", team_store) as b:
             assert answers(b) == answers(a) and any(answers(b))

@@ -28,7 +28,7 @@ SLEEP = "how can I sleep better at night"
 @pytest.fixture
 def notes(engine: Engine, tmp_path: Path) -> Engine:
     root = write_corpus(tmp_path / "notes", DOCS)
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     return engine
 

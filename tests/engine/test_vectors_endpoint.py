@@ -105,7 +105,7 @@ def server() -> Iterator[str]:
 
 @pytest.fixture
 def conn(engine: Engine, tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    engine.add_collection(str(write_corpus(tmp_path / "notes", DOCS)), name="notes")
+    engine.collections.add(str(write_corpus(tmp_path / "notes", DOCS)), name="notes")
     engine.sync()
     with engine.connection() as c:
         yield c

@@ -42,7 +42,7 @@ def backend() -> BundledEmbedder:
 @pytest.fixture
 def notes(engine: Engine, tmp_path: Path) -> Engine:
     root = write_corpus(tmp_path / "notes", DOCS)
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     return engine
 
@@ -285,7 +285,7 @@ def test_clear_all_keeps_vectors_shared_with_another_collection(
     notes: Engine, embedded: sqlite3.Connection, backend: BundledEmbedder, tmp_path: Path
 ) -> None:
     other = write_corpus(tmp_path / "other", {"copy.md": DOCS["garden.md"]})
-    notes.add_collection(str(other), name="other")
+    notes.collections.add(str(other), name="other")
     notes.sync(["other"])
     with write_transaction(embedded):
         cleared = clear_collection(SqliteVectors(embedded), "notes", mode="all", current_key=None)

@@ -37,7 +37,7 @@ def test_markdown_links_to_a_seed_are_found_and_followed_as_they_change(
     engine: Engine, tmp_path: Path
 ) -> None:
     root = write_corpus(tmp_path / "notes", NOTES)
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     assert engine.vectors.embed().errors == 0
     graph = _graph(engine)

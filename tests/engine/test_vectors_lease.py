@@ -46,7 +46,7 @@ def _vectors(conn: sqlite3.Connection) -> int:
 
 @pytest.fixture
 def notes(engine: Engine, tmp_path: Path) -> Engine:
-    engine.add_collection(str(write_corpus(tmp_path / "notes", NOTES)), name="notes")
+    engine.collections.add(str(write_corpus(tmp_path / "notes", NOTES)), name="notes")
     engine.sync()
     return engine
 
@@ -161,7 +161,7 @@ async def test_serve_embeds_what_a_cli_update_adds_without_refusing_the_update(
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     root = write_corpus(tmp_path / "notes", NOTES)
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="notes")
+        engine.collections.add(str(root), name="notes")
         engine.sync()
     # A CLI update that finds the lease taken gives up after 2 s (exit 4).
     impatient = {"GNO_WRITE_LOCK_WAIT_MS": "2000"}

@@ -34,7 +34,7 @@ base = Path(sys.argv[1])
 dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
 engine = Engine.open(dirs=dirs)
 if engine.config.collection("notes") is None:
-    engine.add_collection(str(base / "notes"), name="notes")
+    engine.collections.add(str(base / "notes"), name="notes")
 engine.sync()
 backend = configured_backend(engine.config)
 """

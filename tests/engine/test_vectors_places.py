@@ -75,7 +75,7 @@ def test_every_window_is_stored_with_its_place_and_hits_are_cut_by_it(
     engine: Engine, tmp_path: Path
 ) -> None:
     root = write_corpus(tmp_path / "notes", DOCS)
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     with engine.connection() as conn:
         embed_backlog(conn, _backend())
@@ -133,7 +133,7 @@ def test_an_index_embedded_before_places_answers_alike_and_gets_them_at_the_next
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     root = write_corpus(tmp_path / "notes", DOCS)
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(root), name="notes")
+        engine.collections.add(str(root), name="notes")
         engine.sync()
         with engine.connection() as conn:
             embed_backlog(conn, _backend())
@@ -159,7 +159,7 @@ def test_vector_hits_read_only_their_own_documents(engine: Engine, tmp_path: Pat
             tmp_path / f"notes{count}",
             {f"n{i}.md": f"# Note {i}\n\nA short note numbered {i}.\n" for i in range(count)},
         )
-        engine.add_collection(str(root), name=f"notes{count}")
+        engine.collections.add(str(root), name=f"notes{count}")
         engine.sync()
         with engine.connection() as conn:
             identity = ModelIdentity("test:random", str(count), 8)

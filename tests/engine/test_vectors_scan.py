@@ -169,7 +169,7 @@ def notes(engine: Engine, tmp_path: Path) -> Iterator[sqlite3.Connection]:
         "tyres.md": "# Tyres\n\nChange to winter tyres before the first frost.\n",
     }
     root = write_corpus(tmp_path / "notes", docs)
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     with engine.connection() as conn:
         embed_backlog(conn, backend_for(BUNDLED_URI))

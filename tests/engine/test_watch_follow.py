@@ -71,7 +71,7 @@ def notes(engine: Engine, tmp_path: Path) -> Path:
             "folder/c.md": "# Gamma\n\nA note about cherries in a folder.\n",
         },
     )
-    engine.add_collection(str(root), name="notes")
+    engine.collections.add(str(root), name="notes")
     engine.sync()
     return root
 
@@ -205,7 +205,7 @@ async def test_notes_written_through_our_own_tools_are_not_synced_twice(
 ) -> None:
     async def body(engine: Engine, watcher: FolderWatcher) -> None:
         request = CaptureRequest(collection="notes", content="Raspberries.", title="Captured")
-        done = await trio.to_thread.run_sync(lambda: engine.capture(request))
+        done = await trio.to_thread.run_sync(lambda: engine.notes.capture(request))
         assert _uris(engine, "raspberries") == [done["uri"]]  # indexed by the capture itself
         await _until(lambda: watcher.book.idle_batches >= 1, "the watcher saw the capture")
         assert watcher.book.syncs == 0 and watcher.book.events_seen >= 1
@@ -334,13 +334,13 @@ async def test_collections_added_and_removed_at_run_time(
 ) -> None:
     async def body(engine: Engine, watcher: FolderWatcher) -> None:
         more = write_corpus(tmp_path / "more", {"m.md": "# More\n\nNectarines.\n"})
-        await trio.to_thread.run_sync(lambda: engine.add_collection(str(more), name="more"))
+        await trio.to_thread.run_sync(lambda: engine.collections.add(str(more), name="more"))
         await _until(lambda: watcher.book.active == {"notes", "more"}, "the new watch")
         await _until(lambda: _uris(engine, "nectarines") == ["gno://more/m.md"], "first sync")
         (more / "n.md").write_text("# Next\n\nOranges.\n")
         await _until(lambda: _uris(engine, "oranges") == ["gno://more/n.md"], "followed")
 
-        await trio.to_thread.run_sync(lambda: engine.remove_collection("more"))
+        await trio.to_thread.run_sync(lambda: engine.collections.remove("more"))
         await _until(lambda: watcher.book.active == {"notes"}, "the watch stopped")
 
     await _watching(engine, body)

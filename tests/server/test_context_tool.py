@@ -73,8 +73,8 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dirs, Engi
         (notes / name).write_text(text, encoding="utf-8")
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as setup:
-        setup.add_collection(str(EVALS_CORPUS), name="evals")
-        added = setup.add_collection(str(notes), name="notes")
+        setup.collections.add(str(EVALS_CORPUS), name="evals")
+        added = setup.collections.add(str(notes), name="notes")
         config = setup.config.with_collection(attrs.evolve(added, egress_policy="lan"))
         contexts = (
             Context(scope_type="global", scope_key="/", text=GLOBAL_GUIDANCE),

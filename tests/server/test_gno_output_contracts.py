@@ -266,9 +266,9 @@ def read_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dirs]:
         (base / "notes" / name).write_text(text, encoding="utf-8")
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(EVALS_CORPUS), name="evals")
-        engine.add_collection(str(base / "notes"), name="notes")
-        engine.add_collection(str(base / "facts"), name="facts", memory_managed=True)
+        engine.collections.add(str(EVALS_CORPUS), name="evals")
+        engine.collections.add(str(base / "notes"), name="notes")
+        engine.collections.add(str(base / "facts"), name="facts", memory_managed=True)
         engine.sync()
         engine.vectors.embed()  # the semantic tools answer from vectors
     yield dirs
@@ -281,8 +281,8 @@ def write_dirs(tmp_path: Path) -> Dirs:
     (tmp_path / "extra" / "wombat.md").write_text("# Wombat\n\nBurrows.\n", encoding="utf-8")
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(tmp_path / "drafts"), name="drafts")
-        engine.add_collection(str(tmp_path / "facts"), name="facts", memory_managed=True)
+        engine.collections.add(str(tmp_path / "drafts"), name="drafts")
+        engine.collections.add(str(tmp_path / "facts"), name="facts", memory_managed=True)
         engine.sync()
     return dirs
 

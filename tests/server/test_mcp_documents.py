@@ -27,7 +27,7 @@ def documents_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
     (papers / "cut.docx").write_bytes(make.docx_bytes("x")[:900])
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(papers), name="papers")
+        engine.collections.add(str(papers), name="papers")
         engine.sync()
     yield {
         "GNO_CONFIG_DIR": str(dirs.config),

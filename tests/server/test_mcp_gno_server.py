@@ -244,9 +244,9 @@ def server_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
         (notes / name).write_text(text, encoding="utf-8")
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(EVALS_CORPUS), name="evals")
-        engine.add_collection(str(notes), name="notes")
-        engine.add_collection(str(facts), name="facts", memory_managed=True)
+        engine.collections.add(str(EVALS_CORPUS), name="evals")
+        engine.collections.add(str(notes), name="notes")
+        engine.collections.add(str(facts), name="facts", memory_managed=True)
         reports = engine.sync()
         embedded = engine.vectors.embed()
     assert sum(r.added for r in reports) == DOCUMENT_COUNT
@@ -338,7 +338,7 @@ def write_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     with Engine.open(dirs=dirs) as engine:
         for name in ("drafts", "facts"):
             (tmp_path / name).mkdir()
-            engine.add_collection(str(tmp_path / name), name=name, memory_managed=name == "facts")
+            engine.collections.add(str(tmp_path / name), name=name, memory_managed=name == "facts")
         engine.sync()
     yield {
         "GNO_CONFIG_DIR": str(dirs.config),

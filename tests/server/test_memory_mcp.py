@@ -57,8 +57,8 @@ def dirs(tmp_path: Path) -> Dirs:
     (notes / "plan.md").write_text("# Plan\n\nReleases are planned here.\n", "utf-8")
     found = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=found) as engine:
-        engine.add_collection(str(facts), name="facts", memory_managed=True)
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(facts), name="facts", memory_managed=True)
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
     return found
 

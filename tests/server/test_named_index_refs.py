@@ -48,10 +48,10 @@ def two_indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dirs
     with Engine.open(
         dirs=dirs, index_name="research", config_path=base / "research.yml"
     ) as research:
-        research.add_collection(str(base / "research"), name="notes")
+        research.collections.add(str(base / "research"), name="notes")
         research.sync()
     engine = Engine.open(dirs=dirs)
-    engine.add_collection(str(base / "served"), name="notes")
+    engine.collections.add(str(base / "served"), name="notes")
     engine.sync()
     try:
         yield dirs, engine

@@ -55,7 +55,7 @@ def valid(kind: str, result: Mapping[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     for name, files in VAULT.items():
-        engine.add_collection(str(write_tree(tmp_path / "vault" / name, files)), name=name)
+        engine.collections.add(str(write_tree(tmp_path / "vault" / name, files)), name=name)
     engine.sync()
     return engine
 

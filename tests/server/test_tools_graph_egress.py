@@ -82,7 +82,7 @@ def with_policies(engine: Engine, **policies: tuple[Policy, int]) -> None:
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     for name, files in VAULT.items():
-        engine.add_collection(str(write_tree(tmp_path / "vault" / name, files)), name=name)
+        engine.collections.add(str(write_tree(tmp_path / "vault" / name, files)), name=name)
     engine.sync()
     return engine
 

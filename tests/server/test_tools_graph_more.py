@@ -60,7 +60,7 @@ def valid(name: str, result: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     for name, files in VAULT.items():
-        engine.add_collection(str(write_tree(tmp_path / "vault" / name, files)), name=name)
+        engine.collections.add(str(write_tree(tmp_path / "vault" / name, files)), name=name)
     engine.sync()
     return engine
 

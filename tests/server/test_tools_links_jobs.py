@@ -91,7 +91,7 @@ INDEX_LINKS = [
 @pytest.fixture
 def vault(engine: Engine, tmp_path: Path) -> Engine:
     for name, files in VAULT.items():
-        engine.add_collection(str(write_tree(tmp_path / "vault" / name, files)), name=name)
+        engine.collections.add(str(write_tree(tmp_path / "vault" / name, files)), name=name)
     engine.sync()
     return engine
 
@@ -225,7 +225,7 @@ def test_equal_candidates_resolve_to_the_smallest_path_and_stems_beat_titles(
         "roadmap.md": "# Plan\n",  # titled like the stem the link names
         "links.md": "[[plan]] [[Plan A]] [[ROADMAP]]\n",
     }
-    engine.add_collection(str(write_tree(tmp_path / "amb", files)), name="amb")
+    engine.collections.add(str(write_tree(tmp_path / "amb", files)), name="amb")
     engine.sync()
     result = outgoing(engine, "amb/links.md")
     assert [link["resolvedUri"] for link in result["links"]] == [
@@ -259,7 +259,7 @@ def test_backlinks_invert_outgoing_links_over_the_whole_vault(vault: Engine) -> 
 
 def test_site_style_links_of_a_real_corpus_resolve_and_invert(engine: Engine) -> None:
     required(MCP_DOCS, "the shared mcp-docs fixture corpus")
-    engine.add_collection(str(MCP_DOCS), name="docs")
+    engine.collections.add(str(MCP_DOCS), name="docs")
     engine.sync()
     matrix = outgoing(engine, "docs/extensions/auth/oauth-client-credentials.md")
     assert "gno://docs/extensions/client-matrix.md" in {
@@ -283,7 +283,7 @@ def fuzz_conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Conn
     base = tmp_path_factory.mktemp("links-fuzz")
     with Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "k")) as engine:
         for name, files in VAULT.items():
-            engine.add_collection(str(write_tree(base / name, files)), name=name)
+            engine.collections.add(str(write_tree(base / name, files)), name=name)
         engine.sync()
         with engine.connection() as conn:
             yield conn

@@ -79,7 +79,7 @@ def indexed_engine(base: Path, folder: Path, *, embed: bool) -> Engine:
     """An engine of its own under ``base`` with ``folder`` as collection ``notes``, synced
     (and embedded with the bundled model when ``embed``)."""
     engine = Engine.open(dirs=Dirs(config=base / "c", data=base / "d", cache=base / "x"))
-    engine.add_collection(str(folder), name="notes")
+    engine.collections.add(str(folder), name="notes")
     engine.sync()
     if embed:
         engine.vectors.embed()

@@ -39,7 +39,7 @@ def make_index(tmp_path: Path, *, sync: bool = True, **gateway: Any) -> Path:
     required(EVALS_CORPUS, "the shared gno-evals fixture corpus")
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(EVALS_CORPUS), name="evals")
+        engine.collections.add(str(EVALS_CORPUS), name="evals")
         if sync:
             engine.sync()
     if gateway:
@@ -93,7 +93,7 @@ def notes_index(base: Path) -> Path:
     (notes / "alpha.md").write_text("# Alpha\n\nFirst words.\n", encoding="utf-8")
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
     return notes
 
@@ -104,7 +104,7 @@ def memory_index(base: Path) -> None:
     facts.mkdir()
     dirs = Dirs(config=base / "config", data=base / "data", cache=base / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(facts), name="facts", memory_managed=True)
+        engine.collections.add(str(facts), name="facts", memory_managed=True)
         engine.sync()
 
 

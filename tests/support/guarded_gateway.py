@@ -39,7 +39,7 @@ def notes_dirs(tmp_path: Path) -> Dirs:
     (folder / "beta.md").write_text("# Beta\n\nCaching notes and giraffes.\n", "utf-8")
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(folder), name="notes")
+        engine.collections.add(str(folder), name="notes")
         engine.sync()
     return dirs
 

@@ -64,7 +64,7 @@ def evals_dirs(tmp_path_factory: pytest.TempPathFactory) -> Dirs:
     root = tmp_path_factory.mktemp("gno-evals-index")
     dirs = Dirs(config=root / "config", data=root / "data", cache=root / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(EVALS_CORPUS), name="evals")
+        engine.collections.add(str(EVALS_CORPUS), name="evals")
         engine.sync()
     return dirs
 

@@ -346,10 +346,10 @@ def build_walk_index(base: Path, *, fixture: Path | None = None, embed: bool = F
     (dirs.config / "index.yml").write_text(TRACING, encoding="utf-8")
     with Engine.open(dirs=dirs) as engine:
         if fixture is not None:
-            engine.add_collection(str(fixture), name="fixture")
-        engine.add_collection(str(notes), name="notes")
-        engine.add_collection(str(base / "facts"), name="facts", memory_managed=True)
-        engine.add_collection(str(base / "empty"), name="empty")
+            engine.collections.add(str(fixture), name="fixture")
+        engine.collections.add(str(notes), name="notes")
+        engine.collections.add(str(base / "facts"), name="facts", memory_managed=True)
+        engine.collections.add(str(base / "empty"), name="empty")
         engine.sync()
         if embed:
             engine.vectors.embed()

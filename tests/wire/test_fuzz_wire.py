@@ -325,7 +325,7 @@ def gno_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpApp]:
     dirs = Dirs(config=root / "config", data=root / "data", cache=root / "cache")
     engine = Engine.open(dirs=dirs)
     try:
-        engine.add_collection(str(write_corpus(root / "corpus")), name="notes")
+        engine.collections.add(str(write_corpus(root / "corpus")), name="notes")
         engine.sync()
         runtime = Runtime(engine=engine)
         yield build_app(runtime)

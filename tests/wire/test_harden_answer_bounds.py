@@ -38,7 +38,7 @@ def _big_corpus(root: Path, count: int) -> Path:
 def test_multi_get_answer_is_capped_in_total_and_says_so(
     engine: Engine, tmp_path: Path, schema_check: Callable[[str, Any], None]
 ) -> None:
-    engine.add_collection(str(_big_corpus(tmp_path / "corpus", 25)), name="notes")
+    engine.collections.add(str(_big_corpus(tmp_path / "corpus", 25)), name="notes")
     engine.sync()
     result = engine.documents.multi_get(
         pattern="big/**", max_bytes=DOC_BYTES * 2, line_numbers=False
@@ -59,7 +59,7 @@ def test_multi_get_answer_is_capped_in_total_and_says_so(
 
 
 def test_multi_get_within_budget_is_not_flagged(engine: Engine, tmp_path: Path) -> None:
-    engine.add_collection(str(_big_corpus(tmp_path / "corpus", 3)), name="notes")
+    engine.collections.add(str(_big_corpus(tmp_path / "corpus", 3)), name="notes")
     engine.sync()
     result = engine.documents.multi_get(pattern="big/**", max_bytes=DOC_BYTES * 2)
     assert len(result["documents"]) == 3 and result["skipped"] == []

@@ -81,7 +81,7 @@ async def test_memory_tools_see_the_transport_identity(mode: str, tmp_path: Path
     folder.mkdir()
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(folder), name="memory", memory_managed=True)
+        engine.collections.add(str(folder), name="memory", memory_managed=True)
     with engine_app(dirs, write_enabled=True) as (app, _):
         async with running_gateway(app, enable_write=True) as running:
             sessions = []

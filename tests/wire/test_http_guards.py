@@ -295,7 +295,7 @@ async def test_a_policy_change_during_a_request_answers_409(era: Era, tmp_path: 
     folder = tmp_path / "notes"
     folder.mkdir()
     with Engine.open(dirs=Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")) as e:
-        e.add_collection(str(folder), name="notes")
+        e.collections.add(str(folder), name="notes")
     set_policy(config_path, "notes", "remote")
     async with remote_gateway(build_echo_app(), tmp_path, config_path) as gateway:
         leg = asgi_leg(era, gateway, "203.0.113.5")

@@ -80,10 +80,10 @@ def docs_dirs(tmp_path: Path) -> Dirs:
     shutil.copytree(MCP_DOCS, corpus)
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(corpus), name="docs")
+        engine.collections.add(str(corpus), name="docs")
         memory = tmp_path / "memory"
         memory.mkdir()
-        engine.add_collection(str(memory), name="memory", memory_managed=True)
+        engine.collections.add(str(memory), name="memory", memory_managed=True)
         engine.sync()
     return dirs
 

@@ -54,7 +54,7 @@ def _index(tmp_path: Path) -> tuple[Dirs, Path]:
     (corpus / "seed.md").write_text("# Seed\n\nthe first note\n")
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(corpus), name="notes")
+        engine.collections.add(str(corpus), name="notes")
         engine.sync()
     return dirs, corpus
 

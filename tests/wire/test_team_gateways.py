@@ -304,7 +304,7 @@ async def test_what_one_gateway_indexes_the_other_finds(
     notes.mkdir()
     (notes / "okapi.md").write_text("# Okapi\n\nThe okapi is a forest giraffe.\n")
     with Engine.open(dirs=Dirs(a / "config", a / "data", a / "cache")) as engine:
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
     serve = ("serve", "--store", team_store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
     async with (

@@ -28,7 +28,7 @@ async def test_a_stdio_server_finds_what_another_host_indexed_after_it_started(
     )
     try:
         a.join_team(Team.open(team_store, "default"))
-        a.add_collection(str(notes), name="notes")
+        a.collections.add(str(notes), name="notes")
         a.sync()
         b = Dirs(tmp_path / "b" / "config", tmp_path / "b" / "data", tmp_path / "b" / "cache")
         b.config.mkdir(parents=True)

@@ -34,7 +34,7 @@ def _index(tmp_path: Path) -> int:
     """An index over NOTES, synced but not embedded; returns its backlog."""
     dirs = Dirs(config=tmp_path / "config", data=tmp_path / "data", cache=tmp_path / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(write_corpus(tmp_path / "notes", NOTES)), name="notes")
+        engine.collections.add(str(write_corpus(tmp_path / "notes", NOTES)), name="notes")
         engine.sync()
         return int(engine.index.status()["embeddingBacklog"])
 

@@ -58,8 +58,8 @@ def web_dirs(tmp_path_factory: pytest.TempPathFactory) -> Dirs:
     (notes / "deck.pptx").write_bytes(pptx_bytes("pelican", slides=2))
     dirs = Dirs(config=root / "config", data=root / "data", cache=root / "cache")
     with Engine.open(dirs=dirs) as engine:
-        engine.add_collection(str(EVALS_CORPUS), name="evals")
-        engine.add_collection(str(notes), name="notes")
+        engine.collections.add(str(EVALS_CORPUS), name="evals")
+        engine.collections.add(str(notes), name="notes")
         engine.sync()
     return dirs
 

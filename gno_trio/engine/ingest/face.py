@@ -1,15 +1,13 @@
-"""The engine's writers of collections and notes: add, remove, capture, file, tag."""
+"""``engine.collections``: the configured collections: add, remove, rename, update, clean up."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gno_trio.config import Collection, Config
 from gno_trio.config import normalize_collection_name as normalize_name
-from gno_trio.engine.ingest import pending
 from gno_trio.engine.ingest.indexer import IndexingKernel
 from gno_trio.engine.ingest.rename import rename_collection_rows, renamed_config
 from gno_trio.engine.ingest.roots import validate_root
@@ -21,7 +19,6 @@ from gno_trio.errors import GnoError
 if TYPE_CHECKING:
     from gno_trio.engine.egress.decision import Decision
     from gno_trio.engine.egress.policy import Zone
-    from gno_trio.engine.ingest.capture_request import CaptureRequest
 
 StopFn = Callable[[], bool]
 
@@ -37,15 +34,20 @@ def refuse_if_referenced(config: Config, name: str) -> None:
         )
 
 
-class IngestFace(IndexingKernel):
+class CollectionsFace:
+    """The collections of an opened index, kept in step with ``index.yml``."""
+
+    def __init__(self, kernel: IndexingKernel) -> None:
+        self._kernel = kernel
+
     def check_root(self, path: str, *, absolute: bool = False) -> Path:
         """``path`` resolved, if it may be a collection root of this index (else the refusal).
 
         ``absolute``: refuse a relative path (for a caller in another working directory).
         """
-        return validate_root(path, dirs=self.location.dirs, absolute=absolute)
+        return validate_root(path, dirs=self._kernel.location.dirs, absolute=absolute)
 
-    def list_collections(self) -> dict[str, Any]:
+    def list(self) -> dict[str, Any]:
         """The configured collections, as ``collection list`` and the REST API show them."""
         return {
             "collections": [
@@ -57,11 +59,11 @@ class IngestFace(IndexingKernel):
                     "exclude": list(c.exclude),
                     "memoryManaged": c.memory_managed,
                 }
-                for c in self.config.collections
+                for c in self._kernel.config.collections
             ]
         }
 
-    def add_collection(
+    def add(
         self,
         path: str,
         *,
@@ -117,12 +119,12 @@ class IngestFace(IndexingKernel):
                     )
             return config.with_collection(collection)
 
-        with self.writing(lease) as held:
-            self.update_config(add, lease=held)
-            self.reconcile(lease=held, expected={chosen})
+        with self._kernel.writing(lease) as held:
+            self._kernel.update_config(add, lease=held)
+            self._kernel.reconcile(lease=held, expected={chosen})
         return collection
 
-    def remove_collection(self, name: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
+    def remove(self, name: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
         """Drop a collection from the config; its documents leave search results.
 
         Refused with ``HAS_REFERENCES`` while a configured context names it.
@@ -139,9 +141,9 @@ class IngestFace(IndexingKernel):
             removed.append(found.name)
             return config.without_collection(found.name)
 
-        with self.writing(lease) as held:
-            self.update_config(remove, lease=held)
-            changes = self.reconcile(lease=held, expected=removed)
+        with self._kernel.writing(lease) as held:
+            self._kernel.update_config(remove, lease=held)
+            changes = self._kernel.reconcile(lease=held, expected=removed)
         gone = removed[0]
         documents = sum(e["documents"] for e in changes["removed"] if e["collection"] == gone)
         return {"removed": True, "collection": gone, "documents": documents}
@@ -156,18 +158,18 @@ class IngestFace(IndexingKernel):
         from gno_trio.engine.ingest import cleanup as cleanup_mod
 
         if dry_run:
-            with self.pool.connection() as conn:
+            with self._kernel.pool.connection() as conn:
                 return cleanup_mod.cleanup(conn, dry_run=True)
-        with self.writing(lease) as held:
-            self.reconcile(lease=held)
-            with self.pool.connection() as conn:
+        with self._kernel.writing(lease) as held:
+            self._kernel.reconcile(lease=held)
+            with self._kernel.pool.connection() as conn:
                 return cleanup_mod.cleanup(conn)
 
     def run_update_command(self, name: str) -> dict[str, Any] | None:
         """Run collection ``name``'s ``updateCmd`` in its folder (see :mod:`.update_cmd`)."""
         from gno_trio.engine.ingest import update_cmd
 
-        return update_cmd.run_update_command(self.collection(name))
+        return update_cmd.run_update_command(self._kernel.collection(name))
 
     def git_pull(self, name: str) -> dict[str, Any]:
         """``git pull --ff-only`` in collection ``name``'s work tree, judged and bounded first.
@@ -180,13 +182,13 @@ class IngestFace(IndexingKernel):
         from gno_trio.engine.egress import audit
         from gno_trio.engine.ingest import git_pull
 
-        collection = self.collection(name)
+        collection = self._kernel.collection(name)
 
         def judge(collection_name: str, zone: Zone) -> Decision:
-            with self.pool.connection() as conn:  # the receipt commits on its own
+            with self._kernel.pool.connection() as conn:  # the receipt commits on its own
                 return audit.judge(
-                    self.stores.egress_receipts(conn),
-                    self.config.collections,
+                    self._kernel.stores.egress_receipts(conn),
+                    self._kernel.config.collections,
                     collections=[collection_name],
                     action="retrieve",
                     zone=zone,
@@ -196,9 +198,7 @@ class IngestFace(IndexingKernel):
 
         return git_pull.pull_collection(collection, judge)
 
-    def rename_collection(
-        self, old: str, new: str, *, lease: HeldLease | None = None
-    ) -> dict[str, Any]:
+    def rename(self, old: str, new: str, *, lease: HeldLease | None = None) -> dict[str, Any]:
         """Give collection ``old`` the name ``new``, everywhere at once (see :mod:`.rename`).
 
         ``INVALID_NAME`` for a bad new name, ``NOT_FOUND`` for an unknown old
@@ -210,9 +210,9 @@ class IngestFace(IndexingKernel):
         and its config never disagree about the name.
         """
         target = normalize_name(new)
-        with self.writing(lease) as held:
-            self.reconcile(lease=held)
-            renamed_config(self.config, old, target)  # the refusals, before any write
+        with self._kernel.writing(lease) as held:
+            self._kernel.reconcile(lease=held)
+            renamed_config(self._kernel.config, old, target)  # the refusals, before any write
             previous: list[Config] = []
 
             def rename(config: Config) -> Config:
@@ -220,170 +220,18 @@ class IngestFace(IndexingKernel):
                 previous.append(config)
                 return updated
 
-            with self.pool.connection() as conn:
+            with self._kernel.pool.connection() as conn:
                 try:
                     with write_transaction(conn):
                         counts = rename_collection_rows(
                             conn, old.strip().lower(), target, now_iso()
                         )
-                        self.update_config(rename, lease=held)
+                        self._kernel.update_config(rename, lease=held)
                 except BaseException:
-                    if previous and self.config.collection(target) is not None:
-                        self.update_config(lambda _: previous[0], lease=held)
+                    if previous and self._kernel.config.collection(target) is not None:
+                        self._kernel.update_config(lambda _: previous[0], lease=held)
                     raise
         return {"renamed": True, "from": old.strip().lower(), "to": target, **counts}
 
-    def capture(
-        self,
-        request: CaptureRequest,
-        *,
-        server_instance_id: str | None = None,
-        lease_wait_seconds: float | None = None,
-        now: datetime | None = None,
-        lease: HeldLease | None = None,
-    ) -> dict[str, Any]:
-        """Create (or open, per the collision policy) one note and index it."""
-        from gno_trio.engine.ingest import capture as capture_mod
 
-        return capture_mod.capture(
-            self,
-            request,
-            server_instance_id=server_instance_id,
-            lease_wait_seconds=lease_wait_seconds,
-            now=now,
-            lease=lease,
-        )
-
-    def create_folder(
-        self,
-        collection: str,
-        name: str,
-        *,
-        parent_path: str | None = None,
-        should_stop: StopFn | None = None,
-    ) -> dict[str, Any]:
-        """Make one new folder in a collection, under an existing parent folder."""
-        from gno_trio.engine.ingest import filing
-
-        return filing.create_folder(
-            self, collection, name, parent_path=parent_path, should_stop=should_stop
-        )
-
-    def duplicate_note(
-        self,
-        ref: str,
-        *,
-        folder_path: str | None = None,
-        name: str | None = None,
-        should_stop: StopFn | None = None,
-    ) -> dict[str, Any]:
-        """Copy a note's source file to a new name in its collection and index the copy."""
-        from gno_trio.engine.ingest import filing
-
-        with self.connection() as c:
-            return filing.duplicate_note(
-                self, c, ref, folder_path=folder_path, name=name, should_stop=should_stop
-            )
-
-    def refactor_note(
-        self,
-        operation: str,
-        ref: str,
-        *,
-        name: str | None = None,
-        folder_path: str | None = None,
-        apply_digest: str | None = None,
-        should_stop: StopFn | None = None,
-    ) -> dict[str, Any]:
-        """Preview (``apply_digest`` None) or apply a reference-safe rename or move.
-
-        ``operation`` is ``rename`` (``name``) or ``move`` (``folder_path`` and
-        an optional ``name``), within the note's own collection. A preview is
-        ``file-refactor-preview@1.0`` and changes nothing; an apply recomputes
-        the plan under the write lease, goes ahead only when its digest is
-        ``apply_digest``, and answers ``file-refactor-apply-result@1.0``.
-        """
-        from gno_trio.engine.ingest import refactor_apply, refactor_plan
-
-        if operation not in ("rename", "move"):
-            raise GnoError("INVALID_INPUT", f"Unknown refactor operation: {operation}")
-        with self.connection() as c:
-            if apply_digest is None:
-                return refactor_plan.plan_refactor(
-                    c,
-                    self.location.dirs,
-                    self.collection,
-                    operation,
-                    ref,
-                    name=name,
-                    folder_path=folder_path,
-                ).preview
-            with self.writing(should_stop=should_stop) as held:
-                plan = refactor_plan.plan_refactor(
-                    c,
-                    self.location.dirs,
-                    self.collection,
-                    operation,
-                    ref,
-                    name=name,
-                    folder_path=folder_path,
-                )
-                refusal = refactor_apply.refused(plan, apply_digest)
-                if refusal is not None:
-                    return refusal
-                # Killed half way, the apply leaves moved notes unindexed and staged
-                # copies behind: the next open syncs the collection (see .pending).
-                with pending.marked(self.location, plan.collection.name):
-                    return refactor_apply.applied(
-                        plan, apply_digest, lambda: self._converge(plan.collection.name, held)
-                    )
-
-    def _converge(self, collection: str, lease: HeldLease) -> None:
-        """Re-sync one collection after a refactor; raises when the sync did not finish."""
-        reports = self.sync([collection], lease=lease)
-        problems = [
-            error for report in reports for error in report.errors if error["relPath"] == "."
-        ]
-        if problems:
-            raise GnoError("RUNTIME", str(problems[0]["message"]))
-
-    def add_tag(
-        self,
-        ref: str,
-        tag: str,
-        *,
-        should_stop: StopFn | None = None,
-        lease: HeldLease | None = None,
-    ) -> dict[str, Any]:
-        """Tag one document (a Markdown note also in its frontmatter); idempotent."""
-        return self._change_tag(ref, tag, add=True, should_stop=should_stop, lease=lease)
-
-    def remove_tag(
-        self,
-        ref: str,
-        tag: str,
-        *,
-        should_stop: StopFn | None = None,
-        lease: HeldLease | None = None,
-    ) -> dict[str, Any]:
-        """Take one tag off a document (and out of a Markdown note's frontmatter)."""
-        return self._change_tag(ref, tag, add=False, should_stop=should_stop, lease=lease)
-
-    def _change_tag(
-        self,
-        ref: str,
-        tag: str,
-        *,
-        add: bool,
-        should_stop: StopFn | None,
-        lease: HeldLease | None,
-    ) -> dict[str, Any]:
-        from gno_trio.engine.ingest import tagging
-
-        with self.connection() as c:
-            return tagging.change_tag(
-                self, c, ref, tag, add=add, should_stop=should_stop, lease=lease
-            )
-
-
-__all__ = ["IngestFace"]
+__all__ = ["CollectionsFace"]
