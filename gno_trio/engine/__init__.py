@@ -19,8 +19,11 @@ Each service of ``Engine`` is a namespace composed over the opened index
 ``engine.retrieval.run(...)``, ``engine.capsules.compile(...)``,
 ``engine.answers.ask(...)``, ``engine.memory.recall(...)``,
 ``engine.vectors.embed(...)``, ``engine.graph.links(...)``,
-``engine.egress.check(...)``, ``engine.traces.list(...)``; documents, listings,
-status, sync and collections are still methods of ``Engine`` itself.
+``engine.egress.check(...)``, ``engine.traces.list(...)``,
+``engine.documents.get(...)``, ``engine.index.status()``,
+``engine.collections.add(...)``, ``engine.notes.capture(...)``; what belongs to
+the opened index itself (``open``, ``close``, ``sync``, ``config``, the write
+lease) is ``Engine``'s own.
 """
 
 from __future__ import annotations

@@ -1,31 +1,44 @@
 """``Engine``: one object per opened index, the only door into the engine.
 
-Every surface (CLI, MCP tools, HTTP gateway) calls methods of ``Engine``;
-none calls the modules behind it. The calling convention is the same for
-every service: a synchronous method that takes keyword options and returns
-the result object of its contract or raises :class:`~gno_trio.errors.GnoError`.
-The engine binds one pooled connection to each call
-(:mod:`gno_trio.engine.store.binding`); an async caller runs calls through
-:meth:`~gno_trio.engine.kernel.EngineKernel.call_slot` so that a cancelled
-request interrupts the statement running for it.
+Every surface (CLI, MCP tools, HTTP gateway) calls ``Engine`` and the
+namespaces it holds; none calls the modules behind them. The calling
+convention is the same for every service: a synchronous method that takes
+keyword options and returns the result object of its contract or raises
+:class:`~gno_trio.errors.GnoError`. The engine binds one pooled connection
+to each call (:mod:`gno_trio.engine.store.binding`); an async caller runs
+calls through :meth:`~gno_trio.engine.kernel.EngineKernel.call_slot` so
+that a cancelled request interrupts the statement running for it.
 
-The methods are grouped by concern, one face per subpackage, on top of
-:class:`~gno_trio.engine.kernel.EngineKernel` (location, configuration,
-connections, the write lease), which calls the upkeep its rules need
-through :class:`~gno_trio.engine.kernel.IndexUpkeep`; ``Engine`` binds it
-to the floors that do the work (:class:`EngineUpkeep`):
+``Engine`` is the opened index itself (the kernel: location, configuration,
+connections, the write lease, sync and reconcile from
+:class:`~gno_trio.engine.ingest.indexer.IndexingKernel`) and one namespace
+per service, each a class of its own module that is handed the kernel and
+the other services it calls when the engine opens; no namespace reaches
+into another's state. The kernel calls the upkeep its rules need through
+:class:`~gno_trio.engine.kernel.IndexUpkeep`, bound here to the floors that
+do the work (:class:`EngineUpkeep`).
 
-* :mod:`.ingest.face`: sync and reconcile (on :mod:`.ingest.indexer`), add and
-  remove collections, capture notes, file copies, tags;
-* :mod:`.reads.face`: get, multi-get, ls, tags, changes, diff, status, peek;
-* :mod:`.search.face`: search, vector search, similar, query, diagnose;
-* :mod:`.vectors.face`: the embed phase, clearing vectors, model facts;
-* :mod:`.graph.face`: links, backlinks, neighbours, paths, graph, typed walks;
-* :mod:`.egress.face`: policy views and the confirmed policy change;
-* :mod:`.memory.face`: recall and remember;
-* :mod:`.context.face`: Context Capsules;
-* :mod:`.traces.face`: retrieval traces (recording and management);
-* :mod:`.ask.face`: answers checked claim by claim against a Context Capsule.
+* ``collections`` (:mod:`.ingest.face`): add, remove, rename, update, clean up;
+* ``notes`` (:mod:`.ingest.notes_face`): capture, folders, duplicates,
+  refactors, tags;
+* ``documents`` (:mod:`.reads.face`): get, multi-get, sections, ls, tags,
+  changes, diff;
+* ``index`` (:mod:`.reads.index_face`): status, peek, the watcher, audit;
+* ``search`` (:mod:`.search.face`): lexical, vector, query, similar,
+  diagnose, contexts;
+* ``vectors`` (:mod:`.vectors.face`): the embed phase, clearing vectors,
+  models;
+* ``graph`` (:mod:`.graph.face`): links, backlinks, neighbours, paths, the
+  overview, typed walks;
+* ``egress`` (:mod:`.egress.face`): policy views, the confirmed policy
+  change, receipts;
+* ``memory`` (:mod:`.memory.face`): recall and remember;
+* ``capsules`` (:mod:`.context.face`): Context Capsules, compiled and verified;
+* ``traces`` (:mod:`.traces.face`): retrieval traces (recording and
+  management);
+* ``retrieval`` (:mod:`.traces.traced`): a retrieval or a Capsule, traced;
+* ``answers`` (:mod:`.ask.face`): answers checked claim by claim against a
+  Context Capsule.
 """
 
 from __future__ import annotations
