@@ -298,6 +298,16 @@ def open_session(on: int, ready_on: int) -> str:
     return session
 
 
+def close_session(port: int, session: str) -> None:
+    """DELETE the session (a caller may hold only a few at a time)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("DELETE", "/mcp", headers=_legacy(session))
+        connection.getresponse().read()
+    finally:
+        connection.close()
+
+
 def _ms(samples: list[float]) -> str:
     values = [s * 1000 for s in samples]
     return f"p50 {percentile(values, 50):7.2f} ms   p99 {percentile(values, 99):7.2f} ms"
@@ -314,6 +324,7 @@ def cross_host(a: int, b: int, store: TeamStore, seed: Path, runs: int) -> None:
             status, _, _ = post(port, _rpc("ping"), _legacy(session))
             samples.append(time.perf_counter() - started)
             assert status == 200, status
+        close_session(b, session)
     print(f"    {'ping with a session made on A, sent to A':<52} {_ms(on_a)}  ({runs} runs)")
     print(f"    {'same session, its first request on B':<52} {_ms(on_b)}  ({runs} runs)")
 
@@ -347,6 +358,7 @@ def cross_host(a: int, b: int, store: TeamStore, seed: Path, runs: int) -> None:
                 raise RuntimeError(f"the cancel sent to B did not end the call on A ({status})")
             waits.append(answered[0] - started)
             thread.join()
+            close_session(a, session)
         if holder.poll() is not None:
             raise RuntimeError("the lease holder exited: the calls were not ended by the cancels")
     finally:
