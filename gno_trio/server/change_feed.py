@@ -30,6 +30,8 @@ POLL_SECONDS: Final = 0.5
 """How often the journal is read while somebody listens."""
 WRITE_DEADLINE_SECONDS: Final = 10.0
 """How long one listener may take to accept one batch before it is dropped."""
+JOIN_SECONDS: Final = 5.0
+"""How long joining waits for the reader to hold its place in the journal."""
 _BATCH: Final = 500
 
 Entries = Sequence[Mapping[str, Any]]
@@ -59,6 +61,7 @@ class ChangeFeed:
         self._ids = itertools.count()
         self._cursor: str | None = None
         self._someone_listens = trio.Event()
+        self._placed = trio.Event()
 
     @property
     def following(self) -> bool:
@@ -70,11 +73,19 @@ class ChangeFeed:
     def __len__(self) -> int:
         return len(self._listeners)
 
-    def listen(self, deliver: Deliver, dropped: Callable[[], None]) -> Callable[[], None]:
-        """Hear every batch from now on; returns the call that stops listening."""
+    async def listen(self, deliver: Deliver, dropped: Callable[[], None]) -> Callable[[], None]:
+        """Hear every change journaled once this returns; returns the call that stops listening.
+
+        The first listener wakes the reader, which then reads where the journal
+        ends: joining waits for that (at most :data:`JOIN_SECONDS`, in case the
+        journal cannot be read), so a change written right after a stream said
+        it is ready is never taken for history.
+        """
         key = next(self._ids)
         self._listeners[key] = _Listener(deliver, dropped)
         self._someone_listens.set()
+        with trio.move_on_after(JOIN_SECONDS):
+            await self._placed.wait()
 
         def stop() -> None:
             self._listeners.pop(key, None)
@@ -92,10 +103,12 @@ class ChangeFeed:
         while True:
             if not self._listeners:
                 self._cursor = None
+                self._placed = trio.Event()
                 await self._someone_listens.wait()
             try:
                 if self._cursor is None:
                     self._cursor = await self._latest()
+                    self._placed.set()
                 else:
                     entries = await self._read(self._cursor)
                     if entries:

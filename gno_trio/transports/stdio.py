@@ -154,7 +154,9 @@ class _StdioServer:
     async def run(self, *, handle_signals: bool) -> None:
         feed = self._app.change_feed if self._app.subscriptions else None
         stop_listening = (
-            feed.listen(self._deliver_changes, self._stop_notifying) if feed is not None else None
+            await feed.listen(self._deliver_changes, self._stop_notifying)
+            if feed is not None
+            else None
         )
         try:
             await self._serve(handle_signals=handle_signals)

@@ -87,17 +87,17 @@ async def _stream(
             await outbox.put(sse_event(encode_notification(method, params)))
 
     await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
-    method, params = listen.acknowledgement()
-    await send(
-        {
-            "type": "http.response.body",
-            "body": sse_event(encode_notification(method, params)),
-            "more_body": True,
-        }
-    )
-    stop = feed.listen(deliver, outbox.dropped.set)
+    stop = await feed.listen(deliver, outbox.dropped.set)  # placed before the acknowledgement
     graceful = True
     try:
+        method, params = listen.acknowledgement()
+        await send(
+            {
+                "type": "http.response.body",
+                "body": sse_event(encode_notification(method, params)),
+                "more_body": True,
+            }
+        )
         await outbox.pump(
             send,
             keepalive=state.settings.stream_keepalive,

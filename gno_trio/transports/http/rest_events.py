@@ -157,10 +157,10 @@ async def _stream(call: HttpCall) -> None:
 
     headers = [*SSE_HEADERS, (b"cache-control", b"no-store")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
-    ready = {"changes": feed is not None, "jobs": jobs.served}
-    await send({"type": "http.response.body", "body": sse("ready", ready), "more_body": True})
-    stop = feed.listen(deliver, outbox.dropped.set) if feed is not None else (lambda: None)
+    stop = await feed.listen(deliver, outbox.dropped.set) if feed is not None else (lambda: None)
     try:
+        ready = {"changes": feed is not None, "jobs": jobs.served}
+        await send({"type": "http.response.body", "body": sse("ready", ready), "more_body": True})
         await outbox.pump(
             send,
             keepalive=state.settings.stream_keepalive,

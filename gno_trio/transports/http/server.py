@@ -195,7 +195,7 @@ def build_state(
 
 async def _sessions_listen(feed: ChangeFeed, sessions: SessionStore) -> None:
     """Hand document changes to this gateway's sessions for as long as it serves."""
-    stop = feed.listen(sessions.notify_changes, lambda: None)
+    stop = await feed.listen(sessions.notify_changes, lambda: None)
     try:
         await trio.sleep_forever()
     finally:
