@@ -55,7 +55,11 @@ def print_result(args: argparse.Namespace, result: Any, text: Callable[[Any], st
 
 
 def open_engine(
-    args: argparse.Namespace, *, create: bool = True, new_config: bool = False
+    args: argparse.Namespace,
+    *,
+    create: bool = True,
+    new_config: bool = False,
+    detached_team_cache: bool = False,
 ) -> Engine:
     """Open the selected index; read-only commands pass ``create=False``.
 
@@ -69,6 +73,9 @@ def open_engine(
     (``--store``, else ``GNO_STORE``) the engine joins that team's
     coordination state (its write lease among others); a malformed URL is
     ``INVALID_INPUT`` and a store that cannot be reached ``RUNTIME``.
+    Without a store, a file team mode made a cache of a shared index is
+    ``CONFLICT`` (only ``store copy``, which never writes it as the team's,
+    passes ``detached_team_cache``).
     """
     # only a command that opens an index pays for these imports
     from gno_trio.engine import Engine, Team, locate, store_from
@@ -89,6 +96,7 @@ def open_engine(
         create=create,
         config_required=True,
         may_create_config=new_config,
+        detached_team_cache=detached_team_cache or store is not None,
     )
     if store is not None:
         try:

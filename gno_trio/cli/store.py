@@ -38,9 +38,9 @@ def cmd_store_copy(args: argparse.Namespace) -> int:
     if store is None:
         raise GnoError("INVALID_INPUT", "store copy needs a postgresql:// URL")
     if args.to is not None:
-        with open_engine(args, create=False) as engine:
+        with open_engine(args, create=False, detached_team_cache=True) as engine:
             return print_result(args, engine.copy_to_store(store), _said("to"))
-    with open_engine(args, create=True, new_config=True) as engine:
+    with open_engine(args, create=True, new_config=True, detached_team_cache=True) as engine:
         return print_result(args, engine.copy_from_store(store), _said("from"))
 
 

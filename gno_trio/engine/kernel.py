@@ -223,6 +223,7 @@ class EngineKernel:
         create: bool = True,
         config_required: bool = False,
         may_create_config: bool = False,
+        detached_team_cache: bool = True,
     ) -> Self:
         """Open (with ``create``, initialise) an index and bring its schema up to date.
 
@@ -233,6 +234,9 @@ class EngineKernel:
         so a typo never looks like an empty index. ``may_create_config`` lets a
         command that writes the config (``init``, ``collection add``) start a
         new one, but only for an index that holds no collection yet.
+        Without ``detached_team_cache`` a team cache (a file team mode made a
+        cache of a shared index) is refused (``CONFLICT``) before anything is
+        written: opened without its store it would drift from the team.
         """
         location = locate(index_name=index_name, config_path=config_path, dirs=dirs)
         missing = _missing_config(location) if config_required else None
@@ -250,6 +254,10 @@ class EngineKernel:
             ) from exc
         tokenize = fts5_tokenize_clause(config.fts_tokenizer)
         with open_index(db_path, tokenize=tokenize, finish=cls.upkeep.finish_upgrades) as conn:
+            if not detached_team_cache:
+                from gno_trio.engine.team.outbox import refuse_detached
+
+                refuse_detached(conn, location.index_name)
             if missing is not None and not _index_is_empty(conn):
                 raise GnoError(
                     "CONFIG_NOT_FOUND",

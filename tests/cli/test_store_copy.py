@@ -59,3 +59,28 @@ def test_an_index_copied_to_a_store_and_back_answers_the_same(
     assert not {name for name in names if name.startswith("team_")}
     refused = gno(there, "store", "copy", "--from", team_store.url)
     assert refused.returncode != 0 and "CONFLICT" in refused.stderr
+
+
+def test_a_team_cache_opened_without_its_store_is_refused_and_left_as_it_was(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Memory index\n\nThe memory index of the team.\n")
+    base = tmp_path / "host"
+    joined = ("--store", team_store.url)
+    assert gno(base, "init", str(notes), "--name", "notes", *joined).returncode == 0
+    assert gno(base, "update", *joined).returncode == 0
+    expected = searched(base, *joined)
+    assert expected
+    db = base / "data" / "index-default.sqlite"
+    before = db.read_bytes()
+
+    (notes / "b.md").write_text("# Memory index too\n\nA second note.\n")
+    for argv in (("update",), ("search", "memory index")):
+        done = gno(base, *argv)
+        assert done.returncode != 0, done.stdout  # a write here would fork the team's copy
+        assert "CONFLICT" in done.stderr and "--store" in done.stderr, done.stderr
+        assert "store copy --from" in done.stderr
+    assert db.read_bytes() == before  # nothing written, no outbox row waiting forever
+    assert searched(base, *joined) == expected  # the team's cache as it was

@@ -23,6 +23,7 @@ from gno_trio.engine.team.units import (
     Table,
     UnitKey,
 )
+from gno_trio.errors import GnoError
 
 LOCAL_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS team_outbox (
@@ -117,6 +118,28 @@ def uninstall(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS team_replica")
 
 
+def refuse_detached(conn: sqlite3.Connection, index_name: str) -> None:
+    """``CONFLICT`` when ``conn``'s file is a team cache opened without its store.
+
+    Its triggers would keep filling an outbox no one ships, and its writes
+    would fork the file from the team's copy (and be undone by the next
+    catch-up): such a file is used with its store, or copied out of it.
+    """
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'team_replica'"
+    ).fetchone()
+    if found is None:
+        return
+    seq = stamp(conn)[1]
+    raise GnoError(
+        "CONFLICT",
+        f"Index {index_name} here is a cache of a team's shared index (caught up to change "
+        f"{seq}); without its store it would drift from the team. Pass --store URL (or set "
+        "GNO_STORE) to use it with the team, or make a plain index with `gno-trio store "
+        "copy --from URL` in a fresh data directory",
+    )
+
+
 # -- the stamp ------------------------------------------------------------------
 
 
@@ -166,6 +189,7 @@ __all__ = [
     "fill_outbox",
     "install",
     "outbox",
+    "refuse_detached",
     "set_stamp",
     "stamp",
     "uninstall",
