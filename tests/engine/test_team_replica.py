@@ -10,6 +10,7 @@ host that died before sharing it is visible nowhere.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import pytest
 from gno_trio.config.dirs import Dirs
 from gno_trio.engine import CaptureRequest, Engine, QueryOptions, SearchRequest, Team
 from gno_trio.engine.ingest.apply import BATCH_DOCS
+from gno_trio.engine.team import changes
 from gno_trio.engine.team.replica import Replica
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
@@ -261,3 +263,45 @@ def test_a_host_of_an_older_build_follows_a_writer_with_a_column_it_lacks(
         a.sync()
         with open_host(tmp_path / "b", team_store) as b:
             assert answers(b) == answers(a) and any(answers(b))
+
+
+def test_pruned_tombstones_start_a_host_left_behind_over_and_let_a_current_one_follow(
+    hosts: tuple[Engine, Engine],
+    tmp_path: Path,
+    team_store: TeamStore,
+    corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    a, b = hosts
+    open_host(tmp_path / "c", team_store).close()  # host C is caught up, then goes away
+    monkeypatch.setattr(changes, "PRUNE_EVERY", 10**9)
+    gone = sorted((corpus / "de").iterdir())[0]
+    gone.unlink()
+    a.sync()
+    a.collections.cleanup()  # the deleted note's rows go: tombstones
+    assert b.team is not None and b.team.catch_up()  # B is past it
+    with psycopg.connect(team_store.url) as pg:
+        kept = pg.execute("SELECT count(*) FROM gno_index_units WHERE body IS NULL").fetchone()
+    assert kept is not None and kept[0] > 0
+
+    monkeypatch.setattr(changes, "PRUNE_EVERY", 1)
+    monkeypatch.setattr(changes, "KEEP_TOMBSTONES", 0)
+    (corpus / "en" / "zebra.md").write_text("# Zebra\n\nA quagga grazes beside the okapi.\n")
+    a.sync()  # the writer drops every tombstone as it ships this change
+    with psycopg.connect(team_store.url) as pg:
+        tombstones = pg.execute("SELECT count(*) FROM gno_index_units WHERE body IS NULL")
+        assert tombstones.fetchone() == (0,)
+
+    with caplog.at_level(logging.INFO, logger="gno_trio.engine.team"):
+        assert b.team.catch_up()
+        assert not [r for r in caplog.records if "rebuilding" in r.getMessage()]  # it followed
+        assert answers(b) == answers(a)
+        with open_host(tmp_path / "c", team_store) as c:  # behind the pruned tombstone
+            assert [r for r in caplog.records if "rebuilding" in r.getMessage()]
+            assert answers(c) == answers(a)
+            with pytest.raises(GnoError) as missing:
+                c.documents.get(f"gno://notes/de/{gone.name}")
+            assert missing.value.code == "NOT_FOUND"
+            found = c.search.lexical(flat_search(query="quagga"))["results"]
+            assert [r["uri"] for r in found] == ["gno://notes/en/zebra.md"]

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 CHANGES_CHANNEL: Final = "gno_changes"
 """Payload ``<index>:<change_seq>``, sent when a write is shipped."""
 _SHIP_ROWS: Final = 512
+PRUNE_EVERY = 64
+"""Every this many changes, the writer drops the tombstones older than :data:`KEEP_TOMBSTONES`."""
+KEEP_TOMBSTONES = 1024
+"""How many changes back a tombstone is kept: a host further behind starts its copy over."""
 
 
 @contextlib.contextmanager
@@ -74,8 +78,28 @@ def publish(
                         for kind, key, body in bodies[start : start + _SHIP_ROWS]
                     ],
                 )
+        if shipped % PRUNE_EVERY == 0:
+            prune_tombstones(pg, index_name, shipped - KEEP_TOMBSTONES)
         pg.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, f"{index_name}:{shipped}"))
     return shipped
+
+
+def prune_tombstones(pg: psycopg.Connection[Any], index_name: str, through: int) -> None:
+    """Drop ``index_name``'s tombstones of changes up to ``through`` and raise its
+    ``pruned_through`` to the last one dropped, in the caller's transaction.
+
+    A tombstone only tells a host that is behind to delete a unit; a host
+    stamped before ``pruned_through`` may have missed one, so its catch-up
+    starts its copy over from the store instead of following.
+    """
+    pg.execute(
+        "WITH gone AS (DELETE FROM gno_index_units WHERE index_name = %s AND body IS NULL "
+        "AND change_seq <= %s RETURNING change_seq) "
+        "UPDATE gno_index_state SET pruned_through = GREATEST(pruned_through, "
+        "(SELECT max(change_seq) FROM gone)) WHERE index_name = %s "
+        "AND EXISTS (SELECT 1 FROM gone)",
+        (index_name, through, index_name),
+    )
 
 
 def team_state(pg: psycopg.Connection[Any], index_name: str) -> tuple[str, int]:
@@ -92,4 +116,12 @@ def team_state(pg: psycopg.Connection[Any], index_name: str) -> tuple[str, int]:
     return str(row[0]), int(row[1])
 
 
-__all__ = ["CHANGES_CHANNEL", "publish", "store_failures", "team_state"]
+__all__ = [
+    "CHANGES_CHANNEL",
+    "KEEP_TOMBSTONES",
+    "PRUNE_EVERY",
+    "prune_tombstones",
+    "publish",
+    "store_failures",
+    "team_state",
+]

@@ -95,6 +95,15 @@ class Replica:
             raise GnoError("RUNTIME", f"The shared index {self.index_name} has no state row")
         return str(row[0]), int(row[1])
 
+    def _pruned_through(self, pg: psycopg.Connection[Any]) -> int:
+        """The last change whose tombstone was dropped: a file stamped before it may have
+        missed a deletion (:func:`.changes.prune_tombstones`) and starts over."""
+        row = pg.execute(
+            "SELECT pruned_through FROM gno_index_state WHERE index_name = %s",
+            (self.index_name,),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
     def local_stamp(self) -> tuple[str | None, int]:
         with self._pool.connection() as conn:
             return outbox.stamp(conn)
@@ -159,7 +168,7 @@ class Replica:
             with pg.transaction():
                 pg.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 team_epoch, team_seq = self._state(pg)
-                if epoch != team_epoch or seq > team_seq:
+                if epoch != team_epoch or seq > team_seq or seq < self._pruned_through(pg):
                     if team_seq == 0:
                         if writer:  # the first host: ship everything this file holds
                             with write_transaction(conn):
