@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from gno_trio.engine.team.url import TeamStore
 from tests.conftest import gno_env
 from tests.support.shared import EVALS_CORPUS, required
@@ -84,3 +86,47 @@ def test_a_team_cache_opened_without_its_store_is_refused_and_left_as_it_was(
         assert "store copy --from" in done.stderr
     assert db.read_bytes() == before  # nothing written, no outbox row waiting forever
     assert searched(base, *joined) == expected  # the team's cache as it was
+
+
+def lag(base: Path, store: TeamStore) -> dict[str, Any]:
+    done = gno(base, "doctor", "--store", store.url, "--json")
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    found: dict[str, Any] = checks["store-lag"]
+    return found
+
+
+def test_doctor_with_a_store_tells_how_far_this_hosts_copy_is_behind(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Memory index\n\nThe memory index of the team.\n")
+    here, there = tmp_path / "here", tmp_path / "there"
+    joined = ("--store", team_store.url)
+    assert "holds no changes of index default" in lag(here, team_store)["message"]
+    assert gno(here, "init", str(notes), "--name", "notes", *joined).returncode == 0
+    assert gno(here, "update", *joined).returncode == 0
+    with psycopg.connect(team_store.url) as pg:
+        row = pg.execute("SELECT change_seq FROM gno_index_state").fetchone()
+    assert row is not None
+    now = lag(here, team_store)
+    assert now["status"] == "ok" and f"caught up to change {row[0]}" in now["message"]
+
+    (notes / "b.md").write_text("# Memory index too\n\nA second note.\n")
+    (there / "config").mkdir(parents=True)  # the team's configuration arrives in it
+    written = gno(there, "update", *joined)  # another host joins and writes
+    assert written.returncode == 0, written.stderr
+    with psycopg.connect(team_store.url) as pg:
+        moved = pg.execute("SELECT change_seq FROM gno_index_state").fetchone()
+    assert moved is not None and moved[0] > row[0]
+    behind = lag(here, team_store)
+    assert behind["status"] == "warn", behind
+    assert f"{moved[0] - row[0]} changes behind the store" in behind["message"]
+    assert lag(there, team_store)["status"] == "ok"
+    assert gno(here, "search", "memory", *joined).returncode == 0  # opening catches up
+    assert "caught up" in lag(here, team_store)["message"]
+
+    with psycopg.connect(team_store.url) as pg:
+        pg.execute("UPDATE gno_index_state SET epoch = 'another'")
+    other = lag(here, team_store)
+    assert other["status"] == "warn" and "another incarnation" in other["message"], other

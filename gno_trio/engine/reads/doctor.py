@@ -11,6 +11,7 @@ when something is off, ``details`` saying what to do.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -32,6 +33,7 @@ from gno_trio.engine.store.database import (
 )
 from gno_trio.engine.store.lease import is_held
 from gno_trio.engine.team.health import store_findings
+from gno_trio.engine.team.outbox import cache_stamp
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 
@@ -130,9 +132,28 @@ def _lock(location: IndexLocation) -> Check:
     return check("lock", "ok", "The write lease is free")
 
 
-def _store(store: TeamStore, index_name: str) -> list[Check]:
-    """Team mode: the PostgreSQL store this index coordinates through (:mod:`.team.health`)."""
-    return [check(f.name, f.status, f.message, *f.fixes) for f in store_findings(store, index_name)]
+def _store(store: TeamStore, location: IndexLocation) -> list[Check]:
+    """Team mode: the PostgreSQL store this index coordinates through (:mod:`.team.health`),
+    and how far this host's copy is behind it."""
+    found = store_findings(store, location.index_name, _cache_stamp(location.db_path))
+    return [check(f.name, f.status, f.message, *f.fixes) for f in found]
+
+
+def _cache_stamp(db_path: Path) -> tuple[str | None, int] | None:
+    """This host's stamp of its team cache; None when the file is none (or unreadable: the
+    database check reports that)."""
+    if not db_path.exists():
+        return None
+    try:
+        conn = connect(db_path, readonly=True)
+    except GnoError:
+        return None
+    try:
+        return cache_stamp(conn)
+    except (StoreUnreadable, sqlite3.Error):
+        return None
+    finally:
+        conn.close()
 
 
 def _database(
@@ -327,7 +348,7 @@ def index_checks(
         checks.append(_leftovers(config))
     database, activation = _database(location, config, init)
     checks += database
-    checks += [_lock(location)] if store is None else _store(store, location.index_name)
+    checks += [_lock(location)] if store is None else _store(store, location)
     return {"checks": checks, "activation": activation}
 
 

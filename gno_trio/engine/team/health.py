@@ -10,7 +10,9 @@ operator asks before and while running a team:
 * ``store-privileges``: may this URL's role read and write every table of
   ours, and create the ones still missing (the README's two roles);
 * ``store-connections``: do the gno-trio processes connected now, at their
-  budget each, fit the server's ``max_connections`` less its reserved slots.
+  budget each, fit the server's ``max_connections`` less its reserved slots;
+* ``store-lag``: how far this host's copy of the index is behind the
+  store's change sequence, and whether it belongs to the store's epoch.
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ class StoreHealth:
     short_rights: tuple[str, ...] = ()
     """Our tables this role may not read and write."""
     budget: ConnectionBudget | None = None
+    index_state: tuple[str, int, int] | None = None
+    """The index's ``(epoch, change_seq, pruned_through)`` on the store; None: not there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +146,29 @@ def store_health(store: TeamStore, index_name: str) -> StoreHealth:
         holder = lease_holder(conn, AdvisoryLease.key_for(index_name))
         sessions = _counted(conn, "gno_gateway_sessions", "", short)
         jobs = _counted(conn, "gno_jobs", " WHERE state = 'running'", short)
+        index_state = None if ours - applied else _index_state(conn, index_name, short)
     return StoreHealth(
         pending=len(ours - applied),
         holder=holder,
         sessions=sessions,
         running_jobs=jobs,
+        index_state=index_state,
         **common,
     )
+
+
+def _index_state(
+    conn: psycopg.Connection[Any], index_name: str, short: tuple[str, ...]
+) -> tuple[str, int, int] | None:
+    """Read only when every migration is applied (the doctor reports the lag then)."""
+    exists = _one(conn, "SELECT to_regclass('gno_index_state') IS NOT NULL")
+    if not exists or "gno_index_state" in short:
+        return None
+    row = conn.execute(
+        "SELECT epoch, change_seq, pruned_through FROM gno_index_state WHERE index_name = %s",
+        (index_name,),
+    ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
 
 
 def _one(conn: psycopg.Connection[Any], sql: str) -> Any:
@@ -183,8 +203,11 @@ def _budget(conn: psycopg.Connection[Any]) -> ConnectionBudget:
     )
 
 
-def store_findings(store: TeamStore, index_name: str) -> list[Finding]:
-    """The doctor's checks of ``store`` (see the module's docstring)."""
+def store_findings(
+    store: TeamStore, index_name: str, local: tuple[str | None, int] | None
+) -> list[Finding]:
+    """The doctor's checks of ``store`` (see the module's docstring); ``local`` is this
+    host's stamp of its cache of the index (None: the file is no team cache)."""
     health = store_health(store, index_name)
     if not health.reachable:
         return [
@@ -198,7 +221,54 @@ def store_findings(store: TeamStore, index_name: str) -> list[Finding]:
     findings = [_state(store, health), _server(health), _rights(health)]
     if health.budget is not None:
         findings.append(_connections(health.budget))
+    if health.problem is None and not health.pending:
+        findings.append(_lag(index_name, health.index_state, local))
     return findings
+
+
+def _lag(
+    index_name: str, team: tuple[str, int, int] | None, local: tuple[str | None, int] | None
+) -> Finding:
+    """How far this host's cache of the index is behind the store's change sequence."""
+    if team is None or team[1] == 0:
+        return Finding("store-lag", "ok", f"The store holds no changes of index {index_name} yet")
+    epoch, seq, pruned = team
+    if local is None:
+        return Finding(
+            "store-lag",
+            "ok",
+            f"This host holds no team copy of index {index_name} yet (the store is at "
+            f"change {seq}): the first command run with --store copies it",
+        )
+    stamp_epoch, stamp_seq = local
+    starts_over = "the next command run with --store starts this host's copy over from the store"
+    if stamp_epoch != epoch:
+        return Finding(
+            "store-lag",
+            "warn",
+            f"This host's copy of index {index_name} belongs to another incarnation of it "
+            f"(epoch {stamp_epoch or 'none'}, the store's is {epoch})",
+            (starts_over,),
+        )
+    if stamp_seq == seq:
+        return Finding(
+            "store-lag", "ok", f"This host's copy is caught up to change {seq} of the store"
+        )
+    if stamp_seq > seq or stamp_seq < pruned:
+        why = "ahead of" if stamp_seq > seq else "too far behind"
+        return Finding(
+            "store-lag",
+            "warn",
+            f"This host's copy (change {stamp_seq}) is {why} the store (change {seq})",
+            (starts_over,),
+        )
+    return Finding(
+        "store-lag",
+        "warn",
+        f"This host's copy is {seq - stamp_seq} changes behind the store (change "
+        f"{stamp_seq} of {seq})",
+        ("A gateway run with --store catches up on its own; so does any command run with it",),
+    )
 
 
 def _state(store: TeamStore, health: StoreHealth) -> Finding:

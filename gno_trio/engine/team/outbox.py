@@ -125,12 +125,10 @@ def refuse_detached(conn: sqlite3.Connection, index_name: str) -> None:
     would fork the file from the team's copy (and be undone by the next
     catch-up): such a file is used with its store, or copied out of it.
     """
-    found = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'team_replica'"
-    ).fetchone()
-    if found is None:
+    held = cache_stamp(conn)
+    if held is None:
         return
-    seq = stamp(conn)[1]
+    seq = held[1]
     raise GnoError(
         "CONFLICT",
         f"Index {index_name} here is a cache of a team's shared index (caught up to change "
@@ -149,6 +147,14 @@ def stamp(conn: sqlite3.Connection) -> tuple[str | None, int]:
         conn.execute("SELECT key, value FROM team_replica WHERE key IN ('epoch', 'change_seq')")
     )
     return rows.get("epoch"), int(rows.get("change_seq", 0))
+
+
+def cache_stamp(conn: sqlite3.Connection) -> tuple[str | None, int] | None:
+    """:func:`stamp` of a team cache; None for a file team mode never made one."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'team_replica'"
+    ).fetchone()
+    return None if found is None else stamp(conn)
 
 
 def set_stamp(conn: sqlite3.Connection, epoch: str, change_seq: int) -> None:
@@ -185,6 +191,7 @@ def fill_outbox(conn: sqlite3.Connection) -> None:
 
 __all__ = [
     "LOCAL_SCHEMA",
+    "cache_stamp",
     "clear_outbox",
     "fill_outbox",
     "install",
