@@ -134,6 +134,29 @@ def test_a_change_on_one_host_reaches_the_other(hosts: tuple[Engine, Engine], co
     assert b.documents.changes(limit=1000) == a.documents.changes(limit=1000)
 
 
+def test_a_host_reaches_a_change_another_wrote_or_says_why_it_cannot(
+    hosts: tuple[Engine, Engine], corpus: Path
+) -> None:
+    """``reach_change`` waits for a change (read-your-writes), bounded; a change not on the
+    store is ``behind`` once the time is up, one of another incarnation ``other``."""
+    a, b = hosts
+    assert a.team is not None and b.team is not None
+    (corpus / "en" / "zebra.md").write_text("# Zebra\n\nA quagga grazes beside the okapi.\n")
+    a.sync()
+    token = a.team.known_change()
+    assert token is not None and token != b.team.known_change()
+    assert b.team.reach_change(token, seconds=5) == "reached"
+    assert b.team.known_change() == token
+    assert [r["uri"] for r in b.search.lexical(flat_search(query="quagga"))["results"]]
+    epoch, _, seq = token.partition(":")
+    assert b.team.reach_change(f"{epoch}:{int(seq) + 1}", seconds=0.2) == "behind"
+    assert b.team.reach_change(f"{'0' * 32}:1", seconds=5) == "other"
+    for malformed in ("", "12", f"{epoch}:", f"{epoch}:-1", f"{epoch.upper()}:1"):
+        with pytest.raises(GnoError) as refused:
+            b.team.reach_change(malformed, seconds=0)
+        assert refused.value.code == "INVALID_INPUT"
+
+
 _DIE_BEFORE_SHARING = (
     "import os, sys\n"
     "from pathlib import Path\n"

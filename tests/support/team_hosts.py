@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import attrs
@@ -22,7 +24,7 @@ from gno_trio.config.features import RetrievalTraces, TraceRetention
 from gno_trio.engine import Engine
 from gno_trio.engine.team.url import TeamStore
 from tests.conftest import gno_env
-from tests.support.gateway_process import memory_index
+from tests.support.gateway_process import gateway_process, memory_index
 from tests.support.http_gateway_support import initialize_body, legacy_headers, rpc
 
 HOLD_LEASE = (
@@ -67,6 +69,23 @@ def host(base: Path, *, traced: bool = False) -> Path:
         with Engine.open(dirs=dirs) as engine:
             engine.update_config(lambda current: attrs.evolve(current, retrieval_traces=tracing))
     return base
+
+
+@asynccontextmanager
+async def okapi_gateways(tmp_path: Path, store: TeamStore) -> AsyncIterator[tuple[Path, str, str]]:
+    """Writable gateways A and B (hosts ``tmp_path/a`` and ``/b``, no embedding or folder
+    watch) on ``store``, A having seeded the team with collection ``notes`` (one note about
+    the okapi); the notes folder and the two MCP URLs."""
+    a, b = host(tmp_path / "a"), host(tmp_path / "b")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "okapi.md").write_text("# Okapi\n\nThe okapi is a forest giraffe.\n")
+    with Engine.open(dirs=Dirs(a / "config", a / "data", a / "cache")) as engine:
+        engine.collections.add(str(notes), name="notes")
+        engine.sync()
+    serve = ("serve", "--store", store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
+    async with gateway_process(a, *serve) as on_a, gateway_process(b, *serve) as on_b:
+        yield notes, on_a["url"], on_b["url"]
 
 
 async def open_session(client: httpx.AsyncClient, url: str, ready_on: str) -> str:

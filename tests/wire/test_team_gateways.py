@@ -23,13 +23,11 @@ import httpx
 import pytest
 import trio
 
-from gno_trio.config.dirs import Dirs
-from gno_trio.engine import Engine
 from gno_trio.engine.team.url import TeamStore
 from tests.conftest import gno_env
 from tests.support.gateway_process import SCOPE, call, gateway_process, remember
 from tests.support.http_gateway_support import legacy_headers, rpc
-from tests.support.team_hosts import hold_lease, host, open_session
+from tests.support.team_hosts import hold_lease, host, okapi_gateways, open_session
 
 
 async def label_of(url: str, fact: str) -> str:
@@ -299,20 +297,10 @@ async def test_what_one_gateway_indexes_the_other_finds(
     """Documents, memory and the journal are the team's: a note captured on A is found,
     read and listed as a change on B (same cursor), a fact remembered on A is recalled on
     B, and a document deleted on A disappears from B."""
-    a, b = host(tmp_path / "a"), host(tmp_path / "b")
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "okapi.md").write_text("# Okapi\n\nThe okapi is a forest giraffe.\n")
-    with Engine.open(dirs=Dirs(a / "config", a / "data", a / "cache")) as engine:
-        engine.collections.add(str(notes), name="notes")
-        engine.sync()
-    serve = ("serve", "--store", team_store.url, "--mcp-enable-write", "--no-embed", "--no-watch")
     async with (
-        gateway_process(a, *serve) as on_a,
-        gateway_process(b, *serve) as on_b,
+        okapi_gateways(tmp_path, team_store) as (notes, url_a, url_b),
         httpx.AsyncClient(timeout=60) as client,
     ):
-        url_a, url_b = on_a["url"], on_b["url"]
 
         async def hits(url: str, query: str) -> list[dict[str, Any]]:
             found = await call(client, url, "gno_search", query=query)

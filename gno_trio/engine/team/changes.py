@@ -26,6 +26,31 @@ PRUNE_EVERY = 64
 """Every this many changes, the writer drops the tombstones older than :data:`KEEP_TOMBSTONES`."""
 KEEP_TOMBSTONES = 1024
 """How many changes back a tombstone is kept: a host further behind starts its copy over."""
+_EPOCH_DIGITS: Final = frozenset("0123456789abcdef")
+
+
+def change_token(change: tuple[str, int]) -> str:
+    """``<epoch>:<change_seq>``: a change of one incarnation of a team index, as a client
+    carries it from one gateway to another (the epoch tells two databases apart)."""
+    return f"{change[0]}:{change[1]}"
+
+
+def parse_change_token(text: str) -> tuple[str, int]:
+    """The ``(epoch, change_seq)`` of a :func:`change_token`; ``INVALID_INPUT`` naming the
+    expected form when ``text`` is not one."""
+    epoch, colon, seq = text.strip().partition(":")
+    if (
+        not colon
+        or not epoch
+        or not set(epoch) <= _EPOCH_DIGITS
+        or not seq.isascii()
+        or not seq.isdigit()
+    ):
+        raise GnoError(
+            "INVALID_INPUT",
+            f"A change token is <epoch>:<change_seq> (lowercase hex, decimal), not {text[:80]!r}",
+        )
+    return epoch, int(seq)
 
 
 @contextlib.contextmanager
@@ -120,6 +145,8 @@ __all__ = [
     "CHANGES_CHANNEL",
     "KEEP_TOMBSTONES",
     "PRUNE_EVERY",
+    "change_token",
+    "parse_change_token",
     "prune_tombstones",
     "publish",
     "store_failures",

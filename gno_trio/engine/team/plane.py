@@ -21,7 +21,7 @@ from gno_trio.engine.store.atomic import replace as write_file_atomically
 from gno_trio.engine.store.config_file import NEW_CONFIG_MODE
 from gno_trio.engine.store.database import ConnectionPool
 from gno_trio.engine.store.lease import FileLease
-from gno_trio.engine.team.changes import CHANGES_CHANNEL
+from gno_trio.engine.team.changes import CHANGES_CHANNEL, change_token, parse_change_token
 from gno_trio.engine.team.database import TeamDatabase, open_team
 from gno_trio.engine.team.jobs import TeamJobs
 from gno_trio.engine.team.lease import AdvisoryLease
@@ -158,6 +158,19 @@ class Team:
         """Bring this host's file up to the team's rows if it is behind (never waits for a
         local writer: it catches up itself); whether it is up to date."""
         return True if self.replica is None else self.replica.catch_up()
+
+    def known_change(self) -> str | None:
+        """The change token (``<epoch>:<change_seq>``) this process last shipped or caught up
+        to, without I/O: what an answer given now reflects at least (None: none yet)."""
+        known = None if self.replica is None else self.replica.known_change()
+        return None if known is None else change_token(known)
+
+    def reach_change(self, token: str, *, seconds: float) -> str:
+        """Catch up until this host holds the change ``token`` names (read-your-writes);
+        ``"reached"``, ``"behind"`` (not within ``seconds``) or ``"other"`` (the token names
+        another incarnation of the index). ``INVALID_INPUT`` for a malformed token."""
+        wanted = parse_change_token(token)
+        return "reached" if self.replica is None else self.replica.reach(wanted, seconds=seconds)
 
     def caller_key(self) -> bytes:
         return deployment_caller_key(self.database)

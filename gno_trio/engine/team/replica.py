@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("gno_trio.engine.team")
 
 _FETCH_ROWS: Final = 256
+_REACH_POLL_SECONDS: Final = 0.05
+"""How often :meth:`Replica.reach` looks again at a store that has not the change yet."""
 
 
 class Replica:
@@ -79,6 +81,8 @@ class Replica:
         self._seeding: str | None = None
         self._lent: psycopg.Connection[Any] | None = None
         self._lent_lock = threading.Lock()
+        self._known: tuple[str, int] | None = None
+        self._known_lock = threading.Lock()
         with pool.connection() as conn, write_transaction(conn):
             outbox.install(conn)
         with store_failures("opening the shared index"), database.connection() as pg:
@@ -108,6 +112,40 @@ class Replica:
         with self._pool.connection() as conn:
             return outbox.stamp(conn)
 
+    def _stamped(self, epoch: str, seq: int) -> None:
+        """Remember that this host's file holds change ``seq`` of ``epoch`` (never backwards)."""
+        with self._known_lock:
+            known = self._known
+            if known is None or known[0] != epoch or known[1] < seq:
+                self._known = (epoch, seq)
+
+    def known_change(self) -> tuple[str, int] | None:
+        """``(epoch, change_seq)`` this process last shipped or caught up to (no I/O):
+        what an answer given here reflects at least."""
+        return self._known
+
+    def reach(self, wanted: tuple[str, int], *, seconds: float) -> str:
+        """Catch up until this host's file holds change ``wanted`` (read-your-writes).
+
+        ``"reached"``; ``"behind"`` when ``seconds`` passed first (the change is
+        not on the store yet, or a local writer kept the file); ``"other"`` when
+        the store's index is another incarnation than the one ``wanted`` names.
+        """
+        epoch, seq = wanted
+        deadline = time.monotonic() + seconds
+        while True:
+            known = self._known
+            if known is not None and known[0] == epoch and known[1] >= seq:
+                return "reached"
+            left = deadline - time.monotonic()
+            if self.catch_up(wait_seconds=max(0.0, min(1.0, left))):
+                known = self._known
+                if known is not None and known[0] != epoch:
+                    return "other"
+            if deadline - time.monotonic() <= 0:
+                return "behind"
+            time.sleep(_REACH_POLL_SECONDS)
+
     def change_seq(self) -> int:
         """The store's change sequence of this index now."""
         with store_failures("reading the change sequence"), self._database.connection() as pg:
@@ -122,6 +160,7 @@ class Replica:
         with store_failures("catching up"), self._database.connection() as pg:
             epoch, seq = self._state(pg)
             if (epoch, seq) == self.local_stamp() and not self._pending():
+                self._stamped(epoch, seq)
                 return True
             try:
                 with self.local_lease.hold(wait_seconds=wait_seconds):
@@ -178,6 +217,7 @@ class Replica:
                     self._rebuild(conn, pg, team_epoch, team_seq)
                     return True
                 if seq == team_seq and not pending:
+                    self._stamped(team_epoch, team_seq)
                     return True
                 self._follow(conn, pg, (team_epoch, team_seq), seq, pending)
         return True
@@ -210,6 +250,7 @@ class Replica:
             self._insert_bodies(conn, pg, f"{where} AND body IS NOT NULL", params)
             outbox.clear_outbox(conn)
             outbox.set_stamp(conn, *team)
+        self._stamped(*team)
 
     def _rebuild(
         self, conn: sqlite3.Connection, pg: psycopg.Connection[Any], epoch: str, seq: int
@@ -224,6 +265,7 @@ class Replica:
                     conn, pg, "index_name = %s AND body IS NOT NULL", (self.index_name,)
                 )
             outbox.set_stamp(conn, epoch, seq)
+        self._stamped(epoch, seq)
 
     def _insert_bodies(
         self,
@@ -293,6 +335,7 @@ class Replica:
             with write_transaction(conn):
                 outbox.clear_outbox(conn, pending)
                 outbox.set_stamp(conn, epoch, shipped)
+            self._stamped(epoch, shipped)
             self._seeding = None
             return shipped
 

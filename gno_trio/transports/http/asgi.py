@@ -61,6 +61,7 @@ from gno_trio.transports.http.settings import (
 from gno_trio.transports.http.state import Exchange, GatewayState
 from gno_trio.transports.http.status import resident_status, transport_metrics
 from gno_trio.transports.http.surfaces import HttpCall, Surface, Work
+from gno_trio.transports.http.team import change_headers, reach_wanted_change
 from gno_trio.transports.http.tokens import TokenFileState
 from gno_trio.transports.http.wire import (
     ALLOW_HEADER,
@@ -251,18 +252,22 @@ class GatewayApp:
         memory = self.state.memory
         progress = _Progress(scope.get("extensions", {}).get(DISCONNECT_EXTENSION))
 
+        path: str = scope["path"]
+        stamped = path == MCP_PATH or path.startswith(API_PREFIX)
+
         async def send(message: Message) -> None:
             kind = message["type"]
             if kind == "http.response.start":
                 statuses[message["status"]] += 1
                 progress.started = True
+                if stamped and (change := change_headers(self.state.team)):
+                    message = {**message, "headers": [*message.get("headers", ()), *change]}
             elif kind == "http.response.body":
                 memory.answered(len(message.get("body", b"")))
                 if not message.get("more_body", False):
                     progress.answered = True
             await raw_send(message)
 
-        path: str = scope["path"]
         method: str = scope["method"]
         shape = self._shape_for(path)
         headers = RequestHeaders(scope["headers"])
@@ -274,6 +279,8 @@ class GatewayApp:
             return
         exchange = Exchange(receive, send, headers, verdict)
         try:
+            if stamped:
+                await reach_wanted_change(self.state.team, headers)
             if path == MCP_PATH:
                 if method == "POST":
                     await self._post(exchange, progress)

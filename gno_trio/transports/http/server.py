@@ -190,6 +190,7 @@ def build_state(
         ),
         deadlines=InFlightDeadlines(settings.answer_deadline),
         worker=worker,
+        team=team,
     )
 
 

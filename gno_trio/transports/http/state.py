@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gno_trio.server.dispatch import McpApp
 from gno_trio.transports.deadlines import InFlightDeadlines
@@ -19,6 +20,9 @@ from gno_trio.transports.http.sessions import SessionStore
 from gno_trio.transports.http.settings import GatewaySettings, Listener
 from gno_trio.transports.http.wire import Receive, RequestHeaders, Send
 from nurseries import AdmissionGate, Supervisor
+
+if TYPE_CHECKING:
+    from gno_trio.engine import Team
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,8 @@ class GatewayState:
     event_streams: ListenBook = field(default_factory=lambda: ListenBook(EVENT_STREAMS))
     """The open REST event streams (``/api/events``), bounded per identity the same way."""
     worker: WorkerSeat | None = None
+    team: Team | None = None
+    """The team this gateway is one of (team mode), else None."""
 
     @property
     def settings(self) -> GatewaySettings:

@@ -17,6 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Final
 
 import trio
@@ -24,12 +25,70 @@ import trio
 from gno_trio.engine import Team
 from gno_trio.errors import GnoError
 from gno_trio.transports.http.shared_sessions import SharedSessionStore
+from gno_trio.transports.http.wire import Header, Refused, RequestHeaders, invalid_request_reply
 
 logger = logging.getLogger("gno_trio.transports.http")
 
 _WAIT_SECONDS: Final = 1.0
 """How long one wait for notifications blocks its thread (and delays a shutdown at most)."""
 _RETRY_SECONDS: Final = 2.0
+
+
+CHANGE_SEQ_HEADER: Final = "gno-change-seq"
+"""On every ``/mcp`` and ``/api/`` answer of a team gateway: ``<epoch>:<change_seq>``, the
+change of the team's index this answer reflects at least (a write's own, once shipped)."""
+MIN_CHANGE_SEQ_HEADER: Final = "gno-min-change-seq"
+"""On a request: answer only once this host holds that change (read-your-writes)."""
+REACH_SECONDS: Final = 5.0
+"""How long a request carrying :data:`MIN_CHANGE_SEQ_HEADER` waits for its change."""
+
+
+def change_headers(team: Team | None) -> tuple[Header, ...]:
+    """The response header naming the change this gateway's answer reflects (no I/O)."""
+    token = None if team is None else team.known_change()
+    return () if token is None else ((CHANGE_SEQ_HEADER.encode(), token.encode("ascii")),)
+
+
+async def reach_wanted_change(team: Team | None, headers: RequestHeaders) -> None:
+    """Hold the request until this host holds the change its ``Gno-Min-Change-Seq`` names.
+
+    Without team mode the header is ignored (one client may talk to embedded and
+    team gateways alike). Malformed: 400. Not reached within
+    :data:`REACH_SECONDS`: 503 with ``Retry-After`` (the change is not here yet,
+    never a stale answer). Another incarnation of the index: 409 (waiting
+    cannot help). The wait runs in a worker thread.
+    """
+    wanted = headers.get(MIN_CHANGE_SEQ_HEADER)
+    if team is None or wanted is None:
+        return
+    try:
+        outcome = await trio.to_thread.run_sync(
+            partial(team.reach_change, wanted, seconds=REACH_SECONDS)
+        )
+    except GnoError as exc:
+        if exc.code == "INVALID_INPUT":
+            raise Refused(
+                invalid_request_reply(400, f"Gno-Min-Change-Seq: {exc.message}", reason="change")
+            ) from None
+        raise
+    if outcome == "behind":
+        raise Refused(
+            invalid_request_reply(
+                503,
+                f"This gateway has not caught up with change {wanted} of the team's index "
+                f"within {REACH_SECONDS:g} s; retry",
+                reason="change",
+                headers=((b"retry-after", b"1"),),
+            )
+        )
+    if outcome == "other":
+        raise Refused(
+            invalid_request_reply(
+                409,
+                f"Change {wanted} belongs to another incarnation of the team's index",
+                reason="change",
+            )
+        )
 
 
 def team_wall_clock() -> float:
@@ -109,4 +168,11 @@ async def hear_other_gateways(team: Team, sessions: SharedSessionStore) -> None:
         await trio.sleep(_RETRY_SECONDS)
 
 
-__all__ = ["hear_other_gateways", "team_wall_clock"]
+__all__ = [
+    "CHANGE_SEQ_HEADER",
+    "MIN_CHANGE_SEQ_HEADER",
+    "change_headers",
+    "hear_other_gateways",
+    "reach_wanted_change",
+    "team_wall_clock",
+]
