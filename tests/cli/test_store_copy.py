@@ -63,12 +63,18 @@ def test_an_index_copied_to_a_store_and_back_answers_the_same(
     assert refused.returncode != 0 and "CONFLICT" in refused.stderr
 
 
-def test_a_team_cache_opened_without_its_store_is_refused_and_left_as_it_was(
-    tmp_path: Path, team_store: TeamStore
-) -> None:
+def one_note(tmp_path: Path) -> Path:
+    """A collection folder holding one note about the memory index."""
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.md").write_text("# Memory index\n\nThe memory index of the team.\n")
+    return notes
+
+
+def test_a_team_cache_opened_without_its_store_is_refused_and_left_as_it_was(
+    tmp_path: Path, team_store: TeamStore
+) -> None:
+    notes = one_note(tmp_path)
     base = tmp_path / "host"
     joined = ("--store", team_store.url)
     assert gno(base, "init", str(notes), "--name", "notes", *joined).returncode == 0
@@ -98,9 +104,7 @@ def lag(base: Path, store: TeamStore) -> dict[str, Any]:
 def test_doctor_with_a_store_tells_how_far_this_hosts_copy_is_behind(
     tmp_path: Path, team_store: TeamStore
 ) -> None:
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "a.md").write_text("# Memory index\n\nThe memory index of the team.\n")
+    notes = one_note(tmp_path)
     here, there = tmp_path / "here", tmp_path / "there"
     joined = ("--store", team_store.url)
     assert "holds no changes of index default" in lag(here, team_store)["message"]
