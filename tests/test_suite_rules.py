@@ -57,6 +57,7 @@ REAL_SLEEPS: dict[str, tuple[int, str]] = {
     "wire/test_mcp_stdio_wire.py": (2, SCENERY + "; and " + ABSENCE),
     "wire/test_team_gateways.py": (1, QUEUED),
     "wire/test_team_policy_epoch.py": (1, QUEUED),
+    "wire/test_team_read_your_writes.py": (1, QUEUED + " (the host's lock file)"),
     "wire/test_team_registry_waits.py": (1, QUEUED + " (the team registry)"),
     "wire/test_vectors_gateway.py": (1, ABSENCE),
 }

@@ -11,7 +11,6 @@ when something is off, ``details`` saying what to do.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -33,7 +32,7 @@ from gno_trio.engine.store.database import (
 )
 from gno_trio.engine.store.lease import is_held
 from gno_trio.engine.team.health import store_findings
-from gno_trio.engine.team.outbox import cache_stamp
+from gno_trio.engine.team.outbox import file_stamp
 from gno_trio.engine.team.url import TeamStore
 from gno_trio.errors import GnoError
 
@@ -135,25 +134,8 @@ def _lock(location: IndexLocation) -> Check:
 def _store(store: TeamStore, location: IndexLocation) -> list[Check]:
     """Team mode: the PostgreSQL store this index coordinates through (:mod:`.team.health`),
     and how far this host's copy is behind it."""
-    found = store_findings(store, location.index_name, _cache_stamp(location.db_path))
+    found = store_findings(store, location.index_name, file_stamp(location.db_path))
     return [check(f.name, f.status, f.message, *f.fixes) for f in found]
-
-
-def _cache_stamp(db_path: Path) -> tuple[str | None, int] | None:
-    """This host's stamp of its team cache; None when the file is none (or unreadable: the
-    database check reports that)."""
-    if not db_path.exists():
-        return None
-    try:
-        conn = connect(db_path, readonly=True)
-    except GnoError:
-        return None
-    try:
-        return cache_stamp(conn)
-    except (StoreUnreadable, sqlite3.Error):
-        return None
-    finally:
-        conn.close()
 
 
 def _database(

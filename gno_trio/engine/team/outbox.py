@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Final
 
+from gno_trio.engine.store.database import StoreUnreadable, connect
 from gno_trio.engine.team.units import (
     APPLYING,
     DOCUMENT,
@@ -157,6 +159,23 @@ def cache_stamp(conn: sqlite3.Connection) -> tuple[str | None, int] | None:
     return None if found is None else stamp(conn)
 
 
+def file_stamp(db_path: Path) -> tuple[str | None, int] | None:
+    """:func:`cache_stamp` of the index file at ``db_path``, opened read-only; None when
+    there is no such file, or it cannot be read (the doctor's database check says why)."""
+    if not db_path.exists():
+        return None
+    try:
+        conn = connect(db_path, readonly=True)
+    except GnoError:
+        return None
+    try:
+        return cache_stamp(conn)
+    except (StoreUnreadable, sqlite3.Error):
+        return None
+    finally:
+        conn.close()
+
+
 def set_stamp(conn: sqlite3.Connection, epoch: str, change_seq: int) -> None:
     conn.executemany(
         "INSERT OR REPLACE INTO team_replica (key, value) VALUES (?, ?)",
@@ -193,6 +212,7 @@ __all__ = [
     "LOCAL_SCHEMA",
     "cache_stamp",
     "clear_outbox",
+    "file_stamp",
     "fill_outbox",
     "install",
     "outbox",
