@@ -58,8 +58,10 @@ async def reach_wanted_change(team: Team | None, headers: RequestHeaders) -> Non
     never a stale answer). Another incarnation of the index: 409 (waiting
     cannot help). The wait runs in a worker thread.
     """
+    if team is None:  # the embedded gateway's hot path: not even a header lookup
+        return
     wanted = headers.get(MIN_CHANGE_SEQ_HEADER)
-    if team is None or wanted is None:
+    if wanted is None:
         return
     try:
         outcome = await trio.to_thread.run_sync(
