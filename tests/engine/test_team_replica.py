@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import psycopg
 import pytest
 
@@ -237,6 +238,30 @@ def test_a_store_that_drops_mid_ship_fails_the_write_retryably_and_loses_nothing
     assert [r["uri"] for r in b.search.lexical(flat_search(query="quagga"))["results"]] == [
         "gno://notes/en/zebra.md"
     ]
+    assert answers(b) == answers(a)
+
+
+def test_a_backend_switch_on_the_writer_reaches_every_host(
+    hosts: tuple[Engine, Engine], corpus: Path
+) -> None:
+    """FTS5 -> tantivy -> FTS5 on the writer: a note written while tantivy ranked is found
+    by FTS5 on the other host too (the switch back ships every document's full-text row)."""
+    a, b = hosts
+
+    def rank_with(backend: str) -> None:
+        a.update_config(
+            lambda config: attrs.evolve(config, search=attrs.evolve(config.search, backend=backend))
+        )
+        a.sync()
+
+    rank_with("tantivy")
+    (corpus / "en" / "zebra.md").write_text("# Zebra\n\nA quagga grazes beside the okapi.\n")
+    a.sync()
+    rank_with("fts5")
+    assert b.team is not None and b.team.catch_up()
+    assert b.config.search.backend == "fts5"
+    found = b.search.lexical(flat_search(query="quagga"))["results"]
+    assert [r["uri"] for r in found] == ["gno://notes/en/zebra.md"]
     assert answers(b) == answers(a)
 
 

@@ -38,9 +38,13 @@ CREATE TABLE IF NOT EXISTS team_replica (key TEXT PRIMARY KEY, value TEXT NOT NU
 
 
 def _key_expr(table: Table, row: str) -> str:
+    """The unit's key as text: compared with the outbox's TEXT ``key`` column as an integer
+    it would be, the comparison would take numeric affinity and skip the primary key, and
+    every marked row would scan the whole outbox (a prune of 90,000 journal entries, or a
+    backend switch of 100,000 documents, then takes hours)."""
     if table.columns:
         return f"json_array({', '.join(f'{row}.{column}' for column in table.columns)})"
-    return f"{row}.{table.key}"
+    return f"CAST({row}.{table.key} AS TEXT)"
 
 
 def _mark(code: str, key: str) -> str:
@@ -56,18 +60,25 @@ def _backend_triggers(when: str) -> Iterable[str]:
     every document is shipped again, with its full-text row as the writer now keeps it."""
     unit = _mark(DOCUMENT_INDEX.code, "'document_index'")
     every_document = (
-        f"INSERT INTO team_outbox (kind, key) SELECT '{DOCUMENT.code}', id FROM documents "
-        f"WHERE NOT EXISTS (SELECT 1 FROM team_outbox o WHERE o.kind = '{DOCUMENT.code}' "
-        "AND o.key = documents.id);"
+        f"INSERT INTO team_outbox (kind, key) SELECT '{DOCUMENT.code}', "
+        "CAST(id AS TEXT) FROM documents WHERE NOT EXISTS (SELECT 1 FROM team_outbox o "
+        f"WHERE o.kind = '{DOCUMENT.code}' AND o.key = CAST(documents.id AS TEXT));"
     )
+    switched = f"{when} AND new.key = 'document_index' AND new.value IN ('fts5', 'tantivy')"
     yield (
-        "CREATE TRIGGER IF NOT EXISTS team_outbox_backend_switch AFTER INSERT ON schema_meta "
-        f"{when} AND new.key = 'document_index' AND new.value IN ('fts5', 'tantivy') "
+        "CREATE TRIGGER team_outbox_backend_switch AFTER INSERT ON schema_meta "
+        f"{switched} BEGIN {unit} {every_document} END"
+    )
+    # The row is there from the first migration on, so a switch is an UPDATE (an UPSERT's);
+    # a sync's pause of tantivy's queue (QUEUE_PAUSED and back) switches nothing.
+    yield (
+        "CREATE TRIGGER team_outbox_backend_switch_update AFTER UPDATE ON "
+        f"schema_meta {switched} AND (old.value = 'fts5') <> (new.value = 'fts5') "
         f"BEGIN {unit} {every_document} END"
     )
-    for op, row in (("INSERT", "new"), ("DELETE", "old")):
+    for op, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
         yield (
-            f"CREATE TRIGGER IF NOT EXISTS team_outbox_backend_generation_{op.lower()} "
+            f"CREATE TRIGGER team_outbox_backend_generation_{op.lower()} "
             f"AFTER {op} ON schema_meta {when} AND {row}.key = 'document_index_generation' "
             f"BEGIN {unit} END"
         )
@@ -87,7 +98,7 @@ def _triggers() -> Iterable[str]:
             ):
                 inserts = " ".join(_mark(kind.code, _key_expr(table, row)) for row in rows)
                 yield (
-                    f"CREATE TRIGGER IF NOT EXISTS team_outbox_{table.name}_{op.lower()} "
+                    f"CREATE TRIGGER team_outbox_{table.name}_{op.lower()} "
                     f"AFTER {op} ON {table.name} {when} BEGIN {inserts} END"
                 )
 
@@ -95,19 +106,19 @@ def _triggers() -> Iterable[str]:
 def install(conn: sqlite3.Connection) -> None:
     """Make ``conn``'s file a team cache: the outbox, the stamp table and the triggers.
 
-    Idempotent; runs in the caller's transaction. Only team mode calls it, so
-    an embedded index file never carries any of it.
+    Idempotent; runs in the caller's transaction. The triggers are made anew
+    each time, so a cache made by an older build gets this build's. Only team
+    mode calls it, so an embedded index file never carries any of it.
     """
     for statement in LOCAL_SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
+    _drop_triggers(conn)
     for statement in _triggers():
         conn.execute(statement)
 
 
-def uninstall(conn: sqlite3.Connection) -> None:
-    """Make a team cache a plain index file again (the triggers and tables of
-    :func:`install` dropped), in the caller's transaction."""
+def _drop_triggers(conn: sqlite3.Connection) -> None:
     names = [
         str(row[0])
         for row in conn.execute(
@@ -116,6 +127,12 @@ def uninstall(conn: sqlite3.Connection) -> None:
     ]
     for name in names:
         conn.execute(f'DROP TRIGGER "{name}"')
+
+
+def uninstall(conn: sqlite3.Connection) -> None:
+    """Make a team cache a plain index file again (the triggers and tables of
+    :func:`install` dropped), in the caller's transaction."""
+    _drop_triggers(conn)
     conn.execute("DROP TABLE IF EXISTS team_outbox")
     conn.execute("DROP TABLE IF EXISTS team_replica")
 
