@@ -23,6 +23,7 @@ import psycopg
 import pytest
 
 from gno_trio.config.dirs import Dirs
+from gno_trio.config.model import SearchBackend
 from gno_trio.engine import CaptureRequest, Engine, QueryOptions, SearchRequest, Team
 from gno_trio.engine.ingest.apply import BATCH_DOCS
 from gno_trio.engine.team import changes
@@ -248,7 +249,7 @@ def test_a_backend_switch_on_the_writer_reaches_every_host(
     by FTS5 on the other host too (the switch back ships every document's full-text row)."""
     a, b = hosts
 
-    def rank_with(backend: str) -> None:
+    def rank_with(backend: SearchBackend) -> None:
         a.update_config(
             lambda config: attrs.evolve(config, search=attrs.evolve(config.search, backend=backend))
         )
