@@ -305,7 +305,7 @@ def test_pattern_include_and_exclude(
 )
 def test_admits_agrees_with_the_walk(corpus: Path, options: dict[str, Any]) -> None:
     every = {p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file()}
-    walked = {rel for rels, _ in walker.listing(corpus, **options) for rel in rels}
+    walked = {rel for listed in walker.listing(corpus, **options) for rel in listed.rel_paths}
     assert walked == {rel for rel in every if walker.admits(rel, **options)}
 
 
@@ -606,16 +606,18 @@ def test_unlistable_folder_does_not_soft_delete_its_documents(
     blocked = os.fspath(corpus / "sub dir")
 
     def flaky(real: Any) -> Any:
-        def listing(path: Any) -> Any:
-            if os.fspath(path) == blocked:
+        def listing(path: Any, *args: Any) -> Any:
+            if not isinstance(path, int) and os.fspath(path) == blocked:
                 raise PermissionError(13, "Permission denied")
-            return real(path)
+            return real(path, *args)
 
         return listing
 
-    # Whichever way the walk lists a folder (names, or entries with their types).
+    # Whichever way the walk lists a folder (names, through a descriptor of it or not,
+    # or entries with their types).
     monkeypatch.setattr(os, "scandir", flaky(os.scandir))
     monkeypatch.setattr(os, "listdir", flaky(os.listdir))
+    monkeypatch.setattr(os, "open", flaky(os.open))
     report = report_of(indexed)
     assert report["removed"] == 0
     assert [(e["relPath"], e["code"]) for e in report["errors"]] == [("sub dir", "READ_ERROR")]

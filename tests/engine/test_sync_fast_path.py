@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gno_trio.engine import Engine
-from gno_trio.engine.ingest import prepare
+from gno_trio.engine.ingest import prepare, walker
 from gno_trio.engine.ingest.walker import FoundFile
 from gno_trio.engine.search.lexical import SearchRequest
 from tests.conftest import bump_mtime, write_corpus
@@ -129,12 +129,16 @@ def test_a_move_within_the_collection_is_a_rename(indexed: Engine, corpus: Path)
     assert "sub dir/beta moved.md" in rel_paths(indexed)
 
 
-@pytest.mark.parametrize("pattern", ["**/*", "**/*.md"])
+@pytest.mark.parametrize(
+    ("pattern", "by_folder"), [("**/*", True), ("**/*", False), ("**/*.md", True)]
+)
 def test_links_folders_and_odd_entries_under_either_listing(
-    engine: Engine, tmp_path: Path, pattern: str
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str, by_folder: bool
 ) -> None:
-    """A collection without file filters lists names and lstats them; one with them uses
-    the folder's file types first. Both must see the same files."""
+    """A collection without file filters lists names and lstats them (through a descriptor
+    of the folder where the system has ``fstatat``, by whole paths elsewhere); one with
+    them uses the folder's file types first. All must see the same files."""
+    monkeypatch.setattr(walker, "_BY_FOLDER", by_folder and walker._BY_FOLDER)
     root = write_corpus(
         tmp_path / "root",
         {"a.md": "# A\n\nbadger\n", "dir.md/inner.md": "# Inner\n\nheron\n", "b.md": "# B\n"},

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gno_trio.engine import Engine
 from gno_trio.engine.ingest import plan as planning
 from gno_trio.engine.ingest.plan import (
     RenameBook,
@@ -28,6 +29,7 @@ from gno_trio.engine.ingest.plan import (
 )
 from gno_trio.engine.ingest.prepare import read_source
 from gno_trio.engine.ingest.walker import FoundFile, listing
+from gno_trio.engine.store.document_rows import _FINGERPRINT_SQL
 
 
 def found(rel: str, size: int = 10, mtime_ns: int = 1) -> FoundFile:
@@ -235,3 +237,13 @@ def test_a_file_read_after_the_walk_is_read_as_it_is_now(tmp_path: Path) -> None
     assert len(read_source(FoundFile("grew.md", str(path), 10, 1), 1000)) == 1001  # too large
     path.write_bytes(b"y" * 3)  # and one that shrank
     assert read_source(FoundFile("grew.md", str(path), 5000, 1), 100_000) == b"yyy"
+
+
+def test_a_resync_reads_the_fingerprints_from_one_narrow_index(indexed: Engine) -> None:
+    """Not from the documents' whole rows (about 500 bytes each: at 100,000 documents a
+    no-change sync would read every page of the table and keep much of it cached)."""
+    with indexed.connection() as conn:
+        steps = conn.execute(
+            "EXPLAIN QUERY PLAN " + _FINGERPRINT_SQL, ("notes", -1, "[]", 10)
+        ).fetchall()
+    assert any("COVERING INDEX documents_fingerprint" in step[3] for step in steps), steps

@@ -88,8 +88,8 @@ _FINGERPRINT_PIECE = 65_536
 def indexed_fingerprints(conn: Connection, collection: str) -> set[str]:
     """The fingerprint of every document a sync need not read if its file is unchanged.
 
-    A fingerprint is ``"size mtime_ns rel_path"``, the same text :class:`Walked`
-    makes of a file it finds: a file whose fingerprint is an indexed
+    A fingerprint is ``"size mtime_ns rel_path"``, the same text the walk
+    makes of a file it finds (:func:`~.walker.fingerprint`): a file whose fingerprint is an indexed
     document's is unchanged. A document converted by another converter
     version than today's has none, so its file is read and converted again.
     The store builds each piece without holding the GIL, so this reads while
@@ -114,19 +114,9 @@ class Walked:
         self._base = root_prefix(root)
         self._folders: list[tuple[list[str], list[int], list[int]]] = []
         paths: list[str] = []
-        for rels, stats in folders:
+        for rels, fingerprints, devices, inodes in folders:
             paths.extend(rels)
-            self._folders.append(
-                (
-                    [  # as indexed_fingerprints spells them
-                        f"{st.st_size} {st.st_mtime_ns} {rel}"
-                        for rel, st in zip(rels, stats, strict=True)
-                    ],
-                    # Which file each is, so a read can tell it is still the one seen.
-                    [st.st_dev for st in stats],
-                    [st.st_ino for st in stats],
-                )
-            )
+            self._folders.append((fingerprints, devices, inodes))
         self.seen = frozenset(paths)
 
     def changed(self, known: Set[str]) -> list[FoundFile]:

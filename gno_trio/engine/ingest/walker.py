@@ -18,7 +18,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from gno_trio.config import DEFAULT_EXCLUDES
 from gno_trio.engine.store.atomic import TEMP_SUFFIX, is_temporary
@@ -188,10 +188,25 @@ def admits(
 
 
 class Listed(NamedTuple):
-    """The files of one folder that belong to the collection, in listing order."""
+    """The files of one folder that belong to the collection, in listing order.
+
+    Four lists of the same length, made in the walk's own loop: a no-change
+    sync of 100,000 files needs no object per file beyond these.
+    """
 
     rel_paths: list[str]  # POSIX separators, relative to the collection root
-    stats: list[os.stat_result]  # ``lstat`` of each, same order
+    fingerprints: list[str]  # ``"size mtime_ns rel_path"`` of each (see :func:`fingerprint`)
+    devices: list[int]  # ``st_dev`` of each: which file the walk saw ...
+    inodes: list[int]  # ... with ``st_ino`` (a read indexes that file or none)
+
+
+def fingerprint(size: int, mtime_ns: int, rel_path: str) -> str:
+    """A file as a sync compares it with its indexed document: size, mtime, path.
+
+    The walk spells it inline (the same f-string); the store spells it the
+    same way in SQL for every indexed document.
+    """
+    return f"{size} {mtime_ns} {rel_path}"
 
 
 def root_prefix(root: Path) -> str:
@@ -238,13 +253,13 @@ def listing(
     while stack:
         directory, prefix = stack.pop()
         try:
-            found, stats, subdirs = folder(directory, prefix, rules)
+            files, subdirs = folder(directory, prefix, rules)
         except OSError as exc:
             if on_error is not None:
                 on_error(prefix.rstrip("/") or ".", exc)
             continue
-        if found:
-            yield Listed(found, stats)
+        if files.rel_paths:
+            yield files
         subdirs.sort()
         stack.extend(reversed(subdirs))
 
@@ -260,8 +275,8 @@ class _Rules(NamedTuple):
     on_leftover: Callable[[str], None] | None  # an atomic write's temporary file
 
 
-_Folder = tuple[list[str], list[os.stat_result], list[tuple[str, str]]]
-"""A folder's files (relative paths), their ``lstat``, and its sub-folders (path, prefix)."""
+_Folder = tuple[Listed, list[tuple[str, str]]]
+"""A folder's files, and its sub-folders (path, prefix)."""
 
 
 def _reserved(prefix: str) -> bool:
@@ -272,51 +287,77 @@ def _reserved(prefix: str) -> bool:
 def _kept(prefix: str, names: Iterable[str], rules: _Rules) -> list[tuple[str, str]]:
     """Each name no exclusion leaves out, with its relative path (as the index spells it)."""
     excluded, globs = rules.names, rules.globs
-    kept = [
-        (name, prefix + (name if name.isascii() else indexed_path(name)))
-        for name in names
-        if name not in excluded
-    ]
-    left = [pair for pair in kept if pair[0].endswith(TEMP_SUFFIX) and is_temporary(pair[0])]
-    if left:
-        kept = [pair for pair in kept if pair not in left]
-        if rules.on_leftover is not None:
-            for _, rel in left:
+    kept = []
+    for name in names:
+        if name in excluded:
+            continue
+        rel = prefix + (name if name.isascii() else indexed_path(name))
+        if name.endswith(TEMP_SUFFIX) and is_temporary(name):
+            if rules.on_leftover is not None:
                 rules.on_leftover(rel)
-    if globs:
-        kept = [
-            (name, rel)
-            for name, rel in kept
-            if not any(g.match(rel) or g.match(name) for g in globs)
-        ]
+            continue
+        if globs and any(g.match(rel) or g.match(name) for g in globs):
+            continue
+        kept.append((name, rel))
     return kept
+
+
+_FOLDER_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_BY_FOLDER: Final = os.stat in os.supports_dir_fd and os.listdir in os.supports_fd
+"""Whether a folder's names are listed and looked at through one descriptor of it.
+
+``fstatat`` on a name resolves one path component where ``lstat`` of the whole
+path resolves them all: a tenth or more of the listing's CPU at 100,000 files.
+"""
+_REGULAR: Final = stat.S_IFREG
+_FOLDER: Final = stat.S_IFDIR
+_TYPE: Final = 0o170000  # the file type bits of st_mode (stat.S_IFMT)
 
 
 def _plain_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
     """One folder of a collection without file filters (the listing raises if it cannot list)."""
     base = os.path.join(directory, "")
+    if not _BY_FOLDER:
+        return _plain_names(base, prefix, os.listdir(directory), None, rules)
+    handle = os.open(directory, _FOLDER_FLAGS)
+    try:
+        return _plain_names(base, prefix, os.listdir(handle), handle, rules)
+    finally:
+        os.close(handle)
+
+
+def _plain_names(
+    base: str, prefix: str, names: list[str], handle: int | None, rules: _Rules
+) -> _Folder:
+    """The files and folders among the ``names`` of the folder at ``base`` (its descriptor
+    ``handle``, if open: each name is looked at through it)."""
     on_error, reserved = rules.on_error, _reserved(prefix)
-    lstat, is_regular, is_folder = os.lstat, stat.S_ISREG, stat.S_ISDIR
-    found: list[str] = []
-    stats: list[os.stat_result] = []
+    at = base if handle is None else ""
+    look = os.stat
+    regular, folder, kind = _REGULAR, _FOLDER, _TYPE
+    files = Listed([], [], [], [])
+    found, keys, devices, inodes = files
     subdirs: list[tuple[str, str]] = []
-    for name, rel in _kept(prefix, os.listdir(directory), rules):
+    for name, rel in _kept(prefix, names, rules):
         try:
-            st = lstat(base + name)
+            st = look(at + name, dir_fd=handle, follow_symlinks=False)
         except OSError as exc:  # gone meanwhile, or cannot be looked at
             if on_error is not None:
                 on_error(rel, exc)
             continue
-        mode = st.st_mode
-        if is_regular(mode):  # a symbolic link is neither a file nor a folder
-            if not (reserved and rel.startswith(_RESERVED_PREFIX)):
-                found.append(rel)
-                stats.append(st)
-        elif is_folder(mode):
+        mode = st.st_mode & kind
+        if mode == regular:  # a symbolic link is neither a file nor a folder
+            if reserved and rel.startswith(_RESERVED_PREFIX):
+                continue
+            found.append(rel)
+            keys.append(f"{st.st_size} {st.st_mtime_ns} {rel}")  # fingerprint()
+            devices.append(st.st_dev)
+            inodes.append(st.st_ino)
+        elif mode == folder:
             subdirs.append((base + name, rel + "/"))
         elif rules.on_other is not None and not (reserved and rel.startswith(_RESERVED_PREFIX)):
-            rules.on_other(rel, mode)
-    return found, stats, subdirs
+            rules.on_other(rel, st.st_mode)
+    return files, subdirs
 
 
 def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
@@ -326,8 +367,7 @@ def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
     on_error, reserved = rules.on_error, _reserved(prefix)
     exts, matches, supported = rules.exts, rules.matches, rules.supported
     lstat, is_regular = os.lstat, stat.S_ISREG
-    found: list[str] = []
-    stats: list[os.stat_result] = []
+    files = Listed([], [], [], [])
     subdirs: list[tuple[str, str]] = []
     for name, rel in _kept(prefix, entries, rules):
         entry = entries[name]
@@ -356,8 +396,10 @@ def _filtered_folder(directory: str, prefix: str, rules: _Rules) -> _Folder:
                 on_error(rel, exc)
             continue
         if is_regular(st.st_mode):
-            found.append(rel)
-            stats.append(st)
+            files.rel_paths.append(rel)
+            files.fingerprints.append(fingerprint(st.st_size, st.st_mtime_ns, rel))
+            files.devices.append(st.st_dev)
+            files.inodes.append(st.st_ino)
         elif not stat.S_ISDIR(st.st_mode) and rules.on_other is not None:
             rules.on_other(rel, st.st_mode)
-    return found, stats, subdirs
+    return files, subdirs
