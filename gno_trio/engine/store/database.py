@@ -32,6 +32,18 @@ class RowView(Protocol):
     def __getitem__(self, key: str, /) -> Any: ...
 
 
+def mapped_rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """An executed statement's rows as dicts by column name (each a :class:`RowView`).
+
+    For rows whose columns are read many times over, as a search's result rows
+    are: ``sqlite3.Row`` finds a column by comparing the name with each column
+    name in turn, case-blind, a cost paid on every read (a quarter of a
+    million instructions per search), where a dict pays one hash.
+    """
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 Connection: TypeAlias = sqlite3.Connection
 """The connection bound to a call, as engine modules hand it on: they open the
 aggregates' stores on it (:class:`~gno_trio.engine.store.aggregates.Stores`) and

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final, Protocol
 
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import RowView, mapped_rows
 from gno_trio.engine.store.document_filters import ACTIVE, DocumentFilter
 from gno_trio.engine.store.fulltext import FIELD_WEIGHTS
 from gno_trio.engine.store.search_documents import RESULT_COLUMNS
@@ -85,7 +85,7 @@ class SqliteDocumentMatches:
             sql, params = _UNFILTERED_RANK_SQL, (match, limit)
         else:
             sql, params = _rank_sql(where.where), (match, *where.params, limit)
-        return [(row, -float(row["rank"])) for row in self._conn.execute(sql, params).fetchall()]
+        return [(row, -float(row["rank"])) for row in mapped_rows(self._conn.execute(sql, params))]
 
     def matching(self, match: str, where: DocumentFilter) -> list[tuple[int, float]]:
         rows = self._conn.execute(

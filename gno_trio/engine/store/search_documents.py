@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final, Protocol
 
-from gno_trio.engine.store.database import RowView
+from gno_trio.engine.store.database import RowView, mapped_rows
 from gno_trio.engine.store.document_filters import ACTIVE, DocumentFilter
 
 DOCUMENT_COLUMNS: Final = ", ".join(
@@ -116,10 +116,12 @@ class SqliteSearchDocuments:
             return {}
         return {
             int(row["id"]): row
-            for row in self._conn.execute(
-                f"SELECT {RESULT_COLUMNS} FROM json_each(?) wanted "
-                f"CROSS JOIN documents d ON d.id = wanted.value WHERE {ACTIVE}",
-                (json.dumps(list(doc_ids)),),
+            for row in mapped_rows(
+                self._conn.execute(
+                    f"SELECT {RESULT_COLUMNS} FROM json_each(?) wanted "
+                    f"CROSS JOIN documents d ON d.id = wanted.value WHERE {ACTIVE}",
+                    (json.dumps(list(doc_ids)),),
+                )
             )
         }
 
