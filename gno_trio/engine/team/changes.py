@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from gno_trio.engine.team.database import store_failure
+from gno_trio.engine.team.units import Shipped
 from gno_trio.errors import GnoError
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 CHANGES_CHANNEL: Final = "gno_changes"
 """Payload ``<index>:<change_seq>``, sent when a write is shipped."""
-_SHIP_ROWS: Final = 512
 PRUNE_EVERY = 64
 """Every this many changes, the writer drops the tombstones older than :data:`KEEP_TOMBSTONES`."""
 KEEP_TOMBSTONES = 1024
@@ -69,10 +69,11 @@ def publish(
     pg: psycopg.Connection[Any],
     index_name: str,
     stamp: tuple[str, int],
-    bodies: Sequence[tuple[str, str, bytes | None]],
+    bodies: Iterable[Sequence[Shipped]],
 ) -> int:
-    """Write ``bodies`` (``(kind, key, body or None)``) as the next change of ``index_name``
-    in one transaction on ``pg``, the lease holder's connection; the new change sequence.
+    """Write ``bodies`` (slices of ``(kind, key, body or None)``, read as they are written)
+    as the next change of ``index_name`` in one transaction on ``pg``, the lease holder's
+    connection; the new change sequence.
 
     ``stamp`` is the ``(epoch, change_seq)`` the writer caught up to: if the
     index moved since (only a writer without the lease could have moved it),
@@ -93,15 +94,12 @@ def publish(
             )
         shipped = int(row[0])
         with pg.cursor() as cursor:
-            for start in range(0, len(bodies), _SHIP_ROWS):
+            for part in bodies:
                 cursor.executemany(
                     "INSERT INTO gno_index_units (index_name, kind, key, change_seq, body) "
                     "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (index_name, kind, key) "
                     "DO UPDATE SET change_seq = EXCLUDED.change_seq, body = EXCLUDED.body",
-                    [
-                        (index_name, kind, key, shipped, body)
-                        for kind, key, body in bodies[start : start + _SHIP_ROWS]
-                    ],
+                    [(index_name, kind, key, shipped, body) for kind, key, body in part],
                 )
         if shipped % PRUNE_EVERY == 0:
             prune_tombstones(pg, index_name, shipped - KEEP_TOMBSTONES)

@@ -330,8 +330,7 @@ class Replica:
                         outbox.set_stamp(conn, epoch, 0)
                     self._seeding = None
                 return None
-            bodies = [(kind, key, units.read_unit(conn, (kind, key))) for kind, key in pending]
-            shipped = publish(pg, self.index_name, (epoch, seq), bodies)
+            shipped = publish(pg, self.index_name, (epoch, seq), units.read_units(conn, pending))
             with write_transaction(conn):
                 outbox.clear_outbox(conn, pending)
                 outbox.set_stamp(conn, epoch, shipped)

@@ -53,10 +53,9 @@ def copy_to_store(store: TeamStore, index: str, db_path: Path, config_path: Path
             try:
                 with read_snapshot(conn):
                     keys = units.all_units(conn)
-                    bodies = [(kind, key, units.read_unit(conn, (kind, key))) for kind, key in keys]
+                    shipped = publish(pg, index, (epoch, 0), units.read_units(conn, keys))
             finally:
                 conn.close()
-            shipped = publish(pg, index, (epoch, 0), bodies)
         config = TeamConfig(database, index)
         if config.read()[0] is None and config_path.exists():
             config.replace(config_path.read_text(encoding="utf-8"), 0)

@@ -32,8 +32,9 @@ catching up, so every copy allocates the same ids the writer did.
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -178,6 +179,63 @@ def read_unit(conn: sqlite3.Connection, unit: UnitKey) -> bytes | None:
 
 
 _Body = list[tuple[str, list[str], list[list[Any]]]]
+Shipped = tuple[str, str, bytes | None]
+"""``(kind, key, body)``: a unit as it is shipped (None: the unit has no rows, deleted)."""
+UNITS_PER_READ: Final = 256
+"""How many units :func:`read_units` reads with one query per table (and holds at once)."""
+
+
+def read_units(conn: sqlite3.Connection, keys: Sequence[UnitKey]) -> Iterator[list[Shipped]]:
+    """The bodies of ``keys`` as :func:`read_unit` reads them, :data:`UNITS_PER_READ` at a
+    time: one query per table and slice rather than one per table and unit, and never more
+    than a slice in memory however many units a seed ships."""
+    for start in range(0, len(keys), UNITS_PER_READ):
+        part = keys[start : start + UNITS_PER_READ]
+        bodies: dict[UnitKey, bytes | None] = {}
+        for code in dict.fromkeys(kind for kind, _ in part):
+            kind = _BY_CODE[code]
+            wanted = [key for unit_kind, key in part if unit_kind == code]
+            if not any(table.fixed or table.columns for table in kind.tables):
+                bodies.update(_read_kind(conn, kind, wanted))
+            else:  # a fixed or composite-keyed unit: few, read one by one
+                bodies.update(((code, key), read_unit(conn, (code, key))) for key in wanted)
+        yield [(kind, key, bodies[(kind, key)]) for kind, key in part]
+
+
+def _read_kind(
+    conn: sqlite3.Connection, kind: Kind, keys: Sequence[str]
+) -> Iterator[tuple[UnitKey, bytes | None]]:
+    """The bodies of ``keys``, all units of ``kind`` keyed by one column per table."""
+    params = json.dumps([_param(kind, key) for key in keys])
+    found: dict[Any, _Body] = {_param(kind, key): [] for key in keys}
+    for table in kind.tables:
+        select = "rowid AS rowid, *" if table.rowid else "*"
+        order = f"{table.key}, rowid" if table.rowid else table.key
+        cursor = conn.execute(
+            f"SELECT {select} FROM {table.name} WHERE {table.key} IN "
+            f"(SELECT value FROM json_each(?)) ORDER BY {order}",
+            (params,),
+        )
+        columns = [d[0] for d in cursor.description]
+        at = columns.index(table.key, 1 if table.rowid else 0)
+        grouped: dict[Any, list[list[Any]]] = {}
+        for row in cursor:
+            grouped.setdefault(row[at], []).append(list(row))
+        for key, rows in grouped.items():
+            found[key].append((table.name, columns, rows))
+    if kind is DOCUMENT:
+        cursor = conn.execute(
+            f"SELECT {', '.join(_FTS_COLUMNS)} FROM documents_fts WHERE rowid IN "
+            "(SELECT value FROM json_each(?))",
+            (params,),
+        )
+        for row in cursor:
+            tables = found.get(row[0])
+            if tables:
+                tables.append(("documents_fts", list(_FTS_COLUMNS), [list(row)]))
+    for key in keys:
+        tables = found[_param(kind, key)]
+        yield (kind.code, key), (msgspec.msgpack.encode(tables) if tables else None)
 
 
 def _remove(conn: sqlite3.Connection, unit: UnitKey) -> None:
@@ -277,14 +335,17 @@ __all__ = [
     "KINDS",
     "KIND_ORDER",
     "REPLICATED_TABLES",
+    "UNITS_PER_READ",
     "Kind",
     "LocalColumns",
+    "Shipped",
     "Table",
     "UnitKey",
     "all_units",
     "applying",
     "insert",
     "read_unit",
+    "read_units",
     "remove",
     "reset",
 ]
