@@ -320,10 +320,11 @@ class EngineKernel:
 
         A serving process calls it once it has been idle a while (see
         :meth:`gno_trio.runtime.Runtime.rest_when_idle`): the index pages its
-        idle connections mapped, and the heap pages Python freed. Costs a few
-        milliseconds, and the next read a fault per page it maps again.
+        idle connections hold in their caches, and the heap pages Python and
+        SQLite freed. Costs a few milliseconds, and the next read a read from
+        the operating system's file cache per page it needs again.
         """
-        self.pool.unmap_idle()
+        self.pool.release_idle_memory()
         trim_heap()
 
     def __enter__(self) -> Self:

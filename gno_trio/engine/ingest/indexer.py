@@ -31,7 +31,7 @@ from gno_trio.engine.ingest.roots import checked_root
 from gno_trio.engine.ingest.spec import CollectionSpec, ProgressFn, SyncReport
 from gno_trio.engine.ingest.upkeep import compact_full_text
 from gno_trio.engine.kernel import EngineKernel
-from gno_trio.engine.store.database import StoreError, unmapped, write_transaction
+from gno_trio.engine.store.database import StoreError, write_transaction
 from gno_trio.engine.store.lease import HeldLease
 from gno_trio.errors import GnoError
 
@@ -147,7 +147,6 @@ class IndexingKernel(EngineKernel):
             reports = []
             with (
                 self.connection() as c,
-                unmapped(c),
                 self._conversion_runner() as runner,
                 self._document_indexing(c, self.config.search.backend) as indexing,
             ):
