@@ -320,7 +320,9 @@ class _StdioServer:
         self, request: Request, entry: _InFlight, context: RequestContext
     ) -> None:
         try:
-            with entry.scope, self._deadlines.track() as deadline, deadline.sending:
+            # The request's own scope is its deadline's sending scope: a client's
+            # cancellation and the drain's deadline both end it.
+            with self._deadlines.track(entry.scope) as deadline, entry.scope:
                 answered = await answer(self._app, request, context, deadline)
                 # Sent from inside the request's scope: once the client has
                 # cancelled, this raises instead of committing a response.
