@@ -15,7 +15,11 @@ from gno_trio.engine import Engine, SearchRequest
 from gno_trio.engine.store import database as store
 from gno_trio.errors import GnoError
 from tests.conftest import write_corpus
-from tests.support.old_index import UNDO_DOCUMENT_INDEX_QUEUE, undo_chunk_ranges
+from tests.support.old_index import (
+    UNDO_DOCUMENT_INDEX_QUEUE,
+    undo_chunk_bytes,
+    undo_chunk_ranges,
+)
 from tests.support.shared import MCP_DOCS, required
 
 NOTES = {
@@ -225,6 +229,36 @@ def test_an_upgrade_that_finds_a_chunk_unlike_its_text_refuses_and_changes_nothi
     assert "differ from their place in the text" in info.value.message
     assert "text" in _chunk_columns(db_path)  # the old shape, untouched
     assert "chunk_texts" not in _tables(db_path)
+
+
+def test_chunks_placed_by_bytes_read_as_those_placed_by_characters_before_the_upgrade(
+    tmp_path: Path,
+) -> None:
+    """The mcp-docs pages (most with non-ASCII text, up to 0.7 MB) anchor every hit alike
+    whether their chunks are cut by byte range (written now) or by character range
+    (written before version 21, then upgraded)."""
+    corpus = required(MCP_DOCS, "the mcp-docs fixture")
+    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    queries = ["roots", "sampling request", '"tool result"', "auth -oauth", "elicit*", "schema"]
+    with Engine.open(dirs=dirs) as engine:
+        engine.collections.add(str(corpus), name="mcp")
+        engine.sync()
+        by_bytes = {query: _anchors(engine, query) for query in queries}
+        db_path = engine.location.db_path
+    conn = sqlite3.connect(db_path)
+    try:
+        conn.executescript(undo_chunk_bytes(20))
+    finally:
+        conn.close()
+    assert "byte_pos" not in _chunk_columns(db_path)
+
+    with Engine.open(dirs=dirs) as engine:
+        by_characters = {query: _anchors(engine, query) for query in queries}
+        with engine.connection() as conn:
+            conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    assert by_characters == by_bytes
+    assert all(by_bytes.values())
+    assert "byte_pos" in _chunk_columns(db_path)
 
 
 def test_every_shipped_migration_has_its_own_number() -> None:

@@ -33,6 +33,7 @@ from gno_trio.engine.vectors.embedding import embed_backlog
 from gno_trio.engine.vectors.models import backend_for
 from gno_trio.engine.vectors.storage import register_model, store
 from tests.conftest import write_corpus
+from tests.support.old_index import undo_chunk_bytes
 
 # A long page whose later windows sit behind many multi-byte characters.
 LONG = "# Reisetagebuch 旅行日记\n\n" + "".join(
@@ -113,7 +114,8 @@ def _without_places(db_path: Path) -> None:
     conn = sqlite3.connect(db_path)
     try:
         conn.executescript(
-            """
+            undo_chunk_bytes(14)
+            + """
             DROP INDEX content_vectors_unplaced;
             ALTER TABLE content_vectors DROP COLUMN byte_start;
             ALTER TABLE content_vectors DROP COLUMN byte_length;

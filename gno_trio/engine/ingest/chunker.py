@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 
@@ -38,6 +39,26 @@ class Chunk(NamedTuple):
     start_line: int
     end_line: int
     token_count: int
+
+
+def byte_ranges(text: str, chunks: Sequence[Chunk]) -> list[tuple[int, int]]:
+    """Each chunk's (offset, length) in ``text``'s UTF-8 bytes, in the chunks' order.
+
+    Linear in the text: each offset is the last one plus the bytes of the
+    characters between them (chunks come in text order and overlap).
+    """
+    if text.isascii():
+        return [(chunk.pos, len(chunk.text)) for chunk in chunks]
+    ranges = []
+    at = byte_at = 0
+    for chunk in chunks:
+        if chunk.pos >= at:
+            byte_at += len(text[at : chunk.pos].encode("utf-8"))
+        else:
+            byte_at -= len(text[chunk.pos : at].encode("utf-8"))
+        at = chunk.pos
+        ranges.append((byte_at, len(chunk.text.encode("utf-8"))))
+    return ranges
 
 
 _SENTENCE_END: Final = re.compile(r"[.!?][\"'\u201d\u2019)\]]*[ \t\n]|[\u3002\uff01\uff1f]")

@@ -84,5 +84,7 @@ def finish_upgrades(conn: Connection) -> None:
                     fulltext.refresh_metadata(conn, doc_id)
             mirrors.drop_chunks(mirror_hash)
             upgrades.drop_mirror_vectors(conn, mirror_hash)
-            insert_chunks(conn, mirror_hash, body_chunks(markdown, meta, code=False), language)
+            insert_chunks(
+                conn, mirror_hash, markdown, body_chunks(markdown, meta, code=False), language
+            )
         upgrades.rechunk_done(conn)

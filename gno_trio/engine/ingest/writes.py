@@ -14,7 +14,7 @@ from typing import Any
 
 from gno_trio.engine import journal
 from gno_trio.engine.docmeta import DocumentMeta
-from gno_trio.engine.ingest.chunker import Chunk
+from gno_trio.engine.ingest.chunker import Chunk, byte_ranges
 from gno_trio.engine.ingest.documents import records
 from gno_trio.engine.ingest.documents.reasons import LISTED_WARNINGS, parse_warning
 from gno_trio.engine.ingest.frontmatter import extract_meta
@@ -48,6 +48,7 @@ def store_content(
     insert_chunks(
         conn,
         prepared.mirror_hash,
+        markdown,
         list(prepared.chunks)
         if prepared.chunks is not None
         else body_chunks(markdown, prepared.meta, code=prepared.converted.is_code),
@@ -60,19 +61,22 @@ def store_content(
 def insert_chunks(
     conn: Connection,
     mirror_hash: str,
+    markdown: str,
     chunks: list[Chunk],
     language: str | None,
     tick: ChunkTick | None = None,
     pending: fulltext.PendingRows | None = None,
 ) -> None:
-    """A mirror's chunks, as ranges of it, and their full-text entries (queued in ``pending``)."""
+    """A mirror's chunks (of its text ``markdown``), as ranges of it, and their full-text
+    entries (queued in ``pending``)."""
     mirrors = SQLITE_STORES.mirrors(conn)
-    for chunk in chunks:
+    for chunk, byte_range in zip(chunks, byte_ranges(markdown, chunks), strict=True):
         chunk_id = mirrors.add_chunk(
             mirror_hash,
             chunk.seq,
             chunk.pos,
             len(chunk.text),
+            byte_range,
             chunk.start_line,
             chunk.end_line,
             language,

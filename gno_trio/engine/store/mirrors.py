@@ -28,12 +28,16 @@ class MirrorStore(Protocol):
         seq: int,
         pos: int,
         length: int,
+        byte_range: tuple[int, int],
         start_line: int,
         end_line: int,
         language: str | None,
         token_count: int,
     ) -> int:
-        """Store one chunk of a mirror (its full-text entry is the caller's); its id."""
+        """Store one chunk of a mirror (its full-text entry is the caller's); its id.
+
+        ``pos``/``length`` place it in the mirror's characters, ``byte_range``
+        (offset, length) in its UTF-8 bytes, where reads cut it from."""
         ...
 
     def unreferenced(self, candidates: Iterable[str] | None = None) -> list[str]:
@@ -71,15 +75,27 @@ class SqliteMirrors:
         seq: int,
         pos: int,
         length: int,
+        byte_range: tuple[int, int],
         start_line: int,
         end_line: int,
         language: str | None,
         token_count: int,
     ) -> int:
         cur = self._conn.execute(
-            """INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line,
-                   language, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            (mirror_hash, seq, pos, length, start_line, end_line, language, token_count),
+            """INSERT INTO content_chunks(mirror_hash, seq, pos, length, byte_pos, byte_length,
+                   start_line, end_line, language, token_count)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                mirror_hash,
+                seq,
+                pos,
+                length,
+                *byte_range,
+                start_line,
+                end_line,
+                language,
+                token_count,
+            ),
         )
         return int(cur.lastrowid or 0)
 
