@@ -290,7 +290,7 @@ def apply_plan(
 def _expected_active(conn: Connection, plan: SyncPlan) -> int:
     """About how many active documents the index holds once the plan is written."""
     active = SQLITE_STORES.counts(conn).active_documents()
-    new = sum(1 for _, row in plan.to_read if row is None)
+    new = plan.to_read.new_files()
     return active + new - len(plan.vanished)
 
 

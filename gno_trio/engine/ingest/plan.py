@@ -18,14 +18,16 @@ per changed file, never file contents.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
+from gno_trio.engine.ingest.foundfiles import FoundFiles, rel_path_of
 from gno_trio.engine.ingest.walker import FoundFile, Listed, root_prefix
 from gno_trio.engine.store.aggregates import SQLITE_STORES
 from gno_trio.engine.store.database import Connection
-from gno_trio.engine.uris import disk_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,23 +121,17 @@ class Walked:
             self._folders.append((fingerprints, devices, inodes))
         self.seen = frozenset(paths)
 
-    def changed(self, known: Set[str]) -> list[FoundFile]:
+    def changed(self, known: Set[str]) -> FoundFiles:
         """The files whose fingerprint is not in ``known``, in walk order."""
-        base = self._base
-        changed: list[FoundFile] = []
+        changed = FoundFiles(self._base)
         for keys, devices, inodes in self._folders:
             odd = [at for at, key in enumerate(keys) if key not in known]
             if not odd:
                 continue
-            files = []
-            for at in odd:
-                size, mtime_ns, rel = keys[at].split(" ", 2)
-                path = base + disk_path(rel)
-                files.append(
-                    FoundFile(rel, path, int(size), int(mtime_ns), devices[at], inodes[at])
-                )
-            files.sort()
-            changed.extend(files)
+            odd = [at for _, at in sorted((rel_path_of(keys[at]), at) for at in odd)]
+            changed.add(
+                [keys[at] for at in odd], [devices[at] for at in odd], [inodes[at] for at in odd]
+            )
         return changed
 
 
@@ -172,7 +168,7 @@ class SyncPlan:
     unchanged: int
     # Files to read, with their stored row when they have one. A file whose
     # bytes turn out to hash as before costs a stat update, not a re-index.
-    to_read: tuple[tuple[FoundFile, StoredDoc | None], ...]
+    to_read: PlannedReads
     # Active documents the walk did not see (outside unlisted folders), in
     # path order; a new file with the same bytes as one of them is a rename.
     vanished: tuple[StoredDoc, ...]
@@ -226,18 +222,13 @@ def decide(
     of named files only) never reports anything as vanished: files that
     were not named were not looked at.
     """
-    files = list(files)
+    files = files if isinstance(files, Sequence) else list(files)
     if seen is None:
         seen = frozenset(found.rel_path for found in files)
     seen = seen if isinstance(seen, frozenset) else frozenset(seen)
-    to_read: list[tuple[FoundFile, StoredDoc | None]] = []
-    kept = len(seen) - len(files)
-    for found in files:
-        row = stored.get(found.rel_path)
-        if unchanged(found, row):
-            kept += 1
-        else:
-            to_read.append((found, row))
+    picked: Sequence[int] = range(len(files))  # nothing stored: every file is read
+    if stored:
+        picked = array("L", (at for at, found in enumerate(files) if not _kept(found, stored)))
     blocked = tuple(unlisted)
     vanished = (
         ()
@@ -250,11 +241,55 @@ def decide(
     )
     return SyncPlan(
         scanned=len(seen),
-        unchanged=kept,
-        to_read=tuple(to_read),
+        unchanged=len(seen) - len(picked),
+        to_read=PlannedReads(files, picked, stored),
         vanished=vanished,
         seen=seen,
     )
+
+
+def _kept(found: FoundFile, stored: Mapping[str, StoredDoc]) -> bool:
+    return unchanged(found, stored.get(found.rel_path))
+
+
+class PlannedReads(Sequence[tuple[FoundFile, StoredDoc | None]]):
+    """The files a plan reads, each with its stored row (None: a new file).
+
+    Made from the plan's files as they are asked for (see :mod:`.foundfiles`):
+    a sync holds one file's records at a time, not 100,000 of them.
+    """
+
+    __slots__ = ("_files", "_picked", "_stored")
+
+    def __init__(
+        self, files: Sequence[FoundFile], picked: Sequence[int], stored: Mapping[str, StoredDoc]
+    ) -> None:
+        self._files = files
+        self._picked = picked
+        self._stored = stored
+
+    def __len__(self) -> int:
+        return len(self._picked)
+
+    @overload
+    def __getitem__(self, at: int) -> tuple[FoundFile, StoredDoc | None]: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[tuple[FoundFile, StoredDoc | None]]: ...
+
+    def __getitem__(
+        self, at: int | slice
+    ) -> tuple[FoundFile, StoredDoc | None] | list[tuple[FoundFile, StoredDoc | None]]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        found = self._files[self._picked[at]]
+        return found, self._stored.get(found.rel_path)
+
+    def new_files(self) -> int:
+        """How many of the files have no stored row (documents to create, or renames)."""
+        if not self._stored:
+            return len(self)
+        return sum(1 for _, row in self if row is None)
 
 
 class RenameBook:
