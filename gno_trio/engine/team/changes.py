@@ -93,14 +93,20 @@ def publish(
                 "write lease; the write was not shared (try again)",
             )
         shipped = int(row[0])
-        with pg.cursor() as cursor:
-            for part in bodies:
-                cursor.executemany(
-                    "INSERT INTO gno_index_units (index_name, kind, key, change_seq, body) "
-                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (index_name, kind, key) "
-                    "DO UPDATE SET change_seq = EXCLUDED.change_seq, body = EXCLUDED.body",
-                    [(index_name, kind, key, shipped, body) for kind, key, body in part],
-                )
+        for part in bodies:  # one statement per slice: its columns as three arrays
+            pg.execute(
+                "INSERT INTO gno_index_units (index_name, kind, key, change_seq, body) "
+                "SELECT %s, kind, key, %s, body FROM unnest(%s::text[], %s::text[], "
+                "%s::bytea[]) AS shipped (kind, key, body) ON CONFLICT (index_name, kind, key) "
+                "DO UPDATE SET change_seq = EXCLUDED.change_seq, body = EXCLUDED.body",
+                (
+                    index_name,
+                    shipped,
+                    [kind for kind, _, _ in part],
+                    [key for _, key, _ in part],
+                    [body for _, _, body in part],
+                ),
+            )
         if shipped % PRUNE_EVERY == 0:
             prune_tombstones(pg, index_name, shipped - KEEP_TOMBSTONES)
         pg.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, f"{index_name}:{shipped}"))
