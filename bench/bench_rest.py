@@ -14,8 +14,9 @@ times with a fresh server per case and round, the cases' order rotated:
   embed``; the server answers ``gno_query`` (hybrid: it loads the model and
   the vectors) and ``gno_search`` calls, then rests: target <= 140 MiB.
 
-The anonymous and file-backed parts (the index's mapped pages, the mapped
-weight cache and the libraries) are printed beside each figure.
+The anonymous and file-backed parts (the mapped weight cache, a tantivy
+document index's mapped segments and the libraries) are printed beside each
+figure.
 Each figure prints as median (min-max) over the rounds with the load average
 and the cores other work used; a memory figure is not a ratio, so it is
 judged even on a busy machine.
@@ -155,7 +156,7 @@ def resting_rss(env: dict[str, str], tools: list[str], searches: int, settle: fl
         parts = {key: sum(_status_kib(pid, key) for pid in tree) for key in ("RssAnon", "RssFile")}
         print(
             f"    {len(tree)} process(es); anonymous {mib(parts['RssAnon'])}, file-backed "
-            f"{mib(parts['RssFile'])} (the index's mapped pages and the libraries)"
+            f"{mib(parts['RssFile'])} (mapped files: weight cache, tantivy segments, libraries)"
         )
         return resting
     finally:

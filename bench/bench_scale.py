@@ -35,8 +35,9 @@ temporary folder, measures, and removes everything it wrote:
 * **search as served**: the unfiltered queries through a warm ``gno-trio
   mcp`` (stdio) and a warm ``gno-trio serve`` (HTTP, on the fixed port
   range of the harness), ``--served-rounds`` rounds with fresh servers,
-  interleaved in rotating blocks, wall p50/p99 and the server tree's CPU
-  per call; and the CLI one-shot (``gno-trio search``, a fresh process per
+  interleaved in rotating blocks, wall p50/p99, the server tree's CPU
+  per call and the most its tree held meanwhile (warm tree RSS, sampled
+  every 0.25 s); and the CLI one-shot (``gno-trio search``, a fresh process per
   query).
 
 Ratios to the floors are printed with the load average and the cores other
@@ -56,6 +57,7 @@ folder's index and floor (``--docs`` must be the count it was built with).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import itertools
 import json
@@ -775,7 +777,7 @@ def served_search(work: Path, queries: list[str], options: argparse.Namespace) -
         with open(config, "a", encoding="utf-8") as handle:
             handle.write("gateway:\n  limits:\n    maxRequestsPerMinute: 1000000000\n")
     calls = min(len(queries), options.served_calls)
-    figures: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    figures: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
     window = Window()
     for round_no in range(options.served_rounds):
         peers: list[Any] = [
@@ -784,8 +786,14 @@ def served_search(work: Path, queries: list[str], options: argparse.Namespace) -
         ]
         if round_no % 2:
             peers.reverse()
+        # Warm: the most each server's tree held while it answered (sampled every
+        # 0.25 s), before its rest gives back what the calls left resident.
+        samplers = {peer.label: RssSampler([peer._process.pid], interval=0.25) for peer in peers}
         try:
-            interleaved(peers, calls, len(queries), 50, 3.0)
+            with contextlib.ExitStack() as sampling:
+                for sampler in samplers.values():
+                    sampling.enter_context(sampler)
+                interleaved(peers, calls, len(queries), 50, 3.0)
         finally:
             for peer in peers:
                 peer.close()
@@ -795,6 +803,7 @@ def served_search(work: Path, queries: list[str], options: argparse.Namespace) -
                     percentile(peer.samples_ms, 50),
                     percentile(peer.samples_ms, 99),
                     peer.cpu_s * 1000 / len(peer.samples_ms),
+                    samplers[peer.label].peak_kib / 1024,
                 )
             )
     one_shot = []
@@ -819,7 +828,8 @@ def served_search(work: Path, queries: list[str], options: argparse.Namespace) -
         lines.append(
             f"  {label:<16} p50 {spread([r[0] for r in runs], 2, ' ms'):<26} "
             f"p99 {spread([r[1] for r in runs], 2, ' ms'):<26} "
-            f"CPU/call (server tree) {spread([r[2] for r in runs], 2, ' ms')}"
+            f"CPU/call (server tree) {spread([r[2] for r in runs], 2, ' ms')}  "
+            f"tree RSS warm (peak) {spread([r[3] for r in runs], 0, ' MiB')}"
         )
     lines.append(
         f"  CLI one-shot     p50 {pct(one_shot, 50):.0f} ms  max {max(one_shot):.0f} ms  "
