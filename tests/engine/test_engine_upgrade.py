@@ -188,23 +188,31 @@ def _chunk_columns(db_path: Path) -> set[str]:
         conn.close()
 
 
-def test_the_upgrade_drops_stored_chunk_texts_and_keeps_every_snippet_and_line_anchor(
-    tmp_path: Path,
-) -> None:
-    """The mcp-docs corpus (344 pages, up to 0.7 MB each), before and after the upgrade."""
+_MCP_QUERIES = ("roots", "sampling request", '"tool result"', "auth -oauth", "elicit*", "schema")
+
+
+def _mcp_docs_anchors(tmp_path: Path) -> tuple[Dirs, Path, dict[str, list[tuple[object, ...]]]]:
+    """The mcp-docs corpus (344 pages, up to 0.7 MB each, most with non-ASCII text)
+    indexed now, and the anchors of a few queries on it."""
     corpus = required(MCP_DOCS, "the mcp-docs fixture")
     dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
-    queries = ["roots", "sampling request", '"tool result"', "auth -oauth", "elicit*", "schema"]
     with Engine.open(dirs=dirs) as engine:
         engine.collections.add(str(corpus), name="mcp")
         engine.sync()
-        before = {query: _anchors(engine, query) for query in queries}
-        db_path = engine.location.db_path
+        anchors = {query: _anchors(engine, query) for query in _MCP_QUERIES}
+        return dirs, engine.location.db_path, anchors
+
+
+def test_the_upgrade_drops_stored_chunk_texts_and_keeps_every_snippet_and_line_anchor(
+    tmp_path: Path,
+) -> None:
+    """The mcp-docs corpus, before and after the upgrade."""
+    dirs, db_path, before = _mcp_docs_anchors(tmp_path)
     _as_schema_3(db_path, PORTER)
     assert "text" in _chunk_columns(db_path)
 
     with Engine.open(dirs=dirs) as engine:
-        after = {query: _anchors(engine, query) for query in queries}
+        after = {query: _anchors(engine, query) for query in _MCP_QUERIES}
         with engine.connection() as conn:
             for table in ("documents_fts", "chunks_fts"):
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
@@ -234,17 +242,10 @@ def test_an_upgrade_that_finds_a_chunk_unlike_its_text_refuses_and_changes_nothi
 def test_chunks_placed_by_bytes_read_as_those_placed_by_characters_before_the_upgrade(
     tmp_path: Path,
 ) -> None:
-    """The mcp-docs pages (most with non-ASCII text, up to 0.7 MB) anchor every hit alike
-    whether their chunks are cut by byte range (written now) or by character range
-    (written before version 21, then upgraded)."""
-    corpus = required(MCP_DOCS, "the mcp-docs fixture")
-    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
-    queries = ["roots", "sampling request", '"tool result"', "auth -oauth", "elicit*", "schema"]
-    with Engine.open(dirs=dirs) as engine:
-        engine.collections.add(str(corpus), name="mcp")
-        engine.sync()
-        by_bytes = {query: _anchors(engine, query) for query in queries}
-        db_path = engine.location.db_path
+    """The mcp-docs pages anchor every hit alike whether their chunks are cut by byte
+    range (written now) or by character range (written before version 21, then
+    upgraded)."""
+    dirs, db_path, by_bytes = _mcp_docs_anchors(tmp_path)
     conn = sqlite3.connect(db_path)
     try:
         conn.executescript(undo_chunk_bytes(20))
@@ -253,7 +254,7 @@ def test_chunks_placed_by_bytes_read_as_those_placed_by_characters_before_the_up
     assert "byte_pos" not in _chunk_columns(db_path)
 
     with Engine.open(dirs=dirs) as engine:
-        by_characters = {query: _anchors(engine, query) for query in queries}
+        by_characters = {query: _anchors(engine, query) for query in _MCP_QUERIES}
         with engine.connection() as conn:
             conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
     assert by_characters == by_bytes
