@@ -31,7 +31,7 @@ from gno_trio.engine.ingest.plan import (
 )
 from gno_trio.engine.ingest.prepare import read_source
 from gno_trio.engine.ingest.walker import FoundFile, listing
-from gno_trio.engine.store.document_rows import _FINGERPRINT_SQL
+from gno_trio.engine.store.document_rows import _fingerprint_sql
 
 
 def found(rel: str, size: int = 10, mtime_ns: int = 1) -> FoundFile:
@@ -246,7 +246,7 @@ def test_a_resync_reads_the_fingerprints_from_one_narrow_index(indexed: Engine) 
     no-change sync would read every page of the table and keep much of it cached)."""
     with indexed.connection() as conn:
         steps = conn.execute(
-            "EXPLAIN QUERY PLAN " + _FINGERPRINT_SQL, ("notes", -1, "[]", 10)
+            "EXPLAIN QUERY PLAN " + _fingerprint_sql(1), ("notes", -1, "native/markdown", "1", 10)
         ).fetchall()
     assert any("COVERING INDEX documents_fingerprint" in step[3] for step in steps), steps
 

@@ -11,6 +11,7 @@ through :class:`~gno_trio.engine.store.documents.DocumentStore`.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
@@ -89,16 +90,25 @@ _SYNC_SQL: Final = (
     "WHERE collection = ?"
 )
 
-_FINGERPRINT_SQL: Final = (
-    "SELECT group_concat(fingerprint, char(0)), max(id) FROM ("
-    "SELECT id, source_size || ' ' || source_mtime_ns || ' ' || rel_path AS fingerprint "
-    "FROM documents WHERE collection = ? AND active = 1 AND last_error_code IS NULL AND id > ? "
-    "AND (converter_id IS NULL OR converter_id || char(1) || coalesce(converter_version, '') "
-    "IN (SELECT value FROM json_each(?))) "
-    "ORDER BY id LIMIT ?)"
-)
-"""A piece of the fingerprints, joined by NUL (which no path holds) in SQLite: one string
-per piece, split in C, instead of a tuple of three objects per document."""
+
+@functools.lru_cache(maxsize=4)
+def _fingerprint_sql(converters: int) -> str:
+    """A piece of the fingerprints, joined by NUL (which no path holds) in SQLite: one string
+    per piece, split in C, instead of a tuple of three objects per document.
+
+    Today's version of each of ``converters`` converters is bound as a ``CASE`` arm
+    (its id, then its version): a document's stamp is compared without a string
+    made for it (a stamp list looked up by ``id || version`` cost a quarter more
+    per document).
+    """
+    today = "CASE converter_id " + " ".join(["WHEN ? THEN ?"] * converters) + " END"
+    return (
+        "SELECT group_concat(fingerprint, char(0)), max(id) FROM ("
+        "SELECT id, source_size || ' ' || source_mtime_ns || ' ' || rel_path AS fingerprint "
+        "FROM documents WHERE collection = ? AND active = 1 AND last_error_code IS NULL "
+        "AND id > ? AND (converter_id IS NULL OR coalesce(converter_version, '') = "
+        f"{today if converters else 'NULL'}) ORDER BY id LIMIT ?)"
+    )
 
 
 class SqliteDocumentRows:
@@ -139,12 +149,11 @@ class SqliteDocumentRows:
         # SQLite builds each piece without holding the GIL, so a walk can run meanwhile.
         cursor = self._conn.cursor()
         cursor.row_factory = None  # plain tuples, whatever the connection's row factory
-        wanted = json.dumps(list(stamps))
+        today = [part for stamp in stamps for part in stamp.split("\x01", 1)]
+        sql = _fingerprint_sql(len(stamps))
         after = -(2**63)
         while True:
-            joined, last = cursor.execute(
-                _FINGERPRINT_SQL, (collection, after, wanted, piece)
-            ).fetchone()
+            joined, last = cursor.execute(sql, (collection, after, *today, piece)).fetchone()
             if joined is None:
                 return
             yield joined.split("\x00")
