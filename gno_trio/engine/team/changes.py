@@ -93,11 +93,12 @@ def publish(
                 "write lease; the write was not shared (try again)",
             )
         shipped = int(row[0])
-        for part in bodies:  # one statement per slice: its columns as three arrays
+        for part in bodies:  # one statement per slice: its columns as three arrays, sent
+            # in binary (the text form of a bytea array escapes every element with a regex)
             pg.execute(
                 "INSERT INTO gno_index_units (index_name, kind, key, change_seq, body) "
-                "SELECT %s, kind, key, %s, body FROM unnest(%s::text[], %s::text[], "
-                "%s::bytea[]) AS shipped (kind, key, body) ON CONFLICT (index_name, kind, key) "
+                "SELECT %s, kind, key, %s, body FROM unnest(%b::text[], %b::text[], "
+                "%b::bytea[]) AS shipped (kind, key, body) ON CONFLICT (index_name, kind, key) "
                 "DO UPDATE SET change_seq = EXCLUDED.change_seq, body = EXCLUDED.body",
                 (
                     index_name,
