@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -230,6 +231,31 @@ def test_snippets_mark_the_matched_terms(engine: Engine) -> None:
     assert "<mark>giraffes</mark>" in hit["snippet"]
     (hit,) = run(engine, "quokka")["results"]
     assert "<mark>quokka</mark>" in hit["snippet"]
+
+
+@pytest.mark.parametrize("encoding", ["UTF-8", "UTF-16le"])
+def test_a_hit_deep_in_a_non_ascii_page_is_snippeted_and_anchored_whatever_the_file_encoding(
+    tmp_path: Path, encoding: str
+) -> None:
+    """Chunks are cut from their page by UTF-8 byte range; a file storing its text as
+    UTF-16 (created so outside gno-trio) must still cut the right text."""
+    dirs = Dirs(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    db_path = dirs.database("default")
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path)
+    conn.execute(f"PRAGMA encoding = '{encoding}'")
+    conn.execute("CREATE TABLE made_here (x)")  # the encoding is fixed by the first table
+    conn.execute("DROP TABLE made_here")
+    conn.close()
+    greetings = "Grüße aus Köln, 東京.\n" * 400
+    page = f"# Reisetagebuch 旅行日记\n\n{greetings}\nThe okapi grazes.\n"
+    notes = write_corpus(tmp_path / "notes", {"travel.md": page})
+    with Engine.open(dirs=dirs) as engine:
+        engine.collections.add(str(notes), name="notes")
+        engine.sync()
+        (hit,) = run(engine, "okapi")["results"]
+    assert "The <mark>okapi</mark> grazes." in hit["snippet"]
+    assert hit["line"] == page.splitlines().index("The okapi grazes.") + 1
 
 
 def test_every_hit_has_a_line_anchor_pointing_at_the_match(engine: Engine) -> None:

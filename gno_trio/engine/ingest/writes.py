@@ -70,7 +70,14 @@ def insert_chunks(
     """A mirror's chunks (of its text ``markdown``), as ranges of it, and their full-text
     entries (queued in ``pending``)."""
     mirrors = SQLITE_STORES.mirrors(conn)
-    for chunk, byte_range in zip(chunks, byte_ranges(markdown, chunks), strict=True):
+    # Byte ranges count UTF-8 bytes: a file storing its text otherwise (an index
+    # created as UTF-16 elsewhere) places its chunks by characters only.
+    places: list[tuple[int, int] | None] = (
+        list(byte_ranges(markdown, chunks))
+        if SQLITE_STORES.chunks(conn).text_is_utf8()
+        else [None] * len(chunks)
+    )
+    for chunk, byte_range in zip(chunks, places, strict=True):
         chunk_id = mirrors.add_chunk(
             mirror_hash,
             chunk.seq,

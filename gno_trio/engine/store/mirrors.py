@@ -28,7 +28,7 @@ class MirrorStore(Protocol):
         seq: int,
         pos: int,
         length: int,
-        byte_range: tuple[int, int],
+        byte_range: tuple[int, int] | None,
         start_line: int,
         end_line: int,
         language: str | None,
@@ -37,7 +37,8 @@ class MirrorStore(Protocol):
         """Store one chunk of a mirror (its full-text entry is the caller's); its id.
 
         ``pos``/``length`` place it in the mirror's characters, ``byte_range``
-        (offset, length) in its UTF-8 bytes, where reads cut it from."""
+        (offset, length) in its UTF-8 bytes, where reads cut it from (None: cut
+        by characters)."""
         ...
 
     def unreferenced(self, candidates: Iterable[str] | None = None) -> list[str]:
@@ -75,7 +76,7 @@ class SqliteMirrors:
         seq: int,
         pos: int,
         length: int,
-        byte_range: tuple[int, int],
+        byte_range: tuple[int, int] | None,
         start_line: int,
         end_line: int,
         language: str | None,
@@ -90,7 +91,7 @@ class SqliteMirrors:
                 seq,
                 pos,
                 length,
-                *byte_range,
+                *(byte_range or (None, None)),
                 start_line,
                 end_line,
                 language,
