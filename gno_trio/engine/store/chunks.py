@@ -66,7 +66,10 @@ class SqliteChunks:
         if not keys:
             return []
         where = (
-            ", length(CAST(substr(m.markdown, 1, c.pos) AS BLOB)) FROM json_each(?) k "
+            # A chunk written since version 21 knows its byte offset; an older one's is
+            # counted out of the mirror's characters.
+            ", COALESCE(c.byte_pos, length(CAST(substr(m.markdown, 1, c.pos) AS BLOB))) "
+            "FROM json_each(?) k "
             "JOIN content_chunks c ON c.mirror_hash = json_extract(k.value, '$[0]') "
             "AND c.seq = json_extract(k.value, '$[1]') "
             "JOIN content m ON m.mirror_hash = c.mirror_hash"
