@@ -29,6 +29,7 @@ MAX_DELTA_ITEMS = 16
 MAX_DELTA_ITEM_BYTES = 256
 RETENTION_DAYS = 30
 RETENTION_ENTRIES = 10_000
+_SURELY_SHORT = MAX_DELTA_ITEM_BYTES // 4
 
 Structure = dict[str, list[str]]
 
@@ -69,10 +70,12 @@ def _clip(items: list[str]) -> tuple[list[str], bool]:
     clipped = []
     truncated = len(items) > MAX_DELTA_ITEMS
     for item in items[:MAX_DELTA_ITEMS]:
-        raw = item.encode("utf-8")
-        if len(raw) > MAX_DELTA_ITEM_BYTES:
-            item = raw[:MAX_DELTA_ITEM_BYTES].decode("utf-8", "ignore")
-            truncated = True
+        # A character is at most 4 UTF-8 bytes: a short item needs no encoding to be measured.
+        if len(item) > _SURELY_SHORT:
+            raw = item.encode("utf-8")
+            if len(raw) > MAX_DELTA_ITEM_BYTES:
+                item = raw[:MAX_DELTA_ITEM_BYTES].decode("utf-8", "ignore")
+                truncated = True
         clipped.append(item)
     return clipped, truncated
 
@@ -86,8 +89,8 @@ def structure_delta(old: Structure | None, new: Structure) -> dict[str, Any]:
         # appearance is kept so the output is stable.
         before = dict.fromkeys(old.get(key, []))
         after = dict.fromkeys(new.get(key, []))
-        added, t1 = _clip([x for x in after if x not in before])
-        removed, t2 = _clip([x for x in before if x not in after])
+        added, t1 = _clip([x for x in after if x not in before] if before else list(after))
+        removed, t2 = _clip([x for x in before if x not in after]) if before else ([], False)
         truncated = truncated or t1 or t2
         delta[key] = {"added": added, "removed": removed}
     old_date = old["dates"][0] if old.get("dates") else None

@@ -27,6 +27,8 @@ from gno_trio.errors import GnoError
 SCHEME = "gno://"
 # encodeURIComponent leaves these unescaped besides ASCII letters and digits.
 _SEGMENT_SAFE = "-_.!~*'()"
+# A path of these characters only (and slashes) is its own encoding.
+_NOTHING_TO_ENCODE_RE = re.compile(r"[A-Za-z0-9\-_.!~*'()/]*")
 _DOCID_RE = re.compile(r"^#([0-9a-fA-F]{6,64})$")
 _LINE_SUFFIX_RE = re.compile(r":(\d+)$")
 _BAD_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -86,6 +88,8 @@ def sha256_hex(data: bytes | str) -> str:
 
 def encode_path(rel_path: str) -> str:
     """A relative path as the index spells it, percent-encoded from the bytes of its name."""
+    if _NOTHING_TO_ENCODE_RE.fullmatch(rel_path):  # most names: no segment to quote
+        return rel_path
     return "/".join(
         quote(segment, safe=_SEGMENT_SAFE, errors="surrogateescape")
         for segment in disk_path(rel_path).split("/")

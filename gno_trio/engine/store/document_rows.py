@@ -111,6 +111,12 @@ def _fingerprint_sql(converters: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _insert_sql(columns: tuple[str, ...]) -> str:
+    """The insert of a row of these columns (a sync inserts rows of one shape, many times)."""
+    return f"INSERT INTO documents({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
 class SqliteDocumentRows:
     """:class:`DocumentRowStore` on one SQLite connection."""
 
@@ -178,11 +184,7 @@ class SqliteDocumentRows:
         return row
 
     def insert(self, values: Mapping[str, object]) -> int:
-        columns = ", ".join(values)
-        placeholders = ", ".join("?" for _ in values)
-        cur = self._conn.execute(
-            f"INSERT INTO documents({columns}) VALUES ({placeholders})", tuple(values.values())
-        )
+        cur = self._conn.execute(_insert_sql(tuple(values)), tuple(values.values()))
         return int(cur.lastrowid or 0)
 
     def update(self, doc_id: int, values: Mapping[str, object]) -> None:

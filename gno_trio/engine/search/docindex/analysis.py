@@ -128,10 +128,9 @@ def words(text: str) -> str:
     querying alike (a trigram index is given the text itself: see
     :func:`analyzed_text`).
     """
-    text = normalized(text)
-    if text.isascii():
+    if text.isascii():  # ASCII text is in NFC already
         return text.encode("ascii").translate(_ASCII_WORDS).decode("ascii")
-    return text.translate(_WORD_CHARACTERS)
+    return normalized(text).translate(_WORD_CHARACTERS)
 
 
 def analyzed_text(tokenizer: str) -> Callable[[str], str]:
