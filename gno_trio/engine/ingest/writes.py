@@ -72,10 +72,13 @@ def insert_chunks(
     mirrors = SQLITE_STORES.mirrors(conn)
     # Byte ranges count UTF-8 bytes: a file storing its text otherwise (an index
     # created as UTF-16 elsewhere) places its chunks by characters only.
+    utf8 = pending.text_is_utf8 if pending is not None else None
+    if utf8 is None:
+        utf8 = SQLITE_STORES.chunks(conn).text_is_utf8()
+        if pending is not None:
+            pending.text_is_utf8 = utf8
     places: list[tuple[int, int] | None] = (
-        list(byte_ranges(markdown, chunks))
-        if SQLITE_STORES.chunks(conn).text_is_utf8()
-        else [None] * len(chunks)
+        list(byte_ranges(markdown, chunks)) if utf8 else [None] * len(chunks)
     )
     for chunk, byte_range in zip(chunks, places, strict=True):
         chunk_id = mirrors.add_chunk(

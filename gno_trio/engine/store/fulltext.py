@@ -88,6 +88,9 @@ class PendingRows:
         self._new_documents: list[tuple[int]] = []
         self.bulk = False
         """A bulk sync, merged once at its end: large flushes skip FTS5's incremental merging."""
+        self.text_is_utf8: bool | None = None
+        """Whether the database stores its text as UTF-8 (None: not asked yet). A database
+        keeps the encoding it was created with, so the writer asks once, not per document."""
 
     def pause_document_queue(self, conn: sqlite3.Connection) -> bool:
         """Stop the triggers queueing changes; True if paused (tantivy ranks documents).
