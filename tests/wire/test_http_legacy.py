@@ -197,6 +197,19 @@ async def test_get_stream_is_one_per_session_and_ends_with_the_session() -> None
             assert answer.status_code == status, headers
 
 
+async def test_a_silent_get_stream_answers_its_head_at_once() -> None:
+    """A client opening a GET stream waits on its status line: the head must not wait for the
+    stream's first event or keep-alive, which may be minutes away."""
+    settings = GatewaySettings(port=0, limits=RELAXED, stream_keepalive=3600)
+    async with running_gateway(build_app(), settings) as running, httpx.AsyncClient() as client:
+        session_id = await initialize(client, running.url)
+        stream_headers = {"accept": "text/event-stream", "mcp-session-id": session_id}
+        with real_time_limit(10):
+            async with client.stream("GET", running.url, headers=stream_headers) as stream:
+                assert stream.status_code == 200
+                assert stream.headers["content-type"] == "text/event-stream"
+
+
 async def test_progress_turns_the_answer_into_an_sse_stream() -> None:
     async with running_gateway(build_app()) as running, httpx.AsyncClient() as client:
         session_id = await initialize(client, running.url)

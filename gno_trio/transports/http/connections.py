@@ -175,14 +175,20 @@ class _NotHttp11(Exception):
     """A request line of another HTTP version (``PRI * HTTP/2.0`` opens the h2 preface)."""
 
 
-class _Http11Protocol(H11Protocol):  # type: ignore[misc]
-    """hypercorn's HTTP/1.1 protocol, minus its switches to HTTP/2, writing an answer's head
-    with its first piece of body.
+def _is_sized(response: h11.Response) -> bool:
+    """Whether an answer's head carries its body's length (so the whole body follows it)."""
+    return any(name == b"content-length" for name, _ in response.headers)
 
-    hypercorn sends a response's head only when the first piece of its body
-    is sent, and sends that piece at once after it (an error answer: its end
-    of message), so the head waits for nothing by being held until then: one
-    write per small answer instead of two.
+
+class _Http11Protocol(H11Protocol):  # type: ignore[misc]
+    """hypercorn's HTTP/1.1 protocol, minus its switches to HTTP/2, writing a sized answer's
+    head with its body.
+
+    An answer with a ``Content-Length`` is sent whole at once (a JSON reply,
+    an error, a 202), so its head waits for nothing by being held until its
+    first piece of body or its end: one write per small answer instead of two.
+    A streamed answer (an SSE stream, which may stay silent for minutes) has
+    no length and its head goes out at once, as the client waits on it.
     """
 
     _held_head: bytes = b""
@@ -194,7 +200,7 @@ class _Http11Protocol(H11Protocol):  # type: ignore[misc]
             if self.connection.their_state != h11.ERROR:
                 raise
             data = b""
-        if isinstance(event, h11.Response):
+        if isinstance(event, h11.Response) and _is_sized(event):
             self._held_head = data
             return
         if self._held_head:
