@@ -25,7 +25,10 @@ the socket listens, and serves until SIGTERM/SIGINT.
   the same structured result), so both sides put the same bytes on the wire.
 * ``gateway``: our gateway (:func:`serve_gateway`) over a two-tool app:
   ``echo`` (the same work as the peer's tool) and ``sleep`` (waits, then
-  echoes), with the rate limit lifted and the admission limits from flags.
+  echoes), with the rate limit lifted and the admission limits from flags,
+  in a process whose cycle collector runs at ``gno-trio serve``'s pace
+  (:func:`~gno_trio.collector.pace_for_serving`). The floors and the peers
+  keep CPython's own.
 
 ``--reuseport`` sets ``SO_REUSEPORT`` so several processes can share a port:
 the kernel spreads new connections over them.
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gno_trio.collector import pace_for_serving
 from gno_trio.config import GatewayLimits
 from gno_trio.server.context import ToolCallContext
 from gno_trio.server.dispatch import McpApp
@@ -318,6 +322,7 @@ def run_gateway(port: int, reuseport: bool, max_active: int, max_queued: int) ->
         max_queued_requests=max_queued,
     )
     settings = GatewaySettings(port=sock.getsockname()[1], limits=limits)
+    pace_for_serving()  # as ``gno-trio serve`` does; the floors and peers keep CPython's pace
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol, TypeVar
 
 import trio
 
+from gno_trio.collector import collect_young
 from gno_trio.engine import Engine, JobManager
 from gno_trio.engine.vocabulary import JOB_RETENTION_COUNT
 from nurseries.stagger import StaggeredLimiter
@@ -191,7 +192,12 @@ class Runtime:
                 await trio.sleep(REST_AFTER_S)
                 if self._running == 0 and self._finished == seen:
                     break
-            await trio.to_thread.run_sync(self.engine.rest)
+            await trio.to_thread.run_sync(self._rest)
+
+    def _rest(self) -> None:
+        # Young cycles first: what they free is then among the pages the engine gives back.
+        collect_young()
+        self.engine.rest()
 
     def process_counters(self) -> dict[str, Any]:
         """``resident-status``'s ``models`` and ``jobs`` blocks: this process's own counts."""

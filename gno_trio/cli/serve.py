@@ -45,6 +45,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve MCP over stdio: stdout carries JSON-RPC only, logs go to stderr."""
     import trio
 
+    from gno_trio.collector import pace_for_serving
     from gno_trio.compose import resident_tasks, serve_beside, serving
     from gno_trio.transports.stdio import serve_stdio
 
@@ -71,6 +72,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         hold_chunk_index=False,
     ) as served:
         background = resident_tasks(served, watch=_watching(args, engine))
+        pace_for_serving()
         return trio.run(serve_beside, partial(serve_stdio, served.app), background)
 
 

@@ -32,6 +32,7 @@ from typing import Any, Final
 import hypercorn.config
 import trio
 
+from gno_trio.collector import pace_for_serving
 from gno_trio.engine import FileSessionRegistry, SessionRegistry, Team
 from gno_trio.errors import GnoError
 from gno_trio.server.change_feed import ChangeFeed
@@ -420,6 +421,7 @@ def run_resident(
         ensure_caller_key(settings.caller_key_file)
     if sock is None:
         sock = open_listening_socket(settings.host, settings.port)
+    pace_for_serving()
     try:
         trio.run(main)
     except BaseExceptionGroup as group:
