@@ -28,6 +28,7 @@ LAYERS: dict[str, str] = {
     "gno_trio.__main__": "main",
     "gno_trio.errors": "foundation",
     "gno_trio.heap": "foundation",
+    "gno_trio.collector": "foundation",
     "gno_trio.children": "foundation",
     "gno_trio.config": "foundation",
     "gno_trio.protocol": "protocol",
