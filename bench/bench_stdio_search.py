@@ -40,7 +40,9 @@ them alike. Beside wall time, each server's CPU per call is the utime +
 stime of its whole process tree over the timed calls. Every figure is
 printed as median (min-max) over the rounds, with the ratios taken within
 each round: gno-trio's CPU per call against the floor ``bare-thread``
-(target <= 1.10x) and the SDK's against gno-trio's (target >= 1.7x). Each
+(target <= 1.10x) and the SDK's against gno-trio's (target >= 1.7x), beside
+the SDK's against each floor (the most the SDK ratio can be for a server that
+costs what that floor costs) and the engine call's share of gno-trio's CPU. Each
 round prints the load average and the cores other work used; when other
 work held more than half a core, "machine busy: ratios unreliable" is
 printed instead of a verdict. It asserts nothing about time.
@@ -503,6 +505,20 @@ def report(
         print(
             f"  {era}: SDK peer CPU/call vs gno-trio (same payload): {spread(sdk_cpu, 2)}x -> "
             + verdict(statistics.median(sdk_cpu), f">= {SDK_TARGET:.2f}x", met, whole)
+        )
+        # The SDK's ratio to a floor bounds its ratio to any server held to that floor:
+        # a server that costs at least the floor is at most this far below the SDK.
+        for bare in (f"bare-{mode}" for mode in CALLING_MODES):
+            if bare in runs:
+                print(
+                    f"  {era}: SDK peer CPU/call vs floor {bare}: "
+                    f"{spread(_ratios(runs, 'sdk', bare, 'cpu_ms'), 2)}x (the most SDK vs "
+                    f"gno-trio can be while gno-trio costs what {bare} costs)"
+                )
+        engine_share = _ratios(runs, InProcess.label, "gno-trio", "cpu_ms")
+        print(
+            f"  {era}: engine.search.lexical alone is {spread(engine_share, 2)} of "
+            "gno-trio's CPU/call"
         )
         walls = (
             (f"gno-trio vs floor {FLOOR}", "gno-trio", FLOOR),
